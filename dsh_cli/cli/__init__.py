@@ -1,0 +1,73 @@
+"""The ``dsh`` command: a Click group whose subcommands load only when used.
+
+Each subcommand lives in a module of its own that imports nothing heavy at import time,
+so ``dsh --help`` and ``dsh --version`` stay as fast as a bare Click app.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from dsh_cli import __version__
+
+__all__ = ["COMMANDS", "main"]
+
+# name -> (module:attribute, short help shown by ``dsh --help`` without importing it)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "chat": ("dsh_cli.cli.chat:chat", "Interactive chat; questions drawn in the terminal."),
+    "run": ("dsh_cli.cli.run:run", "One non-interactive agent run, for scripts and CI."),
+    "ask": ("dsh_cli.cli.ask:ask", "Ask a question batch; print the answer as JSON."),
+    "demo": ("dsh_cli.cli.chat:demo", "Chat with the built-in offline demo model."),
+    "schema": ("dsh_cli.cli.schema:schema", "Print the JSON schema of ask_user_question."),
+    "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),
+    "web": ("dsh_cli.cli.web:web", "Chat in the browser; questions in a web composer."),
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a subcommand's module only when that subcommand is invoked or inspected."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if _available(name)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS or not _available(cmd_name):
+            return None
+        path, _ = COMMANDS[cmd_name]
+        module_name, attribute = path.split(":")
+        return getattr(importlib.import_module(module_name), attribute)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _available(name: str) -> bool:
+    """Whether the subcommand's module exists (parts of dsh land one at a time)."""
+    import importlib.util
+
+    module_name = COMMANDS[name][0].split(":")[0]
+    return importlib.util.find_spec(module_name) is not None
+
+
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, "-V", "--version", prog_name="dsh")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """dsh: an agent harness that asks you structured questions when it must.
+
+    With no command, `dsh` is `dsh chat`. See `man dsh` for the whole manual.
+    """
+    if ctx.invoked_subcommand is None:
+        command = ctx.command.get_command(ctx, "chat")  # type: ignore[attr-defined]
+        if command is None:
+            raise click.UsageError("chat is not available in this build")
+        ctx.invoke(command)

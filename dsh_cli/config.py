@@ -1,0 +1,137 @@
+"""Settings and files: flag, then environment, then ``config.toml``, then default.
+
+``DSH_HOME`` puts config and data both under one directory (tests give each test its
+own). The API key is read from the environment only and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dsh_cli.interaction.errors import HarnessError
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "KEY_VARIABLES",
+    "ConfigError",
+    "Settings",
+    "config_dir",
+    "data_dir",
+    "load_settings",
+]
+
+DEFAULT_MODEL = "deepseek-chat"
+DEFAULT_BASE_URL = "https://api.deepseek.com"
+KEY_VARIABLES = ("DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+NOTIFY_CHOICES = ("bell", "osc9", "none")
+
+
+class ConfigError(HarnessError):
+    """The config file cannot be read or holds a bad value."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "CONFIG_ERROR")
+
+
+def config_dir() -> Path:
+    home = os.environ.get("DSH_HOME")
+    if home:
+        return Path(home)
+    from platformdirs import user_config_path
+
+    return user_config_path("dsh", appauthor=False)
+
+
+def data_dir() -> Path:
+    home = os.environ.get("DSH_HOME")
+    if home:
+        return Path(home)
+    from platformdirs import user_data_path
+
+    return user_data_path("dsh", appauthor=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings; ``model_is_default`` when nothing named a model."""
+
+    model: str
+    base_url: str
+    api_key: str | None
+    api_key_variable: str | None
+    question_timeout: float | None
+    notify: str
+    model_is_default: bool
+
+    def __repr__(self) -> str:  # the key must never reach a log or a traceback
+        key = "set" if self.api_key else "unset"
+        return f"Settings(model={self.model!r}, base_url={self.base_url!r}, api_key=<{key}>)"
+
+
+def read_config_file(path: Path | None = None) -> dict[str, Any]:
+    """The parsed ``config.toml`` (empty when absent); a clear error when unreadable."""
+    path = path or config_dir() / "config.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
+def _timeout(value: Any, source: str) -> float | None:
+    if value is None or value == "":
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{source}: question timeout must be a number of seconds") from None
+    if seconds <= 0:
+        raise ConfigError(f"{source}: question timeout must be positive")
+    return seconds
+
+
+def load_settings(
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    question_timeout: float | None = None,
+    environ: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
+) -> Settings:
+    """Resolve every setting by precedence: flag, environment, config file, default."""
+    env = os.environ if environ is None else environ
+    file = read_config_file() if config is None else config
+    chosen_model = model or env.get("DSH_MODEL") or file.get("model")
+    # DSH_API_KEY (environment) beats the config's named variable, which beats the defaults.
+    key_variables = list(KEY_VARIABLES)
+    if file.get("api_key_env"):
+        key_variables.insert(1, str(file["api_key_env"]))
+    variable = next((name for name in key_variables if env.get(name)), None)
+    notify = str(file.get("notify", "bell"))
+    if notify not in NOTIFY_CHOICES:
+        raise ConfigError(f"config: notify must be one of {', '.join(NOTIFY_CHOICES)}")
+    if question_timeout is not None:
+        timeout = _timeout(question_timeout, "--question-timeout")
+    elif env.get("DSH_QUESTION_TIMEOUT"):
+        timeout = _timeout(env["DSH_QUESTION_TIMEOUT"], "DSH_QUESTION_TIMEOUT")
+    else:
+        timeout = _timeout(file.get("question_timeout"), "config: question_timeout")
+    return Settings(
+        model=chosen_model or DEFAULT_MODEL,
+        base_url=base_url or env.get("DSH_BASE_URL") or file.get("base_url") or DEFAULT_BASE_URL,
+        api_key=env.get(variable) if variable else None,
+        api_key_variable=variable,
+        question_timeout=timeout,
+        notify=notify,
+        model_is_default=not chosen_model,
+    )

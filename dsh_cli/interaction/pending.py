@@ -1,0 +1,126 @@
+"""The pending-question table: every batch being shown, keyed by its ``rpc_id``.
+
+It is the one place a batch is settled, whoever answers it: the provider that draws it,
+or a controller from outside the process (the JSON-lines relay, a browser). Settlement
+is first-wins: claiming an entry removes it at once, so a duplicate or late response is
+refused as ``not-pending``. A response that does not fit its request is refused as
+``bad-response`` (or ``wrong-session``) and the batch stays pending, so the controller
+can try again. The table knows nothing about stdio or HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from dsh_cli.events import QuestionRequested, ResponseAck
+from dsh_cli.interaction.errors import ASK_CANCELLED, UserInteractionError
+from dsh_cli.interaction.validation import validate_answer
+from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest
+
+__all__ = ["NOT_PENDING", "BAD_RESPONSE", "WRONG_SESSION", "PendingEntry", "PendingQuestions"]
+
+NOT_PENDING = "not-pending"
+BAD_RESPONSE = "bad-response"
+WRONG_SESSION = "wrong-session"
+
+
+def mint_rpc_id() -> str:
+    """A fresh request id: short, unguessable, URL- and JSON-safe."""
+    return "q_" + secrets.token_hex(8)
+
+
+@dataclass(eq=False)
+class PendingEntry:
+    """One batch awaiting settlement; ``outcome`` resolves to an answer or an error."""
+
+    request: AskUserQuestionRequest
+    session_id: str | None
+    outcome: asyncio.Future[AskUserQuestionAnswer] = field(repr=False)
+
+    @property
+    def rpc_id(self) -> str:
+        assert self.request.rpc_id is not None
+        return self.request.rpc_id
+
+    def announcement(self) -> QuestionRequested:
+        """The ``question/requested`` event for this batch (also what a replay sends)."""
+        return QuestionRequested(
+            rpc_id=self.rpc_id,
+            session_id=self.session_id,
+            call_id=self.request.call_id,
+            questions=self.request.questions_json(),
+        )
+
+
+class PendingQuestions:
+    """Register before announce; first valid response wins; bad responses keep it pending."""
+
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        self._entries: dict[str, PendingEntry] = {}
+
+    def register(self, request: AskUserQuestionRequest) -> PendingEntry:
+        """Add a batch (minting its ``rpc_id`` when absent) before anyone announces it."""
+        if request.rpc_id is None:
+            request.rpc_id = mint_rpc_id()
+        if request.rpc_id in self._entries:
+            raise ValueError(f"rpc_id {request.rpc_id} is already pending")
+        entry = PendingEntry(request, self.session_id, asyncio.get_running_loop().create_future())
+        self._entries[request.rpc_id] = entry
+        return entry
+
+    def get(self, rpc_id: str) -> PendingEntry | None:
+        return self._entries.get(rpc_id)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def replay(self) -> list[QuestionRequested]:
+        """``question/requested`` for every pending batch, same ids, oldest first."""
+        return [entry.announcement() for entry in self._entries.values()]
+
+    def settle(self, rpc_id: str, result: AskUserQuestionAnswer | BaseException) -> bool:
+        """Claim the entry and resolve it; False when it was no longer pending."""
+        entry = self._entries.pop(rpc_id, None)
+        if entry is None or entry.outcome.done():
+            return False
+        if isinstance(result, BaseException):
+            entry.outcome.set_exception(result)
+        else:
+            entry.outcome.set_result(result)
+        return True
+
+    def discard(self, rpc_id: str) -> None:
+        """Forget an entry that its owner settled by other means."""
+        self._entries.pop(rpc_id, None)
+
+    def respond(self, rpc_id: str, answers: Any, session_id: str | None = None) -> ResponseAck:
+        """A controller's answer: validated, then first valid response wins."""
+        entry = self._entries.get(rpc_id)
+        if entry is None:
+            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
+        if self.session_id is not None and session_id != self.session_id:
+            return ResponseAck(
+                rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to session {self.session_id}"
+            )
+        try:
+            answer = validate_answer(entry.request, {"answers": answers})
+        except UserInteractionError as error:
+            return ResponseAck(rpc_id, False, BAD_RESPONSE, error.message)
+        self.settle(rpc_id, answer)
+        return ResponseAck(rpc_id, True)
+
+    def cancel(self, rpc_id: str) -> ResponseAck:
+        """The human dismissed the batch from outside: ``ASK_CANCELLED``."""
+        error = UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+        if not self.settle(rpc_id, error):
+            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
+        return ResponseAck(rpc_id, True)
+
+    def settle_all(self, error: BaseException) -> None:
+        """Reject every pending batch (disposal, shutdown)."""
+        for rpc_id in list(self._entries):
+            self.settle(rpc_id, error)

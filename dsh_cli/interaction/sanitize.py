@@ -1,0 +1,52 @@
+"""Display safety: model-written text must never drive the terminal.
+
+``sanitize`` removes ANSI/VT escape and control sequences, C0 and C1 controls other than
+newline and tab, bidirectional overrides, isolates and marks, and zero-width characters.
+Wide characters stay; ``display_width`` measures them in terminal cells.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["display_width", "sanitize", "sanitize_line"]
+
+_ESCAPE_SEQUENCES = re.compile(
+    r"""
+    \x1b\[[0-?]*[\x20-/]*[@-~]?              # CSI ... final byte (possibly cut off)
+    | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?     # OSC ... BEL or ST (or end of text)
+    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?          # DCS, SOS, PM, APC strings
+    | \x1b[\x20-/]*[0-~]?                    # two-byte and nF escapes
+    | \x9b[0-?]*[\x20-/]*[@-~]?              # 8-bit CSI
+    | \x9d[^\x07\x9c]*(?:\x07|\x9c)?         # 8-bit OSC
+    """,
+    re.VERBOSE,
+)
+_UNSAFE_CHARS = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but tab and newline), DEL, C1
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, overrides, isolates
+    "\u200b-\u200d\u2060-\u2064\ufeff\u180e"  # zero-width characters
+    "]"
+)
+
+
+def sanitize(text: str) -> str:
+    """Text safe to print: escapes and controls removed, newlines and tabs kept."""
+    text = text.replace("\r\n", "\n")
+    text = _ESCAPE_SEQUENCES.sub("", text)
+    return _UNSAFE_CHARS.sub("", text)
+
+
+def sanitize_line(text: str) -> str:
+    """``sanitize`` for a one-line slot: newlines and tabs become spaces."""
+    return re.sub(r"[\n\t\u2028\u2029]", " ", sanitize(text))
+
+
+def display_width(text: str) -> int:
+    """Terminal cells the (sanitised) text takes; wide CJK and emoji count two."""
+    from wcwidth import wcswidth, wcwidth
+
+    width = wcswidth(text)
+    if width >= 0:
+        return width
+    return sum(max(wcwidth(char), 0) for char in text)

@@ -1,0 +1,265 @@
+"""``UserInteraction``: the seam a tool calls to ask the human (``ctx.user_interaction``).
+
+One provider is active at a time. ``ask`` validates the request in the documented order,
+waits its turn (requests are shown one at a time, first in first out), registers the
+batch in the pending table, announces it on the event stream, and then settles it by
+whichever comes first: the provider's answer, a controller's response through the table,
+the owner's abort signal, the question timeout, or disposal of the provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from dsh_cli.events import EventStream, QuestionResolved
+from dsh_cli.interaction.agents import Agent, AgentRegistry
+from dsh_cli.interaction.errors import (
+    ASK_ABORTED,
+    ASK_CANCELLED,
+    ASK_TIMEOUT,
+    CALLER_NOT_LIVE,
+    DELEGATED_CALLER,
+    DUPLICATE_PROVIDER,
+    NO_PROVIDER,
+    UserInteractionError,
+)
+from dsh_cli.interaction.pending import PendingEntry, PendingQuestions
+from dsh_cli.interaction.validation import check_questions, validate_answer
+from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest, Deadline
+
+__all__ = ["UserInteraction", "UserInteractionProvider"]
+
+_OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_TIMEOUT: "timeout"}
+
+
+class UserInteractionProvider(Protocol):
+    """A UI that shows a batch and returns the human's answer (or raises a seam error)."""
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | Any: ...
+
+
+def aborted(reason: str = "the question was aborted") -> UserInteractionError:
+    return UserInteractionError(reason, ASK_ABORTED)
+
+
+class UserInteraction:
+    """The single-active-provider registry and the ``ask`` entry point."""
+
+    def __init__(
+        self,
+        *,
+        events: EventStream | None = None,
+        agents: AgentRegistry | None = None,
+        session_id: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.events = events or EventStream()
+        self.agents = agents or AgentRegistry()
+        self.pending = PendingQuestions(session_id)
+        self.timeout = timeout
+        self._provider: UserInteractionProvider | None = None
+        self._queue: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def session_id(self) -> str | None:
+        return self.pending.session_id
+
+    @session_id.setter
+    def session_id(self, value: str | None) -> None:
+        self.pending.session_id = value
+
+    @property
+    def provider(self) -> UserInteractionProvider | None:
+        return self._provider
+
+    def register_provider(self, provider: UserInteractionProvider) -> Callable[[], None]:
+        """Make ``provider`` the active one; returns its disposer (safe to call twice)."""
+        if self._provider is not None:
+            raise UserInteractionError(
+                "another question provider is already active", DUPLICATE_PROVIDER
+            )
+        self._provider = provider
+
+        def dispose() -> None:
+            if self._provider is not provider:
+                return
+            self._provider = None
+            error = aborted("the question provider was closed")
+            self.pending.settle_all(error)
+            for ticket in self._queue:
+                if not ticket.done():
+                    ticket.set_exception(error)
+
+        return dispose
+
+    async def ask(
+        self, request: AskUserQuestionRequest, *, timeout: float | None = None
+    ) -> AskUserQuestionAnswer:
+        """Ask the human; the normalised answer, or a ``UserInteractionError``."""
+        signal = request.signal
+        if signal is not None and signal.aborted:
+            raise aborted(f"the question was aborted before it was shown ({signal.reason})")
+        check_questions(request)
+        self._check_caller(request.agent)
+        if self._provider is None:
+            raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+        await self._wait_turn(request)
+        try:
+            provider = self._provider
+            if provider is None:
+                raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+            seconds = timeout if timeout is not None else self.timeout
+            if seconds is not None:
+                request.deadline = Deadline(seconds, asyncio.get_running_loop().time())
+            entry = self.pending.register(request)
+            self.events.emit(entry.announcement())
+            return await self._settle(entry, provider)
+        finally:
+            self._next_turn()
+
+    def _check_caller(self, agent: Agent | None) -> None:
+        if agent is None:
+            return
+        if not self.agents.is_live(agent):
+            raise UserInteractionError(f"agent {agent.name} is not live", CALLER_NOT_LIVE)
+        if agent.parent is not None and self.agents.is_live(agent.parent):
+            raise UserInteractionError(
+                f"agent {agent.name} is owned by {agent.parent.name}; only the owner may ask",
+                DELEGATED_CALLER,
+            )
+
+    async def _wait_turn(self, request: AskUserQuestionRequest) -> None:
+        """Queue behind the batch on screen; an abort while queued leaves the queue unshown."""
+        ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append(ticket)
+        if self._queue[0] is ticket:
+            ticket.set_result(None)
+        waiters: set[asyncio.Future[Any]] = {ticket}
+        abort_wait = _abort_waiter(request)
+        if abort_wait is not None:
+            waiters.add(abort_wait)
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            self._drop(ticket)
+            raise
+        finally:
+            if abort_wait is not None:
+                abort_wait.cancel()
+        if not ticket.done():
+            self._drop(ticket)
+            raise aborted(f"the question was aborted while queued ({request.signal.reason})")
+        if ticket.exception() is not None:
+            self._drop(ticket)
+            raise ticket.exception()  # type: ignore[misc]
+
+    def _drop(self, ticket: asyncio.Future[None]) -> None:
+        was_head = bool(self._queue) and self._queue[0] is ticket
+        with contextlib.suppress(ValueError):
+            self._queue.remove(ticket)
+        if was_head:
+            self._wake_head()
+
+    def _next_turn(self) -> None:
+        if self._queue:
+            self._queue.popleft()
+        self._wake_head()
+
+    def _wake_head(self) -> None:
+        if self._queue and not self._queue[0].done():
+            self._queue[0].set_result(None)
+
+    async def _settle(
+        self, entry: PendingEntry, provider: UserInteractionProvider
+    ) -> AskUserQuestionAnswer:
+        request = entry.request
+        provider_task = asyncio.ensure_future(provider.ask(request))
+        waiters: set[asyncio.Future[Any]] = {provider_task, entry.outcome}
+        abort_wait = _abort_waiter(request)
+        if abort_wait is not None:
+            waiters.add(abort_wait)
+        expiry = _expiry(request.deadline)
+        if expiry is not None:
+            waiters.add(expiry)
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            if not entry.outcome.done():
+                self.pending.settle(entry.rpc_id, self._first_outcome(request, provider_task,
+                                                                      expiry))
+        except BaseException:
+            self.pending.settle(entry.rpc_id, aborted("the question was aborted"))
+            raise
+        finally:
+            for waiter in (abort_wait, expiry):
+                if waiter is not None:
+                    waiter.cancel()
+            await _close(provider_task)
+            self.pending.discard(entry.rpc_id)
+            self._announce_resolution(entry)
+        return entry.outcome.result()
+
+    def _first_outcome(
+        self,
+        request: AskUserQuestionRequest,
+        provider_task: asyncio.Future[Any],
+        expiry: asyncio.Future[None] | None,
+    ) -> AskUserQuestionAnswer | BaseException:
+        if provider_task.done():
+            error = provider_task.exception()
+            if isinstance(error, UserInteractionError):
+                return error
+            if error is not None:
+                return aborted(f"the question provider failed: {error}")
+            try:
+                return validate_answer(request, provider_task.result())
+            except UserInteractionError as invalid:
+                return invalid
+        if expiry is not None and expiry.done():
+            return UserInteractionError("the question timed out", ASK_TIMEOUT)
+        reason = request.signal.reason if request.signal else None
+        return aborted(f"the question was aborted ({reason})")
+
+    def _announce_resolution(self, entry: PendingEntry) -> None:
+        outcome = entry.outcome
+        if outcome.cancelled():
+            return
+        error = outcome.exception()
+        if error is None:
+            self.events.emit(QuestionResolved(entry.rpc_id, "answered", outcome.result().to_json()))
+        else:
+            code = getattr(error, "code", ASK_ABORTED)
+            self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted")))
+
+
+def _abort_waiter(request: AskUserQuestionRequest) -> asyncio.Future[Any] | None:
+    if request.signal is None:
+        return None
+    return asyncio.ensure_future(request.signal.wait())
+
+
+def _expiry(deadline: Deadline | None) -> asyncio.Future[None] | None:
+    """A future done when the deadline passes, unless the provider stops it first."""
+    if deadline is None:
+        return None
+    loop = asyncio.get_running_loop()
+    expired: asyncio.Future[None] = loop.create_future()
+
+    def expire() -> None:
+        if not expired.done() and not deadline.stopped:
+            expired.set_result(None)
+
+    handle = loop.call_at(deadline.expires_at, expire)
+    deadline.on_stop(handle.cancel)
+    return expired
+
+
+async def _close(task: asyncio.Future[Any]) -> None:
+    """Cancel the provider's UI if it is still up and let it restore the screen."""
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(BaseException):
+        await task

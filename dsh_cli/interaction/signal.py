@@ -1,0 +1,60 @@
+"""Abort signals: how an owner (a tool call, a turn, a process) tells work to give up."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+__all__ = ["AbortSignal"]
+
+
+class AbortSignal:
+    """Set once, never cleared; callbacks and awaiters learn of it as it happens."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._callbacks: list[Callable[[str], None]] = []
+        self._event: asyncio.Event | None = None
+
+    @property
+    def aborted(self) -> bool:
+        return self.reason is not None
+
+    def abort(self, reason: str = "aborted") -> None:
+        """Abort with ``reason``; later calls keep the first reason."""
+        if self.reason is not None:
+            return
+        self.reason = reason
+        if self._event is not None:
+            self._event.set()
+        for callback in list(self._callbacks):
+            callback(reason)
+
+    def on_abort(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Run ``callback(reason)`` on abort (at once if already aborted); returns a remover."""
+        if self.reason is not None:
+            callback(self.reason)
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
+
+    async def wait(self) -> str:
+        """Wait until aborted; returns the reason."""
+        if self._event is None:
+            self._event = asyncio.Event()
+            if self.reason is not None:
+                self._event.set()
+        await self._event.wait()
+        assert self.reason is not None
+        return self.reason
+
+    def child(self) -> AbortSignal:
+        """A signal aborted whenever this one is (and also on its own)."""
+        sub = AbortSignal()
+        self.on_abort(sub.abort)
+        return sub

@@ -1,0 +1,167 @@
+"""Request and answer validation, done once in the seam.
+
+Request rules (``spec/questions.md``) raise ``INVALID_QUESTIONS`` with the path and the
+rule, e.g. ``questions[1].options[2].label: duplicate label "SQLite"``. Answers that come
+from a provider or from outside the process are checked against their request: labels
+are put in option order and ``custom`` is trimmed; anything else that does not fit raises
+``INVALID_ANSWER``, again naming the path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from dsh_cli.interaction.errors import (
+    EMPTY_QUESTIONS,
+    INVALID_ANSWER,
+    INVALID_QUESTIONS,
+    UserInteractionError,
+)
+from dsh_cli.interaction.vocabulary import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+)
+
+__all__ = ["LIMITS", "check_questions", "format_validation_error", "validate_answer"]
+
+LIMITS = {
+    "questions": 20,
+    "options": 50,
+    "label": 200,
+    "header": 80,
+    "question": 4000,
+    "detail": 4000,
+    "description": 1000,
+}
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LINE_BREAK = re.compile("[\n\r\u2028\u2029\x0b\x0c\x85]")
+
+
+def _invalid(path: str, rule: str) -> UserInteractionError:
+    return UserInteractionError(f"{path}: {rule}", INVALID_QUESTIONS)
+
+
+def _check_line(value: str, path: str, what: str) -> None:
+    if _LINE_BREAK.search(value):
+        raise _invalid(path, f"{what} must be one line")
+    if _CONTROL.search(value):
+        raise _invalid(path, f"{what} must not contain control characters")
+
+
+def _check_length(value: str | None, path: str, what: str) -> None:
+    limit = LIMITS[what]
+    if value is not None and len(value) > limit:
+        raise _invalid(path, f"{what} is longer than {limit} characters ({len(value)})")
+
+
+def check_questions(request: AskUserQuestionRequest) -> None:
+    """Raise ``EMPTY_QUESTIONS`` or ``INVALID_QUESTIONS`` for a batch that breaks a rule."""
+    questions = request.questions
+    if not questions:
+        raise UserInteractionError("the batch has no questions", EMPTY_QUESTIONS)
+    if len(questions) > LIMITS["questions"]:
+        raise _invalid("questions", f"at most {LIMITS['questions']} questions ({len(questions)})")
+    seen_ids: set[str] = set()
+    for index, item in enumerate(questions):
+        _check_item(item, f"questions[{index}]", seen_ids)
+
+
+def _check_item(item: AskUserQuestionItem, path: str, seen_ids: set[str]) -> None:
+    if not item.id.strip():
+        raise _invalid(f"{path}.id", "id must not be empty")
+    _check_line(item.id, f"{path}.id", "id")
+    if item.id in seen_ids:
+        raise _invalid(f"{path}.id", f'duplicate id "{item.id}"')
+    seen_ids.add(item.id)
+    if not item.question.strip():
+        raise _invalid(f"{path}.question", "question must not be empty")
+    _check_length(item.question, f"{path}.question", "question")
+    _check_length(item.detail, f"{path}.detail", "detail")
+    if item.header is not None:
+        _check_line(item.header, f"{path}.header", "header")
+        _check_length(item.header, f"{path}.header", "header")
+    options = item.options or []
+    if len(options) > LIMITS["options"]:
+        raise _invalid(f"{path}.options", f"at most {LIMITS['options']} options ({len(options)})")
+    seen_labels: set[str] = set()
+    for number, option in enumerate(options):
+        option_path = f"{path}.options[{number}]"
+        label = option.label.strip()
+        if not label:
+            raise _invalid(f"{option_path}.label", "label must not be empty")
+        _check_line(option.label, f"{option_path}.label", "label")
+        _check_length(option.label, f"{option_path}.label", "label")
+        if label in seen_labels:
+            raise _invalid(f"{option_path}.label", f'duplicate label "{label}"')
+        seen_labels.add(label)
+        _check_length(option.description, f"{option_path}.description", "description")
+
+
+def format_validation_error(error: ValidationError, root: str = "") -> str:
+    """A pydantic error as ``path: message`` lines a model or a human can act on."""
+    lines = []
+    for detail in error.errors():
+        path = root
+        for part in detail["loc"]:
+            path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+        message = "field required" if detail["type"] == "missing" else detail["msg"]
+        lines.append(f"{path or 'value'}: {message}")
+    return "; ".join(lines)
+
+
+def _bad_answer(path: str, rule: str) -> UserInteractionError:
+    return UserInteractionError(f"{path}: {rule}", INVALID_ANSWER)
+
+
+def validate_answer(request: AskUserQuestionRequest, answer: Any) -> AskUserQuestionAnswer:
+    """The answer normalised against ``request``, or ``INVALID_ANSWER`` naming the path."""
+    if not isinstance(answer, AskUserQuestionAnswer):
+        try:
+            answer = AskUserQuestionAnswer.model_validate(answer)
+        except ValidationError as error:
+            raise UserInteractionError(format_validation_error(error), INVALID_ANSWER) from None
+    questions = request.questions
+    items = answer.answers
+    if len(items) != len(questions):
+        raise _bad_answer("answers", f"expected {len(questions)} answers, got {len(items)}")
+    normalised = []
+    for index, (question, item) in enumerate(zip(questions, items, strict=True)):
+        path = f"answers[{index}]"
+        if item.id != question.id:
+            raise _bad_answer(f"{path}.id", f'expected "{question.id}", got "{item.id}"')
+        normalised.append(_normalise_item(question, item, path))
+    return AskUserQuestionAnswer(answers=normalised)
+
+
+def _normalise_item(
+    question: AskUserQuestionItem, item: AskUserQuestionAnswerItem, path: str
+) -> AskUserQuestionAnswerItem:
+    custom = item.custom
+    if custom is not None:
+        custom = custom.strip()
+        if not custom:
+            raise _bad_answer(f"{path}.custom", "custom text must not be blank")
+        if item.selected:
+            raise _bad_answer(f"{path}.selected", "labels cannot be given together with custom")
+        return AskUserQuestionAnswerItem(id=item.id, selected=[], custom=custom)
+    labels = question.labels
+    if item.selected and not labels:
+        raise _bad_answer(f"{path}.selected", "the question has no options; answer with custom")
+    seen: set[str] = set()
+    for label in item.selected:
+        if label not in labels:
+            raise _bad_answer(f"{path}.selected", f'unknown label "{label}"')
+        if label in seen:
+            raise _bad_answer(f"{path}.selected", f'duplicate label "{label}"')
+        seen.add(label)
+    if len(seen) > 1 and not question.is_multi:
+        raise _bad_answer(f"{path}.selected", "a single-select question takes at most one label")
+    return AskUserQuestionAnswerItem(
+        id=item.id, selected=[label for label in labels if label in seen]
+    )

@@ -1,0 +1,89 @@
+"""The model protocol: a streamed assistant turn, whatever serves it.
+
+A model's ``stream(messages, tools)`` yields ``TextDelta`` and ``ReasoningDelta`` as text
+arrives and ends with exactly one ``Completion``: the whole assistant message, its tool
+calls (arguments as raw JSON text, exactly as the model wrote them) and usage.
+``messages`` and ``tools`` are in the OpenAI chat-completions format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dsh_cli.interaction.errors import HarnessError
+
+__all__ = [
+    "MODEL_ERROR",
+    "ChatModel",
+    "Completion",
+    "ModelError",
+    "ModelToolCall",
+    "ReasoningDelta",
+    "TextDelta",
+    "Usage",
+]
+
+MODEL_ERROR = "MODEL_ERROR"
+
+
+class ModelError(HarnessError):
+    """The model could not produce a turn; ``code`` says why (``MODEL_ERROR`` by default)."""
+
+    def __init__(self, message: str, code: str = MODEL_ERROR) -> None:
+        super().__init__(message, code)
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelToolCall:
+    id: str
+    name: str
+    arguments: str
+
+    def to_message(self) -> dict[str, Any]:
+        """The ``tool_calls`` entry of an assistant message."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The finished assistant turn."""
+
+    content: str
+    tool_calls: list[ModelToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    reasoning: str | None = None
+
+
+StreamItem = TextDelta | ReasoningDelta | Completion
+
+
+class ChatModel(Protocol):
+    """Anything that can stream an assistant turn."""
+
+    name: str
+
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[StreamItem]: ...

@@ -1,0 +1,125 @@
+"""The model-facing tool ``ask_user_question``: forgiving decoding, then the seam."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionRequest
+from dsh_cli.interaction.validation import format_validation_error
+from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError
+
+__all__ = ["DESCRIPTION", "PARAMETERS", "AskUserQuestionTool"]
+
+DESCRIPTION = (
+    "Ask the human a batch of structured questions and wait for the answers. Use it only "
+    "when you cannot proceed safely on inference alone: to choose between paths, confirm a "
+    "risky default, or get missing information. Keep questions concise; 1-4 questions per "
+    "call. Prefer 2-4 options per question; put the recommended option first and end its "
+    "label with ' (Recommended)'. Never add an 'Other' option: the human can always type "
+    "their own answer. Keep headers to 12 characters or fewer. Use short, stable ids "
+    "(e.g. 'db', 'name'). The result lists, per id, the selected labels, or 'custom' text "
+    "the human typed instead; an empty 'selected' with no 'custom' means they skipped it."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "questions": {
+            "type": "array",
+            "description": "The questions to ask, in order.",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "description": "Short stable id, echoed back."},
+                    "question": {"type": "string", "description": "The question itself."},
+                    "header": {"type": "string", "description": "Short heading, <= 12 chars."},
+                    "options": {
+                        "type": "array",
+                        "description": "Choices; omit for a free-text question.",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "label": {"type": "string", "description": "Shown and returned."},
+                                "description": {"type": "string",
+                                                "description": "One line of help."},
+                            },
+                            "required": ["label"],
+                        },
+                    },
+                    "multi_select": {"type": "boolean",
+                                     "description": "Allow several options (default false)."},
+                },
+                "required": ["id", "question"],
+            },
+        }
+    },
+    "required": ["questions"],
+}
+
+
+def _loads(value: str, path: str) -> Any:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as error:
+        raise ToolError(f"{path}: not valid JSON: {error}", INVALID_ARGS) from None
+
+
+def _forgive_item(item: Any) -> Any:
+    """Undo common model slips in one question: plain-string options, ``multiSelect``."""
+    if not isinstance(item, dict):
+        return item
+    item = dict(item)
+    if "multi_select" not in item and "multiSelect" in item:
+        item["multi_select"] = item["multiSelect"]
+    options = item.get("options")
+    if isinstance(options, list):
+        item["options"] = [{"label": o} if isinstance(o, str) else o for o in options]
+    return item
+
+
+def decode_questions(arguments: Any) -> list[AskUserQuestionItem]:
+    """Raw tool arguments to question items, or ``INVALID_ARGS`` naming the path."""
+    if isinstance(arguments, str):
+        arguments = _loads(arguments, "arguments") if arguments.strip() else {}
+    if not isinstance(arguments, dict):
+        raise ToolError("arguments: expected an object with a 'questions' list", INVALID_ARGS)
+    if "questions" not in arguments:
+        raise ToolError("questions: field required", INVALID_ARGS)
+    questions = arguments["questions"]
+    if isinstance(questions, str):
+        questions = _loads(questions, "questions")
+    if not isinstance(questions, list):
+        raise ToolError("questions: expected a list of questions", INVALID_ARGS)
+    items = []
+    for index, raw in enumerate(questions):
+        try:
+            items.append(AskUserQuestionItem.model_validate(_forgive_item(raw)))
+        except ValidationError as error:
+            message = format_validation_error(error, f"questions[{index}]")
+            raise ToolError(message, INVALID_ARGS) from None
+    return items
+
+
+class AskUserQuestionTool(Tool):
+    """Forwards ``{questions, agent, signal}`` to ``ctx.user_interaction.ask()``."""
+
+    name = "ask_user_question"
+    description = DESCRIPTION
+
+    def parameters(self) -> dict[str, Any]:
+        return PARAMETERS
+
+    def decode(self, arguments: Any) -> list[AskUserQuestionItem]:
+        return decode_questions(arguments)
+
+    async def run(self, args: list[AskUserQuestionItem], ctx: ToolContext) -> str:
+        request = AskUserQuestionRequest(
+            questions=args, agent=ctx.agent, signal=ctx.signal, call_id=ctx.call_id,
+            rpc_id=ctx.rpc_id,
+        )
+        answer = await ctx.user_interaction.ask(request)
+        return answer.to_compact_json()

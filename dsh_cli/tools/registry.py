@@ -1,0 +1,210 @@
+"""The tool registry: tools by name, and ``execute`` that never raises for a tool failure.
+
+Every failure becomes a ``ToolResult`` with ``is_error`` and ``error = {name, code,
+message}`` (``code`` absent for errors that are not ``HarnessError``s), so the model, or
+a policy wrapping ``execute``, can route on ``code``.
+
+A policy is an async function ``policy(call, ctx, call_next) -> ToolResult`` installed with
+``registry.use(policy)``; it may refuse a call (return ``ToolResult.failure(...)``), alter
+it, or pass it on with ``await call_next(call, ctx)``. The loop never knows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
+from dsh_cli.interaction.validation import format_validation_error
+
+__all__ = [
+    "ABORTED",
+    "ABORTED_BEFORE_DISPATCH",
+    "INVALID_ARGS",
+    "UNKNOWN_TOOL",
+    "Policy",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolError",
+    "ToolRegistry",
+    "ToolResult",
+]
+
+INVALID_ARGS = "INVALID_ARGS"
+UNKNOWN_TOOL = "UNKNOWN_TOOL"
+ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
+ABORTED = "ABORTED"
+
+# How long a tool that watches the abort signal gets to settle on its own after an abort,
+# so it can report its own code (an open question reports ASK_ABORTED, not ABORTED).
+ABORT_GRACE_SECONDS = 1.0
+
+
+class ToolError(HarnessError):
+    """A failure of the registry itself: bad arguments, unknown tool, aborted call."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use: the question seam, the owner's abort signal, who is calling."""
+
+    user_interaction: UserInteraction
+    signal: AbortSignal = field(default_factory=AbortSignal)
+    agent: Any = None
+    call_id: str | None = None
+    session_id: str | None = None
+    rpc_id: str | None = None  # reuse this request id: re-asking a batch pending at resume
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call as the model made it: ``arguments`` is the raw JSON text (or a value)."""
+
+    name: str
+    arguments: Any
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the model receives: ``content`` is the exact text sent back."""
+
+    content: str
+    is_error: bool = False
+    error: dict[str, str] | None = None
+
+    @classmethod
+    def failure(cls, error: BaseException) -> ToolResult:
+        if isinstance(error, HarnessError):
+            data = error.to_dict()
+        else:
+            data = {"name": type(error).__name__, "message": str(error) or type(error).__name__}
+        content = json.dumps({"error": data}, ensure_ascii=False, separators=(",", ":"))
+        return cls(content=content, is_error=True, error=data)
+
+
+class Tool:
+    """A model-facing tool with a pydantic argument model; subclasses implement ``run``."""
+
+    name: str = ""
+    description: str = ""
+    Args: type[BaseModel]
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema the model sees for the arguments."""
+        return self.Args.model_json_schema()
+
+    def decode(self, arguments: Any) -> BaseModel:
+        """Raw arguments to ``Args``, or ``INVALID_ARGS`` with a path the model can act on."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as error:
+                raise ToolError(f"arguments are not valid JSON: {error}", INVALID_ARGS) from None
+        try:
+            return self.Args.model_validate(arguments)
+        except ValidationError as error:
+            raise ToolError(format_validation_error(error), INVALID_ARGS) from None
+
+    async def run(self, args: Any, ctx: ToolContext) -> str:
+        raise NotImplementedError
+
+    def spec(self) -> dict[str, Any]:
+        """The OpenAI ``tools`` entry."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters(),
+            },
+        }
+
+
+CallNext = Callable[[ToolCall, ToolContext], Awaitable[ToolResult]]
+Policy = Callable[[ToolCall, ToolContext, CallNext], Awaitable[ToolResult]]
+
+
+class ToolRegistry:
+    """Tools by name, plus the policies that wrap ``execute``."""
+
+    def __init__(self, tools: list[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._policies: list[Policy] = []
+        for tool in tools or []:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [tool.spec() for tool in self._tools.values()]
+
+    def use(self, policy: Policy) -> Callable[[], None]:
+        """Wrap ``execute`` with ``policy`` (outermost last added); returns a remover."""
+        self._policies.append(policy)
+        return lambda: self._policies.remove(policy) if policy in self._policies else None
+
+    async def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolResult:
+        """Run a tool call; any failure is returned as a result, never raised."""
+        handler: CallNext = self._dispatch
+        for policy in self._policies:
+            handler = _wrap(policy, handler)
+        try:
+            return await handler(ToolCall(name, arguments, ctx.call_id), ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            return ToolResult.failure(error)
+
+    async def _dispatch(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        if ctx.signal.aborted:
+            raise ToolError(f"{call.name} was not run: the turn was cancelled",
+                            ABORTED_BEFORE_DISPATCH)
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            raise ToolError(f"unknown tool {call.name!r} (available: {known})", UNKNOWN_TOOL)
+        args = tool.decode(call.arguments)
+        return ToolResult(await _run_abortable(tool, args, ctx))
+
+
+def _wrap(policy: Policy, call_next: CallNext) -> CallNext:
+    async def wrapped(call: ToolCall, ctx: ToolContext) -> ToolResult:
+        return await policy(call, ctx, call_next)
+
+    return wrapped
+
+
+async def _run_abortable(tool: Tool, args: Any, ctx: ToolContext) -> str:
+    """Run the tool; on abort give it a moment to settle itself, then cancel it."""
+    task = asyncio.ensure_future(tool.run(args, ctx))
+    abort_wait = asyncio.ensure_future(ctx.signal.wait())
+    try:
+        await asyncio.wait({task, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait({task}, timeout=ABORT_GRACE_SECONDS)
+        if not task.done():
+            task.cancel()
+            raise ToolError(f"{tool.name} was aborted: {ctx.signal.reason}", ABORTED)
+        return task.result()
+    finally:
+        abort_wait.cancel()
+        if not task.done():
+            task.cancel()
