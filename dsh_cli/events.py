@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 __all__ = [
     "AssistantDelta",
     "AssistantMessage",
-    "Event",
     "ErrorEvent",
+    "Event",
     "EventStream",
     "QuestionRequested",
     "QuestionResolved",

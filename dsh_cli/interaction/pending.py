@@ -20,7 +20,7 @@ from dsh_cli.interaction.errors import ASK_CANCELLED, UserInteractionError
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest
 
-__all__ = ["NOT_PENDING", "BAD_RESPONSE", "WRONG_SESSION", "PendingEntry", "PendingQuestions"]
+__all__ = ["BAD_RESPONSE", "NOT_PENDING", "WRONG_SESSION", "PendingEntry", "PendingQuestions"]
 
 NOT_PENDING = "not-pending"
 BAD_RESPONSE = "bad-response"

@@ -1,0 +1,208 @@
+"""The agent loop: stream a model turn, run its tool calls, repeat until it stops calling.
+
+The loop knows nothing of UIs. Everything that happens is emitted on the event stream
+(``dsh_cli.events``) as it happens, so the terminal renderer, the relay and the session
+store each subscribe instead of re-deriving it. A cancelled turn (its abort signal set)
+aborts the running tool call, records ``ABORTED_BEFORE_DISPATCH`` for the calls not yet
+started, and raises ``TurnCancelled``: every tool call in the conversation keeps a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from dsh_cli.events import (
+    AssistantDelta,
+    AssistantMessage,
+    EventStream,
+    ReasoningDelta,
+    ToolResultEvent,
+    ToolStarted,
+    TurnCompleted,
+    UserMessage,
+)
+from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
+from dsh_cli.models.base import (
+    ChatModel,
+    Completion,
+    ModelError,
+    ModelToolCall,
+)
+from dsh_cli.models.base import ReasoningDelta as ModelReasoning
+from dsh_cli.models.base import TextDelta as ModelText
+from dsh_cli.tools import ToolContext, ToolRegistry, ToolResult
+
+__all__ = ["MAX_MODEL_CALLS", "AgentLoop", "TurnCancelled"]
+
+MAX_MODEL_CALLS = 50
+
+
+class TurnCancelled(HarnessError):
+    """The turn was cancelled by its owner; the conversation is left consistent."""
+
+    def __init__(self, reason: str = "the turn was cancelled") -> None:
+        super().__init__(reason, "TURN_CANCELLED")
+
+
+class AgentLoop:
+    """One conversation with one model: ``run_turn`` per user message."""
+
+    def __init__(
+        self,
+        *,
+        model: ChatModel,
+        tools: ToolRegistry,
+        ui: UserInteraction,
+        events: EventStream | None = None,
+        system: str | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        session_id: str | None = None,
+        max_model_calls: int = MAX_MODEL_CALLS,
+        agent: Any = None,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.ui = ui
+        self.events = events or ui.events
+        self.messages: list[dict[str, Any]] = list(messages or [])
+        if system and not (self.messages and self.messages[0].get("role") == "system"):
+            self.messages.insert(0, {"role": "system", "content": system})
+        self.session_id = session_id
+        self.max_model_calls = max_model_calls
+        self.agent = agent
+        # rpc ids of batches that were pending when the session ended, by tool call id
+        self.resume_rpc_ids: dict[str, str] = {}
+
+    def pending_tool_calls(self) -> list[dict[str, Any]]:
+        """Tool calls of the last assistant message that have no result yet (resume)."""
+        answered = set()
+        for message in reversed(self.messages):
+            if message.get("role") == "tool":
+                answered.add(message.get("tool_call_id"))
+            elif message.get("role") == "assistant":
+                calls = message.get("tool_calls") or []
+                return [call for call in calls if call.get("id") not in answered]
+            else:
+                return []
+        return []
+
+    async def run_turn(self, content: str | None, signal: AbortSignal | None = None) -> str:
+        """Add the user message (if any), run until the model answers without tools.
+
+        With ``content`` None the loop first completes tool calls left without a result
+        (a resumed session), then carries on. Returns the final assistant text.
+        """
+        signal = signal or AbortSignal()
+        if content is not None:
+            self.messages.append({"role": "user", "content": content})
+            self.events.emit(UserMessage(content))
+        leftover = self.pending_tool_calls()
+        if leftover:
+            await self._run_tool_calls([_from_message(call) for call in leftover], signal)
+        for _ in range(self.max_model_calls):
+            if signal.aborted:
+                raise TurnCancelled(signal.reason or "the turn was cancelled")
+            completion = await self._model_turn(signal)
+            if not completion.tool_calls:
+                self.events.emit(TurnCompleted(self.session_id))
+                return completion.content
+            await self._run_tool_calls(completion.tool_calls, signal)
+        raise ModelError(
+            f"the model made {self.max_model_calls} calls in one turn without finishing",
+            "TURN_LIMIT",
+        )
+
+    async def _model_turn(self, signal: AbortSignal) -> Completion:
+        """Stream one assistant message; a cancel keeps the text that had arrived."""
+        parts: list[str] = []
+        completion: Completion | None = None
+        stream = self.model.stream(self._messages_for_model(), self.tools.specs())
+        abort_wait = asyncio.ensure_future(signal.wait())
+        try:
+            iterator = stream.__aiter__()
+            while True:
+                step = asyncio.ensure_future(iterator.__anext__())
+                await asyncio.wait({step, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+                if not step.done():
+                    step.cancel()
+                    with contextlib.suppress(BaseException):
+                        await step
+                    self._record_partial("".join(parts))
+                    raise TurnCancelled(signal.reason or "the turn was cancelled")
+                try:
+                    item = step.result()
+                except StopAsyncIteration:
+                    break
+                if isinstance(item, ModelText):
+                    parts.append(item.text)
+                    self.events.emit(AssistantDelta(item.text))
+                elif isinstance(item, ModelReasoning):
+                    self.events.emit(ReasoningDelta(item.text))
+                elif isinstance(item, Completion):
+                    completion = item
+        except BaseException:
+            if completion is None and parts and not signal.aborted:
+                self._record_partial("".join(parts))
+            raise
+        finally:
+            abort_wait.cancel()
+            with contextlib.suppress(BaseException):
+                await stream.aclose()  # type: ignore[attr-defined]
+        if completion is None:
+            raise ModelError("the model stream ended without a complete message")
+        message: dict[str, Any] = {"role": "assistant", "content": completion.content}
+        if completion.tool_calls:
+            message["tool_calls"] = [call.to_message() for call in completion.tool_calls]
+        self.messages.append(message)
+        self.events.emit(AssistantMessage(
+            completion.content,
+            [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls],
+        ))
+        return completion
+
+    def _record_partial(self, text: str) -> None:
+        """Keep what had arrived before a stream stopped, as a plain assistant message."""
+        if not text:
+            return
+        self.messages.append({"role": "assistant", "content": text})
+        self.events.emit(AssistantMessage(text, []))
+
+    def _messages_for_model(self) -> list[dict[str, Any]]:
+        return [dict(message) for message in self.messages]
+
+    async def _run_tool_calls(self, calls: list[ModelToolCall], signal: AbortSignal) -> None:
+        """One at a time, in order; after a cancel the rest get ``ABORTED_BEFORE_DISPATCH``."""
+        for call in calls:
+            self.events.emit(ToolStarted(call.id, call.name, call.arguments))
+            ctx = ToolContext(
+                user_interaction=self.ui,
+                signal=signal.child(),
+                agent=self.agent,
+                call_id=call.id,
+                session_id=self.session_id,
+                rpc_id=self.resume_rpc_ids.pop(call.id, None),
+            )
+            try:
+                result = await self.tools.execute(call.name, call.arguments, ctx)
+            except asyncio.CancelledError:
+                result = ToolResult.failure(TurnCancelled("the turn was cancelled"))
+                self._record_result(call, result)
+                raise
+            self._record_result(call, result)
+        if signal.aborted:
+            raise TurnCancelled(signal.reason or "the turn was cancelled")
+
+    def _record_result(self, call: ModelToolCall, result: ToolResult) -> None:
+        self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
+        self.events.emit(ToolResultEvent(call.id, call.name, result.content, result.error))
+
+
+def _from_message(call: dict[str, Any]) -> ModelToolCall:
+    function = call.get("function") or {}
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments)
+    return ModelToolCall(id=call.get("id", ""), name=function.get("name", ""), arguments=arguments)

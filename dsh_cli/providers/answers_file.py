@@ -1,0 +1,109 @@
+"""Answers by question id from a JSON file, for scripts and CI (``--answers FILE``).
+
+The file maps an id to a list of labels (``selected``), a string (always ``custom``),
+``null`` (skip), or an object with ``selected`` or ``custom``. It serves every question
+of the run with that id. A missing id fails that ask with ``NO_PROVIDER`` naming the id;
+an answer that does not fit its question fails with ``INVALID_ANSWER``. Both are
+reported through ``report`` (stderr in the CLI) as well as to the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dsh_cli.interaction import (
+    INVALID_ANSWER,
+    NO_PROVIDER,
+    AskUserQuestionAnswer,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    HarnessError,
+    UserInteractionError,
+    validate_answer,
+)
+
+__all__ = ["ANSWERS_FILE_ERROR", "AnswersFileError", "AnswersFileProvider"]
+
+ANSWERS_FILE_ERROR = "ANSWERS_FILE_ERROR"
+
+
+class AnswersFileError(HarnessError):
+    """The answers file cannot be read or is not a JSON object of answers."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message, ANSWERS_FILE_ERROR)
+        self.path = path
+
+
+def _entry_to_item(question_id: str, value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {"id": question_id, "selected": []}
+    if isinstance(value, str):
+        return {"id": question_id, "selected": [], "custom": value}
+    if isinstance(value, list):
+        return {"id": question_id, "selected": value}
+    if isinstance(value, dict) and ("selected" in value or "custom" in value):
+        return {"id": question_id, "selected": value.get("selected") or [],
+                "custom": value.get("custom")}
+    raise AnswersFileError(
+        f"{where}: the answer to {question_id!r} must be a list of labels, a string, null, "
+        "or an object with 'selected' or 'custom'",
+        where,
+    )
+
+
+class AnswersFileProvider:
+    """Answers from a parsed answers file; ``load`` reads and checks the file's shape."""
+
+    def __init__(self, answers: dict[str, Any], *, source: str = "answers",
+                 report: Callable[[str], None] | None = None) -> None:
+        self.source = source
+        self.report = report
+        self._items = {key: _entry_to_item(key, value, source) for key, value in answers.items()}
+
+    @classmethod
+    def load(cls, path: str | Path, *, report: Callable[[str], None] | None = None
+             ) -> AnswersFileProvider:
+        """Read ``path``; an ``AnswersFileError`` naming the file when it is unusable."""
+        where = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            raise AnswersFileError(f"cannot read answers file {where}: {reason}", where) from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise AnswersFileError(f"{where}: not valid JSON: {error}", where) from None
+        if not isinstance(data, dict):
+            raise AnswersFileError(f"{where}: expected a JSON object mapping ids to answers",
+                                   where)
+        return cls(data, source=where, report=report)
+
+    def answer_for(self, question: AskUserQuestionItem) -> dict[str, Any] | None:
+        return self._items.get(question.id)
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        items = []
+        for question in request.questions:
+            item = self._items.get(question.id)
+            if item is None:
+                self._fail(f"{self.source} has no answer for question id {question.id!r}",
+                           NO_PROVIDER)
+            items.append(item)
+        try:
+            return validate_answer(request, {"answers": items})
+        except UserInteractionError as error:
+            index = int(error.message.split("]")[0].split("[")[-1]) if "[" in error.message else 0
+            question_id = request.questions[min(index, len(request.questions) - 1)].id
+            detail = error.message.split(": ", 1)[-1]
+            self._fail(f"{self.source}: bad answer for {question_id!r}: {detail}", INVALID_ANSWER)
+            raise  # unreachable: _fail raises
+
+    def _fail(self, message: str, code: str) -> None:
+        if self.report is not None:
+            self.report(f"dsh: {code}: {message}")
+        raise UserInteractionError(message, code)
