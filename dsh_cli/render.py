@@ -1,0 +1,165 @@
+"""The transcript renderer: the event stream as text on a terminal (chat, ``dsh run`` stderr).
+
+Assistant text streams as it arrives; reasoning text is dimmed and each of its lines is
+marked ``┊`` so it stays distinguishable without color; every tool call ends in one compact
+line (``· ask_user_question → answered (2)``, ``· ask_user_question ✗ ASK_CANCELLED``).
+All model-written text goes through ``sanitize`` first, so it cannot drive the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, TextIO
+
+from dsh_cli.events import (
+    AssistantDelta,
+    AssistantMessage,
+    ErrorEvent,
+    Event,
+    ReasoningDelta,
+    ToolResultEvent,
+    TurnCompleted,
+)
+from dsh_cli.interaction.sanitize import sanitize, sanitize_line
+
+__all__ = ["TranscriptRenderer", "color_enabled"]
+
+DIM = "\x1b[2m"
+RED = "\x1b[31m"
+RESET = "\x1b[0m"
+REASONING_MARK = "┊ "
+SUMMARY_WIDTH = 60
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+def color_enabled(stream: TextIO, environ: dict[str, str] | None = None) -> bool:
+    """Color only on a terminal, and never with ``NO_COLOR`` set (no-color.org) or TERM=dumb."""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _clip(text: str, width: int = SUMMARY_WIDTH) -> str:
+    text = sanitize_line(text).strip()
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def tool_summary(event: ToolResultEvent) -> tuple[bool, str]:
+    """``(failed, text)`` for a tool result's compact line."""
+    if event.error:
+        return True, _clip(str(event.error.get("code") or event.error.get("name") or "error"))
+    if event.name == "ask_user_question":
+        return False, _answer_summary(event.content)
+    first = event.content.strip().splitlines()[0] if event.content.strip() else "ok"
+    return False, _clip(first)
+
+
+def _answer_summary(content: str) -> str:
+    try:
+        answers: list[Any] = json.loads(content).get("answers", [])
+    except (AttributeError, TypeError, ValueError):
+        return _clip(content)
+    skipped = sum(
+        1 for item in answers
+        if isinstance(item, dict) and not item.get("selected") and item.get("custom") is None
+    )
+    answered = len(answers) - skipped
+    if not skipped:
+        return f"answered ({answered})"
+    if not answered:
+        return f"skipped ({skipped})"
+    return f"answered ({answered}) · skipped ({skipped})"
+
+
+class TranscriptRenderer:
+    """An ``EventStream`` listener writing the conversation to ``stream`` as it happens."""
+
+    def __init__(self, stream: TextIO, *, color: bool) -> None:
+        self.stream = stream
+        self.color = color
+        self._at_line_start = True
+        self._reasoning = False  # inside a dimmed reasoning block
+        self._streamed = False  # assistant text arrived since the last assistant message
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AssistantDelta):
+            self._end_reasoning()
+            self._write(sanitize(event.text))
+            self._streamed = self._streamed or bool(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self._start_reasoning()
+            self._write(sanitize(event.text), prefix=REASONING_MARK)
+        elif isinstance(event, AssistantMessage):
+            self._end_reasoning()
+            if not self._streamed and event.content:
+                self._write(sanitize(event.content))  # a model that does not stream
+            self._streamed = False
+            self.finish()
+        elif isinstance(event, ToolResultEvent):
+            failed, summary = tool_summary(event)
+            name = _clip(event.name, 40)
+            if failed:
+                self.line(f"· {name} {self._style('✗', RED)} {summary}")
+            else:
+                self.line(f"· {name} → {summary}")
+        elif isinstance(event, TurnCompleted):
+            self.finish()
+        elif isinstance(event, ErrorEvent):
+            self.line(f"! {_clip(event.code, 40)}: {_clip(event.message, 200)}")
+        else:
+            return
+        self.stream.flush()
+
+    def line(self, text: str, *, dim: bool = False) -> None:
+        """A line of our own (not model text) on a line of its own."""
+        self.finish()
+        self._write(self._style(text, DIM) if dim else text)
+        self._write("\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        """Close an open reasoning block and an unfinished line (before a prompt, a UI)."""
+        self._end_reasoning()
+        if not self._at_line_start:
+            self._write("\n")
+        self.stream.flush()
+
+    def _style(self, text: str, code: str) -> str:
+        return f"{code}{text}{RESET}" if self.color else text
+
+    def _start_reasoning(self) -> None:
+        if self._reasoning:
+            return
+        if not self._at_line_start:
+            self._write("\n")
+        self._reasoning = True
+        if self.color:
+            self.stream.write(DIM)
+
+    def _end_reasoning(self) -> None:
+        if not self._reasoning:
+            return
+        self._reasoning = False
+        if self.color:
+            self.stream.write(RESET)
+        if not self._at_line_start:
+            self._write("\n")
+
+    def _write(self, text: str, prefix: str = "") -> None:
+        if not text:
+            return
+        if prefix:
+            pieces = []
+            for part in _LINES.findall(text):
+                if self._at_line_start:
+                    pieces.append(prefix)
+                pieces.append(part)
+                self._at_line_start = part.endswith("\n")
+            self.stream.write("".join(pieces))
+            return
+        self.stream.write(text)
+        self._at_line_start = text.endswith("\n")

@@ -1,0 +1,175 @@
+"""The transcript renderer: each event's text, dim reasoning, tool lines, hostile text inert."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from dsh_cli.events import (
+    AssistantDelta,
+    AssistantMessage,
+    ErrorEvent,
+    EventStream,
+    QuestionRequested,
+    QuestionResolved,
+    ReasoningDelta,
+    SessionStarted,
+    ToolResultEvent,
+    ToolStarted,
+    TurnCompleted,
+    UserMessage,
+)
+from dsh_cli.render import DIM, RESET, TranscriptRenderer, color_enabled
+
+
+def render(*events, color=False):
+    out = io.StringIO()
+    renderer = TranscriptRenderer(out, color=color)
+    for event in events:
+        renderer(event)
+    return out.getvalue()
+
+
+def answers(*items):
+    return json.dumps({"answers": list(items)})
+
+
+def test_streamed_text_is_written_as_it_arrives_and_the_message_ends_the_line():
+    out = io.StringIO()
+    renderer = TranscriptRenderer(out, color=False)
+    renderer(AssistantDelta("Hel"))
+    assert out.getvalue() == "Hel"
+    renderer(AssistantDelta("lo"))
+    renderer(AssistantMessage("Hello"))
+    assert out.getvalue() == "Hello\n"
+
+
+def test_a_message_that_was_not_streamed_is_written_whole():
+    assert render(AssistantMessage("whole reply")) == "whole reply\n"
+
+
+def test_text_ending_in_a_newline_gets_no_blank_line():
+    assert render(AssistantDelta("line\n"), AssistantMessage("line\n")) == "line\n"
+
+
+def test_reasoning_is_dimmed_and_marked_then_text_starts_on_its_own_line():
+    text = render(ReasoningDelta("think"), ReasoningDelta("ing\nmore"), AssistantDelta("Answer"),
+                  AssistantMessage("Answer"), color=True)
+    assert text == f"{DIM}┊ thinking\n┊ more{RESET}\nAnswer\n"
+
+
+def test_reasoning_without_color_is_still_marked():
+    text = render(ReasoningDelta("hmm"), AssistantDelta("ok"), AssistantMessage("ok"))
+    assert text == "┊ hmm\nok\n"
+    assert "\x1b" not in text
+
+
+def test_reasoning_after_text_starts_a_new_line():
+    assert render(AssistantDelta("a"), ReasoningDelta("b")) == "a\n┊ b"
+
+
+def test_answered_questions_make_one_compact_line():
+    event = ToolResultEvent("c1", "ask_user_question", answers(
+        {"id": "a", "selected": ["x"]}, {"id": "b", "selected": [], "custom": "t"}))
+    assert render(event) == "· ask_user_question → answered (2)\n"
+
+
+def test_skipped_questions_are_counted():
+    event = ToolResultEvent("c1", "ask_user_question", answers(
+        {"id": "a", "selected": ["x"]}, {"id": "b", "selected": []}))
+    assert render(event) == "· ask_user_question → answered (1) · skipped (1)\n"
+    only_skips = ToolResultEvent("c1", "ask_user_question", answers({"id": "a", "selected": []}))
+    assert render(only_skips) == "· ask_user_question → skipped (1)\n"
+
+
+def test_a_failed_tool_shows_its_code():
+    error = {"name": "UserInteractionError", "code": "ASK_CANCELLED", "message": "cancelled"}
+    event = ToolResultEvent("c1", "ask_user_question", json.dumps({"error": error}), error)
+    assert render(event) == "· ask_user_question ✗ ASK_CANCELLED\n"
+    assert "\x1b[31m✗\x1b[0m" in render(event, color=True)
+
+
+def test_a_failure_without_a_code_shows_the_error_name():
+    error = {"name": "RuntimeError", "message": "boom"}
+    assert render(ToolResultEvent("c", "shell", "{}", error)) == "· shell ✗ RuntimeError\n"
+
+
+def test_other_tools_show_the_first_line_of_their_result_clipped():
+    event = ToolResultEvent("c", "read_file", "first line\nsecond")
+    assert render(event) == "· read_file → first line\n"
+    long = render(ToolResultEvent("c", "read_file", "x" * 500))
+    assert long == "· read_file → " + "x" * 59 + "…\n"
+
+
+def test_a_tool_line_after_streamed_text_starts_on_its_own_line():
+    text = render(AssistantDelta("Let me ask."),
+                  ToolResultEvent("c", "ask_user_question", answers({"id": "a", "selected": []})))
+    assert text == "Let me ask.\n· ask_user_question → skipped (1)\n"
+
+
+def test_events_with_nothing_to_show_write_nothing():
+    quiet = [
+        SessionStarted("s1", "demo"),
+        UserMessage("hi"),
+        ToolStarted("c", "ask_user_question", "{}"),
+        QuestionRequested("q_1", None, "c", [{"id": "a", "question": "?"}]),
+        QuestionResolved("q_1", "answered", {"answers": []}),
+        TurnCompleted("s1"),
+    ]
+    assert render(*quiet) == ""
+
+
+def test_turn_completed_finishes_an_open_line():
+    assert render(AssistantDelta("partial"), TurnCompleted(None)) == "partial\n"
+
+
+def test_error_events_show_code_and_message():
+    assert render(ErrorEvent("BAD_FRAME", "not JSON")) == "! BAD_FRAME: not JSON\n"
+
+
+def test_hostile_model_text_is_inert():
+    hostile = ("\x1b]0;pwned\x07\x1b[2J\x1b[31mred\u202eevil\x9b31m\r\x08"
+               "\x1b]8;;http://x\x1b\\link")
+    text = render(AssistantDelta(hostile), ReasoningDelta(hostile), AssistantMessage(hostile))
+    assert "\x1b" not in text and "\x9b" not in text and "\r" not in text
+    assert "\u202e" not in text and "\x08" not in text and "\x07" not in text
+    assert "red" in text and "evil" in text and "link" in text
+
+
+def test_hostile_tool_names_and_results_stay_on_one_inert_line():
+    error = {"name": "X", "code": "\x1b[2J\nFAKE", "message": ""}
+    text = render(ToolResultEvent("c", "to\x1b[31mol\nname", "\x1b[2Jok\x07", None),
+                  ToolResultEvent("c", "t", "", error))
+    assert "\x1b" not in text and "\x07" not in text
+    assert text.count("\n") == 2
+
+
+def test_line_and_finish_are_for_the_harness_own_notes():
+    out = io.StringIO()
+    renderer = TranscriptRenderer(out, color=True)
+    renderer(AssistantDelta("cut off"))
+    renderer.line("turn cancelled", dim=True)
+    assert out.getvalue() == f"cut off\n{DIM}turn cancelled{RESET}\n"
+    renderer.finish()
+    assert out.getvalue().endswith("\n") and not out.getvalue().endswith("\n\n")
+
+
+def test_it_subscribes_to_the_event_stream():
+    out = io.StringIO()
+    events = EventStream()
+    events.subscribe(TranscriptRenderer(out, color=False))
+    events.emit(AssistantDelta("hi"))
+    assert out.getvalue() == "hi"
+
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_color_only_on_a_terminal_without_no_color():
+    assert color_enabled(Tty(), {})
+    assert not color_enabled(io.StringIO(), {})
+    assert not color_enabled(Tty(), {"NO_COLOR": "1"})
+    assert not color_enabled(Tty(), {"TERM": "dumb"})
+    assert color_enabled(Tty(), {"NO_COLOR": ""})  # no-color.org: set and non-empty
