@@ -78,15 +78,23 @@ def _answer_summary(content: str) -> str:
 class TranscriptRenderer:
     """An ``EventStream`` listener writing the conversation to ``stream`` as it happens."""
 
-    def __init__(self, stream: TextIO, *, color: bool) -> None:
+    def __init__(self, stream: TextIO, *, color: bool, final_text: bool = True) -> None:
         self.stream = stream
-        self.color = color
+        # NO_COLOR wins over whatever the caller decided (no-color.org).
+        self.color = color and not os.environ.get("NO_COLOR")
+        # final_text=False (``dsh run``'s stderr, whose stdout gets the final answer): text
+        # is held until its message shows whether it is intermediate (it calls tools).
+        self.final_text = final_text
+        self._held: list[str] = []
         self._at_line_start = True
         self._reasoning = False  # inside a dimmed reasoning block
         self._streamed = False  # assistant text arrived since the last assistant message
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantDelta):
+            if not self.final_text:
+                self._held.append(event.text)
+                return
             self._end_reasoning()
             self._write(sanitize(event.text))
             self._streamed = self._streamed or bool(event.text)
@@ -95,7 +103,11 @@ class TranscriptRenderer:
             self._write(sanitize(event.text), prefix=REASONING_MARK)
         elif isinstance(event, AssistantMessage):
             self._end_reasoning()
-            if not self._streamed and event.content:
+            if not self.final_text:
+                self._held.clear()
+                if event.tool_calls:
+                    self._write(sanitize(event.content))
+            elif not self._streamed and event.content:
                 self._write(sanitize(event.content))  # a model that does not stream
             self._streamed = False
             self.finish()

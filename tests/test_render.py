@@ -173,3 +173,27 @@ def test_color_only_on_a_terminal_without_no_color():
     assert not color_enabled(Tty(), {"NO_COLOR": "1"})
     assert not color_enabled(Tty(), {"TERM": "dumb"})
     assert color_enabled(Tty(), {"NO_COLOR": ""})  # no-color.org: set and non-empty
+
+
+def test_no_color_in_the_environment_wins(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = io.StringIO()
+    renderer = TranscriptRenderer(out, color=True)
+    renderer(ReasoningDelta("hmm"))
+    renderer.line("note", dim=True)
+    assert "\x1b" not in out.getvalue()
+
+
+def test_without_final_text_only_intermediate_text_is_shown():
+    call = [{"id": "c1", "name": "ask_user_question", "arguments": "{}"}]
+    out = io.StringIO()
+    renderer = TranscriptRenderer(out, color=False, final_text=False)
+    renderer(AssistantDelta("Let me "))
+    assert out.getvalue() == ""  # held: it may be the final answer, which goes to stdout
+    renderer(AssistantDelta("ask."))
+    renderer(AssistantMessage("Let me ask.", call))
+    renderer(ToolResultEvent("c1", "ask_user_question", answers({"id": "a", "selected": ["x"]})))
+    renderer(AssistantDelta("The final answer."))
+    renderer(AssistantMessage("The final answer."))
+    renderer(TurnCompleted(None))
+    assert out.getvalue() == "Let me ask.\n· ask_user_question → answered (1)\n"
