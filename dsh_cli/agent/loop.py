@@ -185,12 +185,9 @@ class AgentLoop:
                 session_id=self.session_id,
                 rpc_id=self.resume_rpc_ids.pop(call.id, None),
             )
-            try:
-                result = await self.tools.execute(call.name, call.arguments, ctx)
-            except asyncio.CancelledError:
-                result = ToolResult.failure(TurnCancelled("the turn was cancelled"))
-                self._record_result(call, result)
-                raise
+            # A cancelled task (the process is being stopped) records nothing: the call
+            # stays open so a resumed session asks the same question again.
+            result = await self.tools.execute(call.name, call.arguments, ctx)
             self._record_result(call, result)
         if signal.aborted:
             raise TurnCancelled(signal.reason or "the turn was cancelled")

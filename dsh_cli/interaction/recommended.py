@@ -6,8 +6,9 @@ import re
 
 __all__ = ["display_label", "is_recommended"]
 
-_SUFFIX = re.compile(r"\s*(?:\(\s*recommended\s*\)|（\s*recommended\s*）|\(\s*推荐\s*\)|（\s*推荐\s*）)\s*$",
-                     re.IGNORECASE)
+_SUFFIX = re.compile(
+    r"\s*(?:[(（]\s*recommended\s*[)）]|[(（]\s*推荐\s*[)）])\s*$", re.IGNORECASE
+)
 
 
 def is_recommended(label: str) -> bool:

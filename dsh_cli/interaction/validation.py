@@ -27,7 +27,13 @@ from dsh_cli.interaction.vocabulary import (
     AskUserQuestionRequest,
 )
 
-__all__ = ["LIMITS", "check_questions", "format_validation_error", "validate_answer"]
+__all__ = [
+    "LIMITS",
+    "check_questions",
+    "format_validation_error",
+    "validate_answer",
+    "validate_answer_item",
+]
 
 LIMITS = {
     "questions": 20,
@@ -135,13 +141,14 @@ def validate_answer(request: AskUserQuestionRequest, answer: Any) -> AskUserQues
         path = f"answers[{index}]"
         if item.id != question.id:
             raise _bad_answer(f"{path}.id", f'expected "{question.id}", got "{item.id}"')
-        normalised.append(_normalise_item(question, item, path))
+        normalised.append(validate_answer_item(question, item, path))
     return AskUserQuestionAnswer(answers=normalised)
 
 
-def _normalise_item(
-    question: AskUserQuestionItem, item: AskUserQuestionAnswerItem, path: str
+def validate_answer_item(
+    question: AskUserQuestionItem, item: AskUserQuestionAnswerItem, path: str = "answer"
 ) -> AskUserQuestionAnswerItem:
+    """One answer checked against its question: labels in option order, custom trimmed."""
     custom = item.custom
     if custom is not None:
         custom = custom.strip()

@@ -14,16 +14,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from dsh_cli.interaction import (
     INVALID_ANSWER,
     NO_PROVIDER,
     AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     AskUserQuestionRequest,
     HarnessError,
     UserInteractionError,
-    validate_answer,
 )
+from dsh_cli.interaction.validation import format_validation_error, validate_answer_item
 
 __all__ = ["ANSWERS_FILE_ERROR", "AnswersFileError", "AnswersFileProvider"]
 
@@ -89,19 +92,17 @@ class AnswersFileProvider:
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         items = []
         for question in request.questions:
-            item = self._items.get(question.id)
-            if item is None:
+            raw = self._items.get(question.id)
+            if raw is None:
                 self._fail(f"{self.source} has no answer for question id {question.id!r}",
                            NO_PROVIDER)
-            items.append(item)
-        try:
-            return validate_answer(request, {"answers": items})
-        except UserInteractionError as error:
-            index = int(error.message.split("]")[0].split("[")[-1]) if "[" in error.message else 0
-            question_id = request.questions[min(index, len(request.questions) - 1)].id
-            detail = error.message.split(": ", 1)[-1]
-            self._fail(f"{self.source}: bad answer for {question_id!r}: {detail}", INVALID_ANSWER)
-            raise  # unreachable: _fail raises
+            try:
+                item = AskUserQuestionAnswerItem.model_validate(raw)
+                items.append(validate_answer_item(question, item, question.id))
+            except (UserInteractionError, ValidationError) as error:
+                detail = getattr(error, "message", None) or format_validation_error(error)
+                self._fail(f"{self.source}: bad answer for {detail}", INVALID_ANSWER)
+        return AskUserQuestionAnswer(answers=items)
 
     def _fail(self, message: str, code: str) -> None:
         if self.report is not None:

@@ -1,0 +1,62 @@
+"""Process signals for the async commands: SIGINT, SIGTERM and SIGHUP end the main task.
+
+The task is cancelled, so every ``finally`` runs: the terminal UI closes and restores
+the screen, an open question stays resumable, the store is flushed. The exit status is
+then 130, 143 or 129.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+__all__ = ["EXIT_CODES", "run_main"]
+
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+
+
+def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> int:
+    """Run ``main`` to its exit status; a handled signal cancels it and sets the status.
+
+    An unexpected exception is one stderr line and status 1 (``DSH_DEBUG=1`` shows the
+    traceback): a bug must not bury the terminal in a stack dump.
+    """
+    try:
+        return asyncio.run(_supervise(main, handle_sigint))
+    except Exception as error:
+        if os.environ.get("DSH_DEBUG"):
+            raise
+        print(f"dsh: INTERNAL_ERROR: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
+
+async def _supervise(main: Coroutine[Any, Any, int], handle_sigint: bool) -> int:
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(main)
+    received: list[signal.Signals] = []
+
+    def stop(signum: signal.Signals) -> None:
+        if not received:
+            received.append(signum)
+            task.cancel()
+
+    handled = [s for s in EXIT_CODES if handle_sigint or s is not signal.SIGINT]
+    for signum in handled:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        status = await task
+    except asyncio.CancelledError:
+        if received:
+            return EXIT_CODES[received[0]]
+        raise
+    else:
+        return EXIT_CODES[received[0]] if received else status
+    finally:
+        for signum in handled:
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)

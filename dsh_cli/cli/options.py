@@ -1,0 +1,47 @@
+"""Options shared by the agent commands (``chat``, ``run``, ``web``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+__all__ = ["agent_options", "web_options"]
+
+
+def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Model, prompt and session options, in the order ``--help`` shows them."""
+    decorators = [
+        click.option("-m", "--model", metavar="NAME",
+                     help="Model name (default deepseek-chat); 'demo' is the offline model; "
+                          "'script:PATH' replays a script file."),
+        click.option("--base-url", metavar="URL",
+                     help="OpenAI-compatible endpoint (default https://api.deepseek.com)."),
+        click.option("-s", "--system", metavar="TEXT", help="System prompt."),
+        click.option("--question-timeout", type=float, metavar="SECONDS",
+                     help="Give up on an unanswered question batch after SECONDS."),
+        click.option("--no-ask", is_flag=True,
+                     help="Do not offer ask_user_question to the model at all."),
+        click.option("-c", "--continue", "continue_", is_flag=True,
+                     help="Continue the latest session."),
+        click.option("-r", "--resume", metavar="ID", help="Resume the session ID."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
+def web_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Where the browser surface listens."""
+    decorators = [
+        click.option("--host", default="127.0.0.1", show_default=True,
+                     help="Address to bind the web surface to."),
+        click.option("--port", type=int, default=0,
+                     help="Port for the web surface (default: any free port)."),
+        click.option("--open/--no-open", "open_browser", default=None,
+                     help="Open the system browser (default: when a display is available)."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command

@@ -1,0 +1,204 @@
+"""``dsh run``: one non-interactive agent run for scripts and CI. It never hangs.
+
+stdout gets only the final assistant message (or, with ``--jsonl``, only JSON lines).
+Questions are answered by exactly one source, the first that applies: ``--jsonl``,
+``--web``, ``--answers FILE``, ``--plain``, the terminal (stdin and stderr both terminals,
+unless ``--no-input``); with none, ``ask_user_question`` fails at once with NO_PROVIDER.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from dsh_cli.cli.options import agent_options, web_options
+
+
+def fail(code: str, message: str, status: int) -> None:
+    """One stderr line, then exit with ``status``."""
+    click.echo(f"dsh: {code}: {message}", err=True)
+    sys.exit(status)
+
+
+@click.command()
+@click.argument("prompt", nargs=-1)
+@agent_options
+@click.option("--answers", "answers_file", metavar="FILE",
+              help="Answer questions by id from a JSON file.")
+@click.option("--jsonl", is_flag=True,
+              help="Talk to a controlling program in JSON lines on stdin/stdout.")
+@click.option("--plain", is_flag=True,
+              help="Plain line prompts on stderr, answers read from stdin lines.")
+@click.option("--no-input", is_flag=True,
+              help="Never ask on the terminal; questions fail with NO_PROVIDER.")
+@click.option("--web", is_flag=True, help="Answer questions in the browser.")
+@web_options
+def run(prompt: tuple[str, ...], **options: Any) -> None:
+    """Run the agent once on PROMPT and print its final answer.
+
+    PROMPT '-' reads the prompt from stdin. With -c/-r, PROMPT is optional: a question
+    batch that was pending is asked again first.
+    """
+    text = " ".join(prompt) if prompt else None
+    if text == "-":
+        if options["plain"] or options["jsonl"]:
+            raise click.UsageError("PROMPT '-' cannot be combined with --plain or --jsonl "
+                                   "(stdin has another job)")
+        text = sys.stdin.read()
+    resuming = options["continue_"] or options["resume"]
+    if options["continue_"] and options["resume"]:
+        raise click.UsageError("use -c/--continue or -r/--resume, not both")
+    if text is None and not resuming and not options["jsonl"]:
+        raise click.UsageError("give a PROMPT (or '-' to read it from stdin)")
+
+    from dsh_cli.cli.interrupts import run_main
+
+    sys.exit(run_main(_main(text, options)))
+
+
+def _settings(options: dict[str, Any]) -> Any:
+    from dsh_cli.config import ConfigError, load_settings
+
+    try:
+        return load_settings(model=options["model"], base_url=options["base_url"],
+                             question_timeout=options["question_timeout"])
+    except ConfigError as error:
+        fail(error.code, error.message, 2)
+
+
+async def _main(text: str | None, options: dict[str, Any]) -> int:
+    from dsh_cli.interaction import HarnessError
+    from dsh_cli.runtime import LATEST, build_runtime
+
+    settings = _settings(options)
+    resume = LATEST if options["continue_"] else options["resume"]
+    provider = _answer_source(options)  # before the runtime: a bad answers file is exit 2
+    try:
+        runtime = build_runtime(settings, system=options["system"], ask=not options["no_ask"],
+                                resume=resume)
+    except HarnessError as error:
+        fail(error.code, error.message, 1)
+    try:
+        return await _drive(runtime, text, options, provider)
+    finally:
+        runtime.mark_interrupted()
+        runtime.close()
+
+
+def _answer_source(options: dict[str, Any]) -> Any:
+    """The provider for ``--answers``, ``--plain`` or the terminal; None for the others."""
+    if options["jsonl"] or options["web"]:
+        return None
+    if options["answers_file"]:
+        from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
+
+        try:
+            return AnswersFileProvider.load(options["answers_file"],
+                                            report=lambda line: click.echo(line, err=True))
+        except AnswersFileError as error:
+            fail(error.code, error.message, 2)
+    if options["plain"]:
+        from dsh_cli.providers.plain import PlainProvider
+
+        return PlainProvider(sys.stdin, sys.stderr)
+    if not options["no_input"] and sys.stdin.isatty() and sys.stderr.isatty():
+        return "terminal"
+    return None
+
+
+async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provider: Any) -> int:
+    from contextlib import ExitStack
+
+    from dsh_cli.events import SessionStarted
+
+    with ExitStack() as stack:
+        if provider == "terminal":
+            from dsh_cli.providers.terminal import terminal_provider
+
+            provider = stack.enter_context(terminal_provider(target="stderr"))
+        if options["jsonl"]:
+            return await _drive_jsonl(runtime, text)
+        if options["web"]:
+            return await _drive_web(runtime, text, options)
+        if provider is not None:
+            stack.callback(runtime.ui.register_provider(provider))
+        if sys.stderr.isatty():
+            stack.callback(runtime.events.subscribe(_progress_renderer()))
+        runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
+        final = await _turns(runtime, text)
+        if final is None:
+            return 1
+        click.echo(final)
+        return 0
+
+
+def _progress_renderer() -> Any:
+    from dsh_cli.render import TranscriptRenderer
+
+    return TranscriptRenderer(sys.stderr, color=sys.stderr.isatty(), final_text=False)
+
+
+async def _turns(runtime: Any, text: str | None) -> str | None:
+    """Finish a resumed batch, then run PROMPT; the final text, or None on a model error."""
+    from dsh_cli.interaction import HarnessError
+
+    final = ""
+    try:
+        if runtime.has_pending_calls:
+            final = await runtime.loop.run_turn(None)
+        if text is not None:
+            final = await runtime.loop.run_turn(text)
+        elif not runtime.resumed:
+            return final
+    except HarnessError as error:
+        click.echo(f"dsh: {error.code}: {error.message}", err=True)
+        return None
+    return final
+
+
+async def _drive_jsonl(runtime: Any, text: str | None) -> int:
+    """The relay: events out as JSON lines, frames in; ends at EOF after a completed turn."""
+    from dsh_cli.events import ErrorEvent, SessionStarted
+    from dsh_cli.interaction import HarnessError
+    from dsh_cli.providers.relay import JsonLinesRelay
+
+    relay = JsonLinesRelay(runtime.ui, input=sys.stdin.buffer, output=sys.stdout)
+    dispose = runtime.ui.register_provider(relay.provider)
+    await relay.start()
+    try:
+        runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
+        try:
+            if runtime.has_pending_calls:
+                await runtime.loop.run_turn(None)
+            if text is not None:
+                await runtime.loop.run_turn(text)
+            while (message := await relay.next_user_message()) is not None:
+                await runtime.loop.run_turn(message)
+        except HarnessError as error:
+            runtime.events.emit(ErrorEvent(error.code, error.message))
+            return 1
+        return 0
+    finally:
+        dispose()
+        await relay.close()
+
+
+async def _drive_web(runtime: Any, text: str | None, options: dict[str, Any]) -> int:
+    """Questions in the browser; the final answer still goes to stdout."""
+    from dsh_cli.providers.web import WebHost
+
+    host = WebHost(runtime.ui, host=options["host"], port=options["port"],
+                   open_browser=bool(options["open_browser"]))
+    await host.start()
+    dispose = runtime.ui.register_provider(host.provider)
+    try:
+        final = await _turns(runtime, text)
+    finally:
+        dispose()
+        await host.close()
+    if final is None:
+        return 1
+    click.echo(final)
+    return 0

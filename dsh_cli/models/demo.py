@@ -1,0 +1,149 @@
+"""The built-in offline demo model: what a newcomer sees first, with no key and no network.
+
+On any request it asks a realistic batch (a single-select with a recommended option, a
+multi-select with descriptions, an optionless free-text question), then answers in prose
+that reflects exactly what was answered, typed, skipped or refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from dsh_cli.models.base import Completion, ModelToolCall, StreamItem, TextDelta
+
+__all__ = ["DEMO_QUESTIONS", "DemoModel"]
+
+DEMO_QUESTIONS: list[dict[str, Any]] = [
+    {
+        "id": "stack",
+        "header": "Stack",
+        "question": "Which stack should the project use?",
+        "options": [
+            {"label": "Python + FastAPI (Recommended)",
+             "description": "Typed, async, batteries included"},
+            {"label": "Node.js + Express", "description": "One language from browser to server"},
+            {"label": "Go + chi", "description": "One static binary, fast cold starts"},
+        ],
+    },
+    {
+        "id": "features",
+        "header": "Features",
+        "question": "Which features should the starter include?",
+        "detail": "Used to generate the initial scaffold; more can be added later.",
+        "multi_select": True,
+        "options": [
+            {"label": "Auth", "description": "Sign-in with OAuth and sessions"},
+            {"label": "Billing", "description": "Subscriptions through a payment provider"},
+            {"label": "Admin UI", "description": "An internal dashboard for support staff"},
+            {"label": "CI", "description": "Tests and lint on every push"},
+        ],
+    },
+    {"id": "name", "header": "Name", "question": "What should the project be called?"},
+]
+
+_INTRO = ("Before I set this up I need three decisions from you: the stack, the features, "
+          "and a name.")
+_HEADERS = {"stack": "Stack", "features": "Features", "name": "Name"}
+_REFUSALS = {
+    "ASK_CANCELLED": "You dismissed the questions, so I have not set anything up. "
+                     "Ask again whenever you are ready.",
+    "NO_PROVIDER": "Nobody could answer my questions here (NO_PROVIDER), so I stopped before "
+                   "choosing anything for you. Run in a terminal, or pass --answers FILE.",
+    "ASK_TIMEOUT": "The questions timed out with no answer, so I have left everything as it is.",
+    "ASK_ABORTED": "The questions were interrupted before they were answered, so nothing changed.",
+    "INVALID_ANSWER": "The answers I received did not fit the questions, so I did not act on "
+                      "them.",
+}
+_CHUNKS = re.compile(r"\S+\s*|\s+")
+
+
+class DemoModel:
+    """A deterministic, offline stand-in for a real model."""
+
+    name = "demo"
+
+    def __init__(self, *, delay: float = 0.0) -> None:
+        self.delay = delay
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[StreamItem]:
+        last = messages[-1] if messages else {}
+        can_ask = any(t.get("function", {}).get("name") == "ask_user_question" for t in tools)
+        if last.get("role") == "tool":
+            text, calls = _summary(last.get("content", ""), _topic(messages)), []
+        elif can_ask:
+            turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
+            arguments = json.dumps({"questions": DEMO_QUESTIONS}, ensure_ascii=False)
+            text = _INTRO
+            calls = [ModelToolCall(id=f"demo_{turn}", name="ask_user_question",
+                                   arguments=arguments)]
+        else:
+            text, calls = _without_questions(_topic(messages)), []
+        for chunk in _CHUNKS.findall(text):
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            yield TextDelta(chunk)
+        yield Completion(content=text, tool_calls=calls)
+
+
+def _topic(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            text = " ".join(str(message.get("content") or "").split())
+            return text if len(text) <= 60 else text[:59] + "…"
+    return "your project"
+
+
+def _display(label: str) -> str:
+    from dsh_cli.interaction.recommended import display_label
+
+    return display_label(label)
+
+
+def _line(item: dict[str, Any]) -> tuple[str, str]:
+    header = _HEADERS.get(item.get("id", ""), str(item.get("id")))
+    if item.get("custom") is not None:
+        return header, f"{item['custom']} (your own answer)"
+    selected = item.get("selected") or []
+    if selected:
+        return header, ", ".join(_display(label) for label in selected)
+    return header, "skipped"
+
+
+def _summary(content: str, topic: str) -> str:
+    try:
+        result = json.loads(content)
+    except (TypeError, json.JSONDecodeError):
+        result = {}
+    error = result.get("error") if isinstance(result, dict) else None
+    if isinstance(error, dict):
+        code = str(error.get("code", ""))
+        return _REFUSALS.get(code, f"The questions failed ({code or error.get('name')}: "
+                                   f"{error.get('message')}), so I did not act.")
+    answers = {item.get("id"): item for item in result.get("answers", [])}
+    lines = [f"- {header}: {value}" for header, value in
+             (_line(answers[key]) for key in ("stack", "features", "name") if key in answers)]
+    return f"Here is the plan for “{topic}”:\n" + "\n".join(lines) + "\n" + _next_step(answers)
+
+
+def _next_step(answers: dict[str, dict[str, Any]]) -> str:
+    name_item = answers.get("name", {})
+    name = name_item.get("custom") or "untitled-project"
+    stack_item = answers.get("stack", {})
+    stack = stack_item.get("custom") or ", ".join(
+        _display(label) for label in stack_item.get("selected") or []) or "the default stack"
+    features = answers.get("features", {})
+    chosen = features.get("custom") or ", ".join(features.get("selected") or [])
+    extras = f" with {chosen}" if chosen else " with no extra features yet"
+    return (f"Next I would scaffold {name} on {stack}{extras}. (This is the offline demo "
+            "model: nothing was written.)")
+
+
+def _without_questions(topic: str) -> str:
+    return (f"I would need a few decisions before setting up “{topic}”, but questions are "
+            "turned off (--no-ask), so I will stop here.")

@@ -1,0 +1,118 @@
+"""Assembles one agent session from settings: seam, tools, model, store and loop.
+
+``run``, ``chat`` and ``web`` all build their session here, so a resumed session, the
+tool set and the event subscribers are the same whichever front door is used.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from dsh_cli.agent import AgentLoop
+from dsh_cli.config import Settings
+from dsh_cli.events import EventStream
+from dsh_cli.interaction import UserInteraction
+from dsh_cli.models.base import ChatModel
+from dsh_cli.models.resolve import resolve_model
+from dsh_cli.tools import AskUserQuestionTool, ToolRegistry
+
+__all__ = ["Runtime", "build_runtime"]
+
+LATEST = "latest"
+
+
+@dataclass
+class Runtime:
+    """One live session: what the front door drives and what it must close."""
+
+    settings: Settings
+    model: ChatModel
+    ui: UserInteraction
+    events: EventStream
+    tools: ToolRegistry
+    loop: AgentLoop
+    session_id: str
+    store: Any = None
+    resumed: bool = False
+    _closers: list[Any] = field(default_factory=list)
+
+    @property
+    def has_pending_calls(self) -> bool:
+        return bool(self.loop.pending_tool_calls())
+
+    def mark_interrupted(self) -> None:
+        """Record open question batches as interrupted-but-resumable (signals, crashes)."""
+        if self.store is not None:
+            self.store.mark_interrupted(self.session_id)
+
+    def close(self) -> None:
+        for closer in reversed(self._closers):
+            closer()
+        self._closers.clear()
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+
+def build_runtime(
+    settings: Settings,
+    *,
+    system: str | None = None,
+    ask: bool = True,
+    resume: str | None = None,
+    persist: bool = True,
+    model: ChatModel | None = None,
+) -> Runtime:
+    """Build the session; ``resume`` is a session id or ``"latest"`` (``-c``).
+
+    Raises ``ModelError`` (no key, bad script) and ``StoreError`` (unusable store) with
+    one-line messages for the CLI to print.
+    """
+    chat_model = model or resolve_model(settings)
+    events = EventStream()
+    ui = UserInteraction(events=events, timeout=settings.question_timeout)
+    tools = ToolRegistry([AskUserQuestionTool()] if ask else [])
+    store = _open_store() if persist or resume else None
+    messages: list[dict[str, Any]] = []
+    pending: dict[str, str] = {}
+    closers = []
+    if resume is not None:
+        assert store is not None
+        session_id = store.latest_session_id() if resume == LATEST else resume
+        if session_id is None:
+            store.close()
+            raise _no_session("there is no session to continue yet")
+        record = store.load_session(session_id)
+        messages, pending = list(record.messages), dict(record.pending_rpc_ids)
+    elif store is not None:
+        session_id = store.create_session(chat_model.name, system=system)
+    else:
+        session_id = "s_" + secrets.token_hex(6)
+    if store is not None:
+        closers.append(store.record(events, session_id))
+    ui.session_id = session_id
+    agent = ui.agents.spawn("dsh")
+    loop = AgentLoop(
+        model=chat_model, tools=tools, ui=ui, events=events, system=system,
+        messages=messages, session_id=session_id, agent=agent,
+    )
+    loop.resume_rpc_ids = pending
+    return Runtime(settings, chat_model, ui, events, tools, loop, session_id, store,
+                   resumed=resume is not None, _closers=closers)
+
+
+def _open_store() -> Any:
+    try:
+        from dsh_cli.store import SessionStore
+    except ImportError:  # TEMPORARY until the store lands
+        return None
+
+    return SessionStore.open()
+
+
+def _no_session(message: str) -> Exception:
+    from dsh_cli.store import StoreError
+
+    return StoreError(message)
