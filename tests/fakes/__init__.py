@@ -1,0 +1,1 @@
+"""Test doubles that plug into real clients: the OpenAI-compatible HTTP server."""
