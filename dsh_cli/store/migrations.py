@@ -1,0 +1,113 @@
+"""The store's schema as an ordered list of migrations; ``PRAGMA user_version`` counts them.
+
+Append new migrations at the end and never edit one that has shipped: a store records
+how many it has applied, and a store that counts more than this dsh knows came from a
+newer dsh, which we refuse rather than guess at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from dsh_cli.store.db import StoreError, transaction, translated
+
+__all__ = ["MIGRATIONS", "TITLE_LENGTH", "migrate", "schema_version", "title_of"]
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+TITLE_LENGTH = 60
+
+
+def migration(function: Migration) -> Migration:
+    MIGRATIONS.append(function)
+    return function
+
+
+def title_of(content: str) -> str:
+    """A session's title: its first user message on one line, truncated."""
+    line = " ".join(content.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+@migration
+def m001_sessions_and_messages(db: sqlite3.Connection) -> None:
+    db.execute("""
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            system TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            content TEXT,
+            tool_calls TEXT,
+            tool_call_id TEXT,
+            created_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX messages_by_session ON messages(session_id, id)")
+
+
+@migration
+def m002_session_titles(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE sessions ADD COLUMN title TEXT")
+    db.execute("CREATE INDEX sessions_by_update ON sessions(updated_at)")
+    rows = db.execute("""
+        SELECT session_id, content FROM messages
+        WHERE id IN (SELECT min(id) FROM messages WHERE role = 'user' GROUP BY session_id)
+    """).fetchall()
+    db.executemany("UPDATE sessions SET title = ? WHERE id = ?",
+                   [(title_of(content or ""), session_id) for session_id, content in rows])
+
+
+@migration
+def m003_question_batches(db: sqlite3.Connection) -> None:
+    db.execute("""
+        CREATE TABLE questions (
+            rpc_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            call_id TEXT,
+            request TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN (
+                'pending', 'answered', 'cancelled', 'aborted', 'timeout', 'interrupted')),
+            answer TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            resolved_at TEXT
+        )""")
+    db.execute("CREATE INDEX questions_by_session ON questions(session_id, status)")
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(db: sqlite3.Connection, path: Path, migrations: list[Migration] | None = None) -> int:
+    """Apply the migrations this store lacks, all in one transaction; the new version."""
+    migrations = MIGRATIONS if migrations is None else migrations
+    if _check(db, path, migrations) == len(migrations):
+        return len(migrations)  # the common case takes no write lock
+    with transaction(db, path):
+        version = _check(db, path, migrations)  # another dsh may have migrated meanwhile
+        for step in migrations[version:]:
+            step(db)
+        db.execute(f"PRAGMA user_version = {len(migrations)}")
+    return len(migrations)
+
+
+def _check(db: sqlite3.Connection, path: Path, migrations: list[Migration]) -> int:
+    with translated(path):
+        version = schema_version(db)
+    if version > len(migrations):
+        raise StoreError(
+            f"session store {path}: it was written by a newer dsh (schema {version}, this dsh "
+            f"knows {len(migrations)}); upgrade dsh, or move the file aside",
+            path=path,
+        )
+    return version

@@ -1,0 +1,368 @@
+"""Sessions, their messages and their question batches: queries and live recording.
+
+``record`` subscribes to the loop's event stream and writes each message and each
+question batch as it happens, one transaction per event, so whatever the model saw
+is on disk before its next call and a killed process loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dsh_cli.events import (
+    AssistantMessage,
+    Event,
+    EventStream,
+    QuestionRequested,
+    QuestionResolved,
+    ToolResultEvent,
+    UserMessage,
+)
+from dsh_cli.store.db import (
+    BUSY_TIMEOUT,
+    SessionNotFound,
+    connect,
+    transaction,
+    translated,
+)
+from dsh_cli.store.migrations import migrate, title_of
+
+__all__ = [
+    "RESUMABLE",
+    "QuestionBatch",
+    "SessionRecord",
+    "SessionStore",
+    "SessionSummary",
+    "assistant_message",
+]
+
+RESUMABLE = ("pending", "interrupted")
+_OUTCOMES = ("answered", "cancelled", "aborted", "timeout")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def assistant_message(event: AssistantMessage) -> dict[str, Any]:
+    """The OpenAI-format message ``AgentLoop`` keeps for this event."""
+    message: dict[str, Any] = {"role": "assistant", "content": event.content}
+    if event.tool_calls:
+        message["tool_calls"] = [
+            {"id": call["id"], "type": "function",
+             "function": {"name": call["name"], "arguments": call["arguments"]}}
+            for call in event.tool_calls
+        ]
+    return message
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One line of ``dsh sessions list``."""
+
+    id: str
+    model: str
+    created_at: str
+    updated_at: str
+    title: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "created_at": self.created_at, "updated_at": self.updated_at,
+                "model": self.model, "title": self.title}
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """A stored session ready to resume: ``messages`` start with the system prompt, if any.
+
+    ``pending_rpc_ids`` maps each tool call whose question batch was still pending (or
+    interrupted) and has no tool result to that batch's ``rpc_id``, so the loop re-asks
+    it under the same id.
+    """
+
+    id: str
+    model: str
+    created_at: str
+    updated_at: str
+    title: str | None
+    messages: list[dict[str, Any]]
+    pending_rpc_ids: dict[str, str] = field(default_factory=dict)
+    system: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "created_at": self.created_at, "updated_at": self.updated_at,
+                "model": self.model, "title": self.title, "messages": self.messages}
+
+
+@dataclass(frozen=True)
+class QuestionBatch:
+    """One ``ask_user_question`` batch as stored; ``request`` is ``{"questions": [...]}``."""
+
+    rpc_id: str
+    session_id: str
+    call_id: str | None
+    request: dict[str, Any]
+    status: str
+    answer: dict[str, Any] | None
+    created_at: str
+    updated_at: str
+    resolved_at: str | None
+
+
+class SessionStore:
+    """The SQLite session store; open with ``SessionStore.open()``, close when done."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self.path = path
+        self._db = connection
+        self._lock = threading.RLock()  # a signal handler may write while the loop does
+        self._frozen: set[str] = set()
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, *,
+             busy_timeout: float = BUSY_TIMEOUT) -> SessionStore:
+        """Open (creating, migrating) the store; default ``data_dir()/"sessions.db"``."""
+        if path is None:
+            from dsh_cli.config import data_dir
+
+            path = data_dir() / "sessions.db"
+        path = Path(path)
+        connection = connect(path, busy_timeout=busy_timeout)
+        try:
+            migrate(connection, path)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection, path)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------------
+
+    def create_session(self, model: str, system: str | None = None) -> str:
+        """A new empty session; its id. Only the model's name is kept, never a key."""
+        session_id = "s_" + secrets.token_hex(6)
+        now = _now()
+        with self._lock, transaction(self._db, self.path) as db:
+            db.execute(
+                "INSERT INTO sessions (id, model, system, title, created_at, updated_at) "
+                "VALUES (?, ?, ?, NULL, ?, ?)",
+                (session_id, model, system, now, now),
+            )
+        return session_id
+
+    def append_message(self, session_id: str, message: dict[str, Any]) -> None:
+        """Persist one OpenAI-format message at the end of the session."""
+        tool_calls = message.get("tool_calls")
+        now = _now()
+        with self._lock, transaction(self._db, self.path) as db:
+            db.execute(
+                "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, message["role"], message.get("content"),
+                 json.dumps(tool_calls, ensure_ascii=False) if tool_calls else None,
+                 message.get("tool_call_id"), now),
+            )
+            if message["role"] == "user" and isinstance(message.get("content"), str):
+                db.execute("UPDATE sessions SET updated_at = ?, title = coalesce(title, ?) "
+                           "WHERE id = ?", (now, title_of(message["content"]), session_id))
+            else:
+                db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+
+    def question_requested(self, session_id: str, event: QuestionRequested) -> None:
+        """A batch was shown: a new pending row, or the same row again when re-asked."""
+        now = _now()
+        request = json.dumps({"questions": event.questions}, ensure_ascii=False)
+        with self._lock, transaction(self._db, self.path) as db:
+            db.execute(
+                "INSERT INTO questions (rpc_id, session_id, call_id, request, status, answer, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?) "
+                "ON CONFLICT (rpc_id) DO UPDATE SET status = 'pending', answer = NULL, "
+                "resolved_at = NULL, request = excluded.request, "
+                "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
+                (event.rpc_id, session_id, event.call_id, request, now, now),
+            )
+            db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+
+    def question_resolved(self, session_id: str, event: QuestionResolved) -> None:
+        """A pending batch settled; an interrupted one keeps waiting for its resume."""
+        status = event.outcome if event.outcome in _OUTCOMES else "aborted"
+        answer = json.dumps(event.answer, ensure_ascii=False) if event.answer is not None else None
+        now = _now()
+        with self._lock, transaction(self._db, self.path) as db:
+            db.execute(
+                "UPDATE questions SET status = ?, answer = ?, updated_at = ?, resolved_at = ? "
+                "WHERE rpc_id = ? AND status = 'pending'",
+                (status, answer, now, now, event.rpc_id),
+            )
+            db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+
+    def mark_interrupted(self, session_id: str) -> int:
+        """Mark the session's pending batches interrupted-but-resumable; how many.
+
+        Called as the process dies (SIGTERM, SIGHUP): from here on this store records
+        nothing more for the session, so the aborts of the dying turn never reach the
+        conversation and a resume re-asks the batch under the same ``rpc_id``.
+        """
+        with self._lock:
+            self._frozen.add(session_id)
+            with transaction(self._db, self.path) as db:
+                cursor = db.execute(
+                    "UPDATE questions SET status = 'interrupted', updated_at = ? "
+                    "WHERE session_id = ? AND status = 'pending'",
+                    (_now(), session_id),
+                )
+        return cursor.rowcount
+
+    def record(self, events: EventStream, session_id: str) -> Callable[[], None]:
+        """Persist the session's messages and question batches as the stream emits them.
+
+        Returns the function that stops recording. A write that fails raises its
+        ``StoreError`` into the emitter: losing the conversation silently is worse.
+        """
+        self._summary(session_id)  # SessionNotFound now, not at the first message
+        with self._lock:
+            self._frozen.discard(session_id)
+
+        def listener(event: Event) -> None:
+            if session_id in self._frozen:
+                return
+            if isinstance(event, UserMessage):
+                self.append_message(session_id, {"role": "user", "content": event.content})
+            elif isinstance(event, AssistantMessage):
+                self.append_message(session_id, assistant_message(event))
+            elif isinstance(event, ToolResultEvent):
+                self.append_message(session_id, {"role": "tool", "tool_call_id": event.call_id,
+                                                 "content": event.content})
+            elif isinstance(event, QuestionRequested):
+                self.question_requested(session_id, event)
+            elif isinstance(event, QuestionResolved):
+                self.question_resolved(session_id, event)
+
+        return events.subscribe(listener)
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove a session, its messages and its question batches (exact id only)."""
+        with self._lock, transaction(self._db, self.path) as db:
+            cursor = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            if cursor.rowcount == 0:
+                raise SessionNotFound(session_id, self.path)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def resolve_id(self, session_id: str) -> str:
+        """The full id of the session ``session_id`` names, exactly or by a unique prefix."""
+        with self._lock, translated(self.path):
+            if self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                return session_id
+            for prefix in dict.fromkeys((session_id, "s_" + session_id)):
+                rows = self._db.execute(
+                    "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2",
+                    (len(prefix), prefix),
+                ).fetchall()
+                if len(rows) > 1:
+                    raise SessionNotFound(session_id, self.path, ambiguous=True)
+                if rows:
+                    return rows[0][0]
+        raise SessionNotFound(session_id, self.path)
+
+    def latest_session_id(self) -> str | None:
+        """The most recently updated session (``--continue``), or None."""
+        with self._lock, translated(self.path):
+            row = self._db.execute(
+                "SELECT id FROM sessions ORDER BY updated_at DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+        return row[0] if row else None
+
+    def list_sessions(self) -> list[SessionSummary]:
+        """Every session, most recently updated first."""
+        with self._lock, translated(self.path):
+            rows = self._db.execute(
+                "SELECT id, model, created_at, updated_at, title FROM sessions "
+                "ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+        return [SessionSummary(*row) for row in rows]
+
+    def load_session(self, session_id: str) -> SessionRecord:
+        """The session (by id or unique prefix) with its messages and resumable batches."""
+        session_id = self.resolve_id(session_id)
+        with self._lock, translated(self.path):
+            self._db.execute("BEGIN")  # one consistent snapshot of all three tables
+            try:
+                row = self._db.execute(
+                    "SELECT id, model, created_at, updated_at, title, system FROM sessions "
+                    "WHERE id = ?", (session_id,)
+                ).fetchone()
+                rows = self._db.execute(
+                    "SELECT role, content, tool_calls, tool_call_id FROM messages "
+                    "WHERE session_id = ? ORDER BY id", (session_id,)
+                ).fetchall()
+                open_batches = self._db.execute(
+                    "SELECT call_id, rpc_id FROM questions WHERE session_id = ? AND "
+                    "status IN ('pending', 'interrupted') AND call_id IS NOT NULL "
+                    "ORDER BY created_at, rowid", (session_id,)
+                ).fetchall()
+            finally:
+                self._db.execute("COMMIT")
+        if row is None:
+            raise SessionNotFound(session_id, self.path)
+        messages = [_message(*message) for message in rows]
+        answered = {m["tool_call_id"] for m in messages if m.get("role") == "tool"}
+        pending = {call: rpc for call, rpc in open_batches if call not in answered}
+        system = row[5]
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        return SessionRecord(*row[:5], messages=messages, pending_rpc_ids=pending,
+                             system=system)
+
+    def question_batches(self, session_id: str) -> list[QuestionBatch]:
+        """The session's question batches, oldest first."""
+        with self._lock, translated(self.path):
+            rows = self._db.execute(
+                "SELECT rpc_id, session_id, call_id, request, status, answer, created_at, "
+                "updated_at, resolved_at FROM questions WHERE session_id = ? "
+                "ORDER BY created_at, rowid", (session_id,)
+            ).fetchall()
+        return [
+            QuestionBatch(rpc, sid, call, json.loads(request), status,
+                          json.loads(answer) if answer else None, created, updated, resolved)
+            for rpc, sid, call, request, status, answer, created, updated, resolved in rows
+        ]
+
+    def _summary(self, session_id: str) -> SessionSummary:
+        with self._lock, translated(self.path):
+            row = self._db.execute(
+                "SELECT id, model, created_at, updated_at, title FROM sessions WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+        if row is None:
+            raise SessionNotFound(session_id, self.path)
+        return SessionSummary(*row)
+
+
+def _message(role: str, content: str | None, tool_calls: str | None,
+             tool_call_id: str | None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": role, "content": content}
+    if tool_calls:
+        message["tool_calls"] = json.loads(tool_calls)
+    if tool_call_id is not None:
+        message["tool_call_id"] = tool_call_id
+    return message
+
+
