@@ -1,0 +1,123 @@
+"""``LineReader``: lines of a blocking stream (stdin, a pipe, a file) for asyncio code.
+
+A daemon thread reads and hands each line to the event loop through a queue, so the loop
+never blocks on input, EOF and Ctrl-C behave the same for pipes, files and terminals, and
+a question that is settled elsewhere simply stops waiting (the line stays queued for the
+next one). Streams with a file descriptor are read with ``os.read`` so the thread never
+holds the buffered reader's lock, which would stall interpreter shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import threading
+from typing import IO, Any
+
+__all__ = ["LineReader"]
+
+_CHUNK = 65536
+
+
+def _file_descriptor(stream: Any) -> int | None:
+    """The stream's descriptor when it is a real file and nothing is buffered ahead of it."""
+    if isinstance(stream, int):
+        return stream
+    if isinstance(stream, io.StringIO | io.BytesIO):
+        return None
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+class LineReader:
+    """Reads lines in a background thread; ``await readline()`` is None at end of input."""
+
+    def __init__(self, stream: IO[str] | IO[bytes] | int) -> None:
+        self._stream = stream
+        self._queue: asyncio.Queue[str | None] | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.at_eof = False
+        self._closed = False
+
+    def start(self) -> None:
+        """Start the reader thread (idempotent); needs a running event loop."""
+        if self._thread is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue()
+        self._thread = threading.Thread(target=self._run, name="dsh-line-reader", daemon=True)
+        self._thread.start()
+
+    async def readline(self) -> str | None:
+        """The next line without its line ending, or None once the input has ended."""
+        self.start()
+        assert self._queue is not None
+        if self.at_eof and self._queue.empty():
+            return None
+        line = await self._queue.get()
+        if line is None:
+            self.at_eof = True
+        return line
+
+    def _deliver(self, line: str | None) -> bool:
+        """Hand a line to the loop; False when the loop is gone (the thread then stops)."""
+        assert self._loop is not None and self._queue is not None
+        if self._closed:
+            return False
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, line)
+        except RuntimeError:
+            return False
+        return True
+
+    def _run(self) -> None:
+        try:
+            fd = _file_descriptor(self._stream)
+            lines = self._descriptor_lines(fd) if fd is not None else self._stream_lines()
+            for line in lines:
+                if not self._deliver(line):
+                    return
+        except (OSError, ValueError):
+            pass  # a read error (or a closed stream) ends the input the way EOF does
+        self._deliver(None)
+
+    def _descriptor_lines(self, fd: int):  # type: ignore[no-untyped-def]
+        pending = b""
+        while True:
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except InterruptedError:
+                continue
+            if not chunk:
+                break
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield _decode(raw)
+        if pending:
+            yield _decode(pending)
+
+    def _stream_lines(self):  # type: ignore[no-untyped-def]
+        while True:
+            raw = self._stream.readline()  # type: ignore[union-attr]
+            if not raw:
+                return
+            yield raw.decode("utf-8", "replace").rstrip("\r\n") if isinstance(raw, bytes) \
+                else raw.rstrip("\r\n")
+
+    def close(self) -> None:
+        """Stop handing lines over; a thread blocked in a read ends with the process."""
+        self._closed = True
+        self.at_eof = True
+        if self._queue is not None and self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace").rstrip("\r")

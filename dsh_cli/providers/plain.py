@@ -1,0 +1,163 @@
+"""``PlainProvider``: the line-mode rendering (``--plain``, ``TERM=dumb``, screen readers).
+
+Each question is printed as plain text, one question at a time, and answered with one
+line read from ``input``: numbers pick options, other text is the Other answer, and
+``/skip``, ``/back`` and ``/cancel`` steer the batch. No cursor movement, no color, so a
+screen reader reads it top to bottom and a script can feed it through a pipe. Prompts and
+hints go to ``output`` (stderr when stdout carries the answer).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import IO
+
+from dsh_cli.interaction import (
+    ASK_ABORTED,
+    ASK_CANCELLED,
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    UserInteractionError,
+    display_label,
+    is_recommended,
+    sanitize,
+    sanitize_line,
+)
+from dsh_cli.providers.line_reader import LineReader
+
+__all__ = ["PlainProvider", "parse_numbers"]
+
+PROMPT_WITH_OPTIONS = "answer (numbers, text for Other, /skip, /back, /cancel)> "
+PROMPT_TEXT = "answer (text, /skip, /back, /cancel)> "
+_SELECTION = re.compile(r"^[\d,\s]+$")
+
+
+class _Hint(Exception):
+    """A line that cannot be used: the one-line hint says why; the question is asked again."""
+
+
+def parse_numbers(line: str) -> list[int] | None:
+    """The option numbers of a selection line (order kept, duplicates dropped), else None."""
+    if not _SELECTION.match(line) or not any(char.isdigit() for char in line):
+        return None
+    numbers: list[int] = []
+    for part in re.split(r"[,\s]+", line.strip()):
+        if part and int(part) not in numbers:
+            numbers.append(int(part))
+    return numbers
+
+
+class PlainProvider:
+    """Asks each question of a batch as text and reads the answers line by line."""
+
+    def __init__(self, input: IO[str] | IO[bytes] | None = None,
+                 output: IO[str] | None = None) -> None:
+        self.input = input if input is not None else sys.stdin
+        self.output = output if output is not None else sys.stderr
+        self._lines = LineReader(self.input)
+        self._open_prompt = False
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Walk the batch; ``/cancel`` raises ASK_CANCELLED, end of input ASK_ABORTED."""
+        questions = request.questions
+        answers: list[AskUserQuestionAnswerItem | None] = [None] * len(questions)
+        index = 0
+        try:
+            while index < len(questions):
+                self._show(request, index)
+                step = await self._answer(request, questions[index], index)
+                if step is None:
+                    index -= 1
+                    continue
+                answers[index] = step
+                index += 1
+        finally:
+            self._end_prompt()
+        return AskUserQuestionAnswer(answers=[item for item in answers if item is not None])
+
+    async def _answer(self, request: AskUserQuestionRequest, question: AskUserQuestionItem,
+                      index: int) -> AskUserQuestionAnswerItem | None:
+        """One question's answer; None means ``/back``."""
+        while True:
+            self._write(PROMPT_WITH_OPTIONS if question.has_options else PROMPT_TEXT)
+            self._open_prompt = True
+            line = await self._lines.readline()
+            self._open_prompt = False
+            if line is None:
+                self._write("\n")
+                raise UserInteractionError("input closed", ASK_ABORTED)
+            if request.deadline is not None:
+                request.deadline.stop()  # the human engaged: no countdown from here on
+            try:
+                return self._interpret(question, line.strip(), index)
+            except _Hint as hint:
+                self._write(f"  {hint}\n")
+
+    def _interpret(self, question: AskUserQuestionItem, line: str,
+                   index: int) -> AskUserQuestionAnswerItem | None:
+        command = line.lower()
+        if command == "/cancel":
+            raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+        if command == "/skip":
+            return AskUserQuestionAnswerItem(id=question.id)
+        if command == "/back":
+            if index == 0:
+                raise _Hint("this is the first question; answer it, /skip or /cancel")
+            return None
+        if not line.strip(", "):
+            raise _Hint(_usage(question))
+        numbers = parse_numbers(line) if question.has_options else None
+        if numbers is None:
+            return AskUserQuestionAnswerItem(id=question.id, custom=line)
+        labels = question.labels
+        wrong = [number for number in numbers if not 1 <= number <= len(labels)]
+        if wrong:
+            raise _Hint(f"there is no option {wrong[0]}: choose 1-{len(labels)}, "
+                        "or type text for Other")
+        if len(numbers) > 1 and not question.is_multi:
+            raise _Hint("this question takes one answer: type a single number")
+        return AskUserQuestionAnswerItem(
+            id=question.id, selected=[labels[number - 1] for number in sorted(numbers)]
+        )
+
+    def _show(self, request: AskUserQuestionRequest, index: int) -> None:
+        """The question block; model text is sanitised before it reaches the terminal."""
+        question = request.questions[index]
+        header = f"[{sanitize_line(question.header)}] " if question.header else ""
+        several = " (several allowed)" if question.is_multi else ""
+        lines = [f"{header}{sanitize(question.question).strip()}{several}"]
+        if question.detail:
+            lines += [f"  {line}" for line in sanitize(question.detail).strip().splitlines()]
+        for number, option in enumerate(question.options or [], start=1):
+            text = sanitize_line(display_label(option.label))
+            if is_recommended(option.label):
+                text += " (Recommended)"
+            if option.description:
+                text += f" — {sanitize_line(option.description)}"
+            lines.append(f"  {number}. {text}")
+        if request.deadline is not None and not request.deadline.stopped:
+            lines.append(f"  (answer within {request.deadline.seconds:g} seconds)")
+        self._write("\n".join(lines) + "\n")
+
+    def _end_prompt(self) -> None:
+        """Finish a prompt line left open when the batch was settled elsewhere or cancelled."""
+        if self._open_prompt:
+            self._open_prompt = False
+            self._write("\n")
+
+    def _write(self, text: str) -> None:
+        self.output.write(text)
+        self.output.flush()
+
+    def close(self) -> None:
+        """Stop reading input (the reader thread ends with the process)."""
+        self._lines.close()
+
+
+def _usage(question: AskUserQuestionItem) -> str:
+    if question.has_options:
+        return "type a number, text for Other, /skip, /back or /cancel"
+    return "type your answer, /skip, /back or /cancel"
