@@ -1,0 +1,140 @@
+"""``dsh sessions list | show ID | rm ID``: the stored sessions, for people and scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+JSON_HELP = "Machine output: JSON on stdout."
+
+
+def _open() -> Any:
+    from dsh_cli.store import SessionStore
+
+    return SessionStore.open()
+
+
+def _fail(error: Any) -> None:
+    """One stderr line naming the code, then exit 1."""
+    click.echo(f"dsh: {error.code}: {error.message}", err=True)
+    sys.exit(1)
+
+
+def _with_store(action: Any) -> Any:
+    """Run ``action(store)``; a store problem is one stderr line and exit 1."""
+    from dsh_cli.store import StoreError
+
+    try:
+        with _open() as store:
+            return action(store)
+    except StoreError as error:
+        _fail(error)
+
+
+def _when(stamp: str) -> str:
+    """A stored UTC timestamp as local ``YYYY-MM-DD HH:MM``."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime(
+            "%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
+
+
+@click.group()
+def sessions() -> None:
+    """List, show or remove stored sessions (resume one with `dsh run -r ID`)."""
+
+
+@sessions.command("list")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def list_sessions(as_json: bool) -> None:
+    """List stored sessions, most recently updated first."""
+    summaries = _with_store(lambda store: store.list_sessions())
+    if as_json:
+        click.echo(json.dumps([s.to_json() for s in summaries], ensure_ascii=False))
+        return
+    if not summaries:
+        click.echo("dsh: no stored sessions yet", err=True)
+        return
+    from dsh_cli.interaction import sanitize_line
+
+    rows = [("ID", "UPDATED", "MODEL", "TITLE")] + [
+        (s.id, _when(s.updated_at), sanitize_line(s.model), sanitize_line(s.title or ""))
+        for s in summaries
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        click.echo("  ".join([*cells, row[3]]).rstrip())
+
+
+@sessions.command("show")
+@click.argument("session_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def show(session_id: str, as_json: bool) -> None:
+    """Show one session's conversation (ID or a unique prefix of it)."""
+
+    def load(store: Any) -> Any:
+        record = store.load_session(session_id)
+        return record, store.question_batches(record.id)
+
+    record, batches = _with_store(load)
+    if as_json:
+        click.echo(json.dumps(record.to_json(), ensure_ascii=False))
+        return
+    for line in transcript(record, batches):
+        click.echo(line)
+
+
+@sessions.command("rm")
+@click.argument("session_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def rm(session_id: str, as_json: bool) -> None:
+    """Remove a session with its messages and questions (the full ID)."""
+    _with_store(lambda store: store.delete_session(session_id))
+    if as_json:
+        click.echo(json.dumps({"id": session_id, "deleted": True}))
+    else:
+        click.echo(f"Deleted session {session_id}")
+
+
+def transcript(record: Any, batches: list[Any]) -> list[str]:
+    """A readable, sanitised transcript: header, then one block per message."""
+    from dsh_cli.interaction import sanitize, sanitize_line
+
+    lines = [
+        f"session {record.id}  model {sanitize_line(record.model)}",
+        f"created {_when(record.created_at)}  updated {_when(record.updated_at)}",
+    ]
+    if record.title:
+        lines.append(f"title   {sanitize_line(record.title)}")
+    by_call = {batch.call_id: batch for batch in batches if batch.call_id}
+    names: dict[str, str] = {}
+    for message in record.messages:
+        lines.append("")
+        role = message.get("role", "?")
+        content = sanitize(message.get("content") or "")
+        if role == "tool":
+            call_id = message.get("tool_call_id") or ""
+            lines.append(f"tool result ({sanitize_line(names.get(call_id, call_id))}):")
+        else:
+            lines.append(f"{role}:")
+        lines.extend(f"  {line}" for line in content.splitlines())
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            name = str(function.get("name", ""))
+            names[call.get("id", "")] = name
+            arguments = sanitize_line(str(function.get("arguments", "")))
+            lines.append(f"  -> {sanitize_line(name)} {arguments}")
+            batch = by_call.get(call.get("id"))
+            if batch is not None:
+                lines.append(f"     question {batch.rpc_id}: {batch.status}")
+    if record.pending_rpc_ids:
+        lines.append("")
+        lines.append(f"(a question is waiting: resume with `dsh run -r {record.id}`)")
+    return lines
