@@ -71,6 +71,8 @@ class AgentLoop:
         if system and not (self.messages and self.messages[0].get("role") == "system"):
             self.messages.insert(0, {"role": "system", "content": system})
         self.session_id = session_id
+        if session_id is not None and ui.session_id is None:
+            ui.session_id = session_id  # question events name the session they belong to
         self.max_model_calls = max_model_calls
         self.agent = agent
         # rpc ids of batches that were pending when the session ended, by tool call id

@@ -1,0 +1,201 @@
+"""Whole conversations on the scripted model through the real loop, tools and seam."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from dsh_cli.agent import AgentLoop, TurnCancelled
+from dsh_cli.events import (
+    AssistantDelta,
+    AssistantMessage,
+    EventStream,
+    QuestionRequested,
+    QuestionResolved,
+    ToolResultEvent,
+    ToolStarted,
+    TurnCompleted,
+)
+from dsh_cli.interaction import AbortSignal, ScriptedProvider, UserInteraction
+from dsh_cli.models import ModelError
+from dsh_cli.models.scripted import ScriptedModel
+from dsh_cli.providers.answers_file import AnswersFileProvider
+from dsh_cli.tools import AskUserQuestionTool, ToolRegistry
+
+DB = {"id": "db", "question": "Which database?",
+      "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
+NAME = {"id": "name", "question": "Project name?"}
+
+
+def ask(*questions, call_id=None):
+    call = {"name": "ask_user_question", "arguments": {"questions": list(questions)}}
+    if call_id:
+        call["id"] = call_id
+    return call
+
+
+def make_loop(turns, provider=None, *, events=None, max_calls=50, delay=0.0):
+    events = events or EventStream()
+    ui = UserInteraction(events=events)
+    if provider is not None:
+        ui.register_provider(provider)
+    model = ScriptedModel(turns, delay=delay)
+    return AgentLoop(model=model, tools=ToolRegistry([AskUserQuestionTool()]), ui=ui,
+                     events=events, session_id="s1", max_model_calls=max_calls)
+
+
+def tool_messages(loop):
+    return [json.loads(m["content"]) for m in loop.messages if m["role"] == "tool"]
+
+
+def test_question_answered_from_a_file_becomes_the_tool_result():
+    provider = AnswersFileProvider({"db": ["SQLite"], "name": "acme"})
+    loop = make_loop([{"content": "Let me ask.", "tool_calls": [ask(DB, NAME)]},
+                      {"content": "Done."}], provider)
+    final = asyncio.run(loop.run_turn("start"))
+    assert final == "Done."
+    assert tool_messages(loop) == [{"answers": [{"id": "db", "selected": ["SQLite"]},
+                                                {"id": "name", "selected": [], "custom": "acme"}]}]
+    assert [m["role"] for m in loop.messages] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_two_questions_in_one_step_are_asked_in_order():
+    provider = ScriptedProvider([{"answers": [{"id": "db", "selected": ["SQLite"]}]},
+                                 {"answers": [{"id": "name", "selected": [], "custom": "x"}]}])
+    loop = make_loop([{"tool_calls": [ask(DB), ask(NAME)]}, {"content": "ok"}], provider)
+    asyncio.run(loop.run_turn("go"))
+    assert [r.questions[0].id for r in provider.requests] == ["db", "name"]
+    calls = loop.messages[1]["tool_calls"]
+    results = [m["tool_call_id"] for m in loop.messages if m["role"] == "tool"]
+    assert results == [c["id"] for c in calls]
+
+
+def test_missing_answer_is_a_no_provider_tool_error_and_the_model_continues():
+    reports = []
+    provider = AnswersFileProvider({"db": ["SQLite"]}, report=reports.append)
+    loop = make_loop([{"tool_calls": [ask(NAME)]}, {"content": "fine"}], provider)
+    assert asyncio.run(loop.run_turn("go")) == "fine"
+    error = tool_messages(loop)[0]["error"]
+    assert error["code"] == "NO_PROVIDER" and "'name'" in error["message"]
+    assert reports and reports[0].startswith("dsh: NO_PROVIDER:")
+
+
+def test_invalid_answer_is_an_invalid_answer_tool_error():
+    provider = AnswersFileProvider({"db": ["MySQL"]})
+    loop = make_loop([{"tool_calls": [ask(DB)]}, {"content": "fine"}], provider)
+    asyncio.run(loop.run_turn("go"))
+    error = tool_messages(loop)[0]["error"]
+    assert error == {"name": "UserInteractionError", "code": "INVALID_ANSWER",
+                     "message": error["message"]}
+    assert 'unknown label "MySQL"' in error["message"]
+
+
+def test_unknown_tool_is_reported_to_the_model():
+    loop = make_loop([{"tool_calls": [{"name": "rm_rf", "arguments": {}}]}, {"content": "ok"}])
+    asyncio.run(loop.run_turn("go"))
+    assert tool_messages(loop)[0]["error"]["code"] == "UNKNOWN_TOOL"
+
+
+def test_malformed_arguments_give_invalid_args_and_the_model_can_retry():
+    provider = ScriptedProvider([{"answers": [{"id": "db", "selected": ["SQLite"]}]}])
+    loop = make_loop([
+        {"tool_calls": [{"name": "ask_user_question", "arguments": "{not json"}]},
+        {"tool_calls": [{"name": "ask_user_question", "arguments": {"questions": [{"id": "x"}]}}]},
+        {"tool_calls": [ask(DB)]},
+        {"content": "thanks"},
+    ], provider)
+    assert asyncio.run(loop.run_turn("go")) == "thanks"
+    first, second, third = tool_messages(loop)
+    assert first["error"]["code"] == "INVALID_ARGS"
+    assert second["error"] == {"name": "ToolError", "code": "INVALID_ARGS",
+                               "message": "questions[0].question: field required"}
+    assert third == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_cancellation_mid_question_aborts_it_and_skips_the_rest():
+    signal = AbortSignal()
+    shown = asyncio.Event()
+
+    async def never(request):
+        shown.set()
+        await asyncio.Event().wait()
+
+    provider = ScriptedProvider(lambda request: never(request))
+    loop = make_loop([{"tool_calls": [ask(DB), ask(NAME)]}, {"content": "unreachable"}], provider)
+
+    async def scenario():
+        turn = asyncio.ensure_future(loop.run_turn("go", signal))
+        await shown.wait()
+        signal.abort("cancelled by the user")
+        with pytest.raises(TurnCancelled):
+            await turn
+
+    asyncio.run(scenario())
+    codes = [m["error"]["code"] for m in tool_messages(loop)]
+    assert codes == ["ASK_ABORTED", "ABORTED_BEFORE_DISPATCH"]
+    assert provider.cancelled, "the UI was told to close"
+
+
+def test_cancellation_while_streaming_keeps_the_text_that_arrived():
+    signal = AbortSignal()
+    loop = make_loop([{"content": "one two three four five six seven eight"}], delay=0.05)
+
+    async def scenario():
+        turn = asyncio.ensure_future(loop.run_turn("go", signal))
+        await asyncio.sleep(0.12)
+        signal.abort("stop")
+        with pytest.raises(TurnCancelled):
+            await turn
+
+    asyncio.run(scenario())
+    partial = loop.messages[-1]
+    assert partial["role"] == "assistant" and partial["content"].startswith("one")
+    assert partial["content"] != "one two three four five six seven eight"
+
+
+def test_turn_limit_is_a_model_error():
+    loop = make_loop([{"tool_calls": [{"name": "nope", "arguments": {}}]}] * 10, max_calls=3)
+    with pytest.raises(ModelError) as caught:
+        asyncio.run(loop.run_turn("go"))
+    assert caught.value.code == "TURN_LIMIT"
+    assert sum(1 for m in loop.messages if m["role"] == "assistant") == 3
+
+
+def test_running_out_of_script_is_a_model_error_not_a_hang():
+    loop = make_loop([{"content": "only"}])
+    asyncio.run(loop.run_turn("one"))
+    with pytest.raises(ModelError, match="no turn 2"):
+        asyncio.run(loop.run_turn("two"))
+
+
+def test_events_tell_the_whole_story_in_order():
+    events = EventStream()
+    seen = []
+    events.subscribe(seen.append)
+    provider = ScriptedProvider([{"answers": [{"id": "db", "selected": []}]}])
+    loop = make_loop([{"content": "Asking.", "tool_calls": [ask(DB, call_id="c1")]},
+                      {"content": "Bye."}], provider, events=events)
+    asyncio.run(loop.run_turn("go"))
+    kinds = [type(e) for e in seen if not isinstance(e, AssistantDelta)]
+    assert kinds[1:] == [AssistantMessage, ToolStarted, QuestionRequested, QuestionResolved,
+                         ToolResultEvent, AssistantMessage, TurnCompleted]
+    requested = next(e for e in seen if isinstance(e, QuestionRequested))
+    assert requested.call_id == "c1" and requested.session_id == "s1"
+    assert "".join(e.text for e in seen if isinstance(e, AssistantDelta)) == "Asking.Bye."
+
+
+def test_resumed_calls_are_completed_first_under_their_rpc_id():
+    provider = ScriptedProvider([{"answers": [{"id": "db", "selected": ["SQLite"]}]}])
+    loop = make_loop([{"tool_calls": [ask(DB, call_id="c9")]}, {"content": "resumed"}], provider)
+    loop.messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "",
+         "tool_calls": [{"id": "c9", "type": "function", "function": {
+             "name": "ask_user_question", "arguments": json.dumps({"questions": [DB]})}}]},
+    ]
+    loop.resume_rpc_ids = {"c9": "q_original"}
+    assert asyncio.run(loop.run_turn(None)) == "resumed"
+    assert provider.requests[0].rpc_id == "q_original"
+    assert [m["role"] for m in loop.messages] == ["user", "assistant", "tool", "assistant"]

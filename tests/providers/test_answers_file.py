@@ -1,0 +1,73 @@
+"""The answers file: every value form, validation per question, clear load errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from dsh_cli.interaction import AskUserQuestionRequest, UserInteractionError
+from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
+
+REQUEST = AskUserQuestionRequest(questions=[
+    {"id": "db", "question": "DB?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+    {"id": "features", "question": "Features?", "multi_select": True,
+     "options": [{"label": "Auth"}, {"label": "Billing"}, {"label": "Admin UI"}]},
+    {"id": "name", "question": "Name?"},
+])
+
+
+def answer(data):
+    return asyncio.run(AnswersFileProvider(data).ask(REQUEST)).to_json()["answers"]
+
+
+def test_every_value_form():
+    assert answer({"db": ["SQLite"], "features": ["Admin UI", "Auth"], "name": "acme"}) == [
+        {"id": "db", "selected": ["SQLite"]},
+        {"id": "features", "selected": ["Auth", "Admin UI"]},
+        {"id": "name", "selected": [], "custom": "acme"},
+    ]
+    assert answer({"db": None, "features": {"selected": ["Billing"]},
+                   "name": {"custom": " spaced "}}) == [
+        {"id": "db", "selected": []},
+        {"id": "features", "selected": ["Billing"]},
+        {"id": "name", "selected": [], "custom": "spaced"},
+    ]
+
+
+def test_a_string_is_always_custom_even_when_it_equals_a_label():
+    assert answer({"db": "SQLite", "features": [], "name": None})[0] == {
+        "id": "db", "selected": [], "custom": "SQLite"}
+
+
+@pytest.mark.parametrize("data, code, fragment", [
+    ({"db": ["SQLite"], "features": []}, "NO_PROVIDER", "'name'"),
+    ({"db": ["SQLite", "PostgreSQL"], "features": [], "name": None}, "INVALID_ANSWER",
+     "single-select"),
+    ({"db": ["Oracle"], "features": [], "name": None}, "INVALID_ANSWER", "Oracle"),
+    ({"db": [], "features": ["Auth", "Auth"], "name": None}, "INVALID_ANSWER", "duplicate"),
+    ({"db": [], "features": [], "name": ["x"]}, "INVALID_ANSWER", "no options"),
+    ({"db": {"selected": ["SQLite"], "custom": "x"}, "features": [], "name": None},
+     "INVALID_ANSWER", "together with custom"),
+    ({"db": "   ", "features": [], "name": None}, "INVALID_ANSWER", "blank"),
+])
+def test_failures_carry_a_code_and_name_the_question(data, code, fragment):
+    reports = []
+    provider = AnswersFileProvider(data, source="f.json", report=reports.append)
+    with pytest.raises(UserInteractionError) as caught:
+        asyncio.run(provider.ask(REQUEST))
+    assert caught.value.code == code and fragment in caught.value.message
+    assert reports == [f"dsh: {code}: {caught.value.message}"]
+
+
+def test_load_errors(tmp_path):
+    for content, fragment in [("{", "not valid JSON"), ("[]", "JSON object"),
+                              ('{"a": 1}', "must be a list")]:
+        path = tmp_path / "a.json"
+        path.write_text(content)
+        with pytest.raises(AnswersFileError, match=fragment) as caught:
+            AnswersFileProvider.load(path)
+        assert caught.value.path == str(path) and caught.value.code == "ANSWERS_FILE_ERROR"
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(AnswersFileError):
+        AnswersFileProvider.load(tmp_path / "bin.json")

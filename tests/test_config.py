@@ -1,0 +1,60 @@
+"""Settings precedence: flag, environment, config file, default; keys never shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh_cli.config import ConfigError, load_settings, read_config_file
+
+
+def test_defaults_when_nothing_is_set():
+    settings = load_settings(environ={}, config={})
+    assert settings.model == "deepseek-chat" and settings.model_is_default
+    assert settings.base_url == "https://api.deepseek.com"
+    assert settings.api_key is None and settings.question_timeout is None
+    assert settings.notify == "bell"
+
+
+def test_flag_beats_environment_beats_file():
+    env = {"DSH_MODEL": "env-model", "DSH_BASE_URL": "http://env", "DSH_QUESTION_TIMEOUT": "5"}
+    file = {"model": "file-model", "base_url": "http://file", "question_timeout": 9}
+    assert load_settings(environ={}, config=file).model == "file-model"
+    assert load_settings(environ=env, config=file).model == "env-model"
+    flagged = load_settings(model="flag-model", base_url="http://flag", question_timeout=1.5,
+                            environ=env, config=file)
+    assert (flagged.model, flagged.base_url, flagged.question_timeout) == (
+        "flag-model", "http://flag", 1.5)
+    assert not flagged.model_is_default
+    assert load_settings(environ=env, config=file).question_timeout == 5
+
+
+def test_key_variables_in_order_and_api_key_env_names_one():
+    env = {"OPENAI_API_KEY": "o", "DEEPSEEK_API_KEY": "d"}
+    assert load_settings(environ=env, config={}).api_key == "d"
+    assert load_settings(environ={**env, "DSH_API_KEY": "x"}, config={}).api_key == "x"
+    custom = load_settings(environ={**env, "MY_KEY": "m"}, config={"api_key_env": "MY_KEY"})
+    assert custom.api_key == "m" and custom.api_key_variable == "MY_KEY"
+
+
+def test_the_key_never_appears_in_the_repr():
+    settings = load_settings(environ={"DSH_API_KEY": "sk-secret-123"}, config={})
+    assert "sk-secret-123" not in repr(settings) and "sk-secret-123" not in str(settings)
+
+
+@pytest.mark.parametrize("file", [{"notify": "siren"}, {"question_timeout": "soon"},
+                                  {"question_timeout": -1}])
+def test_bad_values_are_config_errors(file):
+    with pytest.raises(ConfigError):
+        load_settings(environ={}, config=file)
+
+
+def test_config_file_is_read_from_dsh_home(dsh_home):
+    (dsh_home / "config.toml").write_text('model = "demo"\nnotify = "osc9"\n')
+    settings = load_settings(environ={})
+    assert settings.model == "demo" and settings.notify == "osc9"
+
+
+def test_broken_config_file_names_the_file(dsh_home):
+    (dsh_home / "config.toml").write_text("model = \n")
+    with pytest.raises(ConfigError, match=r"config\.toml"):
+        read_config_file()
