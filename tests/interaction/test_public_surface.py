@@ -1,0 +1,92 @@
+"""The seam's public names are pinned, and the seam imports nothing above it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import dsh_cli.interaction as seam
+
+PUBLIC_NAMES = sorted([
+    "ASK_ABORTED",
+    "ASK_CANCELLED",
+    "ASK_TIMEOUT",
+    "AbortSignal",
+    "Agent",
+    "AgentRegistry",
+    "AskUserQuestionAnswer",
+    "AskUserQuestionAnswerItem",
+    "AskUserQuestionItem",
+    "AskUserQuestionOption",
+    "AskUserQuestionRequest",
+    "BAD_RESPONSE",
+    "CALLER_NOT_LIVE",
+    "DELEGATED_CALLER",
+    "DUPLICATE_PROVIDER",
+    "Deadline",
+    "EMPTY_QUESTIONS",
+    "HarnessError",
+    "INVALID_ANSWER",
+    "INVALID_QUESTIONS",
+    "LIMITS",
+    "NOT_PENDING",
+    "NO_PROVIDER",
+    "PendingEntry",
+    "PendingQuestions",
+    "ScriptedProvider",
+    "UserInteraction",
+    "UserInteractionError",
+    "UserInteractionProvider",
+    "WRONG_SESSION",
+    "check_questions",
+    "display_label",
+    "display_width",
+    "is_recommended",
+    "sanitize",
+    "sanitize_line",
+    "validate_answer",
+])
+
+
+def test_public_names_are_pinned():
+    assert sorted(seam.__all__) == PUBLIC_NAMES
+    assert len(set(seam.__all__)) == len(seam.__all__)
+
+
+def test_every_public_name_exists():
+    assert [name for name in seam.__all__ if not hasattr(seam, name)] == []
+
+
+def test_the_vocabulary_has_no_forbidden_fields():
+    fields = set()
+    for model in (seam.AskUserQuestionOption, seam.AskUserQuestionItem,
+                  seam.AskUserQuestionAnswerItem, seam.AskUserQuestionAnswer):
+        fields |= set(model.model_fields)
+    assert fields.isdisjoint({"value", "recommended", "allow_custom", "desc"})
+    assert set(seam.AskUserQuestionItem.model_fields) == {
+        "id", "question", "detail", "header", "options", "multi_select"}
+    assert set(seam.AskUserQuestionOption.model_fields) == {"label", "description"}
+    assert set(seam.AskUserQuestionAnswerItem.model_fields) == {"id", "selected", "custom"}
+
+
+ABOVE_THE_SEAM = ("dsh_cli.tools", "dsh_cli.agent", "dsh_cli.models", "dsh_cli.providers",
+                  "dsh_cli.cli", "dsh_cli.store", "dsh_cli.runtime")
+HEAVY = ("prompt_toolkit", "openai", "starlette", "uvicorn", "sqlite3", "httpx")
+
+
+def loaded_after(statement: str) -> list[str]:
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def offending(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
+
+
+def test_the_seam_imports_nothing_above_it():
+    modules = loaded_after("import dsh_cli.interaction")
+    assert "dsh_cli.interaction" in modules
+    assert offending(modules, ABOVE_THE_SEAM + HEAVY) == []
