@@ -1,0 +1,30 @@
+"""The alert when a question appears, so a human who looked away comes back to answer it."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from dsh_cli.events import Event, QuestionRequested
+
+__all__ = ["BELL", "OSC9", "QuestionAlert"]
+
+BELL = "\a"
+# OSC 9 is a desktop notification in iTerm2, WezTerm, kitty, Windows Terminal and others.
+OSC9 = "\x1b]9;dsh: a question is waiting for you\x07"
+
+
+class QuestionAlert:
+    """An ``EventStream`` listener: ``bell``, ``osc9`` or ``none`` on each question batch."""
+
+    def __init__(self, stream: TextIO, mode: str = "bell") -> None:
+        self.stream = stream
+        self.mode = mode
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, QuestionRequested) or self.mode == "none":
+            return
+        isatty = getattr(self.stream, "isatty", None)
+        if not (isatty and isatty()):
+            return  # a pipe or a file gets no control characters
+        self.stream.write(OSC9 if self.mode == "osc9" else BELL)
+        self.stream.flush()

@@ -1,0 +1,127 @@
+"""Slash commands of the chat: ``/help``, ``/exit``, ``/new``, ``/model``, ``/sessions``."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_cli.events import SessionStarted
+from dsh_cli.interaction import HarnessError, sanitize_line
+
+__all__ = ["COMMANDS", "EXIT", "Command", "run_command", "start_new_session"]
+
+EXIT = object()
+KEYS = ("keys: enter send · ↑ history · ctrl-c stop the reply (or cancel a question) · "
+        "ctrl-d exit")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A slash command: ``handler(repl, argument)`` returns ``EXIT`` to end the chat."""
+
+    help: str
+    handler: Callable[[Any, str], Any]
+
+
+def _help(repl: Any, argument: str) -> None:
+    for name, command in COMMANDS.items():
+        if name != "quit":
+            repl.renderer.line(f"/{name:<9} {command.help}")
+    repl.renderer.line(KEYS, dim=True)
+
+
+def _exit(repl: Any, argument: str) -> object:
+    return EXIT
+
+
+def _new(repl: Any, argument: str) -> None:
+    session_id = start_new_session(repl.runtime)
+    repl.renderer.line(f"new session {session_id}", dim=True)
+
+
+def _model(repl: Any, argument: str) -> None:
+    settings = repl.runtime.settings
+    name = repl.runtime.model.name
+    from dsh_cli.models.resolve import needs_api_key
+
+    where = f" at {settings.base_url}" if needs_api_key(name) else ""
+    repl.renderer.line(f"model {name}{where} (change it with -m/--model or DSH_MODEL)")
+
+
+def _sessions(repl: Any, argument: str) -> None:
+    store = repl.runtime.store
+    if store is None:
+        repl.renderer.line("sessions are not being stored")
+        return
+    sessions = list(store.list_sessions())[:10]
+    if not sessions:
+        repl.renderer.line("no stored sessions yet")
+    for session in sessions:
+        current = "*" if _field(session, "id") == repl.runtime.session_id else " "
+        title = sanitize_line(str(_field(session, "title") or "(untitled)"))[:50]
+        repl.renderer.line(f"{current} {_field(session, 'id')}  "
+                           f"{_field(session, 'updated_at')}  {title}")
+    repl.renderer.line("resume one with: dsh chat -r ID", dim=True)
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+COMMANDS: dict[str, Command] = {
+    "help": Command("show the commands and keys", _help),
+    "exit": Command("end the chat (also ctrl-d)", _exit),
+    "quit": Command("end the chat", _exit),
+    "new": Command("start a new session (the conversation so far is kept in the store)", _new),
+    "model": Command("show the model in use", _model),
+    "sessions": Command("list recent stored sessions", _sessions),
+}
+
+
+async def run_command(repl: Any, text: str) -> object | None:
+    """Run ``/name argument``; an unknown name gets a hint, a failure one line."""
+    name, _, argument = text[1:].partition(" ")
+    command = COMMANDS.get(name.lower())
+    if command is None:
+        repl.renderer.line(f"unknown command /{sanitize_line(name)[:40]}; /help lists them")
+        return None
+    try:
+        return command.handler(repl, argument.strip())
+    except HarnessError as error:
+        repl.renderer.line(f"dsh: {error.code}: {error.message}")
+        return None
+
+
+def start_new_session(runtime: Any) -> str:
+    """A fresh conversation on the same model, tools and system prompt; its id."""
+    if hasattr(runtime, "new_session"):
+        session_id = runtime.new_session()
+    else:
+        session_id = _fresh_session(runtime)
+    runtime.events.emit(SessionStarted(session_id, runtime.model.name))
+    return session_id
+
+
+def _fresh_session(runtime: Any) -> str:
+    """Until ``Runtime.new_session`` exists: the same steps, from outside."""
+    loop = runtime.loop
+    system = loop.messages[0] if loop.messages and loop.messages[0].get("role") == "system" \
+        else None
+    if runtime.store is not None:
+        for closer in runtime._closers:
+            closer()
+        runtime._closers.clear()
+        session_id = runtime.store.create_session(
+            runtime.model.name, system=system["content"] if system else None)
+        runtime._closers.append(runtime.store.record(runtime.events, session_id))
+    else:
+        session_id = "s_" + secrets.token_hex(6)
+    loop.messages = [system] if system else []
+    loop.session_id = session_id
+    loop.resume_rpc_ids = {}
+    runtime.session_id = session_id
+    runtime.ui.session_id = session_id
+    runtime.resumed = False
+    return session_id

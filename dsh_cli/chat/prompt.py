@@ -1,0 +1,86 @@
+"""Where the chat reads the human's next message: a prompt-toolkit prompt, or plain lines.
+
+Both have ``async read() -> str | None``: the line typed, or None when the human is done
+(ctrl-d on an empty line, end of input).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["PROMPT", "PlainPrompt", "TerminalPrompt", "history_path"]
+
+PROMPT = "› "
+PLAIN_PROMPT = "> "
+
+
+def history_path() -> Path:
+    """The prompt history file, in the data directory."""
+    from dsh_cli.config import data_dir
+
+    return data_dir() / "history"
+
+
+def _private_file(path: Path) -> None:
+    """Create ``path`` readable by its owner only: the history may hold anything typed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+
+
+class TerminalPrompt:
+    """A prompt-toolkit line editor with persistent history (up arrow, ctrl-r)."""
+
+    def __init__(self, *, history: Path | None = None, input: Any = None, output: Any = None,
+                 message: str = PROMPT) -> None:
+        self.history = history
+        self.input = input
+        self.output = output
+        self.message = message
+        self._session: Any = None
+
+    def _prompt_session(self) -> Any:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+        if self.history is not None:
+            _private_file(self.history)
+            history: Any = FileHistory(str(self.history))
+        else:
+            history = InMemoryHistory()
+        return PromptSession(history=history, input=self.input, output=self.output)
+
+    async def read(self) -> str | None:
+        if self._session is None:
+            self._session = self._prompt_session()
+        while True:
+            try:
+                return await self._session.prompt_async(self.message)
+            except EOFError:
+                return None
+            except KeyboardInterrupt:
+                continue  # ctrl-c on the prompt drops the line, as a shell does
+
+
+class PlainPrompt:
+    """Plain line reading for screen readers, ``TERM=dumb`` and pipes: no cursor movement.
+
+    ``lines`` is the ``LineReader`` the plain question provider reads from too, so the
+    prompt and the questions take turns on one input instead of racing for its lines.
+    """
+
+    def __init__(self, lines: Any, output: TextIO, *, message: str = PLAIN_PROMPT) -> None:
+        self.lines = lines
+        self.output = output
+        self.message = message
+
+    async def read(self) -> str | None:
+        self.output.write(self.message)
+        self.output.flush()
+        line = await self.lines.readline()
+        if line is None:
+            self.output.write("\n")
+            self.output.flush()
+        return line

@@ -1,0 +1,51 @@
+"""``dsh chat`` and ``dsh demo``: the interactive chat loop; questions drawn inline."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from dsh_cli.cli.options import agent_options
+
+__all__ = ["chat", "demo"]
+
+
+def _plain_option(command: Any) -> Any:
+    return click.option(
+        "--plain", is_flag=True,
+        help="Plain line prompts (screen readers, TERM=dumb); also used without a terminal.",
+    )(command)
+
+
+def _start(options: dict[str, Any], *, demo: bool) -> None:
+    if options.get("continue_") and options.get("resume"):
+        raise click.UsageError("use -c/--continue or -r/--resume, not both")
+    from dsh_cli.chat.app import chat_main
+    from dsh_cli.cli.interrupts import run_main
+
+    # SIGINT is the chat's own: it stops the reply being streamed, not the process.
+    sys.exit(run_main(chat_main(options, demo=demo), handle_sigint=False))
+
+
+@click.command()
+@agent_options
+@_plain_option
+def chat(**options: Any) -> None:
+    """Chat with the model; its questions are drawn right in the conversation.
+
+    With no API key and no model configured, this runs the offline demo model.
+    """
+    _start(options, demo=False)
+
+
+@click.command()
+@click.option("-s", "--system", metavar="TEXT", help="System prompt.")
+@click.option("--question-timeout", type=float, metavar="SECONDS",
+              help="Give up on an unanswered question batch after SECONDS.")
+@click.option("--no-ask", is_flag=True, help="Do not offer ask_user_question to the model.")
+@_plain_option
+def demo(**options: Any) -> None:
+    """Chat with the built-in offline demo model (no key, no network)."""
+    _start(options, demo=True)
