@@ -1,0 +1,366 @@
+"""The OpenAI-compatible chat client: DeepSeek by default, any compatible endpoint by URL.
+
+It streams with the official ``openai`` SDK, imported on first use (never when this
+module is imported, so resolving a model stays cheap; ``preload()`` warms it ahead).
+The SDK's own retries are off: this client retries itself, and only while nothing of
+the turn has been yielded, so a retry can never repeat text the caller already has.
+
+Every failure is a ``ModelError`` with one of these codes and a one-line message that
+never contains the API key (it is scrubbed from any text a server sends back):
+
+    MODEL_AUTH          401/403: the key is missing, wrong or not allowed
+    MODEL_NOT_FOUND     404: unknown model, or a base URL without that endpoint
+    MODEL_BAD_REQUEST   other 4xx: the server refused the request
+    MODEL_CONTEXT       400/413 saying the conversation is longer than the context window
+    MODEL_RATE_LIMIT    429 still refused after the retries, or a Retry-After too long to wait
+    MODEL_SERVER        5xx (and 409) still failing after the retries
+    MODEL_TIMEOUT       no response, or no data mid-stream, within ``timeout`` seconds
+    MODEL_CONNECTION    the server could not be reached, after the retries
+    MODEL_STREAM        the stream broke off or ended before the message was complete
+
+Retried, with exponential backoff from ``retry_base_delay`` (capped at
+``max_retry_delay``) or the server's ``Retry-After``/``retry-after-ms`` when it sends
+one: 429, 5xx, 408, 409 and connection failures, ``max_retries`` times. Timeouts are not
+retried: a server that is silent for ``timeout`` seconds is reported at once.
+``timeout`` bounds each wait for data, not the whole turn, so long answers still stream.
+
+DeepSeek's ``reasoning_content`` (``deepseek-reasoner``) is yielded as ``ReasoningDelta``
+and never sent back: it is removed from any message before a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_cli.interaction.sanitize import sanitize_line
+from dsh_cli.models.base import ModelError, StreamItem
+from dsh_cli.models.turn_assembly import TurnAssembler
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "MODEL_AUTH",
+    "MODEL_BAD_REQUEST",
+    "MODEL_CONNECTION",
+    "MODEL_CONTEXT",
+    "MODEL_NOT_FOUND",
+    "MODEL_RATE_LIMIT",
+    "MODEL_SERVER",
+    "MODEL_STREAM",
+    "MODEL_TIMEOUT",
+    "OpenAIChatModel",
+    "RetryNotice",
+]
+
+DEFAULT_MODEL = "deepseek-chat"
+DEFAULT_BASE_URL = "https://api.deepseek.com"
+
+MODEL_AUTH = "MODEL_AUTH"
+MODEL_NOT_FOUND = "MODEL_NOT_FOUND"
+MODEL_BAD_REQUEST = "MODEL_BAD_REQUEST"
+MODEL_CONTEXT = "MODEL_CONTEXT"
+MODEL_RATE_LIMIT = "MODEL_RATE_LIMIT"
+MODEL_SERVER = "MODEL_SERVER"
+MODEL_TIMEOUT = "MODEL_TIMEOUT"
+MODEL_CONNECTION = "MODEL_CONNECTION"
+MODEL_STREAM = "MODEL_STREAM"
+
+# Fields of a stored message that are ours or a provider's output, never API input.
+_NOT_FOR_THE_API = ("reasoning_content", "reasoning")
+
+_CONTEXT_PATTERNS = re.compile(
+    r"context[ _-]?length|context window|context size|maximum context|too many tokens|"
+    r"prompt is too long|reduce the length",
+    re.IGNORECASE,
+)
+_MAX_DETAIL = 300
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """Told to ``on_retry`` before each wait: which attempt failed, why, and for how long."""
+
+    attempt: int
+    delay: float
+    error: ModelError
+
+
+class _Failure(Exception):
+    """An error already translated, with whether and when it may be retried."""
+
+    def __init__(self, error: ModelError, retry: bool, retry_after: float | None = None):
+        super().__init__(error.message)
+        self.error = error
+        self.retry = retry
+        self.retry_after = retry_after
+
+
+class OpenAIChatModel:
+    """``ChatModel`` over ``POST {base_url}/chat/completions`` with ``stream: true``."""
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        retry_base_delay: float = 0.5,
+        max_retry_delay: float = 8.0,
+        max_retry_after: float = 60.0,
+        include_usage: bool = True,
+        on_retry: Callable[[RetryNotice], None] | None = None,
+    ) -> None:
+        self.name = model
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.max_retry_delay = max_retry_delay
+        self.max_retry_after = max_retry_after
+        self.include_usage = include_usage
+        self.on_retry = on_retry
+        self.__key = api_key or ""
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # the key stays out of logs and tracebacks
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    def preload(self) -> None:
+        """Import the SDK now (e.g. in a thread while the human types), not at first call."""
+        import openai  # noqa: F401
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the current event loop's client."""
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
+
+    def _client_for_loop(self) -> Any:
+        # An SDK client's connection pool belongs to the loop it first ran on. Our own
+        # httpx client, unlike the SDK's default one, does not try to close itself on a
+        # dead loop when it is dropped (noise on stderr when a loop was left unclosed).
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+
+            self._client = AsyncOpenAI(
+                api_key=self.__key or "missing",
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=0,
+                http_client=DefaultAsyncHttpxClient(),
+            )
+            self._client_loop = loop
+        return self._client
+
+    def _request(self, messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [_for_the_api(message) for message in messages],
+            "stream": True,
+        }
+        if tools:  # an empty list is refused by OpenAI itself
+            request["tools"] = tools
+        if self.include_usage:
+            request["stream_options"] = {"include_usage": True}
+        return request
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[StreamItem]:
+        """Yield text and reasoning deltas as they arrive, then the ``Completion``."""
+        import openai
+
+        client = self._client_for_loop()
+        request = self._request(messages, tools)
+        attempt = 0
+        while True:
+            assembler = TurnAssembler()
+            yielded = False
+            opened = False
+            try:
+                try:
+                    response = await client.chat.completions.create(**request)
+                    opened = True
+                    try:
+                        async for chunk in response:
+                            for item in assembler.feed(chunk):
+                                yielded = True
+                                yield item
+                    finally:
+                        await response.close()
+                except openai.OpenAIError as error:
+                    raise self._translate(error, opened) from None
+                except json.JSONDecodeError:
+                    raise _Failure(ModelError(
+                        "the model stream sent data that is not JSON", MODEL_STREAM),
+                        retry=True) from None
+                if assembler.finish_reason is None:
+                    raise _Failure(ModelError(
+                        "the model stream ended before the message was complete",
+                        MODEL_STREAM), retry=True)
+            except _Failure as failure:
+                if yielded or not failure.retry or attempt >= self.max_retries:
+                    raise failure.error from None
+                delay = self._backoff(attempt, failure.retry_after)
+                if delay is None:
+                    raise failure.error from None
+                attempt += 1
+                if self.on_retry is not None:
+                    self.on_retry(RetryNotice(attempt, delay, failure.error))
+                await asyncio.sleep(delay)
+                continue
+            yield assembler.completion()
+            return
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float | None:
+        """Seconds to wait before retry ``attempt + 1``; None when the server asks too much."""
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        delay = min(self.retry_base_delay * (2 ** attempt), self.max_retry_delay)
+        return delay * (1 - 0.25 * random.random())  # jitter: clients do not retry in step
+
+    def _translate(self, error: Exception, opened: bool) -> _Failure:
+        """An SDK error as a ``_Failure`` holding a one-line, key-free ``ModelError``."""
+        import openai
+
+        where = _host(self.base_url)
+        if isinstance(error, openai.APITimeoutError):
+            wait = "data" if opened else "a response"
+            return _Failure(ModelError(
+                f"no {wait} from {where} within {self.timeout:g}s (model {self.model})",
+                MODEL_TIMEOUT), retry=False)
+        if isinstance(error, openai.APIConnectionError):
+            cause = error.__cause__
+            reason = str(cause) if cause is not None and str(cause) else error.message
+            if opened:
+                return _Failure(ModelError(
+                    f"the connection to {where} broke off mid-stream: "
+                    f"{self._clean(reason)}", MODEL_STREAM), retry=True)
+            return _Failure(ModelError(
+                f"cannot reach {where}: {self._clean(reason)}", MODEL_CONNECTION), retry=True)
+        if isinstance(error, openai.APIStatusError):
+            return self._translate_status(error, where)
+        if isinstance(error, openai.APIError):  # an error event inside the stream
+            detail = self._detail(error)
+            code = MODEL_CONTEXT if _CONTEXT_PATTERNS.search(detail) else MODEL_STREAM
+            return _Failure(ModelError(f"{where} reported an error mid-stream: {detail}", code),
+                            retry=False)
+        return _Failure(ModelError(
+            f"model client error: {self._clean(str(error) or type(error).__name__)}",
+            MODEL_STREAM), retry=False)
+
+    def _translate_status(self, error: Any, where: str) -> _Failure:
+        status = error.status_code
+        detail = self._detail(error)
+        said = f" (HTTP {status}: {detail})" if detail else f" (HTTP {status})"
+        if status in (401, 403):
+            return _Failure(ModelError(
+                f"{where} rejected the API key{said}; check DSH_API_KEY (or DEEPSEEK_API_KEY, "
+                "OPENAI_API_KEY)", MODEL_AUTH), retry=False)
+        if status == 404:
+            return _Failure(ModelError(
+                f"model {self.model!r} not found at {where}{said}; check --model and "
+                "--base-url", MODEL_NOT_FOUND), retry=False)
+        if status == 429:
+            quota = str(getattr(error, "code", "") or "") == "insufficient_quota"
+            return _Failure(ModelError(f"{where} is rate limiting requests{said}",
+                                       MODEL_RATE_LIMIT),
+                            retry=not quota, retry_after=_retry_after(error.response.headers))
+        if status >= 500 or status in (408, 409):
+            code = MODEL_TIMEOUT if status == 408 else MODEL_SERVER
+            return _Failure(ModelError(f"{where} failed to answer{said}", code),
+                            retry=True, retry_after=_retry_after(error.response.headers))
+        if status in (400, 413, 422) and (
+            getattr(error, "code", None) == "context_length_exceeded"
+            or _CONTEXT_PATTERNS.search(detail)
+        ):
+            return _Failure(ModelError(
+                f"the conversation is too long for model {self.model}{said}", MODEL_CONTEXT),
+                retry=False)
+        return _Failure(ModelError(f"{where} refused the request{said}", MODEL_BAD_REQUEST),
+                        retry=False)
+
+    def _detail(self, error: Any) -> str:
+        """The server's own words, one line, short, key scrubbed."""
+        body = getattr(error, "body", None)
+        message: Any = None
+        if isinstance(body, dict):
+            message = body.get("message") or body.get("error") or body.get("detail")
+        elif isinstance(body, str):
+            message = body
+        if not message:
+            message = getattr(error, "message", "") or ""
+            message = re.sub(r"^Error code: \d+( - )?", "", str(message))
+        if not isinstance(message, str):
+            message = json.dumps(message, ensure_ascii=False)
+        return self._clean(message)
+
+    def _clean(self, text: str) -> str:
+        text = _scrub(sanitize_line(text), self.__key)
+        text = re.sub(r"\s+", " ", text).strip()
+        if len(text) > _MAX_DETAIL:
+            text = text[:_MAX_DETAIL - 1] + "…"
+        return text
+
+
+def _for_the_api(message: dict[str, Any]) -> dict[str, Any]:
+    """The message without fields the API must not get back (reasoning)."""
+    if any(name in message for name in _NOT_FOR_THE_API):
+        return {k: v for k, v in message.items() if k not in _NOT_FOR_THE_API}
+    return message
+
+
+def _host(base_url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    return parts.netloc or base_url
+
+
+def _scrub(text: str, key: str) -> str:
+    """Remove the key, and any word holding a long piece of it (masked echoes)."""
+    if not key:
+        return text
+    text = text.replace(key, "[key]")
+    if len(key) < 12:
+        return text
+    head, tail = key[:8], key[-8:]
+    return " ".join("[key]" if head in word or tail in word else word
+                    for word in text.split(" "))
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
