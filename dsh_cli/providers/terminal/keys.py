@@ -1,0 +1,50 @@
+"""Key bindings: one flat table, each key one ``BatchState`` method (no filters, no modes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dsh_cli.providers.terminal.state import BatchState
+
+__all__ = ["build_key_bindings"]
+
+
+def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
+                       on_done: Callable[[Any], None]) -> Any:
+    """Bindings that call ``on_key()`` first (it stops a countdown), then the state."""
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
+
+    bindings = KeyBindings()
+
+    def bind(*keys: str, action: Callable[[Any], None]) -> None:
+        @bindings.add(*keys, eager=True)
+        def _(event: Any) -> None:
+            on_key()
+            action(event)
+            if state.done:
+                on_done(event.app)
+
+    table: dict[str, Callable[[], None]] = {
+        "up": state.up, "down": state.down, "left": state.left, "right": state.right,
+        "space": state.space, "enter": state.enter, "c-j": state.enter,
+        "tab": state.focus_other, "c-s": state.skip, "escape": state.escape,
+        "c-c": state.cancel, Keys.SIGINT: state.cancel,
+        "backspace": state.backspace, "delete": state.delete,
+        "home": state.home, "c-a": state.home, "end": state.end, "c-e": state.end,
+        "c-u": state.kill_before,
+        "pageup": lambda: state.page(-1), "pagedown": lambda: state.page(+1),
+    }
+    for key, method in table.items():
+        bind(key, action=lambda event, method=method: method())
+    for number in range(10):
+        bind(str(number), action=lambda event, number=number: state.digit(number))
+    bind(Keys.BracketedPaste, action=lambda event: state.insert(event.data))
+    bind(Keys.Any, action=lambda event: _printable(state, event.data))
+    return bindings
+
+
+def _printable(state: BatchState, data: str) -> None:
+    if data and data.isprintable():
+        state.letter(data)

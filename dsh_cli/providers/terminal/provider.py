@@ -1,0 +1,217 @@
+"""``TerminalProvider``: the inline prompt-toolkit question UI behind the seam.
+
+It shows one batch at a time (the seam queues the rest) and always restores the terminal:
+on an answer, a cancel (esc, ctrl-c), and when its ``ask`` is cancelled by the seam
+(abort, timeout, disposal) or by the process (SIGTERM, SIGHUP). It then leaves a one-line
+summary on screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from dsh_cli.interaction import (
+    ASK_ABORTED,
+    ASK_CANCELLED,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    UserInteractionError,
+    sanitize_line,
+)
+from dsh_cli.providers.terminal.state import BatchState
+
+__all__ = ["NOTIFY_CHOICES", "TerminalProvider", "terminal_provider"]
+
+NOTIFY_CHOICES = ("none", "bell", "osc9")
+
+_STYLE = {
+    "title": "bold",
+    "question": "bold",
+    "detail": "dim",
+    "current": "bold",
+    "badge": "bold fg:ansigreen",
+    "chosen": "fg:ansigreen",
+    "description": "dim",
+    "more": "dim",
+    "hint": "bold fg:ansiyellow",
+    "countdown": "fg:ansicyan",
+    "keys": "dim",
+    "skipped": "italic",
+    "unanswered": "bold fg:ansired",
+}
+
+
+class TerminalProvider:
+    """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
+
+    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none") -> None:
+        if notify not in NOTIFY_CHOICES:
+            raise ValueError(f"notify must be one of {', '.join(NOTIFY_CHOICES)}")
+        self.input = input
+        self.output = output
+        self.notify = notify
+        self.state: BatchState | None = None  # the batch on screen, for tests and callers
+
+    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+        """Show the batch until it is answered or cancelled (``ASK_CANCELLED``)."""
+        from prompt_toolkit.application.current import get_app_session
+
+        session = get_app_session()
+        output = self.output or session.output
+        state = self.state = BatchState(list(request.questions))
+        screen = _Screen(state, request, self.input or session.input, output)
+        self._alert(output, request)
+        task = asyncio.ensure_future(screen.app.run_async())
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await screen.close(task, _ending(request))
+            raise
+        except EOFError:
+            raise UserInteractionError("input closed", ASK_ABORTED) from None
+        finally:
+            screen.stop_countdown()
+        if state.outcome is None:
+            raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+        return state.outcome
+
+    def _alert(self, output: Any, request: AskUserQuestionRequest) -> None:
+        """The terminal alert when a question appears (BEL, or an OSC 9 notification)."""
+        if self.notify == "none":
+            return
+        if self.notify == "bell":
+            output.write_raw("\a")
+        else:
+            first = request.questions[0]
+            text = sanitize_line(first.header or first.question).replace(";", ",")[:80]
+            output.write_raw(f"\x1b]9;dsh: {text}\x07")
+        output.flush()
+
+
+def _ending(request: AskUserQuestionRequest) -> str:
+    """Why the UI is being closed from outside: the timeout, or an abort."""
+    deadline = request.deadline
+    now = asyncio.get_running_loop().time()
+    if deadline is not None and not deadline.stopped and deadline.remaining(now) <= 0.05:
+        return "timed out"
+    return "aborted"
+
+
+class _Screen:
+    """The prompt-toolkit application drawing one ``BatchState``."""
+
+    def __init__(self, state: BatchState, request: AskUserQuestionRequest, input: Any,
+                 output: Any) -> None:
+        from prompt_toolkit.application import Application
+        from prompt_toolkit.filters import Condition
+        from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+        from prompt_toolkit.output import ColorDepth
+        from prompt_toolkit.styles import Style
+
+        from dsh_cli.providers.terminal.keys import build_key_bindings
+
+        self.state = state
+        self.deadline = request.deadline
+        self.ending_line: str | None = None
+        self._ticker: asyncio.Task[None] | None = None
+        control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)
+        window = Window(control, wrap_lines=False, dont_extend_height=True,
+                        always_hide_cursor=Condition(lambda: not self._cursor_shown()))
+        self.app: Any = Application(
+            layout=Layout(window),
+            key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish),
+            style=Style.from_dict(_STYLE),
+            full_screen=False,
+            input=input,
+            output=output,
+            color_depth=ColorDepth.DEPTH_1_BIT if os.environ.get("NO_COLOR") else None,
+            before_render=lambda app: self._start_countdown(),
+        )
+        self.app.ttimeoutlen = 0.1  # esc answers fast; escape sequences arrive in one read
+
+    def _cursor_shown(self) -> bool:
+        return self.ending_line is None and self.state.in_text
+
+    def _fragments(self) -> list[tuple[str, str]]:
+        from dsh_cli.providers.terminal.render import render
+
+        if self.ending_line is not None:
+            return [("", self.ending_line)]
+        size = self.app.output.get_size()
+        lines = render(self.state, size.columns, size.rows, countdown=self._countdown())
+        fragments: list[tuple[str, str]] = []
+        for number, line in enumerate(lines):
+            if number:
+                fragments.append(("", "\n"))
+            fragments.extend(line)
+        return fragments
+
+    def _countdown(self) -> str | None:
+        deadline = self.deadline
+        if deadline is None or deadline.stopped:
+            return None
+        seconds = math.ceil(deadline.remaining(asyncio.get_running_loop().time()))
+        return f"⏱ {seconds}s left · press any key to take your time"
+
+    def _start_countdown(self) -> None:
+        if self._ticker is None and self.deadline is not None and not self.deadline.stopped:
+            self._ticker = asyncio.ensure_future(self._tick())
+
+    async def _tick(self) -> None:
+        while self.deadline is not None and not self.deadline.stopped:
+            await asyncio.sleep(0.5)
+            self.app.invalidate()
+
+    def stop_countdown(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+
+    def _on_key(self) -> None:
+        if self.deadline is not None:
+            self.deadline.stop()
+
+    def _finish(self, app: Any) -> None:
+        from dsh_cli.providers.terminal.render import summary
+
+        self.ending_line = summary(self.state, app.output.get_size().columns)
+        if not app.future.done():
+            app.exit()
+
+    async def close(self, task: asyncio.Future[Any], ending: str) -> None:
+        """Close from outside (the ask was cancelled): summary, restore, wait for it."""
+        from dsh_cli.providers.terminal.render import summary
+
+        app = self.app
+        self.ending_line = summary(self.state, app.output.get_size().columns, ending)
+        future = app.future
+        if app.is_running and future is not None and not future.done():
+            app.exit()  # the app redraws as done (the summary) and leaves raw mode
+        else:
+            task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+
+
+@contextlib.contextmanager
+def terminal_provider(target: str = "stdout", notify: str = "none") -> Iterator[TerminalProvider]:
+    """A ``TerminalProvider`` drawing on ``stdout``, ``stderr`` or ``tty`` (/dev/tty both ways)."""
+    from prompt_toolkit.input import create_input
+    from prompt_toolkit.output import create_output
+
+    with contextlib.ExitStack() as stack:
+        if target == "tty":
+            reader = stack.enter_context(open("/dev/tty", encoding="utf-8"))
+            writer = stack.enter_context(open("/dev/tty", "w", encoding="utf-8"))
+            input, output = create_input(reader), create_output(writer)
+        elif target in ("stdout", "stderr"):
+            stream = sys.stdout if target == "stdout" else sys.stderr
+            input, output = create_input(sys.stdin), create_output(stream)
+        else:
+            raise ValueError(f"unknown terminal target {target!r}")
+        yield TerminalProvider(input=input, output=output, notify=notify)

@@ -1,0 +1,318 @@
+"""The state of one question batch on screen, independent of prompt-toolkit.
+
+Every key of ``spec/terminal.md`` is one method here; the key bindings only dispatch.
+A question's ``highlight`` runs over its options and, last, the Other row: the Other
+field has focus exactly when the highlight is on that row (optionless questions are
+always in their text field). Drafts (checks, Other text, highlight) live per question,
+so moving between questions keeps them; an answer is recorded only when the human
+confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dsh_cli.interaction import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+)
+
+__all__ = ["ANSWER_FIRST", "AT_LEAST_ONE", "BatchState", "Draft"]
+
+AT_LEAST_ONE = "select at least one option, or type an answer"
+ANSWER_FIRST = "answer or skip this question first"
+EMPTY_TEXT = "type an answer, or press ctrl-s to skip"
+
+
+@dataclass
+class Draft:
+    """What the human has done so far on one question."""
+
+    highlight: int = 0
+    checked: set[int] = field(default_factory=set)
+    text: str = ""
+    cursor: int = 0
+    answer: AskUserQuestionAnswerItem | None = None
+    top: int = 0  # first visible row of the option list (kept by the renderer)
+    text_offset: int = 0  # first visible line of a long question or detail
+
+
+class BatchState:
+    """One batch, one question at a time, then (for two or more) the review screen."""
+
+    def __init__(self, questions: list[AskUserQuestionItem]) -> None:
+        self.questions = questions
+        self.drafts = [Draft() for _ in questions]
+        self.index = 0
+        self.screen = "question"  # or "review"
+        self.reviewing = False  # once the review was reached, advancing returns to it
+        self.hint: str | None = None
+        self.outcome: AskUserQuestionAnswer | None = None
+        self.cancelled = False
+        self.review_top = 0
+
+    # -- what is on screen -------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.cancelled or self.outcome is not None
+
+    @property
+    def question(self) -> AskUserQuestionItem:
+        return self.questions[self.index]
+
+    @property
+    def draft(self) -> Draft:
+        return self.drafts[self.index]
+
+    @property
+    def option_count(self) -> int:
+        return len(self.question.options or [])
+
+    @property
+    def in_text(self) -> bool:
+        """Whether typed characters are text (the Other field or an optionless question)."""
+        if self.screen != "question":
+            return False
+        return self.option_count == 0 or self.draft.highlight == self.option_count
+
+    def status(self, index: int) -> str:
+        """``answered``, ``skipped`` or ``unanswered``."""
+        answer = self.drafts[index].answer
+        if answer is None:
+            return "unanswered"
+        return "skipped" if answer.skipped else "answered"
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def up(self) -> None:
+        self.hint = None
+        if self.screen == "review":
+            self.review_top = max(0, self.review_top - 1)
+        elif self.option_count == 0:
+            self.prev()
+        else:
+            self._move(-1)
+
+    def down(self) -> None:
+        self.hint = None
+        if self.screen == "review":
+            self.review_top = min(len(self.questions) - 1, self.review_top + 1)
+        elif self.option_count == 0:
+            self.next()
+        else:
+            self._move(+1)
+
+    def left(self) -> None:
+        if self.in_text:
+            self.draft.cursor = max(0, self.draft.cursor - 1)
+        elif self.screen == "review":
+            self.hint = None
+            self._show(len(self.questions) - 1)
+        else:
+            self.prev()
+
+    def right(self) -> None:
+        if self.in_text:
+            self.draft.cursor = min(len(self.draft.text), self.draft.cursor + 1)
+        elif self.screen == "question":
+            self.next()
+
+    def digit(self, number: int) -> None:
+        if self.in_text:
+            self.insert(str(number))
+            return
+        self.hint = None
+        if self.screen == "review":
+            if 1 <= number <= len(self.questions):
+                self._show(number - 1)
+            else:
+                self.hint = f"no question {number}: press 1-{len(self.questions)}"
+            return
+        count = self.option_count
+        if number == count + 1:
+            self.draft.highlight = count
+        elif 1 <= number <= count:
+            self.draft.highlight = number - 1
+            if self.question.is_multi:
+                self._toggle(number - 1)
+            else:
+                self._choose(number - 1)
+        else:
+            self.hint = f"no option {number}: press 1-{min(count, 9)}" + (
+                f", or {count + 1} for Other" if count + 1 <= 9 else ""
+            )
+
+    def space(self) -> None:
+        if self.in_text:
+            self.insert(" ")
+        elif self.screen == "question":
+            self.hint = None
+            if self.question.is_multi:
+                self._toggle(self.draft.highlight)
+            else:
+                self._choose(self.draft.highlight)
+
+    def enter(self) -> None:
+        self.hint = None
+        if self.screen == "review":
+            self._submit()
+        elif self.in_text:
+            text = self.draft.text.strip()
+            if not text:
+                self.hint = EMPTY_TEXT
+                return
+            self._record(AskUserQuestionAnswerItem(id=self.question.id, custom=text))
+        elif self.question.is_multi:
+            draft = self.draft
+            if draft.text.strip():  # Other text overrides the checks, never supplements them
+                self._record(AskUserQuestionAnswerItem(id=self.question.id,
+                                                       custom=draft.text.strip()))
+            elif draft.checked:
+                labels = self.question.labels
+                self._record(AskUserQuestionAnswerItem(
+                    id=self.question.id, selected=[labels[i] for i in sorted(draft.checked)]))
+            else:
+                self.hint = AT_LEAST_ONE
+        else:
+            self._choose(self.draft.highlight)
+
+    def focus_other(self) -> None:
+        """``tab`` or ``o`` on the option list."""
+        if self.screen == "question" and not self.in_text:
+            self.hint = None
+            self.draft.highlight = self.option_count
+
+    def letter(self, char: str) -> None:
+        """A printable key: text in a text field, a command letter on the list."""
+        if self.in_text:
+            self.insert(char)
+        elif self.screen == "question" and char == "o":
+            self.focus_other()
+        elif self.screen == "question" and char == "s":
+            self.skip()
+
+    def skip(self) -> None:
+        """``s`` on the list, ``ctrl-s`` anywhere on a question."""
+        if self.screen != "question":
+            return
+        self.hint = None
+        self._record(AskUserQuestionAnswerItem(id=self.question.id))
+
+    def escape(self) -> None:
+        """``esc``: back to the options from the Other field, else cancel the batch."""
+        if self.in_text and self.option_count > 0:
+            self.hint = None
+            self.draft.highlight = self.option_count - 1
+        else:
+            self.cancel()
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def prev(self) -> None:
+        self.hint = None
+        if self.screen == "review":
+            self._show(len(self.questions) - 1)
+        elif self.index > 0:
+            self._show(self.index - 1)
+
+    def next(self) -> None:
+        self.hint = None
+        if self.screen != "question":
+            return
+        if self.index + 1 < len(self.questions):
+            self._show(self.index + 1)
+        elif len(self.questions) > 1:
+            self._review()
+        else:
+            self.hint = "answer or skip this question"
+
+    def page(self, direction: int) -> None:
+        """``pgup``/``pgdn``: scroll a long question or detail (the renderer clamps)."""
+        if self.screen == "question":
+            self.draft.text_offset = max(0, self.draft.text_offset + direction * 5)
+
+    # -- the text field --------------------------------------------------------------
+
+    def insert(self, text: str) -> None:
+        if not self.in_text:
+            return
+        self.hint = None
+        text = " ".join(text.splitlines())  # the field is one line; pastes lose their breaks
+        draft = self.draft
+        draft.text = draft.text[: draft.cursor] + text + draft.text[draft.cursor:]
+        draft.cursor += len(text)
+
+    def backspace(self) -> None:
+        draft = self.draft
+        if self.in_text and draft.cursor > 0:
+            draft.text = draft.text[: draft.cursor - 1] + draft.text[draft.cursor:]
+            draft.cursor -= 1
+
+    def delete(self) -> None:
+        draft = self.draft
+        if self.in_text:
+            draft.text = draft.text[: draft.cursor] + draft.text[draft.cursor + 1:]
+
+    def home(self) -> None:
+        if self.in_text:
+            self.draft.cursor = 0
+
+    def end(self) -> None:
+        if self.in_text:
+            self.draft.cursor = len(self.draft.text)
+
+    def kill_before(self) -> None:
+        """``ctrl-u``: delete from the start of the field to the cursor."""
+        if self.in_text:
+            draft = self.draft
+            draft.text = draft.text[draft.cursor:]
+            draft.cursor = 0
+
+    # -- transitions -----------------------------------------------------------------
+
+    def _move(self, delta: int) -> None:
+        rows = self.option_count + 1  # the options and the Other row
+        self.draft.highlight = (self.draft.highlight + delta) % rows
+
+    def _toggle(self, index: int) -> None:
+        if index >= self.option_count:
+            return
+        self.draft.checked ^= {index}
+
+    def _choose(self, index: int) -> None:
+        if index >= self.option_count:
+            return
+        label = self.question.labels[index]
+        self._record(AskUserQuestionAnswerItem(id=self.question.id, selected=[label]))
+
+    def _record(self, answer: AskUserQuestionAnswerItem) -> None:
+        self.draft.answer = answer
+        self._advance()
+
+    def _advance(self) -> None:
+        if len(self.questions) == 1:
+            self._submit()
+        elif self.reviewing or self.index + 1 == len(self.questions):
+            self._review()
+        else:
+            self._show(self.index + 1)
+
+    def _review(self) -> None:
+        self.screen = "review"
+        self.reviewing = True
+
+    def _show(self, index: int) -> None:
+        self.screen = "question"
+        self.index = index
+
+    def _submit(self) -> None:
+        for index in range(len(self.questions)):
+            if self.drafts[index].answer is None:
+                self._show(index)
+                self.hint = ANSWER_FIRST
+                return
+        self.outcome = AskUserQuestionAnswer(
+            answers=[draft.answer for draft in self.drafts if draft.answer is not None])
