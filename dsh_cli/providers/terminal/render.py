@@ -162,7 +162,8 @@ def _review(state: BatchState, width: int, height: int) -> list[Line]:
     if len(rows) > room:
         top = min(state.review_top, len(rows) - room)
         state.review_top = top
-        rows = [*rows[top:top + room - 1], [("class:more", f"   ↑↓ scroll · lines {top + 1}-{top + room - 1} of {len(rows)}")]]
+        note = f"   ↑↓ scroll · lines {top + 1}-{top + room - 1} of {len(rows)}"
+        rows = [*rows[top : top + room - 1], [("class:more", note)]]
     return lines + rows
 
 
