@@ -36,8 +36,9 @@ def _file_descriptor(stream: Any) -> int | None:
 class LineReader:
     """Reads lines in a background thread; ``await readline()`` is None at end of input."""
 
-    def __init__(self, stream: IO[str] | IO[bytes] | int) -> None:
+    def __init__(self, stream: IO[str] | IO[bytes] | int, *, errors: str = "replace") -> None:
         self._stream = stream
+        self._errors = errors  # how undecodable bytes are handed over (codecs error handler)
         self._queue: asyncio.Queue[str | None] | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -87,7 +88,7 @@ class LineReader:
         self._deliver(None)
 
     def _descriptor_lines(self, fd: int):  # type: ignore[no-untyped-def]
-        pending = b""
+        partial: list[bytes] = []  # pieces of a line longer than one read: joined once
         while True:
             try:
                 chunk = os.read(fd, _CHUNK)
@@ -95,20 +96,26 @@ class LineReader:
                 continue
             if not chunk:
                 break
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for raw in complete:
-                yield _decode(raw)
-        if pending:
-            yield _decode(pending)
+            first, *rest = chunk.split(b"\n")
+            partial.append(first)
+            if rest:
+                yield self._decode(b"".join(partial))
+                *complete, partial_tail = rest
+                for raw in complete:
+                    yield self._decode(raw)
+                partial = [partial_tail]
+        if any(partial):
+            yield self._decode(b"".join(partial))
 
     def _stream_lines(self):  # type: ignore[no-untyped-def]
         while True:
             raw = self._stream.readline()  # type: ignore[union-attr]
             if not raw:
                 return
-            yield raw.decode("utf-8", "replace").rstrip("\r\n") if isinstance(raw, bytes) \
-                else raw.rstrip("\r\n")
+            yield self._decode(raw) if isinstance(raw, bytes) else raw.rstrip("\r\n")
+
+    def _decode(self, raw: bytes) -> str:
+        return raw.decode("utf-8", self._errors).rstrip("\r\n")
 
     def close(self) -> None:
         """Stop handing lines over; a thread blocked in a read ends with the process."""
@@ -117,7 +124,3 @@ class LineReader:
         if self._queue is not None and self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
-
-
-def _decode(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace").rstrip("\r")
