@@ -79,10 +79,11 @@ def translated(path: Path) -> Iterator[None]:
 def _create_private(path: Path) -> None:
     """Create the file 0600 before SQLite does (its journal files copy this mode)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return
     except OSError as error:
         raise StoreError(
             f"session store {path}: cannot create it: {error.strerror}", STORE_ERROR, path

@@ -49,7 +49,7 @@ _OUTCOMES = ("answered", "cancelled", "aborted", "timeout")
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def assistant_message(event: AssistantMessage) -> dict[str, Any]:
