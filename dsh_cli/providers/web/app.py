@@ -1,0 +1,242 @@
+"""The ASGI app: routes of ``spec/web.md`` behind the token, Host, Origin and CSRF checks.
+
+Every request passes ``Guard`` first: a wrong ``Host`` (DNS rebinding), a missing or
+wrong session cookie or token, and on POSTs a missing or foreign ``Origin`` or a wrong
+``X-DSH-CSRF`` header are refused with 403. Every response carries a restrictive CSP and
+``Cache-Control: no-store``. Settlement goes through ``ui.pending``, the same table the
+JSON-lines relay uses, so first-wins and bad-responses-stay-pending hold here too.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+from dsh_cli.interaction import UserInteraction
+from dsh_cli.providers.web.feed import EventFeed
+
+__all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"cache-control", b"no-store"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+MAX_BODY = 1_000_000
+
+
+@dataclass(frozen=True)
+class WebSecrets:
+    """What a request must show: the token (or its cookie), an allowed Host, the CSRF value."""
+
+    token: str
+    csrf: str
+    cookie_name: str
+    allowed_hosts: frozenset[str]
+
+    def token_ok(self, candidate: str | None) -> bool:
+        return candidate is not None and hmac.compare_digest(
+            candidate.encode(), self.token.encode()
+        )
+
+    def csrf_ok(self, candidate: str | None) -> bool:
+        return candidate is not None and hmac.compare_digest(
+            candidate.encode(), self.csrf.encode()
+        )
+
+
+class Guard:
+    """Pure ASGI middleware: refuse what fails a check, stamp headers on what passes."""
+
+    def __init__(self, app: Any, secrets: WebSecrets) -> None:
+        self.app = app
+        self.secrets = secrets
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self.refusal(scope)
+
+        async def stamped(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                drop = {name for name, _ in SECURITY_HEADERS}
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in drop]
+                message = {**message, "headers": headers + SECURITY_HEADERS}
+            await send(message)
+
+        if refusal is not None:
+            body = f"dsh: forbidden: {refusal}\n".encode()
+            await stamped({"type": "http.response.start", "status": 403, "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, stamped)
+
+    def refusal(self, scope: dict[str, Any]) -> str | None:
+        """Why this request is refused, or None when it may pass."""
+        headers = _headers(scope)
+        host = headers.get("host", "").lower()
+        if host not in self.secrets.allowed_hosts:
+            return "unexpected Host header"
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if "token" in query:
+            if not self.secrets.token_ok(query["token"][0]):
+                return "wrong token"
+        elif not self.secrets.token_ok(_cookie(headers.get("cookie"), self.secrets.cookie_name)):
+            return "no session: open the URL dsh printed (with its token)"
+        if scope["method"] not in ("GET", "HEAD"):
+            if headers.get("origin") != f"http://{host}":
+                return "missing or foreign Origin"
+            if not self.secrets.csrf_ok(headers.get("x-dsh-csrf")):
+                return "missing or wrong CSRF value"
+        return None
+
+
+def _headers(scope: dict[str, Any]) -> dict[str, str]:
+    # a repeated header takes its first value: the checks never merge two Hosts
+    found: dict[str, str] = {}
+    for key, value in scope.get("headers", []):
+        found.setdefault(key.decode("latin-1").lower(), value.decode("latin-1"))
+    return found
+
+
+def _cookie(header: str | None, name: str) -> str | None:
+    if not header:
+        return None
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(header)
+    except Exception:  # a malformed Cookie header is simply no session
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
+
+def _static_text(name: str) -> str:
+    return resources.files("dsh_cli.providers.web").joinpath("static", name).read_text("utf-8")
+
+
+def create_app(
+    ui: UserInteraction,
+    feed: EventFeed,
+    secrets: WebSecrets,
+    on_message: Callable[[str], Any] | None = None,
+) -> Any:
+    """The Starlette app wrapped in its ``Guard``."""
+    from sse_starlette import EventSourceResponse
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+    from starlette.routing import Route
+
+    mode = "chat" if on_message is not None else "questions"
+    page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
+
+    async def index(request: Request) -> Response:
+        if "token" in request.query_params:
+            # the Guard checked the token; swap it for a cookie and clear the address bar
+            response = RedirectResponse("/", status_code=303)
+            response.set_cookie(secrets.cookie_name, secrets.token, httponly=True,
+                                samesite="strict", path="/")
+            return response
+        return HTMLResponse(page)
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return Response("not found\n", status_code=404, media_type="text/plain")
+        return Response(_static_text(name), media_type=STATIC[name])
+
+    async def events(request: Request) -> Response:
+        queue = feed.connect()
+
+        async def stream() -> Any:
+            try:
+                while True:
+                    item = await queue.get()
+                    if item is None:
+                        return
+                    yield {"event": item["type"], "data": json.dumps(item, ensure_ascii=False)}
+            finally:
+                feed.disconnect(queue)
+
+        return EventSourceResponse(stream(), ping=15)
+
+    async def respond(request: Request) -> Response:
+        frame = await _json_body(request)
+        if isinstance(frame, Response):
+            return frame
+        rpc_id = frame.get("rpc_id")
+        kind = frame.get("type")
+        if not isinstance(rpc_id, str):
+            return _bad_frame("rpc_id must be a string")
+        if kind == "question/answer":
+            session_id = frame.get("session_id")
+            if session_id is not None and not isinstance(session_id, str):
+                return _bad_frame("session_id must be a string")
+            ack = ui.pending.respond(rpc_id, frame.get("answers"), session_id)
+        elif kind == "question/cancel":
+            ack = ui.pending.cancel(rpc_id)
+        else:
+            return _bad_frame("type must be question/answer or question/cancel")
+        return JSONResponse(ack.to_json())
+
+    async def message(request: Request) -> Response:
+        if on_message is None:
+            return JSONResponse({"type": "error", "code": "NO_CHAT",
+                                 "message": "this dsh does not take messages"}, status_code=404)
+        frame = await _json_body(request)
+        if isinstance(frame, Response):
+            return frame
+        content = frame.get("content")
+        if not isinstance(content, str) or not content.strip():
+            return _bad_frame("content must be non-empty text")
+        result = on_message(content)
+        if inspect.isawaitable(result):
+            await result
+        return JSONResponse({"accepted": True}, status_code=202)
+
+    async def _json_body(request: Request) -> dict[str, Any] | Response:
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            return _bad_frame("body too large", 413)
+        try:
+            frame = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return _bad_frame("body is not JSON")
+        if not isinstance(frame, dict):
+            return _bad_frame("body is not a JSON object")
+        return frame
+
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/static/{name}", static, methods=["GET"]),
+        Route("/api/events", events, methods=["GET"]),
+        Route("/api/respond", respond, methods=["POST"]),
+        Route("/api/message", message, methods=["POST"]),
+    ]
+    return Guard(Starlette(routes=routes), secrets)
+
+
+def _bad_frame(message: str, status: int = 400) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"type": "error", "code": "BAD_FRAME", "message": message},
+                        status_code=status)

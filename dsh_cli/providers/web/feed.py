@@ -1,0 +1,86 @@
+"""The event feed: every event of ``ui.events`` fanned out to each connected browser.
+
+A browser that (re)connects first gets the pending batches again, with their original
+``rpc_id``s, then the transcript so far, then a ``replay/done`` marker listing what is
+still pending, so a page that missed a ``question/resolved`` while away can drop it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from dsh_cli.events import Event
+from dsh_cli.interaction import PendingQuestions
+
+__all__ = ["REPLAY_DONE", "EventFeed"]
+
+REPLAY_DONE = "replay/done"
+# Question events are not history: a pending batch is replayed from the table instead,
+# and a settled one must not come back on reload.
+_NOT_HISTORY = {"question/requested", "question/resolved", "response/ack"}
+_DELTAS = {"assistant/delta", "assistant/reasoning"}
+HISTORY_LIMIT = 2000
+
+
+class EventFeed:
+    """Subscribes to one event stream; each browser connection gets its own queue."""
+
+    def __init__(self, pending: PendingQuestions) -> None:
+        self.pending = pending
+        self.history: list[dict[str, Any]] = []
+        self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
+        self._closed = False
+
+    def attach(self, subscribe: Callable[[Callable[[Event], None]], Callable[[], None]]
+               ) -> Callable[[], None]:
+        """Subscribe to an event stream; returns the unsubscriber."""
+        return subscribe(self.publish)
+
+    def publish(self, event: Event | dict[str, Any]) -> None:
+        """Send one event to every connected browser and remember transcript events."""
+        data = event.to_json() if isinstance(event, Event) else dict(event)
+        self._remember(data)
+        for queue in self._clients:
+            queue.put_nowait(data)
+
+    def _remember(self, data: dict[str, Any]) -> None:
+        kind = data.get("type")
+        if kind in _NOT_HISTORY:
+            return
+        if kind == "assistant/message":
+            # the full message supersedes the streamed pieces that built it
+            self.history = [item for item in self.history if item.get("type") not in _DELTAS]
+        self.history.append(data)
+        if len(self.history) > HISTORY_LIMIT:
+            del self.history[: len(self.history) - HISTORY_LIMIT]
+
+    def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
+        """A new browser connection: replay first, then live events (no gap, no repeat)."""
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        replay = [event.to_json() for event in self.pending.replay()]
+        for item in replay:
+            queue.put_nowait(item)
+        for item in self.history:
+            queue.put_nowait(item)
+        queue.put_nowait({"type": REPLAY_DONE, "pending": [item["rpc_id"] for item in replay]})
+        if self._closed:
+            queue.put_nowait(None)
+        else:
+            self._clients.add(queue)
+        return queue
+
+    def disconnect(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        self._clients.discard(queue)
+
+    @property
+    def connections(self) -> int:
+        return len(self._clients)
+
+    def close(self) -> None:
+        """End every open stream (the server can then shut down at once)."""
+        self._closed = True
+        for queue in self._clients:
+            queue.put_nowait(None)
+        self._clients.clear()
