@@ -1,0 +1,136 @@
+"""``dsh chat`` / ``dsh demo`` put together: demo fallback, plain mode, options, exit codes."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from dsh_cli.chat.app import DEMO_NOTICE, chat_main, use_plain
+from dsh_cli.cli import main
+from dsh_cli.interaction import ScriptedProvider
+
+OPTIONS = {"model": None, "base_url": None, "system": None, "question_timeout": None,
+           "no_ask": False, "continue_": False, "resume": None, "plain": False}
+DEMO_ANSWER = {"answers": [{"id": "stack", "selected": ["Go + chi"]},
+                           {"id": "features", "selected": []},
+                           {"id": "name", "selected": [], "custom": "acme"}]}
+
+
+class Lines:
+    """A prompt that types the given lines, then ctrl-d."""
+
+    def __init__(self, *lines):
+        self.lines = list(lines)
+
+    async def read(self):
+        return self.lines.pop(0) if self.lines else None
+
+
+def chat(*lines, demo=False, replies=(), **options):
+    import asyncio
+
+    out, err = io.StringIO(), io.StringIO()
+    provider = ScriptedProvider(replies)
+    status = asyncio.run(chat_main({**OPTIONS, **options}, demo=demo, stdin=io.StringIO(),
+                                   stdout=out, stderr=err, prompt=Lines(*lines),
+                                   provider=provider))
+    return status, out.getvalue(), err.getvalue(), provider
+
+
+def test_no_key_and_no_model_named_runs_the_demo_and_says_so_in_one_line():
+    status, out, err, provider = chat("plan a shop", replies=[DEMO_ANSWER])
+    assert status == 0
+    assert err == DEMO_NOTICE + "\n" and err.count("\n") == 1
+    assert "model demo" in out and "- Stack: Go + chi" in out and "- Features: skipped" in out
+    assert len(provider.requests) == 1
+
+
+def test_a_named_model_without_a_key_is_an_error_not_the_demo(monkeypatch):
+    monkeypatch.setenv("DSH_MODEL", "deepseek-chat")
+    status, out, err, _ = chat("hi")
+    assert status == 1
+    assert err.startswith("dsh: MISSING_API_KEY: ") and DEMO_NOTICE not in err
+    assert out == ""
+
+
+def test_demo_always_uses_the_demo_model_and_says_nothing(monkeypatch):
+    monkeypatch.setenv("DSH_MODEL", "deepseek-chat")
+    status, out, err, _ = chat("hi", demo=True, replies=[DEMO_ANSWER])
+    assert status == 0 and err == "" and "model demo" in out
+
+
+def test_no_ask_keeps_the_tool_from_the_model():
+    status, out, _, provider = chat("hi", demo=True, no_ask=True)
+    assert status == 0
+    assert "questions are turned off (--no-ask)" in out and provider.requests == []
+
+
+def test_a_bad_config_file_is_exit_2(dsh_home):
+    (dsh_home / "config.toml").write_text("notify = 'loud'\n")
+    status, _, err, _ = chat("hi")
+    assert status == 2 and err.startswith("dsh: CONFIG_ERROR: ")
+
+
+def test_the_system_prompt_reaches_the_conversation(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text('{"turns": [{"content": "ok"}]}')
+    status, out, _, _ = chat("hi", model=f"script:{script}", system="Be brief.")
+    assert status == 0 and out.endswith("ok\n")
+
+
+def test_plain_mode_when_asked_for_on_a_dumb_terminal_or_without_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert not use_plain(False, Tty(), Tty(), {"TERM": "xterm"})
+    assert use_plain(True, Tty(), Tty(), {"TERM": "xterm"})
+    assert use_plain(False, Tty(), Tty(), {"TERM": "dumb"})
+    assert use_plain(False, io.StringIO(), Tty(), {})
+    assert use_plain(False, Tty(), io.StringIO(), {})
+
+
+def test_the_cli_chats_in_plain_mode_through_a_pipe():
+    result = CliRunner().invoke(main, ["chat", "--model", "demo"],
+                                input="plan a shop\n1\n2, 4\nacme\n")
+    assert result.exit_code == 0, result.output
+    assert "· ask_user_question → answered (3)" in result.stdout
+    assert "- Features: Billing, CI" in result.stdout
+    assert "[Stack] Which stack should the project use?" in result.stderr  # plain questions
+    assert "[Stack]" not in result.stdout
+
+
+def test_the_cli_demo_command_and_bare_dsh_are_the_chat():
+    result = CliRunner().invoke(main, ["demo"], input="hi\n/cancel\n")
+    assert result.exit_code == 0
+    assert "· ask_user_question ✗ ASK_CANCELLED" in result.stdout
+    bare = CliRunner().invoke(main, [], input="/exit\n")
+    assert bare.exit_code == 0 and DEMO_NOTICE in bare.stderr
+
+
+def test_continue_and_resume_together_is_a_usage_error():
+    result = CliRunner().invoke(main, ["chat", "-c", "-r", "s_1"])
+    assert result.exit_code == 2 and "not both" in result.output
+
+
+def test_help_imports_neither_prompt_toolkit_nor_openai():
+    code = ("import sys; from dsh_cli.cli import main\n"
+            "try: main(['chat', '--help'])\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in ('openai', 'prompt_toolkit') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip().endswith("[]")
+
+
+def test_the_model_client_is_imported_in_the_background_for_api_models():
+    code = ("import sys, threading; from dsh_cli.chat.app import warm_up_model_client\n"
+            "warm_up_model_client('demo'); assert threading.active_count() == 1\n"
+            "warm_up_model_client('deepseek-chat')\n"
+            "[t.join() for t in threading.enumerate() if t.name == 'dsh-warm-openai']\n"
+            "print('openai' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "True"
