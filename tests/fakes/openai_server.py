@@ -46,7 +46,7 @@ class Reply:
     finish_reason: str | None = None
     usage: dict[str, int] | None = None
     delay: float = 0.0  # seconds before the status line
-    chunk_delay: float = 0.0  # seconds between streamed events
+    chunk_delay: float = 0.0  # seconds between events, once the first piece of text is out
     cut_after: int | None = None  # drop the connection after this many events
     raw_events: list[Any] | None = None  # send these SSE payloads instead (dicts or text)
 
@@ -236,7 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.cut_after is not None and count >= reply.cut_after:
                 self._cut()
                 return
-            if count and reply.chunk_delay and fake._closing.wait(reply.chunk_delay):
+            if count >= 2 and reply.chunk_delay and fake._closing.wait(reply.chunk_delay):
                 self._cut()
                 return
             payload = event if isinstance(event, str) else json.dumps(event)
