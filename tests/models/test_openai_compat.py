@@ -392,3 +392,12 @@ def test_importing_the_client_does_not_import_the_sdk():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_scrubbing_removes_the_key_and_its_masked_echoes_but_nothing_else():
+    from dsh_cli.models.openai_compat import _scrub
+
+    masked = f"{KEY[:10]}*****{KEY[-4:]}"
+    assert _scrub(f"bad key {KEY}, shown as {masked}.", KEY) == "bad key [key], shown as [key]"
+    assert _scrub("maximum context length in tokens", "k") == "maximum context length in tokens"
+    assert _scrub("key k was refused", "k") == "key [key] was refused"

@@ -1,0 +1,58 @@
+"""Assembling a turn from chunk deltas, including the ways servers differ."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+from dsh_cli.models.base import ReasoningDelta, TextDelta, Usage
+from dsh_cli.models.turn_assembly import TurnAssembler
+
+
+def chunk(finish=None, usage=None, **delta):
+    return NS(choices=[NS(delta=NS(**delta), finish_reason=finish)], usage=usage)
+
+
+def call(index=None, id=None, name=None, arguments=None):
+    return NS(index=index, id=id, function=NS(name=name, arguments=arguments))
+
+
+def test_text_and_reasoning_pass_through_in_order():
+    turn = TurnAssembler()
+    assert turn.feed(chunk(role="assistant", content="")) == []
+    assert turn.feed(chunk(reasoning_content="hmm")) == [ReasoningDelta("hmm")]
+    assert turn.feed(chunk(reasoning="more")) == [ReasoningDelta("more")]
+    assert turn.feed(chunk(content="Hi")) == [TextDelta("Hi")]
+    turn.feed(chunk(finish="stop"))
+    turn.feed(NS(choices=[], usage=NS(prompt_tokens=3, completion_tokens=4)))
+    done = turn.completion()
+    assert (done.content, done.reasoning, done.usage) == ("Hi", "hmmmore", Usage(3, 4))
+    assert turn.finish_reason == "stop"
+
+
+def test_interleaved_calls_are_assembled_by_index():
+    turn = TurnAssembler()
+    turn.feed(chunk(tool_calls=[call(1, "b", "second", ""), call(0, "a", "first", "")]))
+    turn.feed(chunk(tool_calls=[call(0, arguments='{"x"'), call(1, arguments="{}")]))
+    turn.feed(chunk(tool_calls=[call(0, arguments=": 1}")]))
+    calls = turn.completion().tool_calls
+    assert [(c.id, c.name, c.arguments) for c in calls] == [
+        ("a", "first", '{"x": 1}'), ("b", "second", "{}")]
+
+
+def test_calls_without_an_index_continue_until_a_new_id():
+    turn = TurnAssembler()
+    turn.feed(chunk(tool_calls=[call(id="a", name="f", arguments="{")]))
+    turn.feed(chunk(tool_calls=[call(arguments="}")]))
+    turn.feed(chunk(tool_calls=[call(id="a", arguments="")]))
+    turn.feed(chunk(tool_calls=[call(id="b", name="g", arguments="[]")]))
+    calls = turn.completion().tool_calls
+    assert [(c.id, c.name, c.arguments) for c in calls] == [("a", "f", "{}"), ("b", "g", "[]")]
+
+
+def test_a_name_sent_again_is_not_doubled_and_a_missing_id_is_made_up():
+    turn = TurnAssembler()
+    turn.feed(chunk(tool_calls=[call(0, None, "ask_user_question", "{")]))
+    turn.feed(chunk(tool_calls=[call(0, None, "ask_user_question", "}")]))
+    (only,) = turn.completion().tool_calls
+    assert only.name == "ask_user_question" and only.arguments == "{}"
+    assert only.id.startswith("call_") and len(only.id) > 10
