@@ -9,6 +9,7 @@ hints go to ``output`` (stderr when stdout carries the answer).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import IO
@@ -59,6 +60,9 @@ class PlainProvider:
         self.output = output if output is not None else sys.stderr
         self._lines = LineReader(self.input)
         self._open_prompt = False
+        # a terminal echoes what is typed; piped answers are echoed here instead, so the
+        # transcript reads "prompt> answer" and each hint starts on a line of its own
+        self._echo = not _is_terminal(self.input)
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Walk the batch; ``/cancel`` raises ASK_CANCELLED, end of input ASK_ABORTED."""
@@ -89,6 +93,8 @@ class PlainProvider:
             if line is None:
                 self._write("\n")
                 raise UserInteractionError("input closed", ASK_ABORTED)
+            if self._echo:
+                self._write(sanitize_line(line) + "\n")
             if request.deadline is not None:
                 request.deadline.stop()  # the human engaged: no countdown from here on
             try:
@@ -155,6 +161,15 @@ class PlainProvider:
     def close(self) -> None:
         """Stop reading input (the reader thread ends with the process)."""
         self._lines.close()
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        if isinstance(stream, int):
+            return os.isatty(stream)
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _usage(question: AskUserQuestionItem) -> str:

@@ -220,3 +220,31 @@ def test_timeout_settles_while_waiting_and_closes_the_prompt_line():
 ])
 def test_parse_numbers(line, numbers):
     assert parse_numbers(line) == numbers
+
+
+def test_piped_answers_are_echoed_so_each_hint_starts_its_own_line():
+    _, transcript = ask(["", "/cancel"], DB)
+    assert transcript.endswith(
+        PROMPT_WITH_OPTIONS + "\n"
+        "  type a number, text for Other, /skip, /back or /cancel\n"
+        + PROMPT_WITH_OPTIONS + "/cancel\n"
+    )
+
+
+def test_terminal_input_is_not_echoed_again():
+    main_fd, terminal_fd = os.openpty()
+    output = io.StringIO()
+
+    async def go():
+        ui = UserInteraction()
+        ui.register_provider(PlainProvider(os.fdopen(terminal_fd, "rb", buffering=0), output))
+        task = asyncio.create_task(ui.ask(request(DB)))
+        await asyncio.sleep(0.05)
+        os.write(main_fd, b"2\n")
+        return (await asyncio.wait_for(task, 5)).to_json()
+
+    try:
+        assert asyncio.run(go())["answers"][0]["selected"] == ["SQLite"]
+    finally:
+        os.close(main_fd)
+    assert output.getvalue().endswith(PROMPT_WITH_OPTIONS)
