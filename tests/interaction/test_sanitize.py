@@ -22,6 +22,13 @@ ESCAPES = {
     "c0-controls": ("a\x00b\x07c\x08d\x0be\x0cf\x7fg", "abcdefg"),
     "carriage-return": ("safe\rFAKE", "safeFAKE"),
     "lone-escape-at-end": ("end\x1b", "end"),
+    "csi-cut-off-at-end": ("end\x1b[31", "end"),
+    "next-line-c1": ("a\x85b", "ab"),
+    "save-restore-cursor": ("\x1b7over\x1b8", "over"),
+    "charset-switch": ("\x1b(0line\x1b(B", "line"),
+    "sos": ("\x1bXhidden\x1b\\shown", "shown"),
+    "pm": ("\x1b^hidden\x1b\\shown", "shown"),
+    "osc-8-bit-bel": ("\x9d2;title\x07shown", "shown"),
 }
 
 

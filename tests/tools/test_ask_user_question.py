@@ -345,3 +345,23 @@ def test_two_asks_in_one_step_are_asked_in_order(run):
     assert [r.call_id for r in requests] == ["call_1", "call_2"]
     assert json.loads(final) == ['{"answers":[{"id":"db","selected":["B"]}]}',
                                  '{"answers":[{"id":"name","selected":[],"custom":"acme"}]}']
+
+
+def test_slips_combined(run):
+    inner = [{"id": "f", "question": "Features?", "multiSelect": True,
+              "options": ["auth", "billing"], "note": "ignored"}]
+    question = decoded(run, json.dumps({"questions": json.dumps(inner)}))[0]
+    assert question == {"id": "f", "question": "Features?",
+                        "options": [{"label": "auth"}, {"label": "billing"}],
+                        "multi_select": True}
+
+
+def test_a_path_is_named_inside_questions_sent_as_a_string(invalid_args):
+    message = invalid_args({"questions": json.dumps([{"question": "Which?"}])})
+    assert "questions[0].id: field required" in message
+
+
+@pytest.mark.parametrize("arguments", ["", "{}", {"questions": None}],
+                         ids=["empty-text", "empty-object", "null"])
+def test_no_questions_is_invalid_args(invalid_args, arguments):
+    assert "questions" in invalid_args(arguments)
