@@ -1,0 +1,69 @@
+"""The installed ``dsh chat`` in a pseudo-terminal: keys in, the conversation out."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+pytestmark = pytest.mark.pty
+DSH = str(Path(sys.executable).with_name("dsh"))
+
+
+def spawn(*args: str):
+    # No CPR: pexpect does not answer cursor-position requests, a real terminal does.
+    env = dict(os.environ, TERM="xterm", NO_COLOR="1", PROMPT_TOOLKIT_NO_CPR="1")
+    child = pexpect.spawn(DSH, ["chat", *args], env=env, encoding="utf-8",
+                          dimensions=(40, 100), timeout=10)
+    child.expect("›")  # the prompt
+    return child
+
+
+def test_the_demo_asks_inline_and_summarises_then_ctrl_d_exits_0():
+    child = spawn("--model", "demo")
+    child.send("plan a shop\r")
+    child.expect("Question 1/3")
+    child.send("1")  # single-select: picks the (recommended) first option and advances
+    child.expect("several allowed")
+    child.send("1")
+    child.send("3")
+    child.send("\r")  # multi-select: confirms Auth and Admin UI
+    child.expect("type an answer")
+    child.send("acme\r")
+    child.expect("enter submit")  # the review screen of a batch
+    child.send("\r")
+    child.expect("· ask_user_question → answered \\(3\\)")
+    child.expect("- Stack: Python \\+ FastAPI\r\n- Features: Auth, Admin UI\r\n"
+                 "- Name: acme \\(your own answer\\)")
+    child.expect("›")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_ctrl_c_stops_a_streaming_reply_and_sigterm_exits_143(tmp_path):
+    script = tmp_path / "slow.json"
+    words = " ".join(f"word{n}" for n in range(200))
+    script.write_text(json.dumps({"delay": 0.05, "turns": [
+        {"content": words}, {"content": "second reply"}]}))
+    child = spawn("--model", f"script:{script}")
+    child.send("go\r")
+    child.expect("word1 ")
+    child.sendcontrol("c")
+    child.expect("\\(turn cancelled\\)")
+    assert "word199" not in child.before
+    child.expect("›")  # back at the prompt, and the chat goes on
+    child.send("again\r")
+    child.expect("second reply")
+    child.expect("›")
+    child.kill(signal.SIGTERM)
+    child.expect(pexpect.EOF)
+    assert "\x1b[?2004l" in child.before  # the prompt put the terminal back
+    child.close()
+    assert child.exitstatus == 143
