@@ -1,0 +1,154 @@
+"""The HTTP rules of spec/web.md: token and cookie, Host, Origin, CSRF, headers."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+
+from dsh_cli.interaction import UserInteraction
+from dsh_cli.providers.web import WebHost
+from dsh_cli.providers.web.app import CSP
+
+
+def test_the_url_line_is_one_line_on_stderr(serve):
+    async def scenario(site):
+        lines = site.stderr.getvalue().splitlines()
+        assert lines == [f"dsh: open http://127.0.0.1:{site.host.port}/?token={site.host.token}"]
+        assert len(site.host.token) >= 43  # token_urlsafe(32)
+
+    serve(scenario)
+
+
+def test_token_becomes_a_strict_httponly_cookie_and_leaves_the_address_bar(serve):
+    async def scenario(site):
+        reply = await site.request("GET", f"/?token={site.host.token}", {"Host": site.authority})
+        assert reply.status == 303
+        assert reply.headers["location"] == "/"
+        (cookie,) = reply.cookies
+        assert cookie.startswith(f"dsh_{site.host.port}={site.host.token};")
+        flags = {part.strip().lower() for part in cookie.split(";")[1:]}
+        assert {"httponly", "samesite=strict", "path=/"} <= flags
+
+    serve(scenario)
+
+
+def test_every_route_needs_the_cookie_or_the_token(serve):
+    async def scenario(site):
+        bare = {"Host": site.authority}
+        for path in ("/", "/api/events", "/static/app.js", "/static/style.css"):
+            assert (await site.request("GET", path, bare)).status == 403, path
+        posting = {**bare, "Origin": f"http://{site.authority}", "X-DSH-CSRF": site.host.csrf}
+        for path in ("/api/respond", "/api/message"):
+            assert (await site.request("POST", path, posting, {})).status == 403, path
+        wrong_cookie = {**bare, "Cookie": f"dsh_{site.host.port}=nope"}
+        assert (await site.request("GET", "/", wrong_cookie)).status == 403
+
+    serve(scenario)
+
+
+def test_a_wrong_token_is_refused_and_sets_no_cookie(serve):
+    async def scenario(site):
+        reply = await site.request("GET", "/?token=wrong", site.headers())
+        assert reply.status == 403
+        assert reply.cookies == []
+
+    serve(scenario)
+
+
+def test_a_foreign_host_header_is_refused_even_with_the_cookie(serve):
+    async def scenario(site):
+        port = site.host.port
+        for host in (f"evil.example:{port}", "127.0.0.1:1", "", f"127.0.0.2:{port}"):
+            reply = await site.request("GET", "/", site.headers(Host=host))
+            assert reply.status == 403, host
+            assert b"Host" in reply.body
+        local = site.headers(Host=f"localhost:{port}")
+        assert (await site.request("GET", "/", local)).status == 200
+        assert (await site.request("GET", "/", site.headers())).status == 200
+
+    serve(scenario)
+
+
+def test_posts_need_a_matching_origin_and_the_csrf_value(serve):
+    async def scenario(site):
+        body = {"type": "question/cancel", "rpc_id": "q_unknown"}
+        good = site.post_headers()
+        cases = {
+            "no origin": {k: v for k, v in good.items() if k != "Origin"},
+            "foreign origin": {**good, "Origin": "http://evil.example"},
+            "null origin": {**good, "Origin": "null"},
+            "no csrf": {k: v for k, v in good.items() if k != "X-DSH-CSRF"},
+            "wrong csrf": {**good, "X-DSH-CSRF": "x" * 43},
+        }
+        for name, headers in cases.items():
+            reply = await site.request("POST", "/api/respond", headers, body)
+            assert reply.status == 403, name
+        reply = await site.request("POST", "/api/respond", good, body)
+        assert reply.status == 200
+        assert reply.json()["reason"] == "not-pending"
+
+    serve(scenario)
+
+
+def test_every_response_carries_csp_and_no_store(serve):
+    async def scenario(site):
+        replies = [
+            await site.request("GET", "/", site.headers()),
+            await site.request("GET", "/static/app.js", site.headers()),
+            await site.request("GET", "/", {"Host": site.authority}),
+            await site.request("GET", f"/?token={site.host.token}", {"Host": site.authority}),
+            await site.post("/api/respond", {"type": "question/cancel", "rpc_id": "q_x"}),
+        ]
+        for reply in replies:
+            assert reply.headers["content-security-policy"] == CSP
+            assert reply.headers["cache-control"] == "no-store"
+            assert reply.headers["x-content-type-options"] == "nosniff"
+        assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP
+
+    serve(scenario)
+
+
+def test_the_page_carries_the_csrf_value_and_its_assets(serve):
+    async def scenario(site):
+        page = (await site.request("GET", "/", site.headers())).body.decode()
+        assert f'<meta name="dsh-csrf" content="{site.host.csrf}">' in page
+        assert '<meta name="dsh-mode" content="questions">' in page
+        assert not re.search(r"https?://", page.replace("http://www.w3.org", ""))  # no CDN
+        script = await site.request("GET", "/static/app.js", site.headers())
+        assert script.status == 200 and script.headers["content-type"].startswith("text/javascript")
+        assert b"innerHTML" not in script.body
+        assert (await site.request("GET", "/static/nope.js", site.headers())).status == 404
+
+    serve(scenario)
+
+
+def test_binding_beyond_loopback_prints_a_warning():
+    async def main():
+        stderr = io.StringIO()
+        host = WebHost(UserInteraction(), host="0.0.0.0", stderr=stderr)
+        await host.start()
+        await host.close()
+        first, second = stderr.getvalue().splitlines()
+        assert first.startswith("dsh: warning: listening on 0.0.0.0")
+        assert second.startswith(f"dsh: open http://127.0.0.1:{host.port}/?token=")
+
+    asyncio.run(main())
+
+
+def test_a_taken_port_is_a_web_error():
+    async def main():
+        first = WebHost(UserInteraction(), stderr=io.StringIO())
+        await first.start()
+        try:
+            second = WebHost(UserInteraction(), port=first.port, stderr=io.StringIO())
+            try:
+                await second.start()
+            except Exception as error:
+                assert getattr(error, "code", None) == "WEB_BIND_FAILED"
+            else:
+                raise AssertionError("a second host bound the same port")
+        finally:
+            await first.close()
+
+    asyncio.run(main())

@@ -1,0 +1,127 @@
+"""Helpers for the web tests: a live host's HTTP client, the batch they ask, a waiter."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
+from dsh_cli.providers.web import WebHost
+
+BATCH = {
+    "questions": [
+        {"id": "db", "question": "Which database?",
+         "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]},
+        {"id": "name", "question": "Project name?"},
+    ]
+}
+ANSWERS = [{"id": "db", "selected": ["SQLite"]}, {"id": "name", "selected": [], "custom": "acme"}]
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    cookies: list[str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Site:
+    """The host under test plus blocking HTTP helpers run off the event loop."""
+
+    host: WebHost
+    ui: UserInteraction
+    stderr: io.StringIO
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def authority(self) -> str:
+        return f"127.0.0.1:{self.host.port}"
+
+    @property
+    def cookie(self) -> str:
+        return f"dsh_{self.host.port}={self.host.token}"
+
+    def headers(self, **extra: str) -> dict[str, str]:
+        base = {"Host": self.authority, "Cookie": self.cookie}
+        base.update({key.replace("_", "-"): value for key, value in extra.items()})
+        return base
+
+    def post_headers(self) -> dict[str, str]:
+        return self.headers(Origin=f"http://{self.authority}", X_DSH_CSRF=self.host.csrf,
+                            Content_Type="application/json")
+
+    def request_sync(self, method: str, path: str, headers: dict[str, str],
+                     body: bytes | None = None) -> Reply:
+        connection = http.client.HTTPConnection("127.0.0.1", self.host.port, timeout=10)
+        try:
+            connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            for key, value in headers.items():
+                connection.putheader(key, value)
+            if body is not None:
+                connection.putheader("Content-Length", str(len(body)))
+            connection.endheaders(body)
+            response = connection.getresponse()
+            cookies = [v for k, v in response.getheaders() if k.lower() == "set-cookie"]
+            return Reply(response.status, {k.lower(): v for k, v in response.getheaders()},
+                         cookies, response.read())
+        finally:
+            connection.close()
+
+    async def request(self, method: str, path: str, headers: dict[str, str] | None = None,
+                      body: Any = None) -> Reply:
+        data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
+        return await asyncio.to_thread(self.request_sync, method, path,
+                                       self.headers() if headers is None else headers, data)
+
+    async def post(self, path: str, body: Any) -> Reply:
+        return await self.request("POST", path, self.post_headers(), body)
+
+    async def events(self, count: int) -> list[dict[str, Any]]:
+        """Open /api/events, read ``count`` events, close."""
+        return await asyncio.to_thread(self._read_events, count)
+
+    def _read_events(self, count: int) -> list[dict[str, Any]]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.host.port, timeout=10)
+        try:
+            connection.putrequest("GET", "/api/events", skip_host=True)
+            for key, value in self.headers().items():
+                connection.putheader(key, value)
+            connection.endheaders()
+            response = connection.getresponse()
+            assert response.status == 200
+            found: list[dict[str, Any]] = []
+            kind = None
+            while len(found) < count:
+                line = response.fp.readline().decode().rstrip("\r\n")
+                if line.startswith("event: "):
+                    kind = line[len("event: "):]
+                elif line.startswith("data: "):
+                    data = json.loads(line[len("data: "):])
+                    assert data["type"] == kind
+                    found.append(data)
+            return found
+        finally:
+            connection.close()
+
+
+def request(batch: dict[str, Any] | None = None) -> AskUserQuestionRequest:
+    return AskUserQuestionRequest.model_validate(batch or BATCH)
+
+
+async def until(predicate: Any, timeout: float = 5.0) -> None:
+    """Wait for a condition the server side reaches asynchronously."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)
