@@ -7,6 +7,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import threading
 
@@ -303,3 +304,19 @@ def test_ask_request_file_over_jsonl(controller, tmp_path):
     assert dsh.next()["accepted"] is True
     assert dsh.next()["answer"]["answers"][1] == {"id": "name", "selected": [], "custom": "x"}
     assert dsh.finish() == 0
+
+
+def test_resumed_run_reasks_the_pending_batch_under_its_original_rpc_id(controller):
+    first = controller("run", "--jsonl", "--model", "demo", "x")
+    requested = first.until("question/requested")
+    first.process.send_signal(signal.SIGTERM)
+    assert first.process.wait(timeout=WAIT) == 143
+    again = controller("run", "--jsonl", "--model", "demo", "-c")
+    assert again.next()["session_id"] == requested["session_id"]
+    reasked = again.until("question/requested")
+    assert reasked == requested
+    again.send(answer(reasked, DEMO_GOOD))
+    assert again.next()["accepted"] is True
+    assert again.next()["outcome"] == "answered"
+    again.until("turn/completed")
+    assert again.finish() == 0
