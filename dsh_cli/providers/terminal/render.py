@@ -196,7 +196,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     head: list[Line] = []
     title = _title(state)
     if title:
-        head.append([("class:title", " " + title)])
+        head.extend(wrap([("class:title", " " + title)], width, indent=1))
     text = _block("class:question", question.question, width)
     if question.detail:
         text += _block("class:detail", question.detail, width, indent=3)
