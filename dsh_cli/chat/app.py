@@ -124,7 +124,8 @@ async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.Exi
         from dsh_cli.providers.plain import PlainProvider
 
         provider = PlainProvider(stdin, stderr)
-        prompt = prompt or PlainPrompt(_line_reader(provider), stderr)
+        stack.callback(provider.close)
+        prompt = prompt or PlainPrompt(_line_reader(provider), stderr, echo=not _isatty(stdin))
     elif provider is None:
         provider = LazyTerminalProvider(stack)
     if prompt is None:

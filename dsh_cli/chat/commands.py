@@ -61,8 +61,8 @@ def _sessions(repl: Any, argument: str) -> None:
     for session in sessions:
         current = "*" if _field(session, "id") == repl.runtime.session_id else " "
         title = sanitize_line(str(_field(session, "title") or "(untitled)"))[:50]
-        repl.renderer.line(f"{current} {_field(session, 'id')}  "
-                           f"{_field(session, 'updated_at')}  {title}")
+        updated = str(_field(session, "updated_at") or "")[:16].replace("T", " ")
+        repl.renderer.line(f"{current} {_field(session, 'id')}  {updated}  {title}")
     repl.renderer.line("resume one with: dsh chat -r ID", dim=True)
 
 

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
+from dsh_cli.interaction.sanitize import sanitize_line
+
 __all__ = ["PROMPT", "PlainPrompt", "TerminalPrompt", "history_path"]
 
 PROMPT = "› "
@@ -71,16 +73,19 @@ class PlainPrompt:
     prompt and the questions take turns on one input instead of racing for its lines.
     """
 
-    def __init__(self, lines: Any, output: TextIO, *, message: str = PLAIN_PROMPT) -> None:
+    def __init__(self, lines: Any, output: TextIO, *, message: str = PLAIN_PROMPT,
+                 echo: bool = False) -> None:
         self.lines = lines
         self.output = output
         self.message = message
+        # piped input is not echoed by a terminal: echo it so the transcript reads well
+        self.echo = echo
 
     async def read(self) -> str | None:
         self.output.write(self.message)
         self.output.flush()
         line = await self.lines.readline()
-        if line is None:
-            self.output.write("\n")
+        if line is None or self.echo:
+            self.output.write("\n" if line is None else sanitize_line(line) + "\n")
             self.output.flush()
         return line

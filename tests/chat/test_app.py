@@ -134,3 +134,33 @@ def test_the_model_client_is_imported_in_the_background_for_api_models():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "True"
+
+
+def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
+    import asyncio
+
+    async def never(request):
+        await asyncio.sleep(30)
+
+    first = ScriptedProvider(lambda request: never(request))
+
+    async def stopped_mid_question():
+        task = asyncio.ensure_future(chat_main(
+            OPTIONS, demo=True, stdin=io.StringIO(), stdout=io.StringIO(),
+            stderr=io.StringIO(), prompt=Lines("plan a shop"), provider=first))
+        while not first.requests:
+            await asyncio.sleep(0.005)
+        task.cancel()  # what SIGTERM does (dsh_cli.cli.interrupts)
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(stopped_mid_question())
+    status, out, _, again = chat(demo=True, continue_=True, replies=[DEMO_ANSWER])
+    assert status == 0
+    assert again.requests[0].rpc_id == first.requests[0].rpc_id
+    assert "resumed session" in out and "- Name: acme (your own answer)" in out
+
+
+def test_slash_sessions_lists_the_stored_sessions():
+    chat("first chat", demo=True, replies=[DEMO_ANSWER])
+    _, out, _, _ = chat("/sessions", demo=True)
+    assert out.count("first chat") == 1 and "* " in out and "dsh chat -r ID" in out

@@ -86,3 +86,10 @@ def test_no_alert_with_none_or_without_a_terminal():
     QuestionAlert(quiet, "none")(REQUESTED)
     QuestionAlert(pipe, "bell")(REQUESTED)
     assert quiet.getvalue() == "" and pipe.getvalue() == ""
+
+
+def test_the_plain_prompt_echoes_piped_lines_sanitised():
+    output = io.StringIO()
+    lines = read_all(PlainPrompt(LineReader(io.StringIO("hi\x1b[2J\n")), output, echo=True))
+    assert lines == ["hi\x1b[2J"]  # the model gets what was typed; the screen gets it inert
+    assert output.getvalue() == "> hi\n> \n"
