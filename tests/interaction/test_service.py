@@ -540,3 +540,26 @@ def test_a_crashing_provider_does_not_leave_the_batch_pending(run, probe, reques
         assert (await ui.ask(request_of(DB))).answers[0].skipped
 
     run(main())
+
+
+
+def test_cancelling_asks_never_stalls_the_queue(run, probe, request_of):
+    async def main():
+        ui = UserInteraction()
+        never = asyncio.get_running_loop().create_future()
+        provider = probe(never, reply({"id": "name", "selected": []}))
+        ui.register_provider(provider)
+        shown = asyncio.ensure_future(ui.ask(request_of(DB)))
+        queued = asyncio.ensure_future(ui.ask(request_of(FEATURES)))
+        last = asyncio.ensure_future(ui.ask(request_of(NAME)))
+        await until(lambda: provider.requests)
+        await asyncio.sleep(0.01)
+        queued.cancel()  # a queued ask whose task is cancelled leaves the queue unshown
+        await asyncio.sleep(0.01)
+        shown.cancel()  # the ask on screen is cancelled: the next one takes the screen
+        assert (await last).answers[0].skipped
+        assert [r.questions[0].id for r in provider.requests] == ["db", "name"]
+        assert queued.cancelled() and shown.cancelled()
+        assert len(ui.pending) == 0
+
+    run(main())
