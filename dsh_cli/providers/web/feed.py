@@ -14,7 +14,7 @@ from typing import Any
 from dsh_cli.events import Event
 from dsh_cli.interaction import PendingQuestions
 
-__all__ = ["REPLAY_DONE", "EventFeed"]
+__all__ = ["REPLAY_DONE", "EventFeed", "transcript_events"]
 
 REPLAY_DONE = "replay/done"
 # Question events are not history: a pending batch is replayed from the table instead,
@@ -56,6 +56,10 @@ class EventFeed:
         if len(self.history) > HISTORY_LIMIT:
             del self.history[: len(self.history) - HISTORY_LIMIT]
 
+    def show_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Put an earlier conversation (a resumed session) at the top of the transcript."""
+        self.history[:0] = transcript_events(messages)
+
     def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new browser connection: replay first, then live events (no gap, no repeat)."""
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -84,3 +88,30 @@ class EventFeed:
         for queue in self._clients:
             queue.put_nowait(None)
         self._clients.clear()
+
+
+def transcript_events(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A stored conversation (OpenAI chat format) as the events that would have shown it."""
+    names: dict[str, str] = {}
+    events: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        content = message.get("content") or ""
+        if role == "user":
+            events.append({"type": "user/message", "content": content})
+        elif role == "assistant":
+            calls = message.get("tool_calls") or []
+            events.append({"type": "assistant/message", "content": content, "tool_calls": [
+                {"id": c.get("id"), "name": c.get("function", {}).get("name"),
+                 "arguments": c.get("function", {}).get("arguments")} for c in calls]})
+            for call in calls:
+                function = call.get("function") or {}
+                names[call.get("id", "")] = function.get("name", "")
+                events.append({"type": "tool/started", "call_id": call.get("id", ""),
+                               "name": function.get("name", ""),
+                               "arguments": str(function.get("arguments", ""))})
+        elif role == "tool":
+            call_id = message.get("tool_call_id", "")
+            events.append({"type": "tool/result", "call_id": call_id,
+                           "name": names.get(call_id, ""), "content": content, "error": None})
+    return events
