@@ -196,6 +196,25 @@ def test_answer_is_acked_then_resolved_and_becomes_the_answer():
     ]
 
 
+def test_an_answer_sent_the_instant_the_question_is_written_is_accepted():
+    """Register before announce: no answer can race ahead of its question."""
+    async def scenario(ui, relay, wire):
+        def answer_at_once(event):
+            if event.type == "question/requested":
+                wire.send(answer(event.rpc_id, GOOD))
+                relay._dispatch(json.dumps(answer(event.rpc_id, GOOD)))
+
+        ui.events.subscribe(answer_at_once)
+        result = await outcome(ask_task(ui))
+        await wire.wait_for("response/ack", 2)
+        return result
+
+    result, wire = run(scenario)
+    assert result == NORMALISED
+    assert [(a["accepted"], a.get("reason")) for a in wire.of("response/ack")] == [
+        (True, None), (False, "not-pending")]
+
+
 def test_answer_before_the_question_exists_is_not_pending():
     async def scenario(ui, relay, wire):
         wire.send(answer("q_future", GOOD))
