@@ -18,14 +18,6 @@ from dsh_cli.models.scripted import ScriptedModel
 from dsh_cli.render import TranscriptRenderer
 from dsh_cli.runtime import build_runtime
 
-QUESTION = {"id": "db", "question": "Which database?",
-            "options": [{"label": "Postgres"}, {"label": "SQLite"}]}
-
-
-def ask_turn(text: str = "Let me ask.", questions: list[dict[str, Any]] | None = None) -> dict:
-    return {"content": text, "tool_calls": [
-        {"name": "ask_user_question", "arguments": {"questions": questions or [QUESTION]}}]}
-
 
 @dataclass
 class Chat:
@@ -39,13 +31,13 @@ class Chat:
     events: list[Any] = field(default_factory=list)
 
 
-def make_runtime(model: Any = None, *, system: str | None = None, ask: bool = True) -> Any:
+def _make_runtime(model: Any = None, *, system: str | None = None, ask: bool = True) -> Any:
     settings = load_settings(model="demo", config={})
     return build_runtime(settings, system=system, ask=ask, persist=False,
                          model=model or DemoModel())
 
 
-def drive(keys: str, *, model: Any = None, replies: Any = (), runtime: Any = None,
+def _drive(keys: str, *, model: Any = None, replies: Any = (), runtime: Any = None,
           during: Any = None, system: str | None = None, handle_sigint: bool = False) -> Chat:
     """Run the REPL on ``keys`` typed at a prompt-toolkit prompt over pipe input.
 
@@ -54,7 +46,7 @@ def drive(keys: str, *, model: Any = None, replies: Any = (), runtime: Any = Non
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    runtime = runtime or make_runtime(model, system=system)
+    runtime = runtime or _make_runtime(model, system=system)
     provider = replies if isinstance(replies, ScriptedProvider) else ScriptedProvider(replies)
     runtime.ui.register_provider(provider)
     out, err = io.StringIO(), io.StringIO()
@@ -83,3 +75,15 @@ def drive(keys: str, *, model: Any = None, replies: Any = (), runtime: Any = Non
 def scripted():
     """``scripted(*turns, delay=0)`` -> a ScriptedModel."""
     return lambda *turns, delay=0.0: ScriptedModel(list(turns), delay=delay)
+
+
+@pytest.fixture
+def make_runtime():
+    """``make_runtime(model=None, system=None, ask=True)`` -> a Runtime without a store."""
+    return _make_runtime
+
+
+@pytest.fixture
+def drive():
+    """``drive(keys, model=, replies=, runtime=, during=, system=, handle_sigint=)`` -> Chat."""
+    return _drive
