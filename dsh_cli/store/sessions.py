@@ -36,7 +36,6 @@ from dsh_cli.store.db import (
 from dsh_cli.store.migrations import migrate, title_of
 
 __all__ = [
-    "RESUMABLE",
     "QuestionBatch",
     "SessionRecord",
     "SessionStore",
@@ -44,7 +43,6 @@ __all__ = [
     "assistant_message",
 ]
 
-RESUMABLE = ("pending", "interrupted")
 _OUTCOMES = ("answered", "cancelled", "aborted", "timeout")
 
 
@@ -83,9 +81,9 @@ class SessionSummary:
 class SessionRecord:
     """A stored session ready to resume: ``messages`` start with the system prompt, if any.
 
-    ``pending_rpc_ids`` maps each tool call whose question batch was still pending (or
-    interrupted) and has no tool result to that batch's ``rpc_id``, so the loop re-asks
-    it under the same id.
+    ``pending_rpc_ids`` maps each tool call that has a question batch but no tool result
+    (the batch was pending or interrupted when the process ended) to that batch's
+    ``rpc_id``, so the loop re-asks it under the same id.
     """
 
     id: str
@@ -313,10 +311,9 @@ class SessionStore:
                     "SELECT role, content, tool_calls, tool_call_id FROM messages "
                     "WHERE session_id = ? ORDER BY id", (session_id,)
                 ).fetchall()
-                open_batches = self._db.execute(
+                batches = self._db.execute(
                     "SELECT call_id, rpc_id FROM questions WHERE session_id = ? AND "
-                    "status IN ('pending', 'interrupted') AND call_id IS NOT NULL "
-                    "ORDER BY created_at, rowid", (session_id,)
+                    "call_id IS NOT NULL ORDER BY created_at, rowid", (session_id,)
                 ).fetchall()
             finally:
                 self._db.execute("COMMIT")
@@ -324,7 +321,9 @@ class SessionStore:
             raise SessionNotFound(session_id, self.path)
         messages = [_message(*message) for message in rows]
         answered = {m["tool_call_id"] for m in messages if m.get("role") == "tool"}
-        pending = {call: rpc for call, rpc in open_batches if call not in answered}
+        # a batch is resumable while its tool call has no result, whatever its status says:
+        # a dying process may have settled it as aborted without recording the result
+        pending = {call: rpc for call, rpc in batches if call not in answered}
         system = row[5]
         if system:
             messages.insert(0, {"role": "system", "content": system})

@@ -11,9 +11,9 @@ import sys
 
 import pexpect
 import pytest
+from store.conversation import assert_well_formed
 
 from dsh_cli.store import SessionStore
-from tests.store.conversation import assert_well_formed
 
 pytestmark = pytest.mark.pty
 

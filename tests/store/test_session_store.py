@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from store.conversation import assert_well_formed
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.events import (
@@ -20,7 +21,6 @@ from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.models.scripted import ScriptedModel
 from dsh_cli.store import SESSION_NOT_FOUND, SessionNotFound, SessionStore, assistant_message
 from dsh_cli.tools import AskUserQuestionTool, ToolRegistry
-from tests.store.conversation import assert_well_formed
 
 DB = {"id": "db", "question": "Which database?",
       "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}
@@ -190,6 +190,19 @@ def test_a_batch_with_a_result_is_not_resumable(store):
     events.emit(QuestionRequested("q_1", None, "c1", [DB]))
     events.emit(ToolResultEvent("c1", "ask_user_question", "{}"))
     assert store.load_session(session_id).pending_rpc_ids == {}
+
+
+def test_a_batch_aborted_without_a_result_is_still_resumable(store):
+    """The dying process settled it (aborted) but never recorded the tool result."""
+    session_id = store.create_session("script")
+    events = EventStream()
+    store.record(events, session_id)
+    events.emit(AssistantMessage("", [{"id": "c1", "name": "ask_user_question",
+                                       "arguments": "{}"}]))
+    events.emit(QuestionRequested("q_1", None, "c1", [DB]))
+    events.emit(QuestionResolved("q_1", "aborted"))
+    assert store.question_batches(session_id)[0].status == "aborted"
+    assert store.load_session(session_id).pending_rpc_ids == {"c1": "q_1"}
 
 
 def test_interrupted_batch_ignores_a_late_resolution(store):
