@@ -57,6 +57,7 @@ class TerminalProvider:
         self.output = output
         self.notify = notify
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
+        self.screen: _Screen | None = None
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Show the batch until it is answered or cancelled (``ASK_CANCELLED``)."""
@@ -65,7 +66,7 @@ class TerminalProvider:
         session = get_app_session()
         output = self.output or session.output
         state = self.state = BatchState(list(request.questions))
-        screen = _Screen(state, request, self.input or session.input, output)
+        screen = self.screen = _Screen(state, request, self.input or session.input, output)
         self._alert(output, request)
         task = asyncio.ensure_future(screen.app.run_async())
         try:
