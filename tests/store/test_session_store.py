@@ -299,3 +299,13 @@ def test_api_keys_are_never_stored(tmp_path, monkeypatch, dsh_home):
     assert files
     for path in files:
         assert secret.encode() not in path.read_bytes()
+
+
+def test_public_surface():
+    import dsh_cli.store as package
+
+    assert sorted(package.__all__) == sorted([
+        "SESSION_NOT_FOUND", "STORE_ERROR", "QuestionBatch", "SessionNotFound",
+        "SessionRecord", "SessionStore", "SessionSummary", "StoreError", "assistant_message",
+    ])
+    assert all(hasattr(package, name) for name in package.__all__)
