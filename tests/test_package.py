@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import venv
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,6 +16,7 @@ from click.testing import CliRunner
 import dsh_cli
 from dsh_cli.cli import main
 
+ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("prompt_toolkit", "pydantic", "openai", "starlette", "uvicorn", "sqlite3", "wcwidth")
 
 
@@ -57,3 +62,52 @@ def test_python_dash_m_is_the_same_program():
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"dsh, version {dsh_cli.__version__}"
+
+
+def copy_source(destination: Path) -> Path:
+    """The files a build needs, copied so the shared checkout gets no build/ or egg-info."""
+    source = destination / "src"
+    shutil.copytree(ROOT / "dsh_cli", source / "dsh_cli",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md", "LICENSE", "setup.cfg", "MANIFEST.in"):
+        if (ROOT / name).exists():
+            shutil.copy2(ROOT / name, source / name)
+    if (ROOT / "man").exists():
+        shutil.copytree(ROOT / "man", source / "man")
+    return source
+
+
+def test_pip_install_into_a_fresh_venv(tmp_path):
+    # System site packages provide the dependencies, so nothing is downloaded.
+    source = copy_source(tmp_path)
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, system_site_packages=True, with_pip=False)
+    bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
+    python = bin_dir / "python"
+    environment = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+         "--no-index", "--quiet", str(source)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=environment,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+
+    where = subprocess.run([str(python), "-c", "import dsh_cli; print(dsh_cli.__file__)"],
+                           capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert Path(where.stdout.strip()).is_relative_to(env_dir), where.stdout
+
+    dsh = bin_dir / "dsh"
+    version = subprocess.run([str(dsh), "--version"], capture_output=True, text=True,
+                             timeout=60, cwd=tmp_path)
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.strip() == f"dsh, version {dsh_cli.__version__}"
+
+    schema = subprocess.run([str(dsh), "schema"], capture_output=True, text=True, timeout=60,
+                            cwd=tmp_path)
+    assert schema.returncode == 0, schema.stderr
+    assert json.loads(schema.stdout)["required"] == ["questions"]
+
+    answer = subprocess.run([str(dsh), "schema", "--answer"], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path)
+    assert answer.returncode == 0, answer.stderr
+    assert json.loads(answer.stdout)["required"] == ["answers"]
