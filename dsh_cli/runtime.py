@@ -7,7 +7,7 @@ tool set and the event subscribers are the same whichever front door is used.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dsh_cli.agent import AgentLoop
@@ -47,6 +47,25 @@ class Runtime:
         if self.store is not None:
             self.store.mark_interrupted(self.session_id)
 
+    def new_session(self) -> str:
+        """A fresh conversation on the same model, tools and system prompt; its id."""
+        first = self.loop.messages[:1]
+        system = first[0] if first and first[0].get("role") == "system" else None
+        for closer in reversed(self._closers):
+            closer()
+        self._closers.clear()
+        if self.store is not None:
+            self.session_id = self.store.create_session(
+                self.model.name, system=system["content"] if system else None)
+            self._closers.append(self.store.record(self.events, self.session_id))
+        else:
+            self.session_id = _fresh_id()
+        self.loop.messages = [system] if system else []
+        self.loop.session_id = self.ui.session_id = self.session_id
+        self.loop.resume_rpc_ids = {}
+        self.resumed = False
+        return self.session_id
+
     def close(self) -> None:
         for closer in reversed(self._closers):
             closer()
@@ -70,14 +89,8 @@ def build_runtime(
     Raises ``ModelError`` (no key, bad script) and ``StoreError`` (unusable store) with
     one-line messages for the CLI to print.
     """
-    chat_model = model or resolve_model(settings)
-    events = EventStream()
-    ui = UserInteraction(events=events, timeout=settings.question_timeout)
-    tools = ToolRegistry([AskUserQuestionTool()] if ask else [])
     store = _open_store() if persist or resume else None
-    messages: list[dict[str, Any]] = []
-    pending: dict[str, str] = {}
-    closers = []
+    record = None
     if resume is not None:
         assert store is not None
         session_id = store.latest_session_id() if resume == LATEST else resume
@@ -85,11 +98,28 @@ def build_runtime(
             store.close()
             raise _no_session("there is no session to continue yet")
         record = store.load_session(session_id)
+        if settings.model_is_default and record.model:
+            # A resumed session keeps talking to the model it was started with.
+            settings = replace(settings, model=record.model, model_is_default=False)
+    try:
+        chat_model = model or resolve_model(settings)
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+    events = EventStream()
+    ui = UserInteraction(events=events, timeout=settings.question_timeout)
+    tools = ToolRegistry([AskUserQuestionTool()] if ask else [])
+    messages: list[dict[str, Any]] = []
+    pending: dict[str, str] = {}
+    closers = []
+    if record is not None:
+        session_id = record.id
         messages, pending = list(record.messages), dict(record.pending_rpc_ids)
     elif store is not None:
         session_id = store.create_session(chat_model.name, system=system)
     else:
-        session_id = "s_" + secrets.token_hex(6)
+        session_id = _fresh_id()
     if store is not None:
         closers.append(store.record(events, session_id))
     ui.session_id = session_id
@@ -103,11 +133,12 @@ def build_runtime(
                    resumed=resume is not None, _closers=closers)
 
 
+def _fresh_id() -> str:
+    return "s_" + secrets.token_hex(6)
+
+
 def _open_store() -> Any:
-    try:
-        from dsh_cli.store import SessionStore
-    except ImportError:  # TEMPORARY until the store lands
-        return None
+    from dsh_cli.store import SessionStore
 
     return SessionStore.open()
 

@@ -135,9 +135,9 @@ async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provid
 
 
 def _progress_renderer() -> Any:
-    from dsh_cli.render import TranscriptRenderer
+    from dsh_cli.render import TranscriptRenderer, color_enabled
 
-    return TranscriptRenderer(sys.stderr, color=sys.stderr.isatty(), final_text=False)
+    return TranscriptRenderer(sys.stderr, color=color_enabled(sys.stderr), final_text=False)
 
 
 async def _turns(runtime: Any, text: str | None) -> str | None:
