@@ -101,10 +101,10 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
 
     if path is not None and question is not None:
         raise _Failure(USAGE, "give a REQUEST or -q/--question, not both")
-    if path is None and question is None:
-        raise _Failure(USAGE, "give a REQUEST file (- for stdin) or -q/--question")
     if question is None and (options or multi or header or detail):
         raise _Failure(USAGE, "-o, --multi, --header and --detail need -q/--question")
+    if path is None and question is None:
+        raise _Failure(USAGE, "give a REQUEST file (- for stdin) or -q/--question")
     if question is not None:
         item: dict[str, Any] = {"id": question_id, "question": question,
                                 "options": [{"label": label} for label in options],
