@@ -1,4 +1,4 @@
-"""A live WebHost on 127.0.0.1 per test, driven with http.client from a worker thread."""
+"""The ``serve`` fixture: a live WebHost on 127.0.0.1 per test."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import io
 from typing import Any
 
 import pytest
-from web_site import Site
 
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.web import WebHost
@@ -18,6 +17,8 @@ def serve():
     """``serve(scenario, chat=False)`` runs ``await scenario(site)`` against a live host."""
 
     def run(scenario: Any, *, chat: bool = False, session_id: str | None = "s1") -> None:
+        from web_site import Site  # tests/web is on sys.path once its test modules load
+
         async def main() -> None:
             ui = UserInteraction(session_id=session_id)
             stderr = io.StringIO()

@@ -1,0 +1,308 @@
+"""The question composer in headless Chromium (Debian's), one browser for the module.
+
+The host runs in its own thread and event loop; Playwright's sync API drives the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsh_cli.interaction import AbortSignal, AskUserQuestionRequest, UserInteraction
+from dsh_cli.providers.web import WebHost
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "web-composer.png"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                                reason=f"browser tests need Debian's chromium at {CHROMIUM}")
+
+THREE = {"questions": [
+    {"id": "db", "header": "Database", "question": "Which database should the service use?",
+     "detail": "Both are supported by the ORM.",
+     "options": [{"label": "PostgreSQL (Recommended)", "description": "Concurrent writers"},
+                 {"label": "SQLite", "description": "One file, no server"}]},
+    {"id": "features", "question": "Which features?", "multi_select": True,
+     "options": [{"label": "Auth"}, {"label": "Admin UI"}, {"label": "Billing"}]},
+    {"id": "name", "question": "Project name?"},
+]}
+
+
+class LiveHost:
+    """A WebHost served from a background event loop."""
+
+    def __init__(self, chat: bool = False) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.messages: list[str] = []
+        self.ui = self.call(self._make())
+        self.host = WebHost(self.ui, stderr=io.StringIO(),
+                            on_message=self.messages.append if chat else None)
+        self.call(self.host.start())
+        self.dispose = self.ui.register_provider(self.host.provider)
+
+    async def _make(self) -> UserInteraction:
+        return UserInteraction(session_id="s1")
+
+    async def _cancel_leftovers(self) -> None:
+        # sse-starlette keeps a shutdown watcher per loop; end it before the loop stops
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def call(self, coroutine: Any, timeout: float = 10) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def ask(self, batch: dict[str, Any], signal: AbortSignal | None = None) -> Any:
+        """Start an ask; a concurrent future of its outcome."""
+        request = AskUserQuestionRequest.model_validate(batch)
+        request.signal = signal
+        return asyncio.run_coroutine_threadsafe(self.ui.ask(request), self.loop)
+
+    def close(self) -> None:
+        self.dispose()
+        self.call(self.host.close())
+        self.call(self._cancel_leftovers())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def live():
+    hosts: list[LiveHost] = []
+
+    def start(chat: bool = False) -> LiveHost:
+        hosts.append(LiveHost(chat))
+        return hosts[-1]
+
+    yield start
+    for host in hosts:
+        host.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    contexts = []
+
+    def opener(host: LiveHost, context: Any = None) -> Any:
+        if context is None:
+            context = browser.new_context(viewport={"width": 820, "height": 640})
+            contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(5000)
+        page.goto(host.host.url)
+        assert page.url == f"{host.host.origin}/"
+        return page
+
+    yield opener
+    for context in contexts:
+        context.close()
+
+
+def result(future: Any) -> dict[str, Any]:
+    return future.result(5).to_json()
+
+
+def test_single_multi_and_optionless_batch(live, open_page):
+    host = live()
+    page = open_page(host)
+    future = host.ask(THREE)
+    composer = page.locator("#composer")
+    composer.wait_for()
+    assert page.locator(".count").text_content() == "1 / 3"
+    first = page.locator("button.option").first
+    assert first.locator(".label").text_content() == "PostgreSQL"  # suffix stripped
+    assert first.locator(".badge").text_content() == "Recommended"
+    assert first.get_attribute("aria-pressed") == "false"  # never pre-selected
+    page.locator("#qc-primary").click()  # Next leaves it unanswered
+    page.locator("input[data-label='Admin UI']").check()
+    page.locator("input[data-label='Auth']").check()
+    page.locator("#qc-primary").click()
+    assert page.locator(".count").text_content() == "3 / 3"
+    assert page.evaluate("document.activeElement.id") == "qc-other"
+    page.keyboard.type("acme")
+    page.keyboard.press("Enter")  # submits on the last question, but db is unanswered
+    page.locator("#qc-error", has_text="Please answer or skip this question first.").wait_for()
+    assert page.locator(".count").text_content() == "1 / 3"
+    page.keyboard.press("2")  # number keys choose; choosing advances
+    assert page.locator(".count").text_content() == "2 / 3"
+    page.locator("button[aria-label='Next question']").click()
+    page.locator("#qc-primary", has_text="Submit").click()
+    assert result(future) == {"answers": [
+        {"id": "db", "selected": ["SQLite"]},
+        {"id": "features", "selected": ["Auth", "Admin UI"]},
+        {"id": "name", "selected": [], "custom": "acme"}]}
+    composer.wait_for(state="hidden")
+    page.locator(".note[data-outcome='answered']").wait_for()
+
+
+def test_single_select_advances_but_never_submits_on_the_last(live, open_page):
+    host = live()
+    page = open_page(host)
+    future = host.ask({"questions": [
+        {"id": "a", "question": "First?", "options": [{"label": "x"}, {"label": "y"}]},
+        {"id": "b", "question": "Second?", "options": [{"label": "p"}, {"label": "q"}]}]})
+    page.locator("button.option[data-label='y']").click()
+    assert page.locator(".count").text_content() == "2 / 2"
+    page.locator("#qc-other").fill("typed first")
+    page.locator("button.option[data-label='q']").click()
+    assert page.locator("#qc-other").input_value() == ""  # choosing clears typed text
+    assert not future.done()
+    assert page.evaluate("document.activeElement.id") == "qc-primary"
+    page.locator("#qc-other").fill("mine")  # typing clears the chosen option
+    assert page.locator("button.option[data-label='q']").get_attribute("aria-pressed") == "false"
+    page.keyboard.press("Shift+Enter")
+    assert not future.done()
+    page.keyboard.press("Enter")
+    assert result(future)["answers"][1] == {"id": "b", "selected": [], "custom": "mine"}
+
+
+def test_enter_during_ime_composition_does_not_advance(live, open_page):
+    host = live()
+    page = open_page(host)
+    host.ask({"questions": [{"id": "a", "question": "名前?"}, {"id": "b", "question": "Next?"}]})
+    page.locator("#qc-other").fill("かな")
+    for init in ("{key: 'Enter', isComposing: true, bubbles: true, cancelable: true}",
+                 "{key: 'Enter', keyCode: 229, bubbles: true, cancelable: true}"):
+        script = f"new KeyboardEvent('keydown', {init})"
+        prevented = page.evaluate(f"!document.getElementById('qc-other').dispatchEvent({script})")
+        assert prevented is False
+        assert page.locator(".count").text_content() == "1 / 2"
+    page.locator("#qc-other").press("Enter")
+    assert page.locator(".count").text_content() == "2 / 2"
+
+
+def test_skip_keeps_earlier_answers(live, open_page):
+    host = live()
+    page = open_page(host)
+    future = host.ask({"questions": [
+        {"id": "a", "question": "First?", "options": [{"label": "x"}, {"label": "y"}]},
+        {"id": "b", "question": "Second?"}]})
+    page.locator("button.option[data-label='x']").click()
+    page.locator("#qc-other").fill("draft to drop")
+    page.locator("#qc-skip").click()  # on the last question skip submits
+    assert result(future) == {"answers": [{"id": "a", "selected": ["x"]},
+                                          {"id": "b", "selected": []}]}
+
+
+def test_reload_keeps_drafts_for_the_same_batch_and_resets_for_another(live, open_page):
+    host = live()
+    page = open_page(host)
+    future = host.ask(THREE)
+    page.locator("button.option[data-label='SQLite']").click()
+    page.locator("input[data-label='Billing']").check()
+    rpc_id = host.ui.pending.replay()[0].rpc_id
+    page.reload()
+    page.locator(".count", has_text="2 / 3").wait_for()
+    assert page.locator("input[data-label='Billing']").is_checked()
+    page.locator("button[aria-label='Previous question']").click()
+    chosen = page.locator("button.option[data-label='SQLite']")
+    assert chosen.get_attribute("aria-pressed") == "true"
+    stored = json.loads(page.evaluate("sessionStorage.getItem('dsh-drafts')"))
+    assert stored["rpc_id"] == rpc_id
+    page.locator("button[aria-label='Dismiss all questions']").click()
+    with pytest.raises(Exception) as caught:
+        future.result(5)
+    assert getattr(caught.value, "code", None) == "ASK_CANCELLED"
+    page.locator("#composer").wait_for(state="hidden")
+    host.ask(THREE)
+    page.locator(".count", has_text="1 / 3").wait_for()
+    assert page.locator("button.option[aria-pressed='true']").count() == 0
+
+
+def test_two_tabs_one_accepted_the_other_told_not_pending(live, open_page):
+    host = live()
+    page_a = open_page(host)
+    page_b = open_page(host, page_a.context)
+    future = host.ask({"questions": [{"id": "a", "question": "Go?",
+                                      "options": [{"label": "yes"}, {"label": "no"}]}]})
+    page_a.locator("#composer").wait_for()
+    page_b.locator("#composer").wait_for()
+    replay = host.ui.pending.replay()[0].to_json()
+    # tab B stops hearing events, so its composer stays up like a tab that lost the race
+    done = {"type": "replay/done", "pending": [replay["rpc_id"]]}
+    body = (f"retry: 600000\nevent: question/requested\ndata: {json.dumps(replay)}\n\n"
+            f"event: replay/done\ndata: {json.dumps(done)}\n\n")
+    page_b.route("**/api/events", lambda route: route.fulfill(
+        status=200, headers={"Content-Type": "text/event-stream"}, body=body))
+    page_b.reload()
+    page_b.locator("#composer").wait_for()
+    page_a.locator("button.option[data-label='yes']").click()
+    page_a.locator("#qc-primary").click()
+    assert result(future) == {"answers": [{"id": "a", "selected": ["yes"]}]}
+    page_b.locator("button.option[data-label='no']").click()
+    page_b.locator("#qc-primary").click()
+    page_b.locator("#qc-error", has_text="no longer pending").wait_for()
+    assert page_b.locator("#qc-primary").is_enabled()  # the buttons come back
+    assert page_b.locator("button.option[data-label='no']").get_attribute("aria-pressed") == "true"
+    page_a.locator("#composer").wait_for(state="hidden")
+
+
+def test_owner_abort_takes_the_composer_away(live, open_page):
+    host = live()
+    page = open_page(host)
+    signal = AbortSignal()
+    future = host.ask({"questions": [{"id": "a", "question": "Still there?"}]}, signal)
+    page.locator("#composer").wait_for()
+    host.loop.call_soon_threadsafe(signal.abort, "turn cancelled")
+    page.locator("#composer").wait_for(state="hidden")
+    page.locator(".note[data-outcome='aborted']", has_text="aborted").wait_for()
+    with pytest.raises(Exception) as caught:
+        future.result(5)
+    assert getattr(caught.value, "code", None) == "ASK_ABORTED"
+
+
+def test_question_composer_takes_over_the_message_composer_in_chat(live, open_page):
+    host = live(chat=True)
+    page = open_page(host)
+    page.locator("#message-form").wait_for()
+    page.locator("#message").fill("hello")
+    page.locator("#message").press("Enter")
+    page.wait_for_function("document.getElementById('message').value === ''")
+    assert host.messages == ["hello"]
+    future = host.ask(THREE)
+    page.locator("#composer").wait_for()
+    assert page.locator("#message-form").is_hidden()
+    page.locator("button.option[data-label='PostgreSQL (Recommended)']").wait_for()
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))
+    page.locator("button.option[data-label='SQLite']").click()
+    page.locator("#qc-skip").click()
+    page.locator("#qc-other").fill("acme")
+    page.locator("#qc-primary").click()
+    result(future)
+    page.locator("#message-form").wait_for()
+    assert page.locator("#composer").is_hidden()
+
+
+def test_hostile_question_text_stays_text(live, open_page):
+    host = live()
+    page = open_page(host)
+    hostile = "<img src=x onerror=\"window.pwned=1\"><b>bold</b>"
+    host.ask({"questions": [{"id": "a", "question": hostile, "detail": hostile,
+                             "options": [{"label": "<script>window.pwned=2</script>",
+                                          "description": hostile}]}]})
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-text").text_content() == hostile
+    assert page.locator("#composer img, #composer b, #composer script").count() == 0
+    assert page.evaluate("window.pwned") is None
