@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from dsh_cli.events import AssistantMessage, ToolStarted, UserMessage
 from dsh_cli.interaction import AbortSignal, AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.web import WebHost
 
@@ -280,6 +281,12 @@ def test_question_composer_takes_over_the_message_composer_in_chat(live, open_pa
     page.locator("#message").press("Enter")
     page.wait_for_function("document.getElementById('message').value === ''")
     assert host.messages == ["hello"]
+    page.emulate_media(reduced_motion="reduce")
+    for event in (UserMessage("Set up the service skeleton."),
+                  AssistantMessage("I need two decisions before I scaffold it."),
+                  ToolStarted("call_1", "ask_user_question", '{"questions":[...]}')):
+        host.loop.call_soon_threadsafe(host.ui.events.emit, event)
+    page.locator(".tool").wait_for()
     future = host.ask(THREE)
     page.locator("#composer").wait_for()
     assert page.locator("#message-form").is_hidden()
