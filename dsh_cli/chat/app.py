@@ -152,5 +152,4 @@ def _greeting(runtime: Any) -> str:
 
 def _line_reader(provider: Any) -> Any:
     """The plain provider's own line reader, so the prompt and its questions share stdin."""
-    reader = getattr(provider, "lines", None)
-    return reader if reader is not None else provider._lines
+    return provider.lines

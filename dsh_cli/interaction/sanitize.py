@@ -17,6 +17,7 @@ _ESCAPE_SEQUENCES = re.compile(
     | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?     # OSC ... BEL or ST (or end of text)
     | \x1b[PX^_][^\x1b]*(?:\x1b\\)?          # DCS, SOS, PM, APC strings
     | \x1b[\x20-/]*[0-~]?                    # two-byte and nF escapes
+    | [\x90\x98\x9e\x9f][^\x9c\x1b]*(?:\x9c|\x1b\\)?  # 8-bit DCS, SOS, PM, APC
     | \x9b[0-?]*[\x20-/]*[@-~]?              # 8-bit CSI
     | \x9d[^\x07\x9c]*(?:\x07|\x9c)?         # 8-bit OSC
     """,
@@ -25,16 +26,22 @@ _ESCAPE_SEQUENCES = re.compile(
 _UNSAFE_CHARS = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but tab and newline), DEL, C1
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, overrides, isolates
-    "\u200b-\u200d\u2060-\u2064\ufeff\u180e"  # zero-width characters
+    "\u200b\u200c\u2060-\u2064\ufeff\u180e"  # zero-width characters (ZWJ: below)
     "]"
 )
+
+
+# A zero-width joiner survives only inside an emoji sequence (👨‍👩‍👧), where it is part of
+# one visible glyph; anywhere else it is an invisible character and goes.
+_PICTOGRAPH = "\u2600-\u27bf\U0001f000-\U0001faff"
+_STRAY_JOINER = re.compile(f"(?<![{_PICTOGRAPH}\ufe0f])\u200d|\u200d(?![{_PICTOGRAPH}])")
 
 
 def sanitize(text: str) -> str:
     """Text safe to print: escapes and controls removed, newlines and tabs kept."""
     text = text.replace("\r\n", "\n")
     text = _ESCAPE_SEQUENCES.sub("", text)
-    return _UNSAFE_CHARS.sub("", text)
+    return _STRAY_JOINER.sub("", _UNSAFE_CHARS.sub("", text))
 
 
 def sanitize_line(text: str) -> str:

@@ -116,7 +116,11 @@ class UserInteraction:
             if seconds is not None:
                 request.deadline = Deadline(seconds, asyncio.get_running_loop().time())
             entry = self.pending.register(request)
-            self.events.emit(entry.announcement())
+            try:
+                self.events.emit(entry.announcement())
+            except BaseException:
+                self.pending.discard(entry.rpc_id)  # never replay a batch nobody will settle
+                raise
             return await self._settle(entry, provider)
         finally:
             self._next_turn()

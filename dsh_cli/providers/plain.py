@@ -58,7 +58,7 @@ class PlainProvider:
                  output: IO[str] | None = None) -> None:
         self.input = input if input is not None else sys.stdin
         self.output = output if output is not None else sys.stderr
-        self._lines = LineReader(self.input)
+        self.lines = LineReader(self.input)
         self._open_prompt = False
         # a terminal echoes what is typed; piped answers are echoed here instead, so the
         # transcript reads "prompt> answer" and each hint starts on a line of its own
@@ -88,7 +88,7 @@ class PlainProvider:
         while True:
             self._write(PROMPT_WITH_OPTIONS if question.has_options else PROMPT_TEXT)
             self._open_prompt = True
-            line = await self._lines.readline()
+            line = await self.lines.readline()
             self._open_prompt = False
             if line is None:
                 self._write("\n")
@@ -160,7 +160,7 @@ class PlainProvider:
 
     def close(self) -> None:
         """Stop reading input (the reader thread ends with the process)."""
-        self._lines.close()
+        self.lines.close()
 
 
 def _is_terminal(stream: object) -> bool:

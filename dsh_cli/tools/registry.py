@@ -208,3 +208,5 @@ async def _run_abortable(tool: Tool, args: Any, ctx: ToolContext) -> str:
         abort_wait.cancel()
         if not task.done():
             task.cancel()
+            # let the tool close its UI and settle its question before the caller moves on
+            await asyncio.wait({task})

@@ -77,3 +77,15 @@ def test_sanitize_line_gives_one_line_without_escapes():
 ])
 def test_display_width_counts_wide_characters_as_two(text, width):
     assert display_width(text) == width
+
+
+def test_eight_bit_string_controls_lose_their_payload():
+    assert sanitize("\x90qpayload\x9cok") == "ok"
+    assert sanitize("\x9dtitle\x07rest") == "rest"
+
+
+def test_a_joiner_survives_only_inside_an_emoji_sequence():
+    family = "👨\u200d👩\u200d👧"
+    assert sanitize(family) == family and display_width(sanitize(family)) == 2
+    assert sanitize("a\u200db") == "ab"
+    assert sanitize("\u200d👩") == "👩"
