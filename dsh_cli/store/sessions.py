@@ -46,6 +46,13 @@ __all__ = [
 _OUTCOMES = ("answered", "cancelled", "aborted", "timeout")
 
 
+# A session's columns for summaries; updated_at counts its last message (see append_message).
+_SUMMARY = (
+    "SELECT id, model, created_at, max(updated_at, coalesce((SELECT created_at FROM messages "
+    "WHERE session_id = sessions.id ORDER BY id DESC LIMIT 1), '')) AS updated, title"
+)
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
@@ -177,11 +184,11 @@ class SessionStore:
                  json.dumps(tool_calls, ensure_ascii=False) if tool_calls else None,
                  message.get("tool_call_id"), now),
             )
+            # the session row is left alone (one page less per commit): a session's
+            # updated_at is read as the later of its own and its last message's time
             if message["role"] == "user" and isinstance(message.get("content"), str):
-                db.execute("UPDATE sessions SET updated_at = ?, title = coalesce(title, ?) "
-                           "WHERE id = ?", (now, title_of(message["content"]), session_id))
-            else:
-                db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+                db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL",
+                           (title_of(message["content"]), session_id))
 
     def question_requested(self, session_id: str, event: QuestionRequested) -> None:
         """A batch was shown: a new pending row, or the same row again when re-asked."""
@@ -284,7 +291,7 @@ class SessionStore:
         """The most recently updated session (``--continue``), or None."""
         with self._lock, translated(self.path):
             row = self._db.execute(
-                "SELECT id FROM sessions ORDER BY updated_at DESC, rowid DESC LIMIT 1"
+                f"{_SUMMARY} FROM sessions ORDER BY updated DESC, rowid DESC LIMIT 1"
             ).fetchone()
         return row[0] if row else None
 
@@ -292,8 +299,7 @@ class SessionStore:
         """Every session, most recently updated first."""
         with self._lock, translated(self.path):
             rows = self._db.execute(
-                "SELECT id, model, created_at, updated_at, title FROM sessions "
-                "ORDER BY updated_at DESC, rowid DESC"
+                f"{_SUMMARY} FROM sessions ORDER BY updated DESC, rowid DESC"
             ).fetchall()
         return [SessionSummary(*row) for row in rows]
 
@@ -304,8 +310,7 @@ class SessionStore:
             self._db.execute("BEGIN")  # one consistent snapshot of all three tables
             try:
                 row = self._db.execute(
-                    "SELECT id, model, created_at, updated_at, title, system FROM sessions "
-                    "WHERE id = ?", (session_id,)
+                    f"{_SUMMARY}, system FROM sessions WHERE id = ?", (session_id,)
                 ).fetchone()
                 rows = self._db.execute(
                     "SELECT role, content, tool_calls, tool_call_id FROM messages "
@@ -346,10 +351,8 @@ class SessionStore:
 
     def _summary(self, session_id: str) -> SessionSummary:
         with self._lock, translated(self.path):
-            row = self._db.execute(
-                "SELECT id, model, created_at, updated_at, title FROM sessions WHERE id = ?",
-                (session_id,),
-            ).fetchone()
+            row = self._db.execute(f"{_SUMMARY} FROM sessions WHERE id = ?",
+                                   (session_id,)).fetchone()
         if row is None:
             raise SessionNotFound(session_id, self.path)
         return SessionSummary(*row)
