@@ -1,0 +1,48 @@
+"""The README opens with its two set-up commands, and the completion it documents works."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from docs_reading import ROOT
+
+SETUP = ["pip install . && dsh", "bash .ci/run"]
+
+
+def test_the_readme_starts_with_the_install_and_test_commands(readme):
+    lines = readme.splitlines()
+    assert lines[:4] == ["```sh", *SETUP, "```"]
+
+
+def test_the_test_command_runs_pytest():
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install" in script and "-m pytest" in script
+
+
+def dsh(env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The ``dsh`` console script's entry point, run with extra environment."""
+    # Named "dsh" as the console script names it: Click derives _DSH_COMPLETE from the name.
+    return subprocess.run(
+        [sys.executable, "-c", "from dsh_cli.cli import main; main(prog_name='dsh')"],
+        env={**os.environ, **env_extra}, capture_output=True, text=True, timeout=30,
+    )
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_the_documented_completion_source_is_printed(readme, shell):
+    assert f"_DSH_COMPLETE={shell}_source dsh" in readme
+    result = dsh({"_DSH_COMPLETE": f"{shell}_source"})
+    assert result.returncode == 0, result.stderr
+    assert "_DSH_COMPLETE" in result.stdout
+
+
+def test_bash_completion_completes_commands_and_options():
+    words = dsh({"_DSH_COMPLETE": "bash_complete", "COMP_WORDS": "dsh ru", "COMP_CWORD": "1"})
+    assert re.search(r"^plain,run$", words.stdout, re.M), words.stdout
+    flags = dsh({"_DSH_COMPLETE": "bash_complete", "COMP_WORDS": "dsh run --ans",
+                 "COMP_CWORD": "2"})
+    assert re.search(r"^plain,--answers$", flags.stdout, re.M), flags.stdout
