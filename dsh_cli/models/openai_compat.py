@@ -5,6 +5,12 @@ module is imported, so resolving a model stays cheap; ``preload()`` warms it ahe
 The SDK's own retries are off: this client retries itself, and only while nothing of
 the turn has been yielded, so a retry can never repeat text the caller already has.
 
+Requests go through the SDK's generic ``post`` (its documented way to reach any path):
+the SDK still does auth, connections, server-sent events and status errors, but skips
+re-validating the whole conversation on every call (Python work that grows with the
+chat, tens of milliseconds for a long one; our messages are already wire-format JSON),
+and chunks arrive as plain dicts rather than model objects.
+
 Every failure is a ``ModelError`` with one of these codes and a one-line message that
 never contains the API key (it is scrubbed from any text a server sends back):
 
@@ -169,7 +175,11 @@ class OpenAIChatModel:
                  tools: list[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": [_for_the_api(message) for message in messages],
+            "messages": [
+                _for_the_api(message)
+                if "reasoning_content" in message or "reasoning" in message else message
+                for message in messages
+            ],
             "stream": True,
         }
         if tools:  # an empty list is refused by OpenAI itself
@@ -193,7 +203,9 @@ class OpenAIChatModel:
             opened = False
             try:
                 try:
-                    response = await client.chat.completions.create(**request)
+                    response = await client.post(
+                        "/chat/completions", cast_to=object, body=request, stream=True,
+                        stream_cls=openai.AsyncStream[object])
                     opened = True
                     try:
                         async for chunk in response:
@@ -319,9 +331,7 @@ class OpenAIChatModel:
 
 def _for_the_api(message: dict[str, Any]) -> dict[str, Any]:
     """The message without fields the API must not get back (reasoning)."""
-    if any(name in message for name in _NOT_FOR_THE_API):
-        return {k: v for k, v in message.items() if k not in _NOT_FOR_THE_API}
-    return message
+    return {k: v for k, v in message.items() if k not in _NOT_FOR_THE_API}
 
 
 def _host(base_url: str) -> str:

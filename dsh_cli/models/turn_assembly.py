@@ -6,6 +6,9 @@ only the ``index`` and a slice of the arguments text, and several calls may inte
 Servers differ at the edges, so: a call without an ``index`` continues the last call
 unless it brings a new ``id``; a name sent again whole is not doubled; a call that never
 got an ``id`` is given one (its result must be able to name it).
+
+Chunks are the JSON objects of the wire format, as plain dicts: no model classes to
+build per chunk, and nothing here depends on the SDK.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ class _PartialCall:
 
 
 class TurnAssembler:
-    """Feed it chunks (SDK objects or anything with the same attributes); ask for the turn."""
+    """Feed it the chunks of one response in order; then ask for the ``completion()``."""
 
     def __init__(self) -> None:
         self._content: list[str] = []
@@ -38,40 +41,39 @@ class TurnAssembler:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
 
-    def feed(self, chunk: Any) -> list[TextDelta | ReasoningDelta]:
+    def feed(self, chunk: dict[str, Any]) -> list[TextDelta | ReasoningDelta]:
         """Take one chunk; returns the text and reasoning deltas it carried, in order."""
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
+        usage = chunk.get("usage")
+        if usage:
             self.usage = Usage(
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                prompt_tokens=usage.get("prompt_tokens") or 0,
+                completion_tokens=usage.get("completion_tokens") or 0,
             )
-        choices = getattr(chunk, "choices", None)
+        choices = chunk.get("choices")
         if not choices:
             return []
         choice = choices[0]
         out: list[TextDelta | ReasoningDelta] = []
-        delta = getattr(choice, "delta", None)
-        if delta is not None:
+        delta = choice.get("delta")
+        if delta:
             # DeepSeek says reasoning_content; some other servers say reasoning.
-            reasoning = getattr(delta, "reasoning_content", None) or getattr(
-                delta, "reasoning", None)
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if reasoning and isinstance(reasoning, str):
                 self._reasoning.append(reasoning)
                 out.append(ReasoningDelta(reasoning))
-            content = getattr(delta, "content", None)
-            if content:
+            content = delta.get("content")
+            if content and isinstance(content, str):
                 self._content.append(content)
                 out.append(TextDelta(content))
-            for fragment in getattr(delta, "tool_calls", None) or ():
+            for fragment in delta.get("tool_calls") or ():
                 self._add_fragment(fragment)
-        if getattr(choice, "finish_reason", None):
-            self.finish_reason = choice.finish_reason
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
         return out
 
-    def _add_fragment(self, fragment: Any) -> None:
-        index = getattr(fragment, "index", None)
-        call_id = getattr(fragment, "id", None) or ""
+    def _add_fragment(self, fragment: dict[str, Any]) -> None:
+        index = fragment.get("index")
+        call_id = fragment.get("id") or ""
         if index is None:
             last = self._calls.get(self._last_index) if self._last_index is not None else None
             if last is not None and (not call_id or call_id == last.id):
@@ -86,13 +88,13 @@ class TurnAssembler:
         self._last_index = index
         if call_id and not call.id:
             call.id = call_id
-        function = getattr(fragment, "function", None)
-        if function is None:
+        function = fragment.get("function")
+        if not function:
             return
-        name = getattr(function, "name", None)
+        name = function.get("name")
         if name and name != call.name:
             call.name = name if not call.name else call.name + name
-        arguments = getattr(function, "arguments", None)
+        arguments = function.get("arguments")
         if arguments:
             call.arguments.append(arguments)
 

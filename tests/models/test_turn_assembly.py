@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace as NS
+from typing import Any
 
 from dsh_cli.models.base import ReasoningDelta, TextDelta, Usage
 from dsh_cli.models.turn_assembly import TurnAssembler
 
 
-def chunk(finish=None, usage=None, **delta):
-    return NS(choices=[NS(delta=NS(**delta), finish_reason=finish)], usage=usage)
+def chunk(finish=None, usage=None, **delta) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "usage": usage}
 
 
-def call(index=None, id=None, name=None, arguments=None):
-    return NS(index=index, id=id, function=NS(name=name, arguments=arguments))
+def call(index=None, id=None, name=None, arguments=None) -> dict[str, Any]:
+    fragment: dict[str, Any] = {"function": {"name": name, "arguments": arguments}}
+    if index is not None:
+        fragment["index"] = index
+    if id is not None:
+        fragment["id"] = id
+    return fragment
 
 
 def test_text_and_reasoning_pass_through_in_order():
@@ -23,7 +28,7 @@ def test_text_and_reasoning_pass_through_in_order():
     assert turn.feed(chunk(reasoning="more")) == [ReasoningDelta("more")]
     assert turn.feed(chunk(content="Hi")) == [TextDelta("Hi")]
     turn.feed(chunk(finish="stop"))
-    turn.feed(NS(choices=[], usage=NS(prompt_tokens=3, completion_tokens=4)))
+    turn.feed({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}})
     done = turn.completion()
     assert (done.content, done.reasoning, done.usage) == ("Hi", "hmmmore", Usage(3, 4))
     assert turn.finish_reason == "stop"
