@@ -193,6 +193,19 @@ def test_a_failed_model_call_appends_nothing_to_the_conversation(server):
     assert loop.messages == [{"role": "user", "content": "hello"}]
 
 
+def test_a_stream_cut_inside_a_tool_call_leaves_no_call_without_a_result(server):
+    server.enqueue(Reply.tool_calls([("ask_user_question", {"questions": [DB]}, "call_1")],
+                                    content="Let me ask.", chunk_size=4, cut_after=6))
+    provider = ScriptedProvider([])
+    loop = make_loop(server, provider, EventStream())
+    with pytest.raises(ModelError) as caught:
+        run_turn(loop, "hello")
+    assert_clean(caught.value, MODEL_STREAM)
+    assert provider.requests == []  # half a call is never run
+    assert not any(m.get("tool_calls") for m in loop.messages)
+    assert loop.messages[0] == {"role": "user", "content": "hello"}
+
+
 # -- faults ----------------------------------------------------------------------------------
 
 def test_429_is_retried_after_the_servers_retry_after(server):
@@ -401,3 +414,16 @@ def test_scrubbing_removes_the_key_and_its_masked_echoes_but_nothing_else():
     assert _scrub(f"bad key {KEY}, shown as {masked}.", KEY) == "bad key [key], shown as [key]"
     assert _scrub("maximum context length in tokens", "k") == "maximum context length in tokens"
     assert _scrub("key k was refused", "k") == "key [key] was refused"
+
+
+def test_an_error_event_inside_the_stream_is_reported(server):
+    server.enqueue(Reply(raw_events=[{"error": {"message": "overloaded", "type": "server"}}]))
+    _items, error = collect(make_model(server))
+    assert_clean(error, MODEL_STREAM)
+    assert "overloaded" in error.message
+
+
+def test_garbage_in_the_stream_is_a_stream_error(server):
+    server.enqueue(Reply(raw_events=["this is not json"]))
+    _items, error = collect(make_model(server, max_retries=0))
+    assert_clean(error, MODEL_STREAM)
