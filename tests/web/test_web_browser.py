@@ -110,7 +110,7 @@ def open_page(browser):
             context = browser.new_context(viewport={"width": 820, "height": 640})
             contexts.append(context)
         page = context.new_page()
-        page.set_default_timeout(5000)
+        page.set_default_timeout(10000)  # other suites may share the CPU
         page.goto(host.host.url)
         assert page.url == f"{host.host.origin}/"
         return page
@@ -121,7 +121,7 @@ def open_page(browser):
 
 
 def result(future: Any) -> dict[str, Any]:
-    return future.result(5).to_json()
+    return future.result(10).to_json()
 
 
 def test_single_multi_and_optionless_batch(live, open_page):
