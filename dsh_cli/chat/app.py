@@ -101,11 +101,15 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
     except HarnessError as error:
         stderr.write(f"dsh: {error.code}: {error.message}\n")
         return 1
+    from dsh_cli.cli.interrupts import on_termination
+
+    forget_hook = on_termination(runtime.mark_interrupted)
     try:
         with contextlib.ExitStack() as stack:
             return await _converse(runtime, options, stack, stdin, stdout, stderr,
                                    prompt=prompt, provider=provider)
     finally:
+        forget_hook()
         runtime.mark_interrupted()
         runtime.close()
 

@@ -12,12 +12,23 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
-__all__ = ["EXIT_CODES", "run_main"]
+__all__ = ["EXIT_CODES", "on_termination", "run_main"]
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+_termination_hooks: list[Callable[[], None]] = []
+
+
+def on_termination(hook: Callable[[], None]) -> Callable[[], None]:
+    """Run ``hook`` the moment SIGTERM or SIGHUP arrives, before anything is cancelled.
+
+    The session store uses it to mark open question batches interrupted while they are
+    still open, so the unwinding that follows cannot record them as aborted.
+    """
+    _termination_hooks.append(hook)
+    return lambda: _termination_hooks.remove(hook) if hook in _termination_hooks else None
 
 
 def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> int:
@@ -43,6 +54,10 @@ async def _supervise(main: Coroutine[Any, Any, int], handle_sigint: bool) -> int
     def stop(signum: signal.Signals) -> None:
         if not received:
             received.append(signum)
+            if signum is not signal.SIGINT:
+                for hook in list(_termination_hooks):
+                    with contextlib.suppress(Exception):
+                        hook()
             task.cancel()
 
     handled = [s for s in EXIT_CODES if handle_sigint or s is not signal.SIGINT]

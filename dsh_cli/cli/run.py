@@ -80,10 +80,18 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
                                 resume=resume)
     except HarnessError as error:
         fail(error.code, error.message, 1)
+    if runtime.resumed and text is None and not options["jsonl"] and not runtime.has_pending_calls:
+        runtime.close()
+        fail("NOTHING_TO_RESUME", f"session {runtime.session_id} has no pending question; "
+             "give a PROMPT to continue it", 2)
+    from dsh_cli.cli.interrupts import on_termination
+
+    forget_hook = on_termination(runtime.mark_interrupted)
     try:
         return await _drive(runtime, text, options, provider)
     finally:
-        runtime.mark_interrupted()
+        forget_hook()
+        runtime.mark_interrupted()  # whatever is still open when we leave stays resumable
         runtime.close()
 
 
