@@ -68,6 +68,7 @@ class TerminalProvider:
         state = self.state = BatchState(list(request.questions))
         screen = self.screen = _Screen(state, request, self.input or session.input, output)
         self._alert(output, request)
+        _discard_typeahead(self.input or session.input)
         task = asyncio.ensure_future(screen.app.run_async())
         try:
             await asyncio.shield(task)
@@ -93,6 +94,22 @@ class TerminalProvider:
             text = sanitize_line(first.header or first.question).replace(";", ",")[:80]
             output.write_raw(f"\x1b]9;dsh: {text}\x07")
         output.flush()
+
+
+def _discard_typeahead(input: Any) -> None:
+    """Drop keys typed before the question appeared (say, while a reply streamed).
+
+    Otherwise a digit typed ahead would silently pick an option the human never saw.
+    """
+    try:
+        fd = input.fileno()
+    except (AttributeError, NotImplementedError, OSError, ValueError):
+        return
+    if os.isatty(fd):
+        import termios
+
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcflush(fd, termios.TCIFLUSH)
 
 
 def _ending(request: AskUserQuestionRequest) -> str:
