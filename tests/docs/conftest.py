@@ -11,7 +11,7 @@ from docs_reading import MAN_PAGE, README, CommandDoc, walk
 def commands() -> list[CommandDoc]:
     from dsh_cli.cli import main
 
-    return walk(main, click.Context(main, info_name="dsh"))
+    return walk(main, click.Context(main, info_name="dsh", **main.context_settings))
 
 
 @pytest.fixture(scope="session")

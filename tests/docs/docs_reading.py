@@ -27,15 +27,13 @@ class CommandDoc:
 
 def walk(command: click.Command, ctx: click.Context, path: str = "") -> list[CommandDoc]:
     """Every command reachable from ``command``, groups included, help options left out."""
-    help_names = set(ctx.help_option_names)
     flags: set[str] = set()
     arguments: list[str] = []
     for param in command.get_params(ctx):
         if isinstance(param, click.Option):
-            names = {*param.opts, *param.secondary_opts}
-            if param.hidden or names <= help_names:
+            if param.hidden or (param.name == "help" and param.is_eager):
                 continue
-            flags |= names
+            flags |= {*param.opts, *param.secondary_opts}
         elif isinstance(param, click.Argument):
             arguments.append(param.human_readable_name)
     found = [CommandDoc(path, frozenset(flags), tuple(arguments))]

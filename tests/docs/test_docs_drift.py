@@ -156,3 +156,14 @@ def test_the_drift_check_notices_a_missing_flag(commands, man_source):
     run = next(command for command in commands if command.path == "run")
     _, flags = man_commands(man_source.replace(".BR \\-\\-jsonl ,\n", "", 1))["run"]
     assert "--jsonl" in run.flags and "--jsonl" not in flags
+
+
+def test_every_command_answers_dash_h_as_the_reference_says(commands):
+    from click.testing import CliRunner
+
+    from dsh_cli.cli import main
+
+    for command in commands:
+        result = CliRunner().invoke(main, [*command.path.split(), "-h"])
+        assert result.exit_code == 0, f"dsh {command.path} -h: {result.output}"
+        assert result.output.startswith("Usage: "), result.output
