@@ -1,0 +1,67 @@
+"""``python -m bench [--smoke] [--only NAME ...]``: run the measures, print the table."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.context import Context
+from bench.table import Row, format_table
+
+# module -> what it measures; run in this order
+MEASURES = {
+    "startup": "dsh --help / --version vs a bare Click app",
+    "ask_pty": "dsh ask on a pseudo-terminal vs a choice() floor",
+    "ask_answers": "dsh ask --answers vs a Click + pydantic floor",
+    "keys": "key latency and throughput vs questionary and bare prompt-toolkit",
+    "relay": "dsh run --jsonl round trips",
+    "agent": "the agent loop vs the bare OpenAI SDK",
+    "store": "session store append and resume",
+}
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--smoke", action="store_true",
+                        help="each measure once with tiny sizes: checks that they run")
+    parser.add_argument("--only", nargs="+", choices=list(MEASURES), metavar="NAME",
+                        help=f"run only these measures ({', '.join(MEASURES)})")
+    parser.add_argument("--no-save", action="store_true",
+                        help="do not write bench/results/ (a smoke run never does)")
+    args = parser.parse_args(argv)
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="dsh-bench-") as work:
+        ctx = Context(smoke=args.smoke, work=Path(work))
+        for name in args.only or MEASURES:
+            started = time.perf_counter()
+            print(f"# {name}: {MEASURES[name]} …", file=sys.stderr, flush=True)
+            module = importlib.import_module(f"bench.{name}")
+            rows.extend(module.measure(ctx))
+            print(f"#   {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
+    table = format_table(rows)
+    print(table)
+    unmet = [row.measure for row in rows if row.met is False]
+    print(f"\n{sum(row.met is True for row in rows)} budgets met, {len(unmet)} not met"
+          + (f": {'; '.join(unmet)}" if unmet else ""))
+    if not args.smoke and not args.no_save:
+        _save(rows, table)
+    return 0
+
+
+def _save(rows: list[Row], table: str) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (RESULTS / f"{stamp}.txt").write_text(table + "\n", encoding="utf-8")
+    with open(RESULTS / f"{stamp}.jsonl", "w", encoding="utf-8") as file:
+        for row in rows:
+            file.write(json.dumps(row.to_json()) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
