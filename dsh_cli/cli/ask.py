@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from dsh_cli.cli.options import web_options
+
 __all__ = ["EXIT_STATUS", "ask"]
 
 USAGE = "USAGE"
@@ -57,10 +59,11 @@ class _Failure(Exception):
               help="Answer from a JSON file mapping question ids to answers.")
 @click.option("--plain", is_flag=True, help="Plain line prompts on stderr, answers from stdin.")
 @click.option("--web", is_flag=True, help="Answer in the browser.")
+@web_options
 def ask(request_path: str | None, question: str | None, options: tuple[str, ...],
         multi: bool, header: str | None, detail: str | None, question_id: str,
         output_format: str, timeout: float | None, jsonl: bool, answers_path: str | None,
-        plain: bool, web: bool) -> None:
+        plain: bool, web: bool, host: str, port: int, open_browser: bool | None) -> None:
     """Ask a question batch (REQUEST file, - for stdin, or -q); print the answer."""
     from dsh_cli.cli.interrupts import EXIT_CODES, run_main
 
@@ -73,7 +76,9 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
             _check_usage(request, request_path, output_format=output_format, plain=plain,
                          jsonl=jsonl)
             answer = await _ask(request, timeout=timeout, jsonl=jsonl,
-                                answers_path=answers_path, plain=plain, web=web,
+                                answers_path=answers_path, plain=plain,
+                                web={"host": host, "port": port, "open_browser": open_browser}
+                                if web else None,
                                 request_from_stdin=request_path == "-")
         except _Failure as failure:
             outcome["reported"] = True
@@ -152,9 +157,9 @@ def _check_usage(request: Any, path: str | None, *, output_format: str, plain: b
 
 
 async def _ask(request: Any, *, timeout: float | None, jsonl: bool, answers_path: str | None,
-               plain: bool, web: bool, request_from_stdin: bool) -> Any:
+               plain: bool, web: dict[str, Any] | None, request_from_stdin: bool) -> Any:
     """Ask through the first answer source that applies."""
-    from dsh_cli.interaction import UserInteraction, UserInteractionError
+    from dsh_cli.interaction import HarnessError, UserInteraction
 
     ui = UserInteraction(timeout=timeout)
     try:
@@ -173,10 +178,10 @@ async def _ask(request: Any, *, timeout: float | None, jsonl: bool, answers_path
 
             ui.register_provider(PlainProvider(sys.stdin, sys.stderr))
             return await ui.ask(request)
-        if web:
-            return await _ask_web(ui, request)
+        if web is not None:
+            return await _ask_web(ui, request, **web)
         return await _ask_terminal(ui, request, request_from_stdin)
-    except UserInteractionError as error:
+    except HarnessError as error:
         raise _Failure(error.code, error.message) from None
 
 
@@ -192,16 +197,20 @@ async def _ask_relay(ui: Any, request: Any) -> Any:
         await relay.close()
 
 
-async def _ask_web(ui: Any, request: Any) -> Any:
+async def _ask_web(ui: Any, request: Any, *, host: str, port: int,
+                   open_browser: bool | None) -> Any:
+    from dsh_cli.cli.web import browser_available
     from dsh_cli.providers.web import WebHost
 
-    host = WebHost(ui)
-    await host.start()
-    ui.register_provider(host.provider)
+    web = WebHost(ui, host=host, port=port,
+                  open_browser=browser_available() if open_browser is None else open_browser)
+    await web.start()
+    dispose = ui.register_provider(web.provider)
     try:
         return await ui.ask(request)
     finally:
-        await host.close()
+        dispose()
+        await web.close()
 
 
 def _terminal_target(request_from_stdin: bool) -> str | None:

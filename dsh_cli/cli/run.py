@@ -2,7 +2,7 @@
 
 stdout gets only the final assistant message (or, with ``--jsonl``, only JSON lines).
 Questions are answered by exactly one source, the first that applies: ``--jsonl``,
-``--web``, ``--answers FILE``, ``--plain``, the terminal (stdin and stderr both terminals,
+``--answers FILE``, ``--plain``, ``--web``, the terminal (stdin and stderr both terminals,
 unless ``--no-input``); with none, ``ask_user_question`` fails at once with NO_PROVIDER.
 """
 
@@ -97,7 +97,7 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
 
 def _answer_source(options: dict[str, Any]) -> Any:
     """The provider for ``--answers``, ``--plain`` or the terminal; None for the others."""
-    if options["jsonl"] or options["web"]:
+    if options["jsonl"]:
         return None
     if options["answers_file"]:
         from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
@@ -111,6 +111,8 @@ def _answer_source(options: dict[str, Any]) -> Any:
         from dsh_cli.providers.plain import PlainProvider
 
         return PlainProvider(sys.stdin, sys.stderr)
+    if options["web"]:
+        return "web"
     if not options["no_input"] and sys.stdin.isatty() and sys.stderr.isatty():
         return "terminal"
     return None
@@ -128,7 +130,7 @@ async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provid
             provider = stack.enter_context(terminal_provider(target="stderr"))
         if options["jsonl"]:
             return await _drive_jsonl(runtime, text)
-        if options["web"]:
+        if provider == "web":
             return await _drive_web(runtime, text, options)
         if provider is not None:
             stack.callback(runtime.ui.register_provider(provider))
@@ -195,11 +197,18 @@ async def _drive_jsonl(runtime: Any, text: str | None) -> int:
 
 async def _drive_web(runtime: Any, text: str | None, options: dict[str, Any]) -> int:
     """Questions in the browser; the final answer still goes to stdout."""
+    from dsh_cli.cli.web import browser_available
+    from dsh_cli.interaction import HarnessError
     from dsh_cli.providers.web import WebHost
 
+    flag = options["open_browser"]
     host = WebHost(runtime.ui, host=options["host"], port=options["port"],
-                   open_browser=bool(options["open_browser"]))
-    await host.start()
+                   open_browser=browser_available() if flag is None else flag)
+    try:
+        await host.start()
+    except HarnessError as error:
+        click.echo(f"dsh: {error.code}: {error.message}", err=True)
+        return 1
     dispose = runtime.ui.register_provider(host.provider)
     try:
         final = await _turns(runtime, text)
