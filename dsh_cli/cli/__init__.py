@@ -18,7 +18,7 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("dsh_cli.cli.chat:chat", "Interactive chat; questions drawn in the terminal."),
     "run": ("dsh_cli.cli.run:run", "One non-interactive agent run, for scripts and CI."),
-    "ask": ("dsh_cli.cli.ask:ask", "Ask a question batch; print the answer as JSON."),
+    "ask": ("dsh_cli.cli.ask:ask", "Ask a question batch; print the answer on stdout."),
     "demo": ("dsh_cli.cli.chat:demo", "Chat with the built-in offline demo model."),
     "schema": ("dsh_cli.cli.schema:schema", "Print the JSON schema of ask_user_question."),
     "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),

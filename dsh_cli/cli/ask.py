@@ -47,7 +47,7 @@ class _Failure(Exception):
 @click.option("--multi", is_flag=True, help="The -q question allows several options.")
 @click.option("--header", help="A short heading for the -q question.")
 @click.option("--detail", help="Supporting text shown with the -q question.")
-@click.option("--id", "question_id", default="q1", show_default=True,
+@click.option("--id", "question_id", default="q1", show_default=True, metavar="ID",
               help="The id of the -q question.")
 @click.option("--format", "output_format", type=click.Choice(["json", "lines"]),
               default="json", show_default=True,

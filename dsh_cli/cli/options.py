@@ -35,9 +35,9 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def web_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Where the browser surface listens."""
     decorators = [
-        click.option("--host", default="127.0.0.1", show_default=True,
+        click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDRESS",
                      help="Address to bind the web surface to."),
-        click.option("--port", type=int, default=0,
+        click.option("--port", type=int, default=0, metavar="PORT",
                      help="Port for the web surface (default: any free port)."),
         click.option("--open/--no-open", "open_browser", default=None,
                      help="Open the system browser (default: when a display is available)."),

@@ -8,6 +8,7 @@ unless ``--no-input``); with none, ``ask_user_question`` fails at once with NO_P
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -114,6 +115,10 @@ def _answer_source(options: dict[str, Any]) -> Any:
     if options["web"]:
         return "web"
     if not options["no_input"] and sys.stdin.isatty() and sys.stderr.isatty():
+        if os.environ.get("TERM") == "dumb":  # no cursor addressing: the line rendering
+            from dsh_cli.providers.plain import PlainProvider
+
+            return PlainProvider(sys.stdin, sys.stderr)
         return "terminal"
     return None
 
