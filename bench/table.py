@@ -77,7 +77,7 @@ def format_table(rows: list[Row]) -> str:
     lines = [header]
     for row in rows:
         base = _figure(row.base, row.unit)
-        if row.base:
+        if row.base_name:
             base = f"{row.base_name}: {base}"
         ratio = "—" if row.ratio is None else f"{row.ratio:.2f}×"
         met = {True: "met", False: "NOT MET", None: "(info)"}[row.met]

@@ -1,0 +1,79 @@
+"""Relay round trips: ``dsh run --jsonl`` with a scripted model asking N batches.
+
+The model asks ``PER_TURN`` batches in a row per user message (the loop allows 50 model
+calls a turn), then answers; the controller answers each ``question/requested`` the moment
+it reads it and sends the next ``user/message`` after each ``turn/completed``. The clock
+runs from the first question to the last ``turn/completed``. Everything a real run does
+happens: the agent loop, the seam, the relay and the store recording every message.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from bench.context import Context
+from bench.proc import dsh_argv
+from bench.table import Row, above
+
+BUDGET = 1_000  # batches/s
+PER_TURN = 40
+QUESTION = {"id": "q1", "question": "Deploy?",
+            "options": [{"label": "yes"}, {"label": "no"}]}
+
+
+def _script(ctx: Context, batches: int) -> str:
+    ask = {"tool_calls": [{"name": "ask_user_question",
+                           "arguments": {"questions": [QUESTION]}}]}
+    turns = []
+    for start in range(0, batches, PER_TURN):
+        turns += [ask] * min(PER_TURN, batches - start) + [{"content": "done"}]
+    path = ctx.work / f"relay-{batches}.json"
+    path.write_text(json.dumps({"turns": turns}), encoding="utf-8")
+    return str(path)
+
+
+def round_trips(ctx: Context, batches: int) -> float:
+    """Batches per second over one run."""
+    argv = dsh_argv("run", "--jsonl", "--model", f"script:{_script(ctx, batches)}", "go")
+    process = subprocess.Popen(argv, env=ctx.env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    answered = 0
+    started = None
+    try:
+        for line in process.stdout:
+            event = json.loads(line)
+            if event["type"] == "question/requested":
+                started = started or time.perf_counter()
+                frame = {"type": "question/answer", "rpc_id": event["rpc_id"],
+                         "session_id": event["session_id"],
+                         "answers": [{"id": "q1", "selected": ["yes"]}]}
+                process.stdin.write(json.dumps(frame).encode() + b"\n")
+                process.stdin.flush()
+                answered += 1
+            elif event["type"] == "turn/completed":
+                if answered >= batches:
+                    elapsed = time.perf_counter() - (started or 0)
+                    break
+                frame = {"type": "user/message", "content": "more"}
+                process.stdin.write(json.dumps(frame).encode() + b"\n")
+                process.stdin.flush()
+            elif event["type"] == "error":
+                raise RuntimeError(f"dsh run --jsonl: {event}")
+        else:
+            raise RuntimeError("dsh run --jsonl ended before turn/completed")
+    finally:
+        process.stdin.close()
+        process.wait(30)
+    if answered != batches:
+        raise RuntimeError(f"answered {answered} of {batches} batches")
+    return batches / elapsed
+
+
+def measure(ctx: Context) -> list[Row]:
+    batches = 3 if ctx.smoke else 1_000
+    rates = [round_trips(ctx, batches) for _ in range(ctx.runs(3))]
+    return [Row(f"relay round trips, {batches:,} batches", "batches/s", rates,
+                budget=f"≥ {BUDGET:,} batches/s", check=above(BUDGET))]

@@ -1,0 +1,26 @@
+"""The benchmark suite runs: ``python -m bench --smoke`` measures every row once, tiny sizes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = ("dsh --help", "dsh --version", "pty: first frame", "pty: process exit",
+        "pty: peak memory", "dsh ask --answers", "keys, 3 options: p50",
+        "keys, 1,000 options: p50", "keys, 1,000 options: p95", "keys/s vs bare floor",
+        "keys/s vs questionary", "relay round trips", "agent loop per exchange, fresh chat",
+        "agent loop per exchange, growing chat", "store: append", "store: resume")
+
+
+@pytest.mark.pty  # the first-frame measures drive dsh ask on a pseudo-terminal
+def test_smoke_run_prints_every_row_of_the_budget_table():
+    result = subprocess.run([sys.executable, "-m", "bench", "--smoke"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    for row in ROWS:
+        assert row in result.stdout, row
+    assert "budgets met" in result.stdout
