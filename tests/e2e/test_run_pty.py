@@ -1,0 +1,41 @@
+"""`dsh run` on a terminal: questions drawn on stderr, the answer alone on stdout."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from pty_util import finish, spawn
+
+pytestmark = pytest.mark.pty
+
+
+def test_run_asks_on_the_terminal_and_keeps_stdout_for_the_final_answer(tmp_path):
+    out = tmp_path / "out.txt"
+    child = spawn(f"dsh run -m demo 'plan it' > {out}; echo STATUS=$?", str(tmp_path))
+    child.expect("Which stack")
+    # Screens are redrawn by difference, so later text may never appear whole: keys are
+    # sent in order and the batch is judged by what reaches stdout.
+    for keys in ("3", "1", "4", "\r", "tty-app", "\r", "\r"):  # last enter: review
+        child.send(keys)
+        time.sleep(0.15)
+    child.expect("STATUS=0")
+    finish(child)
+    answer = out.read_text()
+    assert "Stack: Go + chi" in answer and "Features: Auth, CI" in answer
+    assert "Name: tty-app" in answer
+    assert "\x1b" not in answer, "stdout carries only the final text"
+
+
+def test_term_dumb_uses_the_plain_line_rendering(tmp_path):
+    child = spawn("TERM=dumb dsh run -m demo 'plan it'; echo STATUS=$?", str(tmp_path))
+    child.expect(r"answer \(numbers")
+    child.sendline("2")
+    child.expect(r"answer \(numbers")
+    child.sendline("/skip")
+    child.expect(r"answer \(")
+    child.sendline("dumb-app")
+    child.expect("STATUS=0")
+    output = child.before
+    finish(child)
+    assert "Stack: Node.js + Express" in output and "Name: dumb-app" in output
