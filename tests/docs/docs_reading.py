@@ -31,7 +31,8 @@ def walk(command: click.Command, ctx: click.Context, path: str = "") -> list[Com
     arguments: list[str] = []
     for param in command.get_params(ctx):
         if isinstance(param, click.Option):
-            if param.hidden or (param.name == "help" and param.is_eager):
+            # the help option's name changed across Click releases; its flags did not
+            if param.hidden or (param.is_eager and "--help" in param.opts):
                 continue
             flags |= {*param.opts, *param.secondary_opts}
         elif isinstance(param, click.Argument):
