@@ -224,19 +224,22 @@ class OpenAIChatModel:
                     raise _Failure(ModelError(
                         "the model stream ended before the message was complete",
                         MODEL_STREAM), retry=True)
-            except _Failure as failure:
-                if yielded or not failure.retry or attempt >= self.max_retries:
-                    raise failure.error from None
-                delay = self._backoff(attempt, failure.retry_after)
-                if delay is None:
-                    raise failure.error from None
-                attempt += 1
-                if self.on_retry is not None:
-                    self.on_retry(RetryNotice(attempt, delay, failure.error))
-                await asyncio.sleep(delay)
-                continue
-            yield assembler.completion()
-            return
+            except _Failure as caught:
+                failure = caught
+            else:
+                yield assembler.completion()
+                return
+            # Raised here, outside any handler, the error chains nothing: the SDK's
+            # exception holds the request, and the request holds the key.
+            if yielded or not failure.retry or attempt >= self.max_retries:
+                raise failure.error
+            delay = self._backoff(attempt, failure.retry_after)
+            if delay is None:
+                raise failure.error
+            attempt += 1
+            if self.on_retry is not None:
+                self.on_retry(RetryNotice(attempt, delay, failure.error))
+            await asyncio.sleep(delay)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float | None:
         """Seconds to wait before retry ``attempt + 1``; None when the server asks too much."""

@@ -69,6 +69,8 @@ def assert_clean(error, code):
     assert error is not None and error.code == code, error
     assert "\n" not in error.message
     assert KEY not in error.message and KEY not in repr(error)
+    # Nothing chained to it can reach a traceback: SDK errors carry the request headers.
+    assert error.__cause__ is None and error.__context__ is None
 
 
 # -- streaming --------------------------------------------------------------------------
