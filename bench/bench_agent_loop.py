@@ -107,36 +107,43 @@ async def _sdk_exchanges(base_url: str, exchanges: int, history: bool, how: str)
 
 
 def measure(exchanges: int = 100, rounds: int = 5, history: bool = True) -> dict[str, Any]:
-    """Median ms per exchange: dsh, the SDK's ``create``, the SDK's generic ``post``.
+    """Best ms per exchange: dsh, the SDK's ``create``, the SDK's generic ``post``.
 
     ``history``: one growing conversation (a chat) rather than a fresh one per exchange.
     The ratio checked against the budget is against the faster SDK way.
     """
     server = _fake_server()
     times: dict[str, list[float]] = {"dsh": [], "sdk_create": [], "sdk_post": []}
+    runs = {
+        "dsh": lambda: _dsh_exchanges(server.base_url, exchanges, history),
+        "sdk_create": lambda: _sdk_exchanges(server.base_url, exchanges, history, "create"),
+        "sdk_post": lambda: _sdk_exchanges(server.base_url, exchanges, history, "post"),
+    }
     try:
-        for _ in range(rounds):
-            times["sdk_create"].append(asyncio.run(
-                _sdk_exchanges(server.base_url, exchanges, history, "create")))
-            times["sdk_post"].append(asyncio.run(
-                _sdk_exchanges(server.base_url, exchanges, history, "post")))
-            times["dsh"].append(asyncio.run(
-                _dsh_exchanges(server.base_url, exchanges, history)))
+        for round_ in range(rounds):
+            order = list(runs) if round_ % 2 == 0 else list(reversed(runs))
+            for name in order:
+                times[name].append(asyncio.run(runs[name]()))
     finally:
         server.close()
-    ms = {name: statistics.median(values) / exchanges * 1000 for name, values in times.items()}
-    floor = min(ms["sdk_create"], ms["sdk_post"])
+    # Best of the rounds, as timeit advises: on a shared machine the slower rounds measure
+    # the neighbours. Medians are reported beside it.
+    best = {name: min(values) / exchanges * 1000 for name, values in times.items()}
+    median = {name: statistics.median(values) / exchanges * 1000
+              for name, values in times.items()}
+    floor = min(best["sdk_create"], best["sdk_post"])
     return {
         "measure": "agent loop vs bare SDK, per exchange"
                    + (" (growing chat)" if history else " (fresh chat)"),
         "exchanges": exchanges,
         "rounds": rounds,
-        "dsh_ms": round(ms["dsh"], 3),
-        "sdk_create_ms": round(ms["sdk_create"], 3),
-        "sdk_post_ms": round(ms["sdk_post"], 3),
-        "ratio": round(ms["dsh"] / floor, 3),
+        "dsh_ms": round(best["dsh"], 3),
+        "sdk_create_ms": round(best["sdk_create"], 3),
+        "sdk_post_ms": round(best["sdk_post"], 3),
+        "median_ms": {name: round(value, 3) for name, value in median.items()},
+        "ratio": round(best["dsh"] / floor, 3),
         "budget": BUDGET,
-        "ok": ms["dsh"] / floor <= BUDGET,
+        "ok": best["dsh"] / floor <= BUDGET,
     }
 
 
