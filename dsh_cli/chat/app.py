@@ -82,9 +82,8 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
                     stderr: TextIO | None = None, prompt: Any = None,
                     provider: Any = None) -> int:
     """The whole ``dsh chat``; ``prompt`` and ``provider`` replace the real ones in tests."""
+    from dsh_cli.cli.options import open_session
     from dsh_cli.config import ConfigError
-    from dsh_cli.interaction import HarnessError
-    from dsh_cli.runtime import LATEST, build_runtime
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -94,12 +93,8 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
     except ConfigError as error:
         stderr.write(f"dsh: {error.code}: {error.message}\n")
         return 2
-    resume = LATEST if options.get("continue_") else options.get("resume")
-    try:
-        runtime = build_runtime(settings, system=options.get("system"),
-                                ask=not options.get("no_ask"), resume=resume)
-    except HarnessError as error:
-        stderr.write(f"dsh: {error.code}: {error.message}\n")
+    runtime = open_session(settings, options, stderr)
+    if runtime is None:
         return 1
     from dsh_cli.cli.interrupts import on_termination
 

@@ -45,3 +45,17 @@ def web_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for decorator in reversed(decorators):
         command = decorator(command)
     return command
+
+
+def open_session(settings: Any, options: dict[str, Any], stderr: Any) -> Any:
+    """The runtime the agent options ask for, or None after one ``dsh: CODE: …`` line."""
+    from dsh_cli.interaction import HarnessError
+    from dsh_cli.runtime import LATEST, build_runtime
+
+    resume = LATEST if options.get("continue_") else options.get("resume")
+    try:
+        return build_runtime(settings, system=options.get("system"),
+                             ask=not options.get("no_ask"), resume=resume)
+    except HarnessError as error:
+        stderr.write(f"dsh: {error.code}: {error.message}\n")
+        return None

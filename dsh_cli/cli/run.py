@@ -70,17 +70,13 @@ def _settings(options: dict[str, Any]) -> Any:
 
 
 async def _main(text: str | None, options: dict[str, Any]) -> int:
-    from dsh_cli.interaction import HarnessError
-    from dsh_cli.runtime import LATEST, build_runtime
+    from dsh_cli.cli.options import open_session
 
     settings = _settings(options)
-    resume = LATEST if options["continue_"] else options["resume"]
     provider = _answer_source(options)  # before the runtime: a bad answers file is exit 2
-    try:
-        runtime = build_runtime(settings, system=options["system"], ask=not options["no_ask"],
-                                resume=resume)
-    except HarnessError as error:
-        fail(error.code, error.message, 1)
+    runtime = open_session(settings, options, sys.stderr)
+    if runtime is None:
+        return 1
     if runtime.resumed and text is None and not options["jsonl"] and not runtime.has_pending_calls:
         runtime.close()
         fail("NOTHING_TO_RESUME", f"session {runtime.session_id} has no pending question; "

@@ -43,11 +43,11 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
     """The whole ``dsh web``; ``started(host)`` lets tests reach the live host."""
     import asyncio
 
+    from dsh_cli.cli.options import open_session
     from dsh_cli.config import ConfigError
     from dsh_cli.events import SessionStarted
     from dsh_cli.interaction import HarnessError
     from dsh_cli.providers.web import WebHost
-    from dsh_cli.runtime import LATEST, build_runtime
 
     stderr = stderr or sys.stderr
     try:
@@ -55,12 +55,8 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
     except ConfigError as error:
         stderr.write(f"dsh: {error.code}: {error.message}\n")
         return 2
-    resume = LATEST if options.get("continue_") else options.get("resume")
-    try:
-        runtime = build_runtime(settings, system=options.get("system"),
-                                ask=not options.get("no_ask"), resume=resume)
-    except HarnessError as error:
-        stderr.write(f"dsh: {error.code}: {error.message}\n")
+    runtime = open_session(settings, options, stderr)
+    if runtime is None:
         return 1
     try:
         messages: asyncio.Queue[str] = asyncio.Queue()
