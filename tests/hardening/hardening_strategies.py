@@ -124,7 +124,8 @@ def tool_arguments(draw: st.DrawFn) -> Any:
 
 def _id_of(item: Any) -> Any:
     # unique ids in the well-formed part, so whole batches are often accepted
-    return item.get("id", id(item)) if isinstance(item, dict) else id(item)
+    key = item.get("id") if isinstance(item, dict) else None
+    return key if isinstance(key, str) else id(item)  # ids of any other type never clash
 
 
 @st.composite
