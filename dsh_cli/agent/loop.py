@@ -178,7 +178,7 @@ class AgentLoop:
         self.events.emit(AssistantMessage(text, []))
 
     def _messages_for_model(self) -> list[dict[str, Any]]:
-        return [dict(message) for message in self.messages]
+        return list(self.messages)  # models must not change what they are given
 
     async def _run_tool_calls(self, calls: list[ModelToolCall], signal: AbortSignal) -> None:
         """One at a time, in order; after a cancel the rest get ``ABORTED_BEFORE_DISPATCH``."""

@@ -114,12 +114,18 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     """The option rows that fit in ``room`` lines, scrolled to keep the highlight in view."""
     draft = state.draft
     total = state.option_count + 1
-    cache: dict[int, list[Line]] = {}
+    cache = draft.rows  # a key changes one or two rows, not the twenty on screen
+    if len(cache) > 4096:
+        cache.clear()
+    chosen = tuple(draft.answer.selected) if draft.answer else None
 
     def rows(index: int) -> list[Line]:
-        if index not in cache:
-            cache[index] = _option_row(state, index, width)
-        return cache[index]
+        if index == state.option_count:  # the Other row shows live text: never kept
+            return _option_row(state, index, width)
+        key = (index, width, draft.highlight == index, index in draft.checked, chosen)
+        if key not in cache:
+            cache[key] = _option_row(state, index, width)
+        return cache[key]
 
     if total <= room and sum(len(rows(i)) for i in range(total)) <= room:
         draft.top = 0

@@ -11,6 +11,7 @@ confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from dsh_cli.interaction import (
     AskUserQuestionAnswer,
@@ -36,6 +37,7 @@ class Draft:
     answer: AskUserQuestionAnswerItem | None = None
     top: int = 0  # first visible row of the option list (kept by the renderer)
     text_offset: int = 0  # first visible line of a long question or detail
+    rows: dict[Any, Any] = field(default_factory=dict, repr=False)  # the renderer's row cache
 
 
 class BatchState:

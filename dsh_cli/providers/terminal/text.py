@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+from wcwidth import wcwidth
+
+from dsh_cli.interaction import display_width
+
 __all__ = ["CURSOR", "Fragment", "Line", "cell_width", "fit", "wrap"]
 
 Fragment = tuple[str, str]
@@ -15,14 +19,12 @@ _TOKENS = re.compile(r"\s+|\S+")
 
 def cell_width(text: str) -> int:
     """Cells the text takes on a terminal (sanitised text: no controls)."""
-    from dsh_cli.interaction import display_width
-
+    if text.isascii():  # sanitised ASCII is one cell a character: the common case, fast
+        return len(text)
     return display_width(text)
 
 
 def _char_width(char: str) -> int:
-    from wcwidth import wcwidth
-
     return max(wcwidth(char), 0)
 
 
@@ -44,6 +46,12 @@ def wrap(fragments: list[Fragment], width: int, *, indent: int = 0) -> list[Line
     for style, text in fragments:
         if not text:
             lines[-1].append((style, text))
+            continue
+        size = cell_width(text)
+        fits = column + size <= width and "\t" not in text and "\n" not in text
+        if fits and (column > indent or len(lines) == 1 or not text[0].isspace()):
+            lines[-1].append((style, text))  # fits whole: one fragment, not one per word
+            column += size
             continue
         for token in _TOKENS.findall(text.replace("\t", "    ")):
             size = cell_width(token)
