@@ -53,7 +53,7 @@ SEQUENCES = st.sampled_from([
     "\x1b]0;evil title\x1b\\", "\x1b]8;;https://evil.example\x07",  # title, hyperlink
     "\x1bP+q544e\x1b\\", "\x1b_apc\x1b\\", "\x1b^pm\x1b\\", "\x1bc", "\x1b7", "\x1b(B",
     "\x9b31m", "\x9d52;c;eA==\x9c", "\x90dcs\x9c",
-    "\x00", "\x07", "\x08", "\r", "\x7f", "\x85", "\x9b", "\u202e", "\u2066", "\u2069",
+    "\x00", "\x07", "\x08", "\r", "\x7f", "\x85", "\u202e", "\u2066", "\u2069",
     "\u200e", "\u200b", "\ufeff", "\u2060", "\u061c",
 ])
 # Printable text: letters, digits, punctuation, spaces, CJK, emoji, newlines and tabs.
