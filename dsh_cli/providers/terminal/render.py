@@ -110,6 +110,11 @@ def _window(lines: list[Line], offset: int, room: int) -> tuple[list[Line], int]
     return [*lines[offset:end], [("class:more", note)]], offset
 
 
+# An inline picker should not take over the terminal (gum and fzf keep to ~10 rows too),
+# and the fewer lines a key redraws, the faster it answers.
+MAX_LIST_ROWS = 14
+
+
 def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     """The option rows that fit in ``room`` lines, scrolled to keep the highlight in view."""
     draft = state.draft
@@ -210,7 +215,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     list_rows = 1 if state.option_count == 0 else min(state.option_count + 1, 3) + 2
     shown, state.draft.text_offset = _window(text, state.draft.text_offset,
                                              max(2, free - list_rows))
-    room = max(1, free - len(shown))
+    room = max(1, min(free - len(shown), MAX_LIST_ROWS))
     if state.option_count == 0:
         body = _text_field(state, width)
     else:

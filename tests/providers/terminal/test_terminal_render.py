@@ -129,3 +129,16 @@ def test_summary_line():
     assert summary(state, 80) == "✓ DB: x · Name?: skipped"
     assert summary(state, 80, "aborted") == "✗ questions aborted"
     assert cell_width(summary(state, 10)) <= 20
+
+
+def test_a_long_list_keeps_to_a_few_rows_on_a_tall_terminal_and_follows_the_highlight():
+    options = [AskUserQuestionOption(label=f"option {n}") for n in range(100)]
+    state = BatchState([AskUserQuestionItem(id="q", question="Pick", options=options)])
+    lines = screen(state, height=60)
+    rows = [line for line in lines if "option " in line]
+    assert len(rows) <= render_module.MAX_LIST_ROWS
+    assert any("more" in line for line in lines), "what is hidden is said, not cut silently"
+    for _ in range(40):
+        state.down()
+    lines = screen(state, height=60)
+    assert any("› 41. option 40" in line for line in lines)
