@@ -7,6 +7,7 @@ settlement are the seam's. On any failure stdout stays empty and stderr gets one
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -255,12 +256,20 @@ async def _ask_plain_tty(ui: Any, request: Any, target: str) -> Any:
 
 
 def _print_answer(answer: Any, output_format: str) -> None:
+    """The answer on stdout; on a terminal, nothing in a label may drive it."""
+    on_terminal = sys.stdout.isatty()
     if output_format == "json":
-        text = answer.to_compact_json() + "\n"
+        # the same JSON value either way; on a terminal every non-ASCII character escaped
+        text = (json.dumps(answer.to_json(), ensure_ascii=True, separators=(",", ":"))
+                if on_terminal else answer.to_compact_json()) + "\n"
     else:
         lines = [*answer.answers[0].selected]
         if answer.answers[0].custom is not None:
             lines.append(answer.answers[0].custom)
+        if on_terminal:
+            from dsh_cli.interaction import sanitize_line
+
+            lines = [sanitize_line(line) for line in lines]
         text = "".join(f"{line}\n" for line in lines)
     try:
         sys.stdout.write(text)

@@ -59,6 +59,20 @@ def run(prompt: tuple[str, ...], **options: Any) -> None:
     sys.exit(run_main(_main(text, options)))
 
 
+def print_final(text: str) -> None:
+    """The final message: exact on a pipe (scripts get what the model said), sanitised on a
+    terminal (model text must not drive it)."""
+    if sys.stdout.isatty():
+        from dsh_cli.interaction import sanitize
+
+        text = sanitize(text)
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away; the answer has nowhere to go
+        pass
+
+
 def _settings(options: dict[str, Any]) -> Any:
     from dsh_cli.config import ConfigError, load_settings
 
@@ -141,7 +155,7 @@ async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provid
         final = await _turns(runtime, text)
         if final is None:
             return 1
-        click.echo(final)
+        print_final(final)
         return 0
 
 
@@ -218,5 +232,5 @@ async def _drive_web(runtime: Any, text: str | None, options: dict[str, Any]) ->
         await host.close()
     if final is None:
         return 1
-    click.echo(final)
+    print_final(final)
     return 0

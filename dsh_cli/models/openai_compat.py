@@ -209,7 +209,13 @@ class OpenAIChatModel:
                     opened = True
                     try:
                         async for chunk in response:
-                            for item in assembler.feed(chunk):
+                            try:
+                                items = assembler.feed(chunk)
+                            except (AttributeError, TypeError, KeyError, IndexError):
+                                raise _Failure(ModelError(
+                                    "the model stream sent a chunk of the wrong shape",
+                                    MODEL_STREAM), retry=False) from None
+                            for item in items:
                                 yielded = True
                                 yield item
                     finally:

@@ -81,6 +81,8 @@ class AnswersFileProvider:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise AnswersFileError(f"{where}: not valid JSON: {error}", where) from None
+        except RecursionError:
+            raise AnswersFileError(f"{where}: JSON nested too deeply", where) from None
         if not isinstance(data, dict):
             raise AnswersFileError(f"{where}: expected a JSON object mapping ids to answers",
                                    where)

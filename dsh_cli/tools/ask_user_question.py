@@ -66,6 +66,8 @@ def _loads(value: str, path: str) -> Any:
         return json.loads(value)
     except json.JSONDecodeError as error:
         raise ToolError(f"{path}: not valid JSON: {error}", INVALID_ARGS) from None
+    except RecursionError:
+        raise ToolError(f"{path}: JSON nested too deeply", INVALID_ARGS) from None
 
 
 def _forgive_item(item: Any) -> Any:

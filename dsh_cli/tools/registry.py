@@ -107,6 +107,8 @@ class Tool:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as error:
                 raise ToolError(f"arguments are not valid JSON: {error}", INVALID_ARGS) from None
+            except RecursionError:
+                raise ToolError("arguments: JSON nested too deeply", INVALID_ARGS) from None
         try:
             return self.Args.model_validate(arguments)
         except ValidationError as error:
