@@ -11,7 +11,7 @@ can try again. The table knows nothing about stdio or HTTP.
 from __future__ import annotations
 
 import asyncio
-import secrets
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ WRONG_SESSION = "wrong-session"
 
 def mint_rpc_id() -> str:
     """A fresh request id: short, unguessable, URL- and JSON-safe."""
-    return "q_" + secrets.token_hex(8)
+    return "q_" + os.urandom(8).hex()  # os, not secrets: the same bytes, 2 ms less import
 
 
 @dataclass(eq=False)
