@@ -30,10 +30,10 @@ class LazyGroup(click.Group):
     """Imports a subcommand's module only when that subcommand is invoked or inspected."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in COMMANDS if _available(name)]
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS or not _available(cmd_name):
+        if cmd_name not in COMMANDS:
             return None
         path, _ = COMMANDS[cmd_name]
         module_name, attribute = path.split(":")
@@ -44,14 +44,6 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-
-
-def _available(name: str) -> bool:
-    """Whether the subcommand's module exists (parts of dsh land one at a time)."""
-    import importlib.util
-
-    module_name = COMMANDS[name][0].split(":")[0]
-    return importlib.util.find_spec(module_name) is not None
 
 
 @click.group(

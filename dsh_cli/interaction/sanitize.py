@@ -7,11 +7,12 @@ Wide characters stay; ``display_width`` measures them in terminal cells.
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["display_width", "sanitize", "sanitize_line"]
 
-_ESCAPE_SEQUENCES = re.compile(
+_ESCAPE_SEQUENCES = (
     r"""
     \x1b\[[0-?]*[\x20-/]*[@-~]?              # CSI ... final byte (possibly cut off)
     | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?     # OSC ... BEL or ST (or end of text)
@@ -20,10 +21,9 @@ _ESCAPE_SEQUENCES = re.compile(
     | [\x90\x98\x9e\x9f][^\x9c\x1b]*(?:\x9c|\x1b\\)?  # 8-bit DCS, SOS, PM, APC
     | \x9b[0-?]*[\x20-/]*[@-~]?              # 8-bit CSI
     | \x9d[^\x07\x9c]*(?:\x07|\x9c)?         # 8-bit OSC
-    """,
-    re.VERBOSE,
+    """
 )
-_UNSAFE_CHARS = re.compile(
+_UNSAFE_CHARS = (
     "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but tab and newline), DEL, C1
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, overrides, isolates
     "\u200b\u200c\u2060-\u2064\ufeff\u180e"  # zero-width characters (ZWJ: below)
@@ -34,14 +34,21 @@ _UNSAFE_CHARS = re.compile(
 # A zero-width joiner survives only inside an emoji sequence (👨‍👩‍👧), where it is part of
 # one visible glyph; anywhere else it is an invisible character and goes.
 _PICTOGRAPH = "\u2600-\u27bf\U0001f000-\U0001faff"
-_STRAY_JOINER = re.compile(f"(?<![{_PICTOGRAPH}\ufe0f])\u200d|\u200d(?![{_PICTOGRAPH}])")
+_STRAY_JOINER = f"(?<![{_PICTOGRAPH}\ufe0f])\u200d|\u200d(?![{_PICTOGRAPH}])"
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """Compiled on first use: a run that prints no model text never pays for them."""
+    return (re.compile(_ESCAPE_SEQUENCES, re.VERBOSE), re.compile(_UNSAFE_CHARS),
+            re.compile(_STRAY_JOINER))
 
 
 def sanitize(text: str) -> str:
     """Text safe to print: escapes and controls removed, newlines and tabs kept."""
-    text = text.replace("\r\n", "\n")
-    text = _ESCAPE_SEQUENCES.sub("", text)
-    return _STRAY_JOINER.sub("", _UNSAFE_CHARS.sub("", text))
+    escapes, unsafe, joiners = _patterns()
+    text = escapes.sub("", text.replace("\r\n", "\n"))
+    return joiners.sub("", unsafe.sub("", text))
 
 
 def sanitize_line(text: str) -> str:

@@ -21,12 +21,16 @@ __all__ = [
 class AskUserQuestionOption(BaseModel):
     """One selectable answer; ``label`` is shown and is also the value returned."""
 
+    model_config = ConfigDict(defer_build=True)
+
     label: str
     description: str | None = None
 
 
 class AskUserQuestionItem(BaseModel):
     """One question of a batch; ``id`` is echoed in its answer."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     question: str
@@ -80,7 +84,7 @@ class AskUserQuestionRequest(BaseModel):
     question timeout applies. None of these appear in JSON.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     questions: list[AskUserQuestionItem]
     agent: Any = Field(default=None, exclude=True)
@@ -96,6 +100,8 @@ class AskUserQuestionRequest(BaseModel):
 
 class AskUserQuestionAnswerItem(BaseModel):
     """The answer to one question: labels chosen, or ``custom`` text, or neither (skip)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     selected: list[str] = Field(default_factory=list)
@@ -115,6 +121,8 @@ class AskUserQuestionAnswerItem(BaseModel):
 
 class AskUserQuestionAnswer(BaseModel):
     """A completed batch: one item per question, in order (skips included)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     answers: list[AskUserQuestionAnswerItem]
 
