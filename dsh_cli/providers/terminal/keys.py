@@ -18,8 +18,8 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
 
     bindings = KeyBindings()
 
-    def bind(*keys: str, action: Callable[[Any], None]) -> None:
-        @bindings.add(*keys, eager=True)
+    def bind(*keys: str, action: Callable[[Any], None], eager: bool = True) -> None:
+        @bindings.add(*keys, eager=eager)
         def _(event: Any) -> None:
             on_key()
             action(event)
@@ -41,7 +41,9 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
     for number in range(10):
         bind(str(number), action=lambda event, number=number: state.digit(number))
     bind(Keys.BracketedPaste, action=lambda event: state.insert(event.data))
-    bind(Keys.Any, action=lambda event: _printable(state, event.data))
+    # Not eager: an eager catch-all would swallow the terminal's cursor-position reply
+    # (prompt-toolkit's own binding handles it) and leave a "no CPR" warning on screen.
+    bind(Keys.Any, action=lambda event: _printable(state, event.data), eager=False)
     return bindings
 
 

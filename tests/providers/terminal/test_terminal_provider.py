@@ -277,3 +277,28 @@ def test_no_color_uses_one_bit_color_depth(monkeypatch):
 def test_unknown_notify_is_refused():
     with pytest.raises(ValueError):
         TerminalProvider(notify="loud")
+
+
+def test_the_terminals_cursor_position_reply_reaches_prompt_toolkit_not_the_answer(monkeypatch):
+    from prompt_toolkit.renderer import CPR_Support
+
+    monkeypatch.delenv("PROMPT_TOOLKIT_NO_CPR", raising=False)
+
+    class Screen(io.StringIO):
+        def isatty(self) -> bool:  # a terminal: prompt-toolkit asks it for the cursor
+            return True
+
+    buffer = Screen()
+    output = Vt100_Output(buffer, lambda: Size(rows=24, columns=60), term="xterm",
+                          enable_cpr=True)
+
+    async def go(pipe, ui, provider):
+        task = asyncio.ensure_future(ui.ask(request(q("db", "PostgreSQL", "SQLite"))))
+        await until(shown(provider, "db"))
+        await until(lambda: "\x1b[6n" in buffer.getvalue())  # where is the cursor?
+        pipe.send_text("\x1b[5;1R")  # the terminal's reply
+        await until(lambda: provider.screen.app.renderer.cpr_support == CPR_Support.SUPPORTED)
+        pipe.send_text("2")
+        return (await task).to_json()
+
+    assert run(go, output) == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
