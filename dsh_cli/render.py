@@ -58,6 +58,15 @@ def tool_summary(event: ToolResultEvent) -> tuple[bool, str]:
     return False, _clip(first)
 
 
+def _error_of(content: str) -> dict[str, Any] | None:
+    """The ``error`` object of a stored tool result, if it is one."""
+    try:
+        error = json.loads(content).get("error")
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return error if isinstance(error, dict) else None
+
+
 def _answer_summary(content: str) -> str:
     try:
         answers: list[Any] = json.loads(content).get("answers", [])
@@ -125,6 +134,25 @@ class TranscriptRenderer:
         else:
             return
         self.stream.flush()
+
+    def replay(self, messages: list[dict[str, Any]], *, last: int = 20) -> None:
+        """The end of a stored conversation, compactly, so a resumed chat has its context."""
+        names = {call.get("id"): call.get("function", {}).get("name", "tool")
+                 for message in messages for call in message.get("tool_calls") or []}
+        shown = [m for m in messages if m.get("role") in ("user", "assistant", "tool")][-last:]
+        for message in shown:
+            role, content = message.get("role"), str(message.get("content") or "")
+            if role == "user":
+                self.line(f"› {_clip(content, 200)}", dim=True)
+            elif role == "assistant" and content:
+                self.finish()
+                self._write(sanitize(content))
+                self.finish()
+            elif role == "tool":
+                call_id = message.get("tool_call_id")
+                self(ToolResultEvent(call_id, names.get(call_id, "tool"), content,
+                                     _error_of(content)))
+        self.finish()
 
     def line(self, text: str, *, dim: bool = False) -> None:
         """A line of our own (not model text) on a line of its own."""

@@ -197,3 +197,33 @@ def test_without_final_text_only_intermediate_text_is_shown():
     renderer(AssistantMessage("The final answer."))
     renderer(TurnCompleted(None))
     assert out.getvalue() == "Let me ask.\n· ask_user_question → answered (1)\n"
+
+
+def test_replay_shows_the_end_of_a_stored_conversation_inert_and_compact():
+    stream = io.StringIO()
+    messages = [
+        {"role": "system", "content": "secret system prompt"},
+        {"role": "user", "content": "set it up"},
+        {"role": "assistant", "content": "Asking.", "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "ask_user_question", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1",
+         "content": json.dumps({"answers": [{"id": "a", "selected": ["x"]}]})},
+        {"role": "assistant", "content": "Done \x1b]52;c;evil\x07here."},
+        {"role": "user", "content": "again"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c2", "type": "function",
+             "function": {"name": "ask_user_question", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": json.dumps(
+            {"error": {"name": "UserInteractionError", "code": "ASK_CANCELLED", "message": "m"}})},
+    ]
+    TranscriptRenderer(stream, color=False).replay(messages)
+    text = stream.getvalue()
+    assert "secret system prompt" not in text
+    assert text.splitlines() == [
+        "› set it up", "Asking.", "· ask_user_question → answered (1)", "Done here.",
+        "› again", "· ask_user_question ✗ ASK_CANCELLED",
+    ]
+    stream = io.StringIO()
+    TranscriptRenderer(stream, color=False).replay(messages, last=2)
+    assert stream.getvalue().splitlines() == ["· ask_user_question ✗ ASK_CANCELLED"]

@@ -137,6 +137,8 @@ async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.Exi
     stack.callback(runtime.events.subscribe(
         QuestionAlert(alert_stream, "bell" if plain and notify == "osc9" else notify)))
     runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
+    if runtime.resumed:
+        renderer.replay(runtime.loop.messages)
     renderer.line(_greeting(runtime), dim=True)
     warm_up_model_client(runtime.model.name)
     repl = ChatRepl(runtime, prompt, renderer, errors=stderr)

@@ -158,6 +158,9 @@ def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
     assert status == 0
     assert again.requests[0].rpc_id == first.requests[0].rpc_id
     assert "resumed session" in out and "- Name: acme (your own answer)" in out
+    # the earlier conversation is shown first, so the re-asked batch has its context
+    assert out.index("› plan a shop") < out.index("resumed session")
+    assert out.index("Before I set this up") < out.index("resumed session")
 
 
 def test_slash_sessions_lists_the_stored_sessions():
