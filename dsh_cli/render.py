@@ -154,6 +154,11 @@ class TranscriptRenderer:
                                      _error_of(content)))
         self.finish()
 
+    def retry_notice(self, notice: Any) -> None:
+        """A model call failed and will be tried again (an ``on_retry`` callback)."""
+        self.line(f"· {notice.error.code}: trying again in {notice.delay:.1f}s "
+                  f"(attempt {notice.attempt + 1})", dim=True)
+
     def line(self, text: str, *, dim: bool = False) -> None:
         """A line of our own (not model text) on a line of its own."""
         self.finish()

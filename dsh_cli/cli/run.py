@@ -150,7 +150,10 @@ async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provid
         if provider is not None:
             stack.callback(runtime.ui.register_provider(provider))
         if sys.stderr.isatty():
-            stack.callback(runtime.events.subscribe(_progress_renderer()))
+            renderer = _progress_renderer()
+            stack.callback(runtime.events.subscribe(renderer))
+            if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
+                runtime.model.on_retry = renderer.retry_notice
         runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
         final = await _turns(runtime, text)
         if final is None:
