@@ -166,6 +166,8 @@ async def _ask(request: Any, *, timeout: float | None, jsonl: bool, answers_path
     try:
         if jsonl:
             return await _ask_relay(ui, request)
+        if web is not None:
+            return await _ask_web(ui, request, **web)
         if answers_path is not None:
             from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
 
@@ -179,8 +181,6 @@ async def _ask(request: Any, *, timeout: float | None, jsonl: bool, answers_path
 
             ui.register_provider(PlainProvider(sys.stdin, sys.stderr))
             return await ui.ask(request)
-        if web is not None:
-            return await _ask_web(ui, request, **web)
         return await _ask_terminal(ui, request, request_from_stdin)
     except HarnessError as error:
         raise _Failure(error.code, error.message) from None

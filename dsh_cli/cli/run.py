@@ -2,7 +2,7 @@
 
 stdout gets only the final assistant message (or, with ``--jsonl``, only JSON lines).
 Questions are answered by exactly one source, the first that applies: ``--jsonl``,
-``--answers FILE``, ``--plain``, ``--web``, the terminal (stdin and stderr both terminals,
+``--web``, ``--answers FILE``, ``--plain``, the terminal (stdin and stderr both terminals,
 unless ``--no-input``); with none, ``ask_user_question`` fails at once with NO_PROVIDER.
 """
 
@@ -107,9 +107,11 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
 
 
 def _answer_source(options: dict[str, Any]) -> Any:
-    """The provider for ``--answers``, ``--plain`` or the terminal; None for the others."""
+    """The answer source, in the documented order; None for the relay or for nothing."""
     if options["jsonl"]:
         return None
+    if options["web"]:
+        return "web"
     if options["answers_file"]:
         from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
 
@@ -122,8 +124,6 @@ def _answer_source(options: dict[str, Any]) -> Any:
         from dsh_cli.providers.plain import PlainProvider
 
         return PlainProvider(sys.stdin, sys.stderr)
-    if options["web"]:
-        return "web"
     if not options["no_input"] and sys.stdin.isatty() and sys.stderr.isatty():
         if os.environ.get("TERM") == "dumb":  # no cursor addressing: the line rendering
             from dsh_cli.providers.plain import PlainProvider
