@@ -96,17 +96,11 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
     runtime = open_session(settings, options, stderr)
     if runtime is None:
         return 1
-    from dsh_cli.cli.interrupts import on_termination
+    from dsh_cli.cli.interrupts import session_guard
 
-    forget_hook = on_termination(runtime.mark_interrupted)
-    try:
-        with contextlib.ExitStack() as stack:
-            return await _converse(runtime, options, stack, stdin, stdout, stderr,
-                                   prompt=prompt, provider=provider)
-    finally:
-        forget_hook()
-        runtime.mark_interrupted()
-        runtime.close()
+    with session_guard(runtime), contextlib.ExitStack() as stack:
+        return await _converse(runtime, options, stack, stdin, stdout, stderr,
+                               prompt=prompt, provider=provider)
 
 
 async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.ExitStack,

@@ -12,10 +12,10 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
-__all__ = ["EXIT_CODES", "on_termination", "run_main"]
+__all__ = ["EXIT_CODES", "on_termination", "run_main", "session_guard"]
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 _termination_hooks: list[Callable[[], None]] = []
@@ -75,3 +75,19 @@ async def _supervise(main: Coroutine[Any, Any, int], handle_sigint: bool) -> int
         for signum in handled:
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signum)
+
+
+@contextlib.contextmanager
+def session_guard(runtime: Any) -> Iterator[Any]:
+    """Keep a session resumable however it ends, then close it.
+
+    Open question batches are marked interrupted the moment SIGTERM or SIGHUP arrives
+    (before the unwinding could record them as aborted) and again on the way out.
+    """
+    forget = on_termination(runtime.mark_interrupted)
+    try:
+        yield runtime
+    finally:
+        forget()
+        runtime.mark_interrupted()
+        runtime.close()

@@ -95,15 +95,10 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
         runtime.close()
         fail("NOTHING_TO_RESUME", f"session {runtime.session_id} has no pending question; "
              "give a PROMPT to continue it", 2)
-    from dsh_cli.cli.interrupts import on_termination
+    from dsh_cli.cli.interrupts import session_guard
 
-    forget_hook = on_termination(runtime.mark_interrupted)
-    try:
+    with session_guard(runtime):
         return await _drive(runtime, text, options, provider)
-    finally:
-        forget_hook()
-        runtime.mark_interrupted()  # whatever is still open when we leave stays resumable
-        runtime.close()
 
 
 def _answer_source(options: dict[str, Any]) -> Any:

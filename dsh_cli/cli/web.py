@@ -43,6 +43,7 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
     """The whole ``dsh web``; ``started(host)`` lets tests reach the live host."""
     import asyncio
 
+    from dsh_cli.cli.interrupts import session_guard
     from dsh_cli.cli.options import open_session
     from dsh_cli.config import ConfigError
     from dsh_cli.events import SessionStarted
@@ -58,7 +59,7 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
     runtime = open_session(settings, options, stderr)
     if runtime is None:
         return 1
-    try:
+    with session_guard(runtime):
         messages: asyncio.Queue[str] = asyncio.Queue()
         open_browser = options.get("open_browser")
         host = WebHost(runtime.ui, host=options.get("host") or "127.0.0.1",
@@ -83,9 +84,6 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
         finally:
             dispose()
             await host.close()
-    finally:
-        runtime.mark_interrupted()
-        runtime.close()
 
 
 async def _turn(runtime: Any, content: str | None, stderr: TextIO) -> None:

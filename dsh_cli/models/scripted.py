@@ -45,7 +45,10 @@ class ScriptedModel:
         turns = data.get("turns") if isinstance(data, dict) else None
         if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
             raise ModelError(f"script {path}: expected {{\"turns\": [{{...}}, ...]}}", SCRIPT_ERROR)
-        return cls(turns, name=f"script:{path}", delay=float(data.get("delay", 0.0)))
+        delay = data.get("delay", 0.0)
+        if not isinstance(delay, int | float) or isinstance(delay, bool) or delay < 0:
+            raise ModelError(f"script {path}: delay must be a number of seconds", SCRIPT_ERROR)
+        return cls(turns, name=f"script:{path}", delay=float(delay))
 
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]

@@ -13,6 +13,7 @@ build per chunk, and nothing here depends on the SDK.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -73,7 +74,11 @@ class TurnAssembler:
 
     def _add_fragment(self, fragment: dict[str, Any]) -> None:
         index = fragment.get("index")
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+            raise TypeError("a tool call index is not an integer")
         call_id = fragment.get("id") or ""
+        if not isinstance(call_id, str):
+            raise TypeError("a tool call id is not text")
         if index is None:
             last = self._calls.get(self._last_index) if self._last_index is not None else None
             if last is not None and (not call_id or call_id == last.id):
@@ -92,9 +97,15 @@ class TurnAssembler:
         if not function:
             return
         name = function.get("name")
+        if name is not None and not isinstance(name, str):
+            raise TypeError("a tool name is not text")
         if name and name != call.name:
             call.name = name if not call.name else call.name + name
         arguments = function.get("arguments")
+        if isinstance(arguments, dict | list):  # some servers send the object itself
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        elif arguments is not None and not isinstance(arguments, str):
+            raise TypeError("tool arguments are not text")
         if arguments:
             call.arguments.append(arguments)
 

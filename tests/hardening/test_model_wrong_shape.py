@@ -1,5 +1,4 @@
-"""Bug: a stream chunk of the wrong shape is INTERNAL_ERROR (AttributeError), not MODEL_STREAM.
-Copy into tests/hardening/ next to test_model_faults.py to run."""
+"""A stream chunk of the wrong shape is one MODEL_STREAM line, never an internal error."""
 
 from __future__ import annotations
 
@@ -12,7 +11,11 @@ from test_model_faults import _assert_one_line, _run, server  # noqa: F401
     ['{"choices": "not a list"}', "[DONE]"],
     ['{"choices": [{"delta": "text"}]}', "[DONE]"],
     ['["a list"]', "[DONE]"],
-], ids=["choices-str", "delta-str", "list"])
+    ['{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": "0", "id": "a", '
+     '"function": {"name": "t", "arguments": "{}"}}, {"index": 0, "id": "b"}]}}]}', "[DONE]"],
+    ['{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "a", '
+     '"function": {"name": 5, "arguments": "{}"}}]}}]}', "[DONE]"],
+], ids=["choices-str", "delta-str", "list", "index-str", "name-number"])
 def test_a_chunk_of_the_wrong_shape_is_a_model_stream_error(server, events):  # noqa: F811
     server.default = Reply(raw_events=events)
     line = _assert_one_line(_run(server))

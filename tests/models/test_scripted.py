@@ -46,3 +46,11 @@ def test_load_errors_name_the_file(tmp_path):
         ScriptedModel.load(bad)
     with pytest.raises(ModelError, match="cannot read script"):
         ScriptedModel.load(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize("delay", ['"slow"', "null", "-1", "true"])
+def test_a_bad_delay_is_a_script_error(tmp_path, delay):
+    path = tmp_path / "s.json"
+    path.write_text(f'{{"delay": {delay}, "turns": []}}')
+    with pytest.raises(ModelError, match="delay must be a number"):
+        ScriptedModel.load(path)

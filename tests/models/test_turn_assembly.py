@@ -61,3 +61,11 @@ def test_a_name_sent_again_is_not_doubled_and_a_missing_id_is_made_up():
     (only,) = turn.completion().tool_calls
     assert only.name == "ask_user_question" and only.arguments == "{}"
     assert only.id.startswith("call_") and len(only.id) > 10
+
+
+def test_arguments_sent_as_an_object_are_kept_as_json_text():
+    turn = TurnAssembler()
+    turn.feed(chunk(tool_calls=[call(0, "a", "ask_user_question", {"questions": []})]))
+    turn.feed(chunk(finish="tool_calls"))
+    (done,) = turn.completion().tool_calls
+    assert done.arguments == '{"questions": []}'
