@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
+import socket
+
 import pytest
 
 _CLEARED = (
@@ -23,3 +26,34 @@ def dsh_home(tmp_path_factory, monkeypatch):
     for name in _CLEARED:
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _check_loopback(address) -> None:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            raise OSError(f"tests may only connect to loopback, not {host!r}")
+
+
+@pytest.fixture(autouse=True)
+def closed_network(monkeypatch):
+    """In-process code may reach only servers the tests start on 127.0.0.1."""
+
+    def connect(sock, address):
+        _check_loopback(address)
+        return _real_connect(sock, address)
+
+    def connect_ex(sock, address):
+        _check_loopback(address)
+        return _real_connect_ex(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)

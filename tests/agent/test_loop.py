@@ -140,11 +140,15 @@ def test_cancellation_mid_question_aborts_it_and_skips_the_rest():
 
 def test_cancellation_while_streaming_keeps_the_text_that_arrived():
     signal = AbortSignal()
-    loop = make_loop([{"content": "one two three four five six seven eight"}], delay=0.05)
+    events = EventStream()
+    loop = make_loop([{"content": "one two three four five six seven eight"}], events=events,
+                     delay=0.05)
 
     async def scenario():
+        arrived = asyncio.Event()
+        events.subscribe(lambda e: arrived.set() if isinstance(e, AssistantDelta) else None)
         turn = asyncio.ensure_future(loop.run_turn("go", signal))
-        await asyncio.sleep(0.12)
+        await arrived.wait()
         signal.abort("stop")
         with pytest.raises(TurnCancelled):
             await turn

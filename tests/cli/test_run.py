@@ -123,13 +123,30 @@ def test_script_model_error_and_exhausted_script_are_exit_1(tmp_path):
     assert result.returncode == 1 and "cannot read script" in result.stderr
 
 
-def test_sigterm_while_the_model_streams_exits_143(tmp_path):
+def wait_for_user_message(home, timeout=10.0):
+    """The run has started its turn (and so installed its signal handlers)."""
+    import sqlite3
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(home / "sessions.db") as db:
+                if db.execute("SELECT count(*) FROM messages WHERE role = 'user'").fetchone()[0]:
+                    return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("the run never started its turn")
+
+
+def test_sigterm_while_the_model_streams_exits_143(tmp_path, dsh_home):
     words = " ".join(["w"] * 200)
     script = write(tmp_path / "s.json", {"delay": 0.2, "turns": [{"content": words}]})
     process = subprocess.Popen([DSH, "run", "-m", f"script:{script}", "x"],
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    wait_for_user_message(dsh_home)
+    time.sleep(0.3)  # a few words into the stream
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=10)
     assert process.returncode == 143, err

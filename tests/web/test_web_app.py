@@ -123,7 +123,13 @@ def test_the_page_carries_the_csrf_value_and_its_assets(serve):
     serve(scenario)
 
 
-def test_binding_beyond_loopback_prints_a_warning():
+def test_binding_beyond_loopback_prints_a_warning(monkeypatch):
+    import socket
+
+    # the host learns this machine's names for its Host allow-list; no resolver in tests
+    monkeypatch.setattr(socket, "gethostname", lambda: "testbox")
+    monkeypatch.setattr(socket, "getfqdn", lambda name="": "testbox.example")
+
     async def main():
         stderr = io.StringIO()
         host = WebHost(UserInteraction(), host="0.0.0.0", stderr=stderr)

@@ -85,11 +85,11 @@ class Site:
     async def post(self, path: str, body: Any) -> Reply:
         return await self.request("POST", path, self.post_headers(), body)
 
-    async def events(self, count: int) -> list[dict[str, Any]]:
-        """Open /api/events, read ``count`` events, close."""
+    async def events(self, count: int | None = None) -> list[dict[str, Any]]:
+        """Open /api/events, read ``count`` events (default: the whole replay), close."""
         return await asyncio.to_thread(self._read_events, count)
 
-    def _read_events(self, count: int) -> list[dict[str, Any]]:
+    def _read_events(self, count: int | None) -> list[dict[str, Any]]:
         connection = http.client.HTTPConnection("127.0.0.1", self.host.port, timeout=10)
         try:
             connection.putrequest("GET", "/api/events", skip_host=True)
@@ -100,7 +100,7 @@ class Site:
             assert response.status == 200
             found: list[dict[str, Any]] = []
             kind = None
-            while len(found) < count:
+            while count is None or len(found) < count:
                 line = response.fp.readline().decode().rstrip("\r\n")
                 if line.startswith("event: "):
                     kind = line[len("event: "):]
@@ -108,6 +108,8 @@ class Site:
                     data = json.loads(line[len("data: "):])
                     assert data["type"] == kind
                     found.append(data)
+                    if count is None and kind == "replay/done":
+                        return found
             return found
         finally:
             connection.close()
