@@ -6,6 +6,7 @@ own). The API key is read from the environment only and never written anywhere.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -95,8 +96,8 @@ def _timeout(value: Any, source: str) -> float | None:
         seconds = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{source}: question timeout must be a number of seconds") from None
-    if seconds <= 0:
-        raise ConfigError(f"{source}: question timeout must be positive")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(f"{source}: question timeout must be a positive number of seconds")
     return seconds
 
 
@@ -111,6 +112,9 @@ def load_settings(
     """Resolve every setting by precedence: flag, environment, config file, default."""
     env = os.environ if environ is None else environ
     file = read_config_file() if config is None else config
+    for key in ("model", "base_url", "api_key_env", "notify"):
+        if key in file and not isinstance(file[key], str):
+            raise ConfigError(f"config: {key} must be a string")
     chosen_model = model or env.get("DSH_MODEL") or file.get("model")
     # DSH_API_KEY (environment) beats the config's named variable, which beats the defaults.
     key_variables = list(KEY_VARIABLES)

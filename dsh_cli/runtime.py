@@ -91,17 +91,16 @@ def build_runtime(
     """
     store = _open_store() if persist or resume else None
     record = None
-    if resume is not None:
-        assert store is not None
-        session_id = store.latest_session_id() if resume == LATEST else resume
-        if session_id is None:
-            store.close()
-            raise _no_session("there is no session to continue yet")
-        record = store.load_session(session_id)
-        if settings.model_is_default and record.model:
-            # A resumed session keeps talking to the model it was started with.
-            settings = replace(settings, model=record.model, model_is_default=False)
     try:
+        if resume is not None:
+            assert store is not None
+            session_id = store.latest_session_id() if resume == LATEST else resume
+            if session_id is None:
+                raise _no_session("there is no session to continue yet")
+            record = store.load_session(session_id)
+            if settings.model_is_default and record.model:
+                # A resumed session keeps talking to the model it was started with.
+                settings = replace(settings, model=record.model, model_is_default=False)
         chat_model = model or resolve_model(settings)
     except BaseException:
         if store is not None:

@@ -58,3 +58,16 @@ def test_broken_config_file_names_the_file(dsh_home):
     (dsh_home / "config.toml").write_text("model = \n")
     with pytest.raises(ConfigError, match=r"config\.toml"):
         read_config_file()
+
+
+@pytest.mark.parametrize("file", [{"model": 5}, {"base_url": ["x"]}, {"api_key_env": 1},
+                                  {"notify": True}])
+def test_values_of_the_wrong_type_are_config_errors(file):
+    with pytest.raises(ConfigError, match="must be a string"):
+        load_settings(environ={}, config=file)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0])
+def test_a_question_timeout_must_be_finite_and_positive(value):
+    with pytest.raises(ConfigError, match="positive number"):
+        load_settings(question_timeout=value, environ={}, config={})

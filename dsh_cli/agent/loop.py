@@ -25,6 +25,7 @@ from dsh_cli.events import (
     UserMessage,
 )
 from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
+from dsh_cli.interaction.tasks import close_task
 from dsh_cli.models.base import (
     ChatModel,
     Completion,
@@ -144,19 +145,14 @@ class AgentLoop:
         try:
             await asyncio.wait({task, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+                await close_task(task)
                 self._record_partial("".join(parts))
                 raise TurnCancelled(signal.reason or "the turn was cancelled")
             task.result()
         finally:
             abort_wait.cancel()
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-            with contextlib.suppress(BaseException):
+            await close_task(task)
+            with contextlib.suppress(Exception):  # errors only: a stop is never swallowed
                 await stream.aclose()  # type: ignore[attr-defined]
         if completion is None:
             raise ModelError("the model stream ended without a complete message")

@@ -62,8 +62,8 @@ def warm_up_model_client(model_name: str) -> None:
     threading.Thread(target=load, name="dsh-warm-openai", daemon=True).start()
 
 
-def _settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Any:
-    """Resolved settings, with the demo fallback; raises ``ConfigError``."""
+def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Any:
+    """Resolved settings with the demo fallback (chat and web); raises ``ConfigError``."""
     from dsh_cli.config import load_settings
     from dsh_cli.models.resolve import DEMO
 
@@ -89,7 +89,7 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     try:
-        settings = _settings(options, demo, stderr)
+        settings = chat_settings(options, demo, stderr)
     except ConfigError as error:
         stderr.write(f"dsh: {error.code}: {error.message}\n")
         return 2

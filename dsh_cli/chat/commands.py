@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -96,32 +95,6 @@ async def run_command(repl: Any, text: str) -> object | None:
 
 def start_new_session(runtime: Any) -> str:
     """A fresh conversation on the same model, tools and system prompt; its id."""
-    if hasattr(runtime, "new_session"):
-        session_id = runtime.new_session()
-    else:
-        session_id = _fresh_session(runtime)
+    session_id = runtime.new_session()
     runtime.events.emit(SessionStarted(session_id, runtime.model.name))
-    return session_id
-
-
-def _fresh_session(runtime: Any) -> str:
-    """Until ``Runtime.new_session`` exists: the same steps, from outside."""
-    loop = runtime.loop
-    system = loop.messages[0] if loop.messages and loop.messages[0].get("role") == "system" \
-        else None
-    if runtime.store is not None:
-        for closer in runtime._closers:
-            closer()
-        runtime._closers.clear()
-        session_id = runtime.store.create_session(
-            runtime.model.name, system=system["content"] if system else None)
-        runtime._closers.append(runtime.store.record(runtime.events, session_id))
-    else:
-        session_id = "s_" + secrets.token_hex(6)
-    loop.messages = [system] if system else []
-    loop.session_id = session_id
-    loop.resume_rpc_ids = {}
-    runtime.session_id = session_id
-    runtime.ui.session_id = session_id
-    runtime.resumed = False
     return session_id

@@ -112,9 +112,10 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
     if path is None and question is None:
         raise _Failure(USAGE, "give a REQUEST file (- for stdin) or -q/--question")
     if question is not None:
-        item: dict[str, Any] = {"id": question_id, "question": question,
-                                "options": [{"label": label} for label in options],
-                                "multi_select": multi}
+        item: dict[str, Any] = {"id": question_id, "question": question}
+        if options:  # only what was given: the relay and the web show these fields
+            item["options"] = [{"label": label} for label in options]
+            item["multi_select"] = multi
         if header is not None:
             item["header"] = header
         if detail is not None:
@@ -129,8 +130,6 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
 
 
 def _read_json(path: str) -> Any:
-    import json
-
     try:
         if path == "-":
             text = sys.stdin.read()

@@ -39,6 +39,8 @@ def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> i
     """
     try:
         return asyncio.run(_supervise(main, handle_sigint))
+    except KeyboardInterrupt:  # SIGINT outside any handler of ours (start-up, shutdown)
+        return EXIT_CODES[signal.SIGINT]
     except Exception as error:
         if os.environ.get("DSH_DEBUG"):
             raise
@@ -58,7 +60,7 @@ async def _supervise(main: Coroutine[Any, Any, int], handle_sigint: bool) -> int
                 for hook in list(_termination_hooks):
                     with contextlib.suppress(Exception):
                         hook()
-            task.cancel()
+        task.cancel()  # again on a repeated signal: nothing may swallow the stop
 
     handled = [s for s in EXIT_CODES if handle_sigint or s is not signal.SIGINT]
     for signum in handled:

@@ -173,8 +173,6 @@ async def _turns(runtime: Any, text: str | None) -> str | None:
             final = await runtime.loop.run_turn(None)
         if text is not None:
             final = await runtime.loop.run_turn(text)
-        elif not runtime.resumed:
-            return final
     except HarnessError as error:
         click.echo(f"dsh: {error.code}: {error.message}", err=True)
         return None

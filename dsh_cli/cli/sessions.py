@@ -56,7 +56,7 @@ def list_sessions(as_json: bool) -> None:
     """List stored sessions, most recently updated first."""
     summaries = _with_store(lambda store: store.list_sessions())
     if as_json:
-        click.echo(json.dumps([s.to_json() for s in summaries], ensure_ascii=False))
+        click.echo(json.dumps([s.to_json() for s in summaries], ensure_ascii=_on_terminal()))
         return
     if not summaries:
         click.echo("dsh: no stored sessions yet", err=True)
@@ -85,7 +85,7 @@ def show(session_id: str, as_json: bool) -> None:
 
     record, batches = _with_store(load)
     if as_json:
-        click.echo(json.dumps(record.to_json(), ensure_ascii=False))
+        click.echo(json.dumps(record.to_json(), ensure_ascii=_on_terminal()))
         return
     for line in transcript(record, batches):
         click.echo(line)
@@ -138,3 +138,11 @@ def transcript(record: Any, batches: list[Any]) -> list[str]:
         lines.append("")
         lines.append(f"(a question is waiting: resume with `dsh run -r {record.id}`)")
     return lines
+
+
+def _on_terminal() -> bool:
+    """JSON on a terminal escapes every non-ASCII character: stored model text (C1
+    controls, bidi overrides) must not reach the screen raw. The value is the same."""
+    import sys
+
+    return sys.stdout.isatty()

@@ -43,6 +43,7 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
     """The whole ``dsh web``; ``started(host)`` lets tests reach the live host."""
     import asyncio
 
+    from dsh_cli.chat.app import chat_settings
     from dsh_cli.cli.interrupts import session_guard
     from dsh_cli.cli.options import open_session
     from dsh_cli.config import ConfigError
@@ -52,7 +53,7 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
 
     stderr = stderr or sys.stderr
     try:
-        settings = _settings(options, stderr)
+        settings = chat_settings(options, False, stderr)
     except ConfigError as error:
         stderr.write(f"dsh: {error.code}: {error.message}\n")
         return 2
@@ -97,20 +98,3 @@ async def _turn(runtime: Any, content: str | None, stderr: TextIO) -> None:
         runtime.events.emit(ErrorEvent(error.code, error.message))
         stderr.write(f"dsh: {error.code}: {error.message}\n")
         stderr.flush()
-
-
-def _settings(options: dict[str, Any], stderr: TextIO) -> Any:
-    """Settings as ``dsh chat`` resolves them, demo fallback included."""
-    import dataclasses
-
-    from dsh_cli.chat.app import DEMO_NOTICE
-    from dsh_cli.config import load_settings
-    from dsh_cli.models.resolve import DEMO
-
-    settings = load_settings(model=options.get("model"), base_url=options.get("base_url"),
-                             question_timeout=options.get("question_timeout"))
-    if settings.model_is_default and not settings.api_key:
-        stderr.write(DEMO_NOTICE + "\n")
-        stderr.flush()
-        settings = dataclasses.replace(settings, model=DEMO)
-    return settings

@@ -28,6 +28,7 @@ from dsh_cli.interaction.errors import (
     UserInteractionError,
 )
 from dsh_cli.interaction.pending import PendingEntry, PendingQuestions
+from dsh_cli.interaction.tasks import close_task
 from dsh_cli.interaction.validation import check_questions, validate_answer
 from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest, Deadline
 
@@ -201,9 +202,11 @@ class UserInteraction:
             for waiter in (abort_wait, expiry):
                 if waiter is not None:
                     waiter.cancel()
-            await _close(provider_task)
-            self.pending.discard(entry.rpc_id)
-            self._announce_resolution(entry)
+            try:
+                await close_task(provider_task)  # the UI restores the screen first
+            finally:
+                self.pending.discard(entry.rpc_id)
+                self._announce_resolution(entry)
         return entry.outcome.result()
 
     def _first_outcome(
@@ -258,12 +261,5 @@ def _expiry(deadline: Deadline | None) -> asyncio.Future[None] | None:
 
     handle = loop.call_at(deadline.expires_at, expire)
     deadline.on_stop(handle.cancel)
+    expired.add_done_callback(lambda _: handle.cancel())  # no timer outlives its question
     return expired
-
-
-async def _close(task: asyncio.Future[Any]) -> None:
-    """Cancel the provider's UI if it is still up and let it restore the screen."""
-    if not task.done():
-        task.cancel()
-    with contextlib.suppress(BaseException):
-        await task

@@ -21,7 +21,6 @@ from dsh_cli.interaction import (
     NO_PROVIDER,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
-    AskUserQuestionItem,
     AskUserQuestionRequest,
     HarnessError,
     UserInteractionError,
@@ -87,9 +86,6 @@ class AnswersFileProvider:
             raise AnswersFileError(f"{where}: expected a JSON object mapping ids to answers",
                                    where)
         return cls(data, source=where, report=report)
-
-    def answer_for(self, question: AskUserQuestionItem) -> dict[str, Any] | None:
-        return self._items.get(question.id)
 
     async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         items = []

@@ -22,7 +22,11 @@ _CHUNK = 65536
 
 
 def _file_descriptor(stream: Any) -> int | None:
-    """The stream's descriptor when it is a real file and nothing is buffered ahead of it."""
+    """The stream's descriptor when it has one (in-memory streams have none).
+
+    Reading the descriptor bypasses the stream's own buffer: callers hand over a stream
+    nothing has read from yet (stdin at start-up).
+    """
     if isinstance(stream, int):
         return stream
     if isinstance(stream, io.StringIO | io.BytesIO):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionRequest
 from dsh_cli.interaction.validation import format_validation_error
-from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError
+from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError, loads_arguments
 
 __all__ = ["DESCRIPTION", "PARAMETERS", "AskUserQuestionTool"]
 
@@ -61,15 +60,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def _loads(value: str, path: str) -> Any:
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as error:
-        raise ToolError(f"{path}: not valid JSON: {error}", INVALID_ARGS) from None
-    except RecursionError:
-        raise ToolError(f"{path}: JSON nested too deeply", INVALID_ARGS) from None
-
-
 def _forgive_item(item: Any) -> Any:
     """Undo common model slips in one question: plain-string options, ``multiSelect``."""
     if not isinstance(item, dict):
@@ -86,14 +76,14 @@ def _forgive_item(item: Any) -> Any:
 def decode_questions(arguments: Any) -> list[AskUserQuestionItem]:
     """Raw tool arguments to question items, or ``INVALID_ARGS`` naming the path."""
     if isinstance(arguments, str):
-        arguments = _loads(arguments, "arguments") if arguments.strip() else {}
+        arguments = loads_arguments(arguments, "arguments") if arguments.strip() else {}
     if not isinstance(arguments, dict):
         raise ToolError("arguments: expected an object with a 'questions' list", INVALID_ARGS)
     if "questions" not in arguments:
         raise ToolError("questions: field required", INVALID_ARGS)
     questions = arguments["questions"]
     if isinstance(questions, str):
-        questions = _loads(questions, "questions")
+        questions = loads_arguments(questions, "questions")
     if not isinstance(questions, list):
         raise ToolError("questions: expected a list of questions", INVALID_ARGS)
     items = []

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
+from dsh_cli.interaction.tasks import close_task
 from dsh_cli.interaction.validation import format_validation_error
 
 __all__ = [
@@ -89,6 +90,16 @@ class ToolResult:
         return cls(content=content, is_error=True, error=data)
 
 
+def loads_arguments(text: str, path: str) -> Any:
+    """JSON text the model wrote, or ``INVALID_ARGS`` naming ``path`` and the problem."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ToolError(f"{path}: not valid JSON: {error}", INVALID_ARGS) from None
+    except RecursionError:
+        raise ToolError(f"{path}: JSON nested too deeply", INVALID_ARGS) from None
+
+
 class Tool:
     """A model-facing tool with a pydantic argument model; subclasses implement ``run``."""
 
@@ -103,12 +114,7 @@ class Tool:
     def decode(self, arguments: Any) -> BaseModel:
         """Raw arguments to ``Args``, or ``INVALID_ARGS`` with a path the model can act on."""
         if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as error:
-                raise ToolError(f"arguments are not valid JSON: {error}", INVALID_ARGS) from None
-            except RecursionError:
-                raise ToolError("arguments: JSON nested too deeply", INVALID_ARGS) from None
+            arguments = loads_arguments(arguments, "arguments") if arguments.strip() else {}
         try:
             return self.Args.model_validate(arguments)
         except ValidationError as error:
@@ -203,12 +209,9 @@ async def _run_abortable(tool: Tool, args: Any, ctx: ToolContext) -> str:
         if not task.done():
             await asyncio.wait({task}, timeout=ABORT_GRACE_SECONDS)
         if not task.done():
-            task.cancel()
             raise ToolError(f"{tool.name} was aborted: {ctx.signal.reason}", ABORTED)
         return task.result()
     finally:
         abort_wait.cancel()
-        if not task.done():
-            task.cancel()
-            # let the tool close its UI and settle its question before the caller moves on
-            await asyncio.wait({task})
+        # the tool closes its UI and settles its question before the caller moves on
+        await close_task(task)

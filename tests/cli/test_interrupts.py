@@ -63,3 +63,10 @@ def test_an_unexpected_error_is_one_line_and_status_1(capsys):
 
     assert run_main(main()) == 1
     assert capsys.readouterr().err == "dsh: INTERNAL_ERROR: RuntimeError: boom\n"
+
+
+def test_sigint_outside_our_handlers_is_still_130():
+    async def main() -> int:
+        raise KeyboardInterrupt  # what asyncio's default SIGINT handling raises
+
+    assert run_main(main(), handle_sigint=False) == 130

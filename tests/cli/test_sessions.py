@@ -119,3 +119,22 @@ def test_importing_the_command_does_not_import_sqlite():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_show_json_on_a_terminal_escapes_stored_control_characters():
+    import os
+    import shutil
+
+    import pexpect
+
+    with SessionStore.open() as store:
+        session_id = store.create_session("demo")
+        events = EventStream()
+        store.record(events, session_id)
+        events.emit(AssistantMessage("evil \u009b31m red \u202e backwards"))
+    child = pexpect.spawn(shutil.which("dsh"), ["sessions", "show", session_id, "--json"],
+                          env=dict(os.environ), encoding="utf-8", timeout=10)
+    child.expect(pexpect.EOF)
+    output = child.before
+    assert "\u009b" not in output and "\u202e" not in output
+    assert "\\u009b31m" in output and "\\u202e" in output

@@ -39,3 +39,30 @@ def test_term_dumb_uses_the_plain_line_rendering(tmp_path):
     output = child.before
     finish(child)
     assert "Stack: Node.js + Express" in output and "Name: dumb-app" in output
+
+
+def test_sigint_after_a_terminal_question_still_stops_the_run_with_130(tmp_path):
+    import json
+    import os
+    import signal
+
+    import pexpect
+
+    words = " ".join(f"w{n}" for n in range(300))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"delay": 0.02, "turns": [
+        {"tool_calls": [{"name": "ask_user_question", "arguments": {"questions": [
+            {"id": "go", "question": "Go on?", "options": [{"label": "yes"}]}]}}]},
+        {"content": words}]}))
+    env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
+    child = pexpect.spawn("dsh", ["run", "-m", f"script:{script}", "go"], env=env,
+                          cwd=str(tmp_path), encoding="utf-8", timeout=8, dimensions=(24, 80))
+    child.expect("Go on")
+    child.send("1")
+    child.expect("answered")  # the tool line: the batch is closed, the next reply streams
+    time.sleep(0.5)  # well inside the 6 s the reply takes
+    child.kill(signal.SIGINT)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130, child.before
+    assert "w299" not in child.before

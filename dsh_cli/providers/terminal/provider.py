@@ -69,7 +69,9 @@ class TerminalProvider:
         screen = self.screen = _Screen(state, request, self.input or session.input, output)
         self._alert(output, request)
         _discard_typeahead(self.input or session.input)
-        task = asyncio.ensure_future(screen.app.run_async())
+        # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
+        # the command, and prompt-toolkit's own handler would remove the command's for good.
+        task = asyncio.ensure_future(screen.app.run_async(handle_sigint=False))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
