@@ -281,7 +281,10 @@ def test_question_composer_takes_over_the_message_composer_in_chat(live, open_pa
     page.locator("#message-form").wait_for()
     page.locator("#message").fill("hello")
     page.locator("#message").press("Enter")
-    page.wait_for_function("document.getElementById('message').value === ''")
+    # a locator wait, not wait_for_function: the page's CSP rightly forbids string eval
+    from playwright.sync_api import expect
+
+    expect(page.locator("#message")).to_have_value("")
     assert host.messages == ["hello"]
     page.emulate_media(reduced_motion="reduce")
     for event in (UserMessage("Set up the service skeleton."),
