@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
 
@@ -57,3 +58,16 @@ def closed_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+@pytest.fixture
+def run():
+    """``run(coro)``: ``asyncio.run`` with a ceiling, so a broken seam fails, never hangs."""
+
+    def run_bounded(coro, ceiling=5.0):
+        async def bounded():
+            return await asyncio.wait_for(coro, ceiling)
+
+        return asyncio.run(bounded())
+
+    return run_bounded

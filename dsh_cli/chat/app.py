@@ -77,26 +77,33 @@ def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Any:
     return settings
 
 
+def open_chat_session(options: dict[str, Any], demo: bool, errors: TextIO) -> tuple[Any, int]:
+    """The runtime for ``chat`` or ``web``, or None and the exit status after one error line."""
+    from dsh_cli.cli.options import open_session
+    from dsh_cli.config import ConfigError
+
+    try:
+        settings = chat_settings(options, demo, errors)
+    except ConfigError as error:
+        errors.write(f"dsh: {error.code}: {error.message}\n")
+        return None, 2
+    runtime = open_session(settings, options, errors)
+    return runtime, 0 if runtime is not None else 1
+
+
 async def chat_main(options: dict[str, Any], *, demo: bool = False,
                     stdin: TextIO | None = None, stdout: TextIO | None = None,
                     stderr: TextIO | None = None, prompt: Any = None,
                     provider: Any = None) -> int:
     """The whole ``dsh chat``; ``prompt`` and ``provider`` replace the real ones in tests."""
-    from dsh_cli.cli.options import open_session
-    from dsh_cli.config import ConfigError
+    from dsh_cli.cli.interrupts import session_guard
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-    try:
-        settings = chat_settings(options, demo, stderr)
-    except ConfigError as error:
-        stderr.write(f"dsh: {error.code}: {error.message}\n")
-        return 2
-    runtime = open_session(settings, options, stderr)
+    runtime, status = open_chat_session(options, demo, stderr)
     if runtime is None:
-        return 1
-    from dsh_cli.cli.interrupts import session_guard
+        return status
 
     with session_guard(runtime), contextlib.ExitStack() as stack:
         return await _converse(runtime, options, stack, stdin, stdout, stderr,

@@ -43,23 +43,16 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
     """The whole ``dsh web``; ``started(host)`` lets tests reach the live host."""
     import asyncio
 
-    from dsh_cli.chat.app import chat_settings
+    from dsh_cli.chat.app import open_chat_session
     from dsh_cli.cli.interrupts import session_guard
-    from dsh_cli.cli.options import open_session
-    from dsh_cli.config import ConfigError
     from dsh_cli.events import SessionStarted
     from dsh_cli.interaction import HarnessError
     from dsh_cli.providers.web import WebHost
 
     stderr = stderr or sys.stderr
-    try:
-        settings = chat_settings(options, False, stderr)
-    except ConfigError as error:
-        stderr.write(f"dsh: {error.code}: {error.message}\n")
-        return 2
-    runtime = open_session(settings, options, stderr)
+    runtime, status = open_chat_session(options, False, stderr)
     if runtime is None:
-        return 1
+        return status
     with session_guard(runtime):
         messages: asyncio.Queue[str] = asyncio.Queue()
         open_browser = options.get("open_browser")

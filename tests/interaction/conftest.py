@@ -60,17 +60,6 @@ def probe():
     return ProbeProvider
 
 
-@pytest.fixture
-def run():
-    """``run(coro)``: ``asyncio.run`` with a ceiling, so a broken seam fails, never hangs."""
-
-    def run_bounded(coro, ceiling=5.0):
-        async def bounded():
-            return await asyncio.wait_for(coro, ceiling)
-
-        return asyncio.run(bounded())
-
-    return run_bounded
 
 
 @pytest.fixture
