@@ -1,4 +1,4 @@
-"""Test doubles for the seam: a probing provider and a bounded ``asyncio.run``."""
+"""Test doubles for the seam: a probing provider."""
 
 from __future__ import annotations
 
