@@ -71,3 +71,12 @@ def run():
         return asyncio.run(bounded())
 
     return run_bounded
+
+
+@pytest.fixture
+def server():
+    """A fake OpenAI-compatible server on 127.0.0.1 (``tests/fakes/openai_server.py``)."""
+    from fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        yield fake

@@ -169,14 +169,13 @@ def test_slash_sessions_lists_the_stored_sessions():
     assert out.count("first chat") == 1 and "* " in out and "dsh chat -r ID" in out
 
 
-def test_a_rate_limited_model_says_it_is_trying_again(monkeypatch):
-    from fakes.openai_server import FakeOpenAI, Reply
+def test_a_rate_limited_model_says_it_is_trying_again(monkeypatch, server):
+    from fakes.openai_server import Reply
 
     monkeypatch.setenv("DSH_API_KEY", "sk-test-retry")
-    with FakeOpenAI() as server:
-        server.enqueue(Reply.error(429, "slow down", headers={"Retry-After": "0.05"}),
-                       Reply.text("Hello after the wait."))
-        status, out, err, _ = chat("hi", model="some-model", base_url=server.base_url)
+    server.enqueue(Reply.error(429, "slow down", headers={"Retry-After": "0.05"}),
+                   Reply.text("Hello after the wait."))
+    status, out, err, _ = chat("hi", model="some-model", base_url=server.base_url)
     assert status == 0, err
     assert "· MODEL_RATE_LIMIT: trying again in 0.1s (attempt 2)" in out
     assert "Hello after the wait." in out and "sk-test-retry" not in out + err

@@ -7,8 +7,7 @@ import os
 import shutil
 import subprocess
 
-import pytest
-from fakes.openai_server import FakeOpenAI, Reply
+from fakes.openai_server import Reply
 
 DSH = shutil.which("dsh") or "dsh"
 KEY = "sk-cli-test-9876543210fedcbaSECRET"
@@ -16,10 +15,6 @@ DB = {"id": "db", "question": "Which database?",
       "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
 
 
-@pytest.fixture
-def server():
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 def dsh_run(server, *args, key=KEY, timeout=30):

@@ -12,16 +12,12 @@ import shutil
 import subprocess
 
 import pytest
-from fakes.openai_server import FakeOpenAI, Reply
+from fakes.openai_server import Reply
 
 DSH = shutil.which("dsh") or "dsh"
 KEY = "sk-hardening-0123456789abcdef"
 
 
-@pytest.fixture
-def server():
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 def _run(server) -> subprocess.CompletedProcess:

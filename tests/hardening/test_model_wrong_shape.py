@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from fakes.openai_server import Reply
-from test_model_faults import _assert_one_line, _run, server  # noqa: F401
+from test_model_faults import _assert_one_line, _run
 
 
 @pytest.mark.parametrize("events", [
@@ -16,7 +16,7 @@ from test_model_faults import _assert_one_line, _run, server  # noqa: F401
     ['{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "a", '
      '"function": {"name": 5, "arguments": "{}"}}]}}]}', "[DONE]"],
 ], ids=["choices-str", "delta-str", "list", "index-str", "name-number"])
-def test_a_chunk_of_the_wrong_shape_is_a_model_stream_error(server, events):  # noqa: F811
+def test_a_chunk_of_the_wrong_shape_is_a_model_stream_error(server, events):
     server.default = Reply(raw_events=events)
     line = _assert_one_line(_run(server))
     assert line.startswith("dsh: MODEL_STREAM: ")

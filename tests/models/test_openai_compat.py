@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from fakes.openai_server import FakeOpenAI, Reply
+from fakes.openai_server import Reply
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.events import EventStream
@@ -38,10 +38,6 @@ DB = {"id": "db", "question": "Which database?",
       "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
 
 
-@pytest.fixture
-def server():
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 def make_model(server, **options):
