@@ -157,3 +157,20 @@ def test_python_dash_m_is_the_same_program():
     result = subprocess.run([sys.executable, "-m", "dsh_cli", "--version"],
                             capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("dsh, version")
+
+
+def test_resuming_with_nothing_pending_and_no_prompt_is_a_usage_error(tmp_path):
+    answers = write(tmp_path / "a.json", {"stack": None, "features": [], "name": None})
+    assert dsh("run", "-m", "demo", "--answers", answers, "first").returncode == 0
+    result = dsh("run", "-c")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("dsh: NOTHING_TO_RESUME: session s_")
+    carried_on = dsh("run", "-c", "--no-ask", "and then?")
+    assert carried_on.returncode == 0 and "and then?" in carried_on.stdout
+
+
+def test_a_script_error_is_one_line_with_its_code(tmp_path):
+    script = write(tmp_path / "s.json", {"turns": "none"})
+    result = dsh("run", "-m", f"script:{script}", "x")
+    assert result.returncode == 1
+    assert result.stderr.startswith("dsh: SCRIPT_ERROR: ") and result.stderr.count("\n") == 1

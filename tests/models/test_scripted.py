@@ -52,5 +52,6 @@ def test_load_errors_name_the_file(tmp_path):
 def test_a_bad_delay_is_a_script_error(tmp_path, delay):
     path = tmp_path / "s.json"
     path.write_text(f'{{"delay": {delay}, "turns": []}}')
-    with pytest.raises(ModelError, match="delay must be a number"):
+    with pytest.raises(ModelError, match="delay must be a number") as caught:
         ScriptedModel.load(path)
+    assert caught.value.code == "SCRIPT_ERROR"
