@@ -42,7 +42,7 @@ def _fake_server() -> Any:
 async def _dsh_exchanges(base_url: str, exchanges: int, history: bool) -> float:
     """Seconds for ``exchanges`` user turns through the real loop, tools and seam."""
     from dsh_cli.agent import AgentLoop
-    from dsh_cli.events import EventStream
+    from dsh_cli.core.events import EventStream
     from dsh_cli.interaction import UserInteraction
     from dsh_cli.models.openai_compat import OpenAIChatModel
     from dsh_cli.tools import AskUserQuestionTool, ToolRegistry

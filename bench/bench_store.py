@@ -18,7 +18,7 @@ BUDGET_LOAD = 0.2
 
 
 def _events(count: int) -> list:
-    from dsh_cli.events import AssistantMessage, ToolResultEvent, UserMessage
+    from dsh_cli.core.events import AssistantMessage, ToolResultEvent, UserMessage
 
     events = []
     for index in range(count):
@@ -37,7 +37,7 @@ def _events(count: int) -> list:
 
 def measure(count: int = 10_000) -> tuple[float, float]:
     """Seconds to append ``count`` messages through ``record``, and to load them back."""
-    from dsh_cli.events import EventStream
+    from dsh_cli.core.events import EventStream
     from dsh_cli.store import SessionStore
 
     events = _events(count)

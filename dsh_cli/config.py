@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsh_cli.interaction.errors import HarnessError
+from dsh_cli.core.errors import ConfigError
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -30,13 +30,6 @@ DEFAULT_MODEL = "deepseek-chat"
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 KEY_VARIABLES = ("DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 NOTIFY_CHOICES = ("bell", "osc9", "none")
-
-
-class ConfigError(HarnessError):
-    """The config file cannot be read or holds a bad value."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, "CONFIG_ERROR")
 
 
 def config_dir() -> Path:

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any, TextIO
 
-from dsh_cli.events import (
+from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
     ErrorEvent,
@@ -22,7 +22,7 @@ from dsh_cli.events import (
     ToolResultEvent,
     TurnCompleted,
 )
-from dsh_cli.interaction.sanitize import sanitize, sanitize_line
+from dsh_cli.core.sanitize import sanitize, sanitize_line
 
 __all__ = ["TranscriptRenderer", "color_enabled"]
 

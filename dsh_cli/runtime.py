@@ -12,7 +12,7 @@ from typing import Any
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.config import Settings
-from dsh_cli.events import EventStream
+from dsh_cli.core.events import EventStream
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.models.base import ChatModel
 from dsh_cli.models.resolve import resolve_model

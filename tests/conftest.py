@@ -7,6 +7,12 @@ import ipaddress
 import socket
 
 import pytest
+from dsh_under_test import prepare
+
+
+def pytest_configure(config):
+    """Every child process runs this checkout's dsh (``tests/dsh_under_test.py``)."""
+    prepare()
 
 _CLEARED = (
     "DSH_API_KEY",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from dsh_cli.events import (
+from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
     ErrorEvent,

@@ -1,7 +1,7 @@
 """The agent loop: stream a model turn, run its tool calls, repeat until it stops calling.
 
 The loop knows nothing of UIs. Everything that happens is emitted on the event stream
-(``dsh_cli.events``) as it happens, so the terminal renderer, the relay and the session
+(``dsh_cli.core.events``) as it happens, so the terminal renderer, the relay and the session
 store each subscribe instead of re-deriving it. A cancelled turn (its abort signal set)
 aborts the running tool call, records ``ABORTED_BEFORE_DISPATCH`` for the calls not yet
 started, and raises ``TurnCancelled``: every tool call in the conversation keeps a result.
@@ -14,7 +14,7 @@ import contextlib
 import json
 from typing import Any
 
-from dsh_cli.events import (
+from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
     EventStream,
@@ -24,8 +24,8 @@ from dsh_cli.events import (
     TurnCompleted,
     UserMessage,
 )
+from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
-from dsh_cli.interaction.tasks import close_task
 from dsh_cli.models.base import (
     ChatModel,
     Completion,

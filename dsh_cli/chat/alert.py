@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from dsh_cli.events import Event, QuestionRequested
+from dsh_cli.core.events import Event, QuestionRequested
 
 __all__ = ["BELL", "OSC9", "QuestionAlert"]
 

@@ -116,7 +116,7 @@ async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.Exi
     from dsh_cli.chat.alert import QuestionAlert
     from dsh_cli.chat.prompt import PlainPrompt, TerminalPrompt, history_path
     from dsh_cli.chat.repl import ChatRepl
-    from dsh_cli.events import SessionStarted
+    from dsh_cli.core.events import SessionStarted
     from dsh_cli.render import TranscriptRenderer, color_enabled
 
     plain = use_plain(bool(options.get("plain")), stdin, stdout)

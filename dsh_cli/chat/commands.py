@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_cli.events import SessionStarted
-from dsh_cli.interaction import HarnessError, sanitize_line
+from dsh_cli.core.errors import HarnessError
+from dsh_cli.core.events import SessionStarted
+from dsh_cli.core.sanitize import sanitize_line
 
 __all__ = ["COMMANDS", "EXIT", "Command", "run_command", "start_new_session"]
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from dsh_cli.interaction.sanitize import sanitize_line
+from dsh_cli.core.sanitize import sanitize_line
 
 __all__ = ["PROMPT", "PlainPrompt", "TerminalPrompt", "history_path"]
 

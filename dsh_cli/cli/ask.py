@@ -102,8 +102,8 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
     """The request from a file, stdin or the flags; pydantic shape errors are exit 2."""
     from pydantic import ValidationError
 
+    from dsh_cli.core.shapes import format_validation_error
     from dsh_cli.interaction import AskUserQuestionRequest
-    from dsh_cli.interaction.validation import format_validation_error
 
     if path is not None and question is not None:
         raise _Failure(USAGE, "give a REQUEST or -q/--question, not both")
@@ -266,7 +266,7 @@ def _print_answer(answer: Any, output_format: str) -> None:
         if answer.answers[0].custom is not None:
             lines.append(answer.answers[0].custom)
         if on_terminal:
-            from dsh_cli.interaction import sanitize_line
+            from dsh_cli.core.sanitize import sanitize_line
 
             lines = [sanitize_line(line) for line in lines]
         text = "".join(f"{line}\n" for line in lines)

@@ -49,7 +49,7 @@ def web_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_session(settings: Any, options: dict[str, Any], stderr: Any) -> Any:
     """The runtime the agent options ask for, or None after one ``dsh: CODE: …`` line."""
-    from dsh_cli.interaction import HarnessError
+    from dsh_cli.core.errors import HarnessError
     from dsh_cli.runtime import LATEST, build_runtime
 
     resume = LATEST if options.get("continue_") else options.get("resume")

@@ -63,7 +63,7 @@ def print_final(text: str) -> None:
     """The final message: exact on a pipe (scripts get what the model said), sanitised on a
     terminal (model text must not drive it)."""
     if sys.stdout.isatty():
-        from dsh_cli.interaction import sanitize
+        from dsh_cli.core.sanitize import sanitize
 
         text = sanitize(text)
     try:
@@ -131,7 +131,7 @@ def _answer_source(options: dict[str, Any]) -> Any:
 async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provider: Any) -> int:
     from contextlib import ExitStack
 
-    from dsh_cli.events import SessionStarted
+    from dsh_cli.core.events import SessionStarted
 
     with ExitStack() as stack:
         if provider == "terminal":
@@ -165,7 +165,7 @@ def _progress_renderer() -> Any:
 
 async def _turns(runtime: Any, text: str | None) -> str | None:
     """Finish a resumed batch, then run PROMPT; the final text, or None on a model error."""
-    from dsh_cli.interaction import HarnessError
+    from dsh_cli.core.errors import HarnessError
 
     final = ""
     try:
@@ -181,8 +181,8 @@ async def _turns(runtime: Any, text: str | None) -> str | None:
 
 async def _drive_jsonl(runtime: Any, text: str | None) -> int:
     """The relay: events out as JSON lines, frames in; ends at EOF after a completed turn."""
-    from dsh_cli.events import ErrorEvent, SessionStarted
-    from dsh_cli.interaction import HarnessError
+    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.events import ErrorEvent, SessionStarted
     from dsh_cli.providers.relay import JsonLinesRelay
 
     relay = JsonLinesRelay(runtime.ui, input=sys.stdin.buffer, output=sys.stdout)
@@ -209,7 +209,7 @@ async def _drive_jsonl(runtime: Any, text: str | None) -> int:
 async def _drive_web(runtime: Any, text: str | None, options: dict[str, Any]) -> int:
     """Questions in the browser; the final answer still goes to stdout."""
     from dsh_cli.cli.web import browser_available
-    from dsh_cli.interaction import HarnessError
+    from dsh_cli.core.errors import HarnessError
     from dsh_cli.providers.web import WebHost
 
     flag = options["open_browser"]

@@ -61,7 +61,7 @@ def list_sessions(as_json: bool) -> None:
     if not summaries:
         click.echo("dsh: no stored sessions yet", err=True)
         return
-    from dsh_cli.interaction import sanitize_line
+    from dsh_cli.core.sanitize import sanitize_line
 
     rows = [("ID", "UPDATED", "MODEL", "TITLE")] + [
         (s.id, _when(s.updated_at), sanitize_line(s.model), sanitize_line(s.title or ""))
@@ -105,7 +105,7 @@ def rm(session_id: str, as_json: bool) -> None:
 
 def transcript(record: Any, batches: list[Any]) -> list[str]:
     """A readable, sanitised transcript: header, then one block per message."""
-    from dsh_cli.interaction import sanitize, sanitize_line
+    from dsh_cli.core.sanitize import sanitize, sanitize_line
 
     lines = [
         f"session {record.id}  model {sanitize_line(record.model)}",

@@ -45,8 +45,8 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
 
     from dsh_cli.chat.app import open_chat_session
     from dsh_cli.cli.interrupts import session_guard
-    from dsh_cli.events import SessionStarted
-    from dsh_cli.interaction import HarnessError
+    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.events import SessionStarted
     from dsh_cli.providers.web import WebHost
 
     stderr = stderr or sys.stderr
@@ -82,8 +82,8 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
 
 async def _turn(runtime: Any, content: str | None, stderr: TextIO) -> None:
     """One user message; a model error is shown in the page and the chat carries on."""
-    from dsh_cli.events import ErrorEvent
-    from dsh_cli.interaction import HarnessError
+    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.events import ErrorEvent
 
     try:
         await runtime.loop.run_turn(content)

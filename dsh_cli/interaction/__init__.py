@@ -3,8 +3,7 @@
 It imports nothing from UIs, models, tools or the CLI.
 """
 
-from dsh_cli.interaction.agents import Agent, AgentRegistry
-from dsh_cli.interaction.errors import (
+from dsh_cli.core.errors import (
     ASK_ABORTED,
     ASK_CANCELLED,
     ASK_TIMEOUT,
@@ -18,6 +17,10 @@ from dsh_cli.interaction.errors import (
     HarnessError,
     UserInteractionError,
 )
+from dsh_cli.core.recommended import display_label, is_recommended
+from dsh_cli.core.sanitize import display_width, sanitize, sanitize_line
+from dsh_cli.core.signal import AbortSignal
+from dsh_cli.interaction.agents import Agent, AgentRegistry
 from dsh_cli.interaction.pending import (
     BAD_RESPONSE,
     NOT_PENDING,
@@ -25,11 +28,8 @@ from dsh_cli.interaction.pending import (
     PendingEntry,
     PendingQuestions,
 )
-from dsh_cli.interaction.recommended import display_label, is_recommended
-from dsh_cli.interaction.sanitize import display_width, sanitize, sanitize_line
 from dsh_cli.interaction.scripted import ScriptedProvider
 from dsh_cli.interaction.service import UserInteraction, UserInteractionProvider
-from dsh_cli.interaction.signal import AbortSignal
 from dsh_cli.interaction.validation import LIMITS, check_questions, validate_answer
 from dsh_cli.interaction.vocabulary import (
     AskUserQuestionAnswer,

@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsh_cli.events import QuestionRequested, ResponseAck
-from dsh_cli.interaction.errors import ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.events import QuestionRequested, ResponseAck
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest
 

@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dsh_cli.interaction.errors import NO_PROVIDER, UserInteractionError
+from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
 from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
 
 __all__ = ["ScriptedProvider"]

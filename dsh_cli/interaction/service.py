@@ -15,9 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from dsh_cli.events import EventStream, QuestionResolved
-from dsh_cli.interaction.agents import Agent, AgentRegistry
-from dsh_cli.interaction.errors import (
+from dsh_cli.core.errors import (
     ASK_ABORTED,
     ASK_CANCELLED,
     ASK_TIMEOUT,
@@ -27,8 +25,10 @@ from dsh_cli.interaction.errors import (
     NO_PROVIDER,
     UserInteractionError,
 )
+from dsh_cli.core.events import EventStream, QuestionResolved
+from dsh_cli.core.tasks import close_task
+from dsh_cli.interaction.agents import Agent, AgentRegistry
 from dsh_cli.interaction.pending import PendingEntry, PendingQuestions
-from dsh_cli.interaction.tasks import close_task
 from dsh_cli.interaction.validation import check_questions, validate_answer
 from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest, Deadline
 

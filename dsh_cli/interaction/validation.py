@@ -14,12 +14,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dsh_cli.interaction.errors import (
+from dsh_cli.core.errors import (
     EMPTY_QUESTIONS,
     INVALID_ANSWER,
     INVALID_QUESTIONS,
     UserInteractionError,
 )
+from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.interaction.vocabulary import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -30,7 +31,6 @@ from dsh_cli.interaction.vocabulary import (
 __all__ = [
     "LIMITS",
     "check_questions",
-    "format_validation_error",
     "validate_answer",
     "validate_answer_item",
 ]
@@ -107,18 +107,6 @@ def _check_item(item: AskUserQuestionItem, path: str, seen_ids: set[str]) -> Non
             raise _invalid(f"{option_path}.label", f'duplicate label "{label}"')
         seen_labels.add(label)
         _check_length(option.description, f"{option_path}.description", "description")
-
-
-def format_validation_error(error: ValidationError, root: str = "") -> str:
-    """A pydantic error as ``path: message`` lines a model or a human can act on."""
-    lines = []
-    for detail in error.errors():
-        path = root
-        for part in detail["loc"]:
-            path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-        message = "field required" if detail["type"] == "missing" else detail["msg"]
-        lines.append(f"{path or 'value'}: {message}")
-    return "; ".join(lines)
 
 
 def _bad_answer(path: str, rule: str) -> UserInteractionError:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dsh_cli.interaction.signal import AbortSignal
+from dsh_cli.core.signal import AbortSignal
 
 __all__ = [
     "AskUserQuestionAnswer",

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dsh_cli.interaction.errors import HarnessError
+from dsh_cli.core.errors import MODEL_ERROR, ModelError
 
 __all__ = [
     "MODEL_ERROR",
@@ -24,15 +24,6 @@ __all__ = [
     "TextDelta",
     "Usage",
 ]
-
-MODEL_ERROR = "MODEL_ERROR"
-
-
-class ModelError(HarnessError):
-    """The model could not produce a turn; ``code`` says why (``MODEL_ERROR`` by default)."""
-
-    def __init__(self, message: str, code: str = MODEL_ERROR) -> None:
-        super().__init__(message, code)
 
 
 @dataclass(frozen=True)

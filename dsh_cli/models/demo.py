@@ -100,7 +100,7 @@ def _topic(messages: list[dict[str, Any]]) -> str:
 
 
 def _display(label: str) -> str:
-    from dsh_cli.interaction.recommended import display_label
+    from dsh_cli.core.recommended import display_label
 
     return display_label(label)
 

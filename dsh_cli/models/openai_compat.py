@@ -46,7 +46,18 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_cli.interaction.sanitize import sanitize_line
+from dsh_cli.core.errors import (
+    MODEL_AUTH,
+    MODEL_BAD_REQUEST,
+    MODEL_CONNECTION,
+    MODEL_CONTEXT,
+    MODEL_NOT_FOUND,
+    MODEL_RATE_LIMIT,
+    MODEL_SERVER,
+    MODEL_STREAM,
+    MODEL_TIMEOUT,
+)
+from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.models.base import ModelError, StreamItem
 from dsh_cli.models.turn_assembly import TurnAssembler
 
@@ -69,15 +80,6 @@ __all__ = [
 DEFAULT_MODEL = "deepseek-chat"
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 
-MODEL_AUTH = "MODEL_AUTH"
-MODEL_NOT_FOUND = "MODEL_NOT_FOUND"
-MODEL_BAD_REQUEST = "MODEL_BAD_REQUEST"
-MODEL_CONTEXT = "MODEL_CONTEXT"
-MODEL_RATE_LIMIT = "MODEL_RATE_LIMIT"
-MODEL_SERVER = "MODEL_SERVER"
-MODEL_TIMEOUT = "MODEL_TIMEOUT"
-MODEL_CONNECTION = "MODEL_CONNECTION"
-MODEL_STREAM = "MODEL_STREAM"
 
 # Fields of a stored message that are ours or a provider's output, never API input.
 _NOT_FOR_THE_API = ("reasoning_content", "reasoning")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dsh_cli.config import Settings
+from dsh_cli.core.errors import MISSING_API_KEY
 from dsh_cli.models.base import ChatModel, ModelError
 
 __all__ = ["DEMO", "MISSING_API_KEY", "needs_api_key", "resolve_model"]
 
 DEMO = "demo"
 SCRIPT_PREFIX = "script:"
-MISSING_API_KEY = "MISSING_API_KEY"
 
 
 def needs_api_key(name: str) -> bool:

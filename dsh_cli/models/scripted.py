@@ -16,11 +16,11 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.errors import SCRIPT_ERROR
 from dsh_cli.models.base import Completion, ModelError, ModelToolCall, StreamItem, TextDelta
 
 __all__ = ["SCRIPT_ERROR", "ScriptedModel"]
 
-SCRIPT_ERROR = "SCRIPT_ERROR"
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 

@@ -16,28 +16,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dsh_cli.core.errors import ANSWERS_FILE_ERROR, AnswersFileError
+from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.interaction import (
     INVALID_ANSWER,
     NO_PROVIDER,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
-    HarnessError,
     UserInteractionError,
 )
-from dsh_cli.interaction.validation import format_validation_error, validate_answer_item
+from dsh_cli.interaction.validation import validate_answer_item
 
 __all__ = ["ANSWERS_FILE_ERROR", "AnswersFileError", "AnswersFileProvider"]
-
-ANSWERS_FILE_ERROR = "ANSWERS_FILE_ERROR"
-
-
-class AnswersFileError(HarnessError):
-    """The answers file cannot be read or is not a JSON object of answers."""
-
-    def __init__(self, message: str, path: str) -> None:
-        super().__init__(message, ANSWERS_FILE_ERROR)
-        self.path = path
 
 
 def _entry_to_item(question_id: str, value: Any, where: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import io
 import json
 from typing import IO, Any
 
-from dsh_cli.events import ErrorEvent, Event
+from dsh_cli.core.events import ErrorEvent, Event
 from dsh_cli.interaction import (
     ASK_ABORTED,
     AskUserQuestionAnswer,

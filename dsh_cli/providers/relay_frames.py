@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 
-from dsh_cli.interaction import HarnessError
-from dsh_cli.interaction.validation import format_validation_error
+from dsh_cli.core.errors import BAD_FRAME, HarnessError
+from dsh_cli.core.shapes import format_validation_error
 
 __all__ = [
     "BAD_FRAME",
@@ -27,8 +27,6 @@ __all__ = [
     "UserMessageFrame",
     "parse_frame",
 ]
-
-BAD_FRAME = "BAD_FRAME"
 
 
 class BadFrame(HarnessError):

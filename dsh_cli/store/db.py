@@ -12,7 +12,12 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from dsh_cli.interaction.errors import HarnessError
+from dsh_cli.core.errors import (
+    SESSION_NOT_FOUND,
+    STORE_ERROR,
+    SessionNotFound,
+    StoreError,
+)
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -26,27 +31,7 @@ __all__ = [
     "translated",
 ]
 
-STORE_ERROR = "STORE_ERROR"
-SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
 BUSY_TIMEOUT = 5.0  # seconds another dsh may hold the write lock before we give up
-
-
-class StoreError(HarnessError):
-    """The session store cannot be used; ``path`` is the file when one is involved."""
-
-    def __init__(self, message: str, code: str = STORE_ERROR, path: Path | None = None) -> None:
-        super().__init__(message, code)
-        self.path = path
-
-
-class SessionNotFound(StoreError):
-    """No stored session has (or starts with) the given id."""
-
-    def __init__(self, session_id: str, path: Path | None = None, *, ambiguous: bool = False):
-        how = "is ambiguous (several sessions start with it)" if ambiguous else "does not exist"
-        super().__init__(f"session {session_id} {how}; see `dsh sessions list`",
-                         SESSION_NOT_FOUND, path)
-        self.session_id = session_id
 
 
 def translate(error: sqlite3.Error, path: Path) -> StoreError:

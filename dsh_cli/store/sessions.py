@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dsh_cli.events import (
+from dsh_cli.core.events import (
     AssistantMessage,
     Event,
     EventStream,

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionRequest
-from dsh_cli.interaction.validation import format_validation_error
 from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError, loads_arguments
 
 __all__ = ["DESCRIPTION", "PARAMETERS", "AskUserQuestionTool"]

@@ -19,9 +19,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from dsh_cli.core.errors import (
+    ABORTED,
+    ABORTED_BEFORE_DISPATCH,
+    INVALID_ARGS,
+    UNKNOWN_TOOL,
+    ToolError,
+)
+from dsh_cli.core.shapes import format_validation_error
+from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
-from dsh_cli.interaction.tasks import close_task
-from dsh_cli.interaction.validation import format_validation_error
 
 __all__ = [
     "ABORTED",
@@ -37,18 +44,10 @@ __all__ = [
     "ToolResult",
 ]
 
-INVALID_ARGS = "INVALID_ARGS"
-UNKNOWN_TOOL = "UNKNOWN_TOOL"
-ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
-ABORTED = "ABORTED"
 
 # How long a tool that watches the abort signal gets to settle on its own after an abort,
 # so it can report its own code (an open question reports ASK_ABORTED, not ABORTED).
 ABORT_GRACE_SECONDS = 1.0
-
-
-class ToolError(HarnessError):
-    """A failure of the registry itself: bad arguments, unknown tool, aborted call."""
 
 
 @dataclass

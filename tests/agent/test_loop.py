@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dsh_cli.agent import AgentLoop, TurnCancelled
-from dsh_cli.events import (
+from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
     EventStream,

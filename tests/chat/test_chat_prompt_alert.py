@@ -8,7 +8,7 @@ import stat
 
 from dsh_cli.chat.alert import BELL, OSC9, QuestionAlert
 from dsh_cli.chat.prompt import PlainPrompt, TerminalPrompt, history_path
-from dsh_cli.events import AssistantDelta, QuestionRequested
+from dsh_cli.core.events import AssistantDelta, QuestionRequested
 from dsh_cli.providers.line_reader import LineReader
 
 REQUESTED = QuestionRequested("q_1", None, "c1", [{"id": "a", "question": "?"}])

@@ -7,7 +7,7 @@ import json
 import os
 import signal
 
-from dsh_cli.events import AssistantDelta, SessionStarted, UserMessage
+from dsh_cli.core.events import AssistantDelta, SessionStarted, UserMessage
 from dsh_cli.interaction import ASK_CANCELLED, ScriptedProvider, UserInteractionError
 
 CTRL_C = "\x03"

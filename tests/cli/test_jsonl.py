@@ -6,14 +6,13 @@ import importlib.util
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import threading
 
 import pytest
+from dsh_under_test import DSH
 
-DSH = shutil.which("dsh") or "dsh"
 WAIT = 15  # generous: a stuck process fails the test instead of hanging the suite
 
 needs_ask = pytest.mark.skipif(importlib.util.find_spec("dsh_cli.cli.ask") is None,

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
+from dsh_under_test import DSH
 
-DSH = shutil.which("dsh") or "dsh"
 PROMPT = "answer (numbers, text for Other, /skip, /back, /cancel)> "
 
 

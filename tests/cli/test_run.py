@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
-
-DSH = shutil.which("dsh") or "dsh"
+from dsh_under_test import DSH
 
 
 def dsh(*args, input=None, env=None, timeout=30):

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 
+from dsh_under_test import DSH
 from fakes.openai_server import Reply
 
-DSH = shutil.which("dsh") or "dsh"
 KEY = "sk-cli-test-9876543210fedcbaSECRET"
 DB = {"id": "db", "question": "Which database?",
       "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from dsh_under_test import DSH
 
 from dsh_cli.cli import main
-from dsh_cli.events import AssistantMessage, EventStream, QuestionRequested, UserMessage
+from dsh_cli.core.events import AssistantMessage, EventStream, QuestionRequested, UserMessage
 from dsh_cli.store import SessionStore
 
 
@@ -123,7 +124,6 @@ def test_importing_the_command_does_not_import_sqlite():
 
 def test_show_json_on_a_terminal_escapes_stored_control_characters():
     import os
-    import shutil
 
     import pexpect
 
@@ -132,7 +132,7 @@ def test_show_json_on_a_terminal_escapes_stored_control_characters():
         events = EventStream()
         store.record(events, session_id)
         events.emit(AssistantMessage("evil \u009b31m red \u202e backwards"))
-    child = pexpect.spawn(shutil.which("dsh"), ["sessions", "show", session_id, "--json"],
+    child = pexpect.spawn(DSH, ["sessions", "show", session_id, "--json"],
                           env=dict(os.environ), encoding="utf-8", timeout=10)
     child.expect(pexpect.EOF)
     output = child.before

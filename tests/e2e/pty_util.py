@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-
-DSH = shutil.which("dsh")
 
 
 def spawn(command: str, cwd: str, *, timeout: float = 8.0):

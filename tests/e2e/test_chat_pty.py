@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
-from pathlib import Path
 
 import pexpect
 import pytest
+from dsh_under_test import DSH
 
 pytestmark = pytest.mark.pty
-DSH = str(Path(sys.executable).with_name("dsh"))
 
 
 def spawn(*args: str):

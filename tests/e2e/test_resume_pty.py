@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 
 import pexpect
 import pytest
+from dsh_under_test import DSH
 from store.conversation import assert_well_formed
 
 from dsh_cli.store import SessionStore
@@ -27,8 +26,7 @@ SCRIPT = {"turns": [
 
 
 def _dsh() -> list[str]:
-    found = shutil.which("dsh")
-    return [found] if found else [sys.executable, "-m", "dsh_cli"]
+    return [DSH]
 
 
 def _env() -> dict[str, str]:

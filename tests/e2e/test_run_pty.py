@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from dsh_under_test import DSH
 from pty_util import finish, spawn
 
 pytestmark = pytest.mark.pty
@@ -55,7 +56,7 @@ def test_sigint_after_a_terminal_question_still_stops_the_run_with_130(tmp_path)
             {"id": "go", "question": "Go on?", "options": [{"label": "yes"}]}]}}]},
         {"content": words}]}))
     env = dict(os.environ, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
-    child = pexpect.spawn("dsh", ["run", "-m", f"script:{script}", "go"], env=env,
+    child = pexpect.spawn(DSH, ["run", "-m", f"script:{script}", "go"], env=env,
                           cwd=str(tmp_path), encoding="utf-8", timeout=8, dimensions=(24, 80))
     child.expect("Go on")
     child.send("1")

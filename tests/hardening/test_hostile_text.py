@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import os
 import pty
-import shutil
 import subprocess
 
 import pytest
+from dsh_under_test import DSH
 
-DSH = shutil.which("dsh") or "dsh"
 EVIL = ("\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[31mred\u202eevil\u2066x\u200bz\x9b31m"
         "\x1bP+q\x1b\\\x07")
 UNSAFE = ["\x1b", "\x9b", "\u202e", "\u2066", "\u200b"]

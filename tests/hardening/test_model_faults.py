@@ -8,13 +8,12 @@ these are the replies that are not what an OpenAI-compatible server sends at all
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import pytest
+from dsh_under_test import DSH
 from fakes.openai_server import Reply
 
-DSH = shutil.which("dsh") or "dsh"
 KEY = "sk-hardening-0123456789abcdef"
 
 

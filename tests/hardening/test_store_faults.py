@@ -14,8 +14,8 @@ import sqlite3
 import subprocess
 
 import pytest
+from dsh_under_test import DSH
 
-DSH = shutil.which("dsh") or "dsh"
 ROOT = os.geteuid() == 0
 
 

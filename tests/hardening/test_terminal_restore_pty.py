@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 
 import pytest
 
-pytestmark = [pytest.mark.pty,
-              pytest.mark.skipif(shutil.which("dsh") is None,
-                                 reason="the dsh console script is not installed")]
+pytestmark = pytest.mark.pty
 
 SCRIPT = {"turns": [
     {"content": "Let me ask.", "tool_calls": [{"name": "ask_user_question", "arguments": {

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from dsh_cli.events import QuestionRequested, QuestionResolved
+from dsh_cli.core.events import QuestionRequested, QuestionResolved
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,

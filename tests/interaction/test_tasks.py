@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
-from dsh_cli.interaction.tasks import close_task
 
 
 class SlowToClose:

@@ -13,7 +13,7 @@ import pytest
 from fakes.openai_server import Reply
 
 from dsh_cli.agent import AgentLoop
-from dsh_cli.events import EventStream
+from dsh_cli.core.events import EventStream
 from dsh_cli.interaction import AbortSignal, ScriptedProvider, UserInteraction
 from dsh_cli.models.base import Completion, ModelError, ReasoningDelta, TextDelta, Usage
 from dsh_cli.models.openai_compat import (

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from dsh_cli.events import (
+from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
     ReasoningDelta,

@@ -9,7 +9,7 @@ import pytest
 from store.conversation import assert_well_formed
 
 from dsh_cli.agent import AgentLoop
-from dsh_cli.events import (
+from dsh_cli.core.events import (
     AssistantMessage,
     EventStream,
     QuestionRequested,

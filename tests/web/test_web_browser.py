@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dsh_cli.events import AssistantMessage, ToolStarted, UserMessage
+from dsh_cli.core.events import AssistantMessage, ToolStarted, UserMessage
 from dsh_cli.interaction import AbortSignal, AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.web import WebHost
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import shutil
 import subprocess
 
-DSH = shutil.which("dsh") or "dsh"
+from dsh_under_test import DSH
 
 
 class Browserless:

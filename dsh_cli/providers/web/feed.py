@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from dsh_cli.events import Event
+from dsh_cli.core.events import Event
 from dsh_cli.interaction import PendingQuestions
 
 __all__ = ["REPLAY_DONE", "EventFeed", "transcript_events"]

@@ -17,11 +17,11 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+from dsh_cli.core.errors import WEB_BIND_FAILED, WebError
 from dsh_cli.interaction import (
     ASK_ABORTED,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
-    HarnessError,
     UserInteraction,
     UserInteractionError,
 )
@@ -29,12 +29,7 @@ from dsh_cli.providers.web.feed import EventFeed
 
 __all__ = ["WEB_BIND_FAILED", "WebError", "WebHost", "WebQuestionProvider"]
 
-WEB_BIND_FAILED = "WEB_BIND_FAILED"
 _WILDCARDS = {"0.0.0.0", "::", ""}
-
-
-class WebError(HarnessError):
-    """The web host could not start (the address is taken, the host is not an address)."""
 
 
 class WebQuestionProvider:

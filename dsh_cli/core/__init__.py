@@ -1,0 +1,8 @@
+"""The base layer: what every other layer may use, and which imports nothing of dsh above it.
+
+``errors`` (the whole error tree, every code, the one stderr line), ``events`` (the one event
+stream), ``signal`` (abort signals), ``tasks`` (closing a task without losing a stop),
+``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention) and
+``shapes`` (pydantic shape errors in dsh's words). Import the module you need directly;
+this package re-exports nothing, so importing one costs only that one.
+"""

@@ -1,0 +1,203 @@
+"""Every machine-routable error of dsh, its code, and the one line that reports it.
+
+    HarnessError(message, code)         root: every error a caller routes on ``code``
+    ├── UserInteractionError            the question seam (questions.md, "Errors")
+    ├── ToolError                       the tool registry: bad arguments, unknown tool, aborts
+    ├── ModelError                      a model could not produce a turn (MODEL_*, SCRIPT_ERROR)
+    ├── ConfigError                     config.toml or a setting holds a bad value
+    ├── StoreError                      the session store cannot be used
+    │   └── SessionNotFound             no session with that id
+    ├── AnswersFileError                an answers file cannot be read or has the wrong shape
+    ├── WebError                        the web host could not start
+    └── UsageError                      a command line or request that cannot be acted on
+
+Every code is a named constant here, so a reader finds them all in one place and a test
+can check that the documentation names each one. ``report`` formats the one stderr line,
+``dsh: CODE: message``, that every command prints for a failure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+__all__ = [
+    "ABORTED",
+    "ABORTED_BEFORE_DISPATCH",
+    "ANSWERS_FILE_ERROR",
+    "ASK_ABORTED",
+    "ASK_CANCELLED",
+    "ASK_TIMEOUT",
+    "BAD_FRAME",
+    "CALLER_NOT_LIVE",
+    "CONFIG_ERROR",
+    "DELEGATED_CALLER",
+    "DUPLICATE_PROVIDER",
+    "EMPTY_QUESTIONS",
+    "INTERNAL_ERROR",
+    "INVALID_ANSWER",
+    "INVALID_ARGS",
+    "INVALID_QUESTIONS",
+    "MISSING_API_KEY",
+    "MODEL_AUTH",
+    "MODEL_BAD_REQUEST",
+    "MODEL_CONNECTION",
+    "MODEL_CONTEXT",
+    "MODEL_ERROR",
+    "MODEL_NOT_FOUND",
+    "MODEL_RATE_LIMIT",
+    "MODEL_SERVER",
+    "MODEL_STREAM",
+    "MODEL_TIMEOUT",
+    "NOTHING_TO_RESUME",
+    "NO_PROVIDER",
+    "SCRIPT_ERROR",
+    "SESSION_NOT_FOUND",
+    "STORE_ERROR",
+    "TURN_LIMIT",
+    "UNKNOWN_TOOL",
+    "USAGE",
+    "WEB_BIND_FAILED",
+    "AnswersFileError",
+    "ConfigError",
+    "HarnessError",
+    "ModelError",
+    "SessionNotFound",
+    "StoreError",
+    "ToolError",
+    "UsageError",
+    "UserInteractionError",
+    "WebError",
+    "format_line",
+    "report",
+]
+
+# The question seam (questions.md)
+EMPTY_QUESTIONS = "EMPTY_QUESTIONS"
+INVALID_QUESTIONS = "INVALID_QUESTIONS"
+NO_PROVIDER = "NO_PROVIDER"
+DUPLICATE_PROVIDER = "DUPLICATE_PROVIDER"
+CALLER_NOT_LIVE = "CALLER_NOT_LIVE"
+DELEGATED_CALLER = "DELEGATED_CALLER"
+ASK_CANCELLED = "ASK_CANCELLED"
+ASK_ABORTED = "ASK_ABORTED"
+ASK_TIMEOUT = "ASK_TIMEOUT"
+INVALID_ANSWER = "INVALID_ANSWER"
+
+# The tool registry and the agent loop
+INVALID_ARGS = "INVALID_ARGS"
+UNKNOWN_TOOL = "UNKNOWN_TOOL"
+ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
+ABORTED = "ABORTED"
+TURN_LIMIT = "TURN_LIMIT"
+
+# Models
+MODEL_ERROR = "MODEL_ERROR"
+MODEL_AUTH = "MODEL_AUTH"
+MODEL_NOT_FOUND = "MODEL_NOT_FOUND"
+MODEL_BAD_REQUEST = "MODEL_BAD_REQUEST"
+MODEL_CONTEXT = "MODEL_CONTEXT"
+MODEL_RATE_LIMIT = "MODEL_RATE_LIMIT"
+MODEL_SERVER = "MODEL_SERVER"
+MODEL_TIMEOUT = "MODEL_TIMEOUT"
+MODEL_CONNECTION = "MODEL_CONNECTION"
+MODEL_STREAM = "MODEL_STREAM"
+MISSING_API_KEY = "MISSING_API_KEY"
+SCRIPT_ERROR = "SCRIPT_ERROR"
+
+# Settings, the store, the front doors
+CONFIG_ERROR = "CONFIG_ERROR"
+STORE_ERROR = "STORE_ERROR"
+SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+NOTHING_TO_RESUME = "NOTHING_TO_RESUME"
+ANSWERS_FILE_ERROR = "ANSWERS_FILE_ERROR"
+BAD_FRAME = "BAD_FRAME"
+WEB_BIND_FAILED = "WEB_BIND_FAILED"
+USAGE = "USAGE"
+INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+class HarnessError(Exception):
+    """An error that carries a stable ``code`` to route on."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def to_dict(self) -> dict[str, str]:
+        """``{name, code, message}``, the shape tool results and relay events carry."""
+        return {"name": type(self).__name__, "code": self.code, "message": self.message}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, {self.code!r})"
+
+
+class UserInteractionError(HarnessError):
+    """A failure of the question seam: cancelled, aborted, no provider, invalid batch..."""
+
+
+class ToolError(HarnessError):
+    """A failure of the registry itself: bad arguments, unknown tool, aborted call."""
+
+
+class ModelError(HarnessError):
+    """The model could not produce a turn; ``code`` says why (``MODEL_ERROR`` by default)."""
+
+    def __init__(self, message: str, code: str = MODEL_ERROR) -> None:
+        super().__init__(message, code)
+
+
+class ConfigError(HarnessError):
+    """The config file cannot be read or holds a bad value."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, CONFIG_ERROR)
+
+
+class StoreError(HarnessError):
+    """The session store cannot be used; ``path`` is the file when one is involved."""
+
+    def __init__(self, message: str, code: str = STORE_ERROR, path: Path | None = None) -> None:
+        super().__init__(message, code)
+        self.path = path
+
+
+class SessionNotFound(StoreError):
+    """No stored session has (or starts with) the given id."""
+
+    def __init__(self, session_id: str, path: Path | None = None, *, ambiguous: bool = False):
+        how = "is ambiguous (several sessions start with it)" if ambiguous else "does not exist"
+        super().__init__(f"session {session_id} {how}; see `dsh sessions list`",
+                         SESSION_NOT_FOUND, path)
+        self.session_id = session_id
+
+
+class AnswersFileError(HarnessError):
+    """The answers file cannot be read or is not a JSON object of answers."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message, ANSWERS_FILE_ERROR)
+        self.path = path
+
+
+class WebError(HarnessError):
+    """The web host could not start (the address is taken, the host is not an address)."""
+
+
+class UsageError(HarnessError):
+    """A command line or request that cannot be acted on (exit status 2)."""
+
+    def __init__(self, message: str, code: str = USAGE) -> None:
+        super().__init__(message, code)
+
+
+def format_line(code: str, message: str) -> str:
+    """The one line a failure is reported as: ``dsh: CODE: message``."""
+    return f"dsh: {code}: {message}"
+
+
+def report(error: HarnessError, stream: TextIO) -> None:
+    """Write ``error`` as its one line on ``stream`` (stderr, or a chat's transcript)."""
+    stream.write(format_line(error.code, error.message) + "\n")
+    stream.flush()

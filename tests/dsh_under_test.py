@@ -1,0 +1,49 @@
+"""The dsh under test: this checkout's, never whichever ``dsh`` comes first on PATH.
+
+``DSH`` is the console script beside ``sys.executable`` when there is one, else a shim that
+runs ``python -m dsh_cli``; ``prepare`` (called once by the root conftest) puts this checkout
+first on ``PYTHONPATH`` and the script's folder first on ``PATH`` for every child, and checks
+that a child really imports this checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["DSH", "ROOT", "prepare"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script() -> Path:
+    beside = Path(sys.executable).with_name("dsh")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    shim_dir = Path(tempfile.mkdtemp(prefix="dsh-under-test-"))
+    shim = shim_dir / "dsh"
+    shim.write_text(f"#!{sys.executable}\nimport runpy\nrunpy.run_module('dsh_cli', "
+                    "run_name='__main__', alter_sys=True)\n", encoding="utf-8")
+    shim.chmod(0o755)
+    return shim
+
+
+DSH = str(_script())
+
+
+def prepare() -> None:
+    """Every child process runs this checkout's dsh; fail loudly when it would not."""
+    paths = [str(ROOT), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    folder = str(Path(DSH).parent)
+    os.environ["PATH"] = os.pathsep.join([folder, os.environ.get("PATH", "")])
+    where = subprocess.run(
+        [sys.executable, "-c", "import dsh_cli; print(dsh_cli.__file__)"],
+        capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=60,
+    )
+    imported = Path(where.stdout.strip() or "?").resolve()
+    if not imported.is_relative_to(ROOT):
+        raise RuntimeError(f"a child imports {imported}, not this checkout ({ROOT})")
