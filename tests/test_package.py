@@ -77,7 +77,8 @@ def copy_source(destination: Path) -> Path:
     return source
 
 
-def test_pip_install_into_a_fresh_venv(tmp_path):
+def test_pip_install_into_a_fresh_venv(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # the installed copy, not this checkout
     # System site packages provide the dependencies, so nothing is downloaded.
     source = copy_source(tmp_path)
     env_dir = tmp_path / "venv"

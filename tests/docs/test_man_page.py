@@ -60,7 +60,8 @@ def can_build_a_wheel() -> bool:
     return (major, minor) >= (70, 1)
 
 
-def test_man_dsh_works_after_pip_install(tmp_path):
+def test_man_dsh_works_after_pip_install(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # the installed copy, not this checkout
     man = need("man")
     if not can_build_a_wheel():
         pytest.skip("pip cannot build dsh offline here: install wheel (pip install wheel)")

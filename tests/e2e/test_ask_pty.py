@@ -7,7 +7,8 @@ import re
 import signal
 
 import pytest
-from pty_util import DSH, finish, spawn
+from dsh_under_test import DSH
+from pty_util import finish, spawn
 
 pytestmark = [pytest.mark.pty,
               pytest.mark.skipif(DSH is None, reason="the dsh console script is not installed")]
