@@ -10,12 +10,19 @@ import sys
 import pytest
 from docs_reading import ROOT
 
-SETUP = ["pip install . && dsh", "bash .ci/run"]
+SETUP = ["python3 -m venv ~/.venvs/dsh && . ~/.venvs/dsh/bin/activate && pip install . && dsh",
+         "bash .ci/run"]
 
 
-def test_the_readme_starts_with_the_install_and_test_commands(readme):
+def test_the_readme_starts_with_its_title_a_sentence_and_the_two_commands(readme):
     lines = readme.splitlines()
-    assert lines[:4] == ["```sh", *SETUP, "```"]
+    assert lines[0] == "# dsh"
+    block = lines.index("```sh")
+    sentence = " ".join(lines[2:block]).strip()
+    assert sentence.endswith(".") and sentence.count(". ") == 0, sentence
+    assert lines[block:block + 4] == ["```sh", *SETUP, "```"]
+    after = " ".join(lines[block + 4:block + 16])
+    assert "3.11" in after and "for developers" in after
 
 
 def test_the_test_command_runs_pytest():
