@@ -9,6 +9,7 @@
     │   └── SessionNotFound             no session with that id
     ├── AnswersFileError                an answers file cannot be read or has the wrong shape
     ├── WebError                        the web host could not start
+    ├── PermissionRequestError          a tool call was refused, or nobody could be asked
     └── UsageError                      a command line or request that cannot be acted on
 
 Every code is a named constant here, so a reader finds them all in one place and a test
@@ -50,7 +51,9 @@ __all__ = [
     "MODEL_STREAM",
     "MODEL_TIMEOUT",
     "NOTHING_TO_RESUME",
+    "NO_PERMISSION_PROVIDER",
     "NO_PROVIDER",
+    "PERMISSION_DENIED",
     "SCRIPT_ERROR",
     "SESSION_NOT_FOUND",
     "STORE_ERROR",
@@ -62,6 +65,7 @@ __all__ = [
     "ConfigError",
     "HarnessError",
     "ModelError",
+    "PermissionRequestError",
     "SessionNotFound",
     "StoreError",
     "ToolError",
@@ -83,6 +87,10 @@ ASK_CANCELLED = "ASK_CANCELLED"
 ASK_ABORTED = "ASK_ABORTED"
 ASK_TIMEOUT = "ASK_TIMEOUT"
 INVALID_ANSWER = "INVALID_ANSWER"
+
+# Permission requests (permissions.md)
+PERMISSION_DENIED = "PERMISSION_DENIED"
+NO_PERMISSION_PROVIDER = "NO_PERMISSION_PROVIDER"
 
 # The tool registry and the agent loop
 INVALID_ARGS = "INVALID_ARGS"
@@ -183,6 +191,10 @@ class AnswersFileError(HarnessError):
 
 class WebError(HarnessError):
     """The web host could not start (the address is taken, the host is not an address)."""
+
+
+class PermissionRequestError(HarnessError):
+    """A tool call did not get permission: denied, nobody to ask, dismissed or timed out."""
 
 
 class UsageError(HarnessError):

@@ -16,6 +16,8 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventStream",
+    "PermissionRequested",
+    "PermissionResolved",
     "QuestionRequested",
     "QuestionResolved",
     "ReasoningDelta",
@@ -148,6 +150,38 @@ class QuestionResolved(Event):
         data: dict[str, Any] = {"type": self.type, "rpc_id": self.rpc_id, "outcome": self.outcome}
         if self.answer is not None:
             data["answer"] = self.answer
+        return data
+
+
+class PermissionRequested(Event):
+    """A tool call waits for the human's permission (``spec/permissions.md``)."""
+
+    type: ClassVar[str] = "permission/requested"
+    rpc_id: str
+    session_id: str | None
+    call_id: str | None
+    tool: str
+    server: str | None
+    arguments: Any
+    hints: dict[str, bool]
+
+
+class PermissionResolved(Event):
+    """A permission request settled: ``decision`` (allow_once ... deny), or ``outcome`` of a
+    request that ended without one (cancelled, aborted, timeout)."""
+
+    type: ClassVar[str] = "permission/resolved"
+    rpc_id: str
+    outcome: str
+    decision: str | None = None
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type, "rpc_id": self.rpc_id, "outcome": self.outcome}
+        if self.decision is not None:
+            data["decision"] = self.decision
+        if self.message is not None:
+            data["message"] = self.message
         return data
 
 

@@ -1,0 +1,92 @@
+"""The permission vocabulary: a request to run one tool call, and the human's decision.
+
+A permission request is not a question (``spec/permissions.md``): it has its own types, its
+own UI and its own outcomes, and the question seam never sees it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from dsh_cli.core.signal import AbortSignal
+
+__all__ = ["DECISIONS", "Decision", "Hints", "PermissionDecision", "PermissionRequest"]
+
+Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
+DECISIONS: tuple[Decision, ...] = ("allow_once", "allow_session", "allow_always", "deny")
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What a tool says of itself (MCP tool annotations); None where it says nothing."""
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+    @classmethod
+    def from_annotations(cls, annotations: Any) -> Hints:
+        """From an MCP ``ToolAnnotations`` object or dict (camelCase hint names)."""
+        if annotations is None:
+            return cls()
+        def flag(name: str) -> bool | None:
+            value = (annotations.get(name) if isinstance(annotations, dict)
+                     else getattr(annotations, name, None))
+            return value if isinstance(value, bool) else None
+
+        return cls(flag("readOnlyHint"), flag("destructiveHint"), flag("idempotentHint"),
+                   flag("openWorldHint"))
+
+    def to_json(self) -> dict[str, bool]:
+        """Only the hints that were given, in the relay's snake_case."""
+        pairs = {"read_only": self.read_only, "destructive": self.destructive,
+                 "idempotent": self.idempotent, "open_world": self.open_world}
+        return {name: value for name, value in pairs.items() if value is not None}
+
+
+@dataclass
+class PermissionRequest:
+    """May ``tool`` run with ``arguments``? ``rpc_id`` is minted when it is asked."""
+
+    tool: str
+    arguments: Any
+    server: str | None = None
+    hints: Hints = field(default_factory=Hints)
+    call_id: str | None = None
+    agent: str | None = None
+    signal: AbortSignal | None = field(default=None, repr=False)
+    description: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields a relay event and the store carry."""
+        return {"call_id": self.call_id, "tool": self.tool, "server": self.server,
+                "arguments": self.arguments, "hints": self.hints.to_json()}
+
+    def arguments_text(self) -> str:
+        """The arguments as compact JSON, for display (callers sanitise and fold it)."""
+        try:
+            return json.dumps(self.arguments, ensure_ascii=False, separators=(", ", ": "))
+        except (TypeError, ValueError):
+            return repr(self.arguments)
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    """The human's (or a rule's) decision; ``message`` is a reason passed to the model."""
+
+    decision: Decision
+    message: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision != "deny"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"decision": self.decision}
+        if self.message:
+            data["message"] = self.message
+        return data

@@ -1,0 +1,74 @@
+"""Permission rules: Claude Code's syntax, and deny, --yes, ask, allow, then the default."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh_cli.permissions import Hints, Rules, matches
+
+
+@pytest.mark.parametrize(("rule", "tool", "expected"), [
+    ("mcp__git", "mcp__git__git_status", True),
+    ("mcp__git", "mcp__github__list", False),
+    ("mcp__git__git_status", "mcp__git__git_status", True),
+    ("mcp__git__git_status", "mcp__git__git_statuses", False),
+    ("mcp__git__*", "mcp__git__git_reset", True),
+    ("mcp__git__*", "mcp__gitx__a", False),
+    ("mcp__*__read*", "mcp__fs__read_file", True),
+    ("", "anything", False),
+    ("  mcp__git  ", "mcp__git__git_log", True),
+    ("write_note", "write_note", True),
+])
+def test_a_rule_names_a_tool_a_server_or_a_glob(rule, tool, expected):
+    assert matches(rule, tool) is expected
+
+
+def test_deny_beats_every_other_rule_and_yes():
+    rules = Rules(allow=("mcp__git",), ask=("mcp__git",), deny=("mcp__git__git_reset",),
+                  allow_all=True)
+    assert rules.verdict("mcp__git__git_reset", Hints())[0] == "deny"
+    assert rules.verdict("mcp__git__git_status", Hints())[0] == "allow"
+
+
+def test_ask_beats_allow_and_the_read_only_default():
+    rules = Rules(allow=("mcp__git",), ask=("mcp__git__git_log",))
+    assert rules.verdict("mcp__git__git_log", Hints(read_only=True))[0] == "ask"
+    assert rules.verdict("mcp__git__git_diff", Hints())[0] == "allow"
+
+
+def test_the_default_allows_read_only_tools_and_asks_for_the_rest():
+    rules = Rules()
+    assert rules.verdict("mcp__time__get_current_time", Hints(read_only=True))[0] == "allow"
+    assert rules.verdict("mcp__git__git_reset", Hints(destructive=True))[0] == "ask"
+    assert rules.verdict("mcp__x__y", Hints(read_only=False))[0] == "ask"
+
+
+def test_ask_user_question_never_needs_permission():
+    rules = Rules(deny=("ask_user_question", "*"))
+    assert rules.verdict("ask_user_question", Hints())[0] == "allow"
+
+
+def test_yes_allows_what_would_ask_and_says_why():
+    verdict, why = Rules(ask=("mcp__git",), allow_all=True).verdict("mcp__git__git_reset",
+                                                                     Hints())
+    assert verdict == "allow" and "--yes" in why
+
+
+def test_flags_merge_on_top_of_config():
+    merged = Rules(allow=("a",)).merged(deny=["b"], allow_all=True)
+    assert merged == Rules(allow=("a",), deny=("b",), allow_all=True)
+
+
+def test_hints_come_from_mcp_annotations_in_either_form():
+    assert Hints.from_annotations({"readOnlyHint": True, "destructiveHint": "yes"}) == Hints(
+        read_only=True)
+
+    class Annotations:
+        readOnlyHint = False
+        destructiveHint = True
+        idempotentHint = None
+        openWorldHint = True
+
+    hints = Hints.from_annotations(Annotations())
+    assert hints.to_json() == {"read_only": False, "destructive": True, "open_world": True}
+    assert Hints.from_annotations(None) == Hints()
