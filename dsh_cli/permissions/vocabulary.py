@@ -30,16 +30,20 @@ class Hints:
 
     @classmethod
     def from_annotations(cls, annotations: Any) -> Hints:
-        """From an MCP ``ToolAnnotations`` object or dict (camelCase hint names)."""
+        """From MCP ``ToolAnnotations``: the SDK's object (snake_case) or wire JSON (camelCase)."""
         if annotations is None:
             return cls()
-        def flag(name: str) -> bool | None:
-            value = (annotations.get(name) if isinstance(annotations, dict)
-                     else getattr(annotations, name, None))
+
+        def flag(wire: str, attribute: str) -> bool | None:
+            value = getattr(annotations, attribute, None)
+            if value is None and isinstance(annotations, dict):
+                value = annotations.get(wire)
             return value if isinstance(value, bool) else None
 
-        return cls(flag("readOnlyHint"), flag("destructiveHint"), flag("idempotentHint"),
-                   flag("openWorldHint"))
+        return cls(flag("readOnlyHint", "read_only_hint"),
+                   flag("destructiveHint", "destructive_hint"),
+                   flag("idempotentHint", "idempotent_hint"),
+                   flag("openWorldHint", "open_world_hint"))
 
     def to_json(self) -> dict[str, bool]:
         """Only the hints that were given, in the relay's snake_case."""

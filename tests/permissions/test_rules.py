@@ -63,12 +63,9 @@ def test_hints_come_from_mcp_annotations_in_either_form():
     assert Hints.from_annotations({"readOnlyHint": True, "destructiveHint": "yes"}) == Hints(
         read_only=True)
 
-    class Annotations:
-        readOnlyHint = False
-        destructiveHint = True
-        idempotentHint = None
-        openWorldHint = True
+    from mcp_types import ToolAnnotations
 
-    hints = Hints.from_annotations(Annotations())
+    hints = Hints.from_annotations(ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                   open_world_hint=True))
     assert hints.to_json() == {"read_only": False, "destructive": True, "open_world": True}
     assert Hints.from_annotations(None) == Hints()

@@ -1,0 +1,170 @@
+"""MCP server configuration: the ``mcpServers`` JSON format shared by Claude Code, Claude
+Desktop, Cursor and Gemini CLI (VS Code's top-level ``servers`` accepted too).
+
+``${VAR}`` and ``${VAR:-default}`` are expanded in every string. A file that cannot be read
+or holds a bad entry is a ``CONFIG_ERROR`` naming the file and the entry; nothing here
+imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dsh_cli.core.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_STARTUP_TIMEOUT",
+    "DEFAULT_TOOL_TIMEOUT",
+    "ServerConfig",
+    "expand",
+    "load_servers",
+    "parse_servers",
+]
+
+DEFAULT_STARTUP_TIMEOUT = 10.0
+DEFAULT_TOOL_TIMEOUT = 120.0
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server: a command to start (stdio) or a URL (Streamable HTTP)."""
+
+    name: str
+    source: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url is not None else "stdio"
+
+    def offers(self, tool: str) -> bool:
+        """Whether the include/exclude filters let ``tool`` through."""
+        if self.include_tools is not None and tool not in self.include_tools:
+            return False
+        return tool not in self.exclude_tools
+
+
+def expand(value: str, environ: Mapping[str, str]) -> str:
+    """``${VAR}`` from the environment (empty when unset), ``${VAR:-default}`` with a default."""
+
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = environ.get(name)
+        if found:
+            return found
+        return default if default is not None else ""
+
+    return _VARIABLE.sub(one, value)
+
+
+def load_servers(paths: list[Path], environ: Mapping[str, str] | None = None,
+                 ) -> list[ServerConfig]:
+    """Every server of ``paths`` in order; a later file's server replaces an earlier one."""
+    environ = os.environ if environ is None else environ
+    servers: dict[str, ServerConfig] = {}
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not UTF-8 text") from None
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise ConfigError(f"{path}: not valid JSON: {error}") from None
+        for server in parse_servers(document, str(path), environ):
+            servers[server.name] = server
+    return list(servers.values())
+
+
+def parse_servers(document: Any, source: str, environ: Mapping[str, str]) -> list[ServerConfig]:
+    """The servers of one decoded file (``mcpServers`` or VS Code's ``servers``)."""
+    if not isinstance(document, dict):
+        raise ConfigError(f"{source}: expected a JSON object with \"mcpServers\"")
+    table = document.get("mcpServers", document.get("servers"))
+    if table is None:
+        raise ConfigError(f"{source}: no \"mcpServers\" (or \"servers\") object")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: \"mcpServers\" must be an object of servers by name")
+    servers = [_server(name, entry, source, environ) for name, entry in table.items()]
+    return [server for server in servers if server is not None]
+
+
+def _server(name: str, entry: Any, source: str,
+            environ: Mapping[str, str]) -> ServerConfig | None:
+    """One entry, checked; None for a server switched off with ``"disabled": true``."""
+    where = f"{source}: server {name!r}"
+    if not _NAME.match(name) or "__" in name:
+        raise ConfigError(f"{where}: a name is 1-48 letters, digits, '-' or '_' (no '__'), "
+                          "since tools are offered as mcp__SERVER__TOOL")
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected an object")
+    if entry.get("disabled") is True:
+        return None
+
+    def text(key: str) -> str | None:
+        value = entry.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: {key} must be a string")
+        return expand(value, environ)
+
+    def strings(key: str) -> tuple[str, ...] | None:
+        value = entry.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{where}: {key} must be a list of strings")
+        return tuple(expand(item, environ) for item in value)
+
+    def mapping(key: str) -> dict[str, str]:
+        value = entry.get(key) or {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ConfigError(f"{where}: {key} must be an object of strings")
+        return {str(k): expand(v, environ) for k, v in value.items()}
+
+    def seconds(key: str, default: float) -> float:
+        value = entry.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"{where}: {key} must be a positive number of seconds")
+        return float(value)
+
+    kind = entry.get("type")
+    url = text("url")
+    command = text("command")
+    if kind in ("http", "streamable-http", "streamableHttp") or (kind is None and url):
+        if not url or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}: an http server needs a \"url\" starting with http(s)://")
+        command = None
+    elif kind in (None, "stdio"):
+        if not command:
+            raise ConfigError(f"{where}: needs a \"command\" (or \"type\": \"http\" and a \"url\")")
+        url = None
+    else:
+        raise ConfigError(f"{where}: unsupported type {kind!r} (stdio or http)")
+    return ServerConfig(
+        name=name, source=source, command=command, args=strings("args") or (),
+        env=mapping("env"), cwd=text("cwd"), url=url, headers=mapping("headers"),
+        include_tools=strings("includeTools"), exclude_tools=strings("excludeTools") or (),
+        startup_timeout=seconds("startup_timeout", DEFAULT_STARTUP_TIMEOUT),
+        tool_timeout=seconds("tool_timeout", DEFAULT_TOOL_TIMEOUT),
+    )

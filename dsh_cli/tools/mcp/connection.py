@@ -1,0 +1,174 @@
+"""One connection to an MCP server, kept open for the session by a task of its own.
+
+The SDK's ``mcp.Client`` is an async context manager whose cancel scopes must be entered
+and left in one task, so each server gets a task that opens the client, lists the tools,
+reports ready, and holds the connection until ``close``. Calls are made from the agent's
+task through the open client. The SDK is imported here only, when a server is configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any, TextIO
+
+from dsh_cli.core.errors import MCP_TIMEOUT, MCP_TOOL_ERROR, MCP_UNAVAILABLE, ToolError
+from dsh_cli.core.tasks import close_task
+
+if TYPE_CHECKING:
+    from dsh_cli.tools.mcp.config import ServerConfig
+
+__all__ = ["McpConnection"]
+
+CLOSE_GRACE_SECONDS = 3.0
+
+
+class McpConnection:
+    """A started (or failed) server: its tools, and ``call`` while it runs."""
+
+    def __init__(self, config: ServerConfig, *, errlog: TextIO,
+                 elicitation: Any = None, client_name: str = "dsh",
+                 client_version: str = "0") -> None:
+        self.config = config
+        self.errlog = errlog
+        self.elicitation = elicitation
+        self.client_name = client_name
+        self.client_version = client_version
+        self.tools: list[Any] = []
+        self.server_name: str | None = None
+        self.failure: str | None = None
+        self._client: Any = None
+        self._ready: asyncio.Future[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._client is not None and self._task is not None and not self._task.done()
+
+    async def start(self) -> None:
+        """Connect and list the tools within ``startup_timeout``; raises ``ToolError``."""
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.ensure_future(self._serve())
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), self.config.startup_timeout)
+        except TimeoutError:
+            self.failure = f"did not start within {self.config.startup_timeout:g} s"
+            self._ready.cancel()  # nobody waits for it any more
+            await self.close()
+            raise ToolError(f"MCP server {self.config.name} {self.failure}",
+                            MCP_UNAVAILABLE) from None
+        except Exception as error:
+            self.failure = _describe(error)
+            await self.close()
+            raise ToolError(f"MCP server {self.config.name} failed to start: {self.failure}",
+                            MCP_UNAVAILABLE) from None
+
+    async def _serve(self) -> None:
+        assert self._ready is not None and self._stop is not None
+        try:
+            async with self._open() as client:
+                tools = await _list_all_tools(client)
+                self._client = client
+                self.tools = tools
+                info = client.server_info
+                self.server_name = getattr(info, "name", None)
+                self._ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as error:
+            if not self._ready.done():
+                self._ready.set_exception(error if isinstance(error, Exception)
+                                          else RuntimeError("the server connection ended"))
+                self._ready.exception()  # start() reports it; never "never retrieved"
+            elif self.failure is None and not self._stop.is_set():
+                self.failure = f"the connection ended: {_describe(error)}"
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            self._client = None
+
+    def _open(self) -> Any:
+        from mcp import Client
+        from mcp_types import Implementation
+
+        info = Implementation(name=self.client_name, version=self.client_version)
+        options: dict[str, Any] = {"client_info": info, "mode": "auto"}
+        if self.elicitation is not None:
+            options["elicitation_callback"] = self.elicitation
+        return Client(self._transport(), **options)
+
+    def _transport(self) -> Any:
+        config = self.config
+        if config.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers=dict(config.headers) or None)
+            return streamable_http_client(config.url, http_client=http)
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=config.command or "", args=list(config.args),
+                                       env=dict(config.env) or None, cwd=config.cwd)
+        # the server's stderr goes to our log: it must not write over a question on screen
+        return stdio_client(params, errlog=self.errlog)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The server's ``CallToolResult``; ``ToolError`` for timeouts and a dead server."""
+        client = self._client
+        if client is None or not self.running:
+            reason = self.failure or "is not running"
+            raise ToolError(f"MCP server {self.config.name} {reason}", MCP_UNAVAILABLE)
+        try:
+            return await asyncio.wait_for(client.call_tool(tool, arguments),
+                                          self.config.tool_timeout)
+        except TimeoutError:
+            raise ToolError(f"{tool} on {self.config.name} took longer than "
+                            f"{self.config.tool_timeout:g} s", MCP_TIMEOUT) from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            code = MCP_TOOL_ERROR if _is_protocol_error(error) else MCP_UNAVAILABLE
+            raise ToolError(f"{tool} on {self.config.name} failed: {_describe(error)}",
+                            code) from None
+
+    async def close(self) -> None:
+        """Ask the connection task to end; cancel it if it does not within a grace period."""
+        if self._stop is not None:
+            self._stop.set()
+        task = self._task
+        if task is None:
+            return
+        with contextlib.suppress(TimeoutError, Exception):
+            await asyncio.wait_for(asyncio.shield(task), CLOSE_GRACE_SECONDS)
+        await close_task(task)
+
+
+async def _list_all_tools(client: Any) -> list[Any]:
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(100):  # a server that pages forever is cut off, not followed
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+def _is_protocol_error(error: BaseException) -> bool:
+    """A JSON-RPC error the server answered with: it runs, but refused the call. A closed
+    connection comes as an ``MCPError`` too, with the SDK's ``CONNECTION_CLOSED`` code."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.jsonrpc import CONNECTION_CLOSED
+
+    return isinstance(error, MCPError) and error.error.code != CONNECTION_CLOSED
+
+
+def _describe(error: BaseException) -> str:
+    """One line: nested exception groups unwrapped to their first real cause."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:300]

@@ -1,0 +1,74 @@
+"""The mcpServers format: stdio and http entries, ${VAR} expansion, filters, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dsh_cli.core.errors import ConfigError
+from dsh_cli.tools.mcp import load_servers, parse_servers
+
+
+def test_stdio_and_http_servers_with_variables_expanded():
+    servers = parse_servers({"mcpServers": {
+        "git": {"command": "uvx", "args": ["mcp-server-git", "--repository", "${REPO}"],
+                "env": {"TOKEN": "${TOKEN:-none}"}, "cwd": "${HOME}/src"},
+        "docs": {"type": "http", "url": "http://127.0.0.1:${PORT:-9000}/mcp",
+                 "headers": {"Authorization": "Bearer ${TOKEN}"}},
+    }}, "a.json", {"REPO": "/r", "HOME": "/h", "TOKEN": ""})
+    git, docs = servers
+    assert (git.transport, git.command, git.args) == ("stdio", "uvx",
+                                                      ("mcp-server-git", "--repository", "/r"))
+    assert git.env == {"TOKEN": "none"} and git.cwd == "/h/src"
+    assert (docs.transport, docs.url) == ("http", "http://127.0.0.1:9000/mcp")
+    assert docs.headers == {"Authorization": "Bearer "}
+
+
+def test_vs_code_servers_key_and_disabled_entries():
+    servers = parse_servers({"servers": {"a": {"command": "x"},
+                                         "b": {"command": "y", "disabled": True}}}, "f", {})
+    assert [server.name for server in servers] == ["a"]
+
+
+def test_include_and_exclude_filters():
+    server, = parse_servers({"mcpServers": {"git": {
+        "command": "x", "includeTools": ["git_status", "git_log"],
+        "excludeTools": ["git_log"]}}}, "f", {})
+    assert server.offers("git_status")
+    assert not server.offers("git_log") and not server.offers("git_reset")
+
+
+@pytest.mark.parametrize(("document", "fragment"), [
+    ([], "expected a JSON object"),
+    ({}, "no \"mcpServers\""),
+    ({"mcpServers": []}, "must be an object"),
+    ({"mcpServers": {"a__b": {"command": "x"}}}, "no '__'"),
+    ({"mcpServers": {"a": "x"}}, "expected an object"),
+    ({"mcpServers": {"a": {}}}, "needs a \"command\""),
+    ({"mcpServers": {"a": {"command": 3}}}, "command must be a string"),
+    ({"mcpServers": {"a": {"command": "x", "args": "y"}}}, "args must be a list"),
+    ({"mcpServers": {"a": {"type": "http"}}}, "needs a \"url\""),
+    ({"mcpServers": {"a": {"type": "sse", "url": "http://x"}}}, "unsupported type"),
+    ({"mcpServers": {"a": {"command": "x", "tool_timeout": 0}}}, "positive number"),
+])
+def test_bad_entries_name_the_file_and_the_server(document, fragment):
+    with pytest.raises(ConfigError) as caught:
+        parse_servers(document, "servers.json", {})
+    assert caught.value.message.startswith("servers.json")
+    assert fragment in caught.value.message
+
+
+def test_later_files_replace_earlier_servers_and_broken_files_are_clear(tmp_path):
+    first = tmp_path / "a.json"
+    second = tmp_path / "b.json"
+    first.write_text(json.dumps({"mcpServers": {"x": {"command": "one"}, "y": {"command": "y"}}}))
+    second.write_text(json.dumps({"mcpServers": {"x": {"command": "two"}}}))
+    servers = load_servers([first, second], {})
+    assert [(s.name, s.command) for s in servers] == [("x", "two"), ("y", "y")]
+    broken = tmp_path / "broken.json"
+    broken.write_text("{nope")
+    with pytest.raises(ConfigError, match="broken.json: not valid JSON"):
+        load_servers([broken], {})
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_servers([tmp_path / "missing.json"], {})
