@@ -68,7 +68,7 @@ def test_later_files_replace_earlier_servers_and_broken_files_are_clear(tmp_path
     assert [(s.name, s.command) for s in servers] == [("x", "two"), ("y", "y")]
     broken = tmp_path / "broken.json"
     broken.write_text("{nope")
-    with pytest.raises(ConfigError, match="broken.json: not valid JSON"):
+    with pytest.raises(ConfigError, match=r"broken\.json: not valid JSON"):
         load_servers([broken], {})
     with pytest.raises(ConfigError, match="cannot read"):
         load_servers([tmp_path / "missing.json"], {})

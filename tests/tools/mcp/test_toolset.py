@@ -30,7 +30,7 @@ class Human:
 async def started(servers: dict, **options):
     reports: list[str] = []
     configs = parse_servers({"mcpServers": servers}, "test.json", {})
-    errlog = tempfile.TemporaryFile("w+")  # a real file: the servers' stderr goes there
+    errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 (open for the session)
     toolset = await McpToolset.start(configs, errlog=errlog, report=reports.append, **options)
     return toolset, reports
 
