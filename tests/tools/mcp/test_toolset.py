@@ -234,3 +234,30 @@ def test_both_protocol_eras_list_the_same_tools(run, mode, monkeypatch):
 
     names, _ = run(go(), ceiling=30)
     assert "mcp__notes__write_note" in names
+
+
+def test_the_shipped_demo_notes_server_reads_freely_and_asks_before_writing(run, tmp_path):
+    from dsh_cli.tools.mcp.demo_notes import entry
+
+    folder = tmp_path / "notes"
+
+    async def go():
+        toolset, reports = await started({"notes": entry(folder)})
+        try:
+            human = Human(PermissionDecision("allow_once"))
+            registry = registry_for(toolset, tmp_path, human)
+            empty = await call(registry, "mcp__notes__list_notes", {})
+            wrote = await call(registry, "mcp__notes__write_note",
+                               {"name": "plan", "text": "ship it"})
+            read = await call(registry, "mcp__notes__read_note", {"name": "plan"})
+            escape = await call(registry, "mcp__notes__read_note", {"name": "../../etc/passwd"})
+            return reports, empty, wrote, read, escape, human.shown
+        finally:
+            await toolset.close()
+
+    reports, empty, wrote, read, escape, shown = run(go(), ceiling=30)
+    assert reports == [] and empty.content == "(no notes yet)"
+    assert wrote.content.startswith("saved plan.md")
+    assert read.content == "ship it\n" and (folder / "plan.md").read_text() == "ship it\n"
+    assert [tool for tool, *_ in shown] == ["mcp__notes__write_note"]
+    assert escape.error["code"] == "MCP_TOOL_ERROR" and "bad note name" in escape.error["message"]
