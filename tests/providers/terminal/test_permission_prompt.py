@@ -1,0 +1,155 @@
+"""The terminal permission prompt on prompt-toolkit pipe input, through the real gate."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.data_structures import Size
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output.vt100 import Vt100_Output
+
+from dsh_cli.core.signal import AbortSignal
+from dsh_cli.permissions import (
+    DECISIONS,
+    Hints,
+    PermissionGate,
+    PermissionRequest,
+)
+from dsh_cli.providers.terminal.permission import (
+    CHOICES,
+    PermissionPromptState,
+    TerminalPermissionPrompt,
+    permission_lines,
+)
+
+UP, DOWN, ENTER, TAB, ESC, CTRL_C = "\x1b[A", "\x1b[B", "\r", "\t", "\x1b", "\x03"
+
+
+def request(**extra) -> PermissionRequest:
+    fields = {"tool": "mcp__notes__write_note", "server": "notes",
+              "arguments": {"name": "plan", "text": "ship it"},
+              "hints": Hints(read_only=False, destructive=True)}
+    return PermissionRequest(**{**fields, **extra})
+
+
+def decide(keys: str, req: PermissionRequest | None = None, *, columns: int = 100):
+    """Ask ``req`` through a gate with the prompt as provider; type ``keys``."""
+    screen = io.StringIO()
+
+    async def main():
+        with create_pipe_input() as pipe:
+            output = Vt100_Output(screen, lambda: Size(rows=30, columns=columns), term="xterm")
+            with create_app_session(input=pipe, output=output):
+                prompt = TerminalPermissionPrompt(input=pipe, output=output)
+                gate = PermissionGate()
+                gate.register_provider(prompt)
+                task = asyncio.ensure_future(gate.check(req or request(), "digest"))
+                for _ in range(300):
+                    if prompt.state is not None:
+                        break
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.05)
+                pipe.send_text(keys)
+                try:
+                    return await asyncio.wait_for(task, 5), screen.getvalue()
+                except Exception as error:
+                    return error, screen.getvalue()
+
+    return asyncio.run(main())
+
+
+def test_the_choices_are_the_vocabulary_in_its_order():
+    assert tuple(choice for choice, _ in CHOICES) == DECISIONS
+
+
+@pytest.mark.parametrize(("keys", "decision"), [
+    ("1", "allow_once"), ("2", "allow_session"), ("3", "allow_always"),
+    (ENTER, "allow_once"), (DOWN + ENTER, "allow_session"), (UP + ENTER, "deny"),
+])
+def test_a_digit_or_the_highlight_decides(keys, decision):
+    outcome, screen = decide(keys)
+    if decision == "deny":
+        assert outcome.code == "PERMISSION_DENIED"
+    else:
+        assert outcome.decision == decision
+    assert "mcp__notes__write_note" in screen
+
+
+@pytest.mark.parametrize("keys", ["4", ESC])
+def test_four_or_esc_denies(keys):
+    outcome, screen = decide(keys)
+    assert outcome.code == "PERMISSION_DENIED"
+    assert "denied" in screen
+
+
+def test_tab_says_why_and_the_reason_reaches_the_model():
+    outcome, screen = decide(TAB + "not on main" + ENTER)
+    assert outcome.code == "PERMISSION_DENIED"
+    assert outcome.message.endswith(": not on main")
+    assert "denied (not on main)" in screen
+
+
+def test_esc_in_the_reason_line_goes_back_then_a_digit_still_works():
+    outcome, _ = decide(TAB + "x" + ESC + "1")
+    assert outcome.decision == "allow_once"
+
+
+def test_ctrl_c_dismisses_the_request():
+    outcome, _ = decide(CTRL_C)
+    assert outcome.code == "ASK_CANCELLED"
+
+
+def test_the_prompt_shows_server_tool_arguments_and_a_destructive_warning():
+    lines = permission_lines(request(), PermissionPromptState(), 100)
+    text = ["".join(part for _, part in line) for line in lines]
+    assert text[0] == " Permission · notes wants to run mcp__notes__write_note"
+    assert '   name: "plan"' in text and '   text: "ship it"' in text
+    warning = [line for line in lines if line[0][0] == "class:warning"]
+    assert warning and "destructive" in warning[0][0][1]
+    assert "1 allow once · 2 allow for this session · 3 always · 4 deny (tab: say why)" in (
+        text[-2])
+    assert text[-1].strip().endswith("esc deny")
+
+
+def test_hostile_text_is_inert_and_long_values_are_folded():
+    hostile = request(tool="mcp__x__\x1b[2Jwipe", server="x\x07",
+                      arguments={"path": "/" + "a" * 500, "\x1b]0;title\x07k": 1,
+                                 **{f"k{n}": n for n in range(10)}})
+    for width in (100, 40, 20):
+        lines = permission_lines(hostile, PermissionPromptState(), width)
+        for line in lines:
+            text = "".join(part for _, part in line)
+            assert "\x1b" not in text and "\x07" not in text
+            assert len(text) <= width
+        flat = ["".join(part for _, part in line) for line in lines]
+        assert any("6 more" in line for line in flat)
+
+
+def test_an_abort_closes_the_prompt_and_restores_the_screen():
+    screen = io.StringIO()
+    signal = AbortSignal()
+
+    async def main():
+        with create_pipe_input() as pipe:
+            output = Vt100_Output(screen, lambda: Size(rows=30, columns=80), term="xterm")
+            with create_app_session(input=pipe, output=output):
+                prompt = TerminalPermissionPrompt(input=pipe, output=output)
+                gate = PermissionGate()
+                gate.register_provider(prompt)
+                task = asyncio.ensure_future(gate.check(request(signal=signal), "d"))
+                for _ in range(300):
+                    if prompt.state is not None:
+                        break
+                    await asyncio.sleep(0.01)
+                signal.abort("ctrl-c")
+                try:
+                    await asyncio.wait_for(task, 5)
+                except Exception as error:
+                    return error
+
+    error = asyncio.run(main())
+    assert error.code == "ASK_ABORTED"
+    assert "aborted" in screen.getvalue()
