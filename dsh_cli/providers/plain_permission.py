@@ -1,0 +1,77 @@
+"""Permission requests in plain lines: the same prompt as the terminal, as numbered text.
+
+It shares the plain question provider's line reader (one reader per stdin), so questions
+and permission requests of one session read the same lines in order.
+"""
+
+from __future__ import annotations
+
+from typing import IO, TYPE_CHECKING
+
+from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.permissions.vocabulary import PermissionDecision
+
+if TYPE_CHECKING:
+    from dsh_cli.permissions.vocabulary import PermissionRequest
+    from dsh_cli.providers.line_reader import LineReader
+
+__all__ = ["PROMPT", "PlainPermissionPrompt"]
+
+PROMPT = "permission (1-4, or 4 followed by a reason; /cancel)> "
+_CHOICES = (("allow_once", "allow once"), ("allow_session", "allow for this session"),
+            ("allow_always", "always"), ("deny", "deny"))
+MAX_VALUE = 200
+
+
+class PlainPermissionPrompt:
+    """Prints the request as lines and reads one decision line."""
+
+    def __init__(self, lines: LineReader, output: IO[str], *, echo: bool = False) -> None:
+        self.lines = lines
+        self.output = output
+        self.echo = echo
+
+    async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
+        self._show(request)
+        while True:
+            self._write(PROMPT)
+            line = await self.lines.readline()
+            if line is None:
+                self._write("\n")
+                raise UserInteractionError("input closed", ASK_ABORTED)
+            if self.echo:
+                self._write(sanitize_line(line) + "\n")
+            text = line.strip()
+            if text == "/cancel":
+                raise UserInteractionError("the user dismissed the permission request",
+                                           ASK_CANCELLED)
+            number, _, reason = text.partition(" ")
+            if number in ("1", "2", "3", "4"):
+                decision = _CHOICES[int(number) - 1][0]
+                message = reason.strip() or None if decision == "deny" else None
+                return PermissionDecision(decision, message)  # type: ignore[arg-type]
+            self._write("choose 1, 2, 3 or 4 (4 may be followed by a reason)\n")
+
+    def _show(self, request: PermissionRequest) -> None:
+        who = sanitize_line(request.server) if request.server else "dsh"
+        lines = [f"[Permission] {who} wants to run {sanitize_line(request.tool)}"]
+        arguments = request.arguments
+        if isinstance(arguments, dict):
+            for name, value in arguments.items():
+                text = sanitize_line(str(value))
+                if len(text) > MAX_VALUE:
+                    text = text[:MAX_VALUE] + f"… ({len(text)} characters)"
+                lines.append(f"  {sanitize_line(str(name))}: {text}")
+        hints = [name.replace("_", " ") for name, on in request.hints.to_json().items() if on]
+        if request.hints.destructive:
+            lines.append("  warning: destructive, it may change or delete things")
+        elif hints:
+            lines.append("  " + ", ".join(hints))
+        for number, (_, label) in enumerate(_CHOICES, start=1):
+            lines.append(f"  {number}. {label}")
+        self._write("\n".join(lines) + "\n")
+
+    def _write(self, text: str) -> None:
+        self.output.write(text)
+        self.output.flush()
