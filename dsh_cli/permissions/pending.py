@@ -1,0 +1,67 @@
+"""Permission requests settled from outside the process: the relay and the browser.
+
+``RemotePermissions`` is a permission provider that shows nothing itself: the gate
+announces each request on the event stream (``permission/requested``) and a controller
+answers it with a ``permission/decision`` frame, which lands in ``respond``. First valid
+response wins; a bad one is refused and the request stays pending, as with questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.events import ResponseAck
+from dsh_cli.permissions.vocabulary import DECISIONS, PermissionDecision, PermissionRequest
+
+__all__ = ["BAD_RESPONSE", "NOT_PENDING", "RemotePermissions"]
+
+NOT_PENDING = "not-pending"
+BAD_RESPONSE = "bad-response"
+MAX_MESSAGE = 2000
+
+
+class RemotePermissions:
+    """Pending permission requests by ``rpc_id``, each awaiting a controller's decision."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[PermissionRequest, asyncio.Future[PermissionDecision]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def requests(self) -> list[tuple[str, PermissionRequest]]:
+        """The pending requests, oldest first (what a replay re-sends)."""
+        return [(rpc_id, request) for rpc_id, (request, _) in self._pending.items()]
+
+    async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
+        future: asyncio.Future[PermissionDecision] = asyncio.get_running_loop().create_future()
+        self._pending[rpc_id] = (request, future)
+        try:
+            return await future
+        finally:
+            self._pending.pop(rpc_id, None)
+
+    def respond(self, rpc_id: str, decision: Any, message: Any = None) -> ResponseAck:
+        """A controller's decision; refused (and still pending) when it does not fit."""
+        entry = self._pending.get(rpc_id)
+        if entry is None or entry[1].done():
+            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending permission {rpc_id}")
+        if decision not in DECISIONS:
+            return ResponseAck(rpc_id, False, BAD_RESPONSE,
+                               f"decision must be one of {', '.join(DECISIONS)}")
+        if message is not None and (not isinstance(message, str) or len(message) > MAX_MESSAGE):
+            return ResponseAck(rpc_id, False, BAD_RESPONSE,
+                               f"message must be a string of at most {MAX_MESSAGE} characters")
+        entry[1].set_result(PermissionDecision(decision, (message or "").strip() or None))
+        return ResponseAck(rpc_id, True)
+
+    def cancel(self, rpc_id: str) -> ResponseAck:
+        """The human dismissed the request from outside: ``ASK_CANCELLED``."""
+        entry = self._pending.get(rpc_id)
+        if entry is None or entry[1].done():
+            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending permission {rpc_id}")
+        entry[1].set_exception(UserInteractionError("the user dismissed the permission request",
+                                                    ASK_CANCELLED))
+        return ResponseAck(rpc_id, True)
