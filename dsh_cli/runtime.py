@@ -16,7 +16,7 @@ from dsh_cli.core.events import EventStream
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.models.base import ChatModel
 from dsh_cli.models.resolve import resolve_model
-from dsh_cli.tools import AskUserQuestionTool, ToolRegistry
+from dsh_cli.tools import AskUserQuestionTool, ToolRegistry, builtin_tools
 
 __all__ = ["Runtime", "build_runtime"]
 
@@ -108,7 +108,7 @@ def build_runtime(
         raise
     events = EventStream()
     ui = UserInteraction(events=events, timeout=settings.question_timeout)
-    tools = ToolRegistry([AskUserQuestionTool()] if ask else [])
+    tools = ToolRegistry(builtin_tools(without=() if ask else {AskUserQuestionTool.name}))
     messages: list[dict[str, Any]] = []
     pending: dict[str, str] = {}
     closers = []

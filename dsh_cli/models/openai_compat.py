@@ -42,9 +42,9 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dsh_cli.core.errors import (
     MODEL_AUTH,
@@ -60,6 +60,9 @@ from dsh_cli.core.errors import (
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.models.base import ModelError, StreamItem
 from dsh_cli.models.turn_assembly import TurnAssembler
+
+if TYPE_CHECKING:  # the SDK is imported at the first request, not with this module
+    from openai import APIError, APIStatusError, AsyncOpenAI
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -139,7 +142,7 @@ class OpenAIChatModel:
         self.include_usage = include_usage
         self.on_retry = on_retry
         self.__key = api_key or ""
-        self._client: Any = None
+        self._client: AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # the key stays out of logs and tracebacks
@@ -155,7 +158,7 @@ class OpenAIChatModel:
         if client is not None and self._client_loop is asyncio.get_running_loop():
             await client.close()
 
-    def _client_for_loop(self) -> Any:
+    def _client_for_loop(self) -> AsyncOpenAI:
         # An SDK client's connection pool belongs to the loop it first ran on. Our own
         # httpx client, unlike the SDK's default one, does not try to close itself on a
         # dead loop when it is dropped (noise on stderr when a loop was left unclosed).
@@ -212,7 +215,8 @@ class OpenAIChatModel:
                     try:
                         async for chunk in response:
                             try:
-                                items = assembler.feed(chunk)
+                                # any other shape fails inside feed: reported below
+                                items = assembler.feed(cast("dict[str, Any]", chunk))
                             except (AttributeError, TypeError, KeyError, IndexError):
                                 raise _Failure(ModelError(
                                     "the model stream sent a chunk of the wrong shape",
@@ -286,7 +290,7 @@ class OpenAIChatModel:
             f"model client error: {self._clean(str(error) or type(error).__name__)}",
             MODEL_STREAM), retry=False)
 
-    def _translate_status(self, error: Any, where: str) -> _Failure:
+    def _translate_status(self, error: APIStatusError, where: str) -> _Failure:
         status = error.status_code
         detail = self._detail(error)
         said = f" (HTTP {status}: {detail})" if detail else f" (HTTP {status})"
@@ -317,7 +321,7 @@ class OpenAIChatModel:
         return _Failure(ModelError(f"{where} refused the request{said}", MODEL_BAD_REQUEST),
                         retry=False)
 
-    def _detail(self, error: Any) -> str:
+    def _detail(self, error: APIError) -> str:
         """The server's own words, one line, short, key scrubbed."""
         body = getattr(error, "body", None)
         message: Any = None
@@ -366,7 +370,7 @@ def _scrub(text: str, key: str) -> str:
                     for word in text.split(" "))
 
 
-def _retry_after(headers: Any) -> float | None:
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
     if headers is None:
         return None

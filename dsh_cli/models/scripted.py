@@ -72,7 +72,7 @@ class ScriptedModel:
         yield Completion(content=content, tool_calls=calls)
 
 
-def _tool_call(call: Any, turn: int, number: int) -> ModelToolCall:
+def _tool_call(call: object, turn: int, number: int) -> ModelToolCall:
     if not isinstance(call, dict) or "name" not in call:
         raise ModelError(f"script turn {turn + 1}: a tool call needs a name", SCRIPT_ERROR)
     arguments = call.get("arguments", {})

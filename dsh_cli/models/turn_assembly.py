@@ -80,9 +80,11 @@ class TurnAssembler:
         if not isinstance(call_id, str):
             raise TypeError("a tool call id is not text")
         if index is None:
-            last = self._calls.get(self._last_index) if self._last_index is not None else None
-            if last is not None and (not call_id or call_id == last.id):
-                index = self._last_index
+            last_index = self._last_index
+            last = self._calls.get(last_index) if last_index is not None else None
+            if last_index is not None and last is not None and (
+                    not call_id or call_id == last.id):
+                index = last_index
             else:
                 index = len(self._calls)
                 while index in self._calls:

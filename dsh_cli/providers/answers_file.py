@@ -31,7 +31,7 @@ from dsh_cli.interaction.validation import validate_answer_item
 __all__ = ["ANSWERS_FILE_ERROR", "AnswersFileError", "AnswersFileProvider"]
 
 
-def _entry_to_item(question_id: str, value: Any, where: str) -> dict[str, Any]:
+def _entry_to_item(question_id: str, value: object, where: str) -> dict[str, Any]:
     if value is None:
         return {"id": question_id, "selected": []}
     if isinstance(value, str):
@@ -51,7 +51,7 @@ def _entry_to_item(question_id: str, value: Any, where: str) -> dict[str, Any]:
 class AnswersFileProvider:
     """Answers from a parsed answers file; ``load`` reads and checks the file's shape."""
 
-    def __init__(self, answers: dict[str, Any], *, source: str = "answers",
+    def __init__(self, answers: dict[str, object], *, source: str = "answers",
                  report: Callable[[str], None] | None = None) -> None:
         self.source = source
         self.report = report
@@ -89,7 +89,8 @@ class AnswersFileProvider:
                 item = AskUserQuestionAnswerItem.model_validate(raw)
                 items.append(validate_answer_item(question, item, question.id))
             except (UserInteractionError, ValidationError) as error:
-                detail = getattr(error, "message", None) or format_validation_error(error)
+                detail = (error.message if isinstance(error, UserInteractionError)
+                          else format_validation_error(error))
                 self._fail(f"{self.source}: bad answer for {detail}", INVALID_ANSWER)
         return AskUserQuestionAnswer(answers=items)
 

@@ -14,14 +14,14 @@ import contextlib
 import io
 import os
 import threading
-from typing import IO, Any
+from typing import IO
 
 __all__ = ["LineReader"]
 
 _CHUNK = 65536
 
 
-def _file_descriptor(stream: Any) -> int | None:
+def _file_descriptor(stream: IO[str] | IO[bytes] | int) -> int | None:
     """The stream's descriptor when it has one (in-memory streams have none).
 
     Reading the descriptor bypasses the stream's own buffer: callers hand over a stream

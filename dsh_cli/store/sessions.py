@@ -329,11 +329,11 @@ class SessionStore:
         # a batch is resumable while its tool call has no result, whatever its status says:
         # a dying process may have settled it as aborted without recording the result
         pending = {call: rpc for call, rpc in batches if call not in answered}
-        system = row[5]
+        found, model, created_at, updated_at, title, system = row
         if system:
             messages.insert(0, {"role": "system", "content": system})
-        return SessionRecord(*row[:5], messages=messages, pending_rpc_ids=pending,
-                             system=system)
+        return SessionRecord(found, model, created_at, updated_at, title, messages=messages,
+                             pending_rpc_ids=pending, system=system)
 
     def question_batches(self, session_id: str) -> list[QuestionBatch]:
         """The session's question batches, oldest first."""

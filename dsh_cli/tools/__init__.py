@@ -1,9 +1,11 @@
 """Model-facing tools and the registry that runs them."""
 
 from dsh_cli.tools.ask_user_question import AskUserQuestionTool
+from dsh_cli.tools.builtin import BUILTIN_TOOLS, builtin_tools
 from dsh_cli.tools.registry import (
     ABORTED,
     ABORTED_BEFORE_DISPATCH,
+    DUPLICATE_TOOL,
     INVALID_ARGS,
     UNKNOWN_TOOL,
     Policy,
@@ -18,6 +20,8 @@ from dsh_cli.tools.registry import (
 __all__ = [
     "ABORTED",
     "ABORTED_BEFORE_DISPATCH",
+    "BUILTIN_TOOLS",
+    "DUPLICATE_TOOL",
     "INVALID_ARGS",
     "UNKNOWN_TOOL",
     "AskUserQuestionTool",
@@ -28,4 +32,5 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "builtin_tools",
 ]

@@ -60,7 +60,7 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def _forgive_item(item: Any) -> Any:
+def _forgive_item(item: object) -> object:
     """Undo common model slips in one question: plain-string options, ``multiSelect``."""
     if not isinstance(item, dict):
         return item
@@ -73,7 +73,7 @@ def _forgive_item(item: Any) -> Any:
     return item
 
 
-def decode_questions(arguments: Any) -> list[AskUserQuestionItem]:
+def decode_questions(arguments: object) -> list[AskUserQuestionItem]:
     """Raw tool arguments to question items, or ``INVALID_ARGS`` naming the path."""
     if isinstance(arguments, str):
         arguments = loads_arguments(arguments, "arguments") if arguments.strip() else {}
@@ -96,7 +96,7 @@ def decode_questions(arguments: Any) -> list[AskUserQuestionItem]:
     return items
 
 
-class AskUserQuestionTool(Tool):
+class AskUserQuestionTool(Tool[list[AskUserQuestionItem]]):
     """Forwards ``{questions, agent, signal}`` to ``ctx.user_interaction.ask()``."""
 
     name = "ask_user_question"
@@ -105,7 +105,7 @@ class AskUserQuestionTool(Tool):
     def parameters(self) -> dict[str, Any]:
         return PARAMETERS
 
-    def decode(self, arguments: Any) -> list[AskUserQuestionItem]:
+    def decode(self, arguments: object) -> list[AskUserQuestionItem]:
         return decode_questions(arguments)
 
     async def run(self, args: list[AskUserQuestionItem], ctx: ToolContext) -> str:

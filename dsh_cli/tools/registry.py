@@ -1,5 +1,9 @@
 """The tool registry: tools by name, and ``execute`` that never raises for a tool failure.
 
+The set grows and shrinks at run time (``register``/``unregister``; names are unique), and
+each call of the model sees the tools registered at that moment: MCP servers add their
+``mcp__SERVER__TOOL`` tools after a session opens.
+
 Every failure becomes a ``ToolResult`` with ``is_error`` and ``error = {name, code,
 message}`` (``code`` absent for errors that are not ``HarnessError``s), so the model, or
 a policy wrapping ``execute``, can route on ``code``.
@@ -15,24 +19,26 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from dsh_cli.core.errors import (
     ABORTED,
     ABORTED_BEFORE_DISPATCH,
+    DUPLICATE_TOOL,
     INVALID_ARGS,
     UNKNOWN_TOOL,
     ToolError,
 )
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.core.tasks import close_task
-from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
+from dsh_cli.interaction import AbortSignal, Agent, HarnessError, UserInteraction
 
 __all__ = [
     "ABORTED",
     "ABORTED_BEFORE_DISPATCH",
+    "DUPLICATE_TOOL",
     "INVALID_ARGS",
     "UNKNOWN_TOOL",
     "Policy",
@@ -45,6 +51,8 @@ __all__ = [
 ]
 
 
+ArgsT = TypeVar("ArgsT")
+
 # How long a tool that watches the abort signal gets to settle on its own after an abort,
 # so it can report its own code (an open question reports ASK_ABORTED, not ABORTED).
 ABORT_GRACE_SECONDS = 1.0
@@ -56,7 +64,7 @@ class ToolContext:
 
     user_interaction: UserInteraction
     signal: AbortSignal = field(default_factory=AbortSignal)
-    agent: Any = None
+    agent: Agent | None = None
     call_id: str | None = None
     session_id: str | None = None
     rpc_id: str | None = None  # reuse this request id: re-asking a batch pending at resume
@@ -67,7 +75,7 @@ class ToolCall:
     """A call as the model made it: ``arguments`` is the raw JSON text (or a value)."""
 
     name: str
-    arguments: Any
+    arguments: object
     id: str | None = None
 
 
@@ -99,8 +107,12 @@ def loads_arguments(text: str, path: str) -> Any:
         raise ToolError(f"{path}: JSON nested too deeply", INVALID_ARGS) from None
 
 
-class Tool:
-    """A model-facing tool with a pydantic argument model; subclasses implement ``run``."""
+class Tool(Generic[ArgsT]):
+    """A model-facing tool decoding its arguments to ``ArgsT``; subclasses implement ``run``.
+
+    By default ``ArgsT`` is the pydantic model ``Args``; a tool without one (an MCP tool,
+    ``ask_user_question``) overrides ``parameters`` and ``decode``.
+    """
 
     name: str = ""
     description: str = ""
@@ -110,16 +122,17 @@ class Tool:
         """The JSON schema the model sees for the arguments."""
         return self.Args.model_json_schema()
 
-    def decode(self, arguments: Any) -> BaseModel:
+    def decode(self, arguments: object) -> ArgsT:
         """Raw arguments to ``Args``, or ``INVALID_ARGS`` with a path the model can act on."""
         if isinstance(arguments, str):
             arguments = loads_arguments(arguments, "arguments") if arguments.strip() else {}
         try:
-            return self.Args.model_validate(arguments)
+            # the default decoder serves tools whose ArgsT is their Args model
+            return cast("ArgsT", self.Args.model_validate(arguments))
         except ValidationError as error:
             raise ToolError(format_validation_error(error), INVALID_ARGS) from None
 
-    async def run(self, args: Any, ctx: ToolContext) -> str:
+    async def run(self, args: ArgsT, ctx: ToolContext) -> str:
         raise NotImplementedError
 
     def spec(self) -> dict[str, Any]:
@@ -141,19 +154,26 @@ Policy = Callable[[ToolCall, ToolContext, CallNext], Awaitable[ToolResult]]
 class ToolRegistry:
     """Tools by name, plus the policies that wrap ``execute``."""
 
-    def __init__(self, tools: list[Tool] | None = None) -> None:
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: list[Tool[Any]] | None = None) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
         self._policies: list[Policy] = []
         for tool in tools or []:
             self.register(tool)
 
-    def register(self, tool: Tool) -> None:
+    def register(self, tool: Tool[Any]) -> None:
+        """Add ``tool``; ``DUPLICATE_TOOL`` when its name is taken (the first one stays)."""
+        if tool.name in self._tools:
+            raise ToolError(f"a tool named {tool.name!r} is already registered", DUPLICATE_TOOL)
         self._tools[tool.name] = tool
 
-    def unregister(self, name: str) -> None:
-        self._tools.pop(name, None)
+    def unregister(self, name: str) -> Tool[Any] | None:
+        """Remove the tool called ``name`` and return it; an unknown name is harmless."""
+        return self._tools.pop(name, None)
 
-    def get(self, name: str) -> Tool | None:
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
 
     @property
@@ -168,7 +188,7 @@ class ToolRegistry:
         self._policies.append(policy)
         return lambda: self._policies.remove(policy) if policy in self._policies else None
 
-    async def execute(self, name: str, arguments: Any, ctx: ToolContext) -> ToolResult:
+    async def execute(self, name: str, arguments: object, ctx: ToolContext) -> ToolResult:
         """Run a tool call; any failure is returned as a result, never raised."""
         handler: CallNext = self._dispatch
         for policy in self._policies:
@@ -199,7 +219,7 @@ def _wrap(policy: Policy, call_next: CallNext) -> CallNext:
     return wrapped
 
 
-async def _run_abortable(tool: Tool, args: Any, ctx: ToolContext) -> str:
+async def _run_abortable(tool: Tool[ArgsT], args: ArgsT, ctx: ToolContext) -> str:
     """Run the tool; on abort give it a moment to settle itself, then cancel it."""
     task = asyncio.ensure_future(tool.run(args, ctx))
     abort_wait = asyncio.ensure_future(ctx.signal.wait())

@@ -1,4 +1,7 @@
-"""The seam's public names are pinned, and the seam imports nothing above it."""
+"""The seam's public names are pinned, and importing it costs nothing heavy.
+
+Which dsh layers the seam may import is checked statically in ``tests/test_architecture.py``.
+"""
 
 from __future__ import annotations
 
@@ -70,8 +73,6 @@ def test_the_vocabulary_has_no_forbidden_fields():
     assert set(seam.AskUserQuestionAnswerItem.model_fields) == {"id", "selected", "custom"}
 
 
-ABOVE_THE_SEAM = ("dsh_cli.tools", "dsh_cli.agent", "dsh_cli.models", "dsh_cli.providers",
-                  "dsh_cli.cli", "dsh_cli.store", "dsh_cli.runtime")
 HEAVY = ("prompt_toolkit", "openai", "starlette", "uvicorn", "sqlite3", "httpx")
 
 
@@ -86,7 +87,7 @@ def offending(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
 
 
-def test_the_seam_imports_nothing_above_it():
+def test_importing_the_seam_imports_nothing_heavy():
     modules = loaded_after("import dsh_cli.interaction")
     assert "dsh_cli.interaction" in modules
-    assert offending(modules, ABOVE_THE_SEAM + HEAVY) == []
+    assert offending(modules, HEAVY) == []

@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 from dsh_cli.interaction import (
@@ -18,6 +19,7 @@ from dsh_cli.interaction import (
 from dsh_cli.tools import (
     ABORTED,
     ABORTED_BEFORE_DISPATCH,
+    DUPLICATE_TOOL,
     INVALID_ARGS,
     UNKNOWN_TOOL,
     AskUserQuestionTool,
@@ -201,6 +203,37 @@ def test_unregistered_tools_are_unknown(run):
     registry = ToolRegistry([Echo()])
     registry.unregister("echo")
     assert_error(execute(run, registry, "echo", '{"text": "x"}'), "ToolError", UNKNOWN_TOOL)
+
+
+def test_a_name_is_registered_once_and_the_first_tool_stays(run):
+    first, second = Echo(), Echo()
+    registry = ToolRegistry([first])
+    with pytest.raises(ToolError) as caught:
+        registry.register(second)
+    assert caught.value.code == DUPLICATE_TOOL
+    assert "'echo'" in caught.value.message
+    assert registry.get("echo") is first
+    execute(run, registry, "echo", '{"text": "hi"}')
+    assert (first.runs, second.runs) == (1, 0)
+
+
+def test_duplicate_names_in_the_starting_list_are_refused():
+    with pytest.raises(ToolError) as caught:
+        ToolRegistry([Echo(), Echo()])
+    assert caught.value.code == DUPLICATE_TOOL
+
+
+def test_the_set_grows_and_shrinks_by_name_at_run_time(run):
+    registry = ToolRegistry([AskUserQuestionTool()])
+    echo = Echo()
+    registry.register(echo)
+    assert "echo" in registry and registry.names == ["ask_user_question", "echo"]
+    assert [spec["function"]["name"] for spec in registry.specs()] == registry.names
+    assert execute(run, registry, "echo", '{"text": "hi"}').content == "hi"
+    assert registry.unregister("echo") is echo
+    assert "echo" not in registry and registry.unregister("echo") is None
+    registry.register(Echo())  # the name is free again
+    assert registry.names == ["ask_user_question", "echo"]
 
 
 # -- policies -------------------------------------------------------------------------------
