@@ -22,7 +22,7 @@ ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
 
 _BASE = {"core"}
 _BELOW_FRONT_DOORS = {"agent", "tools", "models", "store", "providers", "render", "interaction",
-                      "config", "core"}
+                      "permissions", "config", "core"}
 
 # layer -> the other layers it may import. A layer is a subpackage of dsh_cli or a top-level
 # module; the package itself (``dsh_cli/__init__.py``: the version) is the layer "dsh_cli".
@@ -34,8 +34,9 @@ ALLOWED: dict[str, set[str]] = {
     # the store's default location is a setting (config.data_dir); config imports only core
     "store": {"config", "core"},
     "models": {"config", "core"},
-    "tools": {"interaction", "core"},
-    "providers": {"interaction", "core"},
+    "permissions": _BASE,
+    "tools": {"interaction", "permissions", "core"},
+    "providers": {"interaction", "permissions", "core"},
     "agent": {"tools", "models", "interaction", "core"},
     "extensions": {"tools", "models", "interaction", "core"},
     # front doors: opening a session, choosing who answers, the chat, the commands

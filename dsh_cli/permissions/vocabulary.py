@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from dsh_cli.core.signal import AbortSignal
 
-__all__ = ["DECISIONS", "Decision", "Hints", "PermissionDecision", "PermissionRequest"]
+__all__ = ["DECISIONS", "Decision", "Hints", "PermissionDecision", "PermissionInfo",
+           "PermissionRequest"]
 
 Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow_once", "allow_session", "allow_always", "deny")
@@ -50,6 +51,15 @@ class Hints:
         pairs = {"read_only": self.read_only, "destructive": self.destructive,
                  "idempotent": self.idempotent, "open_world": self.open_world}
         return {name: value for name, value in pairs.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class PermissionInfo:
+    """What the gate needs to know of a tool: its server, hints and definition digest."""
+
+    server: str | None = None
+    hints: Hints = field(default_factory=Hints)
+    digest: str = ""
 
 
 @dataclass

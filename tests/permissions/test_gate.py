@@ -18,9 +18,9 @@ from dsh_cli.permissions import (
     PermissionInfo,
     Rules,
     definition_digest,
-    permission_policy,
 )
 from dsh_cli.tools import ToolRegistry
+from dsh_cli.tools.permission_policy import permission_policy
 from dsh_cli.tools.registry import Tool, ToolContext
 
 

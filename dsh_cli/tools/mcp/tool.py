@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import INVALID_ARGS, MCP_TOOL_ERROR, ToolError
 from dsh_cli.permissions.approvals import definition_digest
-from dsh_cli.permissions.policy import PermissionInfo
-from dsh_cli.permissions.vocabulary import Hints
+from dsh_cli.permissions.vocabulary import Hints, PermissionInfo
 from dsh_cli.tools.mcp.results import result_text
 from dsh_cli.tools.registry import Tool, ToolContext, loads_arguments
 

@@ -11,9 +11,10 @@ from fakes.mcp_notes_server import entry as notes_entry
 
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.interaction import UserInteraction
-from dsh_cli.permissions import Approvals, PermissionDecision, PermissionGate, permission_policy
+from dsh_cli.permissions import Approvals, PermissionDecision, PermissionGate
 from dsh_cli.tools import ToolRegistry
 from dsh_cli.tools.mcp import McpToolset, parse_servers
+from dsh_cli.tools.permission_policy import permission_policy
 from dsh_cli.tools.registry import ToolContext
 
 

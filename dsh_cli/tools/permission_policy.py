@@ -9,28 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import HarnessError
 from dsh_cli.permissions.approvals import definition_digest
 from dsh_cli.permissions.rules import NEVER_ASKED
-from dsh_cli.permissions.vocabulary import Hints, PermissionRequest
+from dsh_cli.permissions.vocabulary import Hints, PermissionInfo, PermissionRequest
+from dsh_cli.tools.registry import ToolResult
 
 if TYPE_CHECKING:
     from dsh_cli.permissions.gate import PermissionGate
-    from dsh_cli.tools.registry import CallNext, Policy, Tool, ToolCall, ToolContext, ToolResult
+    from dsh_cli.tools.registry import CallNext, Policy, Tool, ToolCall, ToolContext
 
-__all__ = ["PermissionInfo", "permission_policy"]
-
-
-@dataclass(frozen=True)
-class PermissionInfo:
-    """What the gate needs to know of a tool: its server, hints and definition digest."""
-
-    server: str | None = None
-    hints: Hints = field(default_factory=Hints)
-    digest: str = ""
+__all__ = ["permission_policy"]
 
 
 def info_for(tool: Tool | None, name: str) -> PermissionInfo:
@@ -57,7 +48,6 @@ def decoded(arguments: Any) -> Any:
 
 def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool | None]) -> Policy:
     """A registry policy (``registry.use(...)``) that asks ``gate`` before each call runs."""
-    from dsh_cli.tools.registry import ToolResult
 
     async def policy(call: ToolCall, ctx: ToolContext, call_next: CallNext) -> ToolResult:
         if call.name in NEVER_ASKED:
