@@ -5,9 +5,9 @@ line and reads frames from ``input``. Each line goes to the ``FrameDispatcher`` 
 uses too (``providers/frames.py``): answers and cancels reach the pending table
 (``ui.pending``), which settles the batch first-wins; the relay writes the events the
 dispatcher returns (the ``response/ack``, or an ``error`` for a bad frame), and the seam
-then emits ``question/resolved``. The relay's
-provider therefore only waits: it gives up with ``ASK_ABORTED`` ("input closed") when
-stdin ends, which is how a batch pending at end of input is aborted.
+then emits ``question/resolved``. The relay's provider therefore only waits: it gives up
+with ``ASK_ABORTED`` ("input closed") when stdin ends, which is how a batch pending at end
+of input is aborted.
 
     relay = JsonLinesRelay(ui, input=sys.stdin, output=sys.stdout)
     ui.register_provider(relay.provider)
