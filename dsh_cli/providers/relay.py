@@ -1,11 +1,13 @@
 """``JsonLinesRelay``: a controlling program answers over JSON lines (``spec/relay.md``).
 
 The relay writes every protocol event of ``ui.events`` to ``output`` as one flushed JSON
-line and reads frames from ``input``. Answers and cancels go straight to the pending
-table (``ui.pending``), which settles the batch first-wins; the relay writes the
-``response/ack`` it returns, and the seam then emits ``question/resolved``. The relay's
-provider therefore only waits: it gives up with ``ASK_ABORTED`` ("input closed") when
-stdin ends, which is how a batch pending at end of input is aborted.
+line and reads frames from ``input``. Each line goes to the ``FrameDispatcher`` the web host
+uses too (``providers/frames.py``): answers and cancels reach the pending table
+(``ui.pending``), which settles the batch first-wins; the relay writes the events the
+dispatcher returns (the ``response/ack``, or an ``error`` for a bad frame), and the seam
+then emits ``question/resolved``. The relay's provider therefore only waits: it gives up
+with ``ASK_ABORTED`` ("input closed") when stdin ends, which is how a batch pending at end
+of input is aborted.
 
     relay = JsonLinesRelay(ui, input=sys.stdin, output=sys.stdout)
     ui.register_provider(relay.provider)
@@ -22,7 +24,7 @@ import io
 import json
 from typing import IO, Any
 
-from dsh_cli.core.events import ErrorEvent, Event
+from dsh_cli.core.events import Event
 from dsh_cli.interaction import (
     ASK_ABORTED,
     AskUserQuestionAnswer,
@@ -30,16 +32,8 @@ from dsh_cli.interaction import (
     UserInteraction,
     UserInteractionError,
 )
+from dsh_cli.providers.frames import BadFrame, FrameDispatcher
 from dsh_cli.providers.line_reader import LineReader
-from dsh_cli.providers.relay_frames import (
-    BAD_FRAME,
-    BadFrame,
-    QuestionAnswerFrame,
-    QuestionCancelFrame,
-    QuestionsReplayFrame,
-    UserMessageFrame,
-    parse_frame,
-)
 
 __all__ = ["PROTOCOL_EVENTS", "QUESTION_EVENTS", "JsonLinesRelay", "RelayProvider"]
 
@@ -77,6 +71,9 @@ class JsonLinesRelay:
         # undecodable bytes survive as surrogates so the frame can be refused, not guessed at
         self._lines = LineReader(input, errors="surrogateescape")
         self._messages: asyncio.Queue[str | None] = asyncio.Queue()
+        # dsh ask takes no user/message: without a hook the dispatcher refuses it
+        self._frames = FrameDispatcher(
+            ui.pending, None if questions_only else self._messages.put_nowait)
         self._unsubscribe: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._output_broken = False
@@ -121,7 +118,7 @@ class JsonLinesRelay:
             if isinstance(self.output, io.RawIOBase | io.BufferedIOBase):
                 self.output.write(line.encode("ascii"))
             else:
-                self.output.write(line)  # type: ignore[arg-type]
+                self.output.write(line)  # type: ignore[call-overload]
             self.output.flush()
         except (BrokenPipeError, ValueError, OSError):
             # The controller stopped reading: nothing more can reach it, and the run
@@ -146,27 +143,8 @@ class JsonLinesRelay:
 
     def _dispatch(self, line: str) -> None:
         try:
-            _check_utf8(line)
-            frame = parse_frame(line)
+            replies = self._frames.dispatch(line)
         except BadFrame as error:
-            self.write(ErrorEvent(error.code, error.message))
-            return
-        if isinstance(frame, QuestionAnswerFrame):
-            self.write(self.ui.pending.respond(frame.rpc_id, frame.answers, frame.session_id))
-        elif isinstance(frame, QuestionCancelFrame):
-            self.write(self.ui.pending.cancel(frame.rpc_id))
-        elif isinstance(frame, QuestionsReplayFrame):
-            for announcement in self.ui.pending.replay():
-                self.write(announcement)
-        elif isinstance(frame, UserMessageFrame):
-            if self.questions_only:
-                self.write(ErrorEvent(BAD_FRAME, "user/message is only accepted by dsh run"))
-            else:
-                self._messages.put_nowait(frame.content)
-
-
-def _check_utf8(line: str) -> None:
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise BadFrame(f"a frame must be UTF-8 (bad byte at offset {error.start})") from None
+            replies = [error.event()]
+        for event in replies:
+            self.write(event)

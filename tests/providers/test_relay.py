@@ -25,8 +25,8 @@ from dsh_cli.interaction import (
     UserInteraction,
     UserInteractionError,
 )
+from dsh_cli.providers.frames import BadFrame, parse_frame
 from dsh_cli.providers.relay import JsonLinesRelay
-from dsh_cli.providers.relay_frames import BadFrame, parse_frame
 
 SESSION = "s_test"
 QUESTIONS = [
@@ -305,7 +305,10 @@ def test_response_for_another_session_is_wrong_session_and_stays_pending():
         (requested,) = await wire.wait_for("question/requested")
         wire.send(answer(requested["rpc_id"], GOOD, session_id="s_other"))
         wire.send(answer(requested["rpc_id"], GOOD, session_id=None))
-        await wire.wait_for("response/ack", 2)
+        without = answer(requested["rpc_id"], GOOD)
+        del without["session_id"]  # absent is null: not this session's answer either
+        wire.send(without)
+        await wire.wait_for("response/ack", 3)
         assert not task.done()
         wire.send(answer(requested["rpc_id"], GOOD))
         return await outcome(task)
@@ -313,7 +316,7 @@ def test_response_for_another_session_is_wrong_session_and_stays_pending():
     result, wire = run(scenario)
     assert result == NORMALISED
     assert [a.get("reason") for a in wire.of("response/ack")] == [
-        "wrong-session", "wrong-session", None]
+        "wrong-session", "wrong-session", "wrong-session", None]
 
 
 def test_without_a_session_the_answer_echoes_null():
@@ -484,7 +487,6 @@ MALFORMED = {
     "type not a string": '{"type": 7}',
     "unknown type": '{"type": "question/explode"}',
     "answer without rpc_id": '{"type": "question/answer", "session_id": null, "answers": []}',
-    "answer without session_id": '{"type": "question/answer", "rpc_id": "q", "answers": []}',
     "answer without answers": '{"type": "question/answer", "rpc_id": "q", "session_id": null}',
     "rpc_id a number": '{"type": "question/answer", "rpc_id": 5, "session_id": null, '
                        '"answers": []}',

@@ -51,8 +51,8 @@ def test_a_bad_response_is_refused_and_the_batch_stays_pending(serve):
         reply = (await answer(site, rpc_id, bad)).json()
         assert reply["accepted"] is False and reply["reason"] == "bad-response"
         assert "MySQL" in reply["message"]
-        not_a_list = (await answer(site, rpc_id, "SQLite")).json()
-        assert not_a_list["reason"] == "bad-response"
+        not_a_list = await answer(site, rpc_id, "SQLite")  # a mistyped field: as in the relay
+        assert not_a_list.status == 400 and not_a_list.json()["code"] == "BAD_FRAME"
         assert not task.done() and len(site.ui.pending) == 1
         assert (await answer(site, rpc_id)).json()["accepted"] is True
         assert (await task).answers[0].selected == ["SQLite"]
@@ -154,7 +154,8 @@ def test_messages_reach_on_message_in_chat_mode_only(serve):
 
     async def questions(site):
         reply = await site.post("/api/message", {"content": "hello"})
-        assert reply.status == 404
+        assert reply.status == 400 and reply.json()["code"] == "BAD_FRAME"
+        assert site.messages == []
 
     serve(chat, chat=True)
     serve(questions)

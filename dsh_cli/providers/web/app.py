@@ -3,14 +3,16 @@
 Every request passes ``Guard`` first: a wrong ``Host`` (DNS rebinding), a missing or
 wrong session cookie or token, and on POSTs a missing or foreign ``Origin`` or a wrong
 ``X-DSH-CSRF`` header are refused with 403. Every response carries a restrictive CSP and
-``Cache-Control: no-store``. Settlement goes through ``ui.pending``, the same table the
-JSON-lines relay uses, so first-wins and bad-responses-stay-pending hold here too.
+``Cache-Control: no-store``. A POST body is one frame, parsed and dispatched by the
+``FrameDispatcher`` the JSON-lines relay uses (``providers/frames.py``), into the same
+pending table, so the frame rules, first-wins and bad-responses-stay-pending are the
+relay's. A body that is not a frame the route takes is refused with 400 and the relay's
+``error`` event (``BAD_FRAME``); the limit on a body's size is the web's own (413).
 """
 
 from __future__ import annotations
 
 import hmac
-import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from dsh_cli.interaction import UserInteraction
+from dsh_cli.providers.frames import BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
 
 __all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
@@ -37,6 +40,9 @@ SECURITY_HEADERS = [
 ]
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 MAX_BODY = 1_000_000
+# the frame kinds each POST route takes (a /api/message body may leave out its type)
+RESPOND_FRAMES = ("question/answer", "question/cancel")
+MESSAGE_FRAMES = ("user/message",)
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,7 @@ def create_app(
     ui: UserInteraction,
     feed: EventFeed,
     secrets: WebSecrets,
-    on_message: Callable[[str], Any] | None = None,
+    on_message: Callable[[str], object] | None = None,
 ) -> Any:
     """The Starlette app wrapped in its ``Guard``."""
     from sse_starlette import EventSourceResponse
@@ -147,6 +153,7 @@ def create_app(
     from starlette.routing import Route
 
     mode = "chat" if on_message is not None else "questions"
+    frames = FrameDispatcher(ui.pending, on_message)
     page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
 
     async def index(request: Request) -> Response:
@@ -180,50 +187,26 @@ def create_app(
         return EventSourceResponse(stream(), ping=15)
 
     async def respond(request: Request) -> Response:
-        frame = await _json_body(request)
-        if isinstance(frame, Response):
-            return frame
-        rpc_id = frame.get("rpc_id")
-        kind = frame.get("type")
-        if not isinstance(rpc_id, str):
-            return _bad_frame("rpc_id must be a string")
-        if kind == "question/answer":
-            session_id = frame.get("session_id")
-            if session_id is not None and not isinstance(session_id, str):
-                return _bad_frame("session_id must be a string")
-            ack = ui.pending.respond(rpc_id, frame.get("answers"), session_id)
-        elif kind == "question/cancel":
-            ack = ui.pending.cancel(rpc_id)
-        else:
-            return _bad_frame("type must be question/answer or question/cancel")
-        return JSONResponse(ack.to_json())
+        return await _dispatch(request, RESPOND_FRAMES)
 
     async def message(request: Request) -> Response:
-        if on_message is None:
-            return JSONResponse({"type": "error", "code": "NO_CHAT",
-                                 "message": "this dsh does not take messages"}, status_code=404)
-        frame = await _json_body(request)
-        if isinstance(frame, Response):
-            return frame
-        content = frame.get("content")
-        if not isinstance(content, str) or not content.strip():
-            return _bad_frame("content must be non-empty text")
-        result = on_message(content)
-        if inspect.isawaitable(result):
-            await result
-        return JSONResponse({"accepted": True}, status_code=202)
+        return await _dispatch(request, MESSAGE_FRAMES, default_type="user/message")
 
-    async def _json_body(request: Request) -> dict[str, Any] | Response:
+    async def _dispatch(request: Request, accept: tuple[str, ...],
+                        default_type: str | None = None) -> Response:
+        """One body through the frame dispatcher: the ack (200), accepted (202) or 400."""
         body = await request.body()
         if len(body) > MAX_BODY:
-            return _bad_frame("body too large", 413)
+            too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
+            return JSONResponse(too_large.event().to_json(), status_code=413)
         try:
-            frame = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return _bad_frame("body is not JSON")
-        if not isinstance(frame, dict):
-            return _bad_frame("body is not a JSON object")
-        return frame
+            replies = frames.dispatch(body, accept=accept, default_type=default_type)
+        except BadFrame as error:
+            return JSONResponse(error.event().to_json(), status_code=400)
+        if replies:  # an answer or a cancel: its response/ack
+            (ack,) = replies
+            return JSONResponse(ack.to_json())
+        return JSONResponse({"accepted": True}, status_code=202)
 
     routes = [
         Route("/", index, methods=["GET"]),
@@ -234,9 +217,3 @@ def create_app(
     ]
     return Guard(Starlette(routes=routes), secrets)
 
-
-def _bad_frame(message: str, status: int = 400) -> Any:
-    from starlette.responses import JSONResponse
-
-    return JSONResponse({"type": "error", "code": "BAD_FRAME", "message": message},
-                        status_code=status)
