@@ -103,9 +103,11 @@ def test_a_client_that_disconnects_mid_question_aborts_it():
     async def main():
         async with jsonl_desk() as desk:
             async with client("--wait", "20") as mcp:
-                asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                pending = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
                 requested = await desk.event("question/requested")
-            return requested, await desk.event("question/resolved")
+            resolved = await desk.event("question/resolved")
+            pending.cancel()  # the client is gone; its call cannot complete
+            return requested, resolved
 
     requested, resolved = bounded(main())
     assert resolved["rpc_id"] == requested["rpc_id"]

@@ -6,9 +6,9 @@ import json
 import subprocess
 
 import pytest
+from dsh_under_test import DSH
 from mcp_util import BATCH, bounded, client
 
-from dsh_under_test import DSH
 from dsh_cli.tools.ask_user_question import DESCRIPTION
 
 ERAS = ["legacy", "auto"]
