@@ -105,8 +105,9 @@ def test_a_client_that_disconnects_mid_question_aborts_it():
             async with client("--wait", "20") as mcp:
                 pending = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
                 requested = await desk.event("question/requested")
+            # leaving the block closed the client: dsh mcp saw its stdin end
             resolved = await desk.event("question/resolved")
-            pending.cancel()  # the client is gone; its call cannot complete
+            pending.cancel()
             return requested, resolved
 
     requested, resolved = bounded(main())
