@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("dsh_cli.cli.schema:schema", "Print the JSON schema of ask_user_question."),
     "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),
     "web": ("dsh_cli.cli.web:web", "Chat in the browser; questions in a web composer."),
+    "mcp": ("dsh_cli.cli.mcp:mcp", "An MCP server: other agents ask, you answer at the desk."),
+    "attach": ("dsh_cli.cli.attach:attach", "The desk: answer the questions of every dsh mcp."),
 }
 
 

@@ -1,0 +1,78 @@
+"""``dsh attach``: the desk where the human answers every ``dsh mcp`` of theirs.
+
+The interactive terminal UI when stdin and stdout are a terminal (``--plain`` for lines,
+also used with ``TERM=dumb`` or without a terminal); ``--jsonl`` for a program.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+__all__ = ["attach"]
+
+
+@click.command()
+@click.option("--plain", is_flag=True, help="Plain line prompts instead of the terminal UI.")
+@click.option("--jsonl", is_flag=True,
+              help="The desk for a program: relay.md question events and frames on stdio.")
+@click.option("--web", is_flag=True, help="Also print the URL of each dsh mcp that asks in "
+                                          "the browser.")
+def attach(plain: bool, jsonl: bool, web: bool) -> None:
+    """Answer the questions of every `dsh mcp` here, one batch at a time."""
+    from dsh_cli.cli.interrupts import run_main
+
+    if plain and jsonl:
+        click.echo("dsh: USAGE: --plain and --jsonl cannot be combined", err=True)
+        sys.exit(2)
+    sys.exit(run_main(_main(plain=plain, jsonl=jsonl, web=web)))
+
+
+async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
+    if jsonl:
+        from dsh_cli.desk.jsonl import JsonlDesk
+
+        return await JsonlDesk().run()
+    import os
+
+    from dsh_cli.config import load_settings
+    from dsh_cli.core.errors import HarnessError
+
+    try:
+        notify = load_settings().notify
+    except HarnessError as error:
+        click.echo(f"dsh: {error.code}: {error.message}", err=True)
+        return 2
+    on_terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    if plain or not on_terminal or os.environ.get("TERM") == "dumb":
+        return await _plain_desk(notify, web)
+    return await _terminal_desk(notify, web)
+
+
+async def _plain_desk(notify: str, web: bool) -> int:
+    from dsh_cli.chat.alert import QuestionAlert
+    from dsh_cli.desk.desk import Desk, ask_with, stdin_closed_waiter
+    from dsh_cli.providers.plain import PlainProvider
+
+    provider = PlainProvider(sys.stdin, sys.stdout)
+    alert = QuestionAlert(sys.stdout, notify)
+    ask = ask_with(provider)
+
+    async def ask_and_alert(ui: Any, request: Any) -> Any:
+        ui.events.subscribe(alert)
+        return await ask(ui, request)
+
+    desk = Desk(output=sys.stdout, ask=ask_and_alert, web=web,
+                idle=stdin_closed_waiter(provider.lines.readline))
+    return await desk.run()
+
+
+async def _terminal_desk(notify: str, web: bool) -> int:
+    from dsh_cli.desk.desk import Desk, ask_with, tty_idle
+    from dsh_cli.providers.terminal import terminal_provider
+
+    with terminal_provider("stdout", notify=notify) as provider:
+        desk = Desk(output=sys.stdout, ask=ask_with(provider), idle=tty_idle, web=web)
+        return await desk.run()

@@ -1,0 +1,130 @@
+"""``dsh mcp``: the MCP server whose ``ask_user_question`` a human answers at ``dsh attach``.
+
+stdout carries MCP messages only; every diagnostic is one stderr line. Answer source,
+first that applies: ``--answers FILE``, ``--web``, otherwise the attach desk.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from dsh_cli.cli.options import web_options
+
+__all__ = ["mcp"]
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+@click.command()
+@click.option("--answers", "answers_path", metavar="FILE",
+              help="Answer every batch from a JSON file mapping question ids to answers.")
+@click.option("--web", is_flag=True, help="Answer in the browser (the URL goes to stderr).")
+@click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0.0,
+              metavar="SECONDS",
+              help="With no desk attached, wait up to SECONDS for one (default: fail at once).")
+@click.option("--question-timeout", type=float, metavar="SECONDS",
+              help="Give up on an unanswered batch after SECONDS (ASK_TIMEOUT).")
+@click.option("--http", is_flag=True,
+              help="Serve Streamable HTTP on 127.0.0.1 (URL with its token on stderr).")
+@click.option("--http-port", type=int, default=0, metavar="PORT",
+              help="Port for --http (default: any free port).")
+@web_options
+def mcp(answers_path: str | None, web: bool, wait_seconds: float,
+        question_timeout: float | None, http: bool, http_port: int, host: str, port: int,
+        open_browser: bool | None) -> None:
+    """An MCP server: agents ask, you answer at `dsh attach`."""
+    from dsh_cli.cli.interrupts import run_main
+
+    sys.exit(run_main(_main(answers_path=answers_path, web=web, wait=wait_seconds,
+                            question_timeout=question_timeout, http=http, http_port=http_port,
+                            web_host={"host": host, "port": port,
+                                      "open_browser": open_browser})))
+
+
+async def _main(*, answers_path: str | None, web: bool, wait: float,
+                question_timeout: float | None, http: bool, http_port: int,
+                web_host: dict[str, Any]) -> int:
+    import contextlib
+
+    from dsh_cli.config import load_settings
+    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.interaction import UserInteraction
+    from dsh_cli.mcp.desks import DeskHub, DeskProvider
+    from dsh_cli.mcp.server import build_server, serve_http, serve_stdio
+    from dsh_cli.mcp.service import AskService
+
+    try:
+        settings = load_settings(question_timeout=question_timeout)
+    except HarnessError as error:
+        _say(f"dsh: {error.code}: {error.message}")
+        return 2
+    ui = UserInteraction(timeout=settings.question_timeout)
+    web_server: Any = None
+    async with contextlib.AsyncExitStack() as stack:
+        if answers_path is not None:
+            from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
+
+            try:
+                ui.register_provider(AnswersFileProvider.load(answers_path, report=_say))
+            except AnswersFileError as error:
+                _say(f"dsh: {error.code}: {error.message}")
+                return 2
+        elif web:
+            web_server = await _start_web(ui, **web_host)
+            stack.push_async_callback(web_server.close)
+            ui.register_provider(web_server.provider)
+        hub = DeskHub(ui, relay_questions=answers_path is None and not web,
+                      web_url=web_server.url if web_server is not None else None, report=_say)
+        try:
+            await hub.start()
+        except OSError as error:
+            _say(f"dsh: warning: no desk socket at {hub.path}: {error.strerror}")
+        else:
+            stack.push_async_callback(hub.close)
+        if hub.relay_questions:
+            ui.register_provider(DeskProvider(hub, wait=wait, alert=_tty_alert))
+        store = _open_store()
+        service = AskService(ui, sources=hub.sources, store=store, report=_say)
+        stack.callback(service.close)
+        if store is not None:
+            stack.callback(store.close)
+        server = build_server(service)
+        if http:
+            await serve_http(server, port=http_port, announce=lambda url: _say(f"dsh: mcp {url}"))
+        else:
+            await serve_stdio(server)
+    return 0
+
+
+async def _start_web(ui: Any, *, host: str, port: int, open_browser: bool | None) -> Any:
+    from dsh_cli.cli.web import browser_available
+    from dsh_cli.providers.web import WebHost
+
+    web = WebHost(ui, host=host, port=port, stderr=sys.stderr,
+                  open_browser=browser_available() if open_browser is None else open_browser)
+    await web.start()
+    return web
+
+
+def _open_store() -> Any:
+    from dsh_cli.store import SessionStore, StoreError
+
+    try:
+        return SessionStore.open()
+    except StoreError as error:
+        _say(f"dsh: {error.code}: {error.message} (batches are not recorded)")
+        return None
+
+
+def _tty_alert() -> None:
+    """``--wait`` with no desk: a bell and one line on the controlling terminal, if any."""
+    import contextlib
+
+    with contextlib.suppress(OSError), open("/dev/tty", "w", encoding="utf-8") as tty:
+        tty.write("\adsh: an agent is asking a question: run `dsh attach` to answer it\n")

@@ -1,0 +1,235 @@
+"""``dsh attach``: the human's desk, one batch at a time from every ``dsh mcp`` of the user.
+
+Batches are shown in arrival order with the terminal UI (or plain lines), each headed by
+who asks. The desk answers through the batch's own server; ``esc`` sends a cancel. A batch
+the server settles meanwhile (the agent cancelled, the question timed out, another desk
+answered) is withdrawn from the screen. Closing the desk (``ctrl-d``, end of input) sends
+nothing: the batch on screen stays pending at its server for the next desk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, HarnessError
+from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.signal import AbortSignal
+from dsh_cli.desk.link import DeskLinks, ServerLink
+from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
+
+__all__ = ["IDLE", "Batch", "Desk", "heading"]
+
+IDLE = "nothing pending — waiting for questions · ctrl-d to close"
+CLOSED = "dsh: desk closed; pending questions wait for the next `dsh attach`"
+
+
+@dataclass(eq=False)
+class Batch:
+    """One batch a server asked: its event and the link to answer it through."""
+
+    link: ServerLink
+    event: dict[str, Any]
+    withdrawn: AbortSignal = field(default_factory=AbortSignal)
+
+    @property
+    def rpc_id(self) -> str:
+        return str(self.event["rpc_id"])
+
+
+def _home_relative(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
+
+
+def heading(event: dict[str, Any]) -> str:
+    """Who asks: the client's name, the agent's directory, the server process."""
+    source = event.get("source") if isinstance(event.get("source"), dict) else {}
+    client = sanitize_line(str(source.get("client") or "an MCP client"))
+    cwd = sanitize_line(_home_relative(str(source.get("cwd") or "?")))
+    pid = sanitize_line(str(source.get("pid") or "?"))
+    return f"── {client} asks · {cwd} · dsh mcp pid {pid}"
+
+
+Asker = Callable[[UserInteraction, AskUserQuestionRequest], Awaitable[Any]]
+
+
+class Desk:
+    """The queue of batches and the loop that shows them; ``ask`` draws one batch."""
+
+    def __init__(self, *, output: IO[str], ask: Asker, idle: Callable[[], Awaitable[bool]],
+                 web: bool = False, **links: Any) -> None:
+        self.output = output
+        self._ask = ask
+        self._idle = idle  # waits for input while nothing is pending; False: the desk closes
+        self.web = web
+        self.queue: list[Batch] = []
+        self.current: Batch | None = None
+        self._arrived = asyncio.Event()
+        self._shown_urls: set[str] = set()
+        self.links = DeskLinks(self._on_event, self._on_closed, report=self.say, **links)
+
+    def say(self, line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.output.write(line + "\n")
+            self.output.flush()
+
+    async def run(self) -> int:
+        watching = asyncio.create_task(self.links.run(), name="dsh-desk-scan")
+        try:
+            while True:
+                if not self.queue:
+                    self.say(IDLE)
+                    if not await self._wait_for_batch():
+                        self.say(CLOSED)
+                        return 0
+                    continue
+                batch = self.current = self.queue.pop(0)
+                try:
+                    if not await self._show(batch):
+                        self.say(CLOSED)
+                        return 0
+                finally:
+                    self.current = None
+        finally:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+
+    async def _wait_for_batch(self) -> bool:
+        """Until a batch arrives (True) or the human closes the desk (False)."""
+        self._arrived.clear()
+        arrived = asyncio.ensure_future(self._arrived.wait())
+        idle = asyncio.ensure_future(self._idle())
+        try:
+            await asyncio.wait({arrived, idle}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (arrived, idle):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await idle
+        closed = idle.done() and not idle.cancelled() and idle.exception() is None \
+            and idle.result() is False
+        return not closed
+
+    async def _show(self, batch: Batch) -> bool:
+        """Ask one batch; False when the desk was closed while it was shown."""
+        self.say("")
+        self.say(heading(batch.event))
+        ui = UserInteraction()
+        try:
+            request = AskUserQuestionRequest.model_validate(
+                {"questions": batch.event.get("questions"), "rpc_id": batch.rpc_id})
+            request.signal = batch.withdrawn
+            answer = await self._ask(ui, request)
+        except HarnessError as error:
+            if batch.withdrawn.aborted:
+                self.say(f"(withdrawn: {batch.withdrawn.reason})")
+                return True
+            if error.code == ASK_CANCELLED:
+                batch.link.send({"type": "question/cancel", "rpc_id": batch.rpc_id})
+                return True
+            if error.code == ASK_ABORTED:
+                return False  # input closed: the batch stays pending at its server
+            self.say(f"dsh: {error.code}: {error.message}")
+            return True
+        except Exception as error:  # a batch the desk cannot show: say so, go on
+            self.say(f"dsh: cannot show {batch.rpc_id}: {error}")
+            return True
+        batch.link.send({"type": "question/answer", "rpc_id": batch.rpc_id,
+                         "session_id": batch.event.get("session_id"),
+                         "answers": answer.to_json()["answers"]})
+        return True
+
+    def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "desk/hello":
+            url = event.get("web_url")
+            if self.web and isinstance(url, str) and url not in self._shown_urls:
+                self._shown_urls.add(url)
+                self.say(f"dsh: dsh mcp pid {event.get('pid')} asks in the browser: {url}")
+        elif kind == "question/requested" and isinstance(event.get("rpc_id"), str):
+            if not self._known(link, event["rpc_id"]):
+                self.queue.append(Batch(link, event))
+                self._arrived.set()
+        elif kind == "question/resolved":
+            self._withdraw(link, event.get("rpc_id"), f"{event.get('outcome')} at the server")
+        elif kind == "response/ack" and not event.get("accepted"):
+            self.say(f"dsh: the server refused the answer: {event.get('message')}")
+
+    def _known(self, link: ServerLink, rpc_id: str) -> bool:
+        batches = [*self.queue, *([self.current] if self.current else [])]
+        return any(b.link is link and b.rpc_id == rpc_id for b in batches)
+
+    def _withdraw(self, link: ServerLink, rpc_id: Any, reason: str) -> None:
+        self.queue = [b for b in self.queue if not (b.link is link and b.rpc_id == rpc_id)]
+        current = self.current
+        if current is not None and current.link is link and current.rpc_id == rpc_id:
+            current.withdrawn.abort(reason)
+
+    def _on_closed(self, link: ServerLink) -> None:
+        self.queue = [b for b in self.queue if b.link is not link]
+        if self.current is not None and self.current.link is link:
+            self.current.withdrawn.abort("its dsh mcp went away")
+
+
+def ask_with(provider: Any) -> Asker:
+    """An ``Asker`` that shows each batch with ``provider`` through a fresh seam."""
+
+    async def ask(ui: UserInteraction, request: AskUserQuestionRequest) -> Any:
+        dispose = ui.register_provider(provider)
+        try:
+            return await ui.ask(request)
+        finally:
+            dispose()
+
+    return ask
+
+
+def stdin_closed_waiter(read: Callable[[], Awaitable[str | None]]) -> Callable[[], Awaitable[bool]]:
+    """Idle input from a line source: False at end of input; lines while idle are ignored."""
+
+    async def idle() -> bool:
+        while True:
+            line = await read()
+            if line is None:
+                return False
+
+    return idle
+
+
+async def tty_idle(fd: int | None = None) -> bool:
+    """Idle on a terminal: no echo, one key at a time; ``ctrl-d`` closes (False)."""
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno() if fd is None else fd
+    loop = asyncio.get_running_loop()
+    saved = termios.tcgetattr(fd)
+    closed: asyncio.Future[bool] = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 1024)
+        except OSError:
+            data = b""
+        if (not data or b"\x04" in data) and not closed.done():
+            closed.set_result(False)
+
+    tty.setcbreak(fd, termios.TCSANOW)
+    new = termios.tcgetattr(fd)
+    new[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, new)
+    loop.add_reader(fd, readable)
+    try:
+        return await closed
+    finally:
+        loop.remove_reader(fd)
+        termios.tcsetattr(fd, termios.TCSANOW, saved)

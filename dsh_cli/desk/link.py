@@ -1,0 +1,140 @@
+"""The desk's side of the channel: links to every ``dsh mcp`` in the runtime directory.
+
+``DeskLinks`` scans the directory (and keeps watching it), connects to each live server,
+removes a socket nobody listens on any more (connection refused: its server was killed),
+refuses a server of another uid, and asks each new server to replay its pending batches.
+Each line a server writes reaches ``on_event(link, event)``; a server that goes away
+reaches ``on_closed(link)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
+
+__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink"]
+
+SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new servers
+MAX_LINE = 16 * 1024 * 1024  # a batch of 20 questions × 50 options fits many times over
+
+
+class ServerLink:
+    """One connected server: its hello (pid, cwd, web URL) and a way to send it frames."""
+
+    def __init__(self, path: Path, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter) -> None:
+        self.path = path
+        self.hello: dict[str, Any] = {}
+        self._reader = reader
+        self._writer = writer
+
+    @property
+    def pid(self) -> int | None:
+        return self.hello.get("pid")
+
+    def send(self, frame: dict[str, Any]) -> None:
+        """One frame as one line; a server that went away just loses it."""
+        if self._writer.is_closing():
+            return
+        line = json.dumps(frame, ensure_ascii=True, separators=(",", ":")) + "\n"
+        with contextlib.suppress(OSError, RuntimeError):
+            self._writer.write(line.encode("ascii"))
+
+    async def read_event(self) -> dict[str, Any] | None:
+        """The next event object; None when the server hung up. Garbage lines are skipped."""
+        while True:
+            try:
+                line = await self._reader.readline()
+            except (OSError, ValueError):
+                return None
+            if not line:
+                return None
+            try:
+                event = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                continue
+            if isinstance(event, dict) and isinstance(event.get("type"), str):
+                return event
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, RuntimeError):
+            self._writer.close()
+
+
+class DeskLinks:
+    """Every live server of this user, found and followed; ``run`` until cancelled."""
+
+    def __init__(self, on_event: Callable[[ServerLink, dict[str, Any]], None],
+                 on_closed: Callable[[ServerLink], None], *,
+                 directory: Path | None = None,
+                 report: Callable[[str], None] | None = None) -> None:
+        self.directory = directory or runtime_dir()
+        self.links: dict[Path, ServerLink] = {}
+        self._on_event = on_event
+        self._on_closed = on_closed
+        self._report = report or (lambda line: None)
+        self._refused: set[Path] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def run(self) -> None:
+        try:
+            while True:
+                await self.scan()
+                await asyncio.sleep(SCAN_INTERVAL)
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            for link in list(self.links.values()):
+                link.close()
+
+    async def scan(self) -> None:
+        """Connect to every server socket not yet linked; clean up the stale ones."""
+        for path in server_sockets(self.directory):
+            if path in self.links or path in self._refused:
+                continue
+            link = await self._connect(path)
+            if link is not None:
+                self.links[path] = link
+                task = asyncio.create_task(self._follow(link), name="dsh-desk-link")
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    async def _connect(self, path: Path) -> ServerLink | None:
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(path), limit=MAX_LINE)
+        except ConnectionRefusedError:
+            with contextlib.suppress(OSError):
+                path.unlink()  # left behind by a server that was killed
+            return None
+        except OSError:
+            return None  # gone meanwhile, or not ours to open
+        try:
+            check_peer(peer_uid(writer.get_extra_info("socket")))
+        except PeerRefused as refused:
+            self._report(f"dsh: {refused} at {path}")
+            self._refused.add(path)
+            writer.close()
+            return None
+        link = ServerLink(path, reader, writer)
+        link.send({"type": "questions/replay"})
+        return link
+
+    async def _follow(self, link: ServerLink) -> None:
+        try:
+            while True:
+                event = await link.read_event()
+                if event is None:
+                    break
+                if event["type"] == "desk/hello":
+                    link.hello = event
+                self._on_event(link, event)
+        finally:
+            self.links.pop(link.path, None)
+            link.close()
+            self._on_closed(link)

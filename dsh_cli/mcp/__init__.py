@@ -1,0 +1,8 @@
+"""``dsh mcp``: dsh's question UI as an MCP server for any agent (``spec/mcp.md`` section 1).
+
+    desks.py    the server's side of the desk channel: listening, relaying, the provider
+    service.py  one tool call: the source label, progress, the session record, the result
+    server.py   the MCP server (the SDK's low-level ``Server``) on stdio or Streamable HTTP
+
+Nothing here is imported unless ``dsh mcp`` runs.
+"""

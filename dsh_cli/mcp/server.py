@@ -1,0 +1,174 @@
+"""The MCP server of ``dsh mcp``: one tool, ``ask_user_question``, on stdio or HTTP.
+
+Built on the SDK's low-level ``Server`` (the layer ``MCPServer`` itself stands on) so the
+tool's input schema is exactly the model-facing one (``dsh schema``), not a schema derived
+from a Python signature, and its arguments reach dsh's own forgiving decoder unchanged.
+The SDK serves both protocol eras. A call the agent cancels (``notifications/cancelled``,
+or the client going away) aborts its batch, which the desks then drop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import socket
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from dsh_cli import __version__
+from dsh_cli.core.signal import AbortSignal
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.context import ServerRequestContext
+
+    from dsh_cli.mcp.service import AskService
+    from dsh_cli.tools.registry import ToolResult
+
+__all__ = ["build_server", "call_result", "serve_http", "serve_stdio"]
+
+INSTRUCTIONS = (
+    "ask_user_question asks the human structured questions (numbered options, multi-select, "
+    "free text) at their dsh desk and returns the answers. A result with isError carries "
+    "{error: {code}}: NO_PROVIDER means no human is at the desk; ASK_CANCELLED means the "
+    "human dismissed the questions."
+)
+
+
+def answer_schema() -> dict[str, Any]:
+    from dsh_cli.interaction import AskUserQuestionAnswer
+
+    return AskUserQuestionAnswer.model_json_schema()
+
+
+def call_result(result: ToolResult) -> Any:
+    """The MCP result: text and ``structuredContent`` carry the same JSON object."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=result.content)],
+                          structured_content=json.loads(result.content),
+                          is_error=result.is_error)
+
+
+def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    params = ctx.session.client_params
+    info = getattr(params, "client_info", None)
+    return getattr(info, "name", None) if info is not None else None
+
+
+def build_server(service: AskService) -> Server[Any]:
+    """The low-level server whose one tool is ``service``'s."""
+    import anyio
+    from mcp.server import Server
+    from mcp.types import ListToolsResult, Tool
+
+    spec = service.tool_spec()
+    tool = Tool(name=spec["name"], description=spec["description"],
+                input_schema=spec["parameters"], output_schema=answer_schema())
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        from dsh_cli.core.errors import UNKNOWN_TOOL, ToolError
+        from dsh_cli.tools.registry import ToolResult
+
+        if params.name != tool.name:
+            error = ToolError(f"unknown tool {params.name!r} (available: {tool.name})",
+                              UNKNOWN_TOOL)
+            return call_result(ToolResult.failure(error))
+        signal = AbortSignal()
+        session = ctx.session
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await session.report_progress(done, total, message)
+
+        task = asyncio.ensure_future(service.ask(
+            params.arguments if params.arguments is not None else {},
+            client=_client_name(ctx), signal=signal, progress=progress))
+        try:
+            return call_result(await asyncio.shield(task))
+        except BaseException:
+            # The agent cancelled or went away: the batch is aborted, the desks drop it.
+            signal.abort("the agent cancelled the call")
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait({task})
+            raise
+
+    return Server("dsh", version=__version__, instructions=INSTRUCTIONS,
+                  get_tool_input_schema=lambda name: tool.input_schema
+                  if name == tool.name else None,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _token_gate(app: Any, token: str, path: str) -> Any:
+    """ASGI gate: ``/TOKEN/mcp`` or ``Authorization: Bearer TOKEN``; anything else is 403."""
+    prefix = f"/{token}"
+
+    async def gated(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        url_path: str = scope.get("path", "")
+        headers = dict(scope.get("headers") or [])
+        bearer = headers.get(b"authorization", b"").decode("latin-1")
+        if url_path.startswith(prefix + "/") and hmac.compare_digest(url_path[:len(prefix)],
+                                                                     prefix):
+            scope = {**scope, "path": url_path[len(prefix):],
+                     "raw_path": url_path[len(prefix):].encode()}
+        elif not (url_path == path and bearer.startswith("Bearer ")
+                  and hmac.compare_digest(bearer[7:].encode(), token.encode())):
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"content-type", b"text/plain"),
+                                    (b"cache-control", b"no-store")]})
+            await send({"type": "http.response.body", "body": b"forbidden\n"})
+            return
+        await app(scope, receive, send)
+
+    return gated
+
+
+async def serve_http(server: Server[Any], *, port: int = 0,
+                     announce: Callable[[str], None]) -> None:
+    """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound."""
+    import secrets
+
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    port = sock.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
+        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"])
+    app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
+                                     host="127.0.0.1")
+    config = uvicorn.Config(_token_gate(app, token, "/mcp"), log_config=None,
+                            log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=1)
+    from dsh_cli.providers.web.host import _embedded_server  # signals stay dsh's
+
+    uvicorn_server = _embedded_server(config)
+    serving = asyncio.ensure_future(uvicorn_server.serve(sockets=[sock]))
+    while not uvicorn_server.started and not serving.done():
+        await asyncio.sleep(0.01)
+    if serving.done():
+        serving.result()
+        return
+    announce(f"http://127.0.0.1:{port}/{token}/mcp")
+    with contextlib.suppress(asyncio.CancelledError):
+        await serving

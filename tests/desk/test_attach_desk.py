@@ -1,0 +1,114 @@
+"""``dsh attach`` for a human: plain lines through pipes, and the terminal UI in a pty."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from dsh_under_test import DSH
+from mcp_util import BATCH, CEILING, bounded, client
+
+OTHER = {"questions": [{"id": "name", "question": "Project name?"}]}
+
+
+async def _read_until(stream, text: str) -> str:
+    seen = ""
+    while text not in seen:
+        chunk = await asyncio.wait_for(stream.read(4096), CEILING)
+        assert chunk, f"the desk ended before {text!r}; it wrote {seen!r}"
+        seen += chunk.decode()
+    return seen
+
+
+def test_plain_desk_queues_two_servers_and_labels_each(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+
+    async def main():
+        desk = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            await _read_until(desk.stdout, "nothing pending")
+            async with client("--wait", "20", name="agent-a", cwd=str(tmp_path / "a")) as a, \
+                    client("--wait", "20", name="agent-b", cwd=str(tmp_path / "b")) as b:
+                call_a = asyncio.ensure_future(a.call_tool("ask_user_question", BATCH))
+                first = await _read_until(desk.stdout, "answer (")
+                call_b = asyncio.ensure_future(b.call_tool("ask_user_question", OTHER))
+                await asyncio.sleep(0.5)  # b's batch arrives while a's is on screen: queued
+                desk.stdin.write(b"2\n")
+                second = await _read_until(desk.stdout, "answer (")
+                desk.stdin.write(b"acme\n")
+                result_a, result_b = await call_a, await call_b
+                idle = await _read_until(desk.stdout, "nothing pending")
+            desk.stdin.close()
+            status = await asyncio.wait_for(desk.wait(), CEILING)
+            return first, second, idle, result_a, result_b, status
+        finally:
+            if desk.returncode is None:
+                desk.kill()
+
+    first, second, idle, result_a, result_b, status = bounded(main())
+    assert "agent-a asks" in first and "Which database?" in first
+    assert "agent-b" not in first
+    assert "agent-b asks" in second and "Project name?" in second
+    assert result_a.structured_content["answers"][0]["selected"] == ["SQLite"]
+    assert result_b.structured_content["answers"][0]["custom"] == "acme"
+    assert "nothing pending" in idle  # both answered: the desk waits again
+    assert status == 0
+
+
+def test_plain_desk_closed_mid_batch_leaves_it_pending(tmp_path):
+    async def main():
+        async with client("--wait", "20") as mcp:
+            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+            desk = await asyncio.create_subprocess_exec(
+                DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            await _read_until(desk.stdout, "Which database?")
+            desk.stdin.close()  # ctrl-d: the desk closes, the batch stays with its server
+            closing = (await desk.stdout.read()).decode()
+            await desk.wait()
+            assert not call.done()
+            again = await asyncio.create_subprocess_exec(
+                DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            requested = json.loads(await asyncio.wait_for(again.stdout.readline(), CEILING))
+            frame = {"type": "question/answer", "rpc_id": requested["rpc_id"],
+                     "session_id": requested["session_id"],
+                     "answers": [{"id": "db", "selected": ["SQLite"]}]}
+            again.stdin.write((json.dumps(frame) + "\n").encode())
+            result = await call
+            again.stdin.close()
+            await again.wait()
+            return closing, result
+
+    closing, result = bounded(main())
+    assert "desk closed" in closing
+    assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_terminal_desk_answers_by_keys_in_a_pty(tmp_path):
+    from pty_util import spawn
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await asyncio.to_thread(child.expect, "pty-agent asks")
+                await asyncio.to_thread(child.expect, "Which database")
+                child.send("2")  # single-select: the digit picks and submits
+                result = await call
+                await asyncio.to_thread(child.expect, "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return result
+        finally:
+            child.close(force=True)
+
+    result = bounded(main())
+    assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}

@@ -1,0 +1,62 @@
+"""``dsh mcp --http``: Streamable HTTP on 127.0.0.1, a token required, Host checked."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+from dsh_under_test import DSH
+from mcp_util import BATCH, bounded
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"db": ["SQLite"]}))
+    process = subprocess.Popen([DSH, "mcp", "--http", "--answers", str(answers)],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline()
+        assert line.startswith("dsh: mcp http://127.0.0.1:"), line
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _status(url: str, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(url, data=b"{}", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_the_token_url_serves_the_tool(http_server):
+    from mcp import Client
+
+    async def main():
+        async with Client(http_server, mode="legacy") as mcp:
+            return await mcp.call_tool("ask_user_question", BATCH)
+
+    result = bounded(main())
+    assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_without_the_token_or_with_another_host_it_is_refused(http_server):
+    base, token = http_server.rsplit("/", 2)[0], http_server.rsplit("/", 2)[1]
+    assert _status(f"{base}/mcp", {}) == 403
+    assert _status(f"{base}/wrong/mcp", {}) == 403
+    assert _status(f"{base}/mcp", {"Authorization": "Bearer nope"}) == 403
+    assert _status(http_server, {"Host": "evil.example:80"}) in (403, 421)
+    # the Bearer header is as good as the token in the path
+    assert _status(f"{base}/mcp", {"Authorization": f"Bearer {token}"}) not in (403, 404)
+
+
