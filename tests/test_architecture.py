@@ -43,7 +43,10 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": {"agent", "tools", "models", "store", "interaction", "config", "core"},
     "sources": {"providers", "interaction", "config", "core"},
     "chat": {"runtime", "sources", *_BELOW_FRONT_DOORS},
-    "cli": {"dsh_cli", "chat", "runtime", "sources", *_BELOW_FRONT_DOORS},
+    # the attach desk (the human's side) and dsh mcp (the agents' side) of one Unix socket
+    "desk": {"providers", "interaction", "config", "core"},
+    "mcp": {"desk", "tools", "store", "providers", "interaction", "config", "core"},
+    "cli": {"dsh_cli", "chat", "desk", "mcp", "runtime", "sources", *_BELOW_FRONT_DOORS},
     "__main__": {"cli"},
     "dsh_cli": set(),
 }
