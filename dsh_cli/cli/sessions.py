@@ -106,7 +106,7 @@ def rm(session_id: str, as_json: bool) -> None:
 def transcript(record: Any, batches: list[Any]) -> list[str]:
     """A readable, sanitised transcript: header, then one block per message."""
     from dsh_cli.core.conversation import conversation_events
-    from dsh_cli.core.events import AssistantMessage, ToolResultEvent, ToolStarted, UserMessage
+    from dsh_cli.core.events import AssistantMessage, ToolResultEvent, UserMessage
     from dsh_cli.core.sanitize import sanitize, sanitize_line
 
     lines = [
@@ -128,12 +128,12 @@ def transcript(record: Any, batches: list[Any]) -> list[str]:
             block("user:", event.content)
         elif isinstance(event, AssistantMessage):
             block("assistant:", event.content)
-        elif isinstance(event, ToolStarted):
-            arguments = sanitize_line(event.arguments)
-            lines.append(f"  -> {sanitize_line(event.name)} {arguments}")
-            batch = by_call.get(event.call_id)
-            if batch is not None:
-                lines.append(f"     question {batch.rpc_id}: {batch.status}")
+            for call in event.tool_calls:
+                arguments = sanitize_line(call["arguments"])
+                lines.append(f"  -> {sanitize_line(call['name'])} {arguments}")
+                batch = by_call.get(call["id"])
+                if batch is not None:
+                    lines.append(f"     question {batch.rpc_id}: {batch.status}")
         elif isinstance(event, ToolResultEvent):
             block(f"tool result ({sanitize_line(event.name or event.call_id)}):", event.content)
     if record.pending_rpc_ids:

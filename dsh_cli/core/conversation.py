@@ -79,6 +79,8 @@ def _field(value: object) -> str:
         return value
     if value is None:
         return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -141,31 +143,44 @@ def pending_tool_calls(messages: Sequence[object]) -> list[ToolCall]:
 
 def conversation_events(messages: Sequence[object], *, last: int | None = None
                         ) -> Iterator[Event]:
-    """The events a live session emitted for these messages, in order.
+    """The events a live session emitted for these messages, in the order it emitted them.
 
-    A user message, an assistant message followed by a ``ToolStarted`` per tool call, a
-    tool result named after its call (``""`` when no call has its id) with the error its
-    content carries. ``last`` keeps only the last so many user, assistant and tool
-    messages; a result still finds its call's name before that window.
+    A user message; an assistant message, then for each of its calls a ``ToolStarted``
+    followed by its result. A result is named after its call (``""`` when no call has its
+    id) and carries the error its content holds; a call still open when the next message
+    (or the end) comes is started without a result, as when the process died during it.
+    ``last`` keeps only the last so many user, assistant and tool messages; a result still
+    finds its call's name before that window.
     """
     shown = [m for m in messages if isinstance(m, dict) and m.get("role") in _SHOWN]
     calls = tool_calls_by_id(shown)
     if last is not None:
         shown = shown[-last:] if last > 0 else []
+    open_calls: list[ToolCall] = []  # of the last assistant message, not yet started
     for message in shown:
         role, content = message["role"], text_of(message.get("content"))
-        if role == "user":
-            yield UserMessage(content)
-        elif role == "assistant":
-            own = tool_calls_of(message)
-            yield AssistantMessage(content, [call.to_json() for call in own])
-            for call in own:
-                yield ToolStarted(call.id, call.name, call.arguments)
-        else:
+        if role == "tool":
             call_id = _call_id(message)
+            ids = [call.id for call in open_calls]
+            # a live session runs the calls in order: those before this one started first
+            upto = ids.index(call_id) + 1 if call_id in ids else 0
+            yield from map(_started, open_calls[:upto])
+            del open_calls[:upto]
             origin = calls.get(call_id)
             name = origin.name if origin else ""
             yield ToolResultEvent(call_id, name, content, _error_of(content))
+            continue
+        yield from map(_started, open_calls)
+        open_calls = tool_calls_of(message) if role == "assistant" else []
+        if role == "user":
+            yield UserMessage(content)
+        else:
+            yield AssistantMessage(content, [call.to_json() for call in open_calls])
+    yield from map(_started, open_calls)
+
+
+def _started(call: ToolCall) -> ToolStarted:
+    return ToolStarted(call.id, call.name, call.arguments)
 
 
 def _error_of(content: str) -> dict[str, Any] | None:

@@ -340,13 +340,21 @@ class SessionStore:
         return SessionSummary(*row)
 
 
-def _message(role: str, content: str | None, tool_calls: str | None,
+def _message(role: str, content: str | bytes | None, tool_calls: str | bytes | None,
              tool_call_id: str | None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": role, "content": content}
+    """A stored row as its message; a hand-edited row (a blob, broken JSON) still loads."""
+    message: dict[str, Any] = {"role": role, "content": _text(content)}
     if tool_calls:
-        message["tool_calls"] = json.loads(tool_calls)
+        try:
+            message["tool_calls"] = json.loads(tool_calls)
+        except ValueError:
+            message["tool_calls"] = _text(tool_calls)  # kept as stored; readers skip it
     if tool_call_id is not None:
         message["tool_call_id"] = tool_call_id
     return message
+
+
+def _text(value: str | bytes | None) -> str | None:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
