@@ -52,11 +52,7 @@ class ToolCall:
 
     def to_message(self) -> dict[str, Any]:
         """The ``tool_calls`` entry of an assistant message."""
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
-        }
+        return _entry(self.id, self.name, self.arguments)
 
     def to_json(self) -> dict[str, str]:
         """The entry of an ``assistant/message`` event's ``tool_calls``."""
@@ -187,7 +183,7 @@ def _error_of(content: str) -> dict[str, Any] | None:
     """The ``error`` object of a stored tool result, if it is one (as ``ToolResult.failure``)."""
     try:
         error = json.loads(content).get("error")
-    except (AttributeError, ValueError):
+    except (AttributeError, ValueError, RecursionError):  # RecursionError: "[[[[…" text
         return None
     return error if isinstance(error, dict) else None
 
@@ -196,11 +192,13 @@ def assistant_message(event: AssistantMessage) -> Message:
     """The OpenAI-format message kept for an assistant message event."""
     message: Message = {"role": "assistant", "content": event.content}
     if event.tool_calls:
-        message["tool_calls"] = [
-            ToolCall(call["id"], call["name"], call["arguments"]).to_message()
-            for call in event.tool_calls
-        ]
+        message["tool_calls"] = [_entry(call["id"], call["name"], call["arguments"])
+                                 for call in event.tool_calls]
     return message
+
+
+def _entry(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 @overload

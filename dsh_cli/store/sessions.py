@@ -347,7 +347,7 @@ def _message(role: str, content: str | bytes | None, tool_calls: str | bytes | N
     if tool_calls:
         try:
             message["tool_calls"] = json.loads(tool_calls)
-        except ValueError:
+        except (ValueError, RecursionError):
             message["tool_calls"] = _text(tool_calls)  # kept as stored; readers skip it
     if tool_call_id is not None:
         message["tool_call_id"] = tool_call_id

@@ -159,6 +159,7 @@ def test_malformed_messages_from_an_old_or_hand_edited_store_are_read_not_raised
         {"role": "tool", "content": "no call id"},
         {"role": "tool", "tool_call_id": "c3", "content": ["not", 1, "text"]},
         {"role": "tool", "tool_call_id": "c3", "content": '{"error": "a string, not an error"}'},
+        {"role": "tool", "tool_call_id": "c3", "content": "[" * 100_000},
     ]
     assert [text_of(m.get("content")) for m in messages[5:9]] == [
         "42", "part one, part two", '{"a": 1}', ""]
@@ -177,10 +178,11 @@ def test_malformed_messages_from_an_old_or_hand_edited_store_are_read_not_raised
         ToolStarted("c3", "ok", ""),
         ToolResultEvent("c3", "ok", '["not", 1, "text"]'),
         ToolResultEvent("c3", "ok", '{"error": "a string, not an error"}', None),
+        ToolResultEvent("c3", "ok", "[" * 100_000, None),
     ]
     assert pending_tool_calls(messages) == [ToolCall("5", "", "")]
-    assert replayed(messages)[-3:] == ["· tool → no call id", '· ok → ["not", 1, "text"]',
-                                       '· ok → {"error": "a string, not an error"}']
+    assert replayed(messages)[-4:-1] == ["· tool → no call id", '· ok → ["not", 1, "text"]',
+                                         '· ok → {"error": "a string, not an error"}']
     assert "  -> ok " in transcript(record_of(messages), [])
 
 
@@ -303,6 +305,7 @@ def test_a_hand_edited_store_still_loads_resumes_and_shows(tmp_path, dsh_home):
         ("assistant", None, "{not json", None),
         ("assistant", "", json.dumps([call("c1", "ask_user_question"), "junk"]), None),
         ("tool", "no call id", None, None),
+        ("assistant", "", "[" * 100_000, None),
     ]
     db = sqlite3.connect(dsh_home / "sessions.db")
     with db:
@@ -318,8 +321,11 @@ def test_a_hand_edited_store_still_loads_resumes_and_shows(tmp_path, dsh_home):
         record = store.load_session(session_id)
     assert record.pending_rpc_ids == {"c1": "q_1"}  # its call still has no result
     assert [m["content"] for m in record.messages[:2]] == ["42", "a blob\ufffd"]
-    # the stray result names no call, so the loop would run the ask again on resume
-    assert pending_tool_calls(record.messages) == [ToolCall("c1", "ask_user_question", "{}")]
+    assert record.messages[-1]["tool_calls"] == "[" * 100_000  # kept, as unreadable text
+    assert pending_tool_calls(record.messages) == []  # the last assistant message has none
+    # the stray result names no call, so a resume from there would run the ask again
+    assert pending_tool_calls(record.messages[:-1]) == [
+        ToolCall("c1", "ask_user_question", "{}")]
     shown = subprocess.run([DSH, "sessions", "show", session_id], capture_output=True,
                            text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr

@@ -11,7 +11,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from dsh_cli.core.conversation import conversation_events
 from dsh_cli.core.events import Event
 from dsh_cli.interaction import PendingQuestions
 
@@ -59,6 +58,8 @@ class EventFeed:
 
     def show_messages(self, messages: list[dict[str, Any]]) -> None:
         """Put an earlier conversation (a resumed session) at the top of the transcript."""
+        from dsh_cli.core.conversation import conversation_events  # `ask --web` has none
+
         self.history[:0] = [event.to_json() for event in conversation_events(messages)]
 
     def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
