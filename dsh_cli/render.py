@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any, TextIO
 
+from dsh_cli.core.conversation import conversation_events
 from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
@@ -21,6 +22,7 @@ from dsh_cli.core.events import (
     ReasoningDelta,
     ToolResultEvent,
     TurnCompleted,
+    UserMessage,
 )
 from dsh_cli.core.sanitize import sanitize, sanitize_line
 
@@ -56,15 +58,6 @@ def tool_summary(event: ToolResultEvent) -> tuple[bool, str]:
         return False, _answer_summary(event.content)
     first = event.content.strip().splitlines()[0] if event.content.strip() else "ok"
     return False, _clip(first)
-
-
-def _error_of(content: str) -> dict[str, Any] | None:
-    """The ``error`` object of a stored tool result, if it is one."""
-    try:
-        error = json.loads(content).get("error")
-    except (AttributeError, TypeError, ValueError):
-        return None
-    return error if isinstance(error, dict) else None
 
 
 def _answer_summary(content: str) -> str:
@@ -122,7 +115,7 @@ class TranscriptRenderer:
             self.finish()
         elif isinstance(event, ToolResultEvent):
             failed, summary = tool_summary(event)
-            name = _clip(event.name, 40)
+            name = _clip(event.name or "tool", 40)  # a call without a name, or none found
             if failed:
                 self.line(f"· {name} {self._style('✗', RED)} {summary}")
             else:
@@ -137,21 +130,15 @@ class TranscriptRenderer:
 
     def replay(self, messages: list[dict[str, Any]], *, last: int = 20) -> None:
         """The end of a stored conversation, compactly, so a resumed chat has its context."""
-        names = {call.get("id"): call.get("function", {}).get("name", "tool")
-                 for message in messages for call in message.get("tool_calls") or []}
-        shown = [m for m in messages if m.get("role") in ("user", "assistant", "tool")][-last:]
-        for message in shown:
-            role, content = message.get("role"), str(message.get("content") or "")
-            if role == "user":
-                self.line(f"› {_clip(content, 200)}", dim=True)
-            elif role == "assistant" and content:
+        for event in conversation_events(messages, last=last):
+            if isinstance(event, UserMessage):
+                self.line(f"› {_clip(event.content, 200)}", dim=True)
+            elif isinstance(event, AssistantMessage) and event.content:
                 self.finish()
-                self._write(sanitize(content))
+                self._write(sanitize(event.content))
                 self.finish()
-            elif role == "tool":
-                call_id = message.get("tool_call_id")
-                self(ToolResultEvent(call_id, names.get(call_id, "tool"), content,
-                                     _error_of(content)))
+            elif isinstance(event, ToolResultEvent):
+                self(event)
         self.finish()
 
     def retry_notice(self, notice: Any) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import Any
 
+from dsh_cli.core.conversation import message_of, pending_tool_calls
 from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
@@ -79,18 +79,9 @@ class AgentLoop:
         # rpc ids of batches that were pending when the session ended, by tool call id
         self.resume_rpc_ids: dict[str, str] = {}
 
-    def pending_tool_calls(self) -> list[dict[str, Any]]:
+    def pending_tool_calls(self) -> list[ModelToolCall]:
         """Tool calls of the last assistant message that have no result yet (resume)."""
-        answered = set()
-        for message in reversed(self.messages):
-            if message.get("role") == "tool":
-                answered.add(message.get("tool_call_id"))
-            elif message.get("role") == "assistant":
-                calls = message.get("tool_calls") or []
-                return [call for call in calls if call.get("id") not in answered]
-            else:
-                return []
-        return []
+        return pending_tool_calls(self.messages)
 
     async def run_turn(self, content: str | None, signal: AbortSignal | None = None) -> str:
         """Add the user message (if any), run until the model answers without tools.
@@ -100,11 +91,10 @@ class AgentLoop:
         """
         signal = signal or AbortSignal()
         if content is not None:
-            self.messages.append({"role": "user", "content": content})
-            self.events.emit(UserMessage(content))
+            self._add(UserMessage(content))
         leftover = self.pending_tool_calls()
         if leftover:
-            await self._run_tool_calls([_from_message(call) for call in leftover], signal)
+            await self._run_tool_calls(leftover, signal)
         for _ in range(self.max_model_calls):
             if signal.aborted:
                 raise TurnCancelled(signal.reason or "the turn was cancelled")
@@ -156,22 +146,15 @@ class AgentLoop:
                 await stream.aclose()  # type: ignore[attr-defined]
         if completion is None:
             raise ModelError("the model stream ended without a complete message")
-        message: dict[str, Any] = {"role": "assistant", "content": completion.content}
-        if completion.tool_calls:
-            message["tool_calls"] = [call.to_message() for call in completion.tool_calls]
-        self.messages.append(message)
-        self.events.emit(AssistantMessage(
-            completion.content,
-            [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in completion.tool_calls],
-        ))
+        self._add(AssistantMessage(completion.content,
+                                   [call.to_json() for call in completion.tool_calls]))
         return completion
 
     def _record_partial(self, text: str) -> None:
         """Keep what had arrived before a stream stopped, as a plain assistant message."""
         if not text:
             return
-        self.messages.append({"role": "assistant", "content": text})
-        self.events.emit(AssistantMessage(text, []))
+        self._add(AssistantMessage(text, []))
 
     def _messages_for_model(self) -> list[dict[str, Any]]:
         return list(self.messages)  # models must not change what they are given
@@ -196,13 +179,9 @@ class AgentLoop:
             raise TurnCancelled(signal.reason or "the turn was cancelled")
 
     def _record_result(self, call: ModelToolCall, result: ToolResult) -> None:
-        self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content})
-        self.events.emit(ToolResultEvent(call.id, call.name, result.content, result.error))
+        self._add(ToolResultEvent(call.id, call.name, result.content, result.error))
 
-
-def _from_message(call: dict[str, Any]) -> ModelToolCall:
-    function = call.get("function") or {}
-    arguments = function.get("arguments", "")
-    if not isinstance(arguments, str):
-        arguments = json.dumps(arguments)
-    return ModelToolCall(id=call.get("id", ""), name=function.get("name", ""), arguments=arguments)
+    def _add(self, event: UserMessage | AssistantMessage | ToolResultEvent) -> None:
+        """Keep the event's message, then emit it: the store writes the same message."""
+        self.messages.append(message_of(event))
+        self.events.emit(event)

@@ -105,6 +105,8 @@ def rm(session_id: str, as_json: bool) -> None:
 
 def transcript(record: Any, batches: list[Any]) -> list[str]:
     """A readable, sanitised transcript: header, then one block per message."""
+    from dsh_cli.core.conversation import conversation_events
+    from dsh_cli.core.events import AssistantMessage, ToolResultEvent, UserMessage
     from dsh_cli.core.sanitize import sanitize, sanitize_line
 
     lines = [
@@ -113,27 +115,27 @@ def transcript(record: Any, batches: list[Any]) -> list[str]:
     ]
     if record.title:
         lines.append(f"title   {sanitize_line(record.title)}")
+
+    def block(label: str, content: str) -> None:
+        lines.extend(["", label])
+        lines.extend(f"  {line}" for line in sanitize(content).splitlines())
+
+    if record.system:
+        block("system:", record.system)
     by_call = {batch.call_id: batch for batch in batches if batch.call_id}
-    names: dict[str, str] = {}
-    for message in record.messages:
-        lines.append("")
-        role = message.get("role", "?")
-        content = sanitize(message.get("content") or "")
-        if role == "tool":
-            call_id = message.get("tool_call_id") or ""
-            lines.append(f"tool result ({sanitize_line(names.get(call_id, call_id))}):")
-        else:
-            lines.append(f"{role}:")
-        lines.extend(f"  {line}" for line in content.splitlines())
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            name = str(function.get("name", ""))
-            names[call.get("id", "")] = name
-            arguments = sanitize_line(str(function.get("arguments", "")))
-            lines.append(f"  -> {sanitize_line(name)} {arguments}")
-            batch = by_call.get(call.get("id"))
-            if batch is not None:
-                lines.append(f"     question {batch.rpc_id}: {batch.status}")
+    for event in conversation_events(record.messages):
+        if isinstance(event, UserMessage):
+            block("user:", event.content)
+        elif isinstance(event, AssistantMessage):
+            block("assistant:", event.content)
+            for call in event.tool_calls:
+                arguments = sanitize_line(call["arguments"])
+                lines.append(f"  -> {sanitize_line(call['name'])} {arguments}")
+                batch = by_call.get(call["id"])
+                if batch is not None:
+                    lines.append(f"     question {batch.rpc_id}: {batch.status}")
+        elif isinstance(event, ToolResultEvent):
+            block(f"tool result ({sanitize_line(event.name or event.call_id)}):", event.content)
     if record.pending_rpc_ids:
         lines.append("")
         lines.append(f"(a question is waiting: resume with `dsh run -r {record.id}`)")

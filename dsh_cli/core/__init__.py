@@ -4,5 +4,6 @@
 stream), ``signal`` (abort signals), ``tasks`` (closing a task without losing a stop),
 ``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention) and
 ``shapes`` (pydantic shape errors in dsh's words). Import the module you need directly;
-this package re-exports nothing, so importing one costs only that one.
+this package re-exports nothing, so importing one costs only that one. ``conversation``
+reads a conversation's messages as those events (replay, the web feed, ``sessions show``).
 """

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+# one tool-call shape for what a model streams and what the conversation keeps
+from dsh_cli.core.conversation import ToolCall as ModelToolCall
 from dsh_cli.core.errors import MODEL_ERROR, ModelError
 
 __all__ = [
@@ -34,21 +36,6 @@ class TextDelta:
 @dataclass(frozen=True)
 class ReasoningDelta:
     text: str
-
-
-@dataclass(frozen=True)
-class ModelToolCall:
-    id: str
-    name: str
-    arguments: str
-
-    def to_message(self) -> dict[str, Any]:
-        """The ``tool_calls`` entry of an assistant message."""
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
-        }
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.conversation import answered_call_ids, assistant_message, message_of
 from dsh_cli.core.events import (
-    AssistantMessage,
     Event,
     EventStream,
     QuestionRequested,
     QuestionResolved,
-    ToolResultEvent,
-    UserMessage,
 )
 from dsh_cli.store.db import (
     BUSY_TIMEOUT,
@@ -55,18 +53,6 @@ _SUMMARY = (
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def assistant_message(event: AssistantMessage) -> dict[str, Any]:
-    """The OpenAI-format message ``AgentLoop`` keeps for this event."""
-    message: dict[str, Any] = {"role": "assistant", "content": event.content}
-    if event.tool_calls:
-        message["tool_calls"] = [
-            {"id": call["id"], "type": "function",
-             "function": {"name": call["name"], "arguments": call["arguments"]}}
-            for call in event.tool_calls
-        ]
-    return message
 
 
 @dataclass(frozen=True)
@@ -248,13 +234,9 @@ class SessionStore:
         def listener(event: Event) -> None:
             if session_id in self._frozen:
                 return
-            if isinstance(event, UserMessage):
-                self.append_message(session_id, {"role": "user", "content": event.content})
-            elif isinstance(event, AssistantMessage):
-                self.append_message(session_id, assistant_message(event))
-            elif isinstance(event, ToolResultEvent):
-                self.append_message(session_id, {"role": "tool", "tool_call_id": event.call_id,
-                                                 "content": event.content})
+            message = message_of(event)  # the very message the loop keeps for it
+            if message is not None:
+                self.append_message(session_id, message)
             elif isinstance(event, QuestionRequested):
                 self.question_requested(session_id, event)
             elif isinstance(event, QuestionResolved):
@@ -325,7 +307,7 @@ class SessionStore:
         if row is None:
             raise SessionNotFound(session_id, self.path)
         messages = [_message(*message) for message in rows]
-        answered = {m["tool_call_id"] for m in messages if m.get("role") == "tool"}
+        answered = answered_call_ids(messages)
         # a batch is resumable while its tool call has no result, whatever its status says:
         # a dying process may have settled it as aborted without recording the result
         pending = {call: rpc for call, rpc in batches if call not in answered}
@@ -358,13 +340,21 @@ class SessionStore:
         return SessionSummary(*row)
 
 
-def _message(role: str, content: str | None, tool_calls: str | None,
+def _message(role: str, content: str | bytes | None, tool_calls: str | bytes | None,
              tool_call_id: str | None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": role, "content": content}
+    """A stored row as its message; a hand-edited row (a blob, broken JSON) still loads."""
+    message: dict[str, Any] = {"role": role, "content": _text(content)}
     if tool_calls:
-        message["tool_calls"] = json.loads(tool_calls)
+        try:
+            message["tool_calls"] = json.loads(tool_calls)
+        except (ValueError, RecursionError):
+            message["tool_calls"] = _text(tool_calls)  # kept as stored; readers skip it
     if tool_call_id is not None:
         message["tool_call_id"] = tool_call_id
     return message
+
+
+def _text(value: str | bytes | None) -> str | None:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from dsh_cli.core.events import Event
 from dsh_cli.interaction import PendingQuestions
 
-__all__ = ["REPLAY_DONE", "EventFeed", "transcript_events"]
+__all__ = ["REPLAY_DONE", "EventFeed"]
 
 REPLAY_DONE = "replay/done"
 # Question events are not history: a pending batch is replayed from the table instead,
@@ -58,7 +58,9 @@ class EventFeed:
 
     def show_messages(self, messages: list[dict[str, Any]]) -> None:
         """Put an earlier conversation (a resumed session) at the top of the transcript."""
-        self.history[:0] = transcript_events(messages)
+        from dsh_cli.core.conversation import conversation_events  # `ask --web` has none
+
+        self.history[:0] = [event.to_json() for event in conversation_events(messages)]
 
     def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new browser connection: replay first, then live events (no gap, no repeat)."""
@@ -89,29 +91,3 @@ class EventFeed:
             queue.put_nowait(None)
         self._clients.clear()
 
-
-def transcript_events(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A stored conversation (OpenAI chat format) as the events that would have shown it."""
-    names: dict[str, str] = {}
-    events: list[dict[str, Any]] = []
-    for message in messages:
-        role = message.get("role")
-        content = message.get("content") or ""
-        if role == "user":
-            events.append({"type": "user/message", "content": content})
-        elif role == "assistant":
-            calls = message.get("tool_calls") or []
-            events.append({"type": "assistant/message", "content": content, "tool_calls": [
-                {"id": c.get("id"), "name": c.get("function", {}).get("name"),
-                 "arguments": c.get("function", {}).get("arguments")} for c in calls]})
-            for call in calls:
-                function = call.get("function") or {}
-                names[call.get("id", "")] = function.get("name", "")
-                events.append({"type": "tool/started", "call_id": call.get("id", ""),
-                               "name": function.get("name", ""),
-                               "arguments": str(function.get("arguments", ""))})
-        elif role == "tool":
-            call_id = message.get("tool_call_id", "")
-            events.append({"type": "tool/result", "call_id": call_id,
-                           "name": names.get(call_id, ""), "content": content, "error": None})
-    return events
