@@ -35,4 +35,5 @@ def resolve_model(settings: Settings) -> ChatModel:
         )
     from dsh_cli.models.openai_compat import OpenAIChatModel
 
-    return OpenAIChatModel(model=name, base_url=settings.base_url, api_key=settings.api_key)
+    return OpenAIChatModel(model=name, base_url=settings.base_url, api_key=settings.api_key,
+                           timeout=settings.model_timeout, deadline=settings.model_deadline)
