@@ -199,3 +199,38 @@ def test_a_key_in_tool_arguments_is_masked_before_the_question_is_asked(server, 
     assert result.returncode == 0, result.stderr
     stored = json.dumps(_stored_messages())
     assert KEY.lower() not in stored.lower() and "Is [key] yours?" in stored
+
+
+# -- item 10: an error body is cut before it is sanitised ----------------------------------
+
+def test_a_huge_error_body_is_cut_before_it_is_sanitised(server, monkeypatch):
+    import asyncio
+
+    from dsh_cli.models import openai_compat
+    from dsh_cli.models.base import ModelError
+
+    seen: list[int] = []
+    real = openai_compat.sanitize_line
+
+    def measured(text: str) -> str:
+        seen.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(openai_compat, "sanitize_line", measured)
+    server.default = Reply.error(400, "\x1b[31mno\x1b[0m " + "y" * 20_000_000)
+    model = openai_compat.OpenAIChatModel(model="m", base_url=server.base_url, api_key=KEY)
+
+    async def call() -> ModelError:
+        try:
+            async for _ in model.stream([{"role": "user", "content": "hi"}], []):
+                pass
+        except ModelError as error:
+            return error
+        finally:
+            await model.aclose()
+        raise AssertionError("the call did not fail")
+
+    error = asyncio.run(call())
+    assert error.code == "MODEL_BAD_REQUEST" and "no yyy" in error.message
+    assert len(error.message) < 400 and "\x1b" not in error.message
+    assert seen and max(seen) <= 2400, seen
