@@ -47,7 +47,7 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -270,7 +270,7 @@ class OpenAIChatModel:
             raise self._deadline_failure() from None
 
     async def _items(self, response: Any, assembler: TurnAssembler,
-                     deadline: float) -> AsyncIterator[TextDelta | ReasoningDelta]:
+                     deadline: float) -> AsyncGenerator[TextDelta | ReasoningDelta, None]:
         """The stream's deltas, under two deadlines: ``timeout`` seconds between pieces of
         content (an SSE comment, an empty chunk or a usage report is not content) and
         ``deadline`` for the whole call; the HTTP read timeout alone resets on any byte.
