@@ -30,6 +30,8 @@ DEFAULT_MODEL = "deepseek-chat"
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 KEY_VARIABLES = ("DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 NOTIFY_CHOICES = ("bell", "osc9", "none")
+DEFAULT_MODEL_TIMEOUT = 60.0  # seconds without content before a model call is given up
+DEFAULT_MODEL_DEADLINE = 600.0  # seconds a whole model call may take, retries included
 
 
 def config_dir() -> Path:
@@ -61,6 +63,8 @@ class Settings:
     question_timeout: float | None
     notify: str
     model_is_default: bool
+    model_timeout: float = DEFAULT_MODEL_TIMEOUT
+    model_deadline: float = DEFAULT_MODEL_DEADLINE
 
     def __repr__(self) -> str:  # the key must never reach a log or a traceback
         key = "set" if self.api_key else "unset"
@@ -82,16 +86,29 @@ def read_config_file(path: Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path}: {error}") from None
 
 
-def _timeout(value: Any, source: str) -> float | None:
+def _timeout(value: Any, source: str, what: str = "question timeout") -> float | None:
     if value is None or value == "":
         return None
+    if isinstance(value, bool):
+        raise ConfigError(f"{source}: {what} must be a number of seconds")
     try:
         seconds = float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"{source}: question timeout must be a number of seconds") from None
+        raise ConfigError(f"{source}: {what} must be a number of seconds") from None
     if not math.isfinite(seconds) or seconds <= 0:
-        raise ConfigError(f"{source}: question timeout must be a positive number of seconds")
+        raise ConfigError(f"{source}: {what} must be a positive number of seconds")
     return seconds
+
+
+def _model_seconds(env: Any, file: dict[str, Any], key: str, default: float) -> float:
+    """``DSH_<KEY>`` beats ``config.toml``'s ``key``, which beats the default."""
+    variable = "DSH_" + key.upper()
+    what = key.replace("_", " ")
+    if env.get(variable):
+        seconds = _timeout(env[variable], variable, what)
+    else:
+        seconds = _timeout(file.get(key), f"config: {key}", what)
+    return default if seconds is None else seconds
 
 
 def load_settings(
@@ -131,4 +148,6 @@ def load_settings(
         question_timeout=timeout,
         notify=notify,
         model_is_default=not chosen_model,
+        model_timeout=_model_seconds(env, file, "model_timeout", DEFAULT_MODEL_TIMEOUT),
+        model_deadline=_model_seconds(env, file, "model_deadline", DEFAULT_MODEL_DEADLINE),
     )

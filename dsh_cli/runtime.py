@@ -97,7 +97,7 @@ def build_runtime(
             session_id = store.latest_session_id() if resume == LATEST else resume
             if session_id is None:
                 raise _no_session("there is no session to continue yet")
-            record = store.load_session(session_id)
+            record = store.load_session(store.claim(session_id))  # owned before it is read
             if settings.model_is_default and record.model:
                 # A resumed session keeps talking to the model it was started with.
                 settings = replace(settings, model=record.model, model_is_default=False)

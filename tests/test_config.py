@@ -71,3 +71,29 @@ def test_values_of_the_wrong_type_are_config_errors(file):
 def test_a_question_timeout_must_be_finite_and_positive(value):
     with pytest.raises(ConfigError, match="positive number"):
         load_settings(question_timeout=value, environ={}, config={})
+
+
+def test_model_timeout_and_deadline_come_from_env_then_config_then_default():
+    from dsh_cli.config import load_settings
+
+    default = load_settings(environ={}, config={})
+    assert (default.model_timeout, default.model_deadline) == (60.0, 600.0)
+    filed = load_settings(environ={}, config={"model_timeout": 5, "model_deadline": 50})
+    assert (filed.model_timeout, filed.model_deadline) == (5.0, 50.0)
+    both = load_settings(environ={"DSH_MODEL_TIMEOUT": "2", "DSH_MODEL_DEADLINE": "9.5"},
+                         config={"model_timeout": 5, "model_deadline": 50})
+    assert (both.model_timeout, both.model_deadline) == (2.0, 9.5)
+
+
+@pytest.mark.parametrize("environ, config", [
+    ({"DSH_MODEL_TIMEOUT": "soon"}, {}),
+    ({"DSH_MODEL_DEADLINE": "-1"}, {}),
+    ({}, {"model_timeout": 0}),
+    ({}, {"model_deadline": True}),
+])
+def test_a_bad_model_timeout_or_deadline_is_a_config_error(environ, config):
+    from dsh_cli.config import ConfigError, load_settings
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings(environ=environ, config=config)
+    assert ("model timeout" in caught.value.message or "model deadline" in caught.value.message)

@@ -138,7 +138,11 @@ class AgentLoop:
                 await close_task(task)
                 self._record_partial("".join(parts))
                 raise TurnCancelled(signal.reason or "the turn was cancelled")
-            task.result()
+            try:
+                task.result()
+            except ModelError as error:  # a turn cut at the content cap keeps its text
+                self._record_partial(error.partial or "")
+                raise
         finally:
             abort_wait.cancel()
             await close_task(task)

@@ -6,7 +6,8 @@
     ├── ModelError                      a model could not produce a turn (MODEL_*, SCRIPT_ERROR)
     ├── ConfigError                     config.toml or a setting holds a bad value
     ├── StoreError                      the session store cannot be used
-    │   └── SessionNotFound             no session with that id
+    │   ├── SessionNotFound             no session with that id
+    │   └── SessionBusy                 another live dsh process owns that session
     ├── AnswersFileError                an answers file cannot be read or has the wrong shape
     ├── WebError                        the web host could not start
     ├── PermissionRequestError          a tool call was refused, or nobody could be asked
@@ -59,6 +60,7 @@ __all__ = [
     "NO_PROVIDER",
     "PERMISSION_DENIED",
     "SCRIPT_ERROR",
+    "SESSION_BUSY",
     "SESSION_NOT_FOUND",
     "STORE_ERROR",
     "TURN_LIMIT",
@@ -70,6 +72,7 @@ __all__ = [
     "HarnessError",
     "ModelError",
     "PermissionRequestError",
+    "SessionBusy",
     "SessionNotFound",
     "StoreError",
     "ToolError",
@@ -127,6 +130,7 @@ SCRIPT_ERROR = "SCRIPT_ERROR"
 CONFIG_ERROR = "CONFIG_ERROR"
 STORE_ERROR = "STORE_ERROR"
 SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+SESSION_BUSY = "SESSION_BUSY"
 NOTHING_TO_RESUME = "NOTHING_TO_RESUME"
 ANSWERS_FILE_ERROR = "ANSWERS_FILE_ERROR"
 BAD_FRAME = "BAD_FRAME"
@@ -160,10 +164,16 @@ class ToolError(HarnessError):
 
 
 class ModelError(HarnessError):
-    """The model could not produce a turn; ``code`` says why (``MODEL_ERROR`` by default)."""
+    """The model could not produce a turn; ``code`` says why (``MODEL_ERROR`` by default).
 
-    def __init__(self, message: str, code: str = MODEL_ERROR) -> None:
+    ``partial`` is text that had arrived and is worth keeping in the conversation (a turn
+    cut at the content cap); None when the failed turn adds nothing.
+    """
+
+    def __init__(self, message: str, code: str = MODEL_ERROR, *,
+                 partial: str | None = None) -> None:
         super().__init__(message, code)
+        self.partial = partial
 
 
 class ConfigError(HarnessError):
@@ -189,6 +199,17 @@ class SessionNotFound(StoreError):
         super().__init__(f"session {session_id} {how}; see `dsh sessions list`",
                          SESSION_NOT_FOUND, path)
         self.session_id = session_id
+
+
+class SessionBusy(StoreError):
+    """Another live process records this session; ``pid`` is its process id (0: unknown)."""
+
+    def __init__(self, session_id: str, pid: int, path: Path | None = None) -> None:
+        owner = f"process {pid}" if pid else "another process"
+        super().__init__(f"session {session_id} is in use by {owner}; wait for it to finish, "
+                         "or continue another session", SESSION_BUSY, path)
+        self.session_id = session_id
+        self.pid = pid
 
 
 class AnswersFileError(HarnessError):

@@ -20,7 +20,8 @@ never contains the API key (it is scrubbed from any text a server sends back):
     MODEL_CONTEXT       400/413 saying the conversation is longer than the context window
     MODEL_RATE_LIMIT    429 still refused after the retries, or a Retry-After too long to wait
     MODEL_SERVER        5xx (and 409) still failing after the retries
-    MODEL_TIMEOUT       no response, or no data mid-stream, within ``timeout`` seconds
+    MODEL_TIMEOUT       no response, or no content mid-stream, within ``timeout`` seconds;
+                        or the whole call took longer than ``deadline`` seconds
     MODEL_CONNECTION    the server could not be reached, after the retries
     MODEL_STREAM        the stream broke off or ended before the message was complete
 
@@ -28,7 +29,11 @@ Retried, with exponential backoff from ``retry_base_delay`` (capped at
 ``max_retry_delay``) or the server's ``Retry-After``/``retry-after-ms`` when it sends
 one: 429, 5xx, 408, 409 and connection failures, ``max_retries`` times. Timeouts are not
 retried: a server that is silent for ``timeout`` seconds is reported at once.
-``timeout`` bounds each wait for data, not the whole turn, so long answers still stream.
+``timeout`` is an idle deadline on *content* (text, reasoning, a tool-call fragment), not
+on bytes: SSE comments, empty chunks and keep-alives do not reset it, so a server cannot
+hold a turn open by sending nothing useful. Long answers still stream, but ``deadline``
+bounds the whole call (retries and their waits included) so a trickle ends too. A turn
+past ``MAX_TURN_CHARS`` is ``MODEL_STREAM`` carrying the text that came before it.
 
 DeepSeek's ``reasoning_content`` (``deepseek-reasoner``) is yielded as ``ReasoningDelta``
 and never sent back: it is removed from any message before a request.
@@ -42,9 +47,10 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import (
     MODEL_AUTH,
@@ -58,8 +64,9 @@ from dsh_cli.core.errors import (
     MODEL_TIMEOUT,
 )
 from dsh_cli.core.sanitize import sanitize_line
-from dsh_cli.models.base import ModelError, StreamItem
-from dsh_cli.models.turn_assembly import TurnAssembler
+from dsh_cli.models.base import ModelError, ReasoningDelta, StreamItem, TextDelta
+from dsh_cli.models.key_scrub import scrub_key
+from dsh_cli.models.turn_assembly import TurnAssembler, TurnTooLong
 
 if TYPE_CHECKING:  # the SDK is imported at the first request, not with this module
     from openai import APIError, APIStatusError, AsyncOpenAI
@@ -124,6 +131,7 @@ class OpenAIChatModel:
         base_url: str = DEFAULT_BASE_URL,
         api_key: str,
         timeout: float = 60.0,
+        deadline: float = 600.0,
         max_retries: int = 3,
         retry_base_delay: float = 0.5,
         max_retry_delay: float = 8.0,
@@ -135,6 +143,7 @@ class OpenAIChatModel:
         self.model = model
         self.base_url = base_url
         self.timeout = timeout
+        self.deadline = deadline
         self.max_retries = max_retries
         self.retry_base_delay = retry_base_delay
         self.max_retry_delay = max_retry_delay
@@ -201,27 +210,22 @@ class OpenAIChatModel:
 
         client = self._client_for_loop()
         request = self._request(messages, tools)
+        clock = asyncio.get_running_loop().time
+        deadline = clock() + self.deadline
         attempt = 0
         while True:
-            assembler = TurnAssembler()
+            assembler = TurnAssembler(key=self.__key)
             yielded = False
             opened = False
             try:
                 try:
-                    response = await client.post(
+                    response = await self._before(deadline, client.post(
                         "/chat/completions", cast_to=object, body=request, stream=True,
-                        stream_cls=openai.AsyncStream[object])
+                        stream_cls=openai.AsyncStream[object]))
                     opened = True
                     try:
-                        async for chunk in response:
-                            try:
-                                # any other shape fails inside feed: reported below
-                                items = assembler.feed(cast("dict[str, Any]", chunk))
-                            except (AttributeError, TypeError, KeyError, IndexError):
-                                raise _Failure(ModelError(
-                                    "the model stream sent a chunk of the wrong shape",
-                                    MODEL_STREAM), retry=False) from None
-                            for item in items:
+                        async with aclosing(self._items(response, assembler, deadline)) as items:
+                            async for item in items:
                                 yielded = True
                                 yield item
                     finally:
@@ -232,6 +236,10 @@ class OpenAIChatModel:
                     raise _Failure(ModelError(
                         "the model stream sent data that is not JSON", MODEL_STREAM),
                         retry=True) from None
+                except UnicodeDecodeError:
+                    raise _Failure(ModelError(
+                        "the model stream sent bytes that are not UTF-8", MODEL_STREAM),
+                        retry=True) from None
                 if assembler.finish_reason is None:
                     raise _Failure(ModelError(
                         "the model stream ended before the message was complete",
@@ -239,6 +247,8 @@ class OpenAIChatModel:
             except _Failure as caught:
                 failure = caught
             else:
+                for item in assembler.flush():
+                    yield item
                 yield assembler.completion()
                 return
             # Raised here, outside any handler, the error chains nothing: the SDK's
@@ -246,12 +256,65 @@ class OpenAIChatModel:
             if yielded or not failure.retry or attempt >= self.max_retries:
                 raise failure.error
             delay = self._backoff(attempt, failure.retry_after)
-            if delay is None:
+            if delay is None or clock() + delay >= deadline:
                 raise failure.error
             attempt += 1
             if self.on_retry is not None:
                 self.on_retry(RetryNotice(attempt, delay, failure.error))
             await asyncio.sleep(delay)
+
+    async def _before(self, deadline: float, call: Awaitable[Any]) -> Any:
+        """``call``'s result, or a timeout ``_Failure`` when the whole-call deadline passes."""
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            async with asyncio.timeout(max(remaining, 0)):
+                return await call
+        except TimeoutError:
+            raise self._deadline_failure() from None
+
+    async def _items(self, response: Any, assembler: TurnAssembler,
+                     deadline: float) -> AsyncGenerator[TextDelta | ReasoningDelta, None]:
+        """The stream's deltas, under two deadlines: ``timeout`` seconds between pieces of
+        content (an SSE comment, an empty chunk or a usage report is not content) and
+        ``deadline`` for the whole call; the HTTP read timeout alone resets on any byte.
+        """
+        clock = asyncio.get_running_loop().time
+        chunks = response.__aiter__()
+        idle_at = clock() + self.timeout
+        while True:
+            wait = min(idle_at, deadline) - clock()
+            try:
+                async with asyncio.timeout(max(wait, 0)):
+                    chunk = await chunks.__anext__()
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                if idle_at < deadline:
+                    raise _Failure(ModelError(
+                        f"no data from {_host(self.base_url)} within {self.timeout:g}s "
+                        f"(model {self.model}): no text, reasoning or tool call arrived",
+                        MODEL_TIMEOUT), retry=False) from None
+                raise self._deadline_failure() from None
+            progress = assembler.progress
+            try:
+                items = assembler.feed(chunk)
+            except (AttributeError, TypeError, KeyError, IndexError):
+                raise _Failure(ModelError(
+                    "the model stream sent a chunk of the wrong shape",
+                    MODEL_STREAM), retry=False) from None
+            except TurnTooLong as error:
+                raise _Failure(ModelError(
+                    f"{error}; the turn was cut there (what came before is kept)",
+                    MODEL_STREAM, partial=error.content), retry=False) from None
+            if assembler.progress != progress:
+                idle_at = clock() + self.timeout
+            for item in items:
+                yield item
+
+    def _deadline_failure(self) -> _Failure:
+        return _Failure(ModelError(
+            f"model {self.model} at {_host(self.base_url)} did not finish within "
+            f"{self.deadline:g}s", MODEL_TIMEOUT), retry=False)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float | None:
         """Seconds to wait before retry ``attempt + 1``; None when the server asks too much."""
@@ -337,7 +400,10 @@ class OpenAIChatModel:
         return self._clean(message)
 
     def _clean(self, text: str) -> str:
-        text = _scrub(sanitize_line(text), self.__key)
+        # Cut first: a 200 MB error body must not be sanitised whole to keep 300 characters.
+        # The margin leaves room for what sanitising and the space collapse remove.
+        text = text[:_MAX_DETAIL * 8]
+        text = scrub_key(sanitize_line(text), self.__key)
         text = re.sub(r"\s+", " ", text).strip()
         if len(text) > _MAX_DETAIL:
             text = text[:_MAX_DETAIL - 1] + "…"
@@ -356,21 +422,7 @@ def _host(base_url: str) -> str:
     return parts.netloc or base_url
 
 
-def _scrub(text: str, key: str) -> str:
-    """Remove the key, and any word holding a long piece of it (masked echoes)."""
-    if not key:
-        return text
-    if len(key) < 8:  # a toy key: only as a whole word, or every "k" would go
-        return re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", "[key]", text)
-    text = text.replace(key, "[key]")
-    if len(key) < 12:
-        return text
-    head, tail = key[:8], key[-8:]
-    return " ".join("[key]" if head in word or tail in word else word
-                    for word in text.split(" "))
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+def _retry_after(headers: Any) -> float | None:
     """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
     if headers is None:
         return None

@@ -60,7 +60,8 @@ def _openai_compatible(settings: Settings, name: str) -> ChatModel:
     from dsh_cli.models.openai_compat import OpenAIChatModel
 
     assert settings.api_key is not None  # resolve_model checked needs_api_key
-    return OpenAIChatModel(model=name, base_url=settings.base_url, api_key=settings.api_key)
+    return OpenAIChatModel(model=name, base_url=settings.base_url, api_key=settings.api_key,
+                           timeout=settings.model_timeout, deadline=settings.model_deadline)
 
 
 MODEL_BACKENDS: dict[str, ModelBackend] = {

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_cli.core.errors import SCRIPT_ERROR
+from dsh_cli.core.text import scrub_surrogates_in
 from dsh_cli.models.base import Completion, ModelError, ModelToolCall, StreamItem, TextDelta
 
 __all__ = ["SCRIPT_ERROR", "ScriptedModel"]
@@ -42,6 +43,12 @@ class ScriptedModel:
             raise ModelError(f"cannot read script {path}: {error.strerror}", SCRIPT_ERROR) from None
         except json.JSONDecodeError as error:
             raise ModelError(f"script {path}: not valid JSON: {error}", SCRIPT_ERROR) from None
+        except RecursionError:
+            raise ModelError(f"script {path}: JSON nested too deeply", SCRIPT_ERROR) from None
+        try:
+            data = scrub_surrogates_in(data)  # the one rule for text entering dsh
+        except RecursionError:
+            raise ModelError(f"script {path}: JSON nested too deeply", SCRIPT_ERROR) from None
         turns = data.get("turns") if isinstance(data, dict) else None
         if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
             raise ModelError(f"script {path}: expected {{\"turns\": [{{...}}, ...]}}", SCRIPT_ERROR)

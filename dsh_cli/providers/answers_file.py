@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from dsh_cli.core.errors import ANSWERS_FILE_ERROR, AnswersFileError
 from dsh_cli.core.shapes import format_validation_error
+from dsh_cli.core.text import scrub_surrogates_in
 from dsh_cli.interaction import (
     INVALID_ANSWER,
     NO_PROVIDER,
@@ -68,7 +69,8 @@ class AnswersFileProvider:
             reason = getattr(error, "strerror", None) or str(error)
             raise AnswersFileError(f"cannot read answers file {where}: {reason}", where) from None
         try:
-            data = json.loads(text)
+            # a lone surrogate (``"\ud800"``) becomes U+FFFD: the one rule of core/text.py
+            data = scrub_surrogates_in(json.loads(text))
         except json.JSONDecodeError as error:
             raise AnswersFileError(f"{where}: not valid JSON: {error}", where) from None
         except RecursionError:

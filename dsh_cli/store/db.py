@@ -61,12 +61,27 @@ def translated(path: Path) -> Iterator[None]:
         raise translate(error, path) from None
 
 
+# SQLite opens these beside the database; a link in any of them would send its writes on.
+_STORE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def _refuse_links(path: Path) -> None:
+    """A store file that is a symbolic link (dangling or not) is refused, never followed:
+    a dangling one would be created elsewhere, a live one would get dsh's tables."""
+    for suffix in _STORE_FILES:
+        candidate = path.with_name(path.name + suffix)
+        if candidate.is_symlink():
+            raise StoreError(
+                f"session store {candidate}: it is a symbolic link, which dsh does not follow; "
+                "replace it with the file itself (or set DSH_HOME elsewhere)", STORE_ERROR, path)
+
+
 def _create_private(path: Path) -> None:
     """Create the file 0600 before SQLite does (its journal files copy this mode)."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
-            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:
             return
     except OSError as error:
@@ -78,6 +93,7 @@ def _create_private(path: Path) -> None:
 
 def connect(path: Path, *, busy_timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
     """Open (creating 0600) the store at ``path`` with WAL, a busy timeout and foreign keys."""
+    _refuse_links(path)
     if path.is_dir():
         raise StoreError(f"session store {path}: it is a directory, not a file", STORE_ERROR,
                          path)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dsh_cli.core.conversation import answered_call_ids, assistant_message, message_of
+from dsh_cli.core.conversation import assistant_message, message_of
 from dsh_cli.core.events import (
     Event,
     EventStream,
@@ -32,6 +32,8 @@ from dsh_cli.store.db import (
     translated,
 )
 from dsh_cli.store.migrations import migrate, title_of
+from dsh_cli.store.ownership import SessionLock, acquire
+from dsh_cli.store.resumable import resumable_batches
 
 __all__ = [
     "QuestionBatch",
@@ -116,6 +118,7 @@ class SessionStore:
         self._db = connection
         self._lock = threading.RLock()  # a signal handler may write while the loop does
         self._frozen: set[str] = set()
+        self._owned: dict[str, SessionLock] = {}
 
     @classmethod
     def open(cls, path: str | Path | None = None, *,
@@ -136,7 +139,28 @@ class SessionStore:
 
     def close(self) -> None:
         with self._lock:
+            for lock in self._owned.values():
+                lock.release()
+            self._owned.clear()
             self._db.close()
+
+    def claim(self, session_id: str) -> str:
+        """Own the session (by id or unique prefix) for this process; its full id.
+
+        ``SessionBusy`` names the pid of a live process that owns it; a dead owner's
+        claim is taken over (``store/ownership.py``). Released by ``close``.
+        """
+        session_id = self.resolve_id(session_id)
+        with self._lock:
+            if session_id not in self._owned:
+                self._owned[session_id] = acquire(self.path, session_id)
+        return session_id
+
+    def _release(self, session_id: str) -> None:
+        with self._lock:
+            lock = self._owned.pop(session_id, None)
+            if lock is not None:
+                lock.release()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -226,8 +250,11 @@ class SessionStore:
 
         Returns the function that stops recording. A write that fails raises its
         ``StoreError`` into the emitter: losing the conversation silently is worse.
+        Recording claims the session (``SessionBusy`` when another process has it) and
+        stopping lets it go.
         """
         self._summary(session_id)  # SessionNotFound now, not at the first message
+        self.claim(session_id)
         with self._lock:
             self._frozen.discard(session_id)
 
@@ -242,7 +269,13 @@ class SessionStore:
             elif isinstance(event, QuestionResolved):
                 self.question_resolved(session_id, event)
 
-        return events.subscribe(listener)
+        unsubscribe = events.subscribe(listener)
+
+        def stop() -> None:
+            unsubscribe()
+            self._release(session_id)
+
+        return stop
 
     def delete_session(self, session_id: str) -> None:
         """Remove a session, its messages and its question batches (exact id only)."""
@@ -295,22 +328,19 @@ class SessionStore:
                     f"{_SUMMARY}, system FROM sessions WHERE id = ?", (session_id,)
                 ).fetchone()
                 rows = self._db.execute(
-                    "SELECT role, content, tool_calls, tool_call_id FROM messages "
+                    "SELECT role, content, tool_calls, tool_call_id, created_at FROM messages "
                     "WHERE session_id = ? ORDER BY id", (session_id,)
                 ).fetchall()
                 batches = self._db.execute(
-                    "SELECT call_id, rpc_id FROM questions WHERE session_id = ? AND "
-                    "call_id IS NOT NULL ORDER BY created_at, rowid", (session_id,)
+                    "SELECT call_id, rpc_id, created_at FROM questions WHERE session_id = ? "
+                    "AND call_id IS NOT NULL ORDER BY created_at, rowid", (session_id,)
                 ).fetchall()
             finally:
                 self._db.execute("COMMIT")
         if row is None:
             raise SessionNotFound(session_id, self.path)
-        messages = [_message(*message) for message in rows]
-        answered = answered_call_ids(messages)
-        # a batch is resumable while its tool call has no result, whatever its status says:
-        # a dying process may have settled it as aborted without recording the result
-        pending = {call: rpc for call, rpc in batches if call not in answered}
+        messages = [_message(*message[:4]) for message in rows]
+        pending = resumable_batches(messages, [entry[4] for entry in rows], batches)
         found, model, created_at, updated_at, title, system = row
         if system:
             messages.insert(0, {"role": "system", "content": system})

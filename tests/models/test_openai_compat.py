@@ -406,7 +406,7 @@ def test_importing_the_client_does_not_import_the_sdk():
 
 
 def test_scrubbing_removes_the_key_and_its_masked_echoes_but_nothing_else():
-    from dsh_cli.models.openai_compat import _scrub
+    from dsh_cli.models.key_scrub import scrub_key as _scrub
 
     masked = f"{KEY[:10]}*****{KEY[-4:]}"
     assert _scrub(f"bad key {KEY}, shown as {masked}.", KEY) == "bad key [key], shown as [key]"
