@@ -19,7 +19,7 @@ from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.interaction.pending import NOT_PENDING
 from dsh_cli.providers.line_reader import LineReader
 from dsh_cli.providers.relay import QUESTION_EVENTS
-from dsh_cli.providers.relay_frames import (
+from dsh_cli.providers.frames import (
     BadFrame,
     QuestionAnswerFrame,
     QuestionCancelFrame,
