@@ -3,7 +3,9 @@
 It shows one batch at a time (the seam queues the rest) and always restores the terminal:
 on an answer, a cancel (esc, ctrl-c), and when its ``ask`` is cancelled by the seam
 (abort, timeout, disposal) or by the process (SIGTERM, SIGHUP). It then leaves a one-line
-summary on screen.
+summary on screen, or (``keep=False``, for ``dsh ask``) clears its area like fzf and gum.
+With ``interrupt=True`` (``dsh run``) ``ctrl-c`` is what it is in a shell: SIGINT to the
+process, which ends the run; otherwise it cancels the batch.
 """
 
 from __future__ import annotations
@@ -44,18 +46,22 @@ _STYLE = {
     "keys": "dim",
     "skipped": "italic",
     "unanswered": "bold fg:ansired",
+    "confirm": "bold fg:ansiyellow",
 }
 
 
 class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
-    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none") -> None:
+    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
+                 keep: bool = True, interrupt: bool = False) -> None:
         if notify not in NOTIFY_CHOICES:
             raise ValueError(f"notify must be one of {', '.join(NOTIFY_CHOICES)}")
         self.input = input
         self.output = output
         self.notify = notify
+        self.keep = keep
+        self.interrupt = interrupt
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
         self.screen: _Screen | None = None
 
@@ -66,7 +72,8 @@ class TerminalProvider:
         session = get_app_session()
         output = self.output or session.output
         state = self.state = BatchState(list(request.questions))
-        screen = self.screen = _Screen(state, request, self.input or session.input, output)
+        screen = self.screen = _Screen(state, request, self.input or session.input, output,
+                                       keep=self.keep, interrupt=self.interrupt)
         self._alert(output, request)
         _discard_typeahead(self.input or session.input)
         # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
@@ -114,6 +121,13 @@ def _discard_typeahead(input: Any) -> None:
             termios.tcflush(fd, termios.TCIFLUSH)
 
 
+def _interrupt() -> None:
+    """``ctrl-c`` in raw mode does what it does in cooked mode: SIGINT to this process."""
+    import signal
+
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 def _ending(request: AskUserQuestionRequest) -> str:
     """Why the UI is being closed from outside: the timeout, or an abort."""
     deadline = request.deadline
@@ -127,7 +141,7 @@ class _Screen:
     """The prompt-toolkit application drawing one ``BatchState``."""
 
     def __init__(self, state: BatchState, request: AskUserQuestionRequest, input: Any,
-                 output: Any) -> None:
+                 output: Any, *, keep: bool = True, interrupt: bool = False) -> None:
         from prompt_toolkit.application import Application
         from prompt_toolkit.filters import Condition
         from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -145,9 +159,11 @@ class _Screen:
                         always_hide_cursor=Condition(lambda: not self._cursor_shown()))
         self.app: Any = Application(
             layout=Layout(window),
-            key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish),
+            key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish,
+                                            on_ctrl_c=_interrupt if interrupt else None),
             style=Style.from_dict(_STYLE),
             full_screen=False,
+            erase_when_done=not keep,
             input=input,
             output=output,
             color_depth=ColorDepth.DEPTH_1_BIT if os.environ.get("NO_COLOR") else None,
@@ -219,7 +235,8 @@ class _Screen:
 
 
 @contextlib.contextmanager
-def terminal_provider(target: str = "stdout", notify: str = "none") -> Iterator[TerminalProvider]:
+def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: bool = True,
+                      interrupt: bool = False) -> Iterator[TerminalProvider]:
     """A ``TerminalProvider`` drawing on ``stdout``, ``stderr`` or ``tty`` (/dev/tty both ways)."""
     from prompt_toolkit.input import create_input
     from prompt_toolkit.output import create_output
@@ -234,4 +251,5 @@ def terminal_provider(target: str = "stdout", notify: str = "none") -> Iterator[
             input, output = create_input(sys.stdin), create_output(stream)
         else:
             raise ValueError(f"unknown terminal target {target!r}")
-        yield TerminalProvider(input=input, output=output, notify=notify)
+        yield TerminalProvider(input=input, output=output, notify=notify, keep=keep,
+                               interrupt=interrupt)
