@@ -294,9 +294,11 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
             body.extend(rows(end))
             heights.append(len(rows(end)))
             end += 1
-        while end < total and len(body) > capacity - 1:
+        while end < total and len(body) > capacity - 1 and end - 1 > highlight:
             del body[len(body) - heights.pop():]  # room for the "more below" marker
             end -= 1
+        if len(body) + (1 if top else 0) + (1 if end < total else 0) > room:
+            return body  # one row of room: the highlight alone, no markers
     above = [[("class:more", f"   ↑ {top} more")]] if top else []
     below = [[("class:more", f"   ↓ {total - end} more")]] if end < total else []
     return [*above, *body, *below]
@@ -396,7 +398,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     if state.option_count == 0:
         body_min = len(_text_field(state, width))
     else:
-        body_min = min(state.option_count + 1, 3) if free >= 8 else 1
+        body_min = min(state.option_count + 1, 3) if free >= 6 else 1
     if len(head) + 1 + len(filter_line) + body_min > free:
         head = []  # a tiny terminal: the question itself matters more than its title
     text_room = max(1, free - len(head) - len(filter_line) - body_min)
