@@ -19,6 +19,7 @@ MEASURES = {
     "ask_pty": "dsh ask on a pseudo-terminal vs a choice() floor",
     "ask_answers": "dsh ask --answers vs a Click + pydantic floor",
     "keys": "key latency and throughput vs questionary and bare prompt-toolkit",
+    "storm": "the 726-key storm on a 50-option list in a pty vs questionary",
     "relay": "dsh run --jsonl round trips",
     "agent": "the agent loop vs the bare OpenAI SDK",
     "store": "session store append and resume",

@@ -60,11 +60,14 @@ class _Failure(Exception):
               help="Answer from a JSON file mapping question ids to answers.")
 @click.option("--plain", is_flag=True, help="Plain line prompts on stderr, answers from stdin.")
 @click.option("--web", is_flag=True, help="Answer in the browser.")
+@click.option("--keep", is_flag=True,
+              help="Leave the one-line summary on the terminal (default: clear the UI).")
 @web_options
 def ask(request_path: str | None, question: str | None, options: tuple[str, ...],
         multi: bool, header: str | None, detail: str | None, question_id: str,
         output_format: str, timeout: float | None, jsonl: bool, answers_path: str | None,
-        plain: bool, web: bool, host: str, port: int, open_browser: bool | None) -> None:
+        plain: bool, web: bool, keep: bool, host: str, port: int,
+        open_browser: bool | None) -> None:
     """Ask a question batch (REQUEST file, - for stdin, or -q); print the answer."""
     from dsh_cli.cli.interrupts import EXIT_CODES, run_main
 
@@ -80,7 +83,7 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
                                 answers_path=answers_path, plain=plain,
                                 web={"host": host, "port": port, "open_browser": open_browser}
                                 if web else None,
-                                request_from_stdin=request_path == "-")
+                                request_from_stdin=request_path == "-", keep=keep)
         except _Failure as failure:
             outcome["reported"] = True
             click.echo(f"dsh: {failure.code}: {failure.message}", err=True)
@@ -89,7 +92,14 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
             _print_answer(answer, output_format)
         return 0
 
-    status = run_main(main())
+    import os
+
+    from dsh_cli.providers.terminal.typeahead import echo_off
+
+    # keys typed before the UI is drawn must not be echoed raw (the UI then discards them)
+    drawn = not (jsonl or web or answers_path or plain) and os.environ.get("TERM") != "dumb"
+    with echo_off(drawn):
+        status = run_main(main())
     if status in EXIT_CODES.values() and not outcome.get("reported"):
         name = {130: "SIGINT", 143: "SIGTERM", 129: "SIGHUP"}[status]
         click.echo(f"dsh: ASK_ABORTED: interrupted by {name}", err=True)
@@ -157,7 +167,8 @@ def _check_usage(request: Any, path: str | None, *, output_format: str, plain: b
 
 
 async def _ask(request: Any, *, timeout: float | None, jsonl: bool, answers_path: str | None,
-               plain: bool, web: dict[str, Any] | None, request_from_stdin: bool) -> Any:
+               plain: bool, web: dict[str, Any] | None, request_from_stdin: bool,
+               keep: bool = False) -> Any:
     """Ask through the first answer source that applies."""
     from dsh_cli.interaction import HarnessError, UserInteraction
 
@@ -180,7 +191,7 @@ async def _ask(request: Any, *, timeout: float | None, jsonl: bool, answers_path
 
             ui.register_provider(PlainProvider(sys.stdin, sys.stderr))
             return await ui.ask(request)
-        return await _ask_terminal(ui, request, request_from_stdin)
+        return await _ask_terminal(ui, request, request_from_stdin, keep)
     except HarnessError as error:
         raise _Failure(error.code, error.message) from None
 
@@ -226,7 +237,8 @@ def _terminal_target(request_from_stdin: bool) -> str | None:
     return "tty"
 
 
-async def _ask_terminal(ui: Any, request: Any, request_from_stdin: bool) -> Any:
+async def _ask_terminal(ui: Any, request: Any, request_from_stdin: bool,
+                        keep: bool = False) -> Any:
     import os
 
     target = _terminal_target(request_from_stdin)
@@ -236,7 +248,7 @@ async def _ask_terminal(ui: Any, request: Any, request_from_stdin: bool) -> Any:
         return await _ask_plain_tty(ui, request, target)
     from dsh_cli.providers.terminal import terminal_provider
 
-    with terminal_provider(target) as provider:
+    with terminal_provider(target, keep=keep) as provider:
         ui.register_provider(provider)
         return await ui.ask(request)
 

@@ -55,8 +55,14 @@ def run(prompt: tuple[str, ...], **options: Any) -> None:
         raise click.UsageError("give a PROMPT (or '-' to read it from stdin)")
 
     from dsh_cli.cli.interrupts import run_main
+    from dsh_cli.providers.terminal.typeahead import echo_off
 
-    sys.exit(run_main(_main(text, options)))
+    drawn = (not any(options[name] for name in ("jsonl", "web", "answers_file", "plain",
+                                                "no_input"))
+             and sys.stdin.isatty() and sys.stderr.isatty() and os.environ.get("TERM") != "dumb")
+    with echo_off(drawn):  # keys typed before a question is drawn are never echoed raw
+        status = run_main(_main(text, options))
+    sys.exit(status)
 
 
 def print_final(text: str) -> None:
@@ -137,7 +143,8 @@ async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provid
         if provider == "terminal":
             from dsh_cli.providers.terminal import terminal_provider
 
-            provider = stack.enter_context(terminal_provider(target="stderr"))
+            # ctrl-c at a question interrupts the run (130); esc cancels only the batch
+            provider = stack.enter_context(terminal_provider(target="stderr", interrupt=True))
         if options["jsonl"]:
             return await _drive_jsonl(runtime, text)
         if provider == "web":

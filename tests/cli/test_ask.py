@@ -140,18 +140,18 @@ def test_terminal_path_timeout_is_124_and_cancel_is_130(monkeypatch):
 
     monkeypatch.setattr(ask_module, "_terminal_target", lambda from_stdin: "stdout")
     monkeypatch.setattr(terminal, "terminal_provider",
-                        lambda target: fake_terminal(ScriptedProvider(["late"], delay=5)))
+                        lambda target, **kw: fake_terminal(ScriptedProvider(["late"], delay=5)))
     failed(dsh_ask("-q", "Q?", "-o", "a", "--timeout", "0.1"), 124,
            "dsh: ASK_TIMEOUT: the question timed out")
     from dsh_cli.interaction import ASK_CANCELLED, UserInteractionError
 
     cancelled = UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
     monkeypatch.setattr(terminal, "terminal_provider",
-                        lambda target: fake_terminal(ScriptedProvider([cancelled])))
+                        lambda target, **kw: fake_terminal(ScriptedProvider([cancelled])))
     failed(dsh_ask("-q", "Q?", "-o", "a"), 130, "dsh: ASK_CANCELLED: the user cancelled")
     answer = {"answers": [{"id": "q1", "selected": ["a"]}]}
     monkeypatch.setattr(terminal, "terminal_provider",
-                        lambda target: fake_terminal(ScriptedProvider([answer])))
+                        lambda target, **kw: fake_terminal(ScriptedProvider([answer])))
     assert dsh_ask("-q", "Q?", "-o", "a").stdout == '{"answers":[{"id":"q1","selected":["a"]}]}\n'
 
 

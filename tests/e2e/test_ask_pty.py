@@ -17,8 +17,8 @@ ASK = "dsh ask -q Deploy? -o yes -o no"
 NO = '{"answers":[{"id":"q1","selected":["no"]}]}'
 
 
-def test_answer_with_a_digit_prints_the_json_and_leaves_a_summary(tmp_path):
-    child = spawn(f'{ASK}; echo "rc=$?"', str(tmp_path))
+def test_answer_with_a_digit_prints_the_json_and_keep_leaves_a_summary(tmp_path):
+    child = spawn(f'{ASK} --keep; echo "rc=$?"', str(tmp_path))
     child.expect("3. Other:")
     child.send("2")
     output = finish(child)
@@ -45,8 +45,8 @@ def test_command_substitution_captures_only_the_answer(tmp_path):
 
 
 def test_sigterm_mid_question_restores_the_terminal_and_exits_143(tmp_path):
-    command = ('stty -a > before; (echo "PID:$BASHPID"; exec dsh ask -q Deploy? -o yes -o no); '
-               'echo "rc=$?"; stty -a > after')
+    command = ('stty -a > before; (echo "PID:$BASHPID"; exec dsh ask -q Deploy? -o yes -o no '
+               '--keep); echo "rc=$?"; stty -a > after')
     child = spawn(command, str(tmp_path))
     child.expect(r"PID:(\d+)")
     pid = int(child.match.group(1))
@@ -60,7 +60,7 @@ def test_sigterm_mid_question_restores_the_terminal_and_exits_143(tmp_path):
 
 
 def test_timeout_exits_124_with_the_terminal_restored(tmp_path):
-    command = f'stty -a > before; {ASK} --timeout 1; echo "rc=$?"; stty -a > after'
+    command = f'stty -a > before; {ASK} --timeout 1 --keep; echo "rc=$?"; stty -a > after'
     child = spawn(command, str(tmp_path))
     child.expect("left")  # the countdown
     output = finish(child)

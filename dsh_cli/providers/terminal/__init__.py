@@ -1,12 +1,28 @@
 """The interactive question UI on a terminal (prompt-toolkit, imported only when asking).
 
-    state.py     a batch's state machine: every key of spec/terminal.md, no prompt-toolkit
-    text.py      styled text wrapped by display width (CJK, emoji)
-    render.py    the screen of a state as styled lines; only visible option rows are built
-    keys.py      the flat key-binding table
-    provider.py  TerminalProvider (the application, countdown, alert) and terminal_provider
+    state.py      a batch's state machine: every key of spec/terminal.md, no prompt-toolkit
+    text.py       styled text wrapped by display width (CJK, emoji)
+    render.py     the screen of a state as styled lines; only visible option rows are built
+    keys.py       the flat key-binding table
+    provider.py   TerminalProvider (the application, countdown, alert) and terminal_provider
+    typeahead.py  echo off from command start until the UI owns the terminal (stdlib only)
+
+Names load on first use, so ``typeahead`` can run before the seam and pydantic are imported.
 """
 
-from dsh_cli.providers.terminal.provider import TerminalProvider, terminal_provider
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh_cli.providers.terminal.provider import TerminalProvider, terminal_provider
 
 __all__ = ["TerminalProvider", "terminal_provider"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from dsh_cli.providers.terminal import provider
+
+        return getattr(provider, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

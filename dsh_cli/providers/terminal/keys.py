@@ -1,4 +1,4 @@
-"""Key bindings: one flat table, each key one ``BatchState`` method (no filters, no modes)."""
+"""Key bindings: one flat table, each key one ``BatchState`` method (the state keeps modes)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ __all__ = ["build_key_bindings"]
 
 
 def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
-                       on_done: Callable[[Any], None]) -> Any:
-    """Bindings that call ``on_key()`` first (it stops a countdown), then the state."""
+                       on_done: Callable[[Any], None],
+                       on_ctrl_c: Callable[[], None] | None = None) -> Any:
+    """Bindings that call ``on_key()`` first (it stops a countdown), then the state.
+
+    ``ctrl-c`` cancels the batch unless ``on_ctrl_c`` takes it (``dsh run``: interrupt).
+    """
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
 
@@ -22,7 +26,10 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
         @bindings.add(*keys, eager=eager)
         def _(event: Any) -> None:
             on_key()
-            action(event)
+            if state.confirming and keys != ("escape",) and keys != ("c-c",):
+                state.dismiss()  # "any other key to go back": the key does nothing else
+            else:
+                action(event)
             if state.done:
                 on_done(event.app)
 
@@ -30,7 +37,7 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
         "up": state.up, "down": state.down, "left": state.left, "right": state.right,
         "space": state.space, "enter": state.enter, "c-j": state.enter,
         "tab": state.focus_other, "c-s": state.skip, "escape": state.escape,
-        "c-c": state.cancel,
+        "c-c": on_ctrl_c or state.cancel,
         "backspace": state.backspace, "delete": state.delete,
         "home": state.home, "c-a": state.home, "end": state.end, "c-e": state.end,
         "c-u": state.kill_before,

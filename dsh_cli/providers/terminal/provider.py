@@ -3,7 +3,9 @@
 It shows one batch at a time (the seam queues the rest) and always restores the terminal:
 on an answer, a cancel (esc, ctrl-c), and when its ``ask`` is cancelled by the seam
 (abort, timeout, disposal) or by the process (SIGTERM, SIGHUP). It then leaves a one-line
-summary on screen.
+summary on screen, or (``keep=False``, for ``dsh ask``) clears its area like fzf and gum.
+With ``interrupt=True`` (``dsh run``) ``ctrl-c`` is what it is in a shell: SIGINT to the
+process, which ends the run; otherwise it cancels the batch.
 """
 
 from __future__ import annotations
@@ -44,18 +46,22 @@ _STYLE = {
     "keys": "dim",
     "skipped": "italic",
     "unanswered": "bold fg:ansired",
+    "confirm": "bold fg:ansiyellow",
 }
 
 
 class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
-    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none") -> None:
+    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
+                 keep: bool = True, interrupt: bool = False) -> None:
         if notify not in NOTIFY_CHOICES:
             raise ValueError(f"notify must be one of {', '.join(NOTIFY_CHOICES)}")
         self.input = input
         self.output = output
         self.notify = notify
+        self.keep = keep
+        self.interrupt = interrupt
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
         self.screen: _Screen | None = None
 
@@ -66,7 +72,8 @@ class TerminalProvider:
         session = get_app_session()
         output = self.output or session.output
         state = self.state = BatchState(list(request.questions))
-        screen = self.screen = _Screen(state, request, self.input or session.input, output)
+        screen = self.screen = _Screen(state, request, self.input or session.input, output,
+                                       keep=self.keep, interrupt=self.interrupt)
         self._alert(output, request)
         _discard_typeahead(self.input or session.input)
         # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
@@ -114,6 +121,28 @@ def _discard_typeahead(input: Any) -> None:
             termios.tcflush(fd, termios.TCIFLUSH)
 
 
+def _drop_editing_defaults(app: Any) -> None:
+    """Keep only the mouse and cursor-position defaults: the editing ones are inert here.
+
+    prompt-toolkit's emacs and vi bindings apply only while a ``BufferControl`` has focus,
+    which never happens in this UI, yet their filters are evaluated on every key (each
+    making a throw-away ``Buffer``): a third of a key storm's time. Same behaviour, less work.
+    """
+    from prompt_toolkit.key_binding import merge_key_bindings
+    from prompt_toolkit.key_binding.bindings.cpr import load_cpr_bindings
+    from prompt_toolkit.key_binding.bindings.mouse import load_mouse_bindings
+
+    if hasattr(app, "_default_bindings"):
+        app._default_bindings = merge_key_bindings([load_mouse_bindings(), load_cpr_bindings()])
+
+
+def _interrupt() -> None:
+    """``ctrl-c`` in raw mode does what it does in cooked mode: SIGINT to this process."""
+    import signal
+
+    os.kill(os.getpid(), signal.SIGINT)
+
+
 def _ending(request: AskUserQuestionRequest) -> str:
     """Why the UI is being closed from outside: the timeout, or an abort."""
     deadline = request.deadline
@@ -127,7 +156,7 @@ class _Screen:
     """The prompt-toolkit application drawing one ``BatchState``."""
 
     def __init__(self, state: BatchState, request: AskUserQuestionRequest, input: Any,
-                 output: Any) -> None:
+                 output: Any, *, keep: bool = True, interrupt: bool = False) -> None:
         from prompt_toolkit.application import Application
         from prompt_toolkit.filters import Condition
         from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -145,15 +174,18 @@ class _Screen:
                         always_hide_cursor=Condition(lambda: not self._cursor_shown()))
         self.app: Any = Application(
             layout=Layout(window),
-            key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish),
+            key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish,
+                                            on_ctrl_c=_interrupt if interrupt else None),
             style=Style.from_dict(_STYLE),
             full_screen=False,
+            erase_when_done=not keep,
             input=input,
             output=output,
             color_depth=ColorDepth.DEPTH_1_BIT if os.environ.get("NO_COLOR") else None,
             before_render=lambda app: self._start_countdown(),
         )
         self.app.ttimeoutlen = 0.1  # esc answers fast; escape sequences arrive in one read
+        _drop_editing_defaults(self.app)
 
     def _cursor_shown(self) -> bool:
         return self.ending_line is None and self.state.in_text
@@ -219,7 +251,8 @@ class _Screen:
 
 
 @contextlib.contextmanager
-def terminal_provider(target: str = "stdout", notify: str = "none") -> Iterator[TerminalProvider]:
+def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: bool = True,
+                      interrupt: bool = False) -> Iterator[TerminalProvider]:
     """A ``TerminalProvider`` drawing on ``stdout``, ``stderr`` or ``tty`` (/dev/tty both ways)."""
     from prompt_toolkit.input import create_input
     from prompt_toolkit.output import create_output
@@ -234,4 +267,5 @@ def terminal_provider(target: str = "stdout", notify: str = "none") -> Iterator[
             input, output = create_input(sys.stdin), create_output(stream)
         else:
             raise ValueError(f"unknown terminal target {target!r}")
-        yield TerminalProvider(input=input, output=output, notify=notify)
+        yield TerminalProvider(input=input, output=output, notify=notify, keep=keep,
+                               interrupt=interrupt)

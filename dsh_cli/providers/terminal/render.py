@@ -7,13 +7,19 @@ state keeps (and returns) the labels unchanged.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, fit, wrap
 
-__all__ = ["render", "summary"]
+if TYPE_CHECKING:
+    from dsh_cli.interaction import AskUserQuestionItem
+
+__all__ = ["key_line", "render", "summary"]
 
 _MIN_WIDTH = 20
+_MIN_HEIGHT = 6
 
 
 def _block(style: str, text: str, width: int, indent: int = 1) -> list[Line]:
@@ -24,18 +30,77 @@ def _block(style: str, text: str, width: int, indent: int = 1) -> list[Line]:
     return lines
 
 
-def _keys(state: BatchState) -> str:
+# The key help as items in display order: (forms from long to short, need). The line
+# never wraps: optional items take their shorter forms, least needed first, then are
+# dropped in the same order; only then do the items of need 0 (enter, esc) shorten.
+_Hint = tuple[tuple[str, ...], int]
+
+
+def _hints(state: BatchState) -> tuple[_Hint, ...]:
     several = len(state.questions) > 1
+    if state.confirming:
+        count = state.work
+        answers = f"{count} answer{'s' if count != 1 else ''}"
+        return ((f"esc again to discard {answers}", f"esc again: discard {answers}",
+                 f"esc: discard {count}"), 0), (("any other key to go back",
+                                                 "other key: back"), 1)
     if state.screen == "review":
-        return "enter submit · 1-9 change an answer · ← last question · esc cancel"
+        return ((("enter submit", "enter ok"), 0), (("1-9 change an answer", "1-9 change"), 2),
+                (("← last question",), 3), (("esc cancel", "esc quit"), 0))
+    if state.filtering:
+        enter = "enter toggle" if state.question.is_multi else "enter pick"
+        return ((("type to filter",), 4), (("↑↓ matches",), 3), ((enter, "enter ok"), 0),
+                (("esc close filter", "esc close", "esc back"), 0))
     if state.option_count == 0:
-        moves = " · ↑↓ questions" if several else ""
-        return f"type an answer · enter confirm{moves} · ctrl-s skip · esc cancel"
+        return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
+                *([(("↑↓ questions",), 4)] if several else []), (("ctrl-s skip",), 2),
+                (("esc cancel", "esc quit"), 0))
     if state.in_text:
-        return "type an answer · enter confirm · ↑ esc options · ctrl-s skip · ctrl-c cancel"
-    pick = "1-9 toggle · space toggle" if state.question.is_multi else "1-9 pick"
-    moves = " · ←→ questions" if several else ""
-    return f"↑↓ move · {pick} · enter confirm · tab other · s skip{moves} · esc cancel"
+        return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
+                (("↑ esc options", "esc options", "esc back"), 0), (("ctrl-s skip",), 3),
+                (("ctrl-c cancel",), 2))
+    if state.question.is_multi:
+        pick: _Hint = (("1-9 toggle · space toggle", "1-9 space toggle", "space toggle"), 8)
+    else:
+        pick = (("1-9 pick",), 8)
+    return ((("↑↓ move", "↑↓"), 9), pick, (("enter confirm", "enter ok"), 0),
+            (("/ filter",), 3), (("tab other",), 2), (("s skip",), 4),
+            *([(("←→ questions",), 6)] if several else []), (("esc cancel", "esc quit"), 0))
+
+
+_KEY_LINES: dict[tuple[tuple[_Hint, ...], int], str] = {}
+
+
+def key_line(hints: tuple[_Hint, ...], width: int) -> str:
+    """The key help in at most ``width`` cells (a leading space when there is room)."""
+    cache_key = (hints, width)
+    cached = _KEY_LINES.get(cache_key)
+    if cached is not None:
+        return cached
+    if len(_KEY_LINES) > 512:
+        _KEY_LINES.clear()
+    forms: list[str | None] = [hint[0][0] for hint in hints]
+
+    def line() -> str:
+        return " · ".join(form for form in forms if form is not None)
+
+    def fits() -> bool:
+        return cell_width(line()) + 1 <= width
+
+    order = sorted(range(len(hints)), key=lambda i: -hints[i][1])  # least needed first
+    optional = [i for i in order if hints[i][1]]
+    required = [i for i in order if not hints[i][1]]
+    passes = ([(i, form) for i in optional for form in hints[i][0][1:]],  # shorter forms
+              [(i, None) for i in optional],  # then drop the least needed
+              [(i, form) for i in required for form in hints[i][0][1:]])  # enter, esc
+    for steps in passes:
+        for index, form in steps:
+            if fits():
+                break
+            forms[index] = form
+    text = " " + line() if fits() else fit(line(), width)
+    _KEY_LINES[cache_key] = text
+    return text
 
 
 def _title(state: BatchState) -> str:
@@ -48,6 +113,29 @@ def _title(state: BatchState) -> str:
     if question.is_multi:
         parts.append("several allowed")
     return " · ".join(parts)
+
+
+# A description takes at most this many lines unless its option is highlighted.
+FOLDED_LINES = 3
+_BADGE = "  Recommended"
+_CHOSEN = "  ✓ chosen"
+
+
+def _label_column(state: BatchState) -> int:
+    """Cells of the widest label with its badges: where descriptions start (cached)."""
+    cache = state.draft.rows
+    widest = cache.get("label_width")
+    if widest is None:
+        widest = 0
+        for option in state.question.options or []:
+            size = cell_width(sanitize_line(display_label(option.label)))
+            if is_recommended(option.label):
+                size += len(_BADGE)
+            widest = max(widest, size)
+        cache["label_width"] = widest
+    if state.draft.answer is not None and not state.question.is_multi:
+        return widest + len(_CHOSEN)
+    return widest
 
 
 def _option_row(state: BatchState, index: int, width: int) -> list[Line]:
@@ -65,14 +153,45 @@ def _option_row(state: BatchState, index: int, width: int) -> list[Line]:
     prefix = f" {marker} {number} {box}"
     label = sanitize_line(display_label(option.label))
     fragments: list[Fragment] = [(current, prefix), (current + " class:label", label)]
+    used = cell_width(label)
     if is_recommended(option.label):
         fragments += [("", "  "), ("class:badge", "Recommended")]
+        used += len(_BADGE)
     answer = draft.answer
     if answer is not None and not question.is_multi and answer.selected == [option.label]:
         fragments += [("", "  "), ("class:chosen", "✓ chosen")]
-    if option.description:
-        fragments += [("", "  "), ("class:description", sanitize_line(option.description))]
-    return wrap(fragments, width, indent=cell_width(prefix))
+        used += len(_CHOSEN)
+    indent = cell_width(prefix)
+    if not option.description:
+        return wrap(fragments, width, indent=indent)
+    description = ("class:description", sanitize_line(option.description))
+    column = indent + _label_column(state) + 2
+    if column <= width // 2:  # one column after the longest label
+        fragments += [("", " " * (column - indent - used)), description]
+        lines = wrap(fragments, width, indent=column)
+    else:  # no room for a column: the description goes under its label
+        lines = wrap(fragments, width, indent=indent)
+        lines += wrap([("", " " * indent), description], width, indent=indent)
+    if draft.highlight != index and len(lines) > FOLDED_LINES + (column > width // 2):
+        lines = lines[: FOLDED_LINES + (column > width // 2)]
+        lines[-1] = _cut(lines[-1], width)
+    return lines
+
+
+def _cut(line: Line, width: int) -> Line:
+    """``line`` ending in ``…``: the mark that more text follows (shown on highlight)."""
+    out: Line = []
+    used = 0
+    for style, text in line:
+        size = cell_width(text)
+        if used + size > width - 1:
+            text = fit(text + " ", max(1, width - used)).removesuffix("…")
+            out.append((style, text))
+            break
+        out.append((style, text))
+        used += size
+    out.append(("class:more", "…"))
+    return out
 
 
 def _other_row(state: BatchState, marker: str, number: str, current: str,
@@ -99,15 +218,21 @@ def _text_field(state: BatchState, width: int) -> list[Line]:
                  ("class:field", text[cursor:])], width, indent=3)
 
 
-def _window(lines: list[Line], offset: int, room: int) -> tuple[list[Line], int]:
+def _window(lines: list[Line], offset: int, room: int, width: int
+            ) -> tuple[list[Line], int]:
     """At most ``room`` lines of a tall text block, with a line saying what is hidden."""
     if len(lines) <= room:
         return lines, 0
     shown = max(1, room - 1)
     offset = min(max(0, offset), len(lines) - shown)
     end = offset + shown
-    note = f" … lines {offset + 1}-{end} of {len(lines)} · pgup/pgdn to scroll"
-    return [*lines[offset:end], [("class:more", note)]], offset
+    if room <= 1:  # no line to spare for the note: the cut is marked on the line itself
+        return [_cut(lines[offset], width)], offset
+    span = f"{offset + 1}-{end}"
+    notes = (f" … lines {span} of {len(lines)} · pgup/pgdn to scroll",
+             f" … lines {span} of {len(lines)} · pgup/pgdn", f" … {span}/{len(lines)} pgup/pgdn")
+    note = next((note for note in notes if cell_width(note) <= width), notes[-1])
+    return [*lines[offset:end], [("class:more", fit(note, width))]], offset
 
 
 # An inline picker should not take over the terminal (gum and fzf keep to ~10 rows too),
@@ -116,66 +241,98 @@ MAX_LIST_ROWS = 14
 
 
 def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
-    """The option rows that fit in ``room`` lines, scrolled to keep the highlight in view."""
+    """The option rows that fit in ``room`` lines, scrolled to keep the highlight in view.
+
+    With the filter open only the matches (and the Other row) are listed, by their numbers.
+    """
     draft = state.draft
-    total = state.option_count + 1
+    count = state.option_count
+    order: range | list[int] = range(count + 1)
+    if state.filtering:
+        order = [*state.matches(), count]
+    total = len(order)
     cache = draft.rows  # a key changes one or two rows, not the twenty on screen
     if len(cache) > 4096:
         cache.clear()
     chosen = tuple(draft.answer.selected) if draft.answer else None
 
-    def rows(index: int) -> list[Line]:
-        if index == state.option_count:  # the Other row shows live text: never kept
+    def rows(position: int) -> list[Line]:
+        index = order[position]
+        if index == count:  # the Other row shows live text: never kept
             return _option_row(state, index, width)
         key = (index, width, draft.highlight == index, index in draft.checked, chosen)
         if key not in cache:
             cache[key] = _option_row(state, index, width)
         return cache[key]
 
+    highlight = order.index(draft.highlight) if draft.highlight in order else 0
+    draft.page_rows = max(1, room - 2)
     if total <= room and sum(len(rows(i)) for i in range(total)) <= room:
         draft.top = 0
         return [line for i in range(total) for line in rows(i)]
     inner = max(1, room - 2)  # one line each for the "more above / below" markers
-    highlight = draft.highlight
-    top = min(max(0, draft.top), total - 1)
-    top = min(top, highlight)
-    top = max(top, highlight - inner + 1)
-    while top < highlight and sum(len(rows(i)) for i in range(top, highlight + 1)) > inner:
-        top += 1
-    draft.top = top
-    body: list[Line] = []
-    end = top
-    while end < total and len(body) + len(rows(end)) <= inner:
-        body.extend(rows(end))
-        end += 1
-    if end == top:  # one row taller than the screen: show its start, say so below
-        body = rows(top)[: inner]
+    tall = rows(highlight)
+    if len(tall) > inner:  # the highlighted row alone is taller than the room: page it
+        top = draft.top = highlight
         end = top + 1
-    above = f"   ↑ {top} more" if top else ""
-    below = f"   ↓ {total - end} more" if end < total else ""
-    return [[("class:more", above)], *body, [("class:more", below)]]
+        space = max(1, room - (1 if top else 0) - (1 if end < total else 0))
+        body, draft.description_offset = _window(tall, draft.description_offset, space,
+                                                  width)
+        if len(tall) > space:
+            draft.paging = "description"
+    else:
+        top = min(max(0, draft.top), total - 1)
+        top = min(top, highlight)
+        top = max(top, highlight - inner + 1)
+        while sum(len(rows(i)) for i in range(top, highlight + 1)) > inner:
+            top += 1
+        draft.top = top
+        capacity = room - (1 if top else 0)  # no marker row above the first option
+        body, heights = [], []
+        end = top
+        while end < total and len(body) + len(rows(end)) <= capacity:
+            body.extend(rows(end))
+            heights.append(len(rows(end)))
+            end += 1
+        while end < total and len(body) > capacity - 1 and end - 1 > highlight:
+            del body[len(body) - heights.pop():]  # room for the "more below" marker
+            end -= 1
+        if len(body) + (1 if top else 0) + (1 if end < total else 0) > room:
+            return body  # one row of room: the highlight alone, no markers
+    above = [[("class:more", f"   ↑ {top} more")]] if top else []
+    below = [[("class:more", f"   ↓ {total - end} more")]] if end < total else []
+    return [*above, *body, *below]
+
+
+def _question_name(question: AskUserQuestionItem, width: int) -> str:
+    """A question named in one line: its header, else its text cut to ``width`` cells."""
+    return fit(sanitize_line(question.header or question.question), width)
 
 
 def _review(state: BatchState, width: int, height: int) -> list[Line]:
-    lines: list[Line] = [[("class:title", f" Review · {len(state.questions)} questions")]]
+    lines: list[Line] = [[("class:title", fit(f" Review · {len(state.questions)} questions",
+                                               width))]]
     rows: list[Line] = []
     for index, question in enumerate(state.questions):
-        name = sanitize_line(question.header or question.question)
         prefix = f" {str(index + 1).rjust(len(str(len(state.questions))))}. "
-        fragments: list[Fragment] = [("", prefix), ("class:label", fit(name, 40)), ("", ": ")]
+        name = _question_name(question, max(8, min(40, (width - len(prefix)) // 2)))
+        fragments: list[Fragment] = [("", prefix), ("class:label", name), ("", ": ")]
         status = state.status(index)
         if status == "answered":
             fragments.append(("class:answer", _answer_text(state, index)))
         else:
             fragments.append(("class:" + status, status))
         rows.extend(wrap(fragments, width, indent=cell_width(prefix)))
-    room = max(1, height - 4)
+    room = max(1, height - 1)
     if len(rows) > room:
-        top = min(state.review_top, len(rows) - room)
+        shown = max(1, room - 1)
+        top = min(state.review_top, len(rows) - shown)
         state.review_top = top
-        note = f"   ↑↓ scroll · lines {top + 1}-{top + room - 1} of {len(rows)}"
-        rows = [*rows[top : top + room - 1], [("class:more", note)]]
-    return lines + rows
+        note = f"   ↑↓ scroll · lines {top + 1}-{top + shown} of {len(rows)}"
+        rows = [*rows[top : top + shown], [("class:more", fit(note, width))]]
+    if 1 + len(rows) > height:
+        lines = []  # a tiny terminal: the rows matter more than the title
+    return lines + rows[: max(1, height)]
 
 
 def _answer_text(state: BatchState, index: int) -> str:
@@ -189,43 +346,76 @@ def _answer_text(state: BatchState, index: int) -> str:
     return ", ".join(sanitize_line(display_label(label)) for label in answer.selected)
 
 
+def _tail(state: BatchState, width: int, height: int, countdown: str | None) -> list[Line]:
+    """The hint, the countdown and the key help: they keep their rows when others give up."""
+    keys = key_line(_hints(state), width)
+    tail: list[Line] = [[("class:confirm" if state.confirming else "class:keys", keys)]]
+    if countdown:
+        tail.insert(0, [("class:countdown", fit(f" {countdown}", width))])
+    if state.hint:
+        hint = wrap([("class:hint", " ! " + state.hint)], width, indent=3)
+        if len(hint) + len(tail) > height // 2:
+            hint = [[("class:hint", fit(" ! " + state.hint, width))]]
+        tail[:0] = hint
+    return tail
+
+
+def _filter_line(state: BatchState, width: int) -> Line:
+    typed = sanitize_line(state.draft.filter or "")
+    found = len(state.matches())
+    count = f"  {found}/{state.option_count}"
+    room = width - 3 - len(count) - 1
+    if cell_width(typed) > room:  # keep the end of what is typed, where the cursor is
+        typed = "…" + typed[-max(1, room - 1):]
+    return [("", " / "), ("class:field", typed), CURSOR, ("class:more", count)]
+
+
 def render(state: BatchState, width: int, height: int, *, countdown: str | None = None
            ) -> list[Line]:
-    """The lines to draw for ``state`` on a ``width`` × ``height`` terminal."""
-    width = max(width - 1, _MIN_WIDTH)  # the last column stays free: no auto-wrap surprises
-    height = max(height, 6)
-    tail: list[Line] = []
-    if state.hint:
-        tail.extend(wrap([("class:hint", " ! " + state.hint)], width, indent=3))
-    if countdown:
-        tail.append([("class:countdown", f" {countdown}")])
-    tail.extend(wrap([("class:keys", " " + _keys(state))], width, indent=1))
-    if state.screen == "review":
-        return _review(state, width, height - len(tail)) + tail
+    """The lines to draw for ``state`` on a ``width`` × ``height`` terminal.
 
-    question = state.question
+    Every line fits in ``width - 1`` cells and there are at most ``height`` lines (from
+    20 × 6 up): the key help never wraps, and the title, the question and then the list
+    give up rows before the hints do.
+    """
+    width = max(width, _MIN_WIDTH) - 1  # the last column stays free: no auto-wrap surprises
+    height = max(height, _MIN_HEIGHT)
+    tail = _tail(state, width, height, countdown)
+    free = height - len(tail)
+    if state.screen == "review":
+        return _review(state, width, free) + tail
+
+    question, draft = state.question, state.draft
+    draft.paging = "list"
     head: list[Line] = []
     title = _title(state)
     if title:
-        head.extend(wrap([("class:title", " " + title)], width, indent=1))
+        head = [[("class:title", fit(" " + title, width))]]
     text = _block("class:question", question.question, width)
     if question.detail:
         text += _block("class:detail", question.detail, width, indent=3)
-    free = height - len(head) - len(tail)
-    list_rows = 1 if state.option_count == 0 else min(state.option_count + 1, 3) + 2
-    shown, state.draft.text_offset = _window(text, state.draft.text_offset,
-                                             max(2, free - list_rows))
-    room = max(1, min(free - len(shown), MAX_LIST_ROWS))
+    filter_line = [_filter_line(state, width)] if state.filtering else []
     if state.option_count == 0:
-        body = _text_field(state, width)
+        body_min = len(_text_field(state, width))
+    else:
+        body_min = min(state.option_count + 1, 3) if free >= 6 else 1
+    if len(head) + 1 + len(filter_line) + body_min > free:
+        head = []  # a tiny terminal: the question itself matters more than its title
+    text_room = max(1, free - len(head) - len(filter_line) - body_min)
+    shown, draft.text_offset = _window(text, draft.text_offset, text_room, width)
+    if len(shown) < len(text):
+        draft.paging = "text"
+    room = max(1, min(free - len(head) - len(shown) - len(filter_line), MAX_LIST_ROWS))
+    if state.option_count == 0:
+        body = _text_field(state, width)[-room:]
     else:
         body = _option_list(state, width, room)
-    return head + shown + body + tail
+    return head + shown + filter_line + body + tail
 
 
 def summary(state: BatchState, width: int, ending: str | None = None) -> str:
     """The one line left on screen when the UI closes."""
-    width = max(width - 1, _MIN_WIDTH)
+    width = max(width, _MIN_WIDTH) - 1
     if ending is not None or state.outcome is None:
         return fit(f"✗ questions {ending or 'cancelled'}", width)
     parts = []

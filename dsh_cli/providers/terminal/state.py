@@ -6,6 +6,10 @@ field has focus exactly when the highlight is on that row (optionless questions 
 always in their text field). Drafts (checks, Other text, highlight) live per question,
 so moving between questions keeps them; an answer is recorded only when the human
 confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
+
+A filter (``/``) narrows the list while it has focus; ``paging`` and ``page_rows`` are
+written by the renderer (what ``pgup``/``pgdn`` scroll, how tall a page is), since only it
+knows what is cut on screen. A first ``esc`` with work in the batch only arms ``confirming``.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from dsh_cli.interaction import (
     AskUserQuestionItem,
 )
 
-__all__ = ["ANSWER_FIRST", "AT_LEAST_ONE", "BatchState", "Draft"]
+__all__ = ["ANSWER_FIRST", "AT_LEAST_ONE", "NO_MATCH", "BatchState", "Draft"]
 
 AT_LEAST_ONE = "select at least one option, or type an answer"
 ANSWER_FIRST = "answer or skip this question first"
 EMPTY_TEXT = "type an answer, or press ctrl-s to skip"
+NO_MATCH = "no option matches the filter"
 
 
 @dataclass
@@ -38,6 +43,15 @@ class Draft:
     top: int = 0  # first visible row of the option list (kept by the renderer)
     text_offset: int = 0  # first visible line of a long question or detail
     rows: dict[Any, Any] = field(default_factory=dict, repr=False)  # the renderer's row cache
+    filter: str | None = None  # the filter line's text while it is open
+    description_offset: int = 0  # first visible line of the highlighted long description
+    paging: str = "list"  # what pgup/pgdn scroll: "list", "text" or "description"
+    page_rows: int = 5  # option rows a page moves (the renderer sets the real figure)
+
+    @property
+    def has_work(self) -> bool:
+        """An answer or a draft that cancelling would throw away."""
+        return self.answer is not None or bool(self.checked) or bool(self.text.strip())
 
 
 class BatchState:
@@ -53,6 +67,8 @@ class BatchState:
         self.outcome: AskUserQuestionAnswer | None = None
         self.cancelled = False
         self.review_top = 0
+        self.confirming = False  # a first esc asked "esc again to discard N answers"
+        self._haystacks: dict[int, list[str]] = {}  # per question: lowercased label + text
 
     # -- what is on screen -------------------------------------------------------------
 
@@ -79,6 +95,28 @@ class BatchState:
             return False
         return self.option_count == 0 or self.draft.highlight == self.option_count
 
+    @property
+    def filtering(self) -> bool:
+        """Whether the filter line is open (it then has the keyboard)."""
+        return self.screen == "question" and self.draft.filter is not None
+
+    @property
+    def work(self) -> int:
+        """How many questions hold an answer or a draft."""
+        return sum(draft.has_work for draft in self.drafts)
+
+    def matches(self) -> list[int]:
+        """The option indexes the filter keeps (all of them when it is closed or empty)."""
+        needle = (self.draft.filter or "").casefold()
+        if not needle:
+            return list(range(self.option_count))
+        haystacks = self._haystacks.get(self.index)
+        if haystacks is None:
+            haystacks = self._haystacks[self.index] = [
+                f"{option.label}\n{option.description or ''}".casefold()
+                for option in self.question.options or []]
+        return [index for index, text in enumerate(haystacks) if needle in text]
+
     def status(self, index: int) -> str:
         """``answered``, ``skipped`` or ``unanswered``."""
         answer = self.drafts[index].answer
@@ -90,7 +128,9 @@ class BatchState:
 
     def up(self) -> None:
         self.hint = None
-        if self.screen == "review":
+        if self.filtering:
+            self._move_match(-1)
+        elif self.screen == "review":
             self.review_top = max(0, self.review_top - 1)
         elif self.option_count == 0:
             self.prev()
@@ -99,7 +139,9 @@ class BatchState:
 
     def down(self) -> None:
         self.hint = None
-        if self.screen == "review":
+        if self.filtering:
+            self._move_match(+1)
+        elif self.screen == "review":
             self.review_top = min(len(self.questions) - 1, self.review_top + 1)
         elif self.option_count == 0:
             self.next()
@@ -107,6 +149,8 @@ class BatchState:
             self._move(+1)
 
     def left(self) -> None:
+        if self.filtering:
+            return
         if self.in_text:
             self.draft.cursor = max(0, self.draft.cursor - 1)
         elif self.screen == "review":
@@ -116,13 +160,15 @@ class BatchState:
             self.prev()
 
     def right(self) -> None:
+        if self.filtering:
+            return
         if self.in_text:
             self.draft.cursor = min(len(self.draft.text), self.draft.cursor + 1)
         elif self.screen == "question":
             self.next()
 
     def digit(self, number: int) -> None:
-        if self.in_text:
+        if self.in_text or self.filtering:
             self.insert(str(number))
             return
         self.hint = None
@@ -147,7 +193,7 @@ class BatchState:
             )
 
     def space(self) -> None:
-        if self.in_text:
+        if self.in_text or self.filtering:
             self.insert(" ")
         elif self.screen == "question":
             self.hint = None
@@ -160,21 +206,23 @@ class BatchState:
         self.hint = None
         if self.screen == "review":
             self._submit()
+        elif self.filtering:
+            self._filter_enter()
         elif self.in_text:
             text = self.draft.text.strip()
-            if not text:
+            if text:
+                self._record(AskUserQuestionAnswerItem(id=self.question.id, custom=text))
+            elif self.question.is_multi and self.draft.checked:
+                self._confirm_checked()  # an empty field adds nothing to the ticked options
+            else:
                 self.hint = EMPTY_TEXT
-                return
-            self._record(AskUserQuestionAnswerItem(id=self.question.id, custom=text))
         elif self.question.is_multi:
             draft = self.draft
             if draft.text.strip():  # Other text overrides the checks, never supplements them
                 self._record(AskUserQuestionAnswerItem(id=self.question.id,
                                                        custom=draft.text.strip()))
             elif draft.checked:
-                labels = self.question.labels
-                self._record(AskUserQuestionAnswerItem(
-                    id=self.question.id, selected=[labels[i] for i in sorted(draft.checked)]))
+                self._confirm_checked()
             else:
                 self.hint = AT_LEAST_ONE
         else:
@@ -182,14 +230,17 @@ class BatchState:
 
     def focus_other(self) -> None:
         """``tab`` or ``o`` on the option list."""
-        if self.screen == "question" and not self.in_text:
+        if self.screen == "question" and not self.in_text and not self.filtering:
             self.hint = None
             self.draft.highlight = self.option_count
 
     def letter(self, char: str) -> None:
         """A printable key: text in a text field, a command letter on the list."""
-        if self.in_text:
+        if self.in_text or self.filtering:
             self.insert(char)
+        elif self.screen == "question" and char == "/" and self.option_count:
+            self.hint = None
+            self.draft.filter = ""
         elif self.screen == "question" and char == "o":
             self.focus_other()
         elif self.screen == "question" and char == "s":
@@ -203,12 +254,26 @@ class BatchState:
         self._record(AskUserQuestionAnswerItem(id=self.question.id))
 
     def escape(self) -> None:
-        """``esc``: back to the options from the Other field, else cancel the batch."""
-        if self.in_text and self.option_count > 0:
-            self.hint = None
+        """``esc``: close the filter, leave the Other field, else cancel the batch.
+
+        With an answer or a draft anywhere in the batch the first ``esc`` only asks
+        (``confirming``); the second cancels, any other key goes back (``dismiss``).
+        """
+        self.hint = None
+        if self.confirming:
+            self.cancel()
+        elif self.filtering:
+            self.draft.filter = None  # the highlight stays where the filter left it
+        elif self.in_text and self.option_count > 0:
             self.draft.highlight = self.option_count - 1
+        elif self.work:
+            self.confirming = True
         else:
             self.cancel()
+
+    def dismiss(self) -> None:
+        """Any key but ``esc`` while ``confirming``: back to the batch, nothing lost."""
+        self.confirming = False
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -232,24 +297,67 @@ class BatchState:
             self.hint = "answer or skip this question"
 
     def page(self, direction: int) -> None:
-        """``pgup``/``pgdn``: scroll a long question or detail (the renderer clamps)."""
-        if self.screen == "question":
-            self.draft.text_offset = max(0, self.draft.text_offset + direction * 5)
+        """``pgup``/``pgdn``: scroll what is cut on screen (the renderer clamps), else a page."""
+        if self.screen == "review":
+            self.review_top = max(0, self.review_top + direction * 5)
+            return
+        draft = self.draft
+        self.hint = None
+        if draft.paging == "description":
+            draft.description_offset = max(0, draft.description_offset + direction * 3)
+        elif draft.paging == "text" or self.option_count == 0:
+            draft.text_offset = max(0, draft.text_offset + direction * 5)
+        elif self.filtering:
+            self._move_match(direction * max(1, draft.page_rows))
+        else:
+            last = self.option_count  # the Other row
+            step = direction * max(1, draft.page_rows)
+            self._highlight(min(last, max(0, draft.highlight + step)))
+
+    def home(self) -> None:
+        """``home``: the start of the field, else the first option (or match)."""
+        if self.in_text:
+            self.draft.cursor = 0
+        elif self.filtering:
+            found = self.matches()
+            if found:
+                self._highlight(found[0])
+        elif self.screen == "question":
+            self._highlight(0)
+
+    def end(self) -> None:
+        """``end``: the end of the field, else the Other row (or the last match)."""
+        if self.in_text:
+            self.draft.cursor = len(self.draft.text)
+        elif self.filtering:
+            found = self.matches()
+            if found:
+                self._highlight(found[-1])
+        elif self.screen == "question":
+            self._highlight(self.option_count)
 
     # -- the text field --------------------------------------------------------------
 
     def insert(self, text: str) -> None:
+        text = " ".join(text.splitlines())  # the field is one line; pastes lose their breaks
+        if self.filtering:
+            self.hint = None
+            self.draft.filter = (self.draft.filter or "") + text
+            self._follow_filter()
+            return
         if not self.in_text:
             return
         self.hint = None
-        text = " ".join(text.splitlines())  # the field is one line; pastes lose their breaks
         draft = self.draft
         draft.text = draft.text[: draft.cursor] + text + draft.text[draft.cursor:]
         draft.cursor += len(text)
 
     def backspace(self) -> None:
         draft = self.draft
-        if self.in_text and draft.cursor > 0:
+        if self.filtering:
+            draft.filter = (draft.filter or "")[:-1]
+            self._follow_filter()
+        elif self.in_text and draft.cursor > 0:
             draft.text = draft.text[: draft.cursor - 1] + draft.text[draft.cursor:]
             draft.cursor -= 1
 
@@ -257,14 +365,6 @@ class BatchState:
         draft = self.draft
         if self.in_text:
             draft.text = draft.text[: draft.cursor] + draft.text[draft.cursor + 1:]
-
-    def home(self) -> None:
-        if self.in_text:
-            self.draft.cursor = 0
-
-    def end(self) -> None:
-        if self.in_text:
-            self.draft.cursor = len(self.draft.text)
 
     def kill_before(self) -> None:
         """``ctrl-u``: delete from the start of the field to the cursor."""
@@ -277,7 +377,49 @@ class BatchState:
 
     def _move(self, delta: int) -> None:
         rows = self.option_count + 1  # the options and the Other row
-        self.draft.highlight = (self.draft.highlight + delta) % rows
+        self._highlight((self.draft.highlight + delta) % rows)
+
+    def _highlight(self, index: int) -> None:
+        if index != self.draft.highlight:
+            self.draft.highlight = index
+            self.draft.description_offset = 0
+
+    def _move_match(self, delta: int) -> None:
+        """Among the filter's matches (wrapping by one step, stopping at the ends by a page)."""
+        found = self.matches()
+        if not found:
+            return
+        if self.draft.highlight not in found:
+            self._highlight(found[0])
+            return
+        position = found.index(self.draft.highlight) + delta
+        if abs(delta) == 1:
+            position %= len(found)
+        self._highlight(found[min(len(found) - 1, max(0, position))])
+
+    def _follow_filter(self) -> None:
+        """Keep the highlight on a match when the filter text changes."""
+        found = self.matches()
+        if found and self.draft.highlight not in found:
+            self._highlight(found[0])
+
+    def _filter_enter(self) -> None:
+        """``enter`` in the filter: choose the match, or (multi-select) toggle it and close."""
+        found = self.matches()
+        if self.draft.highlight not in found:
+            self.hint = NO_MATCH
+            return
+        if self.question.is_multi:
+            self._toggle(self.draft.highlight)
+            self.draft.filter = None
+        else:
+            self.draft.filter = None
+            self._choose(self.draft.highlight)
+
+    def _confirm_checked(self) -> None:
+        labels = self.question.labels
+        self._record(AskUserQuestionAnswerItem(
+            id=self.question.id, selected=[labels[i] for i in sorted(self.draft.checked)]))
 
     def _toggle(self, index: int) -> None:
         if index >= self.option_count:
@@ -292,6 +434,7 @@ class BatchState:
 
     def _record(self, answer: AskUserQuestionAnswerItem) -> None:
         self.draft.answer = answer
+        self.draft.filter = None
         self._advance()
 
     def _advance(self) -> None:

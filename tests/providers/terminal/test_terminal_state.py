@@ -203,10 +203,12 @@ def test_review_enter_jumps_to_the_first_unanswered_and_advancing_returns_to_rev
     ]
 
 
-def test_review_esc_cancels():
+def test_review_esc_twice_cancels():
     state = BatchState([item("a", "X"), item("b", "Y")])
     state.digit(1)
     state.digit(1)
+    state.escape()
+    assert state.confirming and not state.cancelled  # answers are never lost to one esc
     state.escape()
     assert state.cancelled
 

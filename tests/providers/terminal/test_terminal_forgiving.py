@@ -1,0 +1,384 @@
+"""Issue 16 through the application: long lists, small terminals, no lost work.
+
+Each test drives a real ``TerminalProvider`` with prompt-toolkit pipe input on an output of
+a fixed size (100x30, 40x10, 20x6) and reads the frame the application would draw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.data_structures import Size
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output.vt100 import Vt100_Output
+
+from dsh_cli.interaction import (
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    UserInteraction,
+    UserInteractionError,
+)
+from dsh_cli.providers.terminal import TerminalProvider
+from dsh_cli.providers.terminal.text import cell_width
+
+UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
+HOME, END, PGUP, PGDN = "\x1b[H", "\x1b[F", "\x1b[5~", "\x1b[6~"
+ESC, CTRL_C, ENTER, TAB = "\x1b", "\x03", "\r", "\t"
+SIZES = [(100, 30), (40, 10), (20, 6)]
+WORDS = " ".join(f"word{n}" for n in range(40))
+
+
+def item(qid: str, *labels: str, multi: bool = False, **extra) -> AskUserQuestionItem:
+    options = [{"label": label} for label in labels] or None
+    return AskUserQuestionItem(id=qid, question=extra.pop("question", f"{qid}?"),
+                               options=options, multi_select=multi, **extra)
+
+
+def many(qid: str, count: int = 50, **extra) -> AskUserQuestionItem:
+    options = [{"label": f"Option {n}", "description": f"about {n}"} for n in range(count)]
+    return AskUserQuestionItem(id=qid, question="Pick one", options=options, **extra)
+
+
+class Session:
+    """A provider asking one batch on a ``columns`` x ``rows`` terminal, keys by pipe."""
+
+    def __init__(self, pipe, provider: TerminalProvider, task: asyncio.Future) -> None:
+        self.pipe, self.provider, self.task = pipe, provider, task
+
+    @property
+    def state(self):
+        return self.provider.state
+
+    async def keys(self, *keys: str) -> None:
+        for key in keys:
+            self.pipe.send_text(key)
+            await asyncio.sleep(0.2 if key == ESC else 0.02)  # a lone esc waits ttimeoutlen
+
+    def frame(self) -> list[str]:
+        """The lines of the frame the application draws now."""
+        text = "".join(t for style, t in self.provider.screen._fragments()
+                       if not style.startswith("["))
+        return text.split("\n")
+
+    async def result(self):
+        return (await asyncio.wait_for(self.task, 5)).to_json()
+
+
+def ask(size: tuple[int, int], *questions: AskUserQuestionItem):
+    """Run ``body(session)`` against a batch shown on a terminal of ``size``."""
+    columns, rows = size
+
+    def decorator(body):
+        async def main():
+            output = Vt100_Output(io.StringIO(), lambda: Size(rows=rows, columns=columns),
+                                  term="xterm")
+            with create_pipe_input() as pipe, create_app_session(input=pipe, output=output):
+                ui = UserInteraction()
+                provider = TerminalProvider()
+                ui.register_provider(provider)
+                task = asyncio.ensure_future(
+                    ui.ask(AskUserQuestionRequest(questions=list(questions))))
+                for _ in range(300):
+                    if provider.screen is not None and provider.screen.app.is_running:
+                        break
+                    await asyncio.sleep(0.01)
+                return await asyncio.wait_for(body(Session(pipe, provider, task)), 10)
+        return asyncio.run(main())
+    return decorator
+
+
+def assert_fits(frame: list[str], size: tuple[int, int]) -> None:
+    columns, rows = size
+    assert len(frame) <= rows, frame
+    for line in frame:
+        assert cell_width(line) <= columns - 1, (line, cell_width(line))
+
+
+def key_line(frame: list[str]) -> str:
+    return frame[-1]
+
+
+# -- the hint line ---------------------------------------------------------------------
+
+
+SCREENS = {
+    "single": ([], [item("db", "PostgreSQL", "SQLite"), item("name")]),
+    "multi": ([], [item("f", "Auth", "Billing", "Admin UI", multi=True), item("name")]),
+    "other": ([TAB], [item("f", "Auth", "Billing", multi=True)]),
+    "free text": ([], [item("name")]),
+    "free text in a batch": ([], [item("name"), item("db", "A")]),
+    "review": (["1", "1"], [item("a", "X"), item("b", "Y")]),
+    "filter": (["/", "opt"], [many("m")]),
+    "confirming": (["1", ESC], [item("a", "X"), item("b", "Y")]),
+}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_hint_line_never_wraps_and_keeps_enter_and_esc(size, screen):
+    keys, questions = SCREENS[screen]
+
+    @ask(size, *questions)
+    async def frame(session):
+        await session.keys(*keys)
+        frame = session.frame()
+        await session.keys(CTRL_C)
+        with pytest.raises(UserInteractionError):
+            await session.task
+        return frame
+
+    assert_fits(frame, size)
+    keys_shown = key_line(frame)
+    if screen == "confirming":
+        assert re.search(r"esc( again)?:? (to )?discard 1", keys_shown), keys_shown
+    else:
+        assert re.search(r"\benter \w+", keys_shown) and re.search(r"\besc \w+", keys_shown)
+    if size == (100, 30) and screen == "multi":
+        assert "esc cancel" in keys_shown and "enter confirm" in keys_shown
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_small_terminals_take_rows_from_the_question_and_list_before_the_hints(size):
+    long = item("q", "Alpha", "Beta", question="Which one? " * 30, header="Choice",
+                detail="Some detail " * 20)
+
+    @ask(size, long)
+    async def frame(session):
+        await session.keys("9")  # a hint line as well as the key help
+        frame = session.frame()
+        await session.keys("1")
+        return frame, await session.result()
+
+    frame, result = frame
+    assert_fits(frame, size)
+    assert "no option 9" in "\n".join(frame) and "esc" in key_line(frame)
+    assert any("1. Alpha" in line for line in frame)  # the highlight is never given up
+    assert result == {"answers": [{"id": "q", "selected": ["Alpha"]}]}
+
+
+# -- long lists ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_home_end_pgup_pgdn_on_a_long_list(size):
+    @ask(size, many("m"))
+    async def run(session):
+        state = session.state
+        await session.keys(END)
+        assert state.draft.highlight == 50 and state.in_text  # the Other row
+        await session.keys(UP)  # in the field home/end move its cursor; back to the list
+        assert state.draft.highlight == 49
+        await session.keys(HOME)
+        assert state.draft.highlight == 0
+        await session.keys(PGDN)
+        page = state.draft.highlight
+        assert page >= 1
+        assert_fits(session.frame(), size)
+        assert any(f"› {page + 1:>2}. Option {page}" in line for line in session.frame())
+        await session.keys(PGDN, PGUP)
+        assert state.draft.highlight == page
+        await session.keys(PGUP)
+        assert state.draft.highlight == 0
+        await session.keys(ENTER)
+        return await session.result()
+
+    assert run == {"answers": [{"id": "m", "selected": ["Option 0"]}]}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_blank_row_at_the_top_of_a_scrolled_long_list(size):
+    @ask(size, many("m"))
+    async def frame(session):
+        await session.keys(DOWN, UP)
+        frame = session.frame()
+        await session.keys(CTRL_C)
+        return frame
+
+    assert all(line.strip() for line in frame), frame
+    assert not any("↑" in line and "more" in line for line in frame)
+    assert any("more" in line for line in frame)  # what is hidden below is said
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_filter_narrows_keeps_numbers_and_takes_letters_as_text(size):
+    questions = [many("m"), item("next", "X")]
+
+    @ask(size, *questions)
+    async def run(session):
+        state = session.state
+        await session.keys("/", "o", "s", TAB)  # no jump to Other, no skip
+        assert state.filtering and state.draft.filter == "os" and state.index == 0
+        await session.keys("\x7f", "\x7f", "OPTION 4")  # case-insensitive
+        assert state.matches() == [4, *range(40, 50)]
+        frame = session.frame()
+        assert_fits(frame, size)
+        assert any(re.search(r"› +5\. Option 4", line) for line in frame)
+        assert not any("Option 3 " in line or line.endswith("Option 3") for line in frame)
+        await session.keys(DOWN)
+        assert state.draft.highlight == 40
+        assert any("41. Option 40" in line and "›" in line for line in session.frame())
+        await session.keys(UP, UP)
+        assert state.draft.highlight == 49  # wraps among the matches
+        await session.keys(ESC)
+        assert not state.filtering and state.draft.highlight == 49  # the highlight kept
+        await session.keys("/", "about 7", ENTER)  # descriptions match too; enter picks
+        assert state.index == 1
+        await session.keys("1", ENTER)
+        return await session.result()
+
+    assert run["answers"][0] == {"id": "m", "selected": ["Option 7"]}
+
+
+def test_the_filter_in_a_multi_select_toggles_the_match_and_digits_are_text():
+    @ask((40, 10), many("m", multi_select=True))
+    async def run(session):
+        await session.keys("/", "12", ENTER)
+        assert session.state.draft.checked == {12} and not session.state.filtering
+        await session.keys("/", "nothing like it", ENTER)
+        assert "no option matches" in "\n".join(session.frame())
+        await session.keys(ESC, ENTER)
+        return await session.result()
+
+    assert run == {"answers": [{"id": "m", "selected": ["Option 12"]}]}
+
+
+# -- descriptions -------------------------------------------------------------------
+
+
+def described(*rows: tuple[str, str]) -> AskUserQuestionItem:
+    return AskUserQuestionItem(id="d", question="Which?", options=[
+        {"label": label, "description": text} for label, text in rows])
+
+
+def test_descriptions_line_up_after_the_longest_label_when_it_fits_in_half_the_width():
+    question = described(("Auth", "Sign-in with OAuth"), ("Admin UI", "A dashboard"),
+                         ("Billing", "Subscriptions"))
+
+    @ask((100, 30), question)
+    async def frame(session):
+        frame = session.frame()
+        await session.keys(CTRL_C)
+        return frame
+
+    columns = {line.index(text) for line in frame
+               for text in ("Sign-in", "A dashboard", "Subscriptions") if text in line}
+    assert len(columns) == 1, frame
+
+
+@pytest.mark.parametrize("size", [(100, 30), (40, 10)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_descriptions_go_under_their_label_when_the_column_does_not_fit(size):
+    question = described(("A rather long label for this one, which goes on and on and on",
+                          "short text"), ("B", "more"))
+
+    @ask(size, question)
+    async def frame(session):
+        frame = session.frame()
+        await session.keys(CTRL_C)
+        return frame
+
+    label = next(i for i, line in enumerate(frame) if "1. A" in line)
+    assert "short text" not in frame[label]
+    assert any("short" in line for line in frame[label + 1: label + 4])
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_long_description_is_folded_then_shown_whole_and_paged_while_highlighted(size):
+    question = described(("A", "first"), ("Long", WORDS), ("C", "third"))
+
+    @ask(size, question)
+    async def run(session):
+        folded = session.frame()
+        row = [line for line in folded if "word" in line]
+        if row:  # room for it: at most three lines, the cut marked with …
+            assert len(row) <= 3 and row[-1].rstrip().endswith("…")
+            assert "word39" not in "\n".join(folded)
+        await session.keys(DOWN)
+        seen = "\n".join(session.frame())
+        for _ in range(12):  # page until the end of the text is reached
+            if "word39" in seen:
+                break
+            await session.keys(PGDN)
+            assert_fits(session.frame(), size)
+            seen += "\n".join(session.frame())
+        assert "word39" in seen, "the end of every description is reachable"
+        assert session.state.draft.highlight == 1  # paging the text, not the list
+        await session.keys(ENTER)
+        return await session.result()
+
+    assert run == {"answers": [{"id": "d", "selected": ["Long"]}]}
+
+
+# -- no lost work -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_enter_in_an_empty_other_field_confirms_the_ticked_options(size):
+    @ask(size, item("f", "Auth", "Billing", "Admin", multi=True))
+    async def run(session):
+        await session.keys("1", "3", TAB, ENTER)
+        return await session.result()
+
+    assert run == {"answers": [{"id": "f", "selected": ["Auth", "Admin"]}]}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_esc_with_work_in_the_batch_asks_first_and_any_other_key_goes_back(size):
+    @ask(size, item("a", "X", "Y"), item("b"), item("c", "P"))
+    async def run(session):
+        state = session.state
+        await session.keys("1", "half a draft", UP, ESC)  # b has a draft, a an answer
+        assert state.confirming and not state.done
+        frame = session.frame()
+        assert_fits(frame, size)
+        if size == (100, 30):
+            assert key_line(frame) == (
+                " esc again to discard 2 answers · any other key to go back")
+        await session.keys("x")  # goes back, does nothing else
+        assert not state.confirming and state.drafts[1].text == "half a draft"
+        await session.keys(TAB, ESC)  # the double-esc reflex: leave Other, then once more
+        assert not state.confirming and not state.in_text
+        await session.keys(ESC)
+        assert state.confirming and not state.done
+        await session.keys(ESC)
+        with pytest.raises(UserInteractionError) as error:
+            await session.task
+        return error.value.code
+
+    assert run == "ASK_CANCELLED"
+
+
+@pytest.mark.parametrize("keys", [[ESC], ["1", CTRL_C]])
+def test_nothing_answered_esc_cancels_at_once_and_ctrl_c_always_does(keys):
+    @ask((40, 10), item("a", "X"), item("b", "Y"))
+    async def run(session):
+        await session.keys(*keys)
+        with pytest.raises(UserInteractionError) as error:
+            await session.task
+        return error.value.code
+
+    assert run == "ASK_CANCELLED"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_review_rows_name_a_question_by_header_else_by_its_text_cut_to_one_line(size):
+    questions = [item("a", "X", header="Stack"),
+                 item("b", "Y", question="Which deployment target should we use for the "
+                                         "staging environment\nand later production?")]
+
+    @ask(size, *questions)
+    async def frame(session):
+        await session.keys("1", "1")
+        frame = session.frame()
+        await session.keys(CTRL_C)
+        return frame
+
+    assert_fits(frame, size)
+    first = next(line for line in frame if re.match(r"\s*1\. ", line))
+    second = next(line for line in frame if re.match(r"\s*2\. ", line))
+    assert "Stack" in first and "a?" not in first
+    assert "Which" in second and "production" not in "\n".join(frame)
+    assert "…" in second
