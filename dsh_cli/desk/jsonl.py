@@ -17,8 +17,6 @@ from typing import IO, Any
 from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.interaction.pending import NOT_PENDING
-from dsh_cli.providers.line_reader import LineReader
-from dsh_cli.providers.relay import QUESTION_EVENTS
 from dsh_cli.providers.frames import (
     BadFrame,
     QuestionAnswerFrame,
@@ -26,6 +24,8 @@ from dsh_cli.providers.frames import (
     QuestionsReplayFrame,
     parse_frame,
 )
+from dsh_cli.providers.line_reader import LineReader
+from dsh_cli.providers.relay import QUESTION_EVENTS
 
 __all__ = ["JsonlDesk"]
 
