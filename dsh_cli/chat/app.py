@@ -30,7 +30,7 @@ class LazyTerminalProvider:
 
             # The chat rings its own alert from the event stream, so the UI does not.
             self._provider = self._stack.enter_context(
-                terminal_provider(target=self.target, notify="none"))
+                terminal_provider(target=self.target))
         return await self._provider.ask(request)
 
 

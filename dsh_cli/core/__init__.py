@@ -2,7 +2,8 @@
 
 ``errors`` (the whole error tree, every code, the one stderr line), ``events`` (the one event
 stream), ``signal`` (abort signals), ``tasks`` (closing a task without losing a stop),
-``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention) and
-``shapes`` (pydantic shape errors in dsh's words). Import the module you need directly;
-this package re-exports nothing, so importing one costs only that one.
+``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention),
+``shapes`` (pydantic shape errors in dsh's words) and ``ids`` (fresh request and session ids).
+Import the module you need directly; this package re-exports nothing, so importing one costs
+only that one.
 """

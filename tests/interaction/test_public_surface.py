@@ -15,6 +15,7 @@ PUBLIC_NAMES = sorted([
     "AbortSignal",
     "Agent",
     "AgentRegistry",
+    "AskContext",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionItem",

@@ -4,7 +4,7 @@
     text.py      styled text wrapped by display width (CJK, emoji)
     render.py    the screen of a state as styled lines; only visible option rows are built
     keys.py      the flat key-binding table
-    provider.py  TerminalProvider (the application, countdown, alert) and terminal_provider
+    provider.py  TerminalProvider (the application and its countdown) and terminal_provider
 """
 
 from dsh_cli.providers.terminal.provider import TerminalProvider, terminal_provider

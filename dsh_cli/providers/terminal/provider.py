@@ -19,16 +19,14 @@ from typing import Any
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
+    AskContext,
     AskUserQuestionAnswer,
-    AskUserQuestionRequest,
+    Deadline,
     UserInteractionError,
-    sanitize_line,
 )
 from dsh_cli.providers.terminal.state import BatchState
 
-__all__ = ["NOTIFY_CHOICES", "TerminalProvider", "terminal_provider"]
-
-NOTIFY_CHOICES = ("none", "bell", "osc9")
+__all__ = ["TerminalProvider", "terminal_provider"]
 
 _STYLE = {
     "title": "bold",
@@ -50,24 +48,21 @@ _STYLE = {
 class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
-    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none") -> None:
-        if notify not in NOTIFY_CHOICES:
-            raise ValueError(f"notify must be one of {', '.join(NOTIFY_CHOICES)}")
+    def __init__(self, *, input: Any = None, output: Any = None) -> None:
         self.input = input
         self.output = output
-        self.notify = notify
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
         self.screen: _Screen | None = None
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         """Show the batch until it is answered or cancelled (``ASK_CANCELLED``)."""
         from prompt_toolkit.application.current import get_app_session
 
         session = get_app_session()
         output = self.output or session.output
-        state = self.state = BatchState(list(request.questions))
-        screen = self.screen = _Screen(state, request, self.input or session.input, output)
-        self._alert(output, request)
+        state = self.state = BatchState(list(context.request.questions))
+        screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
+                                       output)
         _discard_typeahead(self.input or session.input)
         # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
         # the command, and prompt-toolkit's own handler would remove the command's for good.
@@ -75,7 +70,7 @@ class TerminalProvider:
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            await screen.close(task, _ending(request))
+            await screen.close(task, _ending(context.deadline))
             raise
         except EOFError:
             raise UserInteractionError("input closed", ASK_ABORTED) from None
@@ -84,18 +79,6 @@ class TerminalProvider:
         if state.outcome is None:
             raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
         return state.outcome
-
-    def _alert(self, output: Any, request: AskUserQuestionRequest) -> None:
-        """The terminal alert when a question appears (BEL, or an OSC 9 notification)."""
-        if self.notify == "none":
-            return
-        if self.notify == "bell":
-            output.write_raw("\a")
-        else:
-            first = request.questions[0]
-            text = sanitize_line(first.header or first.question).replace(";", ",")[:80]
-            output.write_raw(f"\x1b]9;dsh: {text}\x07")
-        output.flush()
 
 
 def _discard_typeahead(input: Any) -> None:
@@ -114,9 +97,8 @@ def _discard_typeahead(input: Any) -> None:
             termios.tcflush(fd, termios.TCIFLUSH)
 
 
-def _ending(request: AskUserQuestionRequest) -> str:
+def _ending(deadline: Deadline | None) -> str:
     """Why the UI is being closed from outside: the timeout, or an abort."""
-    deadline = request.deadline
     now = asyncio.get_running_loop().time()
     if deadline is not None and not deadline.stopped and deadline.remaining(now) <= 0.05:
         return "timed out"
@@ -126,7 +108,7 @@ def _ending(request: AskUserQuestionRequest) -> str:
 class _Screen:
     """The prompt-toolkit application drawing one ``BatchState``."""
 
-    def __init__(self, state: BatchState, request: AskUserQuestionRequest, input: Any,
+    def __init__(self, state: BatchState, deadline: Deadline | None, input: Any,
                  output: Any) -> None:
         from prompt_toolkit.application import Application
         from prompt_toolkit.filters import Condition
@@ -137,7 +119,7 @@ class _Screen:
         from dsh_cli.providers.terminal.keys import build_key_bindings
 
         self.state = state
-        self.deadline = request.deadline
+        self.deadline = deadline
         self.ending_line: str | None = None
         self._ticker: asyncio.Task[None] | None = None
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)
@@ -219,7 +201,7 @@ class _Screen:
 
 
 @contextlib.contextmanager
-def terminal_provider(target: str = "stdout", notify: str = "none") -> Iterator[TerminalProvider]:
+def terminal_provider(target: str = "stdout") -> Iterator[TerminalProvider]:
     """A ``TerminalProvider`` drawing on ``stdout``, ``stderr`` or ``tty`` (/dev/tty both ways)."""
     from prompt_toolkit.input import create_input
     from prompt_toolkit.output import create_output
@@ -234,4 +216,4 @@ def terminal_provider(target: str = "stdout", notify: str = "none") -> Iterator[
             input, output = create_input(sys.stdin), create_output(stream)
         else:
             raise ValueError(f"unknown terminal target {target!r}")
-        yield TerminalProvider(input=input, output=output, notify=notify)
+        yield TerminalProvider(input=input, output=output)
