@@ -138,8 +138,7 @@ async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.Exi
     stack.callback(runtime.events.subscribe(
         QuestionAlert(alert_stream, "bell" if plain and notify == "osc9" else notify)))
     runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
-    if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
-        runtime.model.on_retry = renderer.retry_notice
+    runtime.model.on_retry = renderer.retry_notice  # a real API says why it waits
     if runtime.resumed:
         renderer.replay(runtime.loop.messages)
     renderer.line(_greeting(runtime), dim=True)

@@ -1,7 +1,7 @@
 """The OpenAI-compatible chat client: DeepSeek by default, any compatible endpoint by URL.
 
 It streams with the official ``openai`` SDK, imported on first use (never when this
-module is imported, so resolving a model stays cheap; ``preload()`` warms it ahead).
+module is imported, so resolving a model stays cheap).
 The SDK's own retries are off: this client retries itself, and only while nothing of
 the turn has been yielded, so a retry can never repeat text the caller already has.
 
@@ -42,8 +42,7 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from typing import Any
 
 from dsh_cli.core.errors import (
@@ -58,12 +57,10 @@ from dsh_cli.core.errors import (
     MODEL_TIMEOUT,
 )
 from dsh_cli.core.sanitize import sanitize_line
-from dsh_cli.models.base import ModelError, StreamItem
+from dsh_cli.models.base import ModelError, RetryHook, RetryNotice, StreamItem, ignore_retry
 from dsh_cli.models.turn_assembly import TurnAssembler
 
 __all__ = [
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MODEL",
     "MODEL_AUTH",
     "MODEL_BAD_REQUEST",
     "MODEL_CONNECTION",
@@ -77,10 +74,6 @@ __all__ = [
     "RetryNotice",
 ]
 
-DEFAULT_MODEL = "deepseek-chat"
-DEFAULT_BASE_URL = "https://api.deepseek.com"
-
-
 # Fields of a stored message that are ours or a provider's output, never API input.
 _NOT_FOR_THE_API = ("reasoning_content", "reasoning")
 
@@ -90,15 +83,6 @@ _CONTEXT_PATTERNS = re.compile(
     re.IGNORECASE,
 )
 _MAX_DETAIL = 300
-
-
-@dataclass(frozen=True)
-class RetryNotice:
-    """Told to ``on_retry`` before each wait: which attempt failed, why, and for how long."""
-
-    attempt: int
-    delay: float
-    error: ModelError
 
 
 class _Failure(Exception):
@@ -117,8 +101,8 @@ class OpenAIChatModel:
     def __init__(
         self,
         *,
-        model: str = DEFAULT_MODEL,
-        base_url: str = DEFAULT_BASE_URL,
+        model: str,
+        base_url: str,
         api_key: str,
         timeout: float = 60.0,
         max_retries: int = 3,
@@ -126,7 +110,7 @@ class OpenAIChatModel:
         max_retry_delay: float = 8.0,
         max_retry_after: float = 60.0,
         include_usage: bool = True,
-        on_retry: Callable[[RetryNotice], None] | None = None,
+        on_retry: RetryHook | None = None,
     ) -> None:
         self.name = model
         self.model = model
@@ -137,17 +121,13 @@ class OpenAIChatModel:
         self.max_retry_delay = max_retry_delay
         self.max_retry_after = max_retry_after
         self.include_usage = include_usage
-        self.on_retry = on_retry
+        self.on_retry: RetryHook = on_retry or ignore_retry
         self.__key = api_key or ""
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # the key stays out of logs and tracebacks
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-    def preload(self) -> None:
-        """Import the SDK now (e.g. in a thread while the human types), not at first call."""
-        import openai  # noqa: F401
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the current event loop's client."""
@@ -245,8 +225,7 @@ class OpenAIChatModel:
             if delay is None:
                 raise failure.error
             attempt += 1
-            if self.on_retry is not None:
-                self.on_retry(RetryNotice(attempt, delay, failure.error))
+            self.on_retry(RetryNotice(attempt, delay, failure.error))
             await asyncio.sleep(delay)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float | None:
