@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.defaults import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MODEL,
+    KEY_VARIABLES,
+    NOTIFY_CHOICES,
+)
 from dsh_cli.core.errors import ConfigError
 
 __all__ = [
@@ -25,11 +31,6 @@ __all__ = [
     "data_dir",
     "load_settings",
 ]
-
-DEFAULT_MODEL = "deepseek-chat"
-DEFAULT_BASE_URL = "https://api.deepseek.com"
-KEY_VARIABLES = ("DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
-NOTIFY_CHOICES = ("bell", "osc9", "none")
 
 
 def config_dir() -> Path:

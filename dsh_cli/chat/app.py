@@ -9,10 +9,12 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from dsh_cli.core.defaults import KEY_VARIABLES_HINT
+
 __all__ = ["DEMO_NOTICE", "LazyTerminalProvider", "chat_main", "use_plain"]
 
 DEMO_NOTICE = ("dsh: no API key is set, so this is the offline demo model; to use a real "
-               "one, set DSH_API_KEY (or DEEPSEEK_API_KEY, OPENAI_API_KEY), or pick one "
+               f"one, set {KEY_VARIABLES_HINT}, or pick one "
                "with -m/--model and --base-url")
 
 

@@ -3,7 +3,8 @@
 ``errors`` (the whole error tree, every code, the one stderr line), ``events`` (the one event
 stream), ``signal`` (abort signals), ``tasks`` (closing a task without losing a stop),
 ``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention),
-``shapes`` (pydantic shape errors in dsh's words) and ``ids`` (fresh request and session ids).
-Import the module you need directly; this package re-exports nothing, so importing one costs
-only that one.
+``shapes`` (pydantic shape errors in dsh's words), ``ids`` (fresh request and session ids),
+``files`` (files only their owner may read) and ``defaults`` (the default model, endpoint and
+key variables). Import the module you need directly; this package re-exports nothing, so
+importing one costs only that one.
 """

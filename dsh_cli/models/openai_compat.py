@@ -45,6 +45,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from dsh_cli.core.defaults import KEY_VARIABLES_HINT
 from dsh_cli.core.errors import (
     MODEL_AUTH,
     MODEL_BAD_REQUEST,
@@ -271,8 +272,8 @@ class OpenAIChatModel:
         said = f" (HTTP {status}: {detail})" if detail else f" (HTTP {status})"
         if status in (401, 403):
             return _Failure(ModelError(
-                f"{where} rejected the API key{said}; check DSH_API_KEY (or DEEPSEEK_API_KEY, "
-                "OPENAI_API_KEY)", MODEL_AUTH), retry=False)
+                f"{where} rejected the API key{said}; check {KEY_VARIABLES_HINT}", MODEL_AUTH),
+                retry=False)
         if status == 404:
             return _Failure(ModelError(
                 f"model {self.model!r} not found at {where}{said}; check --model and "

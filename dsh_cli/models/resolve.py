@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dsh_cli.config import Settings
+from dsh_cli.core.defaults import KEY_VARIABLES_HINT
 from dsh_cli.core.errors import MISSING_API_KEY
 from dsh_cli.models.base import ChatModel, ModelError
 
@@ -29,8 +30,7 @@ def resolve_model(settings: Settings) -> ChatModel:
         return ScriptedModel.load(name[len(SCRIPT_PREFIX):])
     if not settings.api_key:
         raise ModelError(
-            f"model {name} needs an API key: set DSH_API_KEY (or DEEPSEEK_API_KEY, "
-            "OPENAI_API_KEY), or use --model demo",
+            f"model {name} needs an API key: set {KEY_VARIABLES_HINT}, or use --model demo",
             MISSING_API_KEY,
         )
     from dsh_cli.models.openai_compat import OpenAIChatModel
