@@ -52,11 +52,11 @@ async def _dsh_exchanges(base_url: str, exchanges: int, history: bool) -> float:
     loop = AgentLoop(model=model, tools=ToolRegistry([AskUserQuestionTool()]),
                      ui=UserInteraction(events=events), events=events)
     await loop.run_turn("warm up")  # connection and first-use costs are not the loop's
-    loop.messages.clear()
+    loop.reset()
     started = time.perf_counter()
     for index in range(exchanges):
         if not history:
-            loop.messages.clear()
+            loop.reset()
         await loop.run_turn(f"message {index}")
     elapsed = time.perf_counter() - started
     await model.aclose()

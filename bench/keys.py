@@ -29,14 +29,15 @@ Starter = Callable[[list[str], Any, Any], tuple[Any, Callable[[], Any]]]
 
 
 def _start_dsh(labels: list[str], input: Any, output: Any) -> tuple[Any, Callable[[], Any]]:
-    from dsh_cli.interaction import AskUserQuestionRequest
+    from dsh_cli.interaction import AskContext, AskUserQuestionRequest
     from dsh_cli.providers.terminal import TerminalProvider
 
     # The provider itself: the seam caps a model's batch at 50 options, the UI has no cap.
     provider = TerminalProvider(input=input, output=output)
     request = AskUserQuestionRequest.model_validate({"questions": [{
         "id": "q1", "question": "Pick one?", "options": [{"label": x} for x in labels]}]})
-    return provider.ask(request), lambda: provider.screen.app if provider.screen else None
+    asking = provider.ask(AskContext(request, "q_bench"))
+    return asking, lambda: provider.screen.app if provider.screen else None
 
 
 def _start_questionary(labels: list[str], input: Any, output: Any

@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.defaults import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MODEL,
+    KEY_VARIABLES,
+    NOTIFY_CHOICES,
+)
 from dsh_cli.core.errors import ConfigError
 
 __all__ = [
@@ -26,10 +32,6 @@ __all__ = [
     "load_settings",
 ]
 
-DEFAULT_MODEL = "deepseek-chat"
-DEFAULT_BASE_URL = "https://api.deepseek.com"
-KEY_VARIABLES = ("DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
-NOTIFY_CHOICES = ("bell", "osc9", "none")
 DEFAULT_MODEL_TIMEOUT = 60.0  # seconds without content before a model call is given up
 DEFAULT_MODEL_DEADLINE = 600.0  # seconds a whole model call may take, retries included
 

@@ -6,13 +6,13 @@ tool set and the event subscribers are the same whichever front door is used.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.config import Settings
 from dsh_cli.core.events import EventStream
+from dsh_cli.core.ids import mint_session_id
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.models.base import ChatModel
 from dsh_cli.models.resolve import resolve_model
@@ -33,10 +33,16 @@ class Runtime:
     events: EventStream
     tools: ToolRegistry
     loop: AgentLoop
-    session_id: str
     store: Any = None
     resumed: bool = False
     _closers: list[Any] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        """The live session's id (the loop's, which the seam holds)."""
+        session_id = self.loop.session_id
+        assert session_id is not None  # build_runtime and new_session always give one
+        return session_id
 
     @property
     def has_pending_calls(self) -> bool:
@@ -49,22 +55,17 @@ class Runtime:
 
     def new_session(self) -> str:
         """A fresh conversation on the same model, tools and system prompt; its id."""
-        first = self.loop.messages[:1]
-        system = first[0] if first and first[0].get("role") == "system" else None
         for closer in reversed(self._closers):
             closer()
         self._closers.clear()
         if self.store is not None:
-            self.session_id = self.store.create_session(
-                self.model.name, system=system["content"] if system else None)
-            self._closers.append(self.store.record(self.events, self.session_id))
+            session_id = self.store.create_session(self.model.name, system=self.loop.system)
+            self._closers.append(self.store.record(self.events, session_id))
         else:
-            self.session_id = _fresh_id()
-        self.loop.messages = [system] if system else []
-        self.loop.session_id = self.ui.session_id = self.session_id
-        self.loop.resume_rpc_ids = {}
+            session_id = mint_session_id()
+        self.loop.reset(session_id)
         self.resumed = False
-        return self.session_id
+        return session_id
 
     def close(self) -> None:
         for closer in reversed(self._closers):
@@ -118,22 +119,16 @@ def build_runtime(
     elif store is not None:
         session_id = store.create_session(chat_model.name, system=system)
     else:
-        session_id = _fresh_id()
+        session_id = mint_session_id()
     if store is not None:
         closers.append(store.record(events, session_id))
-    ui.session_id = session_id
     agent = ui.agents.spawn("dsh")
     loop = AgentLoop(
         model=chat_model, tools=tools, ui=ui, events=events, system=system,
-        messages=messages, session_id=session_id, agent=agent,
+        messages=messages, session_id=session_id, resume_rpc_ids=pending, agent=agent,
     )
-    loop.resume_rpc_ids = pending
-    return Runtime(settings, chat_model, ui, events, tools, loop, session_id, store,
+    return Runtime(settings, chat_model, ui, events, tools, loop, store,
                    resumed=resume is not None, _closers=closers)
-
-
-def _fresh_id() -> str:
-    return "s_" + secrets.token_hex(6)
 
 
 def _open_store() -> Any:

@@ -61,6 +61,7 @@ class AgentLoop:
         system: str | None = None,
         messages: list[dict[str, Any]] | None = None,
         session_id: str | None = None,
+        resume_rpc_ids: dict[str, str] | None = None,
         max_model_calls: int = MAX_MODEL_CALLS,
         agent: Any = None,
     ) -> None:
@@ -68,16 +69,45 @@ class AgentLoop:
         self.tools = tools
         self.ui = ui
         self.events = events or ui.events
-        self.messages: list[dict[str, Any]] = list(messages or [])
-        if system and not (self.messages and self.messages[0].get("role") == "system"):
-            self.messages.insert(0, {"role": "system", "content": system})
-        self.session_id = session_id
-        if session_id is not None and ui.session_id is None:
-            ui.session_id = session_id  # question events name the session they belong to
         self.max_model_calls = max_model_calls
         self.agent = agent
+        self.messages: list[dict[str, Any]] = []
         # rpc ids of batches that were pending when the session ended, by tool call id
-        self.resume_rpc_ids: dict[str, str] = {}
+        self._resume_rpc_ids: dict[str, str] = {}
+        self.reset(session_id, messages=messages, system=system, resume_rpc_ids=resume_rpc_ids)
+
+    @property
+    def session_id(self) -> str | None:
+        """The session of this conversation, held by the seam so question events name it."""
+        return self.ui.session_id
+
+    @property
+    def system(self) -> str | None:
+        """The system prompt, if the conversation has one."""
+        first = self.messages[0] if self.messages else {}
+        return first.get("content") if first.get("role") == "system" else None
+
+    def reset(
+        self,
+        session_id: str | None = None,
+        *,
+        messages: list[dict[str, Any]] | None = None,
+        system: str | None = None,
+        resume_rpc_ids: dict[str, str] | None = None,
+    ) -> None:
+        """Start the conversation over: ``messages`` (a stored session's) or none.
+
+        The system prompt is ``system``, else the one the conversation had; ``session_id``
+        (when given) becomes the seam's; ``resume_rpc_ids`` maps a tool call left open to
+        the ``rpc_id`` of its batch, so a resumed session re-asks it under the same id.
+        """
+        system = system if system is not None else self.system
+        self.messages = list(messages or [])
+        if system and not (self.messages and self.messages[0].get("role") == "system"):
+            self.messages.insert(0, {"role": "system", "content": system})
+        if session_id is not None:
+            self.ui.session_id = session_id
+        self._resume_rpc_ids = dict(resume_rpc_ids or {})
 
     def pending_tool_calls(self) -> list[ModelToolCall]:
         """Tool calls of the last assistant message that have no result yet (resume)."""
@@ -173,7 +203,7 @@ class AgentLoop:
                 agent=self.agent,
                 call_id=call.id,
                 session_id=self.session_id,
-                rpc_id=self.resume_rpc_ids.pop(call.id, None),
+                rpc_id=self._resume_rpc_ids.pop(call.id, None),
             )
             # A cancelled task (the process is being stopped) records nothing: the call
             # stays open so a resumed session asks the same question again.

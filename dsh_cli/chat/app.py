@@ -9,10 +9,12 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from dsh_cli.core.defaults import KEY_VARIABLES_HINT
+
 __all__ = ["DEMO_NOTICE", "LazyTerminalProvider", "chat_main", "use_plain"]
 
 DEMO_NOTICE = ("dsh: no API key is set, so this is the offline demo model; to use a real "
-               "one, set DSH_API_KEY (or DEEPSEEK_API_KEY, OPENAI_API_KEY), or pick one "
+               f"one, set {KEY_VARIABLES_HINT}, or pick one "
                "with -m/--model and --base-url")
 
 
@@ -30,7 +32,7 @@ class LazyTerminalProvider:
 
             # The chat rings its own alert from the event stream, so the UI does not.
             self._provider = self._stack.enter_context(
-                terminal_provider(target=self.target, notify="none"))
+                terminal_provider(target=self.target))
         return await self._provider.ask(request)
 
 
@@ -138,8 +140,7 @@ async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.Exi
     stack.callback(runtime.events.subscribe(
         QuestionAlert(alert_stream, "bell" if plain and notify == "osc9" else notify)))
     runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
-    if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
-        runtime.model.on_retry = renderer.retry_notice
+    runtime.model.on_retry = renderer.retry_notice  # a real API says why it waits
     if runtime.resumed:
         renderer.replay(runtime.loop.messages)
     renderer.line(_greeting(runtime), dim=True)

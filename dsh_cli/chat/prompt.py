@@ -6,10 +6,10 @@ Both have ``async read() -> str | None``: the line typed, or None when the human
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, TextIO
 
+from dsh_cli.core.files import create_private_file
 from dsh_cli.core.sanitize import sanitize_line
 
 __all__ = ["PROMPT", "PlainPrompt", "TerminalPrompt", "history_path"]
@@ -23,13 +23,6 @@ def history_path() -> Path:
     from dsh_cli.config import data_dir
 
     return data_dir() / "history"
-
-
-def _private_file(path: Path) -> None:
-    """Create ``path`` readable by its owner only: the history may hold anything typed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
 
 
 class TerminalPrompt:
@@ -48,7 +41,7 @@ class TerminalPrompt:
         from prompt_toolkit.history import FileHistory, InMemoryHistory
 
         if self.history is not None:
-            _private_file(self.history)
+            create_private_file(self.history)  # the history may hold anything typed
             history: Any = FileHistory(str(self.history))
         else:
             history = InMemoryHistory()

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from dsh_cli.core.defaults import DEFAULT_BASE_URL, DEFAULT_MODEL
+
 __all__ = ["agent_options", "web_options"]
 
 
@@ -14,10 +16,10 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Model, prompt and session options, in the order ``--help`` shows them."""
     decorators = [
         click.option("-m", "--model", metavar="NAME",
-                     help="Model name (default deepseek-chat); 'demo' is the offline model; "
+                     help=f"Model name (default {DEFAULT_MODEL}); 'demo' is the offline model; "
                           "'script:PATH' replays a script file."),
         click.option("--base-url", metavar="URL",
-                     help="OpenAI-compatible endpoint (default https://api.deepseek.com)."),
+                     help=f"OpenAI-compatible endpoint (default {DEFAULT_BASE_URL})."),
         click.option("-s", "--system", metavar="TEXT", help="System prompt."),
         click.option("--question-timeout", type=float, metavar="SECONDS",
                      help="Give up on an unanswered question batch after SECONDS."),

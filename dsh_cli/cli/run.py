@@ -154,8 +154,7 @@ async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provid
         if sys.stderr.isatty():
             renderer = _progress_renderer()
             stack.callback(runtime.events.subscribe(renderer))
-            if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
-                runtime.model.on_retry = renderer.retry_notice
+            runtime.model.on_retry = renderer.retry_notice  # a real API says why it waits
         runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
         final = await _turns(runtime, text)
         if final is None:

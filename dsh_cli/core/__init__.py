@@ -2,8 +2,11 @@
 
 ``errors`` (the whole error tree, every code, the one stderr line), ``events`` (the one event
 stream), ``signal`` (abort signals), ``tasks`` (closing a task without losing a stop),
-``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention) and
-``shapes`` (pydantic shape errors in dsh's words). Import the module you need directly;
-this package re-exports nothing, so importing one costs only that one. ``conversation``
-reads a conversation's messages as those events (replay, the web feed, ``sessions show``).
+``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention),
+``shapes`` (pydantic shape errors in dsh's words), ``ids`` (fresh request and session ids),
+``files`` (files only their owner may read) and ``defaults`` (the default model, endpoint and
+key variables). Import the module you need directly; this package re-exports nothing, so
+importing one costs only that one. ``conversation``
+reads a conversation's messages as those events (replay, the web feed, ``sessions show``);
+``text`` replaces lone surrogates where text enters dsh.
 """

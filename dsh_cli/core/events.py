@@ -67,7 +67,7 @@ class Event:
         raise AttributeError(f"{type(self).__name__} is immutable")
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._values() == other._values()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._values() == other._values()
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, and fields may be lists
 

@@ -32,6 +32,7 @@ from dsh_cli.interaction.scripted import ScriptedProvider
 from dsh_cli.interaction.service import UserInteraction, UserInteractionProvider
 from dsh_cli.interaction.validation import LIMITS, check_questions, validate_answer
 from dsh_cli.interaction.vocabulary import (
+    AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
@@ -58,6 +59,7 @@ __all__ = [
     "AbortSignal",
     "Agent",
     "AgentRegistry",
+    "AskContext",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionItem",

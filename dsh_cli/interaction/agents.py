@@ -24,18 +24,23 @@ class Agent:
 
 
 class AgentRegistry:
-    """The agents live in one context; ownership checks consult it."""
+    """The agents live in one context; ownership checks consult it.
+
+    Liveness is of the instance, not the id: another ``Agent`` built with a live agent's
+    ``id`` is not that agent, so it may neither ask nor retire it.
+    """
 
     def __init__(self) -> None:
-        self._live: set[str] = set()
+        self._live: dict[str, Agent] = {}
 
     def spawn(self, name: str, parent: Agent | None = None) -> Agent:
         agent = Agent(name=name, parent=parent)
-        self._live.add(agent.id)
+        self._live[agent.id] = agent
         return agent
 
     def retire(self, agent: Agent) -> None:
-        self._live.discard(agent.id)
+        if self.is_live(agent):
+            del self._live[agent.id]
 
     def is_live(self, agent: Agent) -> bool:
-        return agent.id in self._live
+        return self._live.get(agent.id) is agent

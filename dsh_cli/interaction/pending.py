@@ -11,14 +11,19 @@ can try again. The table knows nothing about stdio or HTTP.
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
 from dsh_cli.core.events import QuestionRequested, ResponseAck
+from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.interaction.validation import validate_answer
-from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest
+from dsh_cli.interaction.vocabulary import (
+    AskContext,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    Deadline,
+)
 
 __all__ = ["BAD_RESPONSE", "NOT_PENDING", "WRONG_SESSION", "PendingEntry", "PendingQuestions"]
 
@@ -27,23 +32,24 @@ BAD_RESPONSE = "bad-response"
 WRONG_SESSION = "wrong-session"
 
 
-def mint_rpc_id() -> str:
-    """A fresh request id: short, unguessable, URL- and JSON-safe."""
-    return "q_" + os.urandom(8).hex()  # os, not secrets: the same bytes, 2 ms less import
-
-
 @dataclass(eq=False)
 class PendingEntry:
     """One batch awaiting settlement; ``outcome`` resolves to an answer or an error."""
 
-    request: AskUserQuestionRequest
-    session_id: str | None
+    context: AskContext
     outcome: asyncio.Future[AskUserQuestionAnswer] = field(repr=False)
 
     @property
+    def request(self) -> AskUserQuestionRequest:
+        return self.context.request
+
+    @property
     def rpc_id(self) -> str:
-        assert self.request.rpc_id is not None
-        return self.request.rpc_id
+        return self.context.rpc_id
+
+    @property
+    def session_id(self) -> str | None:
+        return self.context.session_id
 
     def announcement(self) -> QuestionRequested:
         """The ``question/requested`` event for this batch (also what a replay sends)."""
@@ -62,14 +68,15 @@ class PendingQuestions:
         self.session_id = session_id
         self._entries: dict[str, PendingEntry] = {}
 
-    def register(self, request: AskUserQuestionRequest) -> PendingEntry:
-        """Add a batch (minting its ``rpc_id`` when absent) before anyone announces it."""
-        if request.rpc_id is None:
-            request.rpc_id = mint_rpc_id()
-        if request.rpc_id in self._entries:
-            raise ValueError(f"rpc_id {request.rpc_id} is already pending")
-        entry = PendingEntry(request, self.session_id, asyncio.get_running_loop().create_future())
-        self._entries[request.rpc_id] = entry
+    def register(self, request: AskUserQuestionRequest, *, rpc_id: str | None = None,
+                 deadline: Deadline | None = None) -> PendingEntry:
+        """Add a batch before anyone announces it, under ``rpc_id`` or a fresh one."""
+        rpc_id = rpc_id if rpc_id is not None else mint_rpc_id()
+        if rpc_id in self._entries:
+            raise ValueError(f"rpc_id {rpc_id} is already pending")
+        context = AskContext(request, rpc_id, self.session_id, deadline)
+        entry = PendingEntry(context, asyncio.get_running_loop().create_future())
+        self._entries[rpc_id] = entry
         return entry
 
     def get(self, rpc_id: str) -> PendingEntry | None:

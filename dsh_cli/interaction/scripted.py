@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
-from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
+from dsh_cli.interaction.vocabulary import AskContext, AskUserQuestionRequest
 
 __all__ = ["ScriptedProvider"]
 
@@ -28,13 +28,16 @@ class ScriptedProvider:
         self._replies: deque[Reply] = deque() if callable(replies) else deque(replies)
         self.delay = delay
         self.requests: list[AskUserQuestionRequest] = []
+        self.contexts: list[AskContext] = []  # each showing: its rpc_id, session, deadline
         self.cancelled: list[AskUserQuestionRequest] = []
 
     def enqueue(self, *replies: Reply) -> None:
         self._replies.extend(replies)
 
-    async def ask(self, request: AskUserQuestionRequest) -> Any:
+    async def ask(self, context: AskContext) -> Any:
+        request = context.request
         self.requests.append(request)
+        self.contexts.append(context)
         try:
             if self.delay:
                 await asyncio.sleep(self.delay)

@@ -30,7 +30,12 @@ from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction.agents import Agent, AgentRegistry
 from dsh_cli.interaction.pending import PendingEntry, PendingQuestions
 from dsh_cli.interaction.validation import check_questions, validate_answer
-from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest, Deadline
+from dsh_cli.interaction.vocabulary import (
+    AskContext,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    Deadline,
+)
 
 __all__ = ["UserInteraction", "UserInteractionProvider"]
 
@@ -38,9 +43,13 @@ _OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_TIMEOUT: "timeout"}
 
 
 class UserInteractionProvider(Protocol):
-    """A UI that shows a batch and returns the human's answer (or raises a seam error)."""
+    """A UI that shows a batch and returns the human's answer (or raises a seam error).
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | Any: ...
+    It is handed the ``AskContext`` of one showing (``context.request`` is the batch) and
+    may return an ``AskUserQuestionAnswer`` or its JSON: the seam validates either.
+    """
+
+    async def ask(self, context: AskContext) -> object: ...
 
 
 def aborted(reason: str = "the question was aborted") -> UserInteractionError:
@@ -98,9 +107,17 @@ class UserInteraction:
         return dispose
 
     async def ask(
-        self, request: AskUserQuestionRequest, *, timeout: float | None = None
+        self,
+        request: AskUserQuestionRequest,
+        *,
+        timeout: float | None = None,
+        rpc_id: str | None = None,
     ) -> AskUserQuestionAnswer:
-        """Ask the human; the normalised answer, or a ``UserInteractionError``."""
+        """Ask the human; the normalised answer, or a ``UserInteractionError``.
+
+        ``rpc_id`` reuses a stored request id (a resumed session re-asking a batch that was
+        pending); otherwise each ask mints its own. ``request`` is only read.
+        """
         signal = request.signal
         if signal is not None and signal.aborted:
             raise aborted(f"the question was aborted before it was shown ({signal.reason})")
@@ -114,9 +131,10 @@ class UserInteraction:
             if provider is None:
                 raise UserInteractionError("no question provider can answer", NO_PROVIDER)
             seconds = timeout if timeout is not None else self.timeout
+            deadline = None
             if seconds is not None:
-                request.deadline = Deadline(seconds, asyncio.get_running_loop().time())
-            entry = self.pending.register(request)
+                deadline = Deadline(seconds, asyncio.get_running_loop().time())
+            entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline)
             try:
                 self.events.emit(entry.announcement())
             except BaseException:
@@ -144,6 +162,7 @@ class UserInteraction:
         if self._queue[0] is ticket:
             ticket.set_result(None)
         waiters: set[asyncio.Future[Any]] = {ticket}
+        signal = request.signal
         abort_wait = _abort_waiter(request)
         if abort_wait is not None:
             waiters.add(abort_wait)
@@ -155,12 +174,14 @@ class UserInteraction:
         finally:
             if abort_wait is not None:
                 abort_wait.cancel()
-        if not ticket.done():
+        if not ticket.done():  # only the abort waiter can have woken us
             self._drop(ticket)
-            raise aborted(f"the question was aborted while queued ({request.signal.reason})")
-        if ticket.exception() is not None:
+            reason = signal.reason if signal is not None else None
+            raise aborted(f"the question was aborted while queued ({reason})")
+        error = ticket.exception()
+        if error is not None:
             self._drop(ticket)
-            raise ticket.exception()  # type: ignore[misc]
+            raise error
 
     def _drop(self, ticket: asyncio.Future[None]) -> None:
         was_head = bool(self._queue) and self._queue[0] is ticket
@@ -182,12 +203,12 @@ class UserInteraction:
         self, entry: PendingEntry, provider: UserInteractionProvider
     ) -> AskUserQuestionAnswer:
         request = entry.request
-        provider_task = asyncio.ensure_future(provider.ask(request))
+        provider_task = asyncio.ensure_future(provider.ask(entry.context))
         waiters: set[asyncio.Future[Any]] = {provider_task, entry.outcome}
         abort_wait = _abort_waiter(request)
         if abort_wait is not None:
             waiters.add(abort_wait)
-        expiry = _expiry(request.deadline)
+        expiry = _expiry(entry.context.deadline)
         if expiry is not None:
             waiters.add(expiry)
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dsh_cli.core.signal import AbortSignal
 
 __all__ = [
+    "AskContext",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionItem",
@@ -60,7 +63,7 @@ class Deadline:
         self.seconds = seconds
         self.expires_at = loop_time + seconds
         self.stopped = False
-        self._on_stop: list[Any] = []
+        self._on_stop: list[Callable[[], object]] = []
 
     def remaining(self, now: float) -> float:
         return max(0.0, self.expires_at - now)
@@ -72,16 +75,16 @@ class Deadline:
             for callback in self._on_stop:
                 callback()
 
-    def on_stop(self, callback: Any) -> None:
+    def on_stop(self, callback: Callable[[], object]) -> None:
         self._on_stop.append(callback)
 
 
 class AskUserQuestionRequest(BaseModel):
     """A batch of questions, with who asks (``agent``) and the owner's abort ``signal``.
 
-    ``rpc_id`` is minted by the seam when absent (a resumed session passes the stored
-    one); ``call_id`` names the owning tool call; ``deadline`` is set by the seam when a
-    question timeout applies. None of these appear in JSON.
+    ``call_id`` names the owning tool call. None of these three appear in JSON. The seam
+    never writes to a request: what belongs to one showing of it (its ``rpc_id``, its
+    deadline) is on the ``AskContext`` the provider is handed.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
@@ -89,13 +92,27 @@ class AskUserQuestionRequest(BaseModel):
     questions: list[AskUserQuestionItem]
     agent: Any = Field(default=None, exclude=True)
     signal: AbortSignal | None = Field(default=None, exclude=True)
-    rpc_id: str | None = Field(default=None, exclude=True)
     call_id: str | None = Field(default=None, exclude=True)
-    deadline: Deadline | None = Field(default=None, exclude=True)
 
     def questions_json(self) -> list[dict[str, Any]]:
         """The questions as JSON objects, absent optional fields left out."""
         return [item.model_dump(exclude_none=True) for item in self.questions]
+
+
+@dataclass(frozen=True, eq=False)
+class AskContext:
+    """One showing of a request, as the seam hands it to a provider.
+
+    The seam makes one per ``ask``: ``rpc_id`` (minted, or the stored one a resumed
+    session passes in), the ``session_id`` the batch belongs to, and the ``deadline``
+    when a question timeout applies. So the same request object can be asked again,
+    even while an earlier ask of it is still queued.
+    """
+
+    request: AskUserQuestionRequest
+    rpc_id: str
+    session_id: str | None = None
+    deadline: Deadline | None = None
 
 
 class AskUserQuestionAnswerItem(BaseModel):

@@ -8,7 +8,7 @@ calls (arguments as raw JSON text, exactly as the model wrote them) and usage.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,8 +23,11 @@ __all__ = [
     "ModelError",
     "ModelToolCall",
     "ReasoningDelta",
+    "RetryHook",
+    "RetryNotice",
     "TextDelta",
     "Usage",
+    "ignore_retry",
 ]
 
 
@@ -57,10 +60,31 @@ class Completion:
 StreamItem = TextDelta | ReasoningDelta | Completion
 
 
+@dataclass(frozen=True)
+class RetryNotice:
+    """Told to ``on_retry`` before each wait: which attempt failed, why, and for how long."""
+
+    attempt: int
+    delay: float
+    error: ModelError
+
+
+RetryHook = Callable[[RetryNotice], None]
+
+
+def ignore_retry(notice: RetryNotice) -> None:
+    """The default ``on_retry``: nothing to say (and a model that never retries never calls it)."""
+
+
 class ChatModel(Protocol):
-    """Anything that can stream an assistant turn."""
+    """Anything that can stream an assistant turn.
+
+    ``on_retry`` is told before each wait when a call failed and will be tried again (a
+    real API's rate limit or outage), so a front door can say why it is waiting.
+    """
 
     name: str
+    on_retry: RetryHook
 
     def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]

@@ -13,7 +13,14 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from dsh_cli.models.base import Completion, ModelToolCall, StreamItem, TextDelta
+from dsh_cli.models.base import (
+    Completion,
+    ModelToolCall,
+    RetryHook,
+    StreamItem,
+    TextDelta,
+    ignore_retry,
+)
 
 __all__ = ["DEMO_QUESTIONS", "DemoModel"]
 
@@ -68,6 +75,7 @@ class DemoModel:
 
     def __init__(self, *, delay: float = 0.0) -> None:
         self.delay = delay
+        self.on_retry: RetryHook = ignore_retry  # nothing here is ever retried
 
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]

@@ -1,7 +1,7 @@
 """The OpenAI-compatible chat client: DeepSeek by default, any compatible endpoint by URL.
 
 It streams with the official ``openai`` SDK, imported on first use (never when this
-module is imported, so resolving a model stays cheap; ``preload()`` warms it ahead).
+module is imported, so resolving a model stays cheap).
 The SDK's own retries are off: this client retries itself, and only while nothing of
 the turn has been yielded, so a retry can never repeat text the caller already has.
 
@@ -47,11 +47,11 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.core.defaults import KEY_VARIABLES_HINT
 from dsh_cli.core.errors import (
     MODEL_AUTH,
     MODEL_BAD_REQUEST,
@@ -64,7 +64,15 @@ from dsh_cli.core.errors import (
     MODEL_TIMEOUT,
 )
 from dsh_cli.core.sanitize import sanitize_line
-from dsh_cli.models.base import ModelError, ReasoningDelta, StreamItem, TextDelta
+from dsh_cli.models.base import (
+    ModelError,
+    ReasoningDelta,
+    RetryHook,
+    RetryNotice,
+    StreamItem,
+    TextDelta,
+    ignore_retry,
+)
 from dsh_cli.models.key_scrub import scrub_key
 from dsh_cli.models.turn_assembly import TurnAssembler, TurnTooLong
 
@@ -72,8 +80,6 @@ if TYPE_CHECKING:  # the SDK is imported at the first request, not with this mod
     from openai import APIError, APIStatusError, AsyncOpenAI
 
 __all__ = [
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MODEL",
     "MODEL_AUTH",
     "MODEL_BAD_REQUEST",
     "MODEL_CONNECTION",
@@ -87,10 +93,6 @@ __all__ = [
     "RetryNotice",
 ]
 
-DEFAULT_MODEL = "deepseek-chat"
-DEFAULT_BASE_URL = "https://api.deepseek.com"
-
-
 # Fields of a stored message that are ours or a provider's output, never API input.
 _NOT_FOR_THE_API = ("reasoning_content", "reasoning")
 
@@ -100,15 +102,6 @@ _CONTEXT_PATTERNS = re.compile(
     re.IGNORECASE,
 )
 _MAX_DETAIL = 300
-
-
-@dataclass(frozen=True)
-class RetryNotice:
-    """Told to ``on_retry`` before each wait: which attempt failed, why, and for how long."""
-
-    attempt: int
-    delay: float
-    error: ModelError
 
 
 class _Failure(Exception):
@@ -127,8 +120,8 @@ class OpenAIChatModel:
     def __init__(
         self,
         *,
-        model: str = DEFAULT_MODEL,
-        base_url: str = DEFAULT_BASE_URL,
+        model: str,
+        base_url: str,
         api_key: str,
         timeout: float = 60.0,
         deadline: float = 600.0,
@@ -137,7 +130,7 @@ class OpenAIChatModel:
         max_retry_delay: float = 8.0,
         max_retry_after: float = 60.0,
         include_usage: bool = True,
-        on_retry: Callable[[RetryNotice], None] | None = None,
+        on_retry: RetryHook | None = None,
     ) -> None:
         self.name = model
         self.model = model
@@ -149,17 +142,13 @@ class OpenAIChatModel:
         self.max_retry_delay = max_retry_delay
         self.max_retry_after = max_retry_after
         self.include_usage = include_usage
-        self.on_retry = on_retry
+        self.on_retry: RetryHook = on_retry or ignore_retry
         self.__key = api_key or ""
         self._client: AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # the key stays out of logs and tracebacks
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-    def preload(self) -> None:
-        """Import the SDK now (e.g. in a thread while the human types), not at first call."""
-        import openai  # noqa: F401
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the current event loop's client."""
@@ -259,8 +248,7 @@ class OpenAIChatModel:
             if delay is None or clock() + delay >= deadline:
                 raise failure.error
             attempt += 1
-            if self.on_retry is not None:
-                self.on_retry(RetryNotice(attempt, delay, failure.error))
+            self.on_retry(RetryNotice(attempt, delay, failure.error))
             await asyncio.sleep(delay)
 
     async def _before(self, deadline: float, call: Awaitable[Any]) -> Any:
@@ -359,8 +347,8 @@ class OpenAIChatModel:
         said = f" (HTTP {status}: {detail})" if detail else f" (HTTP {status})"
         if status in (401, 403):
             return _Failure(ModelError(
-                f"{where} rejected the API key{said}; check DSH_API_KEY (or DEEPSEEK_API_KEY, "
-                "OPENAI_API_KEY)", MODEL_AUTH), retry=False)
+                f"{where} rejected the API key{said}; check {KEY_VARIABLES_HINT}", MODEL_AUTH),
+                retry=False)
         if status == 404:
             return _Failure(ModelError(
                 f"model {self.model!r} not found at {where}{said}; check --model and "

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dsh_cli.core.defaults import KEY_VARIABLES_HINT
 from dsh_cli.core.errors import MISSING_API_KEY
 from dsh_cli.models.base import ModelError
 
@@ -95,8 +96,7 @@ def resolve_model(settings: Settings) -> ChatModel:
     backend, rest = backend_for(name)
     if backend.needs_api_key and not settings.api_key:
         raise ModelError(
-            f"model {name} needs an API key: set DSH_API_KEY (or DEEPSEEK_API_KEY, "
-            "OPENAI_API_KEY), or use --model demo",
+            f"model {name} needs an API key: set {KEY_VARIABLES_HINT}, or use --model demo",
             MISSING_API_KEY,
         )
     return backend.build(settings, rest)

@@ -18,7 +18,15 @@ from typing import Any
 
 from dsh_cli.core.errors import SCRIPT_ERROR
 from dsh_cli.core.text import scrub_surrogates_in
-from dsh_cli.models.base import Completion, ModelError, ModelToolCall, StreamItem, TextDelta
+from dsh_cli.models.base import (
+    Completion,
+    ModelError,
+    ModelToolCall,
+    RetryHook,
+    StreamItem,
+    TextDelta,
+    ignore_retry,
+)
 
 __all__ = ["SCRIPT_ERROR", "ScriptedModel"]
 
@@ -33,6 +41,7 @@ class ScriptedModel:
         self.turns = turns
         self.name = name
         self.delay = delay  # seconds between streamed chunks (tests of a slow stream)
+        self.on_retry: RetryHook = ignore_retry  # nothing here is ever retried
 
     @classmethod
     def load(cls, path: str | Path) -> ScriptedModel:

@@ -22,9 +22,9 @@ from dsh_cli.core.text import scrub_surrogates_in
 from dsh_cli.interaction import (
     INVALID_ANSWER,
     NO_PROVIDER,
+    AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
-    AskUserQuestionRequest,
     UserInteractionError,
 )
 from dsh_cli.interaction.validation import validate_answer_item
@@ -80,9 +80,9 @@ class AnswersFileProvider:
                                    where)
         return cls(data, source=where, report=report)
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         items = []
-        for question in request.questions:
+        for question in context.request.questions:
             raw = self._items.get(question.id)
             if raw is None:
                 self._fail(f"{self.source} has no answer for question id {question.id!r}",

@@ -17,10 +17,10 @@ from typing import IO
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
+    AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
-    AskUserQuestionRequest,
     UserInteractionError,
     display_label,
     is_recommended,
@@ -64,15 +64,15 @@ class PlainProvider:
         # transcript reads "prompt> answer" and each hint starts on a line of its own
         self._echo = not _is_terminal(self.input)
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         """Walk the batch; ``/cancel`` raises ASK_CANCELLED, end of input ASK_ABORTED."""
-        questions = request.questions
+        questions = context.request.questions
         answers: list[AskUserQuestionAnswerItem | None] = [None] * len(questions)
         index = 0
         try:
             while index < len(questions):
-                self._show(request, index)
-                step = await self._answer(request, questions[index], index)
+                self._show(context, index)
+                step = await self._answer(context, questions[index], index)
                 if step is None:
                     index -= 1
                     continue
@@ -82,7 +82,7 @@ class PlainProvider:
             self._end_prompt()
         return AskUserQuestionAnswer(answers=[item for item in answers if item is not None])
 
-    async def _answer(self, request: AskUserQuestionRequest, question: AskUserQuestionItem,
+    async def _answer(self, context: AskContext, question: AskUserQuestionItem,
                       index: int) -> AskUserQuestionAnswerItem | None:
         """One question's answer; None means ``/back``."""
         while True:
@@ -95,8 +95,8 @@ class PlainProvider:
                 raise UserInteractionError("input closed", ASK_ABORTED)
             if self._echo:
                 self._write(sanitize_line(line) + "\n")
-            if request.deadline is not None:
-                request.deadline.stop()  # the human engaged: no countdown from here on
+            if context.deadline is not None:
+                context.deadline.stop()  # the human engaged: no countdown from here on
             try:
                 return self._interpret(question, line.strip(), index)
             except _Hint as hint:
@@ -129,9 +129,9 @@ class PlainProvider:
             id=question.id, selected=[labels[number - 1] for number in sorted(numbers)]
         )
 
-    def _show(self, request: AskUserQuestionRequest, index: int) -> None:
+    def _show(self, context: AskContext, index: int) -> None:
         """The question block; model text is sanitised before it reaches the terminal."""
-        question = request.questions[index]
+        question = context.request.questions[index]
         header = f"[{sanitize_line(question.header)}] " if question.header else ""
         several = " (several allowed)" if question.is_multi else ""
         lines = [f"{header}{sanitize(question.question).strip()}{several}"]
@@ -144,8 +144,9 @@ class PlainProvider:
             if option.description:
                 text += f" — {sanitize_line(option.description)}"
             lines.append(f"  {number}. {text}")
-        if request.deadline is not None and not request.deadline.stopped:
-            lines.append(f"  (answer within {request.deadline.seconds:g} seconds)")
+        deadline = context.deadline
+        if deadline is not None and not deadline.stopped:
+            lines.append(f"  (answer within {deadline.seconds:g} seconds)")
         self._write("\n".join(lines) + "\n")
 
     def _end_prompt(self) -> None:

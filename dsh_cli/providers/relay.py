@@ -27,8 +27,8 @@ from typing import IO, Any
 from dsh_cli.core.events import Event
 from dsh_cli.interaction import (
     ASK_ABORTED,
+    AskContext,
     AskUserQuestionAnswer,
-    AskUserQuestionRequest,
     UserInteraction,
     UserInteractionError,
 )
@@ -53,7 +53,7 @@ class RelayProvider:
     def __init__(self, relay: JsonLinesRelay) -> None:
         self._relay = relay
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         await self._relay.eof.wait()
         raise UserInteractionError("input closed", ASK_ABORTED)
 

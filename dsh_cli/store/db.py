@@ -7,7 +7,6 @@ the file and says what to do; a traceback never reaches the user.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from dsh_cli.core.errors import (
     SessionNotFound,
     StoreError,
 )
+from dsh_cli.core.files import create_private_file
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -79,16 +79,11 @@ def _refuse_links(path: Path) -> None:
 def _create_private(path: Path) -> None:
     """Create the file 0600 before SQLite does (its journal files copy this mode)."""
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            return
+        create_private_file(path)
     except OSError as error:
         raise StoreError(
             f"session store {path}: cannot create it: {error.strerror}", STORE_ERROR, path
         ) from None
-    os.close(fd)
 
 
 def connect(path: Path, *, busy_timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:

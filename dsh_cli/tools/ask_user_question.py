@@ -111,7 +111,6 @@ class AskUserQuestionTool(Tool[list[AskUserQuestionItem]]):
     async def run(self, args: list[AskUserQuestionItem], ctx: ToolContext) -> str:
         request = AskUserQuestionRequest(
             questions=args, agent=ctx.agent, signal=ctx.signal, call_id=ctx.call_id,
-            rpc_id=ctx.rpc_id,
         )
-        answer = await ctx.user_interaction.ask(request)
+        answer = await ctx.user_interaction.ask(request, rpc_id=ctx.rpc_id)
         return answer.to_compact_json()

@@ -193,13 +193,71 @@ def test_events_tell_the_whole_story_in_order():
 def test_resumed_calls_are_completed_first_under_their_rpc_id():
     provider = ScriptedProvider([{"answers": [{"id": "db", "selected": ["SQLite"]}]}])
     loop = make_loop([{"tool_calls": [ask(DB, call_id="c9")]}, {"content": "resumed"}], provider)
-    loop.messages = [
+    loop.reset("s1", messages=[
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": "",
          "tool_calls": [{"id": "c9", "type": "function", "function": {
              "name": "ask_user_question", "arguments": json.dumps({"questions": [DB]})}}]},
-    ]
-    loop.resume_rpc_ids = {"c9": "q_original"}
+    ], resume_rpc_ids={"c9": "q_original"})
     assert asyncio.run(loop.run_turn(None)) == "resumed"
-    assert provider.requests[0].rpc_id == "q_original"
+    assert provider.contexts[0].rpc_id == "q_original"
     assert [m["role"] for m in loop.messages] == ["user", "assistant", "tool", "assistant"]
+
+
+SKIP_DB = {"answers": [{"id": "db", "selected": []}]}
+
+
+def test_reset_starts_over_in_the_new_session_keeping_the_system_prompt():
+    events = EventStream()
+    seen = []
+    events.subscribe(seen.append)
+    provider = ScriptedProvider([SKIP_DB, SKIP_DB])
+    ui = UserInteraction(events=events)
+    ui.register_provider(provider)
+    loop = AgentLoop(model=ScriptedModel([{"tool_calls": [ask(DB, call_id="c1")]},
+                                          {"content": "Done."}]),
+                     tools=ToolRegistry([AskUserQuestionTool()]), ui=ui, events=events,
+                     system="Be brief.", session_id="s1")
+    assert asyncio.run(loop.run_turn("go")) == "Done."
+    loop.reset("s2")
+    assert loop.messages == [{"role": "system", "content": "Be brief."}]
+    assert loop.session_id == ui.session_id == "s2"
+    assert asyncio.run(loop.run_turn("again")) == "Done."
+    assert [e.session_id for e in seen if isinstance(e, QuestionRequested)] == ["s1", "s2"]
+    assert [e.session_id for e in seen if isinstance(e, TurnCompleted)] == ["s1", "s2"]
+    assert [m["content"] for m in loop.messages if m["role"] == "user"] == ["again"]
+
+
+def test_reset_with_a_stored_conversation_keeps_its_own_system_prompt():
+    loop = make_loop([])
+    stored = [{"role": "system", "content": "Stored."}, {"role": "user", "content": "hi"}]
+    loop.reset("s7", messages=stored, system="Flag.")
+    assert loop.messages == stored and loop.messages is not stored
+    assert loop.system == "Stored."
+
+
+def test_reset_forgets_the_rpc_ids_of_the_session_it_leaves():
+    provider = ScriptedProvider([SKIP_DB])
+    loop = make_loop([{"tool_calls": [ask(DB, call_id="c9")]}, {"content": "Done."}], provider)
+    loop.reset(resume_rpc_ids={"c9": "q_original"})
+    loop.reset("s2")
+    assert asyncio.run(loop.run_turn("go")) == "Done."
+    assert provider.contexts[0].rpc_id != "q_original"
+
+
+def test_a_resumed_rpc_id_is_used_once():
+    provider = ScriptedProvider([SKIP_DB, SKIP_DB])
+    loop = make_loop([{"tool_calls": [ask(DB, call_id="c9")]},
+                      {"tool_calls": [ask(DB, call_id="c9")]}, {"content": "Done."}], provider)
+    loop.reset(resume_rpc_ids={"c9": "q_original"})
+    assert asyncio.run(loop.run_turn("go")) == "Done."
+    assert [c.rpc_id == "q_original" for c in provider.contexts] == [True, False]
+
+
+def test_the_session_id_has_one_owner_the_seam():
+    loop = make_loop([])
+    assert loop.session_id == loop.ui.session_id == "s1"
+    loop.ui.session_id = "s9"
+    assert loop.session_id == "s9"
+    other = AgentLoop(model=ScriptedModel([]), tools=ToolRegistry([]), ui=loop.ui)
+    assert other.session_id == "s9"  # no session given: the seam's stands

@@ -156,7 +156,7 @@ def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
     asyncio.run(stopped_mid_question())
     status, out, _, again = chat(demo=True, continue_=True, replies=[DEMO_ANSWER])
     assert status == 0
-    assert again.requests[0].rpc_id == first.requests[0].rpc_id
+    assert again.contexts[0].rpc_id == first.contexts[0].rpc_id
     assert "resumed session" in out and "- Name: acme (your own answer)" in out
     # the earlier conversation is shown first, so the re-asked batch has its context
     assert out.index("› plan a shop") < out.index("resumed session")

@@ -145,11 +145,12 @@ def test_a_resumed_session_re_asks_its_pending_batch_first(scripted, drive, make
         "name": "ask_user_question", "arguments": json.dumps({"questions": [
             {"id": "db", "question": "Which database?",
              "options": [{"label": "Postgres"}, {"label": "SQLite"}]}]})}}
-    runtime.loop.messages = [{"role": "user", "content": "set it up"},
-                             {"role": "assistant", "content": "Let me ask.", "tool_calls": [call]}]
-    runtime.loop.resume_rpc_ids = {"call_1": "q_original"}
+    runtime.loop.reset(messages=[
+        {"role": "user", "content": "set it up"},
+        {"role": "assistant", "content": "Let me ask.", "tool_calls": [call]},
+    ], resume_rpc_ids={"call_1": "q_original"})
     chat = drive(CTRL_D, runtime=runtime, replies=[POSTGRES])
-    assert chat.provider.requests[0].rpc_id == "q_original"
+    assert chat.provider.contexts[0].rpc_id == "q_original"
     assert chat.out == "· ask_user_question → answered (1)\nResumed and done.\n"
 
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from dsh_cli.interaction import (
     INVALID_ANSWER,
     NO_PROVIDER,
+    AskContext,
     UserInteractionError,
     validate_answer,
 )
@@ -90,7 +91,7 @@ def test_any_file_loads_or_is_refused_and_every_ask_is_valid_or_routable(case):
     reports: list[str] = []
     provider.report = reports.append
     try:
-        answer = asyncio.run(provider.ask(request))
+        answer = asyncio.run(provider.ask(AskContext(request, "q_1")))
     except UserInteractionError as error:
         event(error.code)
         assert error.code in (NO_PROVIDER, INVALID_ANSWER)

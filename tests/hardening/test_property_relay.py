@@ -134,8 +134,7 @@ async def _feed(sent: list[bytes], output: Output):
     await relay.start()
     try:
         request = AskUserQuestionRequest.model_validate(REQUEST_JSON)
-        request.rpc_id = RPC_ID
-        task = asyncio.create_task(ui.ask(request))
+        task = asyncio.create_task(ui.ask(request, rpc_id=RPC_ID))
         while not output.of("question/requested"):
             await asyncio.sleep(0)
         before = len(output.events)

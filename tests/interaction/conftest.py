@@ -15,13 +15,15 @@ HANG = object()  # a reply that never comes: the provider waits until cancelled
 class ProbeProvider:
     """Answers each ask with the next reply (value, exception, future, function) or hangs.
 
-    It records what the seam did to it: the requests shown, those cancelled, how many
-    were on screen at once, and the events already emitted when it was called.
+    It records what the seam did to it: the requests shown (and the ``AskContext`` of
+    each showing), those cancelled, how many were on screen at once, and the events
+    already emitted when it was called. A function reply is called with the context.
     """
 
     def __init__(self, *replies, events=None):
         self.replies = list(replies)
         self.requests = []
+        self.contexts = []
         self.cancelled = []
         self.showing = 0
         self.max_showing = 0
@@ -29,8 +31,10 @@ class ProbeProvider:
         self.events_seen_at_call = []
         self.shown = asyncio.Event()
 
-    async def ask(self, request):
+    async def ask(self, context):
+        request = context.request
         self.requests.append(request)
+        self.contexts.append(context)
         if self.events is not None:
             self.events_seen_at_call.append(list(self.events))
         self.showing += 1
@@ -41,7 +45,7 @@ class ProbeProvider:
             if reply is HANG:
                 await asyncio.get_running_loop().create_future()
             if callable(reply) and not isinstance(reply, BaseException):
-                reply = reply(request)
+                reply = reply(context)
             if inspect.isawaitable(reply):
                 reply = await reply
             if isinstance(reply, BaseException):

@@ -156,7 +156,7 @@ def test_replay_re_announces_every_pending_batch_with_the_same_ids(run, request_
     async def main():
         table = PendingQuestions("s1")
         first = table.register(request_of(DB, call_id="call_1"))
-        second = table.register(request_of(NAME, rpc_id="q_resumed"))
+        second = table.register(request_of(NAME), rpc_id="q_resumed")
         replayed = [event.to_json() for event in table.replay()]
         assert [e["rpc_id"] for e in replayed] == [first.rpc_id, "q_resumed"]
         assert replayed[0] == first.announcement().to_json()

@@ -18,6 +18,7 @@ PUBLIC_NAMES = sorted([
     "AbortSignal",
     "Agent",
     "AgentRegistry",
+    "AskContext",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionItem",

@@ -247,6 +247,22 @@ def test_an_agent_live_in_another_context_is_not_live_here(asked_by):
     assert asked_by(AgentRegistry(), elsewhere.spawn("main")) == CALLER_NOT_LIVE
 
 
+def test_another_agent_object_reusing_a_live_id_is_not_live(asked_by):
+    agents = AgentRegistry()
+    live = agents.spawn("main")
+    impostor = Agent("main", id=live.id)
+    assert asked_by(agents, impostor) == CALLER_NOT_LIVE
+    agents.retire(impostor)  # retiring the look-alike leaves the live agent alone
+    assert asked_by(agents, live) == "answered"
+
+
+def test_a_child_naming_a_look_alike_owner_may_ask(asked_by):
+    agents = AgentRegistry()
+    live = agents.spawn("main")
+    child = agents.spawn("sub", parent=Agent("main", id=live.id))
+    assert asked_by(agents, child) == "answered"  # its parent is not the live instance
+
+
 def test_an_agent_owned_by_a_live_agent_is_delegated(asked_by):
     agents = AgentRegistry()
     child = agents.spawn("sub", parent=agents.spawn("main"))
@@ -352,7 +368,7 @@ def test_question_requested_is_emitted_before_the_provider_is_called(run, probe,
         announced = seen[0].to_json()
         assert announced == {
             "type": "question/requested",
-            "rpc_id": provider.requests[0].rpc_id,
+            "rpc_id": provider.contexts[0].rpc_id,
             "session_id": "s1",
             "call_id": "call_1",
             "questions": [{
@@ -392,12 +408,93 @@ def test_each_ask_gets_its_own_rpc_id_unless_one_is_given(run, probe, request_of
         ui.register_provider(probe(SKIP_DB, SKIP_DB, SKIP_DB))
         await ui.ask(request_of(DB))
         await ui.ask(request_of(DB))
-        await ui.ask(request_of(DB, rpc_id="q_resumed"))
+        await ui.ask(request_of(DB), rpc_id="q_resumed")
         return [e.rpc_id for e in events if isinstance(e, QuestionRequested)]
 
     first, second, third = run(main())
     assert first != second
     assert third == "q_resumed"
+
+
+# -- the caller's request is only read -------------------------------------------------------
+
+
+def test_one_request_object_asked_twice_gets_two_showings(run, probe, request_of, recorded):
+    async def main():
+        ui = UserInteraction(timeout=5)
+        events = recorded(ui)
+        provider = probe(SKIP_DB, SKIP_DB)
+        ui.register_provider(provider)
+        request = request_of(DB, call_id="call_1")
+        before = (request.model_dump(), dict(vars(request)))
+        first = await ui.ask(request)
+        second = await ui.ask(request)
+        assert (request.model_dump(), dict(vars(request))) == before
+        assert provider.requests == [request, request]
+        one, two = provider.contexts
+        assert one.rpc_id != two.rpc_id and one.deadline is not two.deadline
+        requested = [e.rpc_id for e in events if isinstance(e, QuestionRequested)]
+        resolved = [e.rpc_id for e in events if isinstance(e, QuestionResolved)]
+        assert requested == resolved == [one.rpc_id, two.rpc_id]
+        return first, second
+
+    first, second = run(main())
+    assert first == second == SKIP_DB
+
+
+def test_a_timeout_of_one_ask_does_not_follow_the_request(run, probe, request_of):
+    async def main():
+        ui = UserInteraction()
+        provider = probe(SKIP_DB, lambda context: asyncio.sleep(0.05, SKIP_DB))
+        ui.register_provider(provider)
+        request = request_of(DB)
+        await ui.ask(request, timeout=0.01)
+        await asyncio.sleep(0.05)  # the first ask's deadline is now long past
+        answer = await ui.ask(request)  # no timeout applies to this one
+        assert [c.deadline is None for c in provider.contexts] == [False, True]
+        return answer
+
+    assert run(main()) == SKIP_DB
+
+
+def test_one_request_object_queued_twice_is_shown_twice_in_turn(run, probe, request_of,
+                                                                  recorded):
+    async def main():
+        ui = UserInteraction()
+        events = recorded(ui)
+        gates = [asyncio.get_running_loop().create_future() for _ in range(2)]
+        provider = probe(*gates)
+        ui.register_provider(provider)
+        request = request_of(DB)
+        asks = [asyncio.ensure_future(ui.ask(request)) for _ in range(2)]
+        await until(lambda: provider.requests)
+        await asyncio.sleep(0.01)
+        assert len(provider.requests) == 1 and len(ui.pending) == 1
+        gates[0].set_result(SKIP_DB)
+        gates[1].set_result(reply({"id": "db", "selected": ["SQLite"]}))
+        first, second = await asyncio.gather(*asks)
+        assert first == SKIP_DB and second.answers[0].selected == ["SQLite"]
+        assert provider.max_showing == 1 and provider.requests == [request, request]
+        ids = [c.rpc_id for c in provider.contexts]
+        assert len(set(ids)) == 2
+        assert [e.rpc_id for e in events if isinstance(e, QuestionRequested)] == ids
+
+    run(main())
+
+
+def test_a_given_rpc_id_is_used_for_that_ask_only(run, probe, request_of):
+    async def main():
+        ui = UserInteraction(session_id="s1")
+        provider = probe(SKIP_DB, SKIP_DB)
+        ui.register_provider(provider)
+        request = request_of(DB)
+        await ui.ask(request, rpc_id="q_resumed")
+        await ui.ask(request)
+        return [(c.rpc_id, c.session_id) for c in provider.contexts]
+
+    (resumed, resumed_session), (fresh, fresh_session) = run(main())
+    assert resumed == "q_resumed" and fresh not in ("q_resumed", None)
+    assert resumed_session == fresh_session == "s1"
 
 
 # -- queueing, abort and timeout ------------------------------------------------------------
@@ -494,7 +591,7 @@ def test_a_question_timeout_is_ask_timeout_and_closes_the_provider(run, probe, r
         ui.register_provider(provider)
         await raises(ASK_TIMEOUT, ui.ask(request_of(DB)))
         assert provider.cancelled == provider.requests
-        assert provider.requests[0].deadline is not None
+        assert provider.contexts[0].deadline is not None
         assert len(ui.pending) == 0
         assert [e.outcome for e in events if isinstance(e, QuestionResolved)] == ["timeout"]
 
@@ -502,8 +599,8 @@ def test_a_question_timeout_is_ask_timeout_and_closes_the_provider(run, probe, r
 
 
 def test_stopping_the_deadline_stops_the_timeout(run, probe, request_of):
-    async def engaged(request):
-        request.deadline.stop()  # the human pressed a key: the countdown ends
+    async def engaged(context):
+        context.deadline.stop()  # the human pressed a key: the countdown ends
         await asyncio.sleep(0.2)
         return SKIP_DB
 
@@ -512,7 +609,7 @@ def test_stopping_the_deadline_stops_the_timeout(run, probe, request_of):
         provider = probe(engaged)
         ui.register_provider(provider)
         answer = await ui.ask(request_of(DB))
-        assert provider.requests[0].deadline.stopped
+        assert provider.contexts[0].deadline.stopped
         assert provider.cancelled == []
         return answer
 
@@ -525,7 +622,7 @@ def test_no_timeout_configured_means_no_deadline(run, probe, request_of):
         provider = probe(SKIP_DB)
         ui.register_provider(provider)
         await ui.ask(request_of(DB))
-        assert provider.requests[0].deadline is None
+        assert provider.contexts[0].deadline is None
 
     run(main())
 

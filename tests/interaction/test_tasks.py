@@ -16,7 +16,7 @@ class SlowToClose:
     def __init__(self) -> None:
         self.closed = False
 
-    async def ask(self, request):
+    async def ask(self, context):
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from dsh_cli.interaction import AskUserQuestionRequest, UserInteractionError
+from dsh_cli.interaction import AskContext, AskUserQuestionRequest, UserInteractionError
 from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
 
 REQUEST = AskUserQuestionRequest(questions=[
@@ -15,10 +15,11 @@ REQUEST = AskUserQuestionRequest(questions=[
      "options": [{"label": "Auth"}, {"label": "Billing"}, {"label": "Admin UI"}]},
     {"id": "name", "question": "Name?"},
 ])
+SHOWING = AskContext(REQUEST, "q_test")
 
 
 def answer(data):
-    return asyncio.run(AnswersFileProvider(data).ask(REQUEST)).to_json()["answers"]
+    return asyncio.run(AnswersFileProvider(data).ask(SHOWING)).to_json()["answers"]
 
 
 def test_every_value_form():
@@ -55,7 +56,7 @@ def test_failures_carry_a_code_and_name_the_question(data, code, fragment):
     reports = []
     provider = AnswersFileProvider(data, source="f.json", report=reports.append)
     with pytest.raises(UserInteractionError) as caught:
-        asyncio.run(provider.ask(REQUEST))
+        asyncio.run(provider.ask(SHOWING))
     assert caught.value.code == code and fragment in caught.value.message
     assert reports == [f"dsh: {code}: {caught.value.message}"]
 

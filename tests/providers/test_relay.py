@@ -105,11 +105,11 @@ def run(scenario, *, questions_only=False, session_id=SESSION, timeout=None):
     return asyncio.run(go()), wire
 
 
-def ask_task(ui, questions=QUESTIONS, **fields):
+def ask_task(ui, questions=QUESTIONS, rpc_id=None, **fields):
     request = AskUserQuestionRequest.model_validate({"questions": questions})
     for name, value in fields.items():
         setattr(request, name, value)
-    return asyncio.create_task(ui.ask(request))
+    return asyncio.create_task(ui.ask(request, rpc_id=rpc_id))
 
 
 async def outcome(task):

@@ -35,13 +35,14 @@ def store(tmp_path):
         yield opened
 
 
-def make_loop(store, session_id, provider, *, messages=None, system=None, turns=TURNS):
+def make_loop(store, session_id, provider, *, messages=None, system=None, turns=TURNS,
+              resume_rpc_ids=None):
     events = EventStream()
     ui = UserInteraction(events=events, session_id=session_id)
     ui.register_provider(provider)
     loop = AgentLoop(model=ScriptedModel(turns), tools=ToolRegistry([AskUserQuestionTool()]),
                      ui=ui, events=events, system=system, messages=messages,
-                     session_id=session_id)
+                     session_id=session_id, resume_rpc_ids=resume_rpc_ids)
     return loop, store.record(events, session_id)
 
 
@@ -51,7 +52,7 @@ class Never:
     def __init__(self) -> None:
         self.shown = asyncio.Event()
 
-    async def ask(self, request):
+    async def ask(self, context):
         self.shown.set()
         await asyncio.Event().wait()
 
@@ -141,8 +142,8 @@ async def _interrupted_then_resumed(store):
     assert record.pending_rpc_ids == {batch.call_id: batch.rpc_id}
 
     answering = ScriptedProvider([SQLITE])
-    resumed, _ = make_loop(store, session_id, answering, messages=record.messages)
-    resumed.resume_rpc_ids = dict(record.pending_rpc_ids)
+    resumed, _ = make_loop(store, session_id, answering, messages=record.messages,
+                           resume_rpc_ids=record.pending_rpc_ids)
     final = await resumed.run_turn(None)
     return session_id, batch, answering, resumed, final
 
@@ -150,7 +151,7 @@ async def _interrupted_then_resumed(store):
 def test_interrupted_question_is_asked_again_under_its_rpc_id(store):
     session_id, batch, answering, loop, final = asyncio.run(_interrupted_then_resumed(store))
     assert final == "Done."
-    assert answering.requests[0].rpc_id == batch.rpc_id
+    assert answering.contexts[0].rpc_id == batch.rpc_id
     batches = store.question_batches(session_id)
     assert len(batches) == 1  # the same row, updated
     assert batches[0].rpc_id == batch.rpc_id and batches[0].status == "answered"

@@ -4,7 +4,7 @@
     text.py       styled text wrapped by display width (CJK, emoji)
     render.py     the screen of a state as styled lines; only visible option rows are built
     keys.py       the flat key-binding table
-    provider.py   TerminalProvider (the application, countdown, alert) and terminal_provider
+    provider.py   TerminalProvider (the application and its countdown) and terminal_provider
     typeahead.py  echo off from command start until the UI owns the terminal (stdlib only)
 
 Names load on first use, so ``typeahead`` can run before the seam and pydantic are imported.

@@ -18,19 +18,20 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from dsh_cli.core.defaults import NOTIFY_CHOICES
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
+    AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
+    Deadline,
     UserInteractionError,
     sanitize_line,
 )
 from dsh_cli.providers.terminal.state import BatchState
 
-__all__ = ["NOTIFY_CHOICES", "TerminalProvider", "terminal_provider"]
-
-NOTIFY_CHOICES = ("none", "bell", "osc9")
+__all__ = ["TerminalProvider", "terminal_provider"]
 
 _STYLE = {
     "title": "bold",
@@ -65,16 +66,16 @@ class TerminalProvider:
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
         self.screen: _Screen | None = None
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         """Show the batch until it is answered or cancelled (``ASK_CANCELLED``)."""
         from prompt_toolkit.application.current import get_app_session
 
         session = get_app_session()
         output = self.output or session.output
-        state = self.state = BatchState(list(request.questions))
-        screen = self.screen = _Screen(state, request, self.input or session.input, output,
-                                       keep=self.keep, interrupt=self.interrupt)
-        self._alert(output, request)
+        state = self.state = BatchState(list(context.request.questions))
+        screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
+                                       output, keep=self.keep, interrupt=self.interrupt)
+        self._alert(output, context.request)
         _discard_typeahead(self.input or session.input)
         # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
         # the command, and prompt-toolkit's own handler would remove the command's for good.
@@ -82,7 +83,7 @@ class TerminalProvider:
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            await screen.close(task, _ending(request))
+            await screen.close(task, _ending(context.deadline))
             raise
         except EOFError:
             raise UserInteractionError("input closed", ASK_ABORTED) from None
@@ -93,7 +94,8 @@ class TerminalProvider:
         return state.outcome
 
     def _alert(self, output: Any, request: AskUserQuestionRequest) -> None:
-        """The terminal alert when a question appears (BEL, or an OSC 9 notification)."""
+        """The terminal alert when a question appears (BEL, or an OSC 9 notification); the
+        attach desk rings it per batch, the chat rings its own from the event stream."""
         if self.notify == "none":
             return
         if self.notify == "bell":
@@ -143,9 +145,8 @@ def _interrupt() -> None:
     os.kill(os.getpid(), signal.SIGINT)
 
 
-def _ending(request: AskUserQuestionRequest) -> str:
+def _ending(deadline: Deadline | None) -> str:
     """Why the UI is being closed from outside: the timeout, or an abort."""
-    deadline = request.deadline
     now = asyncio.get_running_loop().time()
     if deadline is not None and not deadline.stopped and deadline.remaining(now) <= 0.05:
         return "timed out"
@@ -155,7 +156,7 @@ def _ending(request: AskUserQuestionRequest) -> str:
 class _Screen:
     """The prompt-toolkit application drawing one ``BatchState``."""
 
-    def __init__(self, state: BatchState, request: AskUserQuestionRequest, input: Any,
+    def __init__(self, state: BatchState, deadline: Deadline | None, input: Any,
                  output: Any, *, keep: bool = True, interrupt: bool = False) -> None:
         from prompt_toolkit.application import Application
         from prompt_toolkit.filters import Condition
@@ -166,7 +167,7 @@ class _Screen:
         from dsh_cli.providers.terminal.keys import build_key_bindings
 
         self.state = state
-        self.deadline = request.deadline
+        self.deadline = deadline
         self.ending_line: str | None = None
         self._ticker: asyncio.Task[None] | None = None
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)

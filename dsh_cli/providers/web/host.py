@@ -20,8 +20,8 @@ from typing import Any, TextIO
 from dsh_cli.core.errors import WEB_BIND_FAILED, WebError
 from dsh_cli.interaction import (
     ASK_ABORTED,
+    AskContext,
     AskUserQuestionAnswer,
-    AskUserQuestionRequest,
     UserInteraction,
     UserInteractionError,
 )
@@ -43,7 +43,7 @@ class WebQuestionProvider:
             self._closed = asyncio.Event()
         return self._closed
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         # The seam registered and announced the batch; the SSE feed carries it to the
         # browser, and the seam returns as soon as the table settles it.
         await self._event().wait()

@@ -16,6 +16,7 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 
 from dsh_cli.interaction import (
     AbortSignal,
+    AskContext,
     AskUserQuestionItem,
     AskUserQuestionOption,
     AskUserQuestionRequest,
@@ -211,25 +212,6 @@ def capture_output() -> tuple[io.StringIO, Vt100_Output]:
     return buffer, Vt100_Output(buffer, lambda: Size(rows=24, columns=60), term="xterm")
 
 
-@pytest.mark.parametrize(("notify", "expected"), [
-    ("bell", "\a"), ("osc9", "\x1b]9;dsh: Deploy now?\x07"), ("none", None)])
-def test_alert_when_a_question_appears(notify, expected):
-    buffer, output = capture_output()
-
-    async def go():
-        with create_pipe_input() as pipe:
-            provider = TerminalProvider(input=pipe, output=output, notify=notify)
-            pipe.send_text("1")
-            await provider.ask(request(q("a", "X", header="Deploy\x1b[2J now?")))
-    asyncio.run(go())
-    written = buffer.getvalue()
-    if expected is None:
-        assert "\a" not in written and "]9;" not in written
-    else:
-        assert expected in written
-        assert written.index(expected) < written.index(" Deploy now?")  # before the question
-
-
 def test_hostile_text_never_reaches_the_terminal_and_summary_stays():
     buffer, output = capture_output()
     hostile = "Pick\x1b]0;PWNED\x07 \u202eone\x1b[2J\x9b5n"
@@ -238,8 +220,8 @@ def test_hostile_text_never_reaches_the_terminal_and_summary_stays():
         with create_pipe_input() as pipe:
             provider = TerminalProvider(input=pipe, output=output)
             pipe.send_text("1")
-            return await provider.ask(request(q("a", f"opt{hostile}", header=hostile,
-                                                detail=hostile)))
+            return await provider.ask(AskContext(
+                request(q("a", f"opt{hostile}", header=hostile, detail=hostile)), "q_1"))
     answer = asyncio.run(go())
     written = buffer.getvalue()
     for bad in ("PWNED", "\u202e", "\x1b[2J", "\x9b", "]0;"):
@@ -256,7 +238,7 @@ def test_thousand_options_through_the_application():
         with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
             provider = TerminalProvider()
             pipe.send_text(UP + UP + UP + ENTER)
-            return await provider.ask(AskUserQuestionRequest(questions=[item]))
+            return await provider.ask(AskContext(AskUserQuestionRequest(questions=[item]), "q_1"))
     assert asyncio.run(go()).answers[0].selected == ["option 998"]
 
 
@@ -273,11 +255,6 @@ def test_no_color_uses_one_bit_color_depth(monkeypatch):
         await task
         return depth
     assert run(go) == ColorDepth.DEPTH_1_BIT
-
-
-def test_unknown_notify_is_refused():
-    with pytest.raises(ValueError):
-        TerminalProvider(notify="loud")
 
 
 def test_the_terminals_cursor_position_reply_reaches_prompt_toolkit_not_the_answer(monkeypatch):

@@ -1,0 +1,24 @@
+"""What dsh assumes when nothing says otherwise: the model, its endpoint, the key variables.
+
+Written once here and imported wherever a default is applied or named (settings, the
+model client's messages, ``--help``); this module imports nothing, so naming a default
+costs a front door nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
+    "KEY_VARIABLES",
+    "KEY_VARIABLES_HINT",
+    "NOTIFY_CHOICES",
+]
+
+DEFAULT_MODEL = "deepseek-chat"
+DEFAULT_BASE_URL = "https://api.deepseek.com"
+# Where the API key is looked for, first found wins (config's api_key_env comes second).
+KEY_VARIABLES = ("DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+# How messages name them: "DSH_API_KEY (or DEEPSEEK_API_KEY, OPENAI_API_KEY)"
+KEY_VARIABLES_HINT = f"{KEY_VARIABLES[0]} (or {', '.join(KEY_VARIABLES[1:])})"
+NOTIFY_CHOICES = ("bell", "osc9", "none")  # the alert when a question appears
