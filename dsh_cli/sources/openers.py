@@ -2,10 +2,10 @@
 
 An opener is called with the ``AnswerOptions`` when its row is chosen; what it does at once
 is the work that needs no ``UserInteraction`` (reading an answers file, so a bad one fails
-before a session is opened). It returns an ``Opener``: ``opener(ui)`` is an async context
-manager that starts the provider, yields its ``Source`` and closes it on the way out. The
-table registers and disposes the provider around it. Each opener imports its provider
-inside itself, so a row costs nothing until it is chosen.
+before a session is opened). It returns an ``Opener``: called with the ``ui``, an async
+context manager that starts the provider, yields its ``Source`` and closes it on the way
+out. The table registers and disposes the provider around it. Each opener imports its
+provider inside itself, so a row costs nothing until it is chosen.
 """
 
 from __future__ import annotations
