@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from dsh_cli.core.events import Event, QuestionRequested
+from dsh_cli.core.streams import is_terminal
 
 __all__ = ["BELL", "OSC9", "QuestionAlert"]
 
@@ -23,8 +24,7 @@ class QuestionAlert:
     def __call__(self, event: Event) -> None:
         if not isinstance(event, QuestionRequested) or self.mode == "none":
             return
-        isatty = getattr(self.stream, "isatty", None)
-        if not (isatty and isatty()):
+        if not is_terminal(self.stream):
             return  # a pipe or a file gets no control characters
         self.stream.write(OSC9 if self.mode == "osc9" else BELL)
         self.stream.flush()

@@ -4,50 +4,24 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dsh_cli.core.defaults import KEY_VARIABLES_HINT
+from dsh_cli.core.streams import is_terminal
 
-__all__ = ["DEMO_NOTICE", "LazyTerminalProvider", "chat_main", "use_plain"]
+if TYPE_CHECKING:
+    from dsh_cli.config import Settings
+    from dsh_cli.interaction import UserInteractionProvider
+    from dsh_cli.runtime import Runtime
+    from dsh_cli.sources import Source
+
+__all__ = ["DEMO_NOTICE", "chat_main", "chat_settings", "open_chat_session"]
 
 DEMO_NOTICE = ("dsh: no API key is set, so this is the offline demo model; to use a real "
                f"one, set {KEY_VARIABLES_HINT}, or pick one "
                "with -m/--model and --base-url")
-
-
-class LazyTerminalProvider:
-    """The terminal question UI, imported and opened only when the first question comes."""
-
-    def __init__(self, stack: contextlib.ExitStack, *, target: str = "stdout") -> None:
-        self._stack = stack
-        self.target = target
-        self._provider: Any = None
-
-    async def ask(self, request: Any) -> Any:
-        if self._provider is None:
-            from dsh_cli.providers.terminal import terminal_provider
-
-            # The chat rings its own alert from the event stream, so the UI does not.
-            self._provider = self._stack.enter_context(
-                terminal_provider(target=self.target))
-        return await self._provider.ask(request)
-
-
-def use_plain(flag: bool, stdin: TextIO, stdout: TextIO,
-              environ: dict[str, str] | None = None) -> bool:
-    """Plain line mode: asked for, ``TERM=dumb``, or no terminal to draw on."""
-    env = os.environ if environ is None else environ
-    if flag or env.get("TERM") == "dumb":
-        return True
-    return not (_isatty(stdin) and _isatty(stdout))
-
-
-def _isatty(stream: Any) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
 
 
 def warm_up_model_client(model_name: str) -> None:
@@ -64,7 +38,7 @@ def warm_up_model_client(model_name: str) -> None:
     threading.Thread(target=load, name="dsh-warm-openai", daemon=True).start()
 
 
-def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Any:
+def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Settings:
     """Resolved settings with the demo fallback (chat and web); raises ``ConfigError``."""
     from dsh_cli.config import load_settings
     from dsh_cli.models.resolve import DEMO
@@ -79,15 +53,17 @@ def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Any:
     return settings
 
 
-def open_chat_session(options: dict[str, Any], demo: bool, errors: TextIO) -> tuple[Any, int]:
+def open_chat_session(options: dict[str, Any], demo: bool,
+                      errors: TextIO) -> tuple[Runtime | None, int]:
     """The runtime for ``chat`` or ``web``, or None and the exit status after one error line."""
-    from dsh_cli.cli.options import open_session
     from dsh_cli.config import ConfigError
+    from dsh_cli.core.errors import report
+    from dsh_cli.session.opening import open_session
 
     try:
         settings = chat_settings(options, demo, errors)
     except ConfigError as error:
-        errors.write(f"dsh: {error.code}: {error.message}\n")
+        report(error, errors)
         return None, 2
     runtime = open_session(settings, options, errors)
     return runtime, 0 if runtime is not None else 1
@@ -96,9 +72,10 @@ def open_chat_session(options: dict[str, Any], demo: bool, errors: TextIO) -> tu
 async def chat_main(options: dict[str, Any], *, demo: bool = False,
                     stdin: TextIO | None = None, stdout: TextIO | None = None,
                     stderr: TextIO | None = None, prompt: Any = None,
-                    provider: Any = None) -> int:
+                    provider: UserInteractionProvider | None = None) -> int:
     """The whole ``dsh chat``; ``prompt`` and ``provider`` replace the real ones in tests."""
-    from dsh_cli.cli.interrupts import session_guard
+    from dsh_cli.session.interrupts import session_guard
+    from dsh_cli.sources import CHAT, AnswerOptions, answer_source
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -106,33 +83,28 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
     runtime, status = open_chat_session(options, demo, stderr)
     if runtime is None:
         return status
-
+    answering = AnswerOptions(CHAT, plain=bool(options.get("plain")), provider=provider,
+                              stdin=stdin, stdout=stdout, stderr=stderr)
     with session_guard(runtime), contextlib.ExitStack() as stack:
-        return await _converse(runtime, options, stack, stdin, stdout, stderr,
-                               prompt=prompt, provider=provider)
+        async with answer_source(runtime.ui, answering) as source:
+            return await _converse(runtime, source, stack, stdin, stdout, stderr,
+                                   prompt=prompt)
 
 
-async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.ExitStack,
-                    stdin: TextIO, stdout: TextIO, stderr: TextIO, *,
-                    prompt: Any, provider: Any) -> int:
+async def _converse(runtime: Runtime, source: Source, stack: contextlib.ExitStack,
+                    stdin: TextIO, stdout: TextIO, stderr: TextIO, *, prompt: Any) -> int:
     from dsh_cli.chat.alert import QuestionAlert
     from dsh_cli.chat.prompt import PlainPrompt, TerminalPrompt, history_path
     from dsh_cli.chat.repl import ChatRepl
     from dsh_cli.core.events import SessionStarted
     from dsh_cli.render import TranscriptRenderer, color_enabled
 
-    plain = use_plain(bool(options.get("plain")), stdin, stdout)
-    if provider is None and plain:
-        from dsh_cli.providers.plain import PlainProvider
-
-        provider = PlainProvider(stdin, stderr)
-        stack.callback(provider.close)
-        prompt = prompt or PlainPrompt(_line_reader(provider), stderr, echo=not _isatty(stdin))
-    elif provider is None:
-        provider = LazyTerminalProvider(stack)
+    plain = source.name == "plain"
+    if prompt is None and source.lines is not None:
+        # the plain provider's own line reader: the prompt and its questions share stdin
+        prompt = PlainPrompt(source.lines, stderr, echo=not is_terminal(stdin))
     if prompt is None:
         prompt = TerminalPrompt(history=history_path())
-    stack.callback(runtime.ui.register_provider(provider))
     renderer = TranscriptRenderer(stdout, color=not plain and color_enabled(stdout))
     stack.callback(runtime.events.subscribe(renderer))
     notify = runtime.settings.notify
@@ -149,12 +121,7 @@ async def _converse(runtime: Any, options: dict[str, Any], stack: contextlib.Exi
     return await repl.run()
 
 
-def _greeting(runtime: Any) -> str:
+def _greeting(runtime: Runtime) -> str:
     resumed = "resumed " if runtime.resumed else ""
     return (f"dsh · model {runtime.model.name} · {resumed}session {runtime.session_id} · "
             "/help for commands · ctrl-d to exit")
-
-
-def _line_reader(provider: Any) -> Any:
-    """The plain provider's own line reader, so the prompt and its questions share stdin."""
-    return provider.lines

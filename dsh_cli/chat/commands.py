@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_cli.core.errors import HarnessError
+from dsh_cli.core.errors import HarnessError, format_line
 from dsh_cli.core.events import SessionStarted
 from dsh_cli.core.sanitize import sanitize_line
 
@@ -90,7 +90,7 @@ async def run_command(repl: Any, text: str) -> object | None:
     try:
         return command.handler(repl, argument.strip())
     except HarnessError as error:
-        repl.renderer.line(f"dsh: {error.code}: {error.message}")
+        repl.renderer.line(format_line(error.code, error.message))
         return None
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol, TextIO
 
 from dsh_cli.agent import TurnCancelled
 from dsh_cli.chat.commands import EXIT, run_command
+from dsh_cli.core.errors import report
 from dsh_cli.interaction import AbortSignal, HarnessError
 from dsh_cli.render import TranscriptRenderer
 
@@ -67,8 +68,7 @@ class ChatRepl:
             self.renderer.line("(turn cancelled)", dim=True)
         except HarnessError as error:
             self.renderer.finish()
-            self.errors.write(f"dsh: {error.code}: {error.message}\n")
-            self.errors.flush()
+            report(error, self.errors)
         finally:
             self._turn_signal = None
             self.renderer.finish()

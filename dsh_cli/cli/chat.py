@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from dsh_cli.cli.options import agent_options
+from dsh_cli.cli.options import agent_options, check_session_flags
 
 __all__ = ["chat", "demo"]
 
@@ -20,10 +20,9 @@ def _plain_option(command: Any) -> Any:
 
 
 def _start(options: dict[str, Any], *, demo: bool) -> None:
-    if options.get("continue_") and options.get("resume"):
-        raise click.UsageError("use -c/--continue or -r/--resume, not both")
+    check_session_flags(options)
     from dsh_cli.chat.app import chat_main
-    from dsh_cli.cli.interrupts import run_main
+    from dsh_cli.session.interrupts import run_main
 
     # SIGINT is the chat's own: it stops the reply being streamed, not the process.
     sys.exit(run_main(chat_main(options, demo=demo), handle_sigint=False))

@@ -9,7 +9,7 @@ import click
 
 from dsh_cli.core.defaults import DEFAULT_BASE_URL, DEFAULT_MODEL
 
-__all__ = ["agent_options", "web_options"]
+__all__ = ["agent_options", "check_session_flags", "web_options"]
 
 
 def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -49,15 +49,7 @@ def web_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def open_session(settings: Any, options: dict[str, Any], stderr: Any) -> Any:
-    """The runtime the agent options ask for, or None after one ``dsh: CODE: …`` line."""
-    from dsh_cli.core.errors import HarnessError
-    from dsh_cli.runtime import LATEST, build_runtime
-
-    resume = LATEST if options.get("continue_") else options.get("resume")
-    try:
-        return build_runtime(settings, system=options.get("system"),
-                             ask=not options.get("no_ask"), resume=resume)
-    except HarnessError as error:
-        stderr.write(f"dsh: {error.code}: {error.message}\n")
-        return None
+def check_session_flags(options: dict[str, Any]) -> None:
+    """``-c`` and ``-r`` name the session to go on with two ways: one of them, not both."""
+    if options.get("continue_") and options.get("resume"):
+        raise click.UsageError("use -c/--continue or -r/--resume, not both")

@@ -8,19 +8,20 @@ unless ``--no-input``); with none, ``ask_user_question`` fails at once with NO_P
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from dsh_cli.cli.options import agent_options, web_options
+from dsh_cli.cli.options import agent_options, check_session_flags, web_options
 
-
-def fail(code: str, message: str, status: int) -> None:
-    """One stderr line, then exit with ``status``."""
-    click.echo(f"dsh: {code}: {message}", err=True)
-    sys.exit(status)
+if TYPE_CHECKING:
+    from dsh_cli.config import Settings
+    from dsh_cli.render import TranscriptRenderer
+    from dsh_cli.runtime import Runtime
+    from dsh_cli.sources import AnswerOptions, Prepared
+    from dsh_cli.sources.options import Source
 
 
 @click.command()
@@ -48,19 +49,17 @@ def run(prompt: tuple[str, ...], **options: Any) -> None:
             raise click.UsageError("PROMPT '-' cannot be combined with --plain or --jsonl "
                                    "(stdin has another job)")
         text = sys.stdin.read()
+    check_session_flags(options)
     resuming = options["continue_"] or options["resume"]
-    if options["continue_"] and options["resume"]:
-        raise click.UsageError("use -c/--continue or -r/--resume, not both")
     if text is None and not resuming and not options["jsonl"]:
         raise click.UsageError("give a PROMPT (or '-' to read it from stdin)")
 
-    from dsh_cli.cli.interrupts import run_main
     from dsh_cli.providers.terminal.typeahead import echo_off
+    from dsh_cli.session.interrupts import run_main
+    from dsh_cli.sources import draws_on_terminal
 
-    drawn = (not any(options[name] for name in ("jsonl", "web", "answers_file", "plain",
-                                                "no_input"))
-             and sys.stdin.isatty() and sys.stderr.isatty() and os.environ.get("TERM") != "dumb")
-    with echo_off(drawn):  # keys typed before a question is drawn are never echoed raw
+    # keys typed before a question is drawn are never echoed raw (the UI discards them)
+    with echo_off(draws_on_terminal(_answer_options(options))):
         status = run_main(_main(text, options))
     sys.exit(status)
 
@@ -79,99 +78,82 @@ def print_final(text: str) -> None:
         pass
 
 
-def _settings(options: dict[str, Any]) -> Any:
-    from dsh_cli.config import ConfigError, load_settings
+def _answer_options(options: dict[str, Any]) -> AnswerOptions:
+    from dsh_cli.sources import RUN, AnswerOptions
 
-    try:
-        return load_settings(model=options["model"], base_url=options["base_url"],
+    return AnswerOptions(RUN, jsonl=options["jsonl"], web=options["web"],
+                         answers=options["answers_file"], plain=options["plain"],
+                         no_input=options["no_input"], host=options["host"],
+                         port=options["port"], open_browser=options["open_browser"])
+
+
+def _prepare(options: dict[str, Any]) -> tuple[Settings, Prepared]:
+    """Settings and the answer source, before any session: a bad file is exit 2."""
+    from dsh_cli.config import load_settings
+    from dsh_cli.sources import prepare
+
+    settings = load_settings(model=options["model"], base_url=options["base_url"],
                              question_timeout=options["question_timeout"])
-    except ConfigError as error:
-        fail(error.code, error.message, 2)
+    return settings, prepare(_answer_options(options))
 
 
 async def _main(text: str | None, options: dict[str, Any]) -> int:
-    from dsh_cli.cli.options import open_session
+    from dsh_cli.core.errors import NOTHING_TO_RESUME, HarnessError, UsageError, report
+    from dsh_cli.session.interrupts import session_guard
+    from dsh_cli.session.opening import open_session
 
-    settings = _settings(options)
-    provider = _answer_source(options)  # before the runtime: a bad answers file is exit 2
+    try:
+        settings, source = _prepare(options)
+    except HarnessError as error:  # CONFIG_ERROR, ANSWERS_FILE_ERROR
+        report(error, sys.stderr)
+        return 2
     runtime = open_session(settings, options, sys.stderr)
     if runtime is None:
         return 1
-    if runtime.resumed and text is None and not options["jsonl"] and not runtime.has_pending_calls:
-        runtime.close()
-        fail("NOTHING_TO_RESUME", f"session {runtime.session_id} has no pending question; "
-             "give a PROMPT to continue it", 2)
-    from dsh_cli.cli.interrupts import session_guard
-
     with session_guard(runtime):
-        return await _drive(runtime, text, options, provider)
+        if (runtime.resumed and text is None and not options["jsonl"]
+                and not runtime.has_pending_calls):
+            report(UsageError(f"session {runtime.session_id} has no pending question; "
+                              "give a PROMPT to continue it", NOTHING_TO_RESUME), sys.stderr)
+            return 2
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                answering = await stack.enter_async_context(source.attach(runtime.ui))
+            except HarnessError as error:  # the web host could not start
+                report(error, sys.stderr)
+                return 1
+            return await _drive(runtime, text, answering)
 
 
-def _answer_source(options: dict[str, Any]) -> Any:
-    """The answer source, in the documented order; None for the relay or for nothing."""
-    if options["jsonl"]:
-        return None
-    if options["web"]:
-        return "web"
-    if options["answers_file"]:
-        from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
-
-        try:
-            return AnswersFileProvider.load(options["answers_file"],
-                                            report=lambda line: click.echo(line, err=True))
-        except AnswersFileError as error:
-            fail(error.code, error.message, 2)
-    if options["plain"]:
-        from dsh_cli.providers.plain import PlainProvider
-
-        return PlainProvider(sys.stdin, sys.stderr)
-    if not options["no_input"] and sys.stdin.isatty() and sys.stderr.isatty():
-        if os.environ.get("TERM") == "dumb":  # no cursor addressing: the line rendering
-            from dsh_cli.providers.plain import PlainProvider
-
-            return PlainProvider(sys.stdin, sys.stderr)
-        return "terminal"
-    return None
-
-
-async def _drive(runtime: Any, text: str | None, options: dict[str, Any], provider: Any) -> int:
-    from contextlib import ExitStack
-
+async def _drive(runtime: Runtime, text: str | None, source: Source) -> int:
     from dsh_cli.core.events import SessionStarted
 
-    with ExitStack() as stack:
-        if provider == "terminal":
-            from dsh_cli.providers.terminal import terminal_provider
-
-            # ctrl-c at a question interrupts the run (130); esc cancels only the batch
-            provider = stack.enter_context(terminal_provider(target="stderr", interrupt=True))
-        if options["jsonl"]:
-            return await _drive_jsonl(runtime, text)
-        if provider == "web":
-            return await _drive_web(runtime, text, options)
-        if provider is not None:
-            stack.callback(runtime.ui.register_provider(provider))
-        if sys.stderr.isatty():
-            renderer = _progress_renderer()
-            stack.callback(runtime.events.subscribe(renderer))
-            runtime.model.on_retry = renderer.retry_notice  # a real API says why it waits
-        runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
+    if source.relay is not None:
+        return await _drive_jsonl(runtime, text, source)
+    with contextlib.ExitStack() as stack:
+        if source.name != "web":  # --web: the page follows the run; stderr keeps its URL line
+            if sys.stderr.isatty():
+                renderer = _progress_renderer()
+                stack.callback(runtime.events.subscribe(renderer))
+                if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
+                    runtime.model.on_retry = renderer.retry_notice
+            runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
         final = await _turns(runtime, text)
-        if final is None:
-            return 1
-        print_final(final)
-        return 0
+    if final is None:
+        return 1
+    print_final(final)
+    return 0
 
 
-def _progress_renderer() -> Any:
+def _progress_renderer() -> TranscriptRenderer:
     from dsh_cli.render import TranscriptRenderer, color_enabled
 
     return TranscriptRenderer(sys.stderr, color=color_enabled(sys.stderr), final_text=False)
 
 
-async def _turns(runtime: Any, text: str | None) -> str | None:
+async def _turns(runtime: Runtime, text: str | None) -> str | None:
     """Finish a resumed batch, then run PROMPT; the final text, or None on a model error."""
-    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.errors import HarnessError, report
 
     final = ""
     try:
@@ -180,59 +162,27 @@ async def _turns(runtime: Any, text: str | None) -> str | None:
         if text is not None:
             final = await runtime.loop.run_turn(text)
     except HarnessError as error:
-        click.echo(f"dsh: {error.code}: {error.message}", err=True)
+        report(error, sys.stderr)
         return None
     return final
 
 
-async def _drive_jsonl(runtime: Any, text: str | None) -> int:
+async def _drive_jsonl(runtime: Runtime, text: str | None, source: Source) -> int:
     """The relay: events out as JSON lines, frames in; ends at EOF after a completed turn."""
     from dsh_cli.core.errors import HarnessError
     from dsh_cli.core.events import ErrorEvent, SessionStarted
-    from dsh_cli.providers.relay import JsonLinesRelay
 
-    relay = JsonLinesRelay(runtime.ui, input=sys.stdin.buffer, output=sys.stdout)
-    dispose = runtime.ui.register_provider(relay.provider)
-    await relay.start()
+    relay = source.relay
+    assert relay is not None
+    runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
     try:
-        runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
-        try:
-            if runtime.has_pending_calls:
-                await runtime.loop.run_turn(None)
-            if text is not None:
-                await runtime.loop.run_turn(text)
-            while (message := await relay.next_user_message()) is not None:
-                await runtime.loop.run_turn(message)
-        except HarnessError as error:
-            runtime.events.emit(ErrorEvent(error.code, error.message))
-            return 1
-        return 0
-    finally:
-        dispose()
-        await relay.close()
-
-
-async def _drive_web(runtime: Any, text: str | None, options: dict[str, Any]) -> int:
-    """Questions in the browser; the final answer still goes to stdout."""
-    from dsh_cli.cli.web import browser_available
-    from dsh_cli.core.errors import HarnessError
-    from dsh_cli.providers.web import WebHost
-
-    flag = options["open_browser"]
-    host = WebHost(runtime.ui, host=options["host"], port=options["port"],
-                   open_browser=browser_available() if flag is None else flag)
-    try:
-        await host.start()
+        if runtime.has_pending_calls:
+            await runtime.loop.run_turn(None)
+        if text is not None:
+            await runtime.loop.run_turn(text)
+        while (message := await relay.next_user_message()) is not None:
+            await runtime.loop.run_turn(message)
     except HarnessError as error:
-        click.echo(f"dsh: {error.code}: {error.message}", err=True)
+        runtime.events.emit(ErrorEvent(error.code, error.message))
         return 1
-    dispose = runtime.ui.register_provider(host.provider)
-    try:
-        final = await _turns(runtime, text)
-    finally:
-        dispose()
-        await host.close()
-    if final is None:
-        return 1
-    print_final(final)
     return 0

@@ -9,11 +9,11 @@ hints go to ``output`` (stderr when stdout carries the answer).
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from typing import IO
 
+from dsh_cli.core.streams import is_terminal
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
@@ -62,7 +62,7 @@ class PlainProvider:
         self._open_prompt = False
         # a terminal echoes what is typed; piped answers are echoed here instead, so the
         # transcript reads "prompt> answer" and each hint starts on a line of its own
-        self._echo = not _is_terminal(self.input)
+        self._echo = not is_terminal(self.input)
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         """Walk the batch; ``/cancel`` raises ASK_CANCELLED, end of input ASK_ABORTED."""
@@ -162,15 +162,6 @@ class PlainProvider:
     def close(self) -> None:
         """Stop reading input (the reader thread ends with the process)."""
         self.lines.close()
-
-
-def _is_terminal(stream: object) -> bool:
-    try:
-        if isinstance(stream, int):
-            return os.isatty(stream)
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return False
 
 
 def _usage(question: AskUserQuestionItem) -> str:

@@ -8,9 +8,10 @@ import sys
 
 from click.testing import CliRunner
 
-from dsh_cli.chat.app import DEMO_NOTICE, chat_main, use_plain
+from dsh_cli.chat.app import DEMO_NOTICE, chat_main
 from dsh_cli.cli import main
 from dsh_cli.interaction import ScriptedProvider
+from dsh_cli.sources import CHAT, AnswerOptions, choose
 
 OPTIONS = {"model": None, "base_url": None, "system": None, "question_timeout": None,
            "no_ask": False, "continue_": False, "resume": None, "plain": False}
@@ -86,11 +87,15 @@ def test_plain_mode_when_asked_for_on_a_dumb_terminal_or_without_a_terminal():
         def isatty(self):
             return True
 
-    assert not use_plain(False, Tty(), Tty(), {"TERM": "xterm"})
-    assert use_plain(True, Tty(), Tty(), {"TERM": "xterm"})
-    assert use_plain(False, Tty(), Tty(), {"TERM": "dumb"})
-    assert use_plain(False, io.StringIO(), Tty(), {})
-    assert use_plain(False, Tty(), io.StringIO(), {})
+    def source(plain, stdin, stdout, environ):
+        options = AnswerOptions(CHAT, plain=plain, stdin=stdin, stdout=stdout, environ=environ)
+        return choose(options).name
+
+    assert source(False, Tty(), Tty(), {"TERM": "xterm"}) == "terminal"
+    assert source(True, Tty(), Tty(), {"TERM": "xterm"}) == "plain"
+    assert source(False, Tty(), Tty(), {"TERM": "dumb"}) == "plain"
+    assert source(False, io.StringIO(), Tty(), {}) == "plain"
+    assert source(False, Tty(), io.StringIO(), {}) == "plain"
 
 
 def test_the_cli_chats_in_plain_mode_through_a_pipe():
@@ -150,7 +155,7 @@ def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
             stderr=io.StringIO(), prompt=Lines("plan a shop"), provider=first))
         while not first.requests:
             await asyncio.sleep(0.005)
-        task.cancel()  # what SIGTERM does (dsh_cli.cli.interrupts)
+        task.cancel()  # what SIGTERM does (dsh_cli.session.interrupts)
         await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(stopped_mid_question())

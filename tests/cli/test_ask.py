@@ -10,9 +10,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from dsh_cli.cli import ask as ask_module
 from dsh_cli.cli import main
 from dsh_cli.interaction import ScriptedProvider
+from dsh_cli.sources import options as options_module
+from dsh_cli.sources import surroundings
 
 BATCH = {"questions": [
     {"id": "db", "question": "Which database?", "options": [
@@ -126,7 +127,7 @@ def test_plain_answers_from_stdin_lines_with_prompts_on_stderr():
 
 
 def test_no_terminal_and_no_source_is_exit_3(monkeypatch):
-    monkeypatch.setattr(ask_module, "_terminal_target", lambda from_stdin: None)
+    monkeypatch.setattr(surroundings, "tty_available", lambda: False)  # and stdio is no tty
     failed(dsh_ask("-q", "Q?", "-o", "a"), 3, "dsh: NO_PROVIDER: no terminal to ask on")
 
 
@@ -138,7 +139,8 @@ def fake_terminal(provider):
 def test_terminal_path_timeout_is_124_and_cancel_is_130(monkeypatch):
     import dsh_cli.providers.terminal as terminal
 
-    monkeypatch.setattr(ask_module, "_terminal_target", lambda from_stdin: "stdout")
+    monkeypatch.setattr(options_module, "is_terminal", lambda stream: True)
+    monkeypatch.setenv("TERM", "xterm")  # not dumb: the interactive UI, not plain lines
     monkeypatch.setattr(terminal, "terminal_provider",
                         lambda target, **kw: fake_terminal(ScriptedProvider(["late"], delay=5)))
     failed(dsh_ask("-q", "Q?", "-o", "a", "--timeout", "0.1"), 124,

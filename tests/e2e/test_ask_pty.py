@@ -44,6 +44,16 @@ def test_command_substitution_captures_only_the_answer(tmp_path):
     assert re.search(r"GOT:(.*)\r\n", output).group(1) == NO
 
 
+def test_term_dumb_asks_in_plain_lines_on_dev_tty_when_stdio_is_redirected(tmp_path):
+    child = spawn(f'a=$(TERM=dumb {ASK} < /dev/null 2> err); echo "GOT:$a"', str(tmp_path))
+    child.expect(r"answer \(numbers")  # the line rendering, on /dev/tty
+    child.sendline("2")
+    output = finish(child)
+    assert re.search(r"GOT:(.*)\r\n", output).group(1) == NO
+    assert "\x1b[" not in output.split("GOT:")[0]  # no cursor addressing on a dumb terminal
+    assert (tmp_path / "err").read_text() == ""
+
+
 def test_sigterm_mid_question_restores_the_terminal_and_exits_143(tmp_path):
     command = ('stty -a > before; (echo "PID:$BASHPID"; exec dsh ask -q Deploy? -o yes -o no '
                '--keep); echo "rc=$?"; stty -a > after')

@@ -9,7 +9,8 @@ import json
 
 from web_site import Site
 
-from dsh_cli.cli.web import browser_available, web_main
+from dsh_cli.cli.web import web_main
+from dsh_cli.sources.surroundings import browser_available
 
 SCRIPT = {"turns": [
     {"content": "Let me ask.", "tool_calls": [{"name": "ask_user_question", "arguments": {

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from dsh_cli.cli.interrupts import run_main, session_guard
+from dsh_cli.session.interrupts import run_main, session_guard, signal_name
 
 
 class Runtime:
@@ -70,3 +70,8 @@ def test_sigint_outside_our_handlers_is_still_130():
         raise KeyboardInterrupt  # what asyncio's default SIGINT handling raises
 
     assert run_main(main(), handle_sigint=False) == 130
+
+
+def test_each_signal_status_has_its_name_and_other_statuses_none():
+    assert [signal_name(status) for status in (130, 143, 129)] == ["SIGINT", "SIGTERM", "SIGHUP"]
+    assert signal_name(0) is None and signal_name(1) is None

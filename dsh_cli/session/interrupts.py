@@ -2,7 +2,7 @@
 
 The task is cancelled, so every ``finally`` runs: the terminal UI closes and restores
 the screen, an open question stays resumable, the store is flushed. The exit status is
-then 130, 143 or 129.
+then 130, 143 or 129 (``EXIT_CODES``; ``signal_name`` turns a status back into its name).
 """
 
 from __future__ import annotations
@@ -13,12 +13,22 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["EXIT_CODES", "on_termination", "run_main", "session_guard"]
+from dsh_cli.core.errors import INTERNAL_ERROR, format_line
+
+if TYPE_CHECKING:
+    from dsh_cli.runtime import Runtime
+
+__all__ = ["EXIT_CODES", "on_termination", "run_main", "session_guard", "signal_name"]
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 _termination_hooks: list[Callable[[], None]] = []
+
+
+def signal_name(status: int) -> str | None:
+    """``SIGINT`` for 130, ``SIGTERM`` for 143, ``SIGHUP`` for 129; None for other statuses."""
+    return next((signum.name for signum, code in EXIT_CODES.items() if code == status), None)
 
 
 def on_termination(hook: Callable[[], None]) -> Callable[[], None]:
@@ -44,7 +54,7 @@ def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> i
     except Exception as error:
         if os.environ.get("DSH_DEBUG"):
             raise
-        print(f"dsh: INTERNAL_ERROR: {type(error).__name__}: {error}", file=sys.stderr)
+        print(format_line(INTERNAL_ERROR, f"{type(error).__name__}: {error}"), file=sys.stderr)
         return 1
 
 
@@ -80,7 +90,7 @@ async def _supervise(main: Coroutine[Any, Any, int], handle_sigint: bool) -> int
 
 
 @contextlib.contextmanager
-def session_guard(runtime: Any) -> Iterator[Any]:
+def session_guard(runtime: Runtime) -> Iterator[Runtime]:
     """Keep a session resumable however it ends, then close it.
 
     Open question batches are marked interrupted the moment SIGTERM or SIGHUP arrives

@@ -1,0 +1,30 @@
+"""Opening the session a front door asks for (``run``, ``chat``, ``web``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from dsh_cli.config import Settings
+    from dsh_cli.runtime import Runtime
+
+__all__ = ["open_session"]
+
+
+def open_session(settings: Settings, options: Mapping[str, Any], stderr: TextIO) -> Runtime | None:
+    """The runtime the agent options ask for, or None after one ``dsh: CODE: …`` line.
+
+    ``options`` holds the agent options' values by name (``system``, ``no_ask``,
+    ``continue_``, ``resume``); a missing one is its default.
+    """
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.runtime import LATEST, build_runtime
+
+    resume = LATEST if options.get("continue_") else options.get("resume")
+    try:
+        return build_runtime(settings, system=options.get("system"),
+                             ask=not options.get("no_ask"), resume=resume)
+    except HarnessError as error:
+        report(error, stderr)
+        return None

@@ -1,0 +1,171 @@
+"""One opener per row of the answer-source table.
+
+An opener is called with the ``AnswerOptions`` when its row is chosen; what it does at once
+is the work that needs no ``UserInteraction`` (reading an answers file, so a bad one fails
+before a session is opened). It returns an ``Opener``: called with the ``ui``, an async
+context manager that starts the provider, yields its ``Source`` and closes it on the way
+out. The table registers and disposes the provider around it. Each opener imports its
+provider inside itself, so a row costs nothing until it is chosen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, TextIO
+
+from dsh_cli.sources import surroundings
+from dsh_cli.sources.options import Source
+
+if TYPE_CHECKING:
+    from dsh_cli.interaction import (
+        AskUserQuestionAnswer,
+        AskUserQuestionRequest,
+        UserInteraction,
+        UserInteractionProvider,
+    )
+    from dsh_cli.sources.options import AnswerOptions
+
+__all__ = ["Opener", "answers", "given", "jsonl", "none", "plain", "terminal", "web"]
+
+Opener = Callable[["UserInteraction"], AbstractAsyncContextManager[Source]]
+
+
+def given(name: str, provider: UserInteractionProvider | None) -> Opener:
+    """A provider that needs no starting or closing (a caller's own, an answers file)."""
+
+    @contextlib.asynccontextmanager
+    async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
+        yield Source(name, provider)
+
+    return opened
+
+
+def jsonl(options: AnswerOptions) -> Opener:
+    """A controlling program over JSON lines on stdin/stdout (relay.md)."""
+
+    @contextlib.asynccontextmanager
+    async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
+        from dsh_cli.providers.relay import JsonLinesRelay
+
+        # the binary stream, so undecodable bytes can be refused rather than guessed at
+        stdin = getattr(options.stdin, "buffer", options.stdin)
+        relay = JsonLinesRelay(ui, input=stdin, output=options.stdout,
+                               questions_only=options.door.questions_only)
+        await relay.start()
+        try:
+            yield Source("jsonl", relay.provider, relay=relay)
+        finally:
+            await relay.close()
+
+    return opened
+
+
+def web(options: AnswerOptions) -> Opener:
+    """The browser composer (web.md): the host is served for as long as the source is open."""
+
+    @contextlib.asynccontextmanager
+    async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
+        from dsh_cli.providers.web import WebHost
+
+        open_browser = options.open_browser
+        if open_browser is None:
+            open_browser = surroundings.browser_available(options.environ)
+        host = WebHost(ui, host=options.host, port=options.port, open_browser=open_browser,
+                       on_message=options.on_message, stderr=options.stderr)
+        if options.transcript is not None:
+            host.feed.show_messages(options.transcript)
+        await host.start()  # a WebError when the address will not do: nothing to close yet
+        try:
+            yield Source("web", host.provider, host=host)
+        finally:
+            await host.close()
+
+    return opened
+
+
+def answers(options: AnswerOptions) -> Opener:
+    """Answers by question id from a file, read now: an unusable file fails before anything."""
+    from dsh_cli.providers.answers_file import AnswersFileProvider
+
+    assert options.answers is not None
+    report = _writer(options.stderr) if options.door.reports_answer_failures else None
+    return given("answers", AnswersFileProvider.load(options.answers, report=report))
+
+
+def plain(options: AnswerOptions) -> Opener:
+    """The line rendering: on stdin and stderr, or on /dev/tty where a dumb terminal is that."""
+
+    @contextlib.asynccontextmanager
+    async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
+        from dsh_cli.providers.plain import PlainProvider
+
+        with contextlib.ExitStack() as stack:
+            reader, writer = options.stdin, options.stderr
+            if not options.plain and options.terminal == "tty":
+                reader = stack.enter_context(open(surroundings.TTY, encoding="utf-8"))
+                writer = stack.enter_context(open(surroundings.TTY, "w", encoding="utf-8"))
+            provider = PlainProvider(reader, writer)
+            stack.callback(provider.close)
+            yield Source("plain", provider, lines=provider.lines)
+
+    return opened
+
+
+def terminal(options: AnswerOptions) -> Opener:
+    """The interactive question UI on the door's terminal, loaded when the first batch comes."""
+
+    @contextlib.asynccontextmanager
+    async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
+        assert options.terminal is not None
+        with contextlib.ExitStack() as stack:
+            yield Source("terminal", LazyTerminal(stack, options.terminal, keep=options.keep,
+                                                  interrupt=options.door.interrupts))
+
+    return opened
+
+
+def none(options: AnswerOptions) -> Opener:
+    """Nothing answers: a question fails with NO_PROVIDER (at once, for a door that says why)."""
+    if options.door.nobody is not None:
+        from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
+
+        raise UserInteractionError(options.door.nobody, NO_PROVIDER)
+    return given("none", None)
+
+
+def _writer(stream: TextIO) -> Callable[[str], None]:
+    """Each line written and flushed at once (a failure is seen while the run goes on)."""
+
+    def write(line: str) -> None:
+        stream.write(line + "\n")
+        stream.flush()
+
+    return write
+
+
+class LazyTerminal:
+    """The terminal question UI, imported and opened only when the first question comes.
+
+    prompt-toolkit then costs nothing to a session that never asks, and the chat's own
+    prompt is drawn before the question UI is ever loaded.
+    """
+
+    def __init__(self, stack: contextlib.ExitStack, target: str, *, keep: bool = True,
+                 interrupt: bool = False) -> None:
+        self._stack = stack
+        self.target = target
+        self.keep = keep
+        self.interrupt = interrupt
+        self._provider: UserInteractionProvider | None = None
+
+    async def ask(self, request: AskUserQuestionRequest, *rest: Any, **extra: Any
+                  ) -> AskUserQuestionAnswer | Any:
+        if self._provider is None:
+            from dsh_cli.providers.terminal import terminal_provider
+
+            # notify stays "none": a door that wants an alert rings it from the event stream
+            self._provider = self._stack.enter_context(terminal_provider(
+                self.target, keep=self.keep, interrupt=self.interrupt))
+        return await self._provider.ask(request, *rest, **extra)
