@@ -22,7 +22,7 @@ __all__ = ["attach"]
                                           "the browser.")
 def attach(plain: bool, jsonl: bool, web: bool) -> None:
     """Answer the questions of every `dsh mcp` here, one batch at a time."""
-    from dsh_cli.cli.interrupts import run_main
+    from dsh_cli.session.interrupts import run_main
 
     if plain and jsonl:
         click.echo("dsh: USAGE: --plain and --jsonl cannot be combined", err=True)

@@ -6,6 +6,7 @@ first that applies: ``--answers FILE``, ``--web``, otherwise the attach desk.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -39,7 +40,7 @@ def mcp(answers_path: str | None, web: bool, wait_seconds: float,
         question_timeout: float | None, http: bool, http_port: int, host: str, port: int,
         open_browser: bool | None) -> None:
     """An MCP server: agents ask, you answer at `dsh attach`."""
-    from dsh_cli.cli.interrupts import run_main
+    from dsh_cli.session.interrupts import run_main
 
     sys.exit(run_main(_main(answers_path=answers_path, web=web, wait=wait_seconds,
                             question_timeout=question_timeout, http=http, http_port=http_port,
@@ -103,11 +104,12 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
 
 
 async def _start_web(ui: Any, *, host: str, port: int, open_browser: bool | None) -> Any:
-    from dsh_cli.cli.web import browser_available
     from dsh_cli.providers.web import WebHost
+    from dsh_cli.sources.surroundings import browser_available
 
     web = WebHost(ui, host=host, port=port, stderr=sys.stderr,
-                  open_browser=browser_available() if open_browser is None else open_browser)
+                  open_browser=(browser_available(os.environ) if open_browser is None
+                                else open_browser))
     await web.start()
     return web
 

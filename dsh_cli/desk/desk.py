@@ -51,7 +51,8 @@ def _home_relative(path: str) -> str:
 
 def heading(event: dict[str, Any]) -> str:
     """Who asks: the client's name, the agent's directory, the server process."""
-    source = event.get("source") if isinstance(event.get("source"), dict) else {}
+    given = event.get("source")
+    source: dict[str, Any] = given if isinstance(given, dict) else {}
     client = sanitize_line(str(source.get("client") or "an MCP client"))
     cwd = sanitize_line(_home_relative(str(source.get("cwd") or "?")))
     pid = sanitize_line(str(source.get("pid") or "?"))

@@ -16,12 +16,16 @@ import socket
 import struct
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import IO, Any, ClassVar, cast
 
 from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
 from dsh_cli.core.events import Event, QuestionRequested
 from dsh_cli.desk.channel import PeerRefused, check_peer, listen, peer_uid, socket_path
-from dsh_cli.interaction import AskUserQuestionAnswer, AskUserQuestionRequest, UserInteraction
+from dsh_cli.interaction import (
+    AskContext,
+    AskUserQuestionAnswer,
+    UserInteraction,
+)
 from dsh_cli.providers.relay import JsonLinesRelay
 
 __all__ = ["NO_DESK", "DeskHello", "DeskHub", "DeskProvider", "SourcedQuestionRequested"]
@@ -140,7 +144,7 @@ class DeskHub:
         conn.setblocking(True)  # read by the relay's thread, written in small lines
         seconds, micro = int(SEND_TIMEOUT), int((SEND_TIMEOUT % 1) * 1e6)
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, micro))
-        output = conn.makefile("wb", buffering=0)
+        output = cast("IO[bytes]", conn.makefile("wb", buffering=0))  # a raw SocketIO
         relay = _DeskRelay(self.ui, conn, output, self.sources)
         relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url))
         self._connected += 1
@@ -192,7 +196,7 @@ class DeskProvider:
         self.wait = wait
         self._alert = alert
 
-    async def ask(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         if not self.hub.connected:
             if self.wait > 0 and self._alert is not None:
                 self._alert()

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.events import AssistantMessage, ToolResultEvent
+from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
-from dsh_cli.interaction.pending import mint_rpc_id
 from dsh_cli.tools.ask_user_question import AskUserQuestionTool
 from dsh_cli.tools.registry import ToolContext, ToolRegistry, ToolResult
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from dsh_cli.sources import surroundings
 from dsh_cli.sources.options import Source
 
 if TYPE_CHECKING:
     from dsh_cli.interaction import (
+        AskContext,
         AskUserQuestionAnswer,
-        AskUserQuestionRequest,
         UserInteraction,
         UserInteractionProvider,
     )
@@ -160,12 +160,11 @@ class LazyTerminal:
         self.interrupt = interrupt
         self._provider: UserInteractionProvider | None = None
 
-    async def ask(self, request: AskUserQuestionRequest, *rest: Any, **extra: Any
-                  ) -> AskUserQuestionAnswer | Any:
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         if self._provider is None:
             from dsh_cli.providers.terminal import terminal_provider
 
             # notify stays "none": a door that wants an alert rings it from the event stream
             self._provider = self._stack.enter_context(terminal_provider(
                 self.target, keep=self.keep, interrupt=self.interrupt))
-        return await self._provider.ask(request, *rest, **extra)
+        return await self._provider.ask(context)  # type: ignore[return-value]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -41,17 +42,22 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
         "backspace": state.backspace, "delete": state.delete,
         "home": state.home, "c-a": state.home, "end": state.end, "c-e": state.end,
         "c-u": state.kill_before,
-        "pageup": lambda: state.page(-1), "pagedown": lambda: state.page(+1),
+        "pageup": functools.partial(state.page, -1), "pagedown": functools.partial(state.page, 1),
     }
     for key, method in table.items():
-        bind(key, action=lambda event, method=method: method())
+        bind(key, action=_ignoring_event(method))
     for number in range(10):
-        bind(str(number), action=lambda event, number=number: state.digit(number))
+        bind(str(number), action=_ignoring_event(functools.partial(state.digit, number)))
     bind(Keys.BracketedPaste, action=lambda event: state.insert(event.data))
     # Not eager: an eager catch-all would swallow the terminal's cursor-position reply
     # (prompt-toolkit's own binding handles it) and leave a "no CPR" warning on screen.
     bind(Keys.Any, action=lambda event: _printable(state, event.data), eager=False)
     return bindings
+
+
+def _ignoring_event(method: Callable[[], None]) -> Callable[[Any], None]:
+    """A key handler that calls ``method``: the state machine needs no event."""
+    return lambda event: method()
 
 
 def _printable(state: BatchState, data: str) -> None:

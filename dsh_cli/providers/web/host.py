@@ -200,7 +200,7 @@ def _allowed_hosts(host: str, port: int) -> set[str]:
         # cannot be rebound, and the token is still required
         names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
         with contextlib.suppress(OSError):
-            names |= {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)}
+            names |= {str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)}
     bracketed = {f"[{name}]" if ":" in name and not name.startswith("[") else name
                  for name in names}
     return {f"{name}:{port}" for name in bracketed}
