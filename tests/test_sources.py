@@ -14,7 +14,12 @@ import pytest
 
 from dsh_cli.core.errors import ANSWERS_FILE_ERROR, NO_PROVIDER, HarnessError, WebError
 from dsh_cli.core.events import ErrorEvent
-from dsh_cli.interaction import AskUserQuestionRequest, ScriptedProvider, UserInteraction
+from dsh_cli.interaction import (
+    AskContext,
+    AskUserQuestionRequest,
+    ScriptedProvider,
+    UserInteraction,
+)
 from dsh_cli.sources import (
     ASK,
     CHAT,
@@ -176,7 +181,7 @@ def test_run_reports_answers_file_failures_on_stderr_and_ask_leaves_them_to_its_
         chosen = options(door, answers=str(path))
         async with answer_source(UserInteraction(), chosen) as source:
             with pytest.raises(HarnessError):
-                await source.provider.ask(request())
+                await source.provider.ask(AskContext(request(), "q_1"))
         return chosen.stderr.getvalue()
 
     assert asyncio.run(failure(RUN)).startswith("dsh: NO_PROVIDER: ")

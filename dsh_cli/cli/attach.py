@@ -25,8 +25,7 @@ def attach(plain: bool, jsonl: bool, web: bool) -> None:
     from dsh_cli.session.interrupts import run_main
 
     if plain and jsonl:
-        click.echo("dsh: USAGE: --plain and --jsonl cannot be combined", err=True)
-        sys.exit(2)
+        raise click.UsageError("--plain and --jsonl cannot be combined")
     sys.exit(run_main(_main(plain=plain, jsonl=jsonl, web=web)))
 
 
@@ -38,15 +37,16 @@ async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
     import os
 
     from dsh_cli.config import load_settings
-    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.sources.surroundings import dumb_terminal
 
     try:
         notify = load_settings().notify
     except HarnessError as error:
-        click.echo(f"dsh: {error.code}: {error.message}", err=True)
+        report(error, sys.stderr)
         return 2
     on_terminal = sys.stdin.isatty() and sys.stdout.isatty()
-    if plain or not on_terminal or os.environ.get("TERM") == "dumb":
+    if plain or not on_terminal or dumb_terminal(os.environ):
         return await _plain_desk(notify, web)
     return await _terminal_desk(notify, web)
 

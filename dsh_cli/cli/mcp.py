@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from dsh_cli.cli.options import web_options
+from dsh_cli.core.errors import format_line
 
 __all__ = ["mcp"]
 
@@ -63,7 +64,7 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
     try:
         settings = load_settings(question_timeout=question_timeout)
     except HarnessError as error:
-        _say(f"dsh: {error.code}: {error.message}")
+        _say(format_line(error.code, error.message))
         return 2
     ui = UserInteraction(timeout=settings.question_timeout)
     web_server: Any = None
@@ -74,7 +75,7 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
             try:
                 ui.register_provider(AnswersFileProvider.load(answers_path, report=_say))
             except AnswersFileError as error:
-                _say(f"dsh: {error.code}: {error.message}")
+                _say(format_line(error.code, error.message))
                 return 2
         elif web:
             web_server = await _start_web(ui, **web_host)
@@ -120,7 +121,7 @@ def _open_store() -> Any:
     try:
         return SessionStore.open()
     except StoreError as error:
-        _say(f"dsh: {error.code}: {error.message} (batches are not recorded)")
+        _say(format_line(error.code, f"{error.message} (batches are not recorded)"))
         return None
 
 

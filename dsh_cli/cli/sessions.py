@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from dsh_cli.core.errors import format_line
+
 JSON_HELP = "Machine output: JSON on stdout."
 
 
@@ -19,7 +21,7 @@ def _open() -> Any:
 
 def _fail(error: Any) -> None:
     """One stderr line naming the code, then exit 1."""
-    click.echo(f"dsh: {error.code}: {error.message}", err=True)
+    click.echo(format_line(error.code, error.message), err=True)
     sys.exit(1)
 
 

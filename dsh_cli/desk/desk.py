@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, HarnessError
+from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, HarnessError, format_line
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.desk.link import DeskLinks, ServerLink
@@ -139,7 +139,7 @@ class Desk:
                 return True
             if error.code == ASK_ABORTED:
                 return False  # input closed: the batch stays pending at its server
-            self.say(f"dsh: {error.code}: {error.message}")
+            self.say(format_line(error.code, error.message))
             return True
         except Exception as error:  # a batch the desk cannot show: say so, go on
             self.say(f"dsh: cannot show {batch.rpc_id}: {error}")

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dsh_cli.core.errors import ANSWERS_FILE_ERROR, AnswersFileError
+from dsh_cli.core.errors import ANSWERS_FILE_ERROR, AnswersFileError, format_line
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.core.text import scrub_surrogates_in
 from dsh_cli.interaction import (
@@ -98,5 +98,5 @@ class AnswersFileProvider:
 
     def _fail(self, message: str, code: str) -> None:
         if self.report is not None:
-            self.report(f"dsh: {code}: {message}")
+            self.report(format_line(code, message))
         raise UserInteractionError(message, code)
