@@ -66,7 +66,7 @@ def test_dsh_ask_restores_the_terminal(tmp_path, keys, kill, status, said):
 @pytest.mark.parametrize(("keys", "kill", "extra", "status", "said"), [
     ("2", None, "", 0, "Done."),
     ("\x1b", None, "", 0, "Done."),  # a cancelled ask is a tool error; the run goes on
-    ("\x03", None, "", 0, "Done."),
+    ("\x03", None, "", 130, None),  # terminal.md: ctrl-c at a run's question interrupts the run
     (None, signal.SIGTERM, "", 143, None),
     (None, signal.SIGHUP, "", 129, None),
     (None, None, "--question-timeout 1", 0, "Done."),
