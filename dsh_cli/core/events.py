@@ -11,6 +11,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 __all__ = [
+    "BAD_RESPONSE",
+    "NOT_PENDING",
+    "WRONG_SESSION",
     "AssistantDelta",
     "AssistantMessage",
     "ErrorEvent",
@@ -212,6 +215,12 @@ class EventStream:
     def emit(self, event: Event) -> None:
         for listener in list(self._listeners):
             listener(event)
+
+
+# why a controller's response was refused (``ResponseAck.reason``)
+NOT_PENDING = "not-pending"
+BAD_RESPONSE = "bad-response"
+WRONG_SESSION = "wrong-session"
 
 
 class ResponseAck(Event):

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
-from dsh_cli.core.events import QuestionRequested, ResponseAck
+from dsh_cli.core.events import (
+    BAD_RESPONSE,
+    NOT_PENDING,
+    WRONG_SESSION,
+    QuestionRequested,
+    ResponseAck,
+)
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import (
@@ -27,9 +33,6 @@ from dsh_cli.interaction.vocabulary import (
 
 __all__ = ["BAD_RESPONSE", "NOT_PENDING", "WRONG_SESSION", "PendingEntry", "PendingQuestions"]
 
-NOT_PENDING = "not-pending"
-BAD_RESPONSE = "bad-response"
-WRONG_SESSION = "wrong-session"
 
 
 @dataclass(eq=False)

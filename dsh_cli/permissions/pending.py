@@ -12,13 +12,11 @@ import asyncio
 from typing import Any
 
 from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
-from dsh_cli.core.events import ResponseAck
+from dsh_cli.core.events import BAD_RESPONSE, NOT_PENDING, ResponseAck
 from dsh_cli.permissions.vocabulary import DECISIONS, PermissionDecision, PermissionRequest
 
 __all__ = ["BAD_RESPONSE", "NOT_PENDING", "RemotePermissions"]
 
-NOT_PENDING = "not-pending"
-BAD_RESPONSE = "bad-response"
 MAX_MESSAGE = 2000
 
 

@@ -52,17 +52,18 @@ class Rules:
         """What to do with a call of ``tool``, and why (the rule, or the default)."""
         if tool in NEVER_ASKED:
             return "allow", f"{tool} never needs permission"
-        for rule in self.deny:
-            if matches(rule, tool):
-                return "deny", f"the rule deny {rule!r}"
+        if (rule := _first_match(self.deny, tool)) is not None:
+            return "deny", f"the rule deny {rule!r}"
         if self.allow_all:
             return "allow", "--yes allows every tool for this run"
-        for rule in self.ask:
-            if matches(rule, tool):
-                return "ask", f"the rule ask {rule!r}"
-        for rule in self.allow:
-            if matches(rule, tool):
-                return "allow", f"the rule allow {rule!r}"
+        if (rule := _first_match(self.ask, tool)) is not None:
+            return "ask", f"the rule ask {rule!r}"
+        if (rule := _first_match(self.allow, tool)) is not None:
+            return "allow", f"the rule allow {rule!r}"
         if hints.read_only:
             return "allow", "the tool says it only reads"
         return "ask", "no rule allows it"
+
+
+def _first_match(rules: tuple[str, ...], tool: str) -> str | None:
+    return next((rule for rule in rules if matches(rule, tool)), None)
