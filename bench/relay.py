@@ -14,10 +14,13 @@ import subprocess
 import time
 
 from bench.context import Context
+from bench.floors import echo_floor
 from bench.proc import dsh_argv
-from bench.table import Row, above
+from bench.table import Row, at_least
 
-BUDGET = 1_000  # batches/s
+# The old absolute budget (1,000 batches/s) over a bare echo's 19,000/s on a quiet 2-core
+# machine: dsh must keep at least that share of what the pipes themselves allow.
+FLOOR_SHARE = 0.05
 PER_TURN = 40
 QUESTION = {"id": "q1", "question": "Deploy?",
             "options": [{"label": "yes"}, {"label": "no"}]}
@@ -74,6 +77,10 @@ def round_trips(ctx: Context, batches: int) -> float:
 
 def measure(ctx: Context) -> list[Row]:
     batches = 3 if ctx.smoke else 1_000
-    rates = [round_trips(ctx, batches) for _ in range(ctx.runs(3))]
-    return [Row(f"relay round trips, {batches:,} batches", "batches/s", rates,
-                budget=f"≥ {BUDGET:,} batches/s", check=above(BUDGET))]
+    rates, floors = [], []
+    for _ in range(ctx.runs(3)):  # alternating, so load on the machine hits both alike
+        rates.append(round_trips(ctx, batches))
+        floors.append(echo_floor(batches))
+    return [Row(f"relay round trips, {batches:,} batches", "batches/s", rates, floors,
+                "bare JSON-lines echo", f"≥ {FLOOR_SHARE:g} × floor (was ≥ 1,000/s)",
+                at_least(FLOOR_SHARE))]
