@@ -13,6 +13,7 @@ from bench.table import Row, at_most
 
 FRAME_BUDGET = 1.1
 MEMORY_BUDGET = 1.1
+PEER_BUDGET = 1.3  # issue 16: within 1.3x of questionary, which carries neither Click nor pydantic
 LABELS = ("alpha", "bravo", "charlie")
 
 FLOOR = '''\
@@ -39,6 +40,15 @@ if __name__ == "__main__":
 '''
 
 
+PEER = '''\
+import sys
+
+import questionary
+
+print(questionary.select(sys.argv[1], choices=sys.argv[2:]).ask())
+'''
+
+
 def _args() -> list[str]:
     args = ["-q", "Deploy?"]
     for label in LABELS:
@@ -50,6 +60,13 @@ def measure(ctx: Context) -> list[Row]:
     floor_script = ctx.script("floor_choice.py", FLOOR)
     env = ctx.env
     commands = {"floor": python_argv(floor_script, *_args()), "dsh": dsh_argv("ask", *_args())}
+    try:
+        import questionary  # noqa: F401  (the bench extra)
+    except ImportError:
+        pass
+    else:
+        peer_script = ctx.script("peer_questionary.py", PEER)
+        commands["questionary"] = python_argv(peer_script, "Deploy?", *LABELS)
     frame: dict[str, list[float]] = {name: [] for name in commands}
     exit_: dict[str, list[float]] = {name: [] for name in commands}
     memory: dict[str, list[float]] = {name: [] for name in commands}
@@ -63,7 +80,10 @@ def measure(ctx: Context) -> list[Row]:
             exit_[name].append(result.exit * 1000)
             memory[name].append(result.max_rss_mb)
     base = "choice() floor"
-    return [
+    peer = [Row("dsh ask, 3 options, pty: first frame vs questionary", "ms", frame["dsh"],
+                frame["questionary"], "questionary", f"≤ {PEER_BUDGET} × peer",
+                at_most(PEER_BUDGET))] if "questionary" in commands else []
+    return [*peer,
         Row("dsh ask, 3 options, pty: first frame", "ms", frame["dsh"], frame["floor"], base,
             f"≤ {FRAME_BUDGET} × floor", at_most(FRAME_BUDGET)),
         Row("dsh ask, 3 options, pty: process exit", "ms", exit_["dsh"], exit_["floor"], base),
