@@ -34,6 +34,7 @@ RESET = "\x1b[0m"
 REASONING_MARK = "┊ "
 SUMMARY_WIDTH = 60
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
+_TOKENS = re.compile(r"\n|[ \t]+|[^\s]+")
 
 
 def color_enabled(stream: TextIO, environ: dict[str, str] | None = None) -> bool:
@@ -80,8 +81,14 @@ def _answer_summary(content: str) -> str:
 class TranscriptRenderer:
     """An ``EventStream`` listener writing the conversation to ``stream`` as it happens."""
 
-    def __init__(self, stream: TextIO, *, color: bool, final_text: bool = True) -> None:
+    def __init__(self, stream: TextIO, *, color: bool, final_text: bool = True,
+                 wrap: bool = False) -> None:
         self.stream = stream
+        # wrap=True (a terminal): model text is broken between words at the terminal's
+        # width, as it streams, instead of mid-word by the terminal itself
+        self.wrap = wrap
+        self._column = 0
+        self._space = ""  # white space held until the next word shows where it falls
         # NO_COLOR wins over whatever the caller decided (no-color.org).
         self.color = color and not os.environ.get("NO_COLOR")
         # final_text=False (``dsh run``'s stderr, whose stdout gets the final answer): text
@@ -149,12 +156,13 @@ class TranscriptRenderer:
     def line(self, text: str, *, dim: bool = False) -> None:
         """A line of our own (not model text) on a line of its own."""
         self.finish()
-        self._write(self._style(text, DIM) if dim else text)
-        self._write("\n")
+        self.stream.write((self._style(text, DIM) if dim else text) + "\n")
+        self._at_line_start, self._column = True, 0
         self.stream.flush()
 
     def finish(self) -> None:
         """Close an open reasoning block and an unfinished line (before a prompt, a UI)."""
+        self._space = ""  # white space at the end of a message is not worth a line
         self._end_reasoning()
         if not self._at_line_start:
             self._write("\n")
@@ -184,6 +192,9 @@ class TranscriptRenderer:
     def _write(self, text: str, prefix: str = "") -> None:
         if not text:
             return
+        if self.wrap:
+            self._write_wrapped(text, prefix)
+            return
         if prefix:
             pieces = []
             for part in _LINES.findall(text):
@@ -195,3 +206,32 @@ class TranscriptRenderer:
             return
         self.stream.write(text)
         self._at_line_start = text.endswith("\n")
+
+    def _write_wrapped(self, text: str, prefix: str) -> None:
+        """Write ``text`` breaking lines between words at the terminal's width."""
+        import shutil
+
+        from dsh_cli.core.sanitize import display_width
+
+        width = shutil.get_terminal_size((0, 0)).columns
+        out: list[str] = []
+        for token in _TOKENS.findall(text):
+            if token == "\n":
+                out.append("\n")
+                self._column, self._space, self._at_line_start = 0, "", True
+                continue
+            if token.isspace():
+                self._space += token
+                continue
+            if self._at_line_start and prefix:
+                out.append(prefix)
+                self._column = display_width(prefix)
+            cells = len(token) if token.isascii() else display_width(token)
+            room = width - self._column - len(self._space)
+            if width and not self._at_line_start and self._column and cells > room:
+                out.append("\n" + prefix)
+                self._column, self._space = display_width(prefix) if prefix else 0, ""
+            out.append(self._space + token)
+            self._column += len(self._space) + cells
+            self._space, self._at_line_start = "", False
+        self.stream.write("".join(out))

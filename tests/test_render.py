@@ -227,3 +227,40 @@ def test_replay_shows_the_end_of_a_stored_conversation_inert_and_compact():
     stream = io.StringIO()
     TranscriptRenderer(stream, color=False).replay(messages, last=2)
     assert stream.getvalue().splitlines() == ["· ask_user_question ✗ ASK_CANCELLED"]
+
+
+def test_streamed_model_text_wraps_between_words_at_the_terminal_width(monkeypatch):
+    import io
+    import os
+
+    from dsh_cli.core.events import AssistantDelta, AssistantMessage, ReasoningDelta
+    from dsh_cli.render import REASONING_MARK, TranscriptRenderer
+
+    size = os.terminal_size((20, 10))
+    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback=None: size)
+    out = io.StringIO()
+    renderer = TranscriptRenderer(out, color=False, wrap=True)
+    for chunk in ["The quick brown fo", "x jumps over the lazy ", "dog, 日本語 ",
+                  "supercalifragilisticexpialidocious end"]:
+        renderer(AssistantDelta(chunk))
+    renderer(AssistantMessage("…", []))
+    lines = out.getvalue().splitlines()
+    assert lines == ["The quick brown fox", "jumps over the lazy", "dog, 日本語",
+                     "supercalifragilisticexpialidocious", "end"]
+    out.seek(0), out.truncate()
+    renderer(ReasoningDelta("thinking about a rather long plan"))
+    renderer.finish()
+    assert out.getvalue().splitlines() == [REASONING_MARK + "thinking about a",
+                                           REASONING_MARK + "rather long plan"]
+
+
+def test_a_pipe_gets_the_model_text_exactly_as_it_came():
+    import io
+
+    from dsh_cli.core.events import AssistantDelta
+    from dsh_cli.render import TranscriptRenderer
+
+    out = io.StringIO()
+    renderer = TranscriptRenderer(out, color=False)
+    renderer(AssistantDelta("a " * 200))
+    assert out.getvalue() == "a " * 200

@@ -105,7 +105,8 @@ async def _converse(runtime: Runtime, source: Source, stack: contextlib.ExitStac
         prompt = PlainPrompt(source.lines, stderr, echo=not is_terminal(stdin))
     if prompt is None:
         prompt = TerminalPrompt(history=history_path())
-    renderer = TranscriptRenderer(stdout, color=not plain and color_enabled(stdout))
+    renderer = TranscriptRenderer(stdout, color=not plain and color_enabled(stdout),
+                                  wrap=not plain and is_terminal(stdout))
     stack.callback(runtime.events.subscribe(renderer))
     notify = runtime.settings.notify
     alert_stream = stderr if plain else stdout
