@@ -138,6 +138,32 @@ def _drop_editing_defaults(app: Any) -> None:
         app._default_bindings = merge_key_bindings([load_mouse_bindings(), load_cpr_bindings()])
 
 
+def _inline_application_class() -> Any:
+    """prompt-toolkit's ``Application`` with one standing "current buffer".
+
+    The key processor asks for the current buffer twice a key (undo state, vi cursor); with
+    no ``BufferControl`` focused, as here, prompt-toolkit builds a fresh throw-away
+    ``Buffer`` each time: half of a 726-key storm's time. Nothing here edits a buffer, so
+    one empty buffer serves every key.
+    """
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.buffer import Buffer
+
+    class InlineApplication(Application[Any]):
+        _standing: Buffer | None = None
+
+        @property
+        def current_buffer(self) -> Buffer:
+            focused = self.layout.current_buffer
+            if focused is not None:
+                return focused
+            if self._standing is None:
+                self._standing = Buffer(name="dsh-no-buffer")
+            return self._standing
+
+    return InlineApplication
+
+
 def _interrupt() -> None:
     """``ctrl-c`` in raw mode does what it does in cooked mode: SIGINT to this process."""
     import signal
@@ -158,7 +184,6 @@ class _Screen:
 
     def __init__(self, state: BatchState, deadline: Deadline | None, input: Any,
                  output: Any, *, keep: bool = True, interrupt: bool = False) -> None:
-        from prompt_toolkit.application import Application
         from prompt_toolkit.filters import Condition
         from prompt_toolkit.layout import FormattedTextControl, Layout, Window
         from prompt_toolkit.output import ColorDepth
@@ -173,7 +198,7 @@ class _Screen:
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)
         window = Window(control, wrap_lines=False, dont_extend_height=True,
                         always_hide_cursor=Condition(lambda: not self._cursor_shown()))
-        self.app: Any = Application(
+        self.app: Any = _inline_application_class()(
             layout=Layout(window),
             key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish,
                                             on_ctrl_c=_interrupt if interrupt else None),
