@@ -60,6 +60,8 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
             except HarnessError as error:  # the web host could not start
                 report(error, stderr)
                 return 1
+            stderr.write("dsh: serving the chat; ctrl-c to stop\n")
+            stderr.flush()
             runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
             if started is not None:
                 assert source.host is not None

@@ -2,9 +2,10 @@
 
 The file maps an id to a list of labels (``selected``), a string (always ``custom``),
 ``null`` (skip), or an object with ``selected`` or ``custom``. It serves every question
-of the run with that id. A missing id fails that ask with ``NO_PROVIDER`` naming the id;
-an answer that does not fit its question fails with ``INVALID_ANSWER``. Both are
-reported through ``report`` (stderr in the CLI) as well as to the model.
+of the run with that id; an id no question asks is ignored (one file can serve several
+runs). A batch with ids the file lacks fails with ``NO_PROVIDER`` naming each of them with
+its question text; an answer that does not fit its question fails with ``INVALID_ANSWER``.
+Both are reported through ``report`` (stderr in the CLI) as well as to the model.
 """
 
 from __future__ import annotations
@@ -85,8 +86,7 @@ class AnswersFileProvider:
         for question in context.request.questions:
             raw = self._items.get(question.id)
             if raw is None:
-                self._fail(f"{self.source} has no answer for question id {question.id!r}",
-                           NO_PROVIDER)
+                self._fail_missing(context)
             try:
                 item = AskUserQuestionAnswerItem.model_validate(raw)
                 items.append(validate_answer_item(question, item, question.id))
@@ -95,6 +95,13 @@ class AnswersFileProvider:
                           else format_validation_error(error))
                 self._fail(f"{self.source}: bad answer for {detail}", INVALID_ANSWER)
         return AskUserQuestionAnswer(answers=items)
+
+    def _fail_missing(self, context: AskContext) -> None:
+        # every missing id at once, each with its question: how a CI author learns the
+        # ids a model chose at run time
+        named = ", ".join(f"{q.id!r} ({json.dumps(q.question, ensure_ascii=False)})"
+                          for q in context.request.questions if q.id not in self._items)
+        self._fail(f"{self.source} has no answer for {named}", NO_PROVIDER)
 
     def _fail(self, message: str, code: str) -> None:
         if self.report is not None:

@@ -172,3 +172,13 @@ def test_a_script_error_is_one_line_with_its_code(tmp_path):
     result = dsh("run", "-m", f"script:{script}", "x")
     assert result.returncode == 1
     assert result.stderr.startswith("dsh: SCRIPT_ERROR: ") and result.stderr.count("\n") == 1
+
+
+def test_an_empty_answers_file_names_every_id_the_demo_asks(tmp_path):
+    answers = write(tmp_path / "a.json", {})
+    result = dsh("run", "-m", "demo", "--answers", answers, "x")
+    assert result.returncode == 0
+    line = next(line for line in result.stderr.splitlines() if "NO_PROVIDER" in line)
+    for question_id in ("'stack'", "'features'", "'name'"):
+        assert question_id in line
+    assert '"Which stack should the project use?"' in line

@@ -72,3 +72,23 @@ def test_load_errors(tmp_path):
     (tmp_path / "bin.json").write_bytes(b"\xff\xfe")
     with pytest.raises(AnswersFileError):
         AnswersFileProvider.load(tmp_path / "bin.json")
+
+
+def test_an_id_no_question_asks_is_ignored():
+    reports = []
+    provider = AnswersFileProvider({"db": ["SQLite"], "features": [], "name": "acme",
+                                    "license": "MIT"}, report=reports.append)
+    found = asyncio.run(provider.ask(SHOWING)).to_json()["answers"]
+    assert [item["id"] for item in found] == ["db", "features", "name"]
+    assert reports == []
+
+
+def test_every_missing_id_is_named_with_its_question():
+    # an empty file is how a CI author learns the ids a model asks
+    reports = []
+    provider = AnswersFileProvider({"features": []}, source="a.json", report=reports.append)
+    with pytest.raises(UserInteractionError) as caught:
+        asyncio.run(provider.ask(SHOWING))
+    assert caught.value.code == "NO_PROVIDER"
+    assert caught.value.message == 'a.json has no answer for \'db\' ("DB?"), \'name\' ("Name?")'
+    assert reports == [f"dsh: NO_PROVIDER: {caught.value.message}"]

@@ -150,6 +150,7 @@ def test_single_multi_and_optionless_batch(live, open_page):
     page.keyboard.press("2")  # number keys choose; choosing advances
     assert page.locator(".count").text_content() == "2 / 3"
     page.locator("button[aria-label='Next question']").click()
+    page.locator("#qc-primary", has_text="Review").click()  # a batch ends on its review
     page.locator("#qc-primary", has_text="Submit").click()
     assert result(future) == {"answers": [
         {"id": "db", "selected": ["SQLite"]},
@@ -175,6 +176,9 @@ def test_single_select_advances_but_never_submits_on_the_last(live, open_page):
     page.locator("#qc-other").fill("mine")  # typing clears the chosen option
     assert page.locator("button.option[data-label='q']").get_attribute("aria-pressed") == "false"
     page.keyboard.press("Shift+Enter")
+    assert not future.done()
+    page.keyboard.press("Enter")  # to the review step; Enter there submits
+    page.locator(".count", has_text="Review").wait_for()
     assert not future.done()
     page.keyboard.press("Enter")
     assert result(future)["answers"][1] == {"id": "b", "selected": [], "custom": "mine"}
@@ -203,7 +207,9 @@ def test_skip_keeps_earlier_answers(live, open_page):
         {"id": "b", "question": "Second?"}]})
     page.locator("button.option[data-label='x']").click()
     page.locator("#qc-other").fill("draft to drop")
-    page.locator("#qc-skip").click()  # on the last question skip submits
+    page.locator("#qc-skip").click()  # on the last question skip goes to the review
+    page.locator(".review-row[data-index='1'] .value", has_text="skipped").wait_for()
+    page.locator("#qc-primary", has_text="Submit").click()
     assert result(future) == {"answers": [{"id": "a", "selected": ["x"]},
                                           {"id": "b", "selected": []}]}
 
@@ -304,6 +310,7 @@ def test_question_composer_takes_over_the_message_composer_in_chat(live, open_pa
     page.locator("#qc-skip").click()
     page.locator("#qc-other").fill("acme")
     page.locator("#qc-primary").click()
+    page.locator("#qc-primary", has_text="Submit").click()
     result(future)
     page.locator("#message-form").wait_for()
     assert page.locator("#composer").is_hidden()
@@ -320,3 +327,121 @@ def test_hostile_question_text_stays_text(live, open_page):
     assert page.locator("#qc-text").text_content() == hostile
     assert page.locator("#composer img, #composer b, #composer script").count() == 0
     assert page.evaluate("window.pwned") is None
+
+
+def status(page: Any) -> str:
+    return page.locator("#status").text_content()
+
+
+def test_header_review_step_and_reload_keep_the_batch(live, open_page):
+    from playwright.sync_api import expect
+
+    host = live(chat=True)
+    page = open_page(host)
+    host.loop.call_soon_threadsafe(host.ui.events.emit, UserMessage("Set it up."))
+    expect(page.locator("#status")).to_have_text("working…")
+    future = host.ask(THREE)
+    expect(page.locator("#status")).to_have_text("question waiting")
+    page.locator("button.option[data-label='SQLite']").click()  # question 1 of 3 answered
+    assert page.locator(".count").text_content() == "2 / 3"
+    assert status(page) == "question waiting"
+    page.reload()  # the transcript replays "you: Set it up." after the pending batch
+    page.locator(".msg.user").wait_for()
+    page.locator(".count", has_text="2 / 3").wait_for()
+    assert status(page) == "question waiting"
+    page.locator("input[data-label='Auth']").check()
+    page.locator("#qc-primary").click()
+    page.locator("#qc-other").fill("acme")
+    page.keyboard.press("Enter")
+    page.locator(".count", has_text="Review").wait_for()
+    rows = page.locator(".review-row")
+    assert [rows.nth(i).locator(".name").text_content() for i in range(3)] == [
+        "Database", "Which features?", "Project name?"]  # header, else the question text
+    assert [rows.nth(i).locator(".value").text_content() for i in range(3)] == [
+        "SQLite", "Auth", "acme"]
+    page.reload()  # the review step and every answer survive a reload
+    page.locator(".count", has_text="Review").wait_for()
+    assert page.evaluate("document.activeElement.id") == "qc-primary"
+    page.locator(".review-row[data-index='0']").click()  # jump back by clicking a row
+    assert page.locator(".count").text_content() == "1 / 3"
+    page.locator("button.option[data-label='PostgreSQL (Recommended)']").click()
+    page.locator("button[aria-label='Next question']").click()
+    page.locator("button[aria-label='Next question']").click()
+    page.locator(".review-row[data-index='0'] .value", has_text="PostgreSQL").wait_for()
+    page.keyboard.press("Enter")
+    assert result(future) == {"answers": [
+        {"id": "db", "selected": ["PostgreSQL (Recommended)"]},
+        {"id": "features", "selected": ["Auth"]},
+        {"id": "name", "selected": [], "custom": "acme"}]}
+    line = "Database: PostgreSQL · Which features?: Auth · Project name?: acme"
+    page.locator(".note[data-outcome='answered']", has_text=line).wait_for()
+
+
+DEMO_ARGS = json.dumps({"questions": [
+    {"id": "stack", "header": "Stack", "question": "Which stack?",
+     "options": [{"label": "Python + FastAPI (Recommended)"}, {"label": "Go + chi"}]},
+    {"id": "features", "header": "Features", "question": "Which features?", "multi_select": True,
+     "options": [{"label": "Auth"}, {"label": "Billing"}, {"label": "CI"}]},
+    {"id": "name", "header": "Name", "question": "What should the project be called?"}]})
+DEMO_RESULT = json.dumps({"answers": [
+    {"id": "stack", "selected": ["Go + chi"]}, {"id": "features", "selected": ["Auth", "CI"]},
+    {"id": "name", "selected": [], "custom": "acme"}]})
+
+
+def test_greeting_tool_line_numbers_and_narrow_window(live, open_page, tmp_path):
+    from dsh_cli.core.events import ToolResultEvent
+
+    host = live(chat=True)
+    page = open_page(host)
+    greeting = page.locator("#greeting")
+    greeting.wait_for()
+    assert "Hello" in greeting.text_content()
+    events = [UserMessage("Set up the service skeleton."),
+              AssistantMessage("I need three decisions before I scaffold it."),
+              ToolStarted("call_1", "ask_user_question", DEMO_ARGS),
+              ToolResultEvent("call_1", "ask_user_question", DEMO_RESULT)]
+    events += [AssistantMessage(f"Step {i}: done.") for i in range(12)]
+    for event in events:
+        host.loop.call_soon_threadsafe(host.ui.events.emit, event)
+    page.locator(".msg.assistant", has_text="Step 11").wait_for()
+    assert greeting.is_hidden()
+    tool = page.locator(".tool[data-call='call_1']")
+    assert tool.locator(".name").text_content() == "asked 3 questions"
+    tool.locator(".args", has_text="Stack: Go + chi · Features: Auth, CI · Name: acme").wait_for()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    host.ask(THREE)
+    page.locator("button.option[data-label='SQLite']").click()
+    page.locator("input[data-label='Auth']").wait_for()
+    keys = page.locator(".options.multi .key")
+    assert [keys.nth(i).text_content() for i in range(3)] == ["1", "2", "3"]
+    page.screenshot(path=str(tmp_path / "wide.png"))
+    page.set_viewport_size({"width": 420, "height": 760})
+    newest = page.locator(".msg.assistant", has_text="Step 11")
+    dock = page.locator("#dock")
+    page.wait_for_timeout(200)  # let the resize observer scroll
+    box = newest.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= dock.bounding_box()["y"] + 1
+    page.screenshot(path=str(tmp_path / "narrow.png"))
+    keep = os.environ.get("DSH_KEEP_SCREENSHOTS")  # a folder to look at them by eye
+    if keep:
+        for name in ("wide.png", "narrow.png"):
+            (Path(keep) / name).write_bytes((tmp_path / name).read_bytes())
+
+
+def test_the_tab_says_done_when_the_host_closes(live, open_page):
+    from playwright.sync_api import expect
+
+    host = live()
+    page = open_page(host)
+    future = host.ask({"questions": [{"id": "a", "question": "Go?",
+                                      "options": [{"label": "yes"}, {"label": "no"}]}]})
+    page.locator("button.option[data-label='yes']").click()
+    page.locator("#qc-primary", has_text="Submit").click()
+    assert result(future) == {"answers": [{"id": "a", "selected": ["yes"]}]}
+    page.locator(".note[data-outcome='answered']").wait_for()
+    host.call(host.host.close())  # what `dsh ask --web` does once it has the answer
+    closed = "The answer was sent to dsh. You can close this tab."
+    expect(page.locator("#idle")).to_have_text(closed)
+    expect(page.locator("#status")).to_have_text("done")
+    page.wait_for_timeout(300)
+    assert status(page) == "done"  # no "reconnecting…" after the stream ended

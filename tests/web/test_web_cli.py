@@ -53,6 +53,7 @@ def test_a_message_runs_a_turn_whose_question_is_answered_over_http(tmp_path):
 
     asyncio.run(main())
     assert stderr.getvalue().count("dsh: open http://127.0.0.1:") == 1
+    assert "ctrl-c to stop" in stderr.getvalue()  # how to stop it, as `python -m http.server` says
 
 
 async def _until(site: Site, kind: str) -> list[dict]:

@@ -175,3 +175,17 @@ def test_closing_the_host_aborts_a_pending_ask_and_ends_streams():
         assert caught.value.code == "ASK_ABORTED"
 
     asyncio.run(main())
+
+
+
+def test_a_closing_host_ends_every_stream_with_host_closed(serve):
+    async def scenario(site):
+        reader = asyncio.ensure_future(site.events(2))
+        await until(lambda: site.host.feed.connections == 1)
+        site.host.feed.close()
+        assert await reader == [{"type": "replay/done", "pending": []}, {"type": "host/closed"}]
+        # a page that connects after the close is told at once too
+        assert await site.events(2) == [{"type": "replay/done", "pending": []},
+                                        {"type": "host/closed"}]
+
+    serve(scenario)

@@ -3,6 +3,8 @@
 A browser that (re)connects first gets the pending batches again, with their original
 ``rpc_id``s, then the transcript so far, then a ``replay/done`` marker listing what is
 still pending, so a page that missed a ``question/resolved`` while away can drop it.
+When the host closes, every stream ends with ``host/closed``, so the page says it is done
+instead of reconnecting.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 from dsh_cli.core.events import Event
 from dsh_cli.interaction import PendingQuestions
 
-__all__ = ["REPLAY_DONE", "EventFeed"]
+__all__ = ["HOST_CLOSED", "REPLAY_DONE", "EventFeed"]
 
 REPLAY_DONE = "replay/done"
+# the last event of every stream: the host is done, so the page stops reconnecting
+HOST_CLOSED = "host/closed"
 # Question events are not history: a pending batch is replayed from the table instead,
 # and a settled one must not come back on reload.
 _NOT_HISTORY = {"question/requested", "question/resolved", "response/ack"}
@@ -72,6 +76,7 @@ class EventFeed:
             queue.put_nowait(item)
         queue.put_nowait({"type": REPLAY_DONE, "pending": [item["rpc_id"] for item in replay]})
         if self._closed:
+            queue.put_nowait({"type": HOST_CLOSED})
             queue.put_nowait(None)
         else:
             self._clients.add(queue)
@@ -85,9 +90,10 @@ class EventFeed:
         return len(self._clients)
 
     def close(self) -> None:
-        """End every open stream (the server can then shut down at once)."""
+        """End every open stream with ``host/closed`` (the server can then shut down at once)."""
         self._closed = True
         for queue in self._clients:
+            queue.put_nowait({"type": HOST_CLOSED})
             queue.put_nowait(None)
         self._clients.clear()
 

@@ -34,6 +34,10 @@
   let streaming = null; // {reasoning, text} elements of the assistant message being streamed
   const toolLines = new Map();
   let working = false;
+  let offline = false;
+  let finished = null; // what the page says once the host has closed
+  let lastOutcome = null;
+  let source = null;
 
   function meta(name) {
     const el = document.querySelector(`meta[name="${name}"]`);
@@ -91,19 +95,26 @@
   }
 
   function connect() {
-    const source = new EventSource("/api/events");
+    source = new EventSource("/api/events");
     source.addEventListener("open", () => {
       // a (re)connect replays pending batches and the transcript from the start
       transcript.replaceChildren();
       streaming = null;
       toolLines.clear();
-      setStatus("connected", "connected");
+      offline = false;
+      refreshStatus();
+      refreshGreeting();
     });
-    source.addEventListener("error", () => setStatus("reconnecting…", "offline"));
+    source.addEventListener("error", () => {
+      if (finished) return;
+      offline = true;
+      refreshStatus();
+    });
     const types = [
       "session/started", "user/message", "assistant/delta", "assistant/reasoning",
       "assistant/message", "tool/started", "tool/result", "turn/completed",
       "question/requested", "question/resolved", "response/ack", "error", "replay/done",
+      "host/closed",
     ];
     for (const type of types) {
       source.addEventListener(type, (event) => {
@@ -172,6 +183,9 @@
         append(el("div", { class: "msg error", role: "alert", text: `${event.code}: ${event.message}` }));
         setWorking(false);
         break;
+      case "host/closed":
+        hostClosed();
+        break;
       default:
         break;
     }
@@ -181,7 +195,40 @@
 
   function append(node) {
     transcript.append(node);
+    refreshGreeting();
     follow();
+  }
+
+  function refreshGreeting() {
+    // the empty chat greets; it goes with the first message or question
+    $("greeting").hidden = MODE !== "chat" || Boolean(view) || transcript.childElementCount > 0;
+  }
+
+  function refreshStatus() {
+    // one place decides the header: closed, offline, a question, working, idle
+    if (finished) setStatus("done", "done");
+    else if (offline) setStatus("reconnecting…", "offline");
+    else if (view) setStatus(view.busy && view.waiting ? view.waiting : "question waiting", "asking");
+    else setStatus(working ? "working…" : "connected", "connected");
+  }
+
+  function hostClosed() {
+    // dsh is done with this page: say so instead of reconnecting for ever
+    const texts = {
+      answered: "The answer was sent to dsh. You can close this tab.",
+      cancelled: "The questions were dismissed. You can close this tab.",
+    };
+    finished = (MODE === "questions" && texts[lastOutcome]) || "dsh has stopped. You can close this tab.";
+    if (source) source.close();
+    closeView();
+    composer.hidden = true;
+    messageForm.hidden = true;
+    $("greeting").hidden = true;
+    const idle = $("idle");
+    idle.textContent = finished;
+    idle.hidden = false;
+    idle.dataset.state = "closed";
+    refreshStatus();
   }
 
   function follow() {
@@ -220,16 +267,62 @@
   }
 
   function toolStarted(event) {
+    const questions = event.name === "ask_user_question" ? askedQuestions(event.arguments) : null;
     const state = el("span", { class: "state", text: "running" });
+    const args = el("span", { class: "args", text: questions ? "" : shorten(event.arguments, 90) });
     const summary = el("summary", {}, [
-      el("span", { class: "name", text: event.name }),
-      el("span", { class: "args", text: shorten(event.arguments, 90) }),
+      el("span", { class: "name", text: questions ? askedTitle(questions) : event.name }),
+      args,
       state,
     ]);
     const body = el("pre", { class: "detail", text: event.arguments });
     const line = el("details", { class: "tool", "data-call": event.call_id }, [summary, body]);
-    toolLines.set(event.call_id, { line, state, body });
+    toolLines.set(event.call_id, { line, state, body, args, questions });
     append(line);
+  }
+
+  // ---------------------------------------------------------------- ask_user_question lines
+
+  function askedQuestions(argumentsText) {
+    // the arguments are the model's JSON text; anything unreadable keeps the generic line
+    try {
+      const parsed = JSON.parse(argumentsText);
+      const questions = typeof parsed === "string" ? JSON.parse(parsed).questions : parsed.questions;
+      return Array.isArray(questions) ? questions : null;
+    } catch (_) {
+      return null;
+    }
+  }
+
+  function askedTitle(questions) {
+    return questions.length === 1 ? "asked 1 question" : `asked ${questions.length} questions`;
+  }
+
+  function questionName(q, fallback) {
+    return shorten((q && (q.header || q.question)) || fallback || "", 30);
+  }
+
+  function answerText(item, labels) {
+    if (item.custom != null && String(item.custom).trim()) return String(item.custom).trim();
+    if (item.selected && item.selected.length) return item.selected.map((l) => displayLabel(String(l))).join(", ");
+    return labels && labels.unanswered ? labels.unanswered : "skipped";
+  }
+
+  function answerLine(questions, answer) {
+    // the terminal's closing line: header-named answers, e.g. "Stack: Go + chi · Name: acme"
+    const byId = new Map((questions || []).map((q) => [q.id, q]));
+    return (answer.answers || []).map((item) => `${questionName(byId.get(item.id), item.id)}: ${answerText(item)}`)
+      .join(" · ");
+  }
+
+  function askResult(entry, event) {
+    if (!entry.questions || event.error) return;
+    try {
+      const answer = JSON.parse(event.content);
+      if (answer && Array.isArray(answer.answers)) entry.args.textContent = shorten(answerLine(entry.questions, answer), 200);
+    } catch (_) {
+      /* not an answer batch: the state mark says enough */
+    }
   }
 
   function toolResult(event) {
@@ -241,6 +334,7 @@
     entry.line.classList.add(event.error ? "failed" : "done");
     entry.state.textContent = event.error ? `✗ ${clean(event.error.code || event.error.name)}` : "✓";
     entry.body.textContent = clean(`${entry.body.textContent}\n→ ${event.content}`.trim());
+    askResult(entry, event);
   }
 
   function note(text, outcome) {
@@ -250,7 +344,7 @@
   function setWorking(on) {
     working = on;
     document.body.classList.toggle("working", on);
-    if (statusLine.dataset.state !== "offline") setStatus(on ? "working…" : "connected", "connected");
+    refreshStatus();
   }
 
   // ---------------------------------------------------------------- drafts
@@ -296,20 +390,23 @@
     if (!view && batches.size) {
       const batch = batches.values().next().value;
       const stored = loadDrafts(batch);
-      view = { batch, index: Math.min(stored.index, batch.questions.length - 1), drafts: stored.drafts,
+      view = { batch, index: Math.min(stored.index, lastStep(batch)), drafts: stored.drafts,
                busy: false, settled: false };
       saveDrafts();
       composer.hidden = false;
       messageForm.hidden = true;
       $("idle").hidden = true;
+      refreshGreeting();
       render(true);
-      setStatus("question waiting", "asking");
+      refreshStatus();
+      follow();
     } else if (!view) {
       composer.hidden = true;
       composer.replaceChildren();
-      messageForm.hidden = MODE !== "chat";
-      $("idle").hidden = MODE === "chat";
-      if (statusLine.dataset.state === "asking") setStatus("connected", "connected");
+      messageForm.hidden = MODE !== "chat" || Boolean(finished);
+      $("idle").hidden = MODE === "chat" && !finished;
+      refreshGreeting();
+      refreshStatus();
     }
   }
 
@@ -320,10 +417,12 @@
 
   function resolved(event) {
     const wasShown = view && view.batch.rpc_id === event.rpc_id;
+    const batch = batches.get(event.rpc_id);
     batches.delete(event.rpc_id);
     forgetDrafts(event.rpc_id);
+    lastOutcome = event.outcome;
     let text = OUTCOMES[event.outcome] || event.outcome;
-    if (event.outcome === "answered" && event.answer) text += ": " + summarize(event.answer);
+    if (event.outcome === "answered" && event.answer) text += ": " + answerLine(batch && batch.questions, event.answer);
     note(text, event.outcome);
     if (wasShown) {
       const hadFocus = composer.contains(document.activeElement);
@@ -331,13 +430,6 @@
       showNext();
       if (hadFocus && !view) (messageForm.hidden ? $("dock") : messageBox).focus();
     }
-  }
-
-  function summarize(answer) {
-    return (answer.answers || []).map((item) => {
-      const value = item.custom != null ? `"${item.custom}"` : item.selected.length ? item.selected.join(", ") : "skipped";
-      return `${item.id} = ${value}`;
-    }).join("; ");
   }
 
   function question() {
@@ -354,6 +446,10 @@
   }
 
   function render(focus) {
+    if (reviewing()) {
+      renderReview(focus);
+      return;
+    }
     const q = question();
     const d = draft();
     const total = view.batch.questions.length;
@@ -374,7 +470,8 @@
         el("button", { type: "button", class: "icon", "aria-label": "Previous question", disabled: view.index === 0 || view.busy,
                        onclick: () => go(view.index - 1, true), text: "‹" }),
         el("span", { class: "count", "aria-live": "polite", text: `${view.index + 1} / ${total}` }),
-        el("button", { type: "button", class: "icon", "aria-label": "Next question", disabled: last || view.busy,
+        el("button", { type: "button", class: "icon", "aria-label": "Next question",
+                       disabled: view.index >= lastStep(view.batch) || view.busy,
                        onclick: () => go(view.index + 1, true), text: "›" }),
       ]),
       total > 1 ? dots : null,
@@ -411,10 +508,10 @@
     body.push(el("p", { id: "qc-error", class: "error", role: "alert", text: view.error || "" }));
 
     const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
-                                   onclick: () => advance(), text: view.busy ? "Sending…" : last ? "Submit" : "Next" });
+                                   onclick: () => advance(), text: view.busy ? "Sending…" : !last ? "Next" : total > 1 ? "Review" : "Submit" });
     const actions = el("div", { class: "actions" }, [
       el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip, text: "Skip this question" }),
-      el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (last ? "submit" : "next") + " · Shift+Enter new line" }),
+      el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (!last ? "next" : total > 1 ? "review" : "submit") + " · Shift+Enter new line" }),
       primary,
     ]);
     composer.append(top, el("div", { class: "qc-body" }, body), actions);
@@ -454,7 +551,10 @@
         advance();
       }
     });
-    return el("label", { class: "option" }, [box, el("span", { class: "text" }, optionBody(option))]);
+    return el("label", { class: "option" }, [
+      el("span", { class: "key", "aria-hidden": "true", text: i < 9 ? String(i + 1) : "" }),
+      box, el("span", { class: "text" }, optionBody(option)),
+    ]);
   }
 
   function arrowKeys(event) {
@@ -535,7 +635,7 @@
   }
 
   function go(index, focus) {
-    if (!view || index < 0 || index >= view.batch.questions.length) return;
+    if (!view || index < 0 || index > lastStep(view.batch)) return;
     view.index = index;
     view.error = "";
     saveDrafts();
@@ -544,8 +644,11 @@
 
   function advance() {
     if (view.busy) return;
-    if (view.index < view.batch.questions.length - 1) go(view.index + 1, true);
-    else submit();
+    const total = view.batch.questions.length;
+    if (view.index < total - 1) go(view.index + 1, true);
+    else if (total > 1 && !reviewing()) {
+      if (!showMissing()) go(total, true);
+    } else submit();
   }
 
   function skip() {
@@ -566,15 +669,19 @@
     });
   }
 
-  async function submit() {
+  function showMissing() {
+    // the first incomplete question, focused with the reason; false when there is none
     const missing = view.drafts.findIndex((_, i) => !complete(i));
-    if (missing >= 0) {
-      view.index = missing;
-      view.error = INCOMPLETE;
-      saveDrafts();
-      render(true);
-      return;
-    }
+    if (missing < 0) return false;
+    view.index = missing;
+    view.error = INCOMPLETE;
+    saveDrafts();
+    render(true);
+    return true;
+  }
+
+  async function submit() {
+    if (showMissing()) return;
     await send({ type: "question/answer", rpc_id: view.batch.rpc_id, session_id: view.batch.session_id,
                  answers: answers() }, "Sent. Waiting for dsh…");
   }
@@ -599,7 +706,8 @@
     if (view !== current) return; // resolved while the reply was on its way
     if (ack && ack.accepted) {
       // stay busy: the composer leaves only when question/resolved arrives
-      setStatus(waiting, "asking");
+      current.waiting = waiting;
+      refreshStatus();
       return;
     }
     current.busy = false;
@@ -607,6 +715,55 @@
     else current.error = failure;
     render(false);
     $("qc-primary").focus();
+  }
+
+  // ---------------------------------------------------------------- review step
+
+  function lastStep(batch) {
+    // a batch of two or more ends on a review step, one past its last question
+    return batch.questions.length > 1 ? batch.questions.length : batch.questions.length - 1;
+  }
+
+  function reviewing() {
+    return view.batch.questions.length > 1 && view.index === view.batch.questions.length;
+  }
+
+  function renderReview(focus) {
+    const total = view.batch.questions.length;
+    composer.replaceChildren();
+    composer.setAttribute("aria-busy", view.busy ? "true" : "false");
+    const top = el("div", { class: "qc-top" }, [
+      el("span", { class: "kicker", text: "dsh asks" }),
+      el("nav", { class: "pager", "aria-label": "Questions" }, [
+        el("button", { type: "button", class: "icon", "aria-label": "Previous question", disabled: view.busy,
+                       onclick: () => go(total - 1, true), text: "‹" }),
+        el("span", { class: "count", "aria-live": "polite", text: "Review" }),
+      ]),
+      el("button", { type: "button", class: "icon dismiss", "aria-label": "Dismiss all questions",
+                     title: "Dismiss all questions", disabled: view.busy, onclick: dismiss, text: "✕" }),
+    ]);
+    const rows = el("ol", { class: "review", "aria-labelledby": "qc-text" }, view.batch.questions.map((q, i) => {
+      const item = answers()[i];
+      const open = !complete(i);
+      return el("li", {}, [el("button", {
+        type: "button", class: "review-row" + (open ? " open" : ""), disabled: view.busy, "data-index": String(i),
+        "aria-label": `Change answer ${i + 1}`, onclick: () => go(i, true),
+      }, [
+        el("span", { class: "key", "aria-hidden": "true", text: i < 9 ? String(i + 1) : "" }),
+        el("span", { class: "name", text: questionName(q, q.id) }),
+        el("span", { class: "value", text: open ? "not answered yet" : answerText(item) }),
+      ])]);
+    }));
+    const body = [el("h2", { id: "qc-text", tabindex: "-1", text: "Review your answers" }), rows,
+                  el("p", { id: "qc-error", class: "error", role: "alert", text: view.error || "" })];
+    const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
+                                   onclick: () => submit(), text: view.busy ? "Sending…" : "Submit" });
+    const actions = el("div", { class: "actions" }, [
+      el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ submit · 1-9 or click a row to change it" }),
+      primary,
+    ]);
+    composer.append(top, el("div", { class: "qc-body" }, body), actions);
+    if (focus) primary.focus();
   }
 
   // ---------------------------------------------------------------- message composer
@@ -642,13 +799,16 @@
     const target = event.target;
     if (target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT" && target.type !== "checkbox")) return;
     if (!/^[1-9]$/.test(event.key)) return;
-    const items = composer.querySelectorAll("button.option, input[type=checkbox]");
+    const items = composer.querySelectorAll("button.option, input[type=checkbox], button.review-row");
     const item = items[Number(event.key) - 1];
     if (!item) return;
     event.preventDefault();
     item.focus();
     item.click();
   });
+
+  // the composer grows (a question, a narrow window): keep the newest messages in view
+  if (window.ResizeObserver) new ResizeObserver(() => follow()).observe($("dock"));
 
   showNext();
   connect();
