@@ -266,38 +266,38 @@ class OpenAIChatModel:
         content (an SSE comment, an empty chunk or a usage report is not content) and
         ``deadline`` for the whole call; the HTTP read timeout alone resets on any byte.
         """
-        clock = asyncio.get_running_loop().time
         chunks = response.__aiter__()
-        idle_at = clock() + self.timeout
-        while True:
-            wait = min(idle_at, deadline) - clock()
-            try:
-                async with asyncio.timeout(max(wait, 0)):
-                    chunk = await chunks.__anext__()
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                if idle_at < deadline:
+        watchdog = _Watchdog(self.timeout, deadline)
+        try:
+            while True:
+                try:
+                    chunk = await watchdog.guard(chunks.__anext__())
+                except StopAsyncIteration:
+                    return
+                except _Expired as expired:
+                    if expired.idle:
+                        raise _Failure(ModelError(
+                            f"no data from {_host(self.base_url)} within {self.timeout:g}s "
+                            f"(model {self.model}): no text, reasoning or tool call arrived",
+                            MODEL_TIMEOUT), retry=False) from None
+                    raise self._deadline_failure() from None
+                progress = assembler.progress
+                try:
+                    items = assembler.feed(chunk)
+                except (AttributeError, TypeError, KeyError, IndexError):
                     raise _Failure(ModelError(
-                        f"no data from {_host(self.base_url)} within {self.timeout:g}s "
-                        f"(model {self.model}): no text, reasoning or tool call arrived",
-                        MODEL_TIMEOUT), retry=False) from None
-                raise self._deadline_failure() from None
-            progress = assembler.progress
-            try:
-                items = assembler.feed(chunk)
-            except (AttributeError, TypeError, KeyError, IndexError):
-                raise _Failure(ModelError(
-                    "the model stream sent a chunk of the wrong shape",
-                    MODEL_STREAM), retry=False) from None
-            except TurnTooLong as error:
-                raise _Failure(ModelError(
-                    f"{error}; the turn was cut there (what came before is kept)",
-                    MODEL_STREAM, partial=error.content), retry=False) from None
-            if assembler.progress != progress:
-                idle_at = clock() + self.timeout
-            for item in items:
-                yield item
+                        "the model stream sent a chunk of the wrong shape",
+                        MODEL_STREAM), retry=False) from None
+                except TurnTooLong as error:
+                    raise _Failure(ModelError(
+                        f"{error}; the turn was cut there (what came before is kept)",
+                        MODEL_STREAM, partial=error.content), retry=False) from None
+                if assembler.progress != progress:
+                    watchdog.content()
+                for item in items:
+                    yield item
+        finally:
+            watchdog.close()
 
     def _deadline_failure(self) -> _Failure:
         return _Failure(ModelError(
@@ -401,6 +401,67 @@ class OpenAIChatModel:
 def _for_the_api(message: dict[str, Any]) -> dict[str, Any]:
     """The message without fields the API must not get back (reasoning)."""
     return {k: v for k, v in message.items() if k not in _NOT_FOR_THE_API}
+
+
+class _Expired(Exception):
+    """A ``_Watchdog`` deadline passed: ``idle`` (no content) or the whole call's."""
+
+    def __init__(self, idle: bool) -> None:
+        super().__init__("idle" if idle else "deadline")
+        self.idle = idle
+
+
+class _Watchdog:
+    """The idle and whole-call deadlines of one stream, with one timer, not one a chunk.
+
+    A content chunk only notes the time; the timer, when it fires, moves itself to the new
+    idle deadline if content came meanwhile. It cancels the task only while the task
+    waits for the next chunk (``guard``), so a stop can never land in the consumer's code.
+    (``asyncio.timeout`` per chunk cost 7 us a chunk: a sixth of the loop's overhead.)
+    """
+
+    def __init__(self, timeout: float, deadline: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.timeout = timeout
+        self.deadline = deadline
+        self.last = self.loop.time()
+        self.expired: bool | None = None  # None, or whether the idle deadline passed
+        self._task = asyncio.current_task()
+        self._waiting = False
+        self._handle = self.loop.call_at(self._next(), self._check)
+
+    def _next(self) -> float:
+        return min(self.last + self.timeout, self.deadline)
+
+    def content(self) -> None:
+        self.last = self.loop.time()
+
+    def _check(self) -> None:
+        now = self.loop.time()
+        if now < self._next():
+            self._handle = self.loop.call_at(self._next(), self._check)
+            return
+        self.expired = now < self.deadline
+        if self._waiting and self._task is not None:
+            self._task.cancel()
+
+    async def guard(self, awaitable: Awaitable[Any]) -> Any:
+        """Await the next chunk; ``_Expired`` when a deadline passed before it came."""
+        if self.expired is not None:
+            raise _Expired(self.expired)
+        self._waiting = True
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            if self.expired is None or self._task is None:
+                raise
+            self._task.uncancel()  # our own stop, not the caller's
+            raise _Expired(self.expired) from None
+        finally:
+            self._waiting = False
+
+    def close(self) -> None:
+        self._handle.cancel()
 
 
 def _host(base_url: str) -> str:
