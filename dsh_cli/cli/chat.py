@@ -7,7 +7,12 @@ from typing import Any
 
 import click
 
-from dsh_cli.cli.options import agent_options, check_session_flags
+from dsh_cli.cli.options import (
+    QUESTION_TIMEOUT,
+    QUESTION_TIMEOUT_HELP,
+    agent_options,
+    check_session_flags,
+)
 
 __all__ = ["chat", "demo"]
 
@@ -41,8 +46,8 @@ def chat(**options: Any) -> None:
 
 @click.command()
 @click.option("-s", "--system", metavar="TEXT", help="System prompt.")
-@click.option("--question-timeout", type=float, metavar="SECONDS",
-              help="Give up on an unanswered question batch after SECONDS.")
+@click.option("--question-timeout", type=QUESTION_TIMEOUT, metavar="SECONDS",
+              help=QUESTION_TIMEOUT_HELP)
 @click.option("--no-ask", is_flag=True, help="Do not offer ask_user_question to the model.")
 @_plain_option
 def demo(**options: Any) -> None:
