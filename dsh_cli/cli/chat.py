@@ -14,7 +14,7 @@ from dsh_cli.cli.options import (
     check_session_flags,
 )
 
-__all__ = ["chat", "demo"]
+__all__ = ["chat", "chat_options", "demo"]
 
 
 def _plain_option(command: Any) -> Any:
@@ -22,6 +22,11 @@ def _plain_option(command: Any) -> Any:
         "--plain", is_flag=True,
         help="Plain line prompts (screen readers, TERM=dumb); also used without a terminal.",
     )(command)
+
+
+def chat_options(command: Any) -> Any:
+    """Every option of ``dsh chat``: the bare ``dsh`` takes them too."""
+    return agent_options(_plain_option(command))
 
 
 def _start(options: dict[str, Any], *, demo: bool) -> None:
@@ -34,8 +39,7 @@ def _start(options: dict[str, Any], *, demo: bool) -> None:
 
 
 @click.command()
-@agent_options
-@_plain_option
+@chat_options
 def chat(**options: Any) -> None:
     """Chat with the model; its questions are drawn right in the conversation.
 
