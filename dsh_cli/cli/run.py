@@ -107,9 +107,9 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
     except HarnessError as error:  # CONFIG_ERROR, ANSWERS_FILE_ERROR
         report(error, sys.stderr)
         return 2
-    runtime = open_session(settings, options, sys.stderr)
+    runtime, status = open_session(settings, options, sys.stderr)
     if runtime is None:
-        return 1
+        return status
     with session_guard(runtime):
         if (runtime.resumed and text is None and not options["jsonl"]
                 and not runtime.has_pending_calls):
