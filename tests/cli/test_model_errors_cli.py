@@ -38,3 +38,13 @@ def test_a_rejected_key_names_the_variable_that_was_read(server):
     assert result.stderr.startswith("dsh: MODEL_AUTH: ")
     assert result.stderr.rstrip().endswith("check MY_TEAM_KEY")
     assert "DEEPSEEK_API_KEY" not in result.stderr and KEY not in result.stderr
+
+
+def test_a_run_whose_questions_found_no_answer_source_says_why_once_per_batch():
+    result = subprocess.run([DSH, "run", "-m", "demo", "plan a shop"], capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "NO_PROVIDER" in line]
+    assert lines == ["dsh: NO_PROVIDER: no question provider can answer; "
+                     "use --answers, --plain or --jsonl"]
