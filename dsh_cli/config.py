@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,18 +23,26 @@ from dsh_cli.core.defaults import (
 from dsh_cli.core.errors import ConfigError
 
 __all__ = [
+    "CONFIG_KEYS",
     "DEFAULT_BASE_URL",
     "DEFAULT_MODEL",
     "KEY_VARIABLES",
+    "TIMEOUT_OFF",
     "ConfigError",
     "Settings",
     "config_dir",
+    "config_warnings",
     "data_dir",
     "load_settings",
 ]
 
 DEFAULT_MODEL_TIMEOUT = 60.0  # seconds without content before a model call is given up
 DEFAULT_MODEL_DEADLINE = 600.0  # seconds a whole model call may take, retries included
+TIMEOUT_OFF = 0.0  # ``--question-timeout 0`` (or ``none``): no timeout, whatever is configured
+
+# every key config.toml may hold; anything else is warned about (a typo is silent otherwise)
+CONFIG_KEYS = ("model", "base_url", "api_key_env", "question_timeout", "notify",
+               "model_timeout", "model_deadline")
 
 
 def config_dir() -> Path:
@@ -88,6 +97,20 @@ def read_config_file(path: Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path}: {error}") from None
 
 
+def config_warnings(file: dict[str, Any], path: Path | str) -> list[str]:
+    """One ``dsh: warning:`` line per unknown key of ``path``, with the close match if any."""
+    import difflib
+
+    lines = []
+    for key in file:
+        if key in CONFIG_KEYS:
+            continue
+        close = difflib.get_close_matches(key, CONFIG_KEYS, n=1)
+        hint = f' (did you mean "{close[0]}"?)' if close else ""
+        lines.append(f'dsh: warning: {path}: unknown key "{key}" ignored{hint}')
+    return lines
+
+
 def _timeout(value: Any, source: str, what: str = "question timeout") -> float | None:
     if value is None or value == "":
         return None
@@ -102,14 +125,15 @@ def _timeout(value: Any, source: str, what: str = "question timeout") -> float |
     return seconds
 
 
-def _model_seconds(env: Any, file: dict[str, Any], key: str, default: float) -> float:
+def _model_seconds(env: Any, file: dict[str, Any], key: str, default: float,
+                   where: Path | str = "config") -> float:
     """``DSH_<KEY>`` beats ``config.toml``'s ``key``, which beats the default."""
     variable = "DSH_" + key.upper()
     what = key.replace("_", " ")
     if env.get(variable):
         seconds = _timeout(env[variable], variable, what)
     else:
-        seconds = _timeout(file.get(key), f"config: {key}", what)
+        seconds = _timeout(file.get(key), f"{where}: {key}", what)
     return default if seconds is None else seconds
 
 
@@ -123,10 +147,18 @@ def load_settings(
 ) -> Settings:
     """Resolve every setting by precedence: flag, environment, config file, default."""
     env = os.environ if environ is None else environ
-    file = read_config_file() if config is None else config
+    where: Path | str = "config"
+    if config is None:
+        where = config_dir() / "config.toml"
+        file = read_config_file(where)
+        for line in config_warnings(file, where):
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    else:
+        file = config
     for key in ("model", "base_url", "api_key_env", "notify"):
         if key in file and not isinstance(file[key], str):
-            raise ConfigError(f"config: {key} must be a string")
+            raise ConfigError(f"{where}: {key} must be a string")
     chosen_model = model or env.get("DSH_MODEL") or file.get("model")
     # DSH_API_KEY (environment) beats the config's named variable, which beats the defaults.
     key_variables = list(KEY_VARIABLES)
@@ -135,13 +167,15 @@ def load_settings(
     variable = next((name for name in key_variables if env.get(name)), None)
     notify = str(file.get("notify", "bell"))
     if notify not in NOTIFY_CHOICES:
-        raise ConfigError(f"config: notify must be one of {', '.join(NOTIFY_CHOICES)}")
-    if question_timeout is not None:
+        raise ConfigError(f"{where}: notify must be one of {', '.join(NOTIFY_CHOICES)}")
+    if question_timeout == TIMEOUT_OFF:
+        timeout = None
+    elif question_timeout is not None:
         timeout = _timeout(question_timeout, "--question-timeout")
     elif env.get("DSH_QUESTION_TIMEOUT"):
         timeout = _timeout(env["DSH_QUESTION_TIMEOUT"], "DSH_QUESTION_TIMEOUT")
     else:
-        timeout = _timeout(file.get("question_timeout"), "config: question_timeout")
+        timeout = _timeout(file.get("question_timeout"), f"{where}: question_timeout")
     return Settings(
         model=chosen_model or DEFAULT_MODEL,
         base_url=base_url or env.get("DSH_BASE_URL") or file.get("base_url") or DEFAULT_BASE_URL,
@@ -150,6 +184,7 @@ def load_settings(
         question_timeout=timeout,
         notify=notify,
         model_is_default=not chosen_model,
-        model_timeout=_model_seconds(env, file, "model_timeout", DEFAULT_MODEL_TIMEOUT),
-        model_deadline=_model_seconds(env, file, "model_deadline", DEFAULT_MODEL_DEADLINE),
+        model_timeout=_model_seconds(env, file, "model_timeout", DEFAULT_MODEL_TIMEOUT, where),
+        model_deadline=_model_seconds(env, file, "model_deadline", DEFAULT_MODEL_DEADLINE,
+                                      where),
     )

@@ -53,6 +53,16 @@ class Runtime:
         if self.store is not None:
             self.store.mark_interrupted(self.session_id)
 
+    def switch_model(self, name: str) -> ChatModel:
+        """Talk to the model ``name`` from the next turn on; ``ModelError`` if it cannot be."""
+        settings = replace(self.settings, model=name, model_is_default=False)
+        model = resolve_model(settings)  # raises before anything changes
+        if hasattr(self.model, "on_retry"):  # a real API keeps saying why it waits
+            model.on_retry = self.model.on_retry  # type: ignore[attr-defined]
+        self.settings, self.model = settings, model
+        self.loop.set_model(model)
+        return model
+
     def new_session(self) -> str:
         """A fresh conversation on the same model, tools and system prompt; its id."""
         for closer in reversed(self._closers):

@@ -67,10 +67,13 @@ def test_values_of_the_wrong_type_are_config_errors(file):
         load_settings(environ={}, config=file)
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), 0])
+# 0 from the flag means "no timeout" (issue 17); from the environment it is still refused
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1])
 def test_a_question_timeout_must_be_finite_and_positive(value):
     with pytest.raises(ConfigError, match="positive number"):
         load_settings(question_timeout=value, environ={}, config={})
+    with pytest.raises(ConfigError, match="positive number"):
+        load_settings(environ={"DSH_QUESTION_TIMEOUT": "0"}, config={})
 
 
 def test_model_timeout_and_deadline_come_from_env_then_config_then_default():

@@ -36,9 +36,11 @@ from dsh_cli.models.base import ReasoningDelta as ModelReasoning
 from dsh_cli.models.base import TextDelta as ModelText
 from dsh_cli.tools import ToolContext, ToolRegistry, ToolResult
 
-__all__ = ["MAX_MODEL_CALLS", "AgentLoop", "TurnCancelled"]
+__all__ = ["INTERRUPTED_MARKER", "MAX_MODEL_CALLS", "AgentLoop", "TurnCancelled"]
 
 MAX_MODEL_CALLS = 50
+# ends a reply stopped with ctrl-c, as stored: the next turn's model sees it was cut
+INTERRUPTED_MARKER = "\n\n[interrupted by the user]"
 
 
 class TurnCancelled(HarnessError):
@@ -166,7 +168,7 @@ class AgentLoop:
             await asyncio.wait({task, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
             if not task.done():
                 await close_task(task)
-                self._record_partial("".join(parts))
+                self._record_partial("".join(parts), interrupted=True)
                 raise TurnCancelled(signal.reason or "the turn was cancelled")
             try:
                 task.result()
@@ -184,11 +186,16 @@ class AgentLoop:
                                    [call.to_json() for call in completion.tool_calls]))
         return completion
 
-    def _record_partial(self, text: str) -> None:
-        """Keep what had arrived before a stream stopped, as a plain assistant message."""
+    def _record_partial(self, text: str, *, interrupted: bool = False) -> None:
+        """Keep what had arrived before a stream stopped, as a plain assistant message;
+        a reply the user stopped ends with ``INTERRUPTED_MARKER``."""
         if not text:
             return
-        self._add(AssistantMessage(text, []))
+        self._add(AssistantMessage(text + (INTERRUPTED_MARKER if interrupted else ""), []))
+
+    def set_model(self, model: ChatModel) -> None:
+        """The model for the next turn on; the conversation so far is kept."""
+        self.model = model
 
     def _messages_for_model(self) -> list[dict[str, Any]]:
         return list(self.messages)  # models must not change what they are given

@@ -65,8 +65,7 @@ def open_chat_session(options: dict[str, Any], demo: bool,
     except ConfigError as error:
         report(error, errors)
         return None, 2
-    runtime = open_session(settings, options, errors)
-    return runtime, 0 if runtime is not None else 1
+    return open_session(settings, options, errors)
 
 
 async def chat_main(options: dict[str, Any], *, demo: bool = False,

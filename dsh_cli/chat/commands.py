@@ -13,8 +13,8 @@ from dsh_cli.core.sanitize import sanitize_line
 __all__ = ["COMMANDS", "EXIT", "Command", "run_command", "start_new_session"]
 
 EXIT = object()
-KEYS = ("keys: enter send · ↑ history · ctrl-c stop the reply (or cancel a question) · "
-        "ctrl-d exit")
+KEYS = ("keys: enter send · alt-enter (or esc then enter) new line · ↑ history · "
+        "ctrl-c stop the reply (or cancel a question) · ctrl-d exit")
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,17 @@ def _new(repl: Any, argument: str) -> None:
 
 
 def _model(repl: Any, argument: str) -> None:
-    settings = repl.runtime.settings
-    name = repl.runtime.model.name
     from dsh_cli.models.resolve import needs_api_key
 
+    if argument:
+        repl.runtime.switch_model(argument)  # a ModelError is one line, the model unchanged
+    settings = repl.runtime.settings
+    name = repl.runtime.model.name
     where = f" at {settings.base_url}" if needs_api_key(name) else ""
-    repl.renderer.line(f"model {name}{where} (change it with -m/--model or DSH_MODEL)")
+    if argument:
+        repl.renderer.line(f"model {sanitize_line(name)}{where} from the next message on")
+    else:
+        repl.renderer.line(f"model {sanitize_line(name)}{where} (switch with /model NAME)")
 
 
 def _sessions(repl: Any, argument: str) -> None:
@@ -75,7 +80,7 @@ COMMANDS: dict[str, Command] = {
     "exit": Command("end the chat (also ctrl-d)", _exit),
     "quit": Command("end the chat", _exit),
     "new": Command("start a new session (the conversation so far is kept in the store)", _new),
-    "model": Command("show the model in use", _model),
+    "model": Command("show the model in use; /model NAME switches to NAME", _model),
     "sessions": Command("list recent stored sessions", _sessions),
 }
 

@@ -45,7 +45,8 @@ class TerminalPrompt:
             history: Any = FileHistory(str(self.history))
         else:
             history = InMemoryHistory()
-        return PromptSession(history=history, input=self.input, output=self.output)
+        return PromptSession(history=history, input=self.input, output=self.output,
+                             key_bindings=_newline_keys())
 
     async def read(self) -> str | None:
         if self._session is None:
@@ -57,6 +58,19 @@ class TerminalPrompt:
                 return None
             except KeyboardInterrupt:
                 continue  # ctrl-c on the prompt drops the line, as a shell does
+
+
+def _newline_keys() -> Any:
+    """alt-enter (esc then enter) puts a new line in the message; enter still sends."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return bindings
 
 
 class PlainPrompt:

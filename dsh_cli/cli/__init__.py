@@ -12,6 +12,7 @@ import os
 import click
 
 from dsh_cli import __version__
+from dsh_cli.cli.chat import chat_options
 
 __all__ = ["COMMANDS", "main"]
 
@@ -55,18 +56,26 @@ class LazyGroup(click.Group):
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, "-V", "--version", prog_name="dsh")
+@chat_options
 @click.pass_context
-def main(ctx: click.Context) -> None:
+def main(ctx: click.Context, **options: object) -> None:
     """dsh: an agent harness that asks you structured questions when it must.
 
-    With no command, `dsh` is `dsh chat`. See `man dsh` for the whole manual.
+    With no command, `dsh` is `dsh chat` and takes every option of it (`dsh -m demo`).
+    See `man dsh` for the whole manual.
     """
     # pydantic looks for plugins by scanning every installed distribution's entry points
     # when dsh builds its first model (~20 ms before a question is drawn); dsh uses none.
     # Set before any model is built; a user who wants them sets the variable themselves.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    if ctx.invoked_subcommand is None:
-        command = ctx.command.get_command(ctx, "chat")  # type: ignore[attr-defined]
-        if command is None:
-            raise click.UsageError("chat is not available in this build")
-        ctx.invoke(command)
+    given = [name for name, value in options.items()
+             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    if ctx.invoked_subcommand is not None:
+        if given:  # `dsh -m x run …` would silently drop -m: say where it belongs
+            raise click.UsageError(f"chat options go after a command: dsh "
+                                   f"{ctx.invoked_subcommand} [OPTIONS]")
+        return
+    command = ctx.command.get_command(ctx, "chat")  # type: ignore[attr-defined]
+    if command is None:
+        raise click.UsageError("chat is not available in this build")
+    ctx.invoke(command, **options)

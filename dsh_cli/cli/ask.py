@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_STATUS", "ask"]
 
+PIPED = "<stdin>"  # the request path when stdin was piped in with no REQUEST or -q
+
 EXIT_STATUS = {
     ASK_ABORTED: 1,
     USAGE: 2,
@@ -81,9 +83,11 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
     from dsh_cli.sources import ASK, AnswerOptions
 
     outcome: dict[str, Any] = {}
+    if request_path is None and question is None and not (plain or jsonl) and _stdin_piped():
+        request_path = PIPED  # as fzf and gum: a piped stdin is the request
     answer_options = AnswerOptions(
         ASK, jsonl=jsonl, web=web, answers=answers_path, plain=plain, host=host, port=port,
-        open_browser=open_browser, stdin_busy=request_path == "-", keep=keep)
+        open_browser=open_browser, stdin_busy=request_path in ("-", PIPED), keep=keep)
 
     async def main() -> int:
         try:
@@ -126,7 +130,7 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
     if question is None and (options or multi or header or detail):
         raise UsageError("-o, --multi, --header and --detail need -q/--question")
     if path is None and question is None:
-        raise UsageError("give a REQUEST file (- for stdin) or -q/--question")
+        raise UsageError("give a REQUEST file (- for stdin, or pipe it in) or -q/--question")
     if question is not None:
         item: dict[str, Any] = {"id": question_id, "question": question}
         if options:  # only what was given: the relay and the web show these fields
@@ -139,15 +143,68 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
         data: Any = {"questions": [item]}
     else:
         data = _read_json(path)  # type: ignore[arg-type]
+        check_request_fields(data)  # a human wrote it: a misspelt field is an error
     try:
         return AskUserQuestionRequest.model_validate(data)
     except ValidationError as error:
         raise UserInteractionError(format_validation_error(error), INVALID_QUESTIONS) from None
 
 
+def check_request_fields(data: Any) -> None:
+    """``INVALID_QUESTIONS`` for a request that is not an object or has unknown fields.
+
+    Strict where a human wrote the request (the model-facing tool stays forgiving); the
+    known fields are the vocabulary's own, plus the ``multiSelect`` alias.
+    """
+    from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionOption
+
+    expected = 'expected a JSON object {"questions": [...]}'
+    if not isinstance(data, dict):
+        raise UserInteractionError(f"request: {expected}, got {_json_kind(data)}",
+                                   INVALID_QUESTIONS)
+    _refuse_unknown(data, {"questions"}, "request")
+    questions = data.get("questions")
+    if not isinstance(questions, list):
+        return  # the shape check names what is missing or wrong
+    item_fields = {*AskUserQuestionItem.model_fields, "multiSelect"}
+    option_fields = set(AskUserQuestionOption.model_fields)
+    for index, item in enumerate(questions):
+        path = f"questions[{index}]"
+        if not isinstance(item, dict):
+            raise UserInteractionError(f"{path}: expected a JSON object, got {_json_kind(item)}",
+                                       INVALID_QUESTIONS)
+        _refuse_unknown(item, item_fields, path)
+        for number, option in enumerate(item.get("options") or []):
+            if isinstance(option, dict):
+                _refuse_unknown(option, option_fields, f"{path}.options[{number}]")
+
+
+def _refuse_unknown(data: dict[str, Any], known: set[str], path: str) -> None:
+    unknown = [key for key in data if key not in known]
+    if unknown:
+        names = ", ".join(f'"{key}"' for key in unknown)
+        allowed = ", ".join(sorted(known))
+        raise UserInteractionError(f"{path}: unknown field {names} (known: {allowed})",
+                                   INVALID_QUESTIONS)
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _stdin_piped() -> bool:
+    """Stdin is a pipe or a file, not a terminal (and not closed)."""
+    try:
+        return not sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _read_json(path: str) -> Any:
     try:
-        if path == "-":
+        if path in ("-", PIPED):
             text = sys.stdin.read()
         else:
             with open(path, encoding="utf-8") as file:
@@ -155,6 +212,8 @@ def _read_json(path: str) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise UsageError(f"cannot read {path}: {reason}") from None
+    if path == PIPED and not text.strip():  # nothing piped in: as if no request was given
+        raise UsageError("give a REQUEST file (- for stdin, or pipe it in) or -q/--question")
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -164,13 +223,16 @@ def _read_json(path: str) -> Any:
 
 def _check_usage(request: AskUserQuestionRequest, path: str | None, *, output_format: str,
                  plain: bool, jsonl: bool) -> None:
-    """Usage errors found before any UI is shown."""
+    """Usage and request errors found before any UI is shown, or any answer source."""
+    from dsh_cli.interaction.validation import check_questions
+
     if output_format == "lines" and len(request.questions) > 1:
         raise UsageError("--format lines answers a single question only "
                          f"(the request has {len(request.questions)})")
     if path == "-" and (plain or jsonl):
         flag = "--plain" if plain else "--jsonl"
         raise UsageError(f"REQUEST - cannot be used with {flag}: stdin has another job")
+    check_questions(request)  # validation comes first, whatever can answer (no NO_PROVIDER)
 
 
 async def _ask(request: AskUserQuestionRequest, timeout: float | None,

@@ -7,9 +7,14 @@ from typing import Any
 
 import click
 
-from dsh_cli.cli.options import agent_options, check_session_flags
+from dsh_cli.cli.options import (
+    QUESTION_TIMEOUT,
+    QUESTION_TIMEOUT_HELP,
+    agent_options,
+    check_session_flags,
+)
 
-__all__ = ["chat", "demo"]
+__all__ = ["chat", "chat_options", "demo"]
 
 
 def _plain_option(command: Any) -> Any:
@@ -17,6 +22,11 @@ def _plain_option(command: Any) -> Any:
         "--plain", is_flag=True,
         help="Plain line prompts (screen readers, TERM=dumb); also used without a terminal.",
     )(command)
+
+
+def chat_options(command: Any) -> Any:
+    """Every option of ``dsh chat``: the bare ``dsh`` takes them too."""
+    return agent_options(_plain_option(command))
 
 
 def _start(options: dict[str, Any], *, demo: bool) -> None:
@@ -29,8 +39,7 @@ def _start(options: dict[str, Any], *, demo: bool) -> None:
 
 
 @click.command()
-@agent_options
-@_plain_option
+@chat_options
 def chat(**options: Any) -> None:
     """Chat with the model; its questions are drawn right in the conversation.
 
@@ -41,8 +50,8 @@ def chat(**options: Any) -> None:
 
 @click.command()
 @click.option("-s", "--system", metavar="TEXT", help="System prompt.")
-@click.option("--question-timeout", type=float, metavar="SECONDS",
-              help="Give up on an unanswered question batch after SECONDS.")
+@click.option("--question-timeout", type=QUESTION_TIMEOUT, metavar="SECONDS",
+              help=QUESTION_TIMEOUT_HELP)
 @click.option("--no-ask", is_flag=True, help="Do not offer ask_user_question to the model.")
 @_plain_option
 def demo(**options: Any) -> None:

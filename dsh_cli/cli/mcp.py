@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from dsh_cli.cli.options import web_options
+from dsh_cli.cli.options import QUESTION_TIMEOUT, QUESTION_TIMEOUT_HELP, web_options
 from dsh_cli.core.errors import format_line
 
 __all__ = ["mcp"]
@@ -30,8 +30,8 @@ def _say(line: str) -> None:
 @click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0.0,
               metavar="SECONDS",
               help="With no desk attached, wait up to SECONDS for one (default: fail at once).")
-@click.option("--question-timeout", type=float, metavar="SECONDS",
-              help="Give up on an unanswered batch after SECONDS (ASK_TIMEOUT).")
+@click.option("--question-timeout", type=QUESTION_TIMEOUT, metavar="SECONDS",
+              help=QUESTION_TIMEOUT_HELP)
 @click.option("--http", is_flag=True,
               help="Serve Streamable HTTP on 127.0.0.1 (URL with its token on stderr).")
 @click.option("--http-port", type=int, default=0, metavar="PORT",

@@ -9,7 +9,42 @@ import click
 
 from dsh_cli.core.defaults import DEFAULT_BASE_URL, DEFAULT_MODEL
 
-__all__ = ["agent_options", "check_session_flags", "web_options"]
+__all__ = [
+    "QUESTION_TIMEOUT",
+    "QUESTION_TIMEOUT_HELP",
+    "agent_options",
+    "check_session_flags",
+    "web_options",
+]
+
+
+class QuestionTimeout(click.ParamType):
+    """Seconds, or ``0``/``none`` for no timeout at all (over a configured one)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        from dsh_cli.config import TIMEOUT_OFF
+
+        if isinstance(value, float):
+            return value
+        if str(value).strip().lower() in ("none", "off"):
+            return TIMEOUT_OFF
+        try:
+            seconds = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number of seconds (or 0/none for no timeout)",
+                      param, ctx)
+        if not seconds >= 0 or seconds == float("inf"):
+            self.fail(f"{value!r} is not a number of seconds (or 0/none for no timeout)",
+                      param, ctx)
+        return seconds
+
+
+QUESTION_TIMEOUT = QuestionTimeout()
+QUESTION_TIMEOUT_HELP = ("Give up on an unanswered question batch after SECONDS "
+                         "(0 or none: never, over a configured timeout).")
 
 
 def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -21,8 +56,8 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--base-url", metavar="URL",
                      help=f"OpenAI-compatible endpoint (default {DEFAULT_BASE_URL})."),
         click.option("-s", "--system", metavar="TEXT", help="System prompt."),
-        click.option("--question-timeout", type=float, metavar="SECONDS",
-                     help="Give up on an unanswered question batch after SECONDS."),
+        click.option("--question-timeout", type=QUESTION_TIMEOUT, metavar="SECONDS",
+                     help=QUESTION_TIMEOUT_HELP),
         click.option("--no-ask", is_flag=True,
                      help="Do not offer ask_user_question to the model at all."),
         click.option("-c", "--continue", "continue_", is_flag=True,

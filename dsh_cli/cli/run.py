@@ -107,9 +107,9 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
     except HarnessError as error:  # CONFIG_ERROR, ANSWERS_FILE_ERROR
         report(error, sys.stderr)
         return 2
-    runtime = open_session(settings, options, sys.stderr)
+    runtime, status = open_session(settings, options, sys.stderr)
     if runtime is None:
-        return 1
+        return status
     with session_guard(runtime):
         if (runtime.resumed and text is None and not options["jsonl"]
                 and not runtime.has_pending_calls):
@@ -137,12 +137,26 @@ async def _drive(runtime: Runtime, text: str | None, source: Source) -> int:
                 stack.callback(runtime.events.subscribe(renderer))
                 if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
                     runtime.model.on_retry = renderer.retry_notice
+            elif source.name == "none":  # a CI log shows why a question found no answer
+                stack.callback(runtime.events.subscribe(_unanswered_line))
             runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
         final = await _turns(runtime, text)
     if final is None:
         return 1
     print_final(final)
     return 0
+
+
+def _unanswered_line(event: object) -> None:
+    """One stderr line for each question batch that no answer source could take."""
+    from dsh_cli.core.errors import NO_PROVIDER, format_line
+    from dsh_cli.core.events import ToolResultEvent
+
+    error = event.error if isinstance(event, ToolResultEvent) else None
+    if error and error.get("code") == NO_PROVIDER:
+        message = f"{error.get('message', '')}; use --answers, --plain or --jsonl"
+        sys.stderr.write(format_line(NO_PROVIDER, message) + "\n")
+        sys.stderr.flush()
 
 
 def _progress_renderer() -> TranscriptRenderer:

@@ -7,7 +7,21 @@ import json
 import click
 
 
-@click.command()
+class SchemaCommand(click.Command):
+    """``--help`` ends with the caps the validator enforces, read from its ``LIMITS``."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from dsh_cli.interaction.validation import limits_text
+
+        formatter.write_paragraph()
+        formatter.write_text(f"Limits, enforced for every request: {limits_text()}.")
+        formatter.write_paragraph()
+        formatter.write_text("dsh ask requests may also give a question a 'detail' "
+                             "(supporting text shown with it); models are not offered it.")
+        super().format_epilog(ctx, formatter)
+
+
+@click.command(cls=SchemaCommand)
 @click.option("--answer", is_flag=True, help="Print the schema of the answer batch instead.")
 def schema(answer: bool) -> None:
     """Print the bare JSON-schema object of ask_user_question's parameters."""

@@ -47,9 +47,12 @@ def _when(stamp: str) -> str:
         return stamp
 
 
-@click.group()
-def sessions() -> None:
-    """List, show or remove stored sessions (resume one with `dsh run -r ID`)."""
+@click.group(invoke_without_command=True)
+@click.pass_context
+def sessions(ctx: click.Context) -> None:
+    """List, show or remove stored sessions (alone: list them; resume one with `dsh -r ID`)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_sessions)
 
 
 @sessions.command("list")
@@ -66,7 +69,7 @@ def list_sessions(as_json: bool) -> None:
     from dsh_cli.core.sanitize import sanitize_line
 
     rows = [("ID", "UPDATED", "MODEL", "TITLE")] + [
-        (s.id, _when(s.updated_at), sanitize_line(s.model), sanitize_line(s.title or ""))
+        (s.id, _when(s.updated_at), sanitize_line(s.model), sanitize_line(s.shown_title))
         for s in summaries
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
@@ -97,8 +100,8 @@ def show(session_id: str, as_json: bool) -> None:
 @click.argument("session_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def rm(session_id: str, as_json: bool) -> None:
-    """Remove a session with its messages and questions (the full ID)."""
-    _with_store(lambda store: store.delete_session(session_id))
+    """Remove a session with its messages and questions (ID or a unique prefix of it)."""
+    session_id = _with_store(lambda store: store.delete_session(session_id))
     if as_json:
         click.echo(json.dumps({"id": session_id, "deleted": True}))
     else:

@@ -194,11 +194,15 @@ class StoreError(HarnessError):
 class SessionNotFound(StoreError):
     """No stored session has (or starts with) the given id."""
 
-    def __init__(self, session_id: str, path: Path | None = None, *, ambiguous: bool = False):
+    def __init__(self, session_id: str, path: Path | None = None, *, ambiguous: bool = False,
+                 matches: tuple[str, ...] = ()):
         how = "is ambiguous (several sessions start with it)" if ambiguous else "does not exist"
+        if matches:
+            how = f"is ambiguous: it starts {', '.join(matches)}"
         super().__init__(f"session {session_id} {how}; see `dsh sessions list`",
                          SESSION_NOT_FOUND, path)
         self.session_id = session_id
+        self.matches = matches
 
 
 class SessionBusy(StoreError):

@@ -112,10 +112,10 @@ class PendingQuestions:
         entry = self._entries.get(rpc_id)
         if entry is None:
             return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
-        if self.session_id is not None and session_id != self.session_id:
-            return ResponseAck(
-                rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to session {self.session_id}"
-            )
+        # the question's own session, null included: an answer naming another is refused
+        if session_id != entry.session_id:
+            owner = f"session {entry.session_id}" if entry.session_id else "no session"
+            return ResponseAck(rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to {owner}")
         try:
             answer = validate_answer(entry.request, {"answers": answers})
         except UserInteractionError as error:

@@ -31,6 +31,7 @@ from dsh_cli.interaction.vocabulary import (
 __all__ = [
     "LIMITS",
     "check_questions",
+    "limits_text",
     "validate_answer",
     "validate_answer_item",
 ]
@@ -44,6 +45,16 @@ LIMITS = {
     "detail": 4000,
     "description": 1000,
 }
+
+
+
+def limits_text() -> str:
+    """The caps in words, for ``dsh schema --help`` and the man page (one source: LIMITS)."""
+    return (f"at most {LIMITS['questions']} questions, {LIMITS['options']} options per "
+            f"question; at most {LIMITS['label']} characters per label, {LIMITS['header']} "
+            f"per header, {LIMITS['question']} per question or detail, "
+            f"{LIMITS['description']} per description")
+
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_BREAK = re.compile("[\n\r\u2028\u2029\x0b\x0c\x85]")

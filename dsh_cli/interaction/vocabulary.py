@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from dsh_cli.core.signal import AbortSignal
 
@@ -40,7 +40,9 @@ class AskUserQuestionItem(BaseModel):
     detail: str | None = None
     header: str | None = None
     options: list[AskUserQuestionOption] | None = None
-    multi_select: bool = False
+    # ``multiSelect`` is Claude Code's spelling: accepted on the way in, never written
+    multi_select: bool = Field(
+        default=False, validation_alias=AliasChoices("multi_select", "multiSelect"))
 
     @property
     def has_options(self) -> bool:

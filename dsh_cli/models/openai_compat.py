@@ -131,6 +131,7 @@ class OpenAIChatModel:
         max_retry_after: float = 60.0,
         include_usage: bool = True,
         on_retry: RetryHook | None = None,
+        key_variable: str | None = None,
     ) -> None:
         self.name = model
         self.model = model
@@ -144,6 +145,8 @@ class OpenAIChatModel:
         self.include_usage = include_usage
         self.on_retry: RetryHook = on_retry or ignore_retry
         self.__key = api_key or ""
+        # the variable the key was read from: an auth error names it, not the whole list
+        self.key_variable = key_variable
         self._client: AsyncOpenAI | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -212,6 +215,7 @@ class OpenAIChatModel:
                         "/chat/completions", cast_to=object, body=request, stream=True,
                         stream_cls=openai.AsyncStream[object]))
                     opened = True
+                    self._check_event_stream(response)
                     try:
                         async with aclosing(self._items(response, assembler, deadline)) as items:
                             async for item in items:
@@ -341,13 +345,23 @@ class OpenAIChatModel:
             f"model client error: {self._clean(str(error) or type(error).__name__)}",
             MODEL_STREAM), retry=False)
 
+    def _check_event_stream(self, response: Any) -> None:
+        """A 200 that is a web page (a wrong --base-url) is said to be one, not parsed."""
+        headers = getattr(getattr(response, "response", None), "headers", None) or {}
+        kind = str(headers.get("content-type", "")).split(";")[0].strip().lower()
+        if kind in ("text/html", "application/xhtml+xml"):
+            raise _Failure(ModelError(
+                f"{_host(self.base_url)} returned {kind}, not an event stream; "
+                "check --base-url", MODEL_STREAM), retry=False)
+
     def _translate_status(self, error: APIStatusError, where: str) -> _Failure:
         status = error.status_code
         detail = self._detail(error)
         said = f" (HTTP {status}: {detail})" if detail else f" (HTTP {status})"
         if status in (401, 403):
             return _Failure(ModelError(
-                f"{where} rejected the API key{said}; check {KEY_VARIABLES_HINT}", MODEL_AUTH),
+                f"{where} rejected the API key{said}; check "
+                f"{self.key_variable or KEY_VARIABLES_HINT}", MODEL_AUTH),
                 retry=False)
         if status == 404:
             return _Failure(ModelError(

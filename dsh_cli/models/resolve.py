@@ -62,7 +62,8 @@ def _openai_compatible(settings: Settings, name: str) -> ChatModel:
 
     assert settings.api_key is not None  # resolve_model checked needs_api_key
     return OpenAIChatModel(model=name, base_url=settings.base_url, api_key=settings.api_key,
-                           timeout=settings.model_timeout, deadline=settings.model_deadline)
+                           timeout=settings.model_timeout, deadline=settings.model_deadline,
+                           key_variable=settings.api_key_variable)
 
 
 MODEL_BACKENDS: dict[str, ModelBackend] = {

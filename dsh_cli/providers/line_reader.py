@@ -58,6 +58,11 @@ class LineReader:
         self._thread = threading.Thread(target=self._run, name="dsh-line-reader", daemon=True)
         self._thread.start()
 
+    @property
+    def ended(self) -> bool:
+        """The input has ended and every line before the end was read."""
+        return self.at_eof and (self._queue is None or self._queue.empty())
+
     async def readline(self) -> str | None:
         """The next line without its line ending, or None once the input has ended."""
         self.start()

@@ -66,6 +66,8 @@ class PlainProvider:
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         """Walk the batch; ``/cancel`` raises ASK_CANCELLED, end of input ASK_ABORTED."""
+        if self.lines.ended:  # no one can answer: fail without printing a prompt
+            raise UserInteractionError("input closed", ASK_ABORTED)
         questions = context.request.questions
         answers: list[AskUserQuestionAnswerItem | None] = [None] * len(questions)
         index = 0

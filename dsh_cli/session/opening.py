@@ -12,19 +12,22 @@ if TYPE_CHECKING:
 __all__ = ["open_session"]
 
 
-def open_session(settings: Settings, options: Mapping[str, Any], stderr: TextIO) -> Runtime | None:
-    """The runtime the agent options ask for, or None after one ``dsh: CODE: …`` line.
+def open_session(settings: Settings, options: Mapping[str, Any],
+                 stderr: TextIO) -> tuple[Runtime | None, int]:
+    """The runtime the agent options ask for, or None and the exit status after one
+    ``dsh: CODE: …`` line: 2 when ``-r`` names no session (a usage error, like the other
+    resume errors), else 1.
 
     ``options`` holds the agent options' values by name (``system``, ``no_ask``,
     ``continue_``, ``resume``); a missing one is its default.
     """
-    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.core.errors import SESSION_NOT_FOUND, HarnessError, report
     from dsh_cli.runtime import LATEST, build_runtime
 
     resume = LATEST if options.get("continue_") else options.get("resume")
     try:
         return build_runtime(settings, system=options.get("system"),
-                             ask=not options.get("no_ask"), resume=resume)
+                             ask=not options.get("no_ask"), resume=resume), 0
     except HarnessError as error:
         report(error, stderr)
-        return None
+        return None, 2 if error.code == SESSION_NOT_FOUND else 1

@@ -71,6 +71,11 @@ class SessionSummary:
         return {"id": self.id, "created_at": self.created_at, "updated_at": self.updated_at,
                 "model": self.model, "title": self.title}
 
+    @property
+    def shown_title(self) -> str:
+        """The title as people read it (``dsh sessions list``, ``/sessions``), unsanitised."""
+        return self.title or "(untitled)"
+
 
 @dataclass(frozen=True)
 class SessionRecord:
@@ -277,12 +282,14 @@ class SessionStore:
 
         return stop
 
-    def delete_session(self, session_id: str) -> None:
-        """Remove a session, its messages and its question batches (exact id only)."""
+    def delete_session(self, session_id: str) -> str:
+        """Remove a session (by id or unique prefix), its messages and question batches."""
+        session_id = self.resolve_id(session_id)
         with self._lock, transaction(self._db, self.path) as db:
             cursor = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             if cursor.rowcount == 0:
                 raise SessionNotFound(session_id, self.path)
+        return session_id
 
     # -- reading ---------------------------------------------------------------------
 
@@ -293,11 +300,14 @@ class SessionStore:
                 return session_id
             for prefix in dict.fromkeys((session_id, "s_" + session_id)):
                 rows = self._db.execute(
-                    "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2",
+                    "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 11",
                     (len(prefix), prefix),
                 ).fetchall()
                 if len(rows) > 1:
-                    raise SessionNotFound(session_id, self.path, ambiguous=True)
+                    more = ("…",) if len(rows) > 10 else ()
+                    matches = tuple(row[0] for row in rows[:10]) + more
+                    raise SessionNotFound(session_id, self.path, ambiguous=True,
+                                          matches=matches)
                 if rows:
                     return rows[0][0]
         raise SessionNotFound(session_id, self.path)

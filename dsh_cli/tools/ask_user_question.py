@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionRequest
+from dsh_cli.interaction.validation import LIMITS
 from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError, loads_arguments
 
 __all__ = ["DESCRIPTION", "PARAMETERS", "AskUserQuestionTool"]
@@ -30,20 +31,28 @@ PARAMETERS: dict[str, Any] = {
             "type": "array",
             "description": "The questions to ask, in order.",
             "minItems": 1,
+            "maxItems": LIMITS["questions"],
             "items": {
                 "type": "object",
                 "properties": {
                     "id": {"type": "string", "description": "Short stable id, echoed back."},
-                    "question": {"type": "string", "description": "The question itself."},
-                    "header": {"type": "string", "description": "Short heading, <= 12 chars."},
+                    "question": {"type": "string", "description": "The question itself.",
+                                 "maxLength": LIMITS["question"]},
+                    # 12 is the style the description asks for; the cap the seam enforces
+                    # is LIMITS' (the schema states the cap, so it never refuses less)
+                    "header": {"type": "string", "maxLength": LIMITS["header"],
+                               "description": "Short heading; keep it to 12 characters."},
                     "options": {
                         "type": "array",
                         "description": "Choices; omit for a free-text question.",
+                        "maxItems": LIMITS["options"],
                         "items": {
                             "type": "object",
                             "properties": {
-                                "label": {"type": "string", "description": "Shown and returned."},
+                                "label": {"type": "string", "maxLength": LIMITS["label"],
+                                          "description": "Shown and returned."},
                                 "description": {"type": "string",
+                                                "maxLength": LIMITS["description"],
                                                 "description": "One line of help."},
                             },
                             "required": ["label"],

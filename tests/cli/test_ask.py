@@ -87,7 +87,8 @@ def test_format_lines_with_several_questions_is_a_usage_error_before_any_ui(tmp_
     (("missing.json",), "dsh: USAGE: cannot read missing.json"),
 ])
 def test_usage_errors(args, line):
-    failed(dsh_ask(*args, input=json.dumps(BATCH)), 2, line)
+    # with no REQUEST a piped stdin is the request: the bare case pipes nothing in
+    failed(dsh_ask(*args, input=json.dumps(BATCH) if args else ""), 2, line)
 
 
 @pytest.mark.parametrize(("request_text", "line"), [

@@ -49,6 +49,12 @@ class Reply:
     chunk_delay: float = 0.0  # seconds between events, once the first piece of text is out
     cut_after: int | None = None  # drop the connection after this many events
     raw_events: list[Any] | None = None  # send these SSE payloads instead (dicts or text)
+    html: str | None = None  # answer 200 with this text/html page (a wrong --base-url)
+
+    @classmethod
+    def page(cls, html: str) -> Reply:
+        """A web page where an API was expected: a login page, a proxy, a docs site."""
+        return cls(html=html)
 
     @classmethod
     def text(cls, content: str, **options: Any) -> Reply:
@@ -210,7 +216,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = body if isinstance(body, dict) else {}
         model = str(body.get("model", "fake-model"))
-        if reply.status != 200 or reply.error_body is not None:
+        if reply.html is not None:
+            data = reply.html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif reply.status != 200 or reply.error_body is not None:
             self._send_json(reply.status, {"error": reply.error_body or {}}, reply.headers)
         elif body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -1,0 +1,61 @@
+"""`dsh sessions` as a newcomer types it: alone it lists; prefixes; resume errors are usage."""
+
+from __future__ import annotations
+
+import subprocess
+
+from dsh_under_test import DSH
+
+from dsh_cli.core.events import EventStream, UserMessage
+from dsh_cli.store import SessionStore
+
+
+def dsh(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DSH, *args], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+def seed(title: str | None) -> str:
+    with SessionStore.open() as store:
+        session_id = store.create_session("demo")
+        if title is not None:
+            stop = store.record(events := EventStream(), session_id)
+            events.emit(UserMessage(title))
+            stop()
+    return session_id
+
+
+def test_sessions_alone_lists_them():
+    session_id = seed("hello there")
+    alone, listed = dsh("sessions"), dsh("sessions", "list")
+    assert alone.returncode == 0 and alone.stdout == listed.stdout
+    assert session_id in alone.stdout and "hello there" in alone.stdout
+
+
+def test_rm_takes_a_unique_prefix_and_an_ambiguous_one_lists_the_matches():
+    first, second = seed("one"), seed("two")
+    common = 2
+    while first[common] == second[common]:
+        common += 1
+    ambiguous = dsh("sessions", "rm", first[:common])
+    assert ambiguous.returncode == 1
+    assert "ambiguous" in ambiguous.stderr
+    assert first in ambiguous.stderr and second in ambiguous.stderr
+    removed = dsh("sessions", "rm", first[:common + 1])
+    assert removed.returncode == 0 and removed.stdout == f"Deleted session {first}\n"
+    assert first not in dsh("sessions").stdout
+    shown = dsh("sessions", "show", second[:common + 1])
+    assert shown.returncode == 0 and f"session {second}" in shown.stdout
+
+
+def test_untitled_sessions_read_the_same_in_the_list():
+    seed(None)
+    assert "(untitled)" in dsh("sessions").stdout
+
+
+def test_resume_of_an_unknown_session_is_a_usage_error():
+    for command in (["run", "-m", "demo", "-r", "s_nothere", "hi"],
+                    ["chat", "--plain", "-m", "demo", "-r", "s_nothere"]):
+        result = dsh(*command)
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr.startswith("dsh: SESSION_NOT_FOUND: session s_nothere")
