@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from dsh_cli.core.errors import HarnessError
 from dsh_cli.tools.mcp.config import ServerConfig, load_servers, parse_servers
 from dsh_cli.tools.mcp.tool import McpTool, tool_name
 
 if TYPE_CHECKING:
+    from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.tools.mcp.connection import McpConnection
     from dsh_cli.tools.registry import ToolRegistry
 
@@ -51,8 +52,14 @@ class McpToolset:
     @classmethod
     async def start(cls, servers: list[ServerConfig], *, errlog: TextIO,
                     report: Callable[[str], None] | None = None,
-                    elicitation: Any = None, client_version: str = "0") -> McpToolset:
-        """Start every server at once; failures are reported and left out."""
+                    elicitation: UserInteraction | None = None,
+                    client_version: str = "0") -> McpToolset:
+        """Start every server at once; failures are reported and left out.
+
+        ``elicitation`` is the session's seam: when a provider is registered on it, the
+        servers may ask the human (``spec/mcp.md`` section 3); each tool call's own seam
+        answers the questions it causes.
+        """
         from dsh_cli.tools.mcp.connection import McpConnection
 
         connections = [McpConnection(server, errlog=errlog, elicitation=elicitation,
