@@ -34,6 +34,7 @@ __all__ = [
     "SECRET_WARNING",
     "FormField",
     "SchemaRefused",
+    "batch_json",
     "build_request",
     "form_content",
     "form_fields",
@@ -226,7 +227,7 @@ def _finish(made: FormField, spec: dict[str, Any], path: str) -> FormField:
         else:
             question["default"] = shown
     return FormField(made.key, made.id, made.kind, question, made.values, made.rule,
-                     default, made.required)
+                     default, bool(question.get("required")))
 
 
 def _default_answer(made: FormField, default: Any) -> dict[str, Any] | None:
@@ -257,21 +258,27 @@ def _one_line(text: Any) -> str:
     return " ".join(text.split()) if isinstance(text, str) else ""
 
 
-def build_request(server: str, message: str | None, questions: list[dict[str, Any]], *,
-                  signal: AbortSignal | None = None,
-                  call_id: str | None = None) -> AskUserQuestionRequest:
-    """The batch of ``questions``: headed by the server and its message, declinable, reviewed."""
-    from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
-
-    return AskUserQuestionRequest.model_validate({
+def batch_json(server: str, message: str | None,
+               questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The batch as the seam's JSON: headed by the server and its message, declinable,
+    always reviewed."""
+    return {
         "questions": questions,
         "source": {"name": server, "message": _one_line(message) or None,
                    "kind": "elicitation"},
         "declinable": True,
         "review": True,
-        "signal": signal,
-        "call_id": call_id,
-    })
+    }
+
+
+def build_request(server: str, message: str | None, questions: list[dict[str, Any]], *,
+                  signal: AbortSignal | None = None,
+                  call_id: str | None = None) -> AskUserQuestionRequest:
+    """``batch_json`` as a request of the owning tool call."""
+    from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
+
+    return AskUserQuestionRequest.model_validate(
+        {**batch_json(server, message, questions), "signal": signal, "call_id": call_id})
 
 
 def form_content(fields: list[FormField], answer: AskUserQuestionAnswer) -> dict[str, Any]:
