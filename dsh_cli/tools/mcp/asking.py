@@ -163,8 +163,9 @@ class Elicitor:
                 answer = await ui.ask(request,
                                       rpc_id=call.take_rpc_id() if call else None)
         except UserInteractionError as error:
-            action = "decline" if error.code == ASK_DECLINED else "cancel"
-            return {plan.key: ElicitResult(action=action) for plan in plans}
+            declined = error.code == ASK_DECLINED
+            return {plan.key: ElicitResult(action="decline" if declined else "cancel")
+                    for plan in plans}
         return {plan.key: self._result(plan, answer) for plan in plans}
 
     def _result(self, plan: _Plan, answer: AskUserQuestionAnswer) -> Any:
