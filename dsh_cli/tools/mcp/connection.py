@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dsh_cli.core.errors import MCP_TIMEOUT, MCP_TOOL_ERROR, MCP_UNAVAILABLE, ToolError
@@ -37,12 +38,14 @@ class McpConnection:
 
     def __init__(self, config: ServerConfig, *, errlog: TextIO,
                  elicitation: UserInteraction | None = None, client_name: str = "dsh",
-                 client_version: str = "0") -> None:
+                 client_version: str = "0",
+                 open_url: Callable[[str], object] | None = None) -> None:
         self.config = config
         self.errlog = errlog
         # whose seam answers the server's questions when no tool call is current; with a
         # provider registered there, the elicitation capability is declared
-        self.elicitor = Elicitor(config.name, elicitation)
+        self.elicitor = (Elicitor(config.name, elicitation, open_url=open_url) if open_url
+                         else Elicitor(config.name, elicitation))
         self._elicits = False
         self.client_name = client_name
         self.client_version = client_version

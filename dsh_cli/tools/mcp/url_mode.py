@@ -3,14 +3,13 @@
 dsh never fetches the URL. The consent question shows the server, its message and the full
 URL with its host on a line of its own (a punycode ``xn--`` host is flagged with the name it
 decodes to, since look-alike hosts are how phishing pages pass a glance). Open launches the
-system browser, or prints the URL where there is no display.
+system browser when the caller says there is a display, or prints the URL.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,13 +58,14 @@ def consent_question(ident: str, url: str, message: str | None) -> dict[str, Any
     return question
 
 
-def open_page(url: str, *, environ: Mapping[str, str] | None = None,
+def open_page(url: str, *, launch: bool = False,
               say: Callable[[str], object] | None = None) -> bool:
-    """Launch the browser on ``url`` where there is a display; else print it. True if launched."""
-    from dsh_cli.sources.surroundings import browser_available
+    """Launch the browser on ``url`` when ``launch``; else print it. True if launched.
 
-    environ = os.environ if environ is None else environ
-    if browser_available(environ):
+    Whether there is a display to launch on is the caller's decision (the CLI asks
+    ``sources.surroundings.browser_available``); tools never read the surroundings.
+    """
+    if launch:
         import webbrowser
 
         try:

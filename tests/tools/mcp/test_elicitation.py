@@ -18,7 +18,7 @@ from dsh_cli.tools.mcp.elicitation import (
     form_content,
     form_fields,
 )
-from dsh_cli.tools.mcp.url_mode import consent_question, url_host
+from dsh_cli.tools.mcp.url_mode import consent_question, open_page, url_host
 
 EVERY_TYPE = {
     "type": "object",
@@ -207,3 +207,13 @@ def test_without_a_provider_the_capability_is_not_declared():
     ui.register_provider(ScriptedProvider())
     assert Elicitor("s", ui).can_answer
     assert asyncio.iscoroutinefunction(Elicitor("s", ui).__call__)
+
+
+def test_open_launches_the_browser_only_when_told_there_is_a_display(monkeypatch):
+    launched: list[str] = []
+    said: list[str] = []
+    monkeypatch.setattr("webbrowser.open", lambda url: launched.append(url) or True)
+    assert open_page("https://a.example/x", launch=True, say=said.append) is True
+    assert open_page("https://a.example/y", launch=False, say=said.append) is False
+    assert launched == ["https://a.example/x"]
+    assert said == ["open this URL in a browser: https://a.example/y"]

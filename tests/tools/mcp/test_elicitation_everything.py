@@ -111,10 +111,8 @@ def test_decline_and_cancel_reach_the_server(run, everything, code, action):
     assert raw_result(result.content)["action"] == action
 
 
-def test_the_url_elicitation_opens_only_with_consent(run, everything, monkeypatch, capfd):
-    # no display: Open prints the URL instead of launching a browser, and dsh fetches nothing
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+def test_the_url_elicitation_opens_only_with_consent(run, everything, capfd):
+    # no browser launcher given: Open prints the URL, and dsh fetches nothing
     url = "https://example.com/authorize?x=1"
     result, provider, _ = run_tool(run, everything,
                                    {"answers": [{"id": "open", "selected": ["Open"]}]},
