@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from dsh_cli.core.errors import HarnessError
 from dsh_cli.tools.mcp.config import ServerConfig, load_servers, parse_servers
 from dsh_cli.tools.mcp.tool import McpTool, tool_name
 
 if TYPE_CHECKING:
+    from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.tools.mcp.connection import McpConnection
     from dsh_cli.tools.registry import ToolRegistry
 
@@ -51,12 +52,22 @@ class McpToolset:
     @classmethod
     async def start(cls, servers: list[ServerConfig], *, errlog: TextIO,
                     report: Callable[[str], None] | None = None,
-                    elicitation: Any = None, client_version: str = "0") -> McpToolset:
-        """Start every server at once; failures are reported and left out."""
+                    elicitation: UserInteraction | None = None,
+                    client_version: str = "0",
+                    open_url: Callable[[str], object] | None = None) -> McpToolset:
+        """Start every server at once; failures are reported and left out.
+
+        ``elicitation`` is the session's seam: when a provider is registered on it, the
+        servers may ask the human (``spec/mcp.md`` section 3); each tool call's own seam
+        answers the questions it causes. ``open_url`` opens a page the human agreed to
+        open (the CLI passes ``url_mode.open_page`` with ``launch`` set where there is a
+        display); by default the URL is printed on stderr.
+        """
         from dsh_cli.tools.mcp.connection import McpConnection
 
         connections = [McpConnection(server, errlog=errlog, elicitation=elicitation,
-                                     client_version=client_version) for server in servers]
+                                     client_version=client_version, open_url=open_url)
+                       for server in servers]
         outcomes = await asyncio.gather(*(connection.start() for connection in connections),
                                         return_exceptions=True)
         statuses: list[ServerStatus] = []

@@ -4,34 +4,49 @@ The SDK's ``mcp.Client`` is an async context manager whose cancel scopes must be
 and left in one task, so each server gets a task that opens the client, lists the tools,
 reports ready, and holds the connection until ``close``. Calls are made from the agent's
 task through the open client. The SDK is imported here only, when a server is configured.
+
+A call drives the 2026-07-28 input-required rounds itself (rather than the SDK's driver,
+which asks each embedded request on its own) so that all of a round's elicitations become
+one question batch; the session era's ``elicitation/create`` reaches the same ``Elicitor``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dsh_cli.core.errors import MCP_TIMEOUT, MCP_TOOL_ERROR, MCP_UNAVAILABLE, ToolError
 from dsh_cli.core.tasks import close_task
+from dsh_cli.tools.mcp.asking import Elicitor
 
 if TYPE_CHECKING:
+    from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.tools.mcp.config import ServerConfig
+    from dsh_cli.tools.registry import ToolContext
 
 __all__ = ["McpConnection"]
 
 CLOSE_GRACE_SECONDS = 3.0
+MAX_INPUT_ROUNDS = 10  # a server that keeps asking is cut off, as the SDK's driver does
+STATE_ONLY_PAUSE = 0.05
 
 
 class McpConnection:
     """A started (or failed) server: its tools, and ``call`` while it runs."""
 
     def __init__(self, config: ServerConfig, *, errlog: TextIO,
-                 elicitation: Any = None, client_name: str = "dsh",
-                 client_version: str = "0") -> None:
+                 elicitation: UserInteraction | None = None, client_name: str = "dsh",
+                 client_version: str = "0",
+                 open_url: Callable[[str], object] | None = None) -> None:
         self.config = config
         self.errlog = errlog
-        self.elicitation = elicitation
+        # whose seam answers the server's questions when no tool call is current; with a
+        # provider registered there, the elicitation capability is declared
+        self.elicitor = (Elicitor(config.name, elicitation, open_url=open_url) if open_url
+                         else Elicitor(config.name, elicitation))
+        self._elicits = False
         self.client_name = client_name
         self.client_version = client_version
         self.tools: list[Any] = []
@@ -95,8 +110,9 @@ class McpConnection:
 
         info = Implementation(name=self.client_name, version=self.client_version)
         options: dict[str, Any] = {"client_info": info, "mode": "auto"}
-        if self.elicitation is not None:
-            options["elicitation_callback"] = self.elicitation
+        self._elicits = self.elicitor.can_answer
+        if self._elicits:
+            options["elicitation_callback"] = self.elicitor
         return Client(self._transport(), **options)
 
     def _transport(self) -> Any:
@@ -114,24 +130,77 @@ class McpConnection:
         # the server's stderr goes to our log: it must not write over a question on screen
         return stdio_client(params, errlog=self.errlog)
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """The server's ``CallToolResult``; ``ToolError`` for timeouts and a dead server."""
+    async def call(self, tool: str, arguments: dict[str, Any],
+                   ctx: ToolContext | None = None) -> Any:
+        """The server's ``CallToolResult``; ``ToolError`` for timeouts and a dead server.
+
+        ``ctx`` is the tool call's context: the server's questions are asked through its
+        seam, and the time they wait for the human does not count against ``tool_timeout``.
+        """
         client = self._client
         if client is None or not self.running:
             reason = self.failure or "is not running"
             raise ToolError(f"MCP server {self.config.name} {reason}", MCP_UNAVAILABLE)
         try:
-            return await asyncio.wait_for(client.call_tool(tool, arguments),
-                                          self.config.tool_timeout)
+            async with asyncio.timeout(self.config.tool_timeout) as deadline:
+                marked = (self.elicitor.calling(ctx, deadline) if ctx is not None
+                          else contextlib.nullcontext())
+                with marked:
+                    return await self._rounds(client, tool, arguments)
         except TimeoutError:
             raise ToolError(f"{tool} on {self.config.name} took longer than "
                             f"{self.config.tool_timeout:g} s", MCP_TIMEOUT) from None
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ToolError):
             raise
         except Exception as error:
             code = MCP_TOOL_ERROR if _is_protocol_error(error) else MCP_UNAVAILABLE
             raise ToolError(f"{tool} on {self.config.name} failed: {_describe(error)}",
                             code) from None
+
+    async def _rounds(self, client: Any, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call, answer what the server asks for, call again with the answers and state."""
+        from mcp_types import InputRequiredResult
+
+        session = client.session
+        responses: Any = None
+        state: str | None = None
+        for _ in range(MAX_INPUT_ROUNDS):
+            result = await session.call_tool(tool, arguments, input_responses=responses,
+                                             request_state=state, allow_input_required=True)
+            if not isinstance(result, InputRequiredResult):
+                return result
+            state = result.request_state
+            if result.input_requests:
+                responses = await self._answer_inputs(session, result.input_requests)
+            else:  # only state: the server is working; ask again shortly
+                responses = None
+                await asyncio.sleep(STATE_ONLY_PAUSE)
+        raise ToolError(f"{tool} on {self.config.name} asked for input more than "
+                        f"{MAX_INPUT_ROUNDS} times", MCP_TOOL_ERROR)
+
+    async def _answer_inputs(self, session: Any, requests: dict[str, Any]) -> dict[str, Any]:
+        """All of a round's elicitations in one batch; sampling and roots as the SDK would."""
+        from mcp.client.session import ClientRequestContext
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import ElicitRequest, ErrorData
+
+        elicit = {key: request.params for key, request in requests.items()
+                  if self._elicits and isinstance(request, ElicitRequest)}
+        responses: dict[str, Any] = {}
+        if elicit:
+            answered = await self.elicitor.answer(elicit)
+            if isinstance(answered, ErrorData):
+                raise MCPError.from_error_data(answered)
+            responses.update(answered)
+        for key, request in requests.items():
+            if key in elicit:
+                continue
+            context = ClientRequestContext(session=session, request_id=key)
+            response = await session.dispatch_input_request(context, request)
+            if isinstance(response, ErrorData):
+                raise MCPError.from_error_data(response)
+            responses[key] = response
+        return responses
 
     async def close(self) -> None:
         """Ask the connection task to end; cancel it if it does not within a grace period."""

@@ -60,7 +60,7 @@ class McpTool(Tool):
         return arguments
 
     async def run(self, args: Any, ctx: ToolContext) -> str:
-        result = await self.connection.call(self.remote_name, args)
+        result = await self.connection.call(self.remote_name, args, ctx)
         text = result_text(result)
         if getattr(result, "is_error", False):
             raise ToolError(text or f"{self.name} failed", MCP_TOOL_ERROR)

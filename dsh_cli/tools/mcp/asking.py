@@ -1,0 +1,198 @@
+"""A server's elicitations, asked through the seam of the tool call that caused them.
+
+``Elicitor`` is the SDK's ``elicitation_callback`` (one ``elicitation/create`` of the session
+era) and also answers every input request of a 2026-07-28 input-required result at once
+(``answer``), so several requests become one batch with ids ``KEY/PROPERTY``. The batch goes
+to the current call's ``UserInteraction`` (``McpTool.run`` marks the call with
+``calling``); the human's time does not count against the call's ``tool_timeout``.
+
+Outcomes, per ``spec/mcp.md``: answered → ``accept`` with typed content; ``ASK_DECLINED``
+→ ``decline``; cancelled, timed out, aborted, or nobody to answer → ``cancel``. A schema
+dsh cannot ask is refused with JSON-RPC -32602 before anything is shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
+from dsh_cli.tools.mcp.elicitation import (
+    INVALID_PARAMS,
+    FormField,
+    SchemaRefused,
+    build_request,
+    form_content,
+    form_fields,
+)
+from dsh_cli.tools.mcp.url_mode import OPEN, consent_question, open_page
+
+if TYPE_CHECKING:
+    from dsh_cli.interaction.service import UserInteraction
+    from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer
+    from dsh_cli.tools.registry import ToolContext
+
+__all__ = ["ASK_DECLINED", "CurrentCall", "Elicitor", "current_call"]
+
+# The seam's decline outcome (added to core.errors with the vocabulary); named here so
+# this module works before and after that lands.
+ASK_DECLINED = "ASK_DECLINED"
+SINGLE_URL_ID = "open"
+
+
+@dataclass(eq=False)
+class CurrentCall:
+    """The tool call a server's questions belong to, and its timeout to pause."""
+
+    ctx: ToolContext
+    deadline: asyncio.Timeout | None = None
+    resume_rpc_id: str | None = None  # the stored rpc_id: the first batch re-asks under it
+
+    def take_rpc_id(self) -> str | None:
+        rpc_id, self.resume_rpc_id = self.resume_rpc_id, None
+        return rpc_id
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The human's time is not the server's: the call's timeout stops while asking."""
+        deadline = self.deadline
+        if deadline is None or deadline.when() is None:
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        remaining = max(0.0, (deadline.when() or 0.0) - loop.time())
+        deadline.reschedule(None)
+        try:
+            yield
+        finally:
+            deadline.reschedule(loop.time() + remaining)
+
+
+_current: ContextVar[CurrentCall | None] = ContextVar("dsh_mcp_current_call", default=None)
+
+
+def current_call() -> CurrentCall | None:
+    return _current.get()
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one input request is asked and answered."""
+
+    key: str
+    mode: str  # "form" | "url"
+    message: str | None
+    fields: list[FormField] = field(default_factory=list)
+    url: str | None = None
+    question_id: str | None = None
+    several: bool = False  # the batch's heading cannot carry each request's message
+
+    def questions(self) -> list[dict[str, Any]]:
+        if self.mode == "url":
+            assert self.url is not None and self.question_id is not None
+            return [consent_question(self.question_id, self.url,
+                                     self.message if self.several else None)]
+        return [dict(item.question) for item in self.fields]
+
+
+class Elicitor:
+    """Answers one server's elicitations; ``fallback`` is asked when no call is current."""
+
+    def __init__(self, server: str, fallback: UserInteraction | None = None, *,
+                 open_url: Callable[[str], object] = open_page) -> None:
+        self.server = server
+        self.fallback = fallback
+        self.open_url = open_url
+        self._active: list[CurrentCall] = []
+
+    @property
+    def can_answer(self) -> bool:
+        """Whether to declare the capability: a provider is there to answer."""
+        return self.fallback is not None and self.fallback.provider is not None
+
+    @contextlib.contextmanager
+    def calling(self, ctx: ToolContext,
+                deadline: asyncio.Timeout | None = None) -> Iterator[CurrentCall]:
+        """Mark ``ctx`` as the call whose questions these are, for the call's duration."""
+        call = CurrentCall(ctx, deadline, ctx.rpc_id)
+        token = _current.set(call)
+        self._active.append(call)
+        try:
+            yield call
+        finally:
+            self._active.remove(call)
+            _current.reset(token)
+
+    def current(self) -> CurrentCall | None:
+        """The call in this task, else the latest one: session-era requests arrive on the
+        SDK's receive task, which does not share the calling task's context."""
+        return _current.get() or (self._active[-1] if self._active else None)
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        """The SDK's ``elicitation_callback``: one request, one batch."""
+        from mcp_types import ErrorData
+
+        answered = await self.answer({"": params})
+        return answered if isinstance(answered, ErrorData) else answered[""]
+
+    async def answer(self, requests: Mapping[str, Any]) -> Any:
+        """``ElicitResult`` by key for ``ElicitRequest`` params, or one ``ErrorData``."""
+        from mcp_types import ElicitResult, ErrorData
+
+        several = len(requests) > 1
+        try:
+            plans = [_plan(key, params, several) for key, params in requests.items()]
+        except SchemaRefused as refused:
+            return ErrorData(code=INVALID_PARAMS, message=f"dsh cannot ask this form: "
+                             f"{refused}")
+        call = self.current()
+        ui = call.ctx.user_interaction if call is not None else self.fallback
+        questions = [question for plan in plans for question in plan.questions()]
+        message = " · ".join(dict.fromkeys(plan.message for plan in plans if plan.message))
+        request = build_request(self.server, message or None, questions,
+                                signal=call.ctx.signal if call else None,
+                                call_id=call.ctx.call_id if call else None)
+        try:
+            if ui is None:
+                raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+            with call.paused() if call is not None else contextlib.nullcontext():
+                answer = await ui.ask(request,
+                                      rpc_id=call.take_rpc_id() if call else None)
+        except UserInteractionError as error:
+            declined = error.code == ASK_DECLINED
+            return {plan.key: ElicitResult(action="decline" if declined else "cancel")
+                    for plan in plans}
+        return {plan.key: self._result(plan, answer) for plan in plans}
+
+    def _result(self, plan: _Plan, answer: AskUserQuestionAnswer) -> Any:
+        from mcp_types import ElicitResult
+
+        if plan.mode == "url":
+            chosen = next((item for item in answer.answers if item.id == plan.question_id),
+                          None)
+            if chosen is None or chosen.selected != [OPEN]:
+                return ElicitResult(action="decline")
+            assert plan.url is not None
+            self.open_url(plan.url)
+            return ElicitResult(action="accept")
+        try:
+            return ElicitResult(action="accept", content=form_content(plan.fields, answer))
+        except UserInteractionError:
+            return ElicitResult(action="cancel")  # a value no rule let through is never sent
+
+
+def _plan(key: str, params: Any, several: bool) -> _Plan:
+    """Map one request; ids carry the request key only when several share the batch."""
+    mode = getattr(params, "mode", "form")
+    message = getattr(params, "message", None)
+    if mode == "url":
+        url = str(getattr(params, "url", ""))
+        ident = key if several else SINGLE_URL_ID
+        consent_question(ident, url, None)  # refuses a URL that cannot be opened, up front
+        return _Plan(key, "url", message, url=url, question_id=ident, several=several)
+    fields = form_fields(getattr(params, "requested_schema", None), key if several else None)
+    return _Plan(key, "form", message, fields, several=several)

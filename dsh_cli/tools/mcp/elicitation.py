@@ -1,0 +1,317 @@
+"""An elicitation form as questions, and the answers as the form's content.
+
+The mapping table of ``spec/mcp.md`` section 3, property by property: a flat
+``requestedSchema`` becomes one question per property (``id`` = the key, or ``KEY/PROPERTY``
+when several input requests share a batch); strings and numbers are free text checked by a
+``TextRule``; booleans, enums and ``oneOf`` consts are single-select with no Other; arrays
+of enums are multi-select; ``default`` and ``required`` carry over. Anything else is refused
+as a whole (``SchemaRefused``, JSON-RPC -32602 to the server): dsh never half-asks a form.
+
+Questions are built as plain JSON objects of the seam's vocabulary and validated into
+``AskUserQuestionItem`` at the edge (``build_request``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from dsh_cli.core.errors import INVALID_ANSWER, UserInteractionError
+from dsh_cli.interaction.constraints import TextRule
+
+if TYPE_CHECKING:
+    from dsh_cli.core.signal import AbortSignal
+    from dsh_cli.interaction.vocabulary import (
+        AskUserQuestionAnswer,
+        AskUserQuestionAnswerItem,
+        AskUserQuestionRequest,
+    )
+
+__all__ = [
+    "INVALID_PARAMS",
+    "SECRET_WARNING",
+    "FormField",
+    "SchemaRefused",
+    "batch_json",
+    "build_request",
+    "form_content",
+    "form_fields",
+    "looks_secret",
+]
+
+INVALID_PARAMS = -32602  # JSON-RPC "Invalid params": what a refused schema answers
+YES, NO = "Yes", "No"
+SECRET_WARNING = ("this looks like a secret: servers must not ask for secrets in a form "
+                  "(MCP elicitation); answer only if you trust this server")
+_SECRET = re.compile(r"pass(word|wd|phrase)|token|api[\s_-]?key|secret", re.IGNORECASE)
+_FORMATS = ("email", "uri", "date", "date-time")
+_MISSING = object()
+
+
+class SchemaRefused(ValueError):
+    """A ``requestedSchema`` outside the flat subset; ``path`` names the property."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One property of a form: its question, and how an answer becomes its value."""
+
+    key: str
+    id: str
+    kind: Literal["text", "boolean", "choice", "multi"]
+    question: dict[str, Any]
+    values: dict[str, Any] = field(default_factory=dict)  # label -> const, for options
+    rule: TextRule | None = None
+    default: Any = _MISSING
+    required: bool = False
+
+
+def looks_secret(*names: str | None) -> bool:
+    """Whether a property's key or title reads like a password, token, API key or secret."""
+    return any(name and _SECRET.search(name) for name in names)
+
+
+def form_fields(schema: Any, prefix: str | None = None) -> list[FormField]:
+    """The questions of one form, in property order; ``SchemaRefused`` for what dsh can't ask."""
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        raise SchemaRefused("requestedSchema", "must be an object schema")
+    properties = schema.get("properties") or {}
+    if not isinstance(properties, dict) or not properties:
+        raise SchemaRefused("requestedSchema.properties", "must name at least one property")
+    required = schema.get("required") or []
+    if not isinstance(required, list):
+        raise SchemaRefused("requestedSchema.required", "must be a list of property names")
+    fields = []
+    for key, spec in properties.items():
+        ident = f"{prefix}/{key}" if prefix else str(key)
+        fields.append(_field(str(key), ident, spec, key in required))
+    return fields
+
+
+def _field(key: str, ident: str, spec: Any, required: bool) -> FormField:
+    path = f"properties.{key}"
+    if not isinstance(spec, dict):
+        raise SchemaRefused(path, "must be a schema object")
+    title = spec.get("title")
+    question: dict[str, Any] = {"id": ident, "question": _one_line(title) or key,
+                                "required": required}
+    if isinstance(spec.get("description"), str) and spec["description"].strip():
+        question["detail"] = spec["description"]
+    if looks_secret(key, title if isinstance(title, str) else None):
+        question["warning"] = SECRET_WARNING
+    kind = spec.get("type")
+    choices = _choices(spec, path)
+    if choices is not None:
+        made = FormField(key, ident, "choice", question, choices)
+    elif kind == "boolean":
+        made = FormField(key, ident, "boolean", question, {YES: True, NO: False})
+    elif kind in ("string", "number", "integer"):
+        made = FormField(key, ident, "text", question, rule=_rule(spec, kind, path))
+    elif kind == "array":
+        made = FormField(key, ident, "multi", question, _item_choices(spec, path))
+    else:
+        raise SchemaRefused(path, f"type {kind!r} cannot be asked (flat string, number, "
+                            "integer, boolean, enum or array of enum only)")
+    return _finish(made, spec, path)
+
+
+def _choices(spec: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """Labels to values for ``enum`` (+ ``enumNames``) or ``oneOf`` consts; None otherwise."""
+    if "enum" in spec and spec.get("type", "string") == "string":
+        return _labelled(spec["enum"], spec.get("enumNames"), path)
+    if "oneOf" in spec:
+        return _consts(spec["oneOf"], f"{path}.oneOf")
+    return None
+
+
+def _item_choices(spec: dict[str, Any], path: str) -> dict[str, Any]:
+    items = spec.get("items")
+    if not isinstance(items, dict):
+        raise SchemaRefused(f"{path}.items", "an array must list its choices")
+    if "enum" in items:
+        return _labelled(items["enum"], items.get("enumNames"), f"{path}.items")
+    if "anyOf" in items:
+        return _consts(items["anyOf"], f"{path}.items.anyOf")
+    raise SchemaRefused(f"{path}.items", "an array must be of enum or anyOf consts")
+
+
+def _labelled(values: Any, names: Any, path: str) -> dict[str, Any]:
+    if not isinstance(values, list) or not values:
+        raise SchemaRefused(f"{path}.enum", "must be a non-empty list")
+    if names is not None and (not isinstance(names, list) or len(names) != len(values)):
+        raise SchemaRefused(f"{path}.enumNames", "must name every enum value")
+    labels = names if names is not None else values
+    return _unique([(_one_line(str(label)), value) for label, value in zip(labels, values,
+                                                                           strict=True)], path)
+
+
+def _consts(options: Any, path: str) -> dict[str, Any]:
+    if not isinstance(options, list) or not options:
+        raise SchemaRefused(path, "must be a non-empty list")
+    pairs = []
+    for index, option in enumerate(options):
+        if not isinstance(option, dict) or "const" not in option:
+            raise SchemaRefused(f"{path}[{index}]", "each choice needs a const")
+        label = option.get("title") or str(option["const"])
+        pairs.append((_one_line(str(label)), option["const"]))
+    return _unique(pairs, path)
+
+
+def _unique(pairs: list[tuple[str, Any]], path: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for label, value in pairs:
+        if not label or label in values:
+            raise SchemaRefused(path, f"choice labels must be distinct and non-empty "
+                                f"({label!r})")
+        values[label] = value
+    return values
+
+
+def _rule(spec: dict[str, Any], kind: str, path: str) -> TextRule:
+    if kind == "string":
+        fmt = spec.get("format")
+        return TextRule(kind="string", min_length=_count(spec, "minLength", path),
+                        max_length=_count(spec, "maxLength", path),
+                        pattern=spec.get("pattern") if isinstance(spec.get("pattern"), str)
+                        else None,
+                        format=fmt if fmt in _FORMATS else None)
+    return TextRule(kind=kind, minimum=_bound(spec, "minimum", path),  # type: ignore[arg-type]
+                    maximum=_bound(spec, "maximum", path))
+
+
+def _count(spec: dict[str, Any], name: str, path: str) -> int | None:
+    value = spec.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SchemaRefused(f"{path}.{name}", "must be a non-negative integer")
+    return value
+
+
+def _bound(spec: dict[str, Any], name: str, path: str) -> float | None:
+    value = spec.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise SchemaRefused(f"{path}.{name}", "must be a finite number")
+    return float(value)
+
+
+def _finish(made: FormField, spec: dict[str, Any], path: str) -> FormField:
+    """The question's options, Other, counts and default, once the kind is known."""
+    question = made.question
+    if made.values:
+        question["options"] = [{"label": label} for label in made.values]
+        question["other"] = False
+    if made.kind == "multi":
+        question["multi_select"] = True
+        low, high = _count(spec, "minItems", path), _count(spec, "maxItems", path)
+        if low is not None:
+            question["min_items"] = low
+        if high is not None:
+            question["max_items"] = high
+    if made.rule is not None:
+        question["rule"] = made.rule.model_dump(exclude_none=True)
+    default = spec.get("default", _MISSING)
+    if default is not _MISSING:
+        shown = _default_answer(made, default)
+        if shown is None:
+            default = _MISSING  # a default that fits nothing is dropped, not asked
+        else:
+            question["default"] = shown
+    return FormField(made.key, made.id, made.kind, question, made.values, made.rule,
+                     default, bool(question.get("required")))
+
+
+def _default_answer(made: FormField, default: Any) -> dict[str, Any] | None:
+    if made.kind == "text":
+        text = _plain(default) if isinstance(default, int | float | str) and \
+            not isinstance(default, bool) else None
+        if text is None or (made.rule is not None and made.rule.problem(text)):
+            return None
+        return {"custom": text}
+    wanted = default if made.kind == "multi" else [default]
+    if not isinstance(wanted, list):
+        return None
+    labels = [label for label, value in made.values.items() if _same(value, wanted)]
+    return {"selected": labels} if len(labels) == len(wanted) else None
+
+
+def _same(value: Any, wanted: list[Any]) -> bool:
+    return any(type(value) is type(item) and value == item for item in wanted)
+
+
+def _plain(value: int | float | str) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(text.split()) if isinstance(text, str) else ""
+
+
+def batch_json(server: str, message: str | None,
+               questions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The batch as the seam's JSON: headed by the server and its message, declinable,
+    always reviewed."""
+    return {
+        "questions": questions,
+        "source": {"name": server, "message": _one_line(message) or None,
+                   "kind": "elicitation"},
+        "declinable": True,
+        "review": True,
+    }
+
+
+def build_request(server: str, message: str | None, questions: list[dict[str, Any]], *,
+                  signal: AbortSignal | None = None,
+                  call_id: str | None = None) -> AskUserQuestionRequest:
+    """``batch_json`` as a request of the owning tool call."""
+    from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
+
+    return AskUserQuestionRequest.model_validate(
+        {**batch_json(server, message, questions), "signal": signal, "call_id": call_id})
+
+
+def form_content(fields: list[FormField], answer: AskUserQuestionAnswer) -> dict[str, Any]:
+    """The ``content`` of an ``accept`` for one form: typed values, defaults for skips.
+
+    The seam has checked the answer against each question already; a value that still
+    does not fit (a provider that knows nothing of rules) is ``INVALID_ANSWER``, never sent.
+    """
+    by_id = {item.id: item for item in answer.answers}
+    content: dict[str, Any] = {}
+    for made in fields:
+        item = by_id.get(made.id)
+        value = _value(made, item) if item is not None else _MISSING
+        if value is _MISSING:
+            value = made.default
+        if value is _MISSING:
+            if made.required:
+                raise UserInteractionError(f"{made.id}: an answer is required", INVALID_ANSWER)
+            continue
+        content[made.key] = value
+    return content
+
+
+def _value(made: FormField, item: AskUserQuestionAnswerItem) -> Any:
+    if item.custom is not None:
+        if made.kind != "text":
+            raise UserInteractionError(f"{made.id}: choose one of the options", INVALID_ANSWER)
+        rule = made.rule or TextRule()
+        problem = rule.problem(item.custom)
+        if problem:
+            raise UserInteractionError(f"{made.id}: {problem}", INVALID_ANSWER)
+        return rule.value(item.custom)
+    if not item.selected:
+        return _MISSING
+    values = [made.values[label] for label in item.selected if label in made.values]
+    return values if made.kind == "multi" else values[0]
