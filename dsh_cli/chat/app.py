@@ -38,8 +38,13 @@ def warm_up_model_client(model_name: str) -> None:
     threading.Thread(target=load, name="dsh-warm-openai", daemon=True).start()
 
 
-def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Settings:
-    """Resolved settings with the demo fallback (chat and web); raises ``ConfigError``."""
+def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO,
+                  notices: list[str] | None = None) -> Settings:
+    """Resolved settings with the demo fallback (chat and web); raises ``ConfigError``.
+
+    The demo notice goes to ``notices`` when given (the chat writes it under its header),
+    else straight to ``errors``.
+    """
     from dsh_cli.config import load_settings
     from dsh_cli.models.resolve import DEMO
 
@@ -47,21 +52,24 @@ def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO) -> Settin
                              base_url=options.get("base_url"),
                              question_timeout=options.get("question_timeout"))
     if not demo and settings.model_is_default and not settings.api_key:
-        errors.write(DEMO_NOTICE + "\n")
-        errors.flush()
+        if notices is not None:
+            notices.append(DEMO_NOTICE)
+        else:
+            errors.write(DEMO_NOTICE + "\n")
+            errors.flush()
         settings = dataclasses.replace(settings, model=DEMO)
     return settings
 
 
-def open_chat_session(options: dict[str, Any], demo: bool,
-                      errors: TextIO) -> tuple[Runtime | None, int]:
+def open_chat_session(options: dict[str, Any], demo: bool, errors: TextIO,
+                      notices: list[str] | None = None) -> tuple[Runtime | None, int]:
     """The runtime for ``chat`` or ``web``, or None and the exit status after one error line."""
     from dsh_cli.config import ConfigError
     from dsh_cli.core.errors import report
     from dsh_cli.session.opening import open_session
 
     try:
-        settings = chat_settings(options, demo, errors)
+        settings = chat_settings(options, demo, errors, notices)
     except ConfigError as error:
         report(error, errors)
         return None, 2
@@ -79,19 +87,22 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
-    runtime, status = open_chat_session(options, demo, stderr)
+    notices: list[str] = []
+    runtime, status = open_chat_session(options, demo, stderr, notices)
     if runtime is None:
+        _write_notices(notices, stderr)
         return status
     answering = AnswerOptions(CHAT, plain=bool(options.get("plain")), provider=provider,
                               stdin=stdin, stdout=stdout, stderr=stderr)
     with session_guard(runtime), contextlib.ExitStack() as stack:
         async with answer_source(runtime.ui, answering) as source:
             return await _converse(runtime, source, stack, stdin, stdout, stderr,
-                                   prompt=prompt)
+                                   prompt=prompt, notices=notices)
 
 
 async def _converse(runtime: Runtime, source: Source, stack: contextlib.ExitStack,
-                    stdin: TextIO, stdout: TextIO, stderr: TextIO, *, prompt: Any) -> int:
+                    stdin: TextIO, stdout: TextIO, stderr: TextIO, *, prompt: Any,
+                    notices: list[str]) -> int:
     from dsh_cli.chat.alert import QuestionAlert
     from dsh_cli.chat.prompt import PlainPrompt, TerminalPrompt, history_path
     from dsh_cli.chat.repl import ChatRepl
@@ -113,15 +124,50 @@ async def _converse(runtime: Runtime, source: Source, stack: contextlib.ExitStac
         QuestionAlert(alert_stream, "bell" if plain and notify == "osc9" else notify)))
     runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
     runtime.model.on_retry = renderer.retry_notice  # a real API says why it waits
+    # the header first, then what dsh has to say, then the conversation it resumes
+    renderer.line(_resumed(runtime) if runtime.resumed else _greeting(runtime), dim=True)
+    _write_notices(notices, stderr)
     if runtime.resumed:
         renderer.replay(runtime.loop.messages)
-    renderer.line(_greeting(runtime), dim=True)
+        renderer.line(_greeting(runtime), dim=True)
     warm_up_model_client(runtime.model.name)
     repl = ChatRepl(runtime, prompt, renderer, errors=stderr)
     return await repl.run()
 
 
 def _greeting(runtime: Runtime) -> str:
-    resumed = "resumed " if runtime.resumed else ""
-    return (f"dsh · model {runtime.model.name} · {resumed}session {runtime.session_id} · "
+    return (f"dsh · model {runtime.model.name} · session {runtime.session_id} · "
             "/help for commands · ctrl-d to exit")
+
+
+def _resumed(runtime: Runtime) -> str:
+    """The first line of a resumed chat: which session, and the question waiting, if any."""
+    line = f"dsh · resumed session {runtime.session_id}"
+    store = runtime.store
+    if runtime.has_pending_calls and store is not None:
+        # a batch is open while its tool call has no result, whatever its status says
+        open_calls = {call.id for call in runtime.loop.pending_tool_calls()}
+        batches = [batch for batch in store.question_batches(runtime.session_id)
+                   if batch.call_id in open_calls]
+        if batches:
+            line += f" · pending question from {_clock(batches[-1].created_at)}"
+    return line
+
+
+def _clock(stamp: str) -> str:
+    """``HH:MM`` in local time from a stored ISO timestamp (the stamp itself if unreadable)."""
+    import datetime
+
+    try:
+        moment = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%H:%M")
+
+
+def _write_notices(notices: list[str], stream: TextIO) -> None:
+    for notice in notices:
+        stream.write(notice + "\n")
+    stream.flush()

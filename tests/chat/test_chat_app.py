@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import re
 import subprocess
 import sys
 
@@ -162,10 +164,13 @@ def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
     status, out, _, again = chat(demo=True, continue_=True, replies=[DEMO_ANSWER])
     assert status == 0
     assert again.contexts[0].rpc_id == first.contexts[0].rpc_id
-    assert "resumed session" in out and "- Name: acme (your own answer)" in out
-    # the earlier conversation is shown first, so the re-asked batch has its context
-    assert out.index("› plan a shop") < out.index("resumed session")
-    assert out.index("Before I set this up") < out.index("resumed session")
+    assert "- Name: acme (your own answer)" in out
+    # issue 17: it says so first, with the pending question's time, then replays the end of
+    # the conversation and greets, so the re-asked batch comes with its context
+    first = out.splitlines()[0]
+    assert re.fullmatch(r"dsh · resumed session s_\w+ · pending question from \d\d:\d\d", first)
+    assert out.index("resumed session") < out.index("› plan a shop")
+    assert out.index("Before I set this up") < out.index("/help for commands")
 
 
 def test_slash_sessions_lists_the_stored_sessions():
@@ -184,3 +189,14 @@ def test_a_rate_limited_model_says_it_is_trying_again(monkeypatch, server):
     assert status == 0, err
     assert "· MODEL_RATE_LIMIT: trying again in 0.1s (attempt 2)" in out
     assert "Hello after the wait." in out and "sk-test-retry" not in out + err
+
+
+def test_the_demo_notice_comes_under_the_header_on_a_shared_terminal():
+    # stdout and stderr are one terminal: the header is the first thing said, the notice next
+    shared = io.StringIO()
+    status = asyncio.run(chat_main(OPTIONS, stdin=io.StringIO(), stdout=shared, stderr=shared,
+                                   prompt=Lines(), provider=ScriptedProvider([])))
+    assert status == 0
+    lines = shared.getvalue().splitlines()
+    assert lines[0].startswith("dsh · model demo · session s_")
+    assert lines[1] == DEMO_NOTICE
