@@ -11,6 +11,7 @@ from typing import Any
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.config import Settings
+from dsh_cli.core.errors import STORE_ERROR, StoreError
 from dsh_cli.core.events import EventStream
 from dsh_cli.core.ids import mint_session_id
 from dsh_cli.interaction import UserInteraction
@@ -76,6 +77,29 @@ class Runtime:
         self.loop.reset(session_id)
         self.resumed = False
         return session_id
+
+    def switch_session(self, session_id: str) -> str:
+        """Continue another stored session (``/resume``): its conversation, system prompt and
+        the batch it had pending; its full id. Raises ``StoreError`` (unknown, ambiguous,
+        owned by another live process) and leaves the current session as it was."""
+        if self.store is None:
+            raise StoreError("sessions are not being stored here", STORE_ERROR)
+        store = self.store
+        full = store.claim(session_id)  # owned before it is read; SessionBusy otherwise
+        try:
+            record = store.load_session(full)
+            recording = store.record(self.events, full)
+        except BaseException:
+            if full != self.session_id:
+                store.release(full)
+            raise
+        for closer in reversed(self._closers):
+            closer()
+        self._closers[:] = [recording]
+        self.loop.reset(full, messages=list(record.messages), system=record.system,
+                        resume_rpc_ids=dict(record.pending_rpc_ids))
+        self.resumed = True
+        return full
 
     def close(self) -> None:
         for closer in reversed(self._closers):

@@ -10,9 +10,10 @@ from dsh_cli.core.errors import HarnessError, format_line
 from dsh_cli.core.events import SessionStarted
 from dsh_cli.core.sanitize import sanitize_line
 
-__all__ = ["COMMANDS", "EXIT", "Command", "run_command", "start_new_session"]
+__all__ = ["COMMANDS", "EXIT", "RESUMED", "Command", "run_command", "start_new_session"]
 
 EXIT = object()
+RESUMED = object()  # the chat switched sessions: the REPL finishes a pending batch first
 KEYS = ("keys: enter send · alt-enter (or esc then enter) new line · ↑ history · "
         "ctrl-c stop the reply (or cancel a question) · ctrl-d exit")
 
@@ -68,7 +69,18 @@ def _sessions(repl: Any, argument: str) -> None:
         title = sanitize_line(str(_field(session, "title") or "(untitled)"))[:50]
         updated = str(_field(session, "updated_at") or "")[:16].replace("T", " ")
         repl.renderer.line(f"{current} {_field(session, 'id')}  {updated}  {title}")
-    repl.renderer.line("resume one with: dsh chat -r ID", dim=True)
+    repl.renderer.line("switch to one with /resume ID (a unique prefix will do)", dim=True)
+
+
+def _resume(repl: Any, argument: str) -> object | None:
+    """Switch the chat to another stored session; a batch it had pending is asked again."""
+    if not argument:
+        repl.renderer.line("usage: /resume ID (see /sessions)")
+        return None
+    session_id = repl.runtime.switch_session(argument)
+    repl.renderer.line(f"dsh · resumed session {session_id}", dim=True)
+    repl.renderer.replay(repl.runtime.loop.messages)
+    return RESUMED
 
 
 def _field(item: Any, name: str) -> Any:
@@ -82,6 +94,7 @@ COMMANDS: dict[str, Command] = {
     "new": Command("start a new session (the conversation so far is kept in the store)", _new),
     "model": Command("show the model in use; /model NAME switches to NAME", _model),
     "sessions": Command("list recent stored sessions", _sessions),
+    "resume": Command("switch to a stored session: /resume ID", _resume),
 }
 
 

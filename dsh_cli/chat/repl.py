@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol, TextIO
 
 from dsh_cli.agent import TurnCancelled
-from dsh_cli.chat.commands import EXIT, run_command
+from dsh_cli.chat.commands import EXIT, RESUMED, run_command
 from dsh_cli.core.errors import report
 from dsh_cli.interaction import AbortSignal, HarnessError
 from dsh_cli.render import TranscriptRenderer
@@ -54,10 +54,14 @@ class ChatRepl:
                 text = line.strip()
                 if not text:
                     continue
-                if text.startswith("/") and await run_command(self, text) is EXIT:
-                    return 0
                 if not text.startswith("/"):
                     await self.turn(line)
+                    continue
+                outcome = await run_command(self, text)
+                if outcome is EXIT:
+                    return 0
+                if outcome is RESUMED and self.runtime.has_pending_calls:
+                    await self.turn(None)
 
     async def turn(self, content: str | None) -> None:
         """One turn; a cancel or a model error is reported and the chat goes on."""

@@ -161,6 +161,10 @@ class SessionStore:
                 self._owned[session_id] = acquire(self.path, session_id)
         return session_id
 
+    def release(self, session_id: str) -> None:
+        """Let another process have the session (a claim that was not used after all)."""
+        self._release(session_id)
+
     def _release(self, session_id: str) -> None:
         with self._lock:
             lock = self._owned.pop(session_id, None)

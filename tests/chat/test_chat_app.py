@@ -176,7 +176,37 @@ def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
 def test_slash_sessions_lists_the_stored_sessions():
     chat("first chat", demo=True, replies=[DEMO_ANSWER])
     _, out, _, _ = chat("/sessions", demo=True)
-    assert out.count("first chat") == 1 and "* " in out and "dsh chat -r ID" in out
+    assert out.count("first chat") == 1 and "* " in out and "/resume ID" in out
+
+
+def test_slash_resume_switches_to_a_stored_session_and_re_asks_its_pending_batch():
+    async def never(request):
+        await asyncio.sleep(30)
+
+    first = ScriptedProvider(lambda request: never(request))
+
+    async def stopped_mid_question():
+        task = asyncio.ensure_future(chat_main(
+            OPTIONS, demo=True, stdin=io.StringIO(), stdout=io.StringIO(),
+            stderr=io.StringIO(), prompt=Lines("plan a shop"), provider=first))
+        while not first.requests:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(stopped_mid_question())
+    from dsh_cli.store import SessionStore
+
+    with SessionStore.open() as store:
+        stopped = store.list_sessions()[0].id
+    status, out, _, again = chat("/resume nope", f"/resume {stopped[:6]}", demo=True,
+                                 replies=[DEMO_ANSWER])
+    assert status == 0
+    assert "dsh: SESSION_NOT_FOUND: session nope" in out
+    assert f"dsh · resumed session {stopped}" in out
+    assert "› plan a shop" in out  # its conversation, replayed
+    assert again.contexts[0].rpc_id == first.contexts[0].rpc_id  # the same batch, re-asked
+    assert "- Name: acme (your own answer)" in out
 
 
 def test_a_rate_limited_model_says_it_is_trying_again(monkeypatch, server):
