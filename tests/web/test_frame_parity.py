@@ -362,9 +362,10 @@ def test_a_real_dsh_ask_jsonl_and_a_web_ask_without_a_session_agree(serve, dsh, 
     assert from_ask == from_relay
     assert from_ask[:3] == from_web
     assert [kind(replies) for replies, _ in from_ask] == [
-        BAD_FRAME, BAD_FRAME, refused("bad-response"), ACCEPTED]
-    # without a session there is nothing to be wrong about: any session_id is taken
-    assert [pending for _, pending in from_ask] == [True, True, True, False]
+        BAD_FRAME, BAD_FRAME, refused("bad-response"), refused("wrong-session")]
+    # issue 16: a frame naming another session than the question's (null included) is
+    # wrong-session, so an answer meant for a run cannot settle a dsh ask
+    assert [pending for _, pending in from_ask] == [True, True, True, True]
 
 
 MESSAGES: dict[str, tuple[dict[str, Any], tuple[str, str] | None]] = {
