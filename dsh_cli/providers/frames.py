@@ -61,6 +61,7 @@ __all__ = [
     "decode_frame",
     "frame_from_json",
     "parse_frame",
+    "pending_announcements",
 ]
 
 
@@ -218,6 +219,15 @@ def _json_kind(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+def pending_announcements(pending: PendingQuestions,
+                          permissions: RemotePermissions | None = None) -> list[Event]:
+    """Every pending batch, then every pending permission request, with their ``rpc_id``s."""
+    replay: list[Event] = list(pending.replay())
+    if permissions is not None:
+        replay.extend(permissions.replay(pending.session_id))
+    return replay
+
+
 class FrameDispatcher:
     """Parses what a controller sent and routes it to the question or permission table."""
 
@@ -229,11 +239,8 @@ class FrameDispatcher:
         self.permissions = permissions
 
     def replay(self) -> list[Event]:
-        """Every pending batch, then every pending permission request, same ``rpc_id``s."""
-        replay: list[Event] = list(self.pending.replay())
-        if self.permissions is not None:
-            replay.extend(self.permissions.replay(self.pending.session_id))
-        return replay
+        """What ``questions/replay`` re-sends: ``pending_announcements``."""
+        return pending_announcements(self.pending, self.permissions)
 
     def dispatch(self, raw: bytes | str, *, accept: Collection[str] | None = None,
                  default_type: str | None = None) -> list[Event]:
