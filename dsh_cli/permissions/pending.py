@@ -4,6 +4,8 @@
 announces each request on the event stream (``permission/requested``) and a controller
 answers it with a ``permission/decision`` frame, which lands in ``respond``. First valid
 response wins; a bad one is refused and the request stays pending, as with questions.
+Once the front door closes (stdin ended, the web host stopped) every pending request and
+every later one ends ``ASK_ABORTED``: nobody is left to decide, and a run never hangs.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
-from dsh_cli.core.events import BAD_RESPONSE, NOT_PENDING, ResponseAck
+from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.events import BAD_RESPONSE, NOT_PENDING, PermissionRequested, ResponseAck
 from dsh_cli.permissions.vocabulary import DECISIONS, PermissionDecision, PermissionRequest
 
 __all__ = ["BAD_RESPONSE", "NOT_PENDING", "RemotePermissions"]
@@ -25,6 +27,7 @@ class RemotePermissions:
 
     def __init__(self) -> None:
         self._pending: dict[str, tuple[PermissionRequest, asyncio.Future[PermissionDecision]]] = {}
+        self._closed: str | None = None
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -33,7 +36,22 @@ class RemotePermissions:
         """The pending requests, oldest first (what a replay re-sends)."""
         return [(rpc_id, request) for rpc_id, (request, _) in self._pending.items()]
 
+    def __contains__(self, rpc_id: object) -> bool:
+        """Whether ``rpc_id`` names a request still waiting for its decision."""
+        entry = self._pending.get(rpc_id) if isinstance(rpc_id, str) else None
+        return entry is not None and not entry[1].done()
+
+    def replay(self, session_id: str | None = None) -> list[PermissionRequested]:
+        """``permission/requested`` for every pending request, same ids, oldest first."""
+        return [PermissionRequested(rpc_id=rpc_id, session_id=session_id,
+                                    call_id=request.call_id, tool=request.tool,
+                                    server=request.server, arguments=request.arguments,
+                                    hints=request.hints.to_json())
+                for rpc_id, request in self.requests() if rpc_id in self]
+
     async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
+        if self._closed is not None:
+            raise UserInteractionError(self._closed, ASK_ABORTED)
         future: asyncio.Future[PermissionDecision] = asyncio.get_running_loop().create_future()
         self._pending[rpc_id] = (request, future)
         try:
@@ -63,3 +81,10 @@ class RemotePermissions:
         entry[1].set_exception(UserInteractionError("the user dismissed the permission request",
                                                     ASK_CANCELLED))
         return ResponseAck(rpc_id, True)
+
+    def close(self, reason: str) -> None:
+        """Nobody can decide any more: pending and later requests end ``ASK_ABORTED``."""
+        self._closed = reason
+        for _, future in self._pending.values():
+            if not future.done():
+                future.set_exception(UserInteractionError(reason, ASK_ABORTED))

@@ -15,7 +15,10 @@ front door. The rules, in the order they are checked:
 
 Each failure is ``BadFrame`` (code ``BAD_FRAME``) and changes nothing. Whether an answer
 fits its question is not a frame problem: the pending table refuses it as
-``bad-response`` and the question stays pending. A new frame kind is one model below with
+``bad-response`` and the question stays pending. Permission requests have their own table
+(``RemotePermissions``): ``permission/decision`` settles one, an unknown ``decision`` is
+``bad-response``; ``question/cancel`` dismisses whichever kind its ``rpc_id`` names, and
+``questions/replay`` re-sends both kinds. A new frame kind is one model below with
 an ``apply`` method plus one row in ``FRAME_TYPES``.
 """
 
@@ -42,6 +45,7 @@ from dsh_cli.core.shapes import format_validation_error
 if TYPE_CHECKING:
     from dsh_cli.core.events import Event
     from dsh_cli.interaction.pending import PendingQuestions
+    from dsh_cli.permissions.pending import RemotePermissions
 
 __all__ = [
     "BAD_FRAME",
@@ -49,6 +53,7 @@ __all__ = [
     "BadFrame",
     "Frame",
     "FrameDispatcher",
+    "PermissionDecisionFrame",
     "QuestionAnswerFrame",
     "QuestionCancelFrame",
     "QuestionsReplayFrame",
@@ -56,6 +61,7 @@ __all__ = [
     "decode_frame",
     "frame_from_json",
     "parse_frame",
+    "pending_announcements",
 ]
 
 
@@ -102,22 +108,39 @@ class QuestionAnswerFrame(Frame):
 
 
 class QuestionCancelFrame(Frame):
-    """``question/cancel``: the human dismissed the batch."""
+    """``question/cancel``: the human dismissed the batch, or the permission request."""
 
     type: Literal["question/cancel"]
     rpc_id: StrictStr
 
     def apply(self, to: FrameDispatcher) -> list[Event]:
+        if to.permissions is not None and self.rpc_id in to.permissions:
+            return [to.permissions.cancel(self.rpc_id)]
         return [to.pending.cancel(self.rpc_id)]
 
 
 class QuestionsReplayFrame(Frame):
-    """``questions/replay``: announce every pending batch again, same ``rpc_id``s."""
+    """``questions/replay``: announce every pending batch and permission request again."""
 
     type: Literal["questions/replay"]
 
     def apply(self, to: FrameDispatcher) -> list[Event]:
-        return list(to.pending.replay())
+        return to.replay()
+
+
+class PermissionDecisionFrame(Frame):
+    """``permission/decision``: whether ``decision`` is one of the four is the table's call."""
+
+    type: Literal["permission/decision"]
+    rpc_id: StrictStr
+    decision: StrictStr
+    message: StrictStr | None = None
+
+    def apply(self, to: FrameDispatcher) -> list[Event]:
+        if to.permissions is None:
+            raise BadFrame("permission/decision is not accepted here: nothing asks "
+                           "permission through this front door", self.type)
+        return [to.permissions.respond(self.rpc_id, self.decision, self.message)]
 
 
 class UserMessageFrame(Frame):
@@ -139,6 +162,7 @@ FRAME_TYPES: dict[str, type[Frame]] = {
     "question/cancel": QuestionCancelFrame,
     "questions/replay": QuestionsReplayFrame,
     "user/message": UserMessageFrame,
+    "permission/decision": PermissionDecisionFrame,
 }
 
 
@@ -195,13 +219,28 @@ def _json_kind(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+def pending_announcements(pending: PendingQuestions,
+                          permissions: RemotePermissions | None = None) -> list[Event]:
+    """Every pending batch, then every pending permission request, with their ``rpc_id``s."""
+    replay: list[Event] = list(pending.replay())
+    if permissions is not None:
+        replay.extend(permissions.replay(pending.session_id))
+    return replay
+
+
 class FrameDispatcher:
-    """Parses what a controller sent and routes it: questions to the table, messages to a hook."""
+    """Parses what a controller sent and routes it to the question or permission table."""
 
     def __init__(self, pending: PendingQuestions,
-                 on_message: Callable[[str], object] | None = None) -> None:
+                 on_message: Callable[[str], object] | None = None,
+                 permissions: RemotePermissions | None = None) -> None:
         self.pending = pending
         self.on_message = on_message
+        self.permissions = permissions
+
+    def replay(self) -> list[Event]:
+        """What ``questions/replay`` re-sends: ``pending_announcements``."""
+        return pending_announcements(self.pending, self.permissions)
 
     def dispatch(self, raw: bytes | str, *, accept: Collection[str] | None = None,
                  default_type: str | None = None) -> list[Event]:

@@ -9,8 +9,14 @@ then emits ``question/resolved``. The relay's provider therefore only waits: it 
 with ``ASK_ABORTED`` ("input closed") when stdin ends, which is how a batch pending at end
 of input is aborted.
 
+Permission requests go the same way through their own table: ``relay.permissions`` is the
+session's permission provider (register it on the ``PermissionGate``, whose events stream
+must be ``ui.events``); ``permission/decision`` frames settle it, and at end of input its
+pending requests are aborted too.
+
     relay = JsonLinesRelay(ui, input=sys.stdin, output=sys.stdout)
     ui.register_provider(relay.provider)
+    gate.register_provider(relay.permissions)   # a gate built with events=ui.events
     await relay.start()
     ...
     await relay.close()
@@ -32,6 +38,7 @@ from dsh_cli.interaction import (
     UserInteraction,
     UserInteractionError,
 )
+from dsh_cli.permissions.pending import RemotePermissions
 from dsh_cli.providers.frames import BadFrame, FrameDispatcher
 from dsh_cli.providers.line_reader import LineReader
 
@@ -42,7 +49,7 @@ __all__ = ["PROTOCOL_EVENTS", "QUESTION_EVENTS", "JsonLinesRelay", "RelayProvide
 PROTOCOL_EVENTS = frozenset({
     "session/started", "assistant/delta", "assistant/message", "tool/started",
     "question/requested", "response/ack", "question/resolved", "tool/result",
-    "turn/completed", "error",
+    "permission/requested", "permission/resolved", "turn/completed", "error",
 })
 QUESTION_EVENTS = frozenset({"question/requested", "response/ack", "question/resolved", "error"})
 
@@ -67,13 +74,15 @@ class JsonLinesRelay:
         self.output = output
         self.questions_only = questions_only
         self.provider = RelayProvider(self)
+        self.permissions = RemotePermissions()
         self.eof = asyncio.Event()
         # undecodable bytes survive as surrogates so the frame can be refused, not guessed at
         self._lines = LineReader(input, errors="surrogateescape")
         self._messages: asyncio.Queue[str | None] = asyncio.Queue()
         # dsh ask takes no user/message: without a hook the dispatcher refuses it
         self._frames = FrameDispatcher(
-            ui.pending, None if questions_only else self._messages.put_nowait)
+            ui.pending, None if questions_only else self._messages.put_nowait,
+            None if questions_only else self.permissions)
         self._unsubscribe: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._output_broken = False
@@ -139,6 +148,7 @@ class JsonLinesRelay:
     def _end_of_input(self) -> None:
         if not self.eof.is_set():
             self.eof.set()
+            self.permissions.close("input closed")
             self._messages.put_nowait(None)
 
     def _dispatch(self, line: str) -> None:

@@ -84,6 +84,28 @@ def m003_question_batches(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX questions_by_session ON questions(session_id, status)")
 
 
+@migration
+def m004_permission_requests(db: sqlite3.Connection) -> None:
+    db.execute("""
+        CREATE TABLE permissions (
+            rpc_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            call_id TEXT,
+            tool TEXT NOT NULL,
+            server TEXT,
+            arguments TEXT NOT NULL,
+            hints TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN (
+                'pending', 'decided', 'cancelled', 'aborted', 'timeout')),
+            decision TEXT CHECK (decision IN (
+                'allow_once', 'allow_session', 'allow_always', 'deny')),
+            message TEXT,
+            created_at TEXT NOT NULL,
+            resolved_at TEXT
+        )""")
+    db.execute("CREATE INDEX permissions_by_session ON permissions(session_id, created_at)")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

@@ -1,8 +1,9 @@
-"""Sessions, their messages and their question batches: queries and live recording.
+"""Sessions, their messages, question batches and permission requests: queries and recording.
 
-``record`` subscribes to the loop's event stream and writes each message and each
-question batch as it happens, one transaction per event, so whatever the model saw
-is on disk before its next call and a killed process loses nothing.
+``record`` subscribes to the loop's event stream and writes each message, each question
+batch and each permission request and decision as it happens, one transaction per event,
+so whatever the model saw is on disk before its next call and a killed process loses
+nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dsh_cli.core.conversation import assistant_message, message_of
 from dsh_cli.core.events import (
     Event,
     EventStream,
+    PermissionRequested,
+    PermissionResolved,
     QuestionRequested,
     QuestionResolved,
 )
@@ -36,6 +39,7 @@ from dsh_cli.store.ownership import SessionLock, acquire
 from dsh_cli.store.resumable import resumable_batches
 
 __all__ = [
+    "PermissionRecord",
     "QuestionBatch",
     "SessionRecord",
     "SessionStore",
@@ -44,6 +48,8 @@ __all__ = [
 ]
 
 _OUTCOMES = ("answered", "cancelled", "aborted", "timeout")
+_PERMISSION_OUTCOMES = ("decided", "cancelled", "aborted", "timeout")
+_DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
 
 
 # A session's columns for summaries; updated_at counts its last message (see append_message).
@@ -94,10 +100,35 @@ class SessionRecord:
     messages: list[dict[str, Any]]
     pending_rpc_ids: dict[str, str] = field(default_factory=dict)
     system: str | None = None
+    permissions: list[PermissionRecord] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "created_at": self.created_at, "updated_at": self.updated_at,
-                "model": self.model, "title": self.title, "messages": self.messages}
+                "model": self.model, "title": self.title, "messages": self.messages,
+                "permissions": [permission.to_json() for permission in self.permissions]}
+
+
+@dataclass(frozen=True)
+class PermissionRecord:
+    """One permission request as stored, with its decision once there is one."""
+
+    rpc_id: str
+    call_id: str | None
+    tool: str
+    server: str | None
+    arguments: Any
+    hints: dict[str, bool]
+    status: str  # pending, decided, cancelled, aborted, timeout
+    decision: str | None
+    message: str | None
+    created_at: str
+    resolved_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rpc_id": self.rpc_id, "call_id": self.call_id, "tool": self.tool,
+                "server": self.server, "arguments": self.arguments, "hints": self.hints,
+                "status": self.status, "decision": self.decision, "message": self.message,
+                "created_at": self.created_at, "resolved_at": self.resolved_at}
 
 
 @dataclass(frozen=True)
@@ -277,6 +308,10 @@ class SessionStore:
                 self.question_requested(session_id, event)
             elif isinstance(event, QuestionResolved):
                 self.question_resolved(session_id, event)
+            elif isinstance(event, PermissionRequested):
+                self.permission_requested(session_id, event)
+            elif isinstance(event, PermissionResolved):
+                self.permission_resolved(event)
 
         unsubscribe = events.subscribe(listener)
 
@@ -359,7 +394,8 @@ class SessionStore:
         if system:
             messages.insert(0, {"role": "system", "content": system})
         return SessionRecord(found, model, created_at, updated_at, title, messages=messages,
-                             pending_rpc_ids=pending, system=system)
+                             pending_rpc_ids=pending, system=system,
+                             permissions=self.permission_requests(found))
 
     def question_batches(self, session_id: str) -> list[QuestionBatch]:
         """The session's question batches, oldest first."""
@@ -374,6 +410,47 @@ class SessionStore:
                           json.loads(answer) if answer else None, created, updated, resolved)
             for rpc, sid, call, request, status, answer, created, updated, resolved in rows
         ]
+
+    # -- permission requests -----------------------------------------------------------
+
+    def permission_requested(self, session_id: str, event: PermissionRequested) -> None:
+        """A tool call waits for the human: a new pending row."""
+        now = _now()
+        with self._lock, transaction(self._db, self.path) as db:
+            db.execute(
+                "INSERT OR IGNORE INTO permissions (rpc_id, session_id, call_id, tool, server, "
+                "arguments, hints, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+                (event.rpc_id, session_id, event.call_id, event.tool, event.server,
+                 json.dumps(event.arguments, ensure_ascii=False, default=str),
+                 json.dumps(event.hints), now),
+            )
+            db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+
+    def permission_resolved(self, event: PermissionResolved) -> None:
+        """A pending request settled: the human's decision, or how it ended without one."""
+        status = event.outcome if event.outcome in _PERMISSION_OUTCOMES else "aborted"
+        decision = event.decision if event.decision in _DECISIONS else None
+        if status == "decided" and decision is None:
+            status = "aborted"  # the CHECK would refuse it: record what is known
+        with self._lock, transaction(self._db, self.path) as db:
+            db.execute(
+                "UPDATE permissions SET status = ?, decision = ?, message = ?, resolved_at = ? "
+                "WHERE rpc_id = ? AND status = 'pending'",
+                (status, decision, event.message, _now(), event.rpc_id),
+            )
+
+    def permission_requests(self, session_id: str) -> list[PermissionRecord]:
+        """The session's permission requests and their decisions, oldest first."""
+        with self._lock, translated(self.path):
+            rows = self._db.execute(
+                "SELECT rpc_id, call_id, tool, server, arguments, hints, status, decision, "
+                "message, created_at, resolved_at FROM permissions WHERE session_id = ? "
+                "ORDER BY created_at, rowid", (session_id,)
+            ).fetchall()
+        return [PermissionRecord(rpc, call, tool, server, _json(arguments), _json(hints) or {},
+                                 status, decision, message, created, resolved)
+                for rpc, call, tool, server, arguments, hints, status, decision, message,
+                created, resolved in rows]
 
     def _summary(self, session_id: str) -> SessionSummary:
         with self._lock, translated(self.path):
@@ -396,6 +473,16 @@ def _message(role: str, content: str | bytes | None, tool_calls: str | bytes | N
     if tool_call_id is not None:
         message["tool_call_id"] = tool_call_id
     return message
+
+
+def _json(text: str | bytes | None) -> Any:
+    """A stored JSON column; a hand-edited one that no longer parses reads as its text."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _text(text)
 
 
 def _text(value: str | bytes | None) -> str | None:

@@ -61,7 +61,9 @@ def test_show_json_has_the_messages_in_chat_format():
     result = invoke("show", session_id, "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert set(data) == {"id", "created_at", "updated_at", "model", "title", "messages"}
+    assert set(data) == {"id", "created_at", "updated_at", "model", "title", "messages",
+                         "permissions"}
+    assert data["permissions"] == []
     assert data["messages"][0] == {"role": "system", "content": "Be brief."}
     assert data["messages"][2]["tool_calls"] == [{
         "id": "c1", "type": "function",

@@ -14,6 +14,8 @@ import pytest
 
 from dsh_cli.core.events import ErrorEvent, QuestionRequested, ResponseAck
 from dsh_cli.interaction import AskUserQuestionRequest, PendingQuestions
+from dsh_cli.permissions import PermissionRequest
+from dsh_cli.permissions.pending import RemotePermissions
 from dsh_cli.providers.frames import (
     FRAME_TYPES,
     BadFrame,
@@ -36,6 +38,8 @@ SAMPLES = {
     "question/cancel": {"type": "question/cancel", "rpc_id": "q_1"},
     "questions/replay": {"type": "questions/replay"},
     "user/message": {"type": "user/message", "content": "hello"},
+    "permission/decision": {"type": "permission/decision", "rpc_id": "p_1",
+                            "decision": "allow_once", "message": "fine"},
 }
 
 
@@ -99,7 +103,11 @@ def test_an_absent_session_id_is_null():
      "question/answer: rpc_id: field required"),
     ({"type": "user/message", "content": " \t"}, "user/message: content: must not be blank"),
     ({"type": "nope"}, 'unknown frame type "nope" (known: question/answer, question/cancel, '
-                       "questions/replay, user/message)"),
+                       "questions/replay, user/message, permission/decision)"),
+    ({"type": "permission/decision", "rpc_id": "p", "decision": ["deny"]},
+     "permission/decision: decision: Input should be a valid string"),
+    ({"type": "permission/decision", "rpc_id": "p", "decision": "deny", "message": 3},
+     "permission/decision: message: Input should be a valid string"),
     ({"type": 7}, 'a frame needs a string "type"'),
     ([1, 2], "a frame must be a JSON object, got array"),
     (None, "a frame must be a JSON object, got null"),
@@ -204,3 +212,34 @@ def test_a_user_message_goes_to_the_hook_and_is_refused_without_one():
     assert got == ["hello"]
     with pytest.raises(BadFrame, match="only dsh run --jsonl and dsh web take messages"):
         FrameDispatcher(PendingQuestions()).dispatch(line)
+
+
+def test_permission_frames_reach_the_permission_table():
+    async def go():
+        table, permissions = PendingQuestions("s1"), RemotePermissions()
+        dispatcher = FrameDispatcher(table, permissions=permissions)
+        waiting = asyncio.ensure_future(permissions.decide(
+            PermissionRequest(tool="mcp__a__b", arguments={"x": 1}, call_id="c1"), "p_1"))
+        await asyncio.sleep(0)
+        (replayed,) = dispatcher.dispatch('{"type": "questions/replay"}')
+        bad = dispatcher.dispatch('{"type": "permission/decision", "rpc_id": "p_1", '
+                                  '"decision": "maybe"}')
+        good = dispatcher.dispatch('{"type": "permission/decision", "rpc_id": "p_1", '
+                                   '"decision": "deny", "message": " no "}')
+        cancel = dispatcher.dispatch('{"type": "question/cancel", "rpc_id": "p_1"}')
+        return replayed, bad, good, cancel, await waiting
+
+    replayed, bad, good, cancel, decided = asyncio.run(go())
+    assert replayed.to_json() == {"type": "permission/requested", "rpc_id": "p_1",
+                                  "session_id": "s1", "call_id": "c1", "tool": "mcp__a__b",
+                                  "server": None, "arguments": {"x": 1}, "hints": {}}
+    assert bad[0].reason == "bad-response" and good == [ResponseAck("p_1", True)]
+    # settled: no longer a permission rpc_id, so the cancel goes to the question table
+    assert cancel == [ResponseAck("p_1", False, "not-pending", "no pending question p_1")]
+    assert decided.decision == "deny" and decided.message == "no"
+
+
+def test_a_permission_decision_is_refused_where_nothing_asks_permission():
+    with pytest.raises(BadFrame, match="permission/decision is not accepted here"):
+        FrameDispatcher(PendingQuestions()).dispatch(
+            '{"type": "permission/decision", "rpc_id": "p", "decision": "deny"}')

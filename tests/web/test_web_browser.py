@@ -445,3 +445,80 @@ def test_the_tab_says_done_when_the_host_closes(live, open_page):
     expect(page.locator("#status")).to_have_text("done")
     page.wait_for_timeout(300)
     assert status(page) == "done"  # no "reconnecting…" after the stream ended
+
+
+
+
+# -- permission cards ---------------------------------------------------------------------
+
+def permission_gate(host: LiveHost) -> Any:
+    """A gate whose requests the browser decides (the front door's wiring, built by hand)."""
+    from dsh_cli.permissions import PermissionGate
+
+    async def make() -> Any:
+        gate = PermissionGate(events=host.ui.events, session_id="s1")
+        gate.register_provider(host.host.permissions)
+        return gate
+
+    return host.call(make())
+
+
+def check(host: LiveHost, gate: Any, tool: str, arguments: Any, **fields: Any) -> Any:
+    from dsh_cli.permissions import PermissionRequest
+
+    request = PermissionRequest(tool=tool, arguments=arguments, **fields)
+    return asyncio.run_coroutine_threadsafe(gate.check(request, "digest"), host.loop)
+
+
+def test_a_permission_card_survives_a_reload_and_deny_with_a_reason_reaches_the_gate(
+        live, open_page):
+    from dsh_cli.permissions import Hints
+
+    host = live()
+    gate = permission_gate(host)
+    page = open_page(host)
+    arguments = {"repo_path": "/srv/app", "mode": "hard", "note": "x" * 200}
+    future = check(host, gate, "mcp__git__git_reset", arguments, server="git",
+                   hints=Hints(read_only=False, destructive=True), call_id="c1")
+    composer = page.locator("#composer")
+    composer.wait_for()
+    assert page.locator("#qc-text").text_content() == "Run mcp__git__git_reset?"
+    assert page.locator(".chip").text_content() == "server git"
+    assert "destructive" in page.locator("#pc-warning").text_content()
+    assert page.locator(".pc-hints").text_content() == "not read-only · destructive"
+    folded = page.locator(".pc-arguments")
+    assert folded.get_attribute("open") is None  # folded until asked for
+    assert folded.locator(".args").text_content().endswith("…")
+    assert page.evaluate("document.activeElement.dataset.decision") == "deny"  # the safe default
+    assert [button.text_content() for button in page.locator("button.decision").all()] == [
+        "Allow once", "Allow for this session", "Always", "Deny"]
+
+    page.reload()  # the feed replays the pending request: the card is back
+    composer.wait_for()
+    assert page.locator("#qc-text").text_content() == "Run mcp__git__git_reset?"
+    folded.locator("summary").click()
+    assert json.loads(folded.locator("pre").text_content()) == arguments
+    page.locator("#pc-reason").fill("not on the production checkout")
+    page.locator("button[data-decision='deny']").click()
+    with pytest.raises(Exception) as denied:
+        future.result(10)
+    assert denied.value.code == "PERMISSION_DENIED"
+    assert denied.value.message.endswith(": not on the production checkout")
+    composer.wait_for(state="hidden")
+    page.locator(".note", has_text="Denied: mcp__git__git_reset").wait_for()
+
+
+def test_allow_for_this_session_is_remembered_by_the_gate(live, open_page):
+    host = live()
+    gate = permission_gate(host)
+    page = open_page(host)
+    future = check(host, gate, "mcp__notes__write_note", {"text": "hi"}, server="notes")
+    page.locator("#composer").wait_for()
+    assert page.locator("#pc-warning").count() == 0  # nothing destructive said
+    assert page.evaluate("document.activeElement.dataset.decision") == "allow_once"
+    page.locator("button[data-decision='allow_session']").click()
+    assert future.result(10).decision == "allow_session"
+    page.locator("#composer").wait_for(state="hidden")
+    again = check(host, gate, "mcp__notes__write_note", {"text": "again"}, server="notes")
+    assert again.result(10).decision == "allow_session"  # asked no one
+    assert page.locator("#composer").is_hidden()

@@ -18,12 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.frames import BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
+
+if TYPE_CHECKING:
+    from dsh_cli.permissions.pending import RemotePermissions
 
 __all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
 
@@ -41,7 +44,7 @@ SECURITY_HEADERS = [
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 MAX_BODY = 1_000_000
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
-RESPOND_FRAMES = ("question/answer", "question/cancel")
+RESPOND_FRAMES = ("question/answer", "question/cancel", "permission/decision")
 MESSAGE_FRAMES = ("user/message",)
 
 
@@ -144,8 +147,9 @@ def create_app(
     feed: EventFeed,
     secrets: WebSecrets,
     on_message: Callable[[str], object] | None = None,
+    permissions: RemotePermissions | None = None,
 ) -> Any:
-    """The Starlette app wrapped in its ``Guard``."""
+    """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions."""
     from sse_starlette import EventSourceResponse
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -153,7 +157,7 @@ def create_app(
     from starlette.routing import Route
 
     mode = "chat" if on_message is not None else "questions"
-    frames = FrameDispatcher(ui.pending, on_message)
+    frames = FrameDispatcher(ui.pending, on_message, permissions)
     page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
 
     async def index(request: Request) -> Response:
@@ -203,7 +207,7 @@ def create_app(
             replies = frames.dispatch(body, accept=accept, default_type=default_type)
         except BadFrame as error:
             return JSONResponse(error.event().to_json(), status_code=400)
-        if replies:  # an answer or a cancel: its response/ack
+        if replies:  # an answer, a decision or a cancel: its response/ack
             (ack,) = replies
             return JSONResponse(ack.to_json())
         return JSONResponse({"accepted": True}, status_code=202)

@@ -1,8 +1,14 @@
 """The event feed: every event of ``ui.events`` fanned out to each connected browser.
 
-A browser that (re)connects first gets the pending batches again, with their original
-``rpc_id``s, then the transcript so far, then a ``replay/done`` marker listing what is
-still pending, so a page that missed a ``question/resolved`` while away can drop it.
+A browser that (re)connects first gets the pending batches and permission requests again,
+with their original ``rpc_id``s, then the transcript so far, then a ``replay/done`` marker
+listing what is still pending, so a page that missed a ``question/resolved`` or a
+``permission/resolved`` while away can drop it.
+
+Pending permission requests are replayed from what the feed itself saw on the stream
+(announced, not yet resolved) rather than from a table: the gate announces a request a
+moment before its provider holds it, and a browser connecting in that moment must still
+see it.
 When the host closes, every stream ends with ``host/closed``, so the page says it is done
 instead of reconnecting.
 """
@@ -21,9 +27,10 @@ __all__ = ["HOST_CLOSED", "REPLAY_DONE", "EventFeed"]
 REPLAY_DONE = "replay/done"
 # the last event of every stream: the host is done, so the page stops reconnecting
 HOST_CLOSED = "host/closed"
-# Question events are not history: a pending batch is replayed from the table instead,
-# and a settled one must not come back on reload.
-_NOT_HISTORY = {"question/requested", "question/resolved", "response/ack"}
+# Question and permission events are not history: a pending one is replayed from its table
+# instead, and a settled one must not come back on reload.
+_NOT_HISTORY = {"question/requested", "question/resolved", "response/ack",
+                "permission/requested", "permission/resolved"}
 _DELTAS = {"assistant/delta", "assistant/reasoning"}
 HISTORY_LIMIT = 2000
 
@@ -33,6 +40,7 @@ class EventFeed:
 
     def __init__(self, pending: PendingQuestions) -> None:
         self.pending = pending
+        self.asked: dict[str, dict[str, Any]] = {}  # permission/requested, until resolved
         self.history: list[dict[str, Any]] = []
         self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._closed = False
@@ -51,6 +59,10 @@ class EventFeed:
 
     def _remember(self, data: dict[str, Any]) -> None:
         kind = data.get("type")
+        if kind == "permission/requested":
+            self.asked[data["rpc_id"]] = data
+        elif kind == "permission/resolved":
+            self.asked.pop(data["rpc_id"], None)
         if kind in _NOT_HISTORY:
             return
         if kind == "assistant/message":
@@ -70,6 +82,7 @@ class EventFeed:
         """A new browser connection: replay first, then live events (no gap, no repeat)."""
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         replay = [event.to_json() for event in self.pending.replay()]
+        replay.extend(self.asked.values())
         for item in replay:
             queue.put_nowait(item)
         for item in self.history:

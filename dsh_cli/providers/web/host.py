@@ -1,5 +1,9 @@
 """``WebHost``: the web app served by uvicorn inside dsh's own event loop.
 
+``host.provider`` answers questions and ``host.permissions`` (a ``RemotePermissions``) is the
+session's permission provider: register it on a ``PermissionGate`` built with
+``events=ui.events`` and the browser shows a permission card for each request.
+
 dsh keeps its signal handling (Ctrl-C, SIGTERM restore the terminal and save the
 session), so the server is started without uvicorn's signal capture, on a socket dsh
 binds itself (the port is known before the first request, and a bind failure is a
@@ -25,6 +29,7 @@ from dsh_cli.interaction import (
     UserInteraction,
     UserInteractionError,
 )
+from dsh_cli.permissions.pending import RemotePermissions
 from dsh_cli.providers.web.feed import EventFeed
 
 __all__ = ["WEB_BIND_FAILED", "WebError", "WebHost", "WebQuestionProvider"]
@@ -75,6 +80,7 @@ class WebHost:
         self.token = secrets.token_urlsafe(32)
         self.csrf = secrets.token_urlsafe(32)
         self.provider = WebQuestionProvider()
+        self.permissions = RemotePermissions()
         self.feed = EventFeed(ui.pending)
         self._unsubscribe: Callable[[], None] | None = None
         self._server: Any = None
@@ -102,7 +108,7 @@ class WebHost:
         self.port = sock.getsockname()[1]
         web_secrets = WebSecrets(self.token, self.csrf, f"dsh_{self.port}",
                                  frozenset(_allowed_hosts(self.host, self.port)))
-        app = create_app(self.ui, self.feed, web_secrets, self.on_message)
+        app = create_app(self.ui, self.feed, web_secrets, self.on_message, self.permissions)
         config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
                                 lifespan="off", ws="none", timeout_graceful_shutdown=1)
         self._server = _embedded_server(config)
@@ -126,8 +132,9 @@ class WebHost:
             await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, self.url)
 
     async def close(self) -> None:
-        """Stop serving: pending asks of this provider end ``ASK_ABORTED``; streams end."""
+        """Stop serving: pending asks and permission requests end ``ASK_ABORTED``; streams end."""
         self.provider.close()
+        self.permissions.close("the web host closed")
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

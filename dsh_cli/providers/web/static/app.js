@@ -1,4 +1,4 @@
-// dsh web: the transcript, the message composer and the question composer.
+// dsh web: the transcript, the message composer, the question composer and permission cards.
 // Every piece of model-written text is inserted with textContent, never as HTML.
 "use strict";
 
@@ -15,6 +15,19 @@
     "bad-response": "Not accepted: ",
     "wrong-session": "Not accepted: ",
   };
+  const DECISIONS = [
+    ["allow_once", "Allow once", "primary"],
+    ["allow_session", "Allow for this session", ""],
+    ["allow_always", "Always", ""],
+    ["deny", "Deny", "danger"],
+  ];
+  const DECIDED = {
+    allow_once: "Allowed once",
+    allow_session: "Allowed for this session",
+    allow_always: "Allowed always",
+    deny: "Denied",
+  };
+  const HINTS = { read_only: "read-only", destructive: "destructive", idempotent: "idempotent", open_world: "open world" };
   const OUTCOMES = {
     answered: "Answered",
     cancelled: "Questions dismissed (cancelled)",
@@ -31,6 +44,8 @@
 
   const batches = new Map(); // rpc_id -> question/requested event, oldest first
   let view = null; // the batch on screen: {batch, index, drafts, busy, settled}
+  const permissions = new Map(); // rpc_id -> permission/requested event, oldest first
+  let asking = null; // the permission card on screen: {request, busy, error, reason}
   let streaming = null; // {reasoning, text} elements of the assistant message being streamed
   const toolLines = new Map();
   let working = false;
@@ -115,6 +130,7 @@
       "assistant/message", "tool/started", "tool/result", "turn/completed",
       "question/requested", "question/resolved", "response/ack", "error", "replay/done",
       "host/closed",
+      "permission/requested", "permission/resolved",
     ];
     for (const type of types) {
       source.addEventListener(type, (event) => {
@@ -172,11 +188,23 @@
       case "question/resolved":
         resolved(event);
         break;
+      case "permission/requested":
+        permissions.set(event.rpc_id, event);
+        if (asking && asking.request.rpc_id === event.rpc_id) asking.request = event;
+        showNext();
+        break;
+      case "permission/resolved":
+        permissionResolved(event);
+        break;
       case "replay/done":
         for (const rpcId of Array.from(batches.keys())) {
           if (!event.pending.includes(rpcId)) batches.delete(rpcId);
         }
+        for (const rpcId of Array.from(permissions.keys())) {
+          if (!event.pending.includes(rpcId)) permissions.delete(rpcId);
+        }
         if (view && !batches.has(view.batch.rpc_id)) closeView();
+        if (asking && !permissions.has(asking.request.rpc_id)) closeView();
         showNext();
         break;
       case "error":
@@ -209,6 +237,7 @@
     if (finished) setStatus("done", "done");
     else if (offline) setStatus("reconnecting…", "offline");
     else if (view) setStatus(view.busy && view.waiting ? view.waiting : "question waiting", "asking");
+    else if (asking) setStatus(asking.busy ? "Sent. Waiting for dsh…" : "permission waiting", "asking");
     else setStatus(working ? "working…" : "connected", "connected");
   }
 
@@ -387,7 +416,8 @@
   // ---------------------------------------------------------------- question composer
 
   function showNext() {
-    if (!view && batches.size) {
+    if (view || asking) return;
+    if (batches.size) {
       const batch = batches.values().next().value;
       const stored = loadDrafts(batch);
       view = { batch, index: Math.min(stored.index, lastStep(batch)), drafts: stored.drafts,
@@ -400,7 +430,15 @@
       render(true);
       refreshStatus();
       follow();
-    } else if (!view) {
+    } else if (permissions.size) {
+      asking = { request: permissions.values().next().value, busy: false, error: "", reason: "" };
+      composer.hidden = false;
+      messageForm.hidden = true;
+      $("idle").hidden = true;
+      renderPermission(true);
+      refreshStatus();
+      follow();
+    } else {
       composer.hidden = true;
       composer.replaceChildren();
       messageForm.hidden = MODE !== "chat" || Boolean(finished);
@@ -412,6 +450,7 @@
 
   function closeView() {
     view = null;
+    asking = null;
     composer.replaceChildren();
   }
 
@@ -764,6 +803,100 @@
     ]);
     composer.append(top, el("div", { class: "qc-body" }, body), actions);
     if (focus) primary.focus();
+  }
+
+  // ---------------------------------------------------------------- permission card
+
+  function argumentsText(value, pretty) {
+    if (typeof value === "string") return value;
+    try {
+      return JSON.stringify(value, null, pretty ? 2 : undefined);
+    } catch (_) {
+      return String(value);
+    }
+  }
+
+  function renderPermission(focus) {
+    const request = asking.request;
+    const hints = request.hints || {};
+    const destructive = hints.destructive === true;
+    composer.replaceChildren();
+    composer.setAttribute("aria-busy", asking.busy ? "true" : "false");
+    const top = el("div", { class: "qc-top" }, [
+      el("span", { class: "kicker", text: "dsh asks permission" }),
+      request.server ? el("span", { class: "chip", text: `server ${request.server}` }) : null,
+    ]);
+    const shown = Object.keys(HINTS).filter((name) => typeof hints[name] === "boolean")
+      .map((name) => (hints[name] ? "" : "not ") + HINTS[name]);
+    const body = [el("h2", { id: "qc-text", tabindex: "-1" }, [
+      document.createTextNode("Run "), el("code", { class: "tool-name", text: request.tool }), document.createTextNode("?"),
+    ])];
+    if (destructive) {
+      body.push(el("p", { class: "warning", role: "note", id: "pc-warning",
+                          text: "The tool says it is destructive: it may change or delete things that cannot be restored." }));
+    }
+    body.push(el("details", { class: "tool pc-arguments" }, [
+      el("summary", {}, [el("span", { class: "name", text: "arguments" }),
+                         el("span", { class: "args", text: shorten(argumentsText(request.arguments, false), 90) })]),
+      el("pre", { class: "detail", text: argumentsText(request.arguments, true) }),
+    ]));
+    if (shown.length) body.push(el("p", { class: "hint pc-hints", text: shown.join(" · ") }));
+    const reason = el("textarea", { id: "pc-reason", rows: 1, disabled: asking.busy, "aria-describedby": "qc-error",
+                                    placeholder: "Reason (optional, sent to the model with Deny)…" });
+    reason.value = asking.reason;
+    reason.addEventListener("input", () => { asking.reason = reason.value; });
+    body.push(el("div", { class: "other" }, [el("label", { for: "pc-reason", text: "Why (optional)" }), reason]));
+    body.push(el("p", { id: "qc-error", class: "error", role: "alert", text: asking.error || "" }));
+    const buttons = DECISIONS.map(([decision, label, kind]) => el("button", {
+      type: "button", class: `${kind} decision`, "data-decision": decision, disabled: asking.busy,
+      onclick: () => decide(decision), text: label,
+    }));
+    composer.append(top, el("div", { class: `qc-body${destructive ? " destructive" : ""}` }, body),
+                    el("div", { class: "actions" }, buttons));
+    if (focus) buttons[destructive ? 3 : 0].focus();
+  }
+
+  async function decide(decision) {
+    if (!asking || asking.busy) return;
+    const current = asking;
+    current.busy = true;
+    current.error = "";
+    renderPermission(false);
+    const frame = { type: "permission/decision", rpc_id: current.request.rpc_id, decision };
+    if (decision === "deny" && current.reason.trim()) frame.message = current.reason.trim();
+    let ack = null;
+    let failure = null;
+    try {
+      ack = await post("/api/respond", frame);
+    } catch (error) {
+      failure = `Could not reach dsh: ${error.message}`;
+    }
+    if (asking !== current) return; // resolved while the reply was on its way
+    if (ack && ack.accepted) {
+      refreshStatus(); // the card leaves on permission/resolved
+      return;
+    }
+    current.busy = false;
+    if (ack) current.error = (REFUSED[ack.reason] || "Not accepted: ") + (ack.reason === "not-pending" ? "" : clean(ack.message || ack.reason));
+    else current.error = failure;
+    renderPermission(false);
+  }
+
+  function permissionResolved(event) {
+    const request = permissions.get(event.rpc_id);
+    const wasShown = asking && asking.request.rpc_id === event.rpc_id;
+    permissions.delete(event.rpc_id);
+    const tool = request ? request.tool : "the tool";
+    let text = event.outcome === "decided" ? `${DECIDED[event.decision] || event.decision}: ${tool}`
+      : `Permission for ${tool} ${event.outcome}`;
+    if (event.message) text += ` (${event.message})`;
+    note(text, event.decision === "deny" ? "cancelled" : event.outcome === "decided" ? "answered" : event.outcome);
+    if (wasShown) {
+      const hadFocus = composer.contains(document.activeElement);
+      closeView();
+      showNext();
+      if (hadFocus && !view && !asking) (messageForm.hidden ? $("dock") : messageBox).focus();
+    }
   }
 
   // ---------------------------------------------------------------- message composer
