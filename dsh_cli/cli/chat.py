@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from dsh_cli.cli.options import agent_options, check_session_flags
+from dsh_cli.cli.options import agent_options, check_session_flags, tool_options
 
 __all__ = ["chat", "demo"]
 
@@ -44,6 +44,7 @@ def chat(**options: Any) -> None:
 @click.option("--question-timeout", type=float, metavar="SECONDS",
               help="Give up on an unanswered question batch after SECONDS.")
 @click.option("--no-ask", is_flag=True, help="Do not offer ask_user_question to the model.")
+@tool_options
 @_plain_option
 def demo(**options: Any) -> None:
     """Chat with the built-in offline demo model (no key, no network)."""
