@@ -23,6 +23,7 @@ MEASURES = {
     "relay": "dsh run --jsonl round trips",
     "agent": "the agent loop vs the bare OpenAI SDK",
     "store": "session store append and resume",
+    "mcp": "an MCP tool call through dsh vs the bare SDK; dsh chat start-up with MCP",
 }
 RESULTS = Path(__file__).resolve().parent / "results"
 

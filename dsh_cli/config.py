@@ -76,6 +76,10 @@ class Settings:
     model_is_default: bool
     model_timeout: float = DEFAULT_MODEL_TIMEOUT
     model_deadline: float = DEFAULT_MODEL_DEADLINE
+    # ``[permissions]`` of config.toml: tool rules in Claude Code's syntax (permissions.md)
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
 
     def __repr__(self) -> str:  # the key must never reach a log or a traceback
         key = "set" if self.api_key else "unset"
@@ -137,6 +141,21 @@ def _model_seconds(env: Any, file: dict[str, Any], key: str, default: float,
     return default if seconds is None else seconds
 
 
+def _permission_rules(file: dict[str, Any], source: str) -> dict[str, tuple[str, ...]]:
+    """``[permissions] allow / ask / deny`` as tuples; a bad type names the file."""
+    table = file.get("permissions", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [permissions] must be a table")
+    rules: dict[str, tuple[str, ...]] = {}
+    for key in ("allow", "ask", "deny"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(rule, str) for rule in value):
+            raise ConfigError(f"{source}: [permissions] {key} must be a list of strings "
+                              "(tool names or patterns like mcp__git__*)")
+        rules[key] = tuple(value)
+    return rules
+
+
 def load_settings(
     *,
     model: str | None = None,
@@ -156,6 +175,7 @@ def load_settings(
         sys.stderr.flush()
     else:
         file = config
+    source = str(where)
     for key in ("model", "base_url", "api_key_env", "notify"):
         if key in file and not isinstance(file[key], str):
             raise ConfigError(f"{where}: {key} must be a string")
@@ -187,4 +207,5 @@ def load_settings(
         model_timeout=_model_seconds(env, file, "model_timeout", DEFAULT_MODEL_TIMEOUT, where),
         model_deadline=_model_seconds(env, file, "model_deadline", DEFAULT_MODEL_DEADLINE,
                                       where),
+        **_permission_rules(file, source),
     )

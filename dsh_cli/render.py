@@ -2,7 +2,9 @@
 
 Assistant text streams as it arrives; reasoning text is dimmed and each of its lines is
 marked ``┊`` so it stays distinguishable without color; every tool call ends in one compact
-line (``· ask_user_question → answered (2)``, ``· ask_user_question ✗ ASK_CANCELLED``).
+line (``· ask_user_question → answered (2)``, ``· ask_user_question ✗ ASK_CANCELLED``), and a
+permission request asked of the human in one more (``✓ mcp__notes__write_note allowed once``,
+``✗ mcp__git__git_reset denied: not now``).
 All model-written text goes through ``sanitize`` first, so it cannot drive the terminal.
 """
 
@@ -19,6 +21,8 @@ from dsh_cli.core.events import (
     AssistantMessage,
     ErrorEvent,
     Event,
+    PermissionRequested,
+    PermissionResolved,
     ReasoningDelta,
     ToolResultEvent,
     TurnCompleted,
@@ -61,6 +65,20 @@ def tool_summary(event: ToolResultEvent) -> tuple[bool, str]:
     return False, _clip(first)
 
 
+_PERMISSION_WORDS = {"allow_once": "allowed once", "allow_session": "allowed for this session",
+                     "allow_always": "allowed always", "deny": "denied"}
+
+
+def permission_summary(tool: str, event: PermissionResolved) -> tuple[bool, str]:
+    """``(refused, text)`` for a settled permission request's compact line."""
+    name = _clip(tool, 60)
+    if event.decision is None:  # cancelled, aborted, timed out
+        return True, f"{name} {_clip(event.outcome, 20)}"
+    words = _PERMISSION_WORDS.get(event.decision, _clip(event.decision, 20))
+    reason = f": {_clip(event.message, 120)}" if event.message else ""
+    return event.decision == "deny", f"{name} {words}{reason}"
+
+
 def _answer_summary(content: str) -> str:
     try:
         answers: list[Any] = json.loads(content).get("answers", [])
@@ -98,6 +116,7 @@ class TranscriptRenderer:
         self._at_line_start = True
         self._reasoning = False  # inside a dimmed reasoning block
         self._streamed = False  # assistant text arrived since the last assistant message
+        self._asked: dict[str, str] = {}  # permission rpc_id -> tool, until it settles
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantDelta):
@@ -127,6 +146,12 @@ class TranscriptRenderer:
                 self.line(f"· {name} {self._style('✗', RED)} {summary}")
             else:
                 self.line(f"· {name} → {summary}")
+        elif isinstance(event, PermissionRequested):
+            self._asked[event.rpc_id] = event.tool
+            return
+        elif isinstance(event, PermissionResolved):
+            refused, summary = permission_summary(self._asked.pop(event.rpc_id, "tool"), event)
+            self.line(f"{self._style('✗', RED)} {summary}" if refused else f"✓ {summary}")
         elif isinstance(event, TurnCompleted):
             self.finish()
         elif isinstance(event, ErrorEvent):

@@ -41,9 +41,10 @@ ALLOWED: dict[str, set[str]] = {
     "extensions": {"tools", "models", "interaction", "core"},
     # front doors: opening a session, choosing who answers, the chat, the commands
     "runtime": {"agent", "tools", "models", "store", "interaction", "config", "core"},
-    "sources": {"providers", "interaction", "config", "core"},
-    # opening a session and keeping it resumable through signals, below chat and cli
-    "session": {"runtime", "config", "core"},
+    "sources": {"providers", "interaction", "permissions", "config", "core"},
+    # opening a session (its MCP tools and permission gate too) and keeping it resumable
+    # through signals, below chat and cli
+    "session": {"dsh_cli", "runtime", "tools", "permissions", "config", "core"},
     "chat": {"runtime", "session", "sources", *_BELOW_FRONT_DOORS},
     # the attach desk (the human's side) and dsh mcp (the agents' side) of one Unix socket
     "desk": {"providers", "interaction", "config", "core"},

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from dsh_cli.config import Settings
     from dsh_cli.interaction import UserInteractionProvider
     from dsh_cli.runtime import Runtime
+    from dsh_cli.session.tools import ToolPlan
     from dsh_cli.sources import Source
 
 __all__ = ["DEMO_NOTICE", "chat_main", "chat_settings", "open_chat_session"]
@@ -62,18 +63,23 @@ def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO,
 
 
 def open_chat_session(options: dict[str, Any], demo: bool, errors: TextIO,
-                      notices: list[str] | None = None) -> tuple[Runtime | None, int]:
-    """The runtime for ``chat`` or ``web``, or None and the exit status after one error line."""
+                      notices: list[str] | None = None
+                      ) -> tuple[Runtime | None, ToolPlan, int]:
+    """The runtime for ``chat`` or ``web`` and its tool plan, or None and the exit status
+    after one error line."""
     from dsh_cli.config import ConfigError
     from dsh_cli.core.errors import report
     from dsh_cli.session.opening import open_session
+    from dsh_cli.session.tools import ToolPlan, plan_tools
 
     try:
         settings = chat_settings(options, demo, errors, notices)
+        plan = plan_tools(settings, options, errors, demo=demo)
     except ConfigError as error:
         report(error, errors)
-        return None, 2
-    return open_session(settings, options, errors)
+        return None, ToolPlan(), 2
+    runtime, status = open_session(settings, options, errors)
+    return runtime, plan, status
 
 
 async def chat_main(options: dict[str, Any], *, demo: bool = False,
@@ -82,20 +88,22 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
                     provider: UserInteractionProvider | None = None) -> int:
     """The whole ``dsh chat``; ``prompt`` and ``provider`` replace the real ones in tests."""
     from dsh_cli.session.interrupts import session_guard
+    from dsh_cli.session.tools import session_tools
     from dsh_cli.sources import CHAT, AnswerOptions, answer_source
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     notices: list[str] = []
-    runtime, status = open_chat_session(options, demo, stderr, notices)
+    runtime, plan, status = open_chat_session(options, demo, stderr, notices)
     if runtime is None:
         _write_notices(notices, stderr)
         return status
     answering = AnswerOptions(CHAT, plain=bool(options.get("plain")), provider=provider,
                               stdin=stdin, stdout=stdout, stderr=stderr)
     with session_guard(runtime), contextlib.ExitStack() as stack:
-        async with answer_source(runtime.ui, answering) as source:
+        async with (session_tools(runtime, plan, stderr) as gate,
+                    answer_source(runtime.ui, answering, gate) as source):
             return await _converse(runtime, source, stack, stdin, stdout, stderr,
                                    prompt=prompt, notices=notices)
 

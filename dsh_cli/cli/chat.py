@@ -12,6 +12,7 @@ from dsh_cli.cli.options import (
     QUESTION_TIMEOUT_HELP,
     agent_options,
     check_session_flags,
+    tool_options,
 )
 
 __all__ = ["chat", "chat_options", "demo"]
@@ -53,6 +54,7 @@ def chat(**options: Any) -> None:
 @click.option("--question-timeout", type=QUESTION_TIMEOUT, metavar="SECONDS",
               help=QUESTION_TIMEOUT_HELP)
 @click.option("--no-ask", is_flag=True, help="Do not offer ask_user_question to the model.")
+@tool_options
 @_plain_option
 def demo(**options: Any) -> None:
     """Chat with the built-in offline demo model (no key, no network)."""

@@ -14,6 +14,7 @@ __all__ = [
     "QUESTION_TIMEOUT_HELP",
     "agent_options",
     "check_session_flags",
+    "tool_options",
     "web_options",
 ]
 
@@ -63,6 +64,26 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("-c", "--continue", "continue_", is_flag=True,
                      help="Continue the latest session."),
         click.option("-r", "--resume", metavar="ID", help="Resume the session ID."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return tool_options(command)
+
+
+def tool_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """MCP servers and permission rules (``mcp.md`` section 2, ``permissions.md``)."""
+    decorators = [
+        click.option("--mcp-config", "mcp_config", multiple=True, metavar="FILE",
+                     help="Start the MCP servers of FILE (mcpServers JSON); repeatable."),
+        click.option("--mcp-project", is_flag=True,
+                     help="Trust this directory's .mcp.json and start its servers."),
+        click.option("--no-mcp", is_flag=True, help="Start no MCP servers at all."),
+        click.option("--allow", "allow", multiple=True, metavar="RULE",
+                     help="Let tools matching RULE run without asking; repeatable."),
+        click.option("--deny", "deny", multiple=True, metavar="RULE",
+                     help="Refuse tools matching RULE (PERMISSION_DENIED); repeatable."),
+        click.option("--yes", is_flag=True,
+                     help="Allow every tool call for this run without asking."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from dsh_cli.config import Settings
     from dsh_cli.render import TranscriptRenderer
     from dsh_cli.runtime import Runtime
+    from dsh_cli.session.tools import ToolPlan
     from dsh_cli.sources import AnswerOptions, Prepared
     from dsh_cli.sources.options import Source
 
@@ -87,23 +88,26 @@ def _answer_options(options: dict[str, Any]) -> AnswerOptions:
                          port=options["port"], open_browser=options["open_browser"])
 
 
-def _prepare(options: dict[str, Any]) -> tuple[Settings, Prepared]:
-    """Settings and the answer source, before any session: a bad file is exit 2."""
+def _prepare(options: dict[str, Any]) -> tuple[Settings, Prepared, ToolPlan]:
+    """Settings, the answer source and the tools, before any session: a bad file is exit 2."""
     from dsh_cli.config import load_settings
+    from dsh_cli.session.tools import plan_tools
     from dsh_cli.sources import prepare
 
     settings = load_settings(model=options["model"], base_url=options["base_url"],
                              question_timeout=options["question_timeout"])
-    return settings, prepare(_answer_options(options))
+    prepared = prepare(_answer_options(options))
+    return settings, prepared, plan_tools(settings, options, sys.stderr)
 
 
 async def _main(text: str | None, options: dict[str, Any]) -> int:
     from dsh_cli.core.errors import NOTHING_TO_RESUME, HarnessError, UsageError, report
     from dsh_cli.session.interrupts import session_guard
     from dsh_cli.session.opening import open_session
+    from dsh_cli.session.tools import session_tools
 
     try:
-        settings, source = _prepare(options)
+        settings, source, plan = _prepare(options)
     except HarnessError as error:  # CONFIG_ERROR, ANSWERS_FILE_ERROR
         report(error, sys.stderr)
         return 2
@@ -117,8 +121,9 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
                               "give a PROMPT to continue it", NOTHING_TO_RESUME), sys.stderr)
             return 2
         async with contextlib.AsyncExitStack() as stack:
+            gate = await stack.enter_async_context(session_tools(runtime, plan, sys.stderr))
             try:
-                answering = await stack.enter_async_context(source.attach(runtime.ui))
+                answering = await stack.enter_async_context(source.attach(runtime.ui, gate))
             except HarnessError as error:  # the web host could not start
                 report(error, sys.stderr)
                 return 1

@@ -41,10 +41,11 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
     from dsh_cli.core.errors import HarnessError, report
     from dsh_cli.core.events import SessionStarted
     from dsh_cli.session.interrupts import session_guard
+    from dsh_cli.session.tools import session_tools
     from dsh_cli.sources import WEB, AnswerOptions, answer_source
 
     stderr = stderr or sys.stderr
-    runtime, status = open_chat_session(options, False, stderr)
+    runtime, plan, status = open_chat_session(options, False, stderr)
     if runtime is None:
         return status
     with session_guard(runtime):
@@ -55,8 +56,10 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
                                   on_message=messages.put_nowait,
                                   transcript=runtime.loop.messages, stderr=stderr)
         async with contextlib.AsyncExitStack() as stack:
+            gate = await stack.enter_async_context(session_tools(runtime, plan, stderr))
             try:
-                source = await stack.enter_async_context(answer_source(runtime.ui, answering))
+                source = await stack.enter_async_context(
+                    answer_source(runtime.ui, answering, gate))
             except HarnessError as error:  # the web host could not start
                 report(error, stderr)
                 return 1

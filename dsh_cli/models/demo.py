@@ -2,7 +2,9 @@
 
 On any request it asks a realistic batch (a single-select with a recommended option, a
 multi-select with descriptions, an optionless free-text question), then answers in prose
-that reflects exactly what was answered, typed, skipped or refused.
+that reflects exactly what was answered, typed, skipped or refused. When the notes server of
+``dsh demo`` offers ``mcp__notes__write_note``, it first saves the plan as a note (a tool call
+that asks permission), then says whether the note was saved or the write was refused.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from dsh_cli.models.base import (
     ignore_retry,
 )
 
-__all__ = ["DEMO_QUESTIONS", "DemoModel"]
+__all__ = ["DEMO_QUESTIONS", "WRITE_NOTE", "DemoModel"]
+
+WRITE_NOTE = "mcp__notes__write_note"
 
 DEMO_QUESTIONS: list[dict[str, Any]] = [
     {
@@ -81,8 +85,16 @@ class DemoModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[StreamItem]:
         last = messages[-1] if messages else {}
-        can_ask = any(t.get("function", {}).get("name") == "ask_user_question" for t in tools)
-        if last.get("role") == "tool":
+        offered = {t.get("function", {}).get("name") for t in tools}
+        can_ask = "ask_user_question" in offered
+        if last.get("role") == "tool" and _called(messages, last) == WRITE_NOTE:
+            text, calls = _after_note(messages, last), []
+        elif last.get("role") == "tool" and WRITE_NOTE in offered and _answered(last):
+            turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
+            text, note = _note(last.get("content", ""), _topic(messages))
+            calls = [ModelToolCall(id=f"demo_{turn}", name=WRITE_NOTE,
+                                   arguments=json.dumps(note, ensure_ascii=False))]
+        elif last.get("role") == "tool":
             text, calls = _summary(last.get("content", ""), _topic(messages)), []
         elif can_ask:
             turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
@@ -150,6 +162,59 @@ def _next_step(answers: dict[str, dict[str, Any]]) -> str:
     extras = f" with {chosen}" if chosen else " with no extra features yet"
     return (f"Next I would scaffold {name} on {stack}{extras}. (This is the offline demo "
             "model: nothing was written.)")
+
+
+def _called(messages: list[dict[str, Any]], result: dict[str, Any]) -> str | None:
+    """The name of the tool whose result ``result`` is."""
+    for message in reversed(messages):
+        for call in message.get("tool_calls") or []:
+            if call.get("id") == result.get("tool_call_id"):
+                return str(call.get("function", {}).get("name"))
+    return None
+
+
+def _answered(result: dict[str, Any]) -> bool:
+    """Whether a tool result is an answered question batch (not an error)."""
+    try:
+        data = json.loads(result.get("content") or "")
+    except (TypeError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("answers"), list)
+
+
+def _name(content: str) -> str:
+    answers = {item.get("id"): item for item in json.loads(content).get("answers", [])}
+    name = str(answers.get("name", {}).get("custom") or "untitled-project")
+    name = re.sub(r"[^A-Za-z0-9 ._-]+", "-", name).strip(" .-_")[:60]
+    return name or "untitled-project"
+
+
+def _note(content: str, topic: str) -> tuple[str, dict[str, str]]:
+    """What to say while saving the plan, and ``write_note``'s arguments."""
+    name = _name(content)
+    plan = _summary(content, topic).rsplit("\n", 1)[0]  # the plan, without the next step
+    return (f"I will save this plan as the note “{name}” so it is not lost.",
+            {"name": name, "text": plan})
+
+
+def _after_note(messages: list[dict[str, Any]], result: dict[str, Any]) -> str:
+    """The plan again, and whether the note was saved or its write refused."""
+    answers: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "tool"
+                    and _called(messages, m) == "ask_user_question"), {})
+    plan = _summary(answers.get("content", ""), _topic(messages)).rsplit("\n", 1)[0]
+    try:
+        data = json.loads(result.get("content") or "")
+    except (TypeError, ValueError):
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        saved = " ".join(str(result.get("content") or "").split())
+        return f"{plan}\nThe plan is saved as a note ({saved})."
+    code = str(error.get("code", ""))
+    if code == "PERMISSION_DENIED":
+        return (f"{plan}\nYou did not let me write the note ({error.get('message')}), so "
+                "nothing was saved.")
+    return f"{plan}\nThe note could not be saved ({code}: {error.get('message')})."
 
 
 def _without_questions(topic: str) -> str:

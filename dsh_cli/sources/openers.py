@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, TextIO
 
+from dsh_cli.core.streams import is_terminal
 from dsh_cli.sources import surroundings
 from dsh_cli.sources.options import Source
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
         UserInteraction,
         UserInteractionProvider,
     )
+    from dsh_cli.permissions import PermissionDecision, PermissionProvider, PermissionRequest
+    from dsh_cli.providers.terminal import TerminalProvider
     from dsh_cli.sources.options import AnswerOptions
 
 __all__ = ["Opener", "answers", "given", "jsonl", "none", "plain", "terminal", "web"]
@@ -55,6 +58,7 @@ def jsonl(options: AnswerOptions) -> Opener:
                                questions_only=options.door.questions_only)
         await relay.start()
         try:
+            # TODO(P): the relay's RemotePermissions as this row's permission provider
             yield Source("jsonl", relay.provider, relay=relay)
         finally:
             await relay.close()
@@ -78,6 +82,7 @@ def web(options: AnswerOptions) -> Opener:
             host.feed.show_messages(options.transcript)
         await host.start()  # a WebError when the address will not do: nothing to close yet
         try:
+            # TODO(P): the web host's RemotePermissions as this row's permission provider
             yield Source("web", host.provider, host=host)
         finally:
             await host.close()
@@ -100,6 +105,7 @@ def plain(options: AnswerOptions) -> Opener:
     @contextlib.asynccontextmanager
     async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
         from dsh_cli.providers.plain import PlainProvider
+        from dsh_cli.providers.plain_permission import PlainPermissionPrompt
 
         with contextlib.ExitStack() as stack:
             reader, writer = options.stdin, options.stderr
@@ -108,7 +114,10 @@ def plain(options: AnswerOptions) -> Opener:
                 writer = stack.enter_context(open(surroundings.TTY, "w", encoding="utf-8"))
             provider = PlainProvider(reader, writer)
             stack.callback(provider.close)
-            yield Source("plain", provider, lines=provider.lines)
+            # one reader per stdin: questions and permission requests take lines in order
+            permissions = PlainPermissionPrompt(provider.lines, writer,
+                                                echo=not is_terminal(reader))
+            yield Source("plain", provider, permissions, lines=provider.lines)
 
     return opened
 
@@ -120,8 +129,9 @@ def terminal(options: AnswerOptions) -> Opener:
     async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
         assert options.terminal is not None
         with contextlib.ExitStack() as stack:
-            yield Source("terminal", LazyTerminal(stack, options.terminal, keep=options.keep,
-                                                  interrupt=options.door.interrupts))
+            lazy = LazyTerminal(stack, options.terminal, keep=options.keep,
+                                interrupt=options.door.interrupts)
+            yield Source("terminal", lazy, lazy.permissions)
 
     return opened
 
@@ -158,13 +168,34 @@ class LazyTerminal:
         self.target = target
         self.keep = keep
         self.interrupt = interrupt
-        self._provider: UserInteractionProvider | None = None
+        self._provider: TerminalProvider | None = None
+        self.permissions = LazyPermissionPrompt(self)
 
-    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
+    def opened(self) -> TerminalProvider:
+        """The terminal provider, opened on first use (by a question or a permission request)."""
         if self._provider is None:
             from dsh_cli.providers.terminal import terminal_provider
 
             # notify stays "none": a door that wants an alert rings it from the event stream
             self._provider = self._stack.enter_context(terminal_provider(
                 self.target, keep=self.keep, interrupt=self.interrupt))
-        return await self._provider.ask(context)  # type: ignore[return-value]
+        return self._provider
+
+    async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
+        return await self.opened().ask(context)
+
+
+class LazyPermissionPrompt:
+    """The terminal permission prompt on the very terminal of its ``LazyTerminal``."""
+
+    def __init__(self, terminal: LazyTerminal) -> None:
+        self.terminal = terminal
+        self._prompt: PermissionProvider | None = None
+
+    async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
+        if self._prompt is None:
+            from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
+
+            opened = self.terminal.opened()
+            self._prompt = TerminalPermissionPrompt(input=opened.input, output=opened.output)
+        return await self._prompt.decide(request, rpc_id)

@@ -14,6 +14,7 @@ from dsh_cli.sources import surroundings
 
 if TYPE_CHECKING:
     from dsh_cli.interaction import UserInteractionProvider
+    from dsh_cli.permissions import PermissionProvider
     from dsh_cli.providers.line_reader import LineReader
     from dsh_cli.providers.relay import JsonLinesRelay
     from dsh_cli.providers.web import WebHost
@@ -83,10 +84,15 @@ class AnswerOptions:
 
 @dataclass
 class Source:
-    """The source that answers, as a door uses it; ``provider`` is None for ``none``."""
+    """The source that answers, as a door uses it; ``provider`` is None for ``none``.
+
+    ``permissions`` answers the session's permission requests in the same place, or is
+    None where nothing can (rules only: ``NO_PERMISSION_PROVIDER``).
+    """
 
     name: str
     provider: UserInteractionProvider | None
+    permissions: PermissionProvider | None = None
     relay: JsonLinesRelay | None = None  # jsonl: the controlling program's user/message frames
     host: WebHost | None = None  # web: the live host (its URL, its feed)
     lines: LineReader | None = None  # plain on stdin: the reader a line prompt must share

@@ -25,6 +25,7 @@ from dsh_cli.sources.options import AnswerOptions, Door, Source
 
 if TYPE_CHECKING:
     from dsh_cli.interaction import UserInteraction
+    from dsh_cli.permissions import PermissionGate
 
 __all__ = ["ASK", "CHAT", "DOORS", "ROWS", "RUN", "WEB", "Prepared", "Row", "answer_source",
            "choose", "draws_on_terminal", "prepare"]
@@ -81,15 +82,17 @@ class Prepared:
     opener: openers.Opener
 
     @contextlib.asynccontextmanager
-    async def attach(self, ui: UserInteraction) -> AsyncIterator[Source]:
-        """Start the source, register its provider; dispose it and close the source after."""
+    async def attach(self, ui: UserInteraction,
+                     gate: PermissionGate | None = None) -> AsyncIterator[Source]:
+        """Start the source, register its providers (questions on ``ui``, permission requests
+        on ``gate`` when the session has one); dispose them and close the source after."""
         async with self.opener(ui) as source:
-            dispose = None if source.provider is None else ui.register_provider(source.provider)
-            try:
+            with contextlib.ExitStack() as registered:
+                if source.provider is not None:
+                    registered.callback(ui.register_provider(source.provider))
+                if gate is not None and source.permissions is not None:
+                    registered.callback(gate.register_provider(source.permissions))
                 yield source
-            finally:
-                if dispose is not None:
-                    dispose()
 
 
 def prepare(options: AnswerOptions) -> Prepared:
@@ -101,7 +104,8 @@ def prepare(options: AnswerOptions) -> Prepared:
 
 
 @contextlib.asynccontextmanager
-async def answer_source(ui: UserInteraction, options: AnswerOptions) -> AsyncIterator[Source]:
+async def answer_source(ui: UserInteraction, options: AnswerOptions,
+                        gate: PermissionGate | None = None) -> AsyncIterator[Source]:
     """``prepare`` and ``attach`` in one: the source that answers ``ui`` for this door."""
-    async with prepare(options).attach(ui) as source:
+    async with prepare(options).attach(ui, gate) as source:
         yield source

@@ -8,101 +8,27 @@ imports the MCP SDK until a server is actually started.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
-
-from dsh_cli.core.errors import HarnessError
-from dsh_cli.tools.mcp.config import ServerConfig, load_servers, parse_servers
-from dsh_cli.tools.mcp.tool import McpTool, tool_name
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dsh_cli.interaction.service import UserInteraction
-    from dsh_cli.tools.mcp.connection import McpConnection
-    from dsh_cli.tools.registry import ToolRegistry
+    from dsh_cli.tools.mcp.config import ServerConfig, config_paths, load_servers, parse_servers
+    from dsh_cli.tools.mcp.tool import tool_name
+    from dsh_cli.tools.mcp.toolset import McpToolset, ServerStatus
 
-__all__ = ["McpToolset", "ServerConfig", "ServerStatus", "load_servers", "parse_servers",
-           "tool_name"]
+__all__ = ["McpToolset", "ServerConfig", "ServerStatus", "config_paths", "load_servers",
+           "parse_servers", "tool_name"]
 
-
-@dataclass
-class ServerStatus:
-    """What ``dsh mcp list`` shows of one server."""
-
-    name: str
-    transport: str
-    source: str
-    started: bool
-    error: str | None = None
-    tools: list[McpTool] = field(default_factory=list)
+# Names load on first use: a session that only looks for configuration (config_paths)
+# imports neither the tool adapter nor the permission vocabulary.
+_HOMES = {"ServerConfig": "config", "config_paths": "config", "load_servers": "config",
+          "parse_servers": "config", "tool_name": "tool", "McpToolset": "toolset",
+          "ServerStatus": "toolset"}
 
 
-class McpToolset:
-    """The started servers of one session and the tools they offer."""
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-    def __init__(self, connections: list[McpConnection], statuses: list[ServerStatus]) -> None:
-        self.connections = connections
-        self.statuses = statuses
-
-    @property
-    def tools(self) -> list[McpTool]:
-        return [tool for status in self.statuses for tool in status.tools]
-
-    @classmethod
-    async def start(cls, servers: list[ServerConfig], *, errlog: TextIO,
-                    report: Callable[[str], None] | None = None,
-                    elicitation: UserInteraction | None = None,
-                    client_version: str = "0",
-                    open_url: Callable[[str], object] | None = None) -> McpToolset:
-        """Start every server at once; failures are reported and left out.
-
-        ``elicitation`` is the session's seam: when a provider is registered on it, the
-        servers may ask the human (``spec/mcp.md`` section 3); each tool call's own seam
-        answers the questions it causes. ``open_url`` opens a page the human agreed to
-        open (the CLI passes ``url_mode.open_page`` with ``launch`` set where there is a
-        display); by default the URL is printed on stderr.
-        """
-        from dsh_cli.tools.mcp.connection import McpConnection
-
-        connections = [McpConnection(server, errlog=errlog, elicitation=elicitation,
-                                     client_version=client_version, open_url=open_url)
-                       for server in servers]
-        outcomes = await asyncio.gather(*(connection.start() for connection in connections),
-                                        return_exceptions=True)
-        statuses: list[ServerStatus] = []
-        live: list[McpConnection] = []
-        for connection, outcome in zip(connections, outcomes, strict=True):
-            config = connection.config
-            if isinstance(outcome, BaseException):
-                message = (outcome.message if isinstance(outcome, HarnessError)
-                           else str(outcome))
-                if report is not None:
-                    report(message)
-                statuses.append(ServerStatus(config.name, config.transport, config.source,
-                                             False, message))
-                continue
-            live.append(connection)
-            tools = [McpTool(connection, definition) for definition in connection.tools
-                     if config.offers(str(definition.name))]
-            statuses.append(ServerStatus(config.name, config.transport, config.source, True,
-                                         tools=tools))
-        return cls(live, statuses)
-
-    def register(self, registry: ToolRegistry) -> Callable[[], None]:
-        """Add the tools to ``registry``; returns a function that takes them out again."""
-        names = []
-        for tool in self.tools:
-            registry.register(tool)
-            names.append(tool.name)
-
-        def unregister() -> None:
-            for name in names:
-                registry.unregister(name)
-
-        return unregister
-
-    async def close(self) -> None:
-        """Close every connection (stdio servers are terminated)."""
-        await asyncio.gather(*(connection.close() for connection in self.connections),
-                             return_exceptions=True)
+    return getattr(import_module(f"{__name__}.{home}"), name)

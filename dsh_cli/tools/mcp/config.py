@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,10 @@ from dsh_cli.core.errors import ConfigError
 __all__ = [
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
+    "PROJECT_FILE",
+    "USER_FILE",
     "ServerConfig",
+    "config_paths",
     "expand",
     "load_servers",
     "parse_servers",
@@ -29,6 +32,8 @@ __all__ = [
 
 DEFAULT_STARTUP_TIMEOUT = 10.0
 DEFAULT_TOOL_TIMEOUT = 120.0
+USER_FILE = "mcp.json"  # in the config directory
+PROJECT_FILE = ".mcp.json"  # in the working directory, only once trusted
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 
@@ -72,6 +77,38 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
         return default if default is not None else ""
 
     return _VARIABLE.sub(one, value)
+
+
+def config_paths(files: Iterable[str | Path], *, project: bool, cwd: Path, config_dir: Path,
+                 notice: Callable[[str], None] | None = None) -> list[Path]:
+    """The files MCP servers come from, in the order a later one overrides an earlier one.
+
+    ``mcp.json`` in the config directory, then the project's ``.mcp.json`` when ``project``
+    (``--mcp-project``, which trusts it from now on) or when this very file was trusted
+    before, then every ``--mcp-config FILE``. An untrusted project file is left out with
+    one ``notice`` saying how to trust it.
+    """
+    from dsh_cli.tools.mcp.trust import FILE_NAME, ProjectTrust, file_digest
+
+    paths: list[Path] = []
+    user = config_dir / USER_FILE
+    if user.is_file():
+        paths.append(user)
+    project_file = cwd / PROJECT_FILE
+    if project_file.is_file():
+        digest = file_digest(project_file)
+        where = cwd.resolve()
+        trust = ProjectTrust(config_dir / FILE_NAME)
+        if digest is not None and project:
+            trust.trust(where, digest)
+            paths.append(project_file)
+        elif digest is not None and trust.trusted(where, digest):
+            paths.append(project_file)
+        elif notice is not None:
+            notice(f"{project_file} is not trusted (it can run commands), so its servers "
+                   "are left out; pass --mcp-project to trust it")
+    paths.extend(Path(file) for file in files)
+    return paths
 
 
 def load_servers(paths: list[Path], environ: Mapping[str, str] | None = None,

@@ -1,0 +1,76 @@
+"""MCP tools: one call through dsh (registry, permission policy, adapter) vs the bare SDK call,
+and ``dsh chat`` start-up with and without an MCP server configured."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+from bench.context import Context
+from bench.proc import dsh_argv, run
+from bench.table import Row, at_most
+
+BUDGET = 1.2
+NOTES = str(Path(__file__).resolve().parents[1] / "tests" / "fakes" / "mcp_notes_server.py")
+
+
+async def _calls(count: int) -> tuple[list[float], list[float]]:
+    """Milliseconds per ``read_notes`` call: through dsh's registry, and the bare client's."""
+    import os
+
+    from mcp import Client, StdioServerParameters
+
+    from dsh_cli.interaction import UserInteraction
+    from dsh_cli.permissions import PermissionGate, Rules
+    from dsh_cli.tools import ToolContext, ToolRegistry
+    from dsh_cli.tools.mcp import McpToolset, parse_servers
+    from dsh_cli.tools.permission_policy import permission_policy
+
+    entry = {"command": sys.executable, "args": [NOTES]}
+    servers = parse_servers({"mcpServers": {"notes": entry}}, "bench", {})
+    errlog = open(os.devnull, "w")  # noqa: SIM115  # closed below, after the servers
+    toolset = await McpToolset.start(servers, errlog=errlog)
+    registry = ToolRegistry()
+    toolset.register(registry)
+    registry.use(permission_policy(PermissionGate(Rules()), registry.get))
+    ctx = ToolContext(UserInteraction())
+    through, bare = [], []
+    params = StdioServerParameters(command=sys.executable, args=[NOTES])
+    try:
+        async with Client(params) as client:
+            for _ in range(count):  # interleaved, so drift hits both sides alike
+                started = time.perf_counter()
+                result = await registry.execute("mcp__notes__read_notes", "{}", ctx)
+                through.append((time.perf_counter() - started) * 1000)
+                assert result.error is None, result
+                started = time.perf_counter()
+                await client.call_tool("read_notes", {})
+                bare.append((time.perf_counter() - started) * 1000)
+    finally:
+        await toolset.close()
+        errlog.close()
+    return through, bare
+
+
+def measure(ctx: Context) -> list[Row]:
+    through, bare = asyncio.run(_calls(ctx.runs(200)))
+    config = ctx.work / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": {"command": sys.executable,
+                                                           "args": [NOTES]}}}))
+    without: list[float] = []
+    with_mcp: list[float] = []
+    for _ in range(ctx.runs(10)):
+        for figures, extra in ((without, ()), (with_mcp, ("--mcp-config", str(config)))):
+            result = run(dsh_argv("chat", "-m", "demo", "--plain", *extra), ctx.env)
+            if result.status != 0:
+                raise RuntimeError(f"dsh chat {' '.join(extra)} exited {result.status}")
+            figures.append(result.seconds * 1000)
+    return [
+        Row("MCP tool call through dsh", "ms", through, bare, "bare mcp.Client call",
+            f"≤ {BUDGET} × floor", at_most(BUDGET)),
+        Row("dsh chat start-up, MCP server configured", "ms", with_mcp, without,
+            "dsh chat, no MCP"),
+    ]

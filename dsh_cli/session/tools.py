@@ -1,0 +1,132 @@
+"""A session's tools beyond ``ask_user_question``: MCP servers, and the permission gate.
+
+Two halves, like the answer-source table: ``plan_tools`` (sync, before a session opens)
+finds the configured servers and the rules, so a bad file is ``CONFIG_ERROR`` before
+anything starts; ``session_tools`` (async, around the conversation) starts the servers,
+registers their tools on the session's ``ToolRegistry``, puts the permission policy in
+front of ``execute`` and closes the servers on the way out, however the block ends:
+
+    plan = plan_tools(settings, options, sys.stderr)
+    async with session_tools(runtime, plan, sys.stderr) as gate:
+        ...  # gate is None when no server is configured; else the door registers on it
+
+With no server configured, nothing MCP and nothing of ``dsh_cli.permissions`` is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from dsh_cli.core.errors import MCP_UNAVAILABLE, format_line
+
+if TYPE_CHECKING:
+    from dsh_cli.config import Settings
+    from dsh_cli.permissions import PermissionGate, Rules
+    from dsh_cli.runtime import Runtime
+    from dsh_cli.tools.mcp.config import ServerConfig
+
+__all__ = ["LOG_FILE", "NOTES_FOLDER", "YES_NOTICE", "ToolPlan", "plan_tools", "session_tools"]
+
+LOG_FILE = "mcp.log"  # in the data directory: the servers' stderr, never the screen
+NOTES_FOLDER = "notes"  # in the data directory: ``dsh demo``'s notes server keeps them here
+YES_NOTICE = "dsh: --yes: every tool call of this run is allowed without asking"
+
+
+@dataclass(frozen=True)
+class ToolPlan:
+    """The servers to start and the rules their calls pass (config, then flags)."""
+
+    servers: list[ServerConfig] = field(default_factory=list)
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    allow_all: bool = False
+
+    def rules(self) -> Rules:
+        from dsh_cli.permissions import Rules
+
+        return Rules(self.allow, self.ask, self.deny, self.allow_all)
+
+
+def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *,
+               demo: bool = False, cwd: Path | None = None,
+               environ: Mapping[str, str] | None = None) -> ToolPlan:
+    """What ``--mcp-config``, ``--mcp-project``, ``--no-mcp``, ``--allow``, ``--deny`` and
+    ``--yes`` (and ``dsh demo``'s notes server) ask for; raises ``ConfigError``."""
+    from dsh_cli.config import config_dir, data_dir
+
+    yes = bool(options.get("yes"))
+    if yes:
+        _line(stderr, YES_NOTICE)
+    plan = ToolPlan(allow=(*settings.allow, *options.get("allow", ())), ask=settings.ask,
+                    deny=(*settings.deny, *options.get("deny", ())), allow_all=yes)
+    if options.get("no_mcp"):
+        return plan
+    from dsh_cli.tools.mcp.config import config_paths, load_servers, parse_servers
+
+    paths = config_paths(options.get("mcp_config", ()), project=bool(options.get("mcp_project")),
+                         cwd=cwd or Path.cwd(), config_dir=config_dir(),
+                         notice=lambda text: _line(stderr, f"dsh: {text}"))
+    servers = []
+    if demo:
+        from dsh_cli.tools.mcp.demo_notes import SERVER_NAME, entry
+
+        notes = {"mcpServers": {SERVER_NAME: entry(data_dir() / NOTES_FOLDER)}}
+        servers = parse_servers(notes, "dsh demo", {})
+    if paths:
+        named = {server.name: server for server in (*servers, *load_servers(paths, environ))}
+        servers = list(named.values())
+    return ToolPlan(servers, plan.allow, plan.ask, plan.deny, plan.allow_all)
+
+
+@contextlib.asynccontextmanager
+async def session_tools(runtime: Runtime, plan: ToolPlan,
+                        stderr: TextIO) -> AsyncIterator[PermissionGate | None]:
+    """The plan's servers started and their tools offered; the gate their calls pass."""
+    if not plan.servers:
+        yield None
+        return
+    import dsh_cli
+    from dsh_cli.config import config_dir, data_dir
+    from dsh_cli.permissions import Approvals, PermissionGate
+    from dsh_cli.tools.mcp.toolset import McpToolset
+    from dsh_cli.tools.permission_policy import permission_policy
+
+    with contextlib.ExitStack() as stack:
+        folder = data_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        errlog = stack.enter_context(open(folder / LOG_FILE, "a", encoding="utf-8"))
+        toolset = await McpToolset.start(
+            plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
+            report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)))
+        try:
+            gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
+                                  events=runtime.events,
+                                  timeout=runtime.settings.question_timeout,
+                                  session_id=runtime.session_id)
+            stack.callback(toolset.register(runtime.tools))
+            stack.callback(runtime.tools.use(permission_policy(gate, runtime.tools.get)))
+            yield gate
+        finally:
+            # shielded: a signal's cancellation must still see every server terminated
+            await _close(toolset)
+
+
+async def _close(toolset: Any) -> None:
+    import asyncio
+
+    closing = asyncio.ensure_future(toolset.close())
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        await closing
+        raise
+
+
+def _line(stream: TextIO, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()

@@ -1,0 +1,276 @@
+"""``dsh run --mcp-config`` against real MCP servers: tools offered, permission asked or not.
+
+A scripted model calls the tools; what reached the model is read back from the stored
+session (``dsh sessions show --json``), so each test sees the very tool results it got.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dsh_under_test import DSH
+
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+NOTES = str(FAKES / "mcp_notes_server.py")
+CEILING = 60  # a run that hangs fails the test instead of blocking the suite
+
+
+def dsh(*args: str, input: str | None = None, cwd: Path | None = None,
+        timeout: float = CEILING) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DSH, *args], input=input, capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd,
+                          stdin=None if input is not None else subprocess.DEVNULL)
+
+
+def write(path: Path, data: object) -> str:
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def servers(tmp_path: Path, *, variant: str | None = None, git: Path | None = None) -> str:
+    table: dict[str, object] = {
+        "time": {"command": "mcp-server-time"},
+        "notes": {"command": sys.executable,
+                  "args": [NOTES, *(["--variant", variant] if variant else [])]},
+    }
+    if git is not None:
+        table["git"] = {"command": "mcp-server-git", "args": ["--repository", str(git)]}
+    return write(tmp_path / "servers.json", {"mcpServers": table})
+
+
+def script(tmp_path: Path, *calls: tuple[str, dict[str, object]]) -> str:
+    turn = {"tool_calls": [{"name": name, "arguments": arguments} for name, arguments in calls]}
+    return "script:" + write(tmp_path / "script.json", {"turns": [turn, {"content": "done"}]})
+
+
+def tool_results() -> list[dict[str, object]]:
+    """What the model received for each tool call of the latest stored session."""
+    listed = json.loads(dsh("sessions", "list", "--json").stdout)
+    latest = (listed if isinstance(listed, list) else listed["sessions"])[0]["id"]
+    shown = json.loads(dsh("sessions", "show", "--json", latest).stdout)
+    return [message for message in shown["messages"] if message["role"] == "tool"]
+
+
+def error_code(result: dict[str, object]) -> str | None:
+    try:
+        data = json.loads(str(result["content"]))
+    except ValueError:
+        return None
+    return data.get("error", {}).get("code") if isinstance(data, dict) else None
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    (path / "a.txt").write_text("one\n")
+    subprocess.run(["git", "-C", str(path), "add", "a.txt"], check=True)
+    subprocess.run(["git", "-C", str(path), "-c", "user.email=t@example.com", "-c",
+                    "user.name=t", "commit", "-q", "-m", "first"], check=True)
+    return path
+
+
+@pytest.fixture
+def answers(tmp_path: Path) -> str:
+    return write(tmp_path / "answers.json", {})
+
+
+def test_read_only_tools_run_with_no_prompt_and_their_results_reach_the_model(
+        tmp_path, repo, answers):
+    model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}),
+                   ("mcp__git__git_status", {"repo_path": str(repo)}))
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, git=repo),
+                 "--answers", answers, "what time is it")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "done\n" and result.stderr == ""
+    clock, status = tool_results()
+    assert json.loads(str(clock["content"]))["timezone"] == "UTC"
+    assert "On branch" in str(status["content"]) or "branch" in str(status["content"])
+
+
+def test_a_call_that_needs_a_human_fails_at_once_with_answers_only(tmp_path, repo, answers):
+    model = script(tmp_path, ("mcp__git__git_reset", {"repo_path": str(repo)}),
+                   ("mcp__notes__write_note", {"text": "hello"}))
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, git=repo),
+                 "--answers", answers, "reset it")
+    assert result.returncode == 0, result.stderr
+    reset, note = tool_results()
+    assert error_code(reset) == error_code(note) == "NO_PERMISSION_PROVIDER"
+    assert "--allow mcp__notes__write_note" in str(note["content"])
+
+
+@pytest.mark.parametrize("flags", [["--allow", "mcp__notes__write_note"], ["--allow", "mcp__notes"],
+                                   ["--yes"]])
+def test_allow_rules_and_yes_let_the_call_run(tmp_path, answers, flags):
+    model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
+                 *flags, "note it")
+    assert result.returncode == 0, result.stderr
+    assert ("--yes" in result.stderr) == (flags == ["--yes"])
+    (note,) = tool_results()
+    assert note["content"] == "saved note 1: hello"
+
+
+def test_a_deny_rule_wins_over_yes_and_the_model_gets_permission_denied(tmp_path, answers):
+    model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}),
+                   ("mcp__time__get_current_time", {"timezone": "UTC"}))
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
+                 "--yes", "--deny", "mcp__notes__*", "--deny", "mcp__time", "note it")
+    assert result.returncode == 0, result.stderr
+    note, clock = tool_results()
+    assert error_code(note) == error_code(clock) == "PERMISSION_DENIED"
+    assert "deny 'mcp__notes__*'" in str(note["content"])
+
+
+def test_config_toml_permissions_apply_and_bad_types_name_the_file(tmp_path, dsh_home, answers):
+    model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
+    config = dsh_home / "config.toml"
+    config.write_text('[permissions]\nallow = ["mcp__notes__write_note"]\n')
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
+                 "note it")
+    assert result.returncode == 0, result.stderr
+    assert tool_results()[0]["content"] == "saved note 1: hello"
+    config.write_text('[permissions]\ndeny = "mcp__notes"\n')
+    result = dsh("run", "-m", model, "--answers", answers, "note it")
+    assert result.returncode == 2
+    assert result.stderr.startswith("dsh: CONFIG_ERROR: ")
+    assert str(config) in result.stderr and "deny must be a list of strings" in result.stderr
+
+
+def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tmp_path):
+    model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--plain", "note it",
+                 input="4 not now\n")
+    assert result.returncode == 0, result.stderr
+    assert "[Permission] notes wants to run mcp__notes__write_note" in result.stderr
+    assert "warning: destructive" in result.stderr
+    (note,) = tool_results()
+    assert error_code(note) == "PERMISSION_DENIED"
+    assert "not now" in str(note["content"])
+
+
+def test_always_is_kept_per_tool_definition_and_a_changed_tool_is_asked_again(
+        tmp_path, dsh_home, answers):
+    model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
+    first = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--plain", "note it",
+                input="3\n")
+    assert first.returncode == 0, first.stderr
+    assert tool_results()[0]["content"] == "saved note 1: hello"
+    saved = json.loads((dsh_home / "permissions.json").read_text())
+    assert "mcp__notes__write_note" in saved["always"]
+    assert os.stat(dsh_home / "permissions.json").st_mode & 0o777 == 0o600
+    again = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
+                "note it")
+    assert again.returncode == 0, again.stderr
+    assert tool_results()[0]["content"] == "saved note 1: hello"  # no human needed
+    changed = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, variant="changed"),
+                  "--answers", answers, "note it")
+    assert changed.returncode == 0, changed.stderr
+    assert error_code(tool_results()[0]) == "NO_PERMISSION_PROVIDER"
+
+
+def test_a_server_that_cannot_start_is_one_line_and_the_rest_go_on(tmp_path, answers):
+    table = {"mcpServers": {"broken": {"command": str(tmp_path / "no-such-server")},
+                            "time": {"command": "mcp-server-time"}}}
+    model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}))
+    result = dsh("run", "-m", model, "--mcp-config", write(tmp_path / "s.json", table),
+                 "--answers", answers, "time")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dsh: MCP_UNAVAILABLE: ")
+    assert "broken" in lines[0]
+    assert json.loads(str(tool_results()[0]["content"]))["timezone"] == "UTC"
+
+
+def test_servers_stderr_goes_to_the_log_never_the_screen(tmp_path, dsh_home, answers):
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("import sys, runpy\nsys.stderr.write('NOISY START\\n')\n"
+                     f"sys.argv = [{NOTES!r}]\nrunpy.run_path({NOTES!r}, run_name='__main__')\n")
+    table = {"mcpServers": {"notes": {"command": sys.executable, "args": [str(noisy)]}}}
+    model = script(tmp_path, ("mcp__notes__read_notes", {}))
+    result = dsh("run", "-m", model, "--mcp-config", write(tmp_path / "s.json", table),
+                 "--answers", answers, "read")
+    assert result.returncode == 0, result.stderr
+    assert "NOISY" not in result.stderr
+    assert "NOISY START" in (dsh_home / "mcp.log").read_text()
+
+
+def test_no_mcp_turns_every_server_off(tmp_path, answers):
+    model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}))
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--no-mcp",
+                 "--answers", answers, "time")
+    assert result.returncode == 0, result.stderr
+    assert error_code(tool_results()[0]) == "UNKNOWN_TOOL"
+
+
+def test_a_project_file_needs_trust_and_a_changed_one_needs_it_again(tmp_path, dsh_home,
+                                                                     answers):
+    project = tmp_path / "project"
+    project.mkdir()
+    table = {"mcpServers": {"time": {"command": "mcp-server-time"}}}
+    write(project / ".mcp.json", table)
+    model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}))
+    untrusted = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert untrusted.stderr.count("\n") == 1 and "--mcp-project" in untrusted.stderr
+    assert error_code(tool_results()[0]) == "UNKNOWN_TOOL"
+    trusted = dsh("run", "-m", model, "--answers", answers, "--mcp-project", "time",
+                  cwd=project)
+    assert trusted.returncode == 0 and trusted.stderr == "", trusted.stderr
+    assert json.loads(str(tool_results()[0]["content"]))["timezone"] == "UTC"
+    assert os.stat(dsh_home / "trusted-projects.json").st_mode & 0o777 == 0o600
+    remembered = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
+    assert remembered.stderr == "", remembered.stderr
+    assert json.loads(str(tool_results()[0]["content"]))["timezone"] == "UTC"
+    table["mcpServers"]["other"] = {"command": "mcp-server-time"}
+    write(project / ".mcp.json", table)
+    changed = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
+    assert "--mcp-project" in changed.stderr
+    assert error_code(tool_results()[0]) == "UNKNOWN_TOOL"
+
+
+PROBE = """
+import json, sys
+from dsh_cli.cli import main
+try:
+    main(sys.argv[1:], prog_name="dsh", standalone_mode=False)
+except SystemExit:
+    pass
+sys.stderr.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+UNLOADED = ("mcp", "mcp_types", "anyio", "dsh_cli.permissions", "dsh_cli.tools.mcp.tool",
+            "dsh_cli.tools.mcp.toolset", "dsh_cli.tools.mcp.connection")
+
+
+def test_with_no_configuration_nothing_mcp_is_imported(tmp_path, answers):
+    model = script(tmp_path, ("ask_user_question", {"questions": [
+        {"id": "q", "question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}]}))
+    done = subprocess.run([sys.executable, "-c", PROBE, "run", "-m", model, "--answers",
+                           write(tmp_path / "a.json", {"q": ["yes"]}), "go"],
+                          capture_output=True, text=True, timeout=CEILING, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL)
+    assert done.stdout == "done\n", done.stderr
+    line = next(ln for ln in done.stderr.splitlines() if ln.startswith("MODULES "))
+    modules = json.loads(line.removeprefix("MODULES "))
+    loaded = [m for m in modules if any(m == p or m.startswith(p + ".") for p in UNLOADED)]
+    assert loaded == []
+
+
+def test_dsh_demo_runs_its_notes_scene_offline_in_plain_mode(dsh_home):
+    typed = "set up a shop\n1\n1,4\nshopfront\n4 keep it in my head\n"
+    result = dsh("demo", "--plain", input=typed)
+    assert result.returncode == 0, result.stderr
+    assert "[Permission] notes wants to run mcp__notes__write_note" in result.stderr
+    assert "mcp__notes__write_note denied: keep it in my head" in result.stdout
+    assert "You did not let me write the note" in result.stdout
+    assert not (dsh_home / "notes" / "shopfront.md").exists()
+    allowed = dsh("demo", "--plain", input=typed.replace("4 keep it in my head", "1"))
+    assert allowed.returncode == 0, allowed.stderr
+    assert "The plan is saved as a note" in allowed.stdout
+    note = (dsh_home / "notes" / "shopfront.md").read_text()
+    assert "- Features: Auth, CI" in note and "- Name: shopfront" in note
