@@ -91,3 +91,26 @@ def test_a_door_without_a_gate_registers_no_permission_provider(tmp_path):
             return source.permissions
 
     assert asyncio.run(main()) is not None  # offered, but nothing to register it on
+
+
+@pytest.mark.parametrize("row", ["jsonl", "web"])
+def test_a_controller_and_a_browser_decide_permission_requests_from_outside(row):
+    from dsh_cli.permissions.pending import RemotePermissions
+
+    read, write = __import__("os").pipe()
+    chosen = AnswerOptions(RUN, jsonl=row == "jsonl", web=row == "web", open_browser=False,
+                           stdin=__import__("os").fdopen(read, "rb"), stdout=io.StringIO(),
+                           stderr=io.StringIO(), environ={"TERM": "xterm"})
+
+    async def main():
+        gate = PermissionGate(events=EventStream())
+        async with answer_source(UserInteraction(), chosen, gate) as source:
+            assert source.name == row
+            assert isinstance(source.permissions, RemotePermissions)
+            assert gate.provider is source.permissions
+        assert gate.provider is None  # disposed on the way out
+
+    try:
+        asyncio.run(main())
+    finally:
+        __import__("os").close(write)

@@ -58,8 +58,8 @@ def jsonl(options: AnswerOptions) -> Opener:
                                questions_only=options.door.questions_only)
         await relay.start()
         try:
-            # TODO(P): the relay's RemotePermissions as this row's permission provider
-            yield Source("jsonl", relay.provider, relay=relay)
+            # the controller decides permission requests too, by permission/decision frames
+            yield Source("jsonl", relay.provider, relay=relay, permissions=relay.permissions)
         finally:
             await relay.close()
 
@@ -82,8 +82,8 @@ def web(options: AnswerOptions) -> Opener:
             host.feed.show_messages(options.transcript)
         await host.start()  # a WebError when the address will not do: nothing to close yet
         try:
-            # TODO(P): the web host's RemotePermissions as this row's permission provider
-            yield Source("web", host.provider, host=host)
+            # the browser decides permission requests too, on its permission card
+            yield Source("web", host.provider, host=host, permissions=host.permissions)
         finally:
             await host.close()
 

@@ -274,3 +274,42 @@ def test_dsh_demo_runs_its_notes_scene_offline_in_plain_mode(dsh_home):
     assert "The plan is saved as a note" in allowed.stdout
     note = (dsh_home / "notes" / "shopfront.md").read_text()
     assert "- Features: Auth, CI" in note and "- Name: shopfront" in note
+
+
+def test_a_jsonl_controller_decides_permission_requests_by_frames(tmp_path):
+    model = script(tmp_path, ("mcp__notes__write_note", {"text": "from a controller"}),
+                   ("mcp__notes__write_note", {"text": "refused"}))
+    process = subprocess.Popen(
+        [DSH, "run", "--jsonl", "--model", model, "--mcp-config", servers(tmp_path), "go"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    seen: list[dict[str, object]] = []
+    decisions = iter([("allow_once", None), ("bogus", None), ("deny", "not this one")])
+    try:
+        for line in process.stdout:
+            event = json.loads(line)
+            seen.append(event)
+            if event["type"] == "permission/requested":
+                assert event["tool"] == "mcp__notes__write_note" and event["server"] == "notes"
+                for decision, message in decisions:
+                    frame = {"type": "permission/decision", "rpc_id": event["rpc_id"],
+                             "decision": decision, **({"message": message} if message else {})}
+                    process.stdin.write(json.dumps(frame) + "\n")
+                    process.stdin.flush()
+                    if decision != "bogus":
+                        break
+            elif event["type"] == "turn/completed":
+                process.stdin.close()
+        assert process.wait(CEILING) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+    kinds = [(event["type"], event.get("decision") or event.get("reason") or "")
+             for event in seen if str(event["type"]).startswith(("permission/", "response/"))]
+    assert ("permission/resolved", "allow_once") in kinds
+    assert ("response/ack", "bad-response") in kinds  # the bogus decision, refused
+    assert ("permission/resolved", "deny") in kinds
+    results = [event for event in seen if event["type"] == "tool/result"]
+    assert results[0]["content"] == "saved note 1: from a controller"
+    assert results[1]["error"]["code"] == "PERMISSION_DENIED"
+    assert str(results[1]["error"]["message"]).endswith("not this one")
