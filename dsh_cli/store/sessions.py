@@ -43,7 +43,8 @@ __all__ = [
     "assistant_message",
 ]
 
-_OUTCOMES = ("answered", "cancelled", "aborted", "timeout")
+_REQUEST_KEYS = ("questions", "source", "declinable", "review")  # what re-asks a batch
+_OUTCOMES = ("answered", "cancelled", "declined", "aborted", "timeout")
 
 
 # A session's columns for summaries; updated_at counts its last message (see append_message).
@@ -97,7 +98,8 @@ class SessionRecord:
 
 @dataclass(frozen=True)
 class QuestionBatch:
-    """One ``ask_user_question`` batch as stored; ``request`` is ``{"questions": [...]}``."""
+    """One question batch as stored; ``request`` is ``{"questions": [...]}``, with ``source``,
+    ``declinable`` and ``review`` when the asker set them (``AskUserQuestionRequest``'s JSON)."""
 
     rpc_id: str
     session_id: str
@@ -203,7 +205,9 @@ class SessionStore:
     def question_requested(self, session_id: str, event: QuestionRequested) -> None:
         """A batch was shown: a new pending row, or the same row again when re-asked."""
         now = _now()
-        request = json.dumps({"questions": event.questions}, ensure_ascii=False)
+        stored = event.to_json()
+        request = json.dumps({key: stored[key] for key in _REQUEST_KEYS if key in stored},
+                             ensure_ascii=False)
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
                 "INSERT INTO questions (rpc_id, session_id, call_id, request, status, answer, "

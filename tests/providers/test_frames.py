@@ -34,6 +34,7 @@ SAMPLES = {
     "question/answer": {"type": "question/answer", "rpc_id": "q_1", "session_id": "s1",
                         "answers": GOOD},
     "question/cancel": {"type": "question/cancel", "rpc_id": "q_1"},
+    "question/decline": {"type": "question/decline", "rpc_id": "q_1", "session_id": "s1"},
     "questions/replay": {"type": "questions/replay"},
     "user/message": {"type": "user/message", "content": "hello"},
 }
@@ -99,7 +100,7 @@ def test_an_absent_session_id_is_null():
      "question/answer: rpc_id: field required"),
     ({"type": "user/message", "content": " \t"}, "user/message: content: must not be blank"),
     ({"type": "nope"}, 'unknown frame type "nope" (known: question/answer, question/cancel, '
-                       "questions/replay, user/message)"),
+                       "question/decline, questions/replay, user/message)"),
     ({"type": 7}, 'a frame needs a string "type"'),
     ([1, 2], "a frame must be a JSON object, got array"),
     (None, "a frame must be a JSON object, got null"),
