@@ -2,7 +2,8 @@
 
 The file maps an id to a list of labels (``selected``), a string (always ``custom``),
 ``null`` (skip), or an object with ``selected`` or ``custom``. It serves every question
-of the run with that id. A missing id fails that ask with ``NO_PROVIDER`` naming the id;
+of the run with that id. A missing id fails that ask with ``NO_PROVIDER`` naming the id,
+unless the question is optional and has a default (an elicitation form's), which answers it;
 an answer that does not fit its question fails with ``INVALID_ANSWER``. Both are
 reported through ``report`` (stderr in the CLI) as well as to the model.
 """
@@ -84,6 +85,8 @@ class AnswersFileProvider:
         items = []
         for question in context.request.questions:
             raw = self._items.get(question.id)
+            if raw is None and question.default is not None and not question.required:
+                raw = {"id": question.id}  # a skip: the seam's rules answer it with the default
             if raw is None:
                 self._fail(f"{self.source} has no answer for question id {question.id!r}",
                            NO_PROVIDER)
