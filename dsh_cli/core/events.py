@@ -139,10 +139,21 @@ class QuestionRequested(Event):
     session_id: str | None
     call_id: str | None
     questions: list[dict[str, Any]]
+    source: dict[str, Any] | None = None
+    declinable: bool = False
+    review: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields of asks from inside dsh only when set, so a model's batch reads as ever."""
+        data = super().to_json()
+        for name, unset in (("source", None), ("declinable", False), ("review", False)):
+            if data.get(name) == unset:
+                data.pop(name, None)
+        return data
 
 
 class QuestionResolved(Event):
-    """A batch settled; ``outcome`` is answered, cancelled, aborted or timeout."""
+    """A batch settled; ``outcome`` is answered, cancelled, declined, aborted or timeout."""
 
     type: ClassVar[str] = "question/resolved"
     rpc_id: str

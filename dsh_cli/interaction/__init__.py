@@ -6,6 +6,7 @@ It imports nothing from UIs, models, tools or the CLI.
 from dsh_cli.core.errors import (
     ASK_ABORTED,
     ASK_CANCELLED,
+    ASK_DECLINED,
     ASK_TIMEOUT,
     CALLER_NOT_LIVE,
     DELEGATED_CALLER,
@@ -21,6 +22,7 @@ from dsh_cli.core.recommended import display_label, is_recommended
 from dsh_cli.core.sanitize import display_width, sanitize, sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.interaction.agents import Agent, AgentRegistry
+from dsh_cli.interaction.constraints import TextRule
 from dsh_cli.interaction.pending import (
     BAD_RESPONSE,
     NOT_PENDING,
@@ -30,9 +32,17 @@ from dsh_cli.interaction.pending import (
 )
 from dsh_cli.interaction.scripted import ScriptedProvider
 from dsh_cli.interaction.service import UserInteraction, UserInteractionProvider
-from dsh_cli.interaction.validation import LIMITS, check_questions, validate_answer
+from dsh_cli.interaction.validation import (
+    LIMITS,
+    check_questions,
+    problem_with,
+    validate_answer,
+)
 from dsh_cli.interaction.vocabulary import (
+    ELICITATION_FIELDS,
     AskContext,
+    AskDefault,
+    AskSource,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
@@ -44,11 +54,13 @@ from dsh_cli.interaction.vocabulary import (
 __all__ = [
     "ASK_ABORTED",
     "ASK_CANCELLED",
+    "ASK_DECLINED",
     "ASK_TIMEOUT",
     "BAD_RESPONSE",
     "CALLER_NOT_LIVE",
     "DELEGATED_CALLER",
     "DUPLICATE_PROVIDER",
+    "ELICITATION_FIELDS",
     "EMPTY_QUESTIONS",
     "INVALID_ANSWER",
     "INVALID_QUESTIONS",
@@ -60,6 +72,8 @@ __all__ = [
     "Agent",
     "AgentRegistry",
     "AskContext",
+    "AskDefault",
+    "AskSource",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionItem",
@@ -70,6 +84,7 @@ __all__ = [
     "PendingEntry",
     "PendingQuestions",
     "ScriptedProvider",
+    "TextRule",
     "UserInteraction",
     "UserInteractionError",
     "UserInteractionProvider",
@@ -77,6 +92,7 @@ __all__ = [
     "display_label",
     "display_width",
     "is_recommended",
+    "problem_with",
     "sanitize",
     "sanitize_line",
     "validate_answer",

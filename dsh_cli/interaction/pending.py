@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.errors import ASK_CANCELLED, ASK_DECLINED, UserInteractionError
 from dsh_cli.core.events import (
     BAD_RESPONSE,
     NOT_PENDING,
@@ -31,7 +31,10 @@ from dsh_cli.interaction.vocabulary import (
     Deadline,
 )
 
-__all__ = ["BAD_RESPONSE", "NOT_PENDING", "WRONG_SESSION", "PendingEntry", "PendingQuestions"]
+__all__ = [
+    "BAD_RESPONSE", "NOT_PENDING", "WRONG_SESSION", "PendingEntry", "PendingQuestions",
+    "declined",
+]
 
 
 
@@ -61,7 +64,15 @@ class PendingEntry:
             session_id=self.session_id,
             call_id=self.request.call_id,
             questions=self.request.questions_json(),
+            source=self.request.source_json(),
+            declinable=self.request.declinable,
+            review=self.request.review,
         )
+
+
+def declined() -> UserInteractionError:
+    """The error a declined batch settles with, whoever declined it."""
+    return UserInteractionError("the user declined the questions", ASK_DECLINED)
 
 
 class PendingQuestions:
@@ -128,6 +139,21 @@ class PendingQuestions:
         error = UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
         if not self.settle(rpc_id, error):
             return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
+        return ResponseAck(rpc_id, True)
+
+    def decline(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:
+        """The human declined a batch that offers it: ``ASK_DECLINED``."""
+        entry = self._entries.get(rpc_id)
+        if entry is None:
+            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
+        if self.session_id is not None and session_id != self.session_id:
+            return ResponseAck(
+                rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to session {self.session_id}"
+            )
+        if not entry.request.declinable:
+            return ResponseAck(rpc_id, False, BAD_RESPONSE,
+                               f"{rpc_id} cannot be declined: answer or cancel it")
+        self.settle(rpc_id, declined())
         return ResponseAck(rpc_id, True)
 
     def settle_all(self, error: BaseException) -> None:

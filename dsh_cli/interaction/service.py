@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from dsh_cli.core.errors import (
     ASK_ABORTED,
     ASK_CANCELLED,
+    ASK_DECLINED,
     ASK_TIMEOUT,
     CALLER_NOT_LIVE,
     DELEGATED_CALLER,
@@ -39,7 +40,7 @@ from dsh_cli.interaction.vocabulary import (
 
 __all__ = ["UserInteraction", "UserInteractionProvider"]
 
-_OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_TIMEOUT: "timeout"}
+_OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_DECLINED: "declined", ASK_TIMEOUT: "timeout"}
 
 
 class UserInteractionProvider(Protocol):

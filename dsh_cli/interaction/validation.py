@@ -5,6 +5,13 @@ rule, e.g. ``questions[1].options[2].label: duplicate label "SQLite"``. Answers 
 from a provider or from outside the process are checked against their request: labels
 are put in option order and ``custom`` is trimmed; anything else that does not fit raises
 ``INVALID_ANSWER``, again naming the path.
+
+The elicitation fields of a question are answer rules too, checked here once for every
+UI, the relay and the answers file: no custom text where ``other`` is False, no skip of a
+``required`` question, typed text that passes its ``rule``, a multi-select within
+``min_items``/``max_items``. A skip of a question with a ``default`` is answered with the
+default, so whoever asked gets it whichever UI answered. ``problem_with`` gives the reason
+alone, for a UI that checks before it advances and asks again.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ __all__ = [
     "LIMITS",
     "check_questions",
     "limits_text",
+    "problem_with",
     "validate_answer",
     "validate_answer_item",
 ]
@@ -44,6 +52,9 @@ LIMITS = {
     "question": 4000,
     "detail": 4000,
     "description": 1000,
+    "warning": 1000,
+    "source": 200,
+    "message": 4000,
 }
 
 
@@ -87,6 +98,36 @@ def check_questions(request: AskUserQuestionRequest) -> None:
     seen_ids: set[str] = set()
     for index, item in enumerate(questions):
         _check_item(item, f"questions[{index}]", seen_ids)
+        _check_elicitation(item, f"questions[{index}]")
+    if request.source is not None:
+        if not request.source.name.strip():
+            raise _invalid("source.name", "name must not be empty")
+        _check_line(request.source.name, "source.name", "source")
+        _check_length(request.source.name, "source.name", "source")
+        _check_length(request.source.message, "source.message", "message")
+
+
+def _check_elicitation(item: AskUserQuestionItem, path: str) -> None:
+    """The asker's own fields: a sane range, a one-line warning, a default that fits."""
+    if item.warning is not None:
+        _check_line(item.warning, f"{path}.warning", "warning")
+        _check_length(item.warning, f"{path}.warning", "warning")
+    for name in ("min_items", "max_items"):
+        value = getattr(item, name)
+        if value is not None and value < 0:
+            raise _invalid(f"{path}.{name}", f"{name} must not be negative")
+    if item.min_items is not None and item.max_items is not None \
+            and item.min_items > item.max_items:
+        raise _invalid(f"{path}.min_items", "min_items is greater than max_items")
+    default = item.default_answer()
+    if default is not None:
+        if default.skipped:
+            raise _invalid(f"{path}.default", "a default needs labels or custom text")
+        try:
+            _normalise(item, default)
+        except _Unfit as unfit:
+            raise _invalid(f"{path}.default{unfit.field}", f"the default does not fit: "
+                           f"{unfit.reason}") from None
 
 
 def _check_item(item: AskUserQuestionItem, path: str, seen_ids: set[str]) -> None:
@@ -120,6 +161,15 @@ def _check_item(item: AskUserQuestionItem, path: str, seen_ids: set[str]) -> Non
         _check_length(option.description, f"{option_path}.description", "description")
 
 
+class _Unfit(Exception):
+    """Why an answer item does not fit its question; ``field`` is ``.custom``, ``.selected``."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
 def _bad_answer(path: str, rule: str) -> UserInteractionError:
     return UserInteractionError(f"{path}: {rule}", INVALID_ANSWER)
 
@@ -147,27 +197,69 @@ def validate_answer(request: AskUserQuestionRequest, answer: Any) -> AskUserQues
 def validate_answer_item(
     question: AskUserQuestionItem, item: AskUserQuestionAnswerItem, path: str = "answer"
 ) -> AskUserQuestionAnswerItem:
-    """One answer checked against its question: labels in option order, custom trimmed."""
+    """One answer checked against its question: labels in option order, custom trimmed.
+
+    A skip of a question with a default comes back as the default.
+    """
+    try:
+        return _normalise(question, item)
+    except _Unfit as unfit:
+        raise _bad_answer(f"{path}{unfit.field}", unfit.reason) from None
+
+
+def problem_with(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem) -> str | None:
+    """Why ``item`` cannot answer ``question``, in words for the human; None when it can."""
+    try:
+        _normalise(question, item)
+    except _Unfit as unfit:
+        return unfit.reason
+    return None
+
+
+def _normalise(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
+               ) -> AskUserQuestionAnswerItem:
     custom = item.custom
     if custom is not None:
         custom = custom.strip()
         if not custom:
-            raise _bad_answer(f"{path}.custom", "custom text must not be blank")
+            raise _Unfit(".custom", "custom text must not be blank")
         if item.selected:
-            raise _bad_answer(f"{path}.selected", "labels cannot be given together with custom")
+            raise _Unfit(".selected", "labels cannot be given together with custom")
+        if not question.takes_text:
+            raise _Unfit(".custom", "this question takes one of its options, not custom text")
+        if question.rule is not None:
+            reason = question.rule.problem(custom)
+            if reason is not None:
+                raise _Unfit(".custom", f"expected {reason}")
         return AskUserQuestionAnswerItem(id=item.id, selected=[], custom=custom)
     labels = question.labels
     if item.selected and not labels:
-        raise _bad_answer(f"{path}.selected", "the question has no options; answer with custom")
+        raise _Unfit(".selected", "the question has no options; answer with custom")
     seen: set[str] = set()
     for label in item.selected:
         if label not in labels:
-            raise _bad_answer(f"{path}.selected", f'unknown label "{label}"')
+            raise _Unfit(".selected", f'unknown label "{label}"')
         if label in seen:
-            raise _bad_answer(f"{path}.selected", f'duplicate label "{label}"')
+            raise _Unfit(".selected", f'duplicate label "{label}"')
         seen.add(label)
     if len(seen) > 1 and not question.is_multi:
-        raise _bad_answer(f"{path}.selected", "a single-select question takes at most one label")
+        raise _Unfit(".selected", "a single-select question takes at most one label")
+    if not seen:
+        default = question.default_answer()
+        if default is not None and not default.skipped:
+            return _normalise(question, default.model_copy(update={"id": item.id}))
+        if question.required:
+            raise _Unfit("", "this question is required: it cannot be skipped")
+    elif question.is_multi:
+        _check_count(question, len(seen))
     return AskUserQuestionAnswerItem(
         id=item.id, selected=[label for label in labels if label in seen]
     )
+
+
+def _check_count(question: AskUserQuestionItem, count: int) -> None:
+    low, high = question.min_items, question.max_items
+    if low is not None and count < low:
+        raise _Unfit(".selected", f"choose at least {low} option{'s' if low != 1 else ''}")
+    if high is not None and count > high:
+        raise _Unfit(".selected", f"choose at most {high} option{'s' if high != 1 else ''}")

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from dsh_cli.core.signal import AbortSignal
+from dsh_cli.interaction.constraints import TextRule
 
 __all__ = [
+    "ELICITATION_FIELDS",
     "AskContext",
+    "AskDefault",
+    "AskSource",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionItem",
@@ -30,8 +34,28 @@ class AskUserQuestionOption(BaseModel):
     description: str | None = None
 
 
+# What a model may not set: the fields below are for askers inside dsh (an MCP server's
+# elicitation form), never part of the model-facing schema or its decoding.
+ELICITATION_FIELDS = frozenset(
+    {"other", "required", "default", "rule", "min_items", "max_items", "warning"})
+
+
+class AskDefault(BaseModel):
+    """A question's default answer: labels, or ``custom`` text; shown, and used on a skip."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    selected: list[str] = Field(default_factory=list)
+    custom: str | None = None
+
+
 class AskUserQuestionItem(BaseModel):
-    """One question of a batch; ``id`` is echoed in its answer."""
+    """One question of a batch; ``id`` is echoed in its answer.
+
+    ``other`` False takes no free text where there are options; ``required`` takes no
+    skip; ``default`` answers a skip; ``rule`` checks typed text; ``min_items`` and
+    ``max_items`` bound a multi-select; ``warning`` is a line every UI shows.
+    """
 
     model_config = ConfigDict(defer_build=True)
 
@@ -43,6 +67,42 @@ class AskUserQuestionItem(BaseModel):
     # ``multiSelect`` is Claude Code's spelling: accepted on the way in, never written
     multi_select: bool = Field(
         default=False, validation_alias=AliasChoices("multi_select", "multiSelect"))
+    other: bool = True
+    required: bool = False
+    default: AskDefault | None = None
+    rule: TextRule | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    warning: str | None = None
+
+    @property
+    def takes_text(self) -> bool:
+        """Whether free text is an answer: always without options, else only with Other."""
+        return self.other or not self.has_options
+
+    def default_answer(self) -> AskUserQuestionAnswerItem | None:
+        """The default as this question's answer item, or None."""
+        if self.default is None:
+            return None
+        return AskUserQuestionAnswerItem(id=self.id, selected=list(self.default.selected),
+                                         custom=self.default.custom)
+
+    def default_text(self) -> str | None:
+        """The default as a UI shows it ("default: …"), or None."""
+        if self.default is None:
+            return None
+        if self.default.custom is not None:
+            return self.default.custom
+        return ", ".join(self.default.selected) or None
+
+    def to_json(self) -> dict[str, Any]:
+        """The question as JSON: absent optional fields and the defaults above left out."""
+        data = self.model_dump(exclude_none=True)
+        if self.other:
+            del data["other"]
+        if not self.required:
+            del data["required"]
+        return data
 
     @property
     def has_options(self) -> bool:
@@ -81,24 +141,50 @@ class Deadline:
         self._on_stop.append(callback)
 
 
+class AskSource(BaseModel):
+    """Who asks a batch from inside dsh (an MCP server), shown as a heading: "git asks: …"."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str
+    message: str | None = None
+    kind: Literal["mcp", "elicitation"] = "elicitation"
+
+
 class AskUserQuestionRequest(BaseModel):
     """A batch of questions, with who asks (``agent``) and the owner's abort ``signal``.
 
     ``call_id`` names the owning tool call. None of these three appear in JSON. The seam
     never writes to a request: what belongs to one showing of it (its ``rpc_id``, its
-    deadline) is on the ``AskContext`` the provider is handed.
+    deadline) is on the ``AskContext`` the provider is handed. ``source``, ``declinable``
+    (the human may decline: ``ASK_DECLINED``) and ``review`` (end on the review screen
+    even for one question) are set by askers inside dsh, never by a model.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     questions: list[AskUserQuestionItem]
+    source: AskSource | None = None
+    declinable: bool = False
+    review: bool = False
     agent: Any = Field(default=None, exclude=True)
     signal: AbortSignal | None = Field(default=None, exclude=True)
     call_id: str | None = Field(default=None, exclude=True)
 
     def questions_json(self) -> list[dict[str, Any]]:
         """The questions as JSON objects, absent optional fields left out."""
-        return [item.model_dump(exclude_none=True) for item in self.questions]
+        return [item.to_json() for item in self.questions]
+
+    def source_json(self) -> dict[str, Any] | None:
+        return None if self.source is None else self.source.model_dump(exclude_none=True)
+
+    def heading(self) -> str | None:
+        """The line every UI shows above the batch: "git asks: …", or None."""
+        if self.source is None:
+            return None
+        if self.source.message:
+            return f"{self.source.name} asks: {self.source.message}"
+        return f"{self.source.name} asks"
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,9 +35,7 @@ SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on fore
 
 
 class SourcedQuestionRequested(QuestionRequested):
-    """``question/requested`` as a desk sees it: with ``source: {client, cwd, pid}``."""
-
-    source: dict[str, Any]
+    """``question/requested`` as a desk sees it: its ``source`` is ``{client, cwd, pid}``."""
 
 
 class DeskHello(Event):
@@ -62,7 +60,8 @@ class _DeskRelay(JsonLinesRelay):
             source = self._sources.get(event.rpc_id, {"client": None, "cwd": os.getcwd(),
                                                       "pid": os.getpid()})
             event = SourcedQuestionRequested(event.rpc_id, event.session_id, event.call_id,
-                                             event.questions, source)
+                                             event.questions, source, event.declinable,
+                                             event.review)
         super().write(event)
 
 

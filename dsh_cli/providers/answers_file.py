@@ -4,8 +4,10 @@ The file maps an id to a list of labels (``selected``), a string (always ``custo
 ``null`` (skip), or an object with ``selected`` or ``custom``. It serves every question
 of the run with that id; an id no question asks is ignored (one file can serve several
 runs). A batch with ids the file lacks fails with ``NO_PROVIDER`` naming each of them with
-its question text; an answer that does not fit its question fails with ``INVALID_ANSWER``.
-Both are reported through ``report`` (stderr in the CLI) as well as to the model.
+its question text, unless the question is optional and has a default (an elicitation
+form's), which answers it; an answer that does not fit its question fails with
+``INVALID_ANSWER``. Both are reported through ``report`` (stderr in the CLI) as well as to
+the model.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class AnswersFileProvider:
         items = []
         for question in context.request.questions:
             raw = self._items.get(question.id)
+            if raw is None and question.default is not None and not question.required:
+                raw = {"id": question.id}  # a skip: the seam's rules answer it with the default
             if raw is None:
                 self._fail_missing(context)
             try:

@@ -56,6 +56,7 @@ __all__ = [
     "PermissionDecisionFrame",
     "QuestionAnswerFrame",
     "QuestionCancelFrame",
+    "QuestionDeclineFrame",
     "QuestionsReplayFrame",
     "UserMessageFrame",
     "decode_frame",
@@ -119,6 +120,17 @@ class QuestionCancelFrame(Frame):
         return [to.pending.cancel(self.rpc_id)]
 
 
+class QuestionDeclineFrame(Frame):
+    """``question/decline``: the human declined a batch that offers it (elicitation)."""
+
+    type: Literal["question/decline"]
+    rpc_id: StrictStr
+    session_id: StrictStr | None = None
+
+    def apply(self, to: FrameDispatcher) -> list[Event]:
+        return [to.pending.decline(self.rpc_id, self.session_id)]
+
+
 class QuestionsReplayFrame(Frame):
     """``questions/replay``: announce every pending batch and permission request again."""
 
@@ -160,6 +172,7 @@ class UserMessageFrame(Frame):
 FRAME_TYPES: dict[str, type[Frame]] = {
     "question/answer": QuestionAnswerFrame,
     "question/cancel": QuestionCancelFrame,
+    "question/decline": QuestionDeclineFrame,
     "questions/replay": QuestionsReplayFrame,
     "user/message": UserMessageFrame,
     "permission/decision": PermissionDecisionFrame,

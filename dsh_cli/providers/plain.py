@@ -2,9 +2,11 @@
 
 Each question is printed as plain text, one question at a time, and answered with one
 line read from ``input``: numbers pick options, other text is the Other answer, and
-``/skip``, ``/back`` and ``/cancel`` steer the batch. No cursor movement, no color, so a
-screen reader reads it top to bottom and a script can feed it through a pipe. Prompts and
-hints go to ``output`` (stderr when stdout carries the answer).
+``/skip``, ``/back`` and ``/cancel`` steer the batch (``/decline`` too, for a batch that
+offers it). A line the question's rules refuse (``problem_with``) asks again with the
+reason. No cursor movement, no color, so a screen reader reads it top to bottom and a
+script can feed it through a pipe. Prompts and hints go to ``output`` (stderr when
+stdout carries the answer).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dsh_cli.core.streams import is_terminal
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
+    ASK_DECLINED,
     AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -24,6 +27,7 @@ from dsh_cli.interaction import (
     UserInteractionError,
     display_label,
     is_recommended,
+    problem_with,
     sanitize,
     sanitize_line,
 )
@@ -33,6 +37,19 @@ __all__ = ["PlainProvider", "parse_numbers"]
 
 PROMPT_WITH_OPTIONS = "answer (numbers, text for Other, /skip, /back, /cancel)> "
 PROMPT_TEXT = "answer (text, /skip, /back, /cancel)> "
+
+
+def prompt_for(question: AskUserQuestionItem, declinable: bool = False) -> str:
+    """The prompt line: only the commands and answer forms this question takes."""
+    if question.has_options and question.takes_text:
+        forms = ["numbers", "text for Other"]
+    else:
+        forms = ["numbers"] if question.has_options else ["text"]
+    if not question.required or question.default is not None:
+        forms.append("/skip")
+    forms += ["/back", "/cancel"] + (["/decline"] if declinable else [])
+    return f"answer ({', '.join(forms)})> "
+
 _SELECTION = re.compile(r"^[\d,\s]+$")
 
 
@@ -71,6 +88,9 @@ class PlainProvider:
         questions = context.request.questions
         answers: list[AskUserQuestionAnswerItem | None] = [None] * len(questions)
         index = 0
+        heading = context.request.heading()
+        if heading:
+            self._write(f"── {sanitize_line(heading)}\n")
         try:
             while index < len(questions):
                 self._show(context, index)
@@ -88,7 +108,7 @@ class PlainProvider:
                       index: int) -> AskUserQuestionAnswerItem | None:
         """One question's answer; None means ``/back``."""
         while True:
-            self._write(PROMPT_WITH_OPTIONS if question.has_options else PROMPT_TEXT)
+            self._write(prompt_for(question, context.request.declinable))
             self._open_prompt = True
             line = await self.lines.readline()
             self._open_prompt = False
@@ -100,15 +120,30 @@ class PlainProvider:
             if context.deadline is not None:
                 context.deadline.stop()  # the human engaged: no countdown from here on
             try:
-                return self._interpret(question, line.strip(), index)
+                return self._checked(question, self._interpret(
+                    question, line.strip(), index, context.request.declinable))
             except _Hint as hint:
                 self._write(f"  {hint}\n")
 
+    def _checked(self, question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None
+                 ) -> AskUserQuestionAnswerItem | None:
+        """The seam's own rules, before the next question: the reason, and ask again."""
+        if item is None:
+            return None
+        reason = problem_with(question, item)
+        if reason is not None:
+            raise _Hint(reason)
+        if item.skipped and question.default is not None:
+            self._write(f"  using the default: {sanitize_line(question.default_text() or '')}\n")
+        return item
+
     def _interpret(self, question: AskUserQuestionItem, line: str,
-                   index: int) -> AskUserQuestionAnswerItem | None:
+                   index: int, declinable: bool = False) -> AskUserQuestionAnswerItem | None:
         command = line.lower()
         if command == "/cancel":
             raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+        if command == "/decline" and declinable:
+            raise UserInteractionError("the user declined the questions", ASK_DECLINED)
         if command == "/skip":
             return AskUserQuestionAnswerItem(id=question.id)
         if command == "/back":
@@ -119,12 +154,14 @@ class PlainProvider:
             raise _Hint(_usage(question))
         numbers = parse_numbers(line) if question.has_options else None
         if numbers is None:
+            if not question.takes_text:
+                raise _Hint(f"type a number: choose 1-{len(question.labels)}")
             return AskUserQuestionAnswerItem(id=question.id, custom=line)
         labels = question.labels
         wrong = [number for number in numbers if not 1 <= number <= len(labels)]
         if wrong:
-            raise _Hint(f"there is no option {wrong[0]}: choose 1-{len(labels)}, "
-                        "or type text for Other")
+            raise _Hint(f"there is no option {wrong[0]}: choose 1-{len(labels)}"
+                        + (", or type text for Other" if question.takes_text else ""))
         if len(numbers) > 1 and not question.is_multi:
             raise _Hint("this question takes one answer: type a single number")
         return AskUserQuestionAnswerItem(
@@ -146,6 +183,7 @@ class PlainProvider:
             if option.description:
                 text += f" — {sanitize_line(option.description)}"
             lines.append(f"  {number}. {text}")
+        lines += _notes(question)
         deadline = context.deadline
         if deadline is not None and not deadline.stopped:
             lines.append(f"  (answer within {deadline.seconds:g} seconds)")
@@ -164,6 +202,25 @@ class PlainProvider:
     def close(self) -> None:
         """Stop reading input (the reader thread ends with the process)."""
         self.lines.close()
+
+
+def _notes(question: AskUserQuestionItem) -> list[str]:
+    """The lines an asker's own fields add: the warning, what text must be, the default."""
+    notes = []
+    if question.warning:
+        notes.append(f"  ! {sanitize_line(question.warning)}")
+    if question.rule is not None and question.takes_text:
+        notes.append(f"  (expects {sanitize_line(question.rule.describe())})")
+    if question.is_multi and (question.min_items is not None or question.max_items is not None):
+        low, high = question.min_items, question.max_items
+        span = f"{low or 0}-{high}" if high is not None else f"at least {low}"
+        notes.append(f"  (choose {span})")
+    default = question.default_text()
+    if default is not None:
+        notes.append(f"  (default: {sanitize_line(default)}; /skip uses it)")
+    elif question.required:
+        notes.append("  (required)")
+    return notes
 
 
 def _usage(question: AskUserQuestionItem) -> str:

@@ -106,6 +106,30 @@ def m004_permission_requests(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX permissions_by_session ON permissions(session_id, created_at)")
 
 
+@migration
+def m005_declined_questions(db: sqlite3.Connection) -> None:
+    """A batch may end ``declined`` (elicitation); SQLite changes a CHECK by a rebuild."""
+    db.execute("""
+        CREATE TABLE questions_new (
+            rpc_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            call_id TEXT,
+            request TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN (
+                'pending', 'answered', 'cancelled', 'declined', 'aborted', 'timeout',
+                'interrupted')),
+            answer TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            resolved_at TEXT
+        )""")
+    db.execute("INSERT INTO questions_new SELECT rpc_id, session_id, call_id, request, status, "
+               "answer, created_at, updated_at, resolved_at FROM questions")
+    db.execute("DROP TABLE questions")
+    db.execute("ALTER TABLE questions_new RENAME TO questions")
+    db.execute("CREATE INDEX questions_by_session ON questions(session_id, status)")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

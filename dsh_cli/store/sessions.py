@@ -47,7 +47,8 @@ __all__ = [
     "assistant_message",
 ]
 
-_OUTCOMES = ("answered", "cancelled", "aborted", "timeout")
+_REQUEST_KEYS = ("questions", "source", "declinable", "review")  # what re-asks a batch
+_OUTCOMES = ("answered", "cancelled", "declined", "aborted", "timeout")
 _PERMISSION_OUTCOMES = ("decided", "cancelled", "aborted", "timeout")
 _DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
 
@@ -133,7 +134,8 @@ class PermissionRecord:
 
 @dataclass(frozen=True)
 class QuestionBatch:
-    """One ``ask_user_question`` batch as stored; ``request`` is ``{"questions": [...]}``."""
+    """One question batch as stored; ``request`` is ``{"questions": [...]}``, with ``source``,
+    ``declinable`` and ``review`` when the asker set them (``AskUserQuestionRequest``'s JSON)."""
 
     rpc_id: str
     session_id: str
@@ -243,7 +245,9 @@ class SessionStore:
     def question_requested(self, session_id: str, event: QuestionRequested) -> None:
         """A batch was shown: a new pending row, or the same row again when re-asked."""
         now = _now()
-        request = json.dumps({"questions": event.questions}, ensure_ascii=False)
+        stored = event.to_json()
+        request = json.dumps({key: stored[key] for key in _REQUEST_KEYS if key in stored},
+                             ensure_ascii=False)
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
                 "INSERT INTO questions (rpc_id, session_id, call_id, request, status, answer, "

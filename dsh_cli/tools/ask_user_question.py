@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from dsh_cli.core.shapes import format_validation_error
-from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionRequest
+from dsh_cli.interaction import ELICITATION_FIELDS, AskUserQuestionItem, AskUserQuestionRequest
 from dsh_cli.interaction.validation import LIMITS
 from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError, loads_arguments
 
@@ -70,10 +70,13 @@ PARAMETERS: dict[str, Any] = {
 
 
 def _forgive_item(item: object) -> object:
-    """Undo common model slips in one question: plain-string options, ``multiSelect``."""
+    """Undo common model slips in one question: plain-string options, ``multiSelect``.
+
+    The elicitation fields are dropped like any unknown key: a model cannot set them.
+    """
     if not isinstance(item, dict):
         return item
-    item = dict(item)
+    item = {key: value for key, value in item.items() if key not in ELICITATION_FIELDS}
     if "multi_select" not in item and "multiSelect" in item:
         item["multi_select"] = item["multiSelect"]
     options = item.get("options")

@@ -14,11 +14,14 @@ import dsh_cli.interaction as seam
 PUBLIC_NAMES = sorted([
     "ASK_ABORTED",
     "ASK_CANCELLED",
+    "ASK_DECLINED",
     "ASK_TIMEOUT",
     "AbortSignal",
     "Agent",
     "AgentRegistry",
     "AskContext",
+    "AskDefault",
+    "AskSource",
     "AskUserQuestionAnswer",
     "AskUserQuestionAnswerItem",
     "AskUserQuestionItem",
@@ -29,6 +32,7 @@ PUBLIC_NAMES = sorted([
     "DELEGATED_CALLER",
     "DUPLICATE_PROVIDER",
     "Deadline",
+    "ELICITATION_FIELDS",
     "EMPTY_QUESTIONS",
     "HarnessError",
     "INVALID_ANSWER",
@@ -39,6 +43,7 @@ PUBLIC_NAMES = sorted([
     "PendingEntry",
     "PendingQuestions",
     "ScriptedProvider",
+    "TextRule",
     "UserInteraction",
     "UserInteractionError",
     "UserInteractionProvider",
@@ -47,6 +52,7 @@ PUBLIC_NAMES = sorted([
     "display_label",
     "display_width",
     "is_recommended",
+    "problem_with",
     "sanitize",
     "sanitize_line",
     "validate_answer",
@@ -68,8 +74,11 @@ def test_the_vocabulary_has_no_forbidden_fields():
                   seam.AskUserQuestionAnswerItem, seam.AskUserQuestionAnswer):
         fields |= set(model.model_fields)
     assert fields.isdisjoint({"value", "recommended", "allow_custom", "desc"})
-    assert set(seam.AskUserQuestionItem.model_fields) == {
+    # what a model may set; the rest is for askers inside dsh (elicitation)
+    assert set(seam.AskUserQuestionItem.model_fields) - seam.ELICITATION_FIELDS == {
         "id", "question", "detail", "header", "options", "multi_select"}
+    assert {"other", "required", "default", "rule", "min_items",
+                                       "max_items", "warning"} == seam.ELICITATION_FIELDS
     assert set(seam.AskUserQuestionOption.model_fields) == {"label", "description"}
     assert set(seam.AskUserQuestionAnswerItem.model_fields) == {"id", "selected", "custom"}
 

@@ -92,3 +92,40 @@ def test_every_missing_id_is_named_with_its_question():
     assert caught.value.code == "NO_PROVIDER"
     assert caught.value.message == 'a.json has no answer for \'db\' ("DB?"), \'name\' ("Name?")'
     assert reports == [f"dsh: NO_PROVIDER: {caught.value.message}"]
+
+
+FORM = AskUserQuestionRequest.model_validate({"questions": [
+    {"id": "env", "question": "Environment?", "required": True, "other": False,
+     "options": [{"label": "staging"}, {"label": "production"}]},
+    {"id": "replicas", "question": "Replicas?", "default": {"custom": "3"},
+     "rule": {"kind": "integer", "minimum": 1}},
+], "source": {"name": "deploy", "message": "Configure"}})
+
+
+def answer_form(data):
+    return asyncio.run(AnswersFileProvider(data).ask(AskContext(FORM, "q_form")))
+
+
+def test_a_missing_optional_id_takes_the_question_default():
+    assert answer_form({"env": ["staging"]}).to_json()["answers"] == [
+        {"id": "env", "selected": ["staging"]},
+        {"id": "replicas", "selected": [], "custom": "3"},
+    ]
+
+
+def test_a_required_question_without_an_entry_is_no_provider_naming_it():
+    with pytest.raises(UserInteractionError) as caught:
+        answer_form({"replicas": "2"})
+    assert caught.value.code == "NO_PROVIDER"
+    assert "'env'" in caught.value.message
+
+
+@pytest.mark.parametrize(("data", "reason"), [
+    ({"env": ["staging"], "replicas": "0"}, "replicas.custom: expected at least 1"),
+    ({"env": "qa", "replicas": "2"}, "env.custom: this question takes one of its options"),
+])
+def test_values_are_checked_by_the_question_rules(data, reason):
+    with pytest.raises(UserInteractionError) as caught:
+        answer_form(data)
+    assert caught.value.code == "INVALID_ANSWER"
+    assert reason in caught.value.message

@@ -36,6 +36,7 @@ SAMPLES = {
     "question/answer": {"type": "question/answer", "rpc_id": "q_1", "session_id": "s1",
                         "answers": GOOD},
     "question/cancel": {"type": "question/cancel", "rpc_id": "q_1"},
+    "question/decline": {"type": "question/decline", "rpc_id": "q_1", "session_id": "s1"},
     "questions/replay": {"type": "questions/replay"},
     "user/message": {"type": "user/message", "content": "hello"},
     "permission/decision": {"type": "permission/decision", "rpc_id": "p_1",
@@ -103,7 +104,7 @@ def test_an_absent_session_id_is_null():
      "question/answer: rpc_id: field required"),
     ({"type": "user/message", "content": " \t"}, "user/message: content: must not be blank"),
     ({"type": "nope"}, 'unknown frame type "nope" (known: question/answer, question/cancel, '
-                       "questions/replay, user/message, permission/decision)"),
+                       "question/decline, questions/replay, user/message, permission/decision)"),
     ({"type": "permission/decision", "rpc_id": "p", "decision": ["deny"]},
      "permission/decision: decision: Input should be a valid string"),
     ({"type": "permission/decision", "rpc_id": "p", "decision": "deny", "message": 3},

@@ -522,3 +522,63 @@ def test_allow_for_this_session_is_remembered_by_the_gate(live, open_page):
     again = check(host, gate, "mcp__notes__write_note", {"text": "again"}, server="notes")
     assert again.result(10).decision == "allow_session"  # asked no one
     assert page.locator("#composer").is_hidden()
+
+
+
+
+# -- an asker's fields (an MCP server's elicitation form) ---------------------------------
+
+ELICITATION_FORM = {
+    "questions": [
+        {"id": "env", "question": "Environment?", "other": False, "required": True,
+         "options": [{"label": "staging"}, {"label": "production"}]},
+        {"id": "replicas", "question": "Replicas?", "default": {"custom": "3"},
+         "rule": {"kind": "integer", "minimum": 1, "maximum": 9},
+         "warning": "servers must not ask for secrets"},
+    ],
+    "source": {"name": "deploy", "message": "Configure the rollout"},
+    "declinable": True,
+}
+
+
+def test_a_form_shows_who_asks_its_rules_and_the_reason_of_a_refusal(live, open_page):
+    host = live()
+    page = open_page(host)
+    future = host.ask(ELICITATION_FORM)
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-source").text_content() == "deploy asks: Configure the rollout"
+    assert page.locator(".other").is_hidden()  # no Other for this question
+    assert page.locator("#qc-skip").count() == 0  # required: no skip
+    assert page.locator("#qc-notes").text_content() == "Required"
+    page.locator("button.option[data-label='production']").click()
+    assert page.locator("#qc-warning").text_content() == "servers must not ask for secrets"
+    assert page.locator("#qc-notes").text_content() == "Default: 3 (used when you skip)"
+    page.locator("#qc-other").fill("12")
+    page.locator("#qc-primary", has_text="Submit").click()
+    page.locator("#qc-error", has_text="expected at most 9").wait_for()  # stays pending
+    assert page.locator(".count").text_content() == "2 / 2"  # on the question refused
+    assert not future.done()
+    page.locator("#qc-other").fill("")
+    page.locator("#qc-skip", has_text="Skip (use the default)").click()
+    assert result(future) == {"answers": [
+        {"id": "env", "selected": ["production"]},
+        {"id": "replicas", "selected": [], "custom": "3"}]}
+
+
+def test_the_decline_button_declines_the_batch(live, open_page):
+    host = live()
+    page = open_page(host)
+    future = host.ask(ELICITATION_FORM)
+    page.locator("#qc-decline").click()
+    error = future.exception(10)
+    assert error.code == "ASK_DECLINED"
+    page.locator(".note[data-outcome='declined']", has_text="declined").wait_for()
+
+
+def test_no_decline_button_unless_the_batch_offers_it(live, open_page):
+    host = live()
+    page = open_page(host)
+    host.ask({**ELICITATION_FORM, "declinable": False})
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-decline").count() == 0
+    page.locator("#qc-source").wait_for()

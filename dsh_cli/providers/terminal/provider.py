@@ -22,6 +22,7 @@ from dsh_cli.core.defaults import NOTIFY_CHOICES
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
+    ASK_DECLINED,
     AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
@@ -48,6 +49,9 @@ _STYLE = {
     "skipped": "italic",
     "unanswered": "bold fg:ansired",
     "confirm": "bold fg:ansiyellow",
+    "source": "bold fg:ansicyan",
+    "warning": "bold fg:ansired",
+    "note": "dim",
 }
 
 
@@ -72,7 +76,9 @@ class TerminalProvider:
 
         session = get_app_session()
         output = self.output or session.output
-        state = self.state = BatchState(list(context.request.questions))
+        request = context.request
+        state = self.state = BatchState(list(request.questions), heading=request.heading(),
+                                        declinable=request.declinable, review=request.review)
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
                                        output, keep=self.keep, interrupt=self.interrupt)
         self._alert(output, context.request)
@@ -89,6 +95,8 @@ class TerminalProvider:
             raise UserInteractionError("input closed", ASK_ABORTED) from None
         finally:
             screen.stop_countdown()
+        if state.declined:
+            raise UserInteractionError("the user declined the questions", ASK_DECLINED)
         if state.outcome is None:
             raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
         return state.outcome

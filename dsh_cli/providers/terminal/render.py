@@ -37,7 +37,18 @@ _Hint = tuple[tuple[str, ...], int]
 
 
 def _hints(state: BatchState) -> tuple[_Hint, ...]:
-    several = len(state.questions) > 1
+    hints = _base_hints(state)
+    if not state.declinable or state.confirming:
+        return hints
+    # the decline key sits before esc; "d" on the list and the review, ctrl-d in a field
+    key = "ctrl-d" if state.in_text or state.filtering else "d"
+    decline: _Hint = ((f"{key} decline",), 5)
+    return (*hints[:-1], decline, hints[-1])
+
+
+def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
+    several = len(state.questions) > 1 or state.always_review
+    skip = state.can_skip
     if state.confirming:
         count = state.work
         answers = f"{count} answer{'s' if count != 1 else ''}"
@@ -53,18 +64,19 @@ def _hints(state: BatchState) -> tuple[_Hint, ...]:
                 (("esc close filter", "esc close", "esc back"), 0))
     if state.option_count == 0:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
-                *([(("↑↓ questions",), 4)] if several else []), (("ctrl-s skip",), 2),
-                (("esc cancel", "esc quit"), 0))
+                *([(("↑↓ questions",), 4)] if several else []),
+                *([(("ctrl-s skip",), 2)] if skip else []), (("esc cancel", "esc quit"), 0))
     if state.in_text:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
-                (("↑ esc options", "esc options", "esc back"), 0), (("ctrl-s skip",), 3),
-                (("ctrl-c cancel",), 2))
+                (("↑ esc options", "esc options", "esc back"), 0),
+                *([(("ctrl-s skip",), 3)] if skip else []), (("ctrl-c cancel",), 2))
     if state.question.is_multi:
         pick: _Hint = (("1-9 toggle · space toggle", "1-9 space toggle", "space toggle"), 8)
     else:
         pick = (("1-9 pick",), 8)
     return ((("↑↓ move", "↑↓"), 9), pick, (("enter confirm", "enter ok"), 0),
-            (("/ filter",), 3), (("tab other",), 2), (("s skip",), 4),
+            (("/ filter",), 3), *([(("tab other",), 2)] if state.has_other else []),
+            *([(("s skip",), 4)] if skip else []),
             *([(("←→ questions",), 6)] if several else []), (("esc cancel", "esc quit"), 0))
 
 
@@ -247,9 +259,9 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     """
     draft = state.draft
     count = state.option_count
-    order: range | list[int] = range(count + 1)
+    order: range | list[int] = range(state.last_row + 1)
     if state.filtering:
-        order = [*state.matches(), count]
+        order = [*state.matches(), *([count] if state.has_other else [])]
     total = len(order)
     cache = draft.rows  # a key changes one or two rows, not the twenty on screen
     if len(cache) > 4096:
@@ -309,9 +321,44 @@ def _question_name(question: AskUserQuestionItem, width: int) -> str:
     return fit(sanitize_line(question.header or question.question), width)
 
 
+def _heading(state: BatchState, width: int) -> list[Line]:
+    """Who asks, above every screen of the batch ("git asks: …"), in at most two lines."""
+    if not state.heading:
+        return []
+    lines = wrap([("class:source", " ── " + sanitize_line(state.heading))], width, indent=4)
+    if len(lines) > 2:
+        lines = [*lines[:1], _cut(lines[1], width)]
+    return lines
+
+
+def _notes(state: BatchState, width: int) -> list[Line]:
+    """The asker's fields as lines: the warning, what text must be, the count, the default."""
+    question = state.question
+    lines: list[Line] = []
+    if question.warning:
+        lines += wrap([("class:warning", " ! " + sanitize_line(question.warning))], width,
+                      indent=3)
+    parts = []
+    if question.rule is not None and question.takes_text:
+        parts.append("expects " + question.rule.describe())
+    if question.is_multi and (question.min_items is not None or question.max_items is not None):
+        low, high = question.min_items or 0, question.max_items
+        parts.append(f"choose {low}-{high}" if high is not None else f"choose at least {low}")
+    default = question.default_text()
+    if default is not None:
+        parts.append(f"default: {default}")
+    elif question.required:
+        parts.append("required")
+    if parts:
+        lines += wrap([("class:note", "   " + sanitize_line(" · ".join(parts)))], width,
+                      indent=3)
+    return lines
+
+
 def _review(state: BatchState, width: int, height: int) -> list[Line]:
-    lines: list[Line] = [[("class:title", fit(f" Review · {len(state.questions)} questions",
-                                               width))]]
+    count = len(state.questions)
+    lines: list[Line] = [[("class:title", fit(
+        f" Review · {count} question{'s' if count != 1 else ''}", width))]]
     rows: list[Line] = []
     for index, question in enumerate(state.questions):
         prefix = f" {str(index + 1).rjust(len(str(len(state.questions))))}. "
@@ -382,8 +429,12 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     height = max(height, _MIN_HEIGHT)
     tail = _tail(state, width, height, countdown)
     free = height - len(tail)
+    heading = _heading(state, width)
+    if len(heading) + 2 > free:
+        heading = []  # a tiny terminal: the question itself matters more than who asks
+    free -= len(heading)
     if state.screen == "review":
-        return _review(state, width, free) + tail
+        return heading + _review(state, width, free) + tail
 
     question, draft = state.question, state.draft
     draft.paging = "list"
@@ -394,6 +445,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     text = _block("class:question", question.question, width)
     if question.detail:
         text += _block("class:detail", question.detail, width, indent=3)
+    text += _notes(state, width)
     filter_line = [_filter_line(state, width)] if state.filtering else []
     if state.option_count == 0:
         body_min = len(_text_field(state, width))
@@ -410,14 +462,15 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
         body = _text_field(state, width)[-room:]
     else:
         body = _option_list(state, width, room)
-    return head + shown + filter_line + body + tail
+    return heading + head + shown + filter_line + body + tail
 
 
 def summary(state: BatchState, width: int, ending: str | None = None) -> str:
     """The one line left on screen when the UI closes."""
     width = max(width, _MIN_WIDTH) - 1
     if ending is not None or state.outcome is None:
-        return fit(f"✗ questions {ending or 'cancelled'}", width)
+        ending = ending or ("declined" if state.declined else "cancelled")
+        return fit(f"✗ questions {ending}", width)
     parts = []
     for index, question in enumerate(state.questions):
         name = sanitize_line(question.header or question.question)

@@ -10,6 +10,12 @@ confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
 A filter (``/``) narrows the list while it has focus; ``paging`` and ``page_rows`` are
 written by the renderer (what ``pgup``/``pgdn`` scroll, how tall a page is), since only it
 knows what is cut on screen. A first ``esc`` with work in the batch only arms ``confirming``.
+
+An asker inside dsh (an MCP server's form) may take the Other row away (``other``), the
+skip (``required``), answer a skip with a ``default``, check typed text by a ``rule`` and
+count a multi-select: every answer passes the seam's ``problem_with`` before it is recorded,
+and a refusal stays on the question with the reason as the hint. ``declinable`` adds the
+decline key (``declined``); ``review`` ends even one question on the review screen.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dsh_cli.interaction import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
+    problem_with,
 )
 
 __all__ = ["ANSWER_FIRST", "AT_LEAST_ONE", "NO_MATCH", "BatchState", "Draft"]
@@ -57,8 +64,13 @@ class Draft:
 class BatchState:
     """One batch, one question at a time, then (for two or more) the review screen."""
 
-    def __init__(self, questions: list[AskUserQuestionItem]) -> None:
+    def __init__(self, questions: list[AskUserQuestionItem], *, heading: str | None = None,
+                 declinable: bool = False, review: bool = False) -> None:
         self.questions = questions
+        self.heading = heading  # who asks ("git asks: …"), drawn above every screen
+        self.declinable = declinable
+        self.always_review = review
+        self.declined = False
         self.drafts = [Draft() for _ in questions]
         self.index = 0
         self.screen = "question"  # or "review"
@@ -74,7 +86,7 @@ class BatchState:
 
     @property
     def done(self) -> bool:
-        return self.cancelled or self.outcome is not None
+        return self.cancelled or self.declined or self.outcome is not None
 
     @property
     def question(self) -> AskUserQuestionItem:
@@ -89,11 +101,26 @@ class BatchState:
         return len(self.question.options or [])
 
     @property
+    def has_other(self) -> bool:
+        """Whether the question has an Other row (last, at index ``option_count``)."""
+        return self.option_count > 0 and self.question.takes_text
+
+    @property
+    def last_row(self) -> int:
+        """The index of the last row of the list: the Other row, else the last option."""
+        return self.option_count if self.has_other else self.option_count - 1
+
+    @property
+    def can_skip(self) -> bool:
+        return not self.question.required or self.question.default is not None
+
+    @property
     def in_text(self) -> bool:
         """Whether typed characters are text (the Other field or an optionless question)."""
         if self.screen != "question":
             return False
-        return self.option_count == 0 or self.draft.highlight == self.option_count
+        return self.option_count == 0 or (self.has_other
+                                          and self.draft.highlight == self.option_count)
 
     @property
     def filtering(self) -> bool:
@@ -179,7 +206,7 @@ class BatchState:
                 self.hint = f"no question {number}: press 1-{len(self.questions)}"
             return
         count = self.option_count
-        if number == count + 1:
+        if number == count + 1 and self.has_other:
             self.draft.highlight = count
         elif 1 <= number <= count:
             self.draft.highlight = number - 1
@@ -189,7 +216,7 @@ class BatchState:
                 self._choose(number - 1)
         else:
             self.hint = f"no option {number}: press 1-{min(count, 9)}" + (
-                f", or {count + 1} for Other" if count + 1 <= 9 else ""
+                f", or {count + 1} for Other" if count + 1 <= 9 and self.has_other else ""
             )
 
     def space(self) -> None:
@@ -230,7 +257,8 @@ class BatchState:
 
     def focus_other(self) -> None:
         """``tab`` or ``o`` on the option list."""
-        if self.screen == "question" and not self.in_text and not self.filtering:
+        if self.screen == "question" and not self.in_text and not self.filtering \
+                and self.has_other:
             self.hint = None
             self.draft.highlight = self.option_count
 
@@ -245,13 +273,24 @@ class BatchState:
             self.focus_other()
         elif self.screen == "question" and char == "s":
             self.skip()
+        elif char == "d" and self.screen in ("question", "review"):
+            self.decline()
+
+    def decline(self) -> None:
+        """``d`` on the list and the review screen, ``ctrl-d`` anywhere: decline the batch."""
+        if self.declinable:
+            self.declined = True
 
     def skip(self) -> None:
         """``s`` on the list, ``ctrl-s`` anywhere on a question."""
         if self.screen != "question":
             return
         self.hint = None
-        self._record(AskUserQuestionAnswerItem(id=self.question.id))
+        default = self.question.default_answer()
+        if default is not None:
+            self._record(default)  # what the seam would fill in: the review shows it
+        else:
+            self._record(AskUserQuestionAnswerItem(id=self.question.id))
 
     def escape(self) -> None:
         """``esc``: close the filter, leave the Other field, else cancel the batch.
@@ -291,7 +330,7 @@ class BatchState:
             return
         if self.index + 1 < len(self.questions):
             self._show(self.index + 1)
-        elif len(self.questions) > 1:
+        elif len(self.questions) > 1 or self.always_review:
             self._review()
         else:
             self.hint = "answer or skip this question"
@@ -310,7 +349,7 @@ class BatchState:
         elif self.filtering:
             self._move_match(direction * max(1, draft.page_rows))
         else:
-            last = self.option_count  # the Other row
+            last = self.last_row
             step = direction * max(1, draft.page_rows)
             self._highlight(min(last, max(0, draft.highlight + step)))
 
@@ -334,7 +373,7 @@ class BatchState:
             if found:
                 self._highlight(found[-1])
         elif self.screen == "question":
-            self._highlight(self.option_count)
+            self._highlight(self.last_row)
 
     # -- the text field --------------------------------------------------------------
 
@@ -376,7 +415,7 @@ class BatchState:
     # -- transitions -----------------------------------------------------------------
 
     def _move(self, delta: int) -> None:
-        rows = self.option_count + 1  # the options and the Other row
+        rows = self.last_row + 1  # the options and the Other row, if any
         self._highlight((self.draft.highlight + delta) % rows)
 
     def _highlight(self, index: int) -> None:
@@ -433,12 +472,16 @@ class BatchState:
         self._record(AskUserQuestionAnswerItem(id=self.question.id, selected=[label]))
 
     def _record(self, answer: AskUserQuestionAnswerItem) -> None:
+        reason = problem_with(self.question, answer)
+        if reason is not None:
+            self.hint = reason  # stays on the question: fix it, or do something else
+            return
         self.draft.answer = answer
         self.draft.filter = None
         self._advance()
 
     def _advance(self) -> None:
-        if len(self.questions) == 1:
+        if len(self.questions) == 1 and not self.always_review:
             self._submit()
         elif self.reviewing or self.index + 1 == len(self.questions):
             self._review()

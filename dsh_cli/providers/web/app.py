@@ -44,7 +44,8 @@ SECURITY_HEADERS = [
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 MAX_BODY = 1_000_000
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
-RESPOND_FRAMES = ("question/answer", "question/cancel", "permission/decision")
+RESPOND_FRAMES = ("question/answer", "question/cancel", "question/decline",
+                  "permission/decision")
 MESSAGE_FRAMES = ("user/message",)
 
 

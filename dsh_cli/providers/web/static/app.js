@@ -31,6 +31,7 @@
   const OUTCOMES = {
     answered: "Answered",
     cancelled: "Questions dismissed (cancelled)",
+    declined: "Questions declined (declined)",
     aborted: "Questions withdrawn (aborted)",
     timeout: "Questions timed out (timeout)",
   };
@@ -518,8 +519,10 @@
                      title: "Dismiss all questions", disabled: view.busy, onclick: dismiss, text: "✕" }),
     ]);
 
-    const body = [el("h2", { id: "qc-text", tabindex: "-1", text: q.question })];
+    const body = [...askerHeading(view.batch),
+                  el("h2", { id: "qc-text", tabindex: "-1", text: q.question })];
     if (q.detail) body.push(el("p", { id: "qc-detail", class: "detail", text: q.detail }));
+    body.push(...askerNotes(q));
 
     let group = null;
     if (options.length) {
@@ -541,7 +544,7 @@
     other.addEventListener("keydown", enterKey);
     const overrides = el("p", { id: "qc-overrides", class: "hint", text: "Your text replaces the checked options.",
                                 hidden: !(multi && d.custom.trim() && d.selected.length) });
-    body.push(el("div", { class: "other" }, [
+    body.push(el("div", { class: "other", hidden: !takesText(q) }, [
       el("label", { for: otherId, text: options.length ? "Other" : "Your answer" }), other, overrides,
     ]));
     body.push(el("p", { id: "qc-error", class: "error", role: "alert", text: view.error || "" }));
@@ -549,7 +552,10 @@
     const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
                                    onclick: () => advance(), text: view.busy ? "Sending…" : !last ? "Next" : total > 1 ? "Review" : "Submit" });
     const actions = el("div", { class: "actions" }, [
-      el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip, text: "Skip this question" }),
+      canSkip(q) ? el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip,
+                                  text: q.default ? "Skip (use the default)" : "Skip this question" }) : null,
+      view.batch.declinable ? el("button", { type: "button", class: "quiet", id: "qc-decline", disabled: view.busy,
+                                             onclick: decline, text: "Decline" }) : null,
       el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (!last ? "next" : total > 1 ? "review" : "submit") + " · Shift+Enter new line" }),
       primary,
     ]);
@@ -562,6 +568,53 @@
         chosen.focus();
       }
     }
+  }
+
+  // ---------------------------------------------------------------- an asker's fields (elicitation)
+
+  function askerHeading(batch) {
+    // who asks, when it is not the model: "git asks: Configure the deploy"
+    const source = batch.source;
+    if (!source || !source.name) return [];
+    const text = source.message ? `${source.name} asks: ${source.message}` : `${source.name} asks`;
+    return [el("p", { id: "qc-source", class: "source", text: clean(text) })];
+  }
+
+  function askerNotes(q) {
+    const notes = [];
+    if (q.warning) notes.push(el("p", { id: "qc-warning", class: "warning", role: "note", text: clean(q.warning) }));
+    const parts = [];
+    if (q.default) {
+      const value = q.default.custom != null ? q.default.custom : (q.default.selected || []).join(", ");
+      parts.push(`Default: ${value} (used when you skip)`);
+    } else if (q.required) {
+      parts.push("Required");
+    }
+    if (q.multi_select && (q.min_items != null || q.max_items != null)) {
+      parts.push(q.max_items != null ? `Choose ${q.min_items || 0}-${q.max_items}` : `Choose at least ${q.min_items}`);
+    }
+    if (parts.length) notes.push(el("p", { id: "qc-notes", class: "hint", text: clean(parts.join(" · ")) }));
+    return notes;
+  }
+
+  function takesText(q) {
+    return q.other !== false || !(q.options || []).length;
+  }
+
+  function canSkip(q) {
+    return !q.required || Boolean(q.default);
+  }
+
+  function refusedAt(message) {
+    // the seam names the failing answer ("answers[1].custom: expected a number"): show it there
+    const found = /^answers\[(\d+)\]/.exec(message || "");
+    return found ? Number(found[1]) : -1;
+  }
+
+  async function decline() {
+    if (view.busy) return;
+    await send({ type: "question/decline", rpc_id: view.batch.rpc_id, session_id: view.batch.session_id },
+               "Declined. Waiting for dsh…");
   }
 
   function optionBody(option) {
@@ -750,6 +803,8 @@
       return;
     }
     current.busy = false;
+    const at = ack && ack.reason === "bad-response" ? refusedAt(ack.message) : -1;
+    if (at >= 0 && at < current.batch.questions.length) current.index = at;
     if (ack) current.error = (REFUSED[ack.reason] || "Not accepted: ") + (ack.reason === "not-pending" ? "" : clean(ack.message || ack.reason));
     else current.error = failure;
     render(false);
