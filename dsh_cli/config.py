@@ -42,7 +42,7 @@ TIMEOUT_OFF = 0.0  # ``--question-timeout 0`` (or ``none``): no timeout, whateve
 
 # every key config.toml may hold; anything else is warned about (a typo is silent otherwise)
 CONFIG_KEYS = ("model", "base_url", "api_key_env", "question_timeout", "notify",
-               "model_timeout", "model_deadline")
+               "model_timeout", "model_deadline", "permissions")
 
 
 def config_dir() -> Path:
