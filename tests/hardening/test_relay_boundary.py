@@ -4,9 +4,14 @@ over-long lines, over-long custom text. Each is a real child process and real pi
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
+from dsh_under_test import DSH
 from relay_peer import Peer, asking, script, stored_tool_results
+
+from dsh_cli.interaction import LIMITS
 
 
 @pytest.fixture
@@ -45,3 +50,48 @@ def test_a_lone_surrogate_in_a_relay_answer_becomes_u_fffd_is_resolved_and_store
     assert dsh.finish() == 0
     (stored,) = stored_tool_results(requested["session_id"])
     assert json.loads(stored)["answers"][0]["custom"] == "ac\ufffdme"
+
+
+def test_custom_text_over_the_cap_is_a_bad_response_and_the_question_stays_pending(
+        peers, tmp_path):
+    model = script(tmp_path / "s.json", asking(), {"content": "Done."})
+    dsh = peers("run", "--jsonl", "--model", model, "hi")
+    requested = dsh.until("question/requested")
+    dsh.send(_answer(requested, "x" * (LIMITS["custom"] + 1)))
+    ack = dsh.next()
+    assert (ack["accepted"], ack["reason"]) == (False, "bad-response")
+    assert ack["message"] == (f"answers[0].custom: custom text is longer than "
+                              f"{LIMITS['custom']} characters ({LIMITS['custom'] + 1})")
+    dsh.send(_answer(requested, "y" * LIMITS["custom"]))  # at the cap: still an answer
+    assert dsh.next()["accepted"] is True
+    assert dsh.next()["outcome"] == "answered"
+    dsh.until("turn/completed")
+    assert dsh.finish() == 0
+
+
+def _peak_run(tmp_path, *args: str) -> tuple[int, bytes, bytes, int]:
+    """Exit status, stdout, stderr and peak RSS (KiB, ``os.wait4``) of one `dsh run`."""
+    out, err = tmp_path / "out", tmp_path / "err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        child = subprocess.Popen([DSH, "run", *args], stdin=subprocess.DEVNULL,
+                                 stdout=stdout, stderr=stderr)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, out.read_bytes(), err.read_bytes(), usage.ru_maxrss
+
+
+def test_a_50_mb_custom_answer_from_a_file_is_invalid_answer_and_never_stored(tmp_path):
+    model = script(tmp_path / "s.json", asking(), {"content": "Done."})
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"name": "z" * 50_000_000}), encoding="utf-8")
+    status, out, err, peak_kib = _peak_run(tmp_path, "--no-input", "--model", model,
+                                           "--answers", str(answers), "hi")
+    print(f"peak RSS with a 50 MB custom answer: {peak_kib // 1024} MiB")
+    assert status == 0, err
+    assert out == b"Done.\n"
+    assert err.decode().endswith(": bad answer for name.custom: custom text is longer than "
+                                 f"{LIMITS['custom']} characters (50000000)\n")
+    listed = subprocess.run([DSH, "sessions", "list", "--json"], capture_output=True,
+                            text=True, timeout=30, check=True)
+    (stored,) = stored_tool_results(json.loads(listed.stdout)[0]["id"])
+    assert len(stored) < 1000 and "INVALID_ANSWER" in stored
