@@ -2,7 +2,9 @@
 
 Every request passes ``Guard`` first: a wrong ``Host`` (DNS rebinding), a missing or
 wrong session cookie or token, and on POSTs a missing or foreign ``Origin`` or a wrong
-``X-DSH-CSRF`` header are refused with 403. Every response carries a restrictive CSP and
+``X-DSH-CSRF`` header are refused with 403. The cookie holds a value derived from the
+token, never the token: a browser sends a 127.0.0.1 cookie to every local service,
+whatever its port. Every response carries a restrictive CSP and
 ``Cache-Control: no-store``. A POST body is one frame, parsed and dispatched by the
 ``FrameDispatcher`` the JSON-lines relay uses (``providers/frames.py``), into the same
 pending table, so the frame rules, first-wins and bad-responses-stay-pending are the
@@ -12,6 +14,7 @@ relay's. A body that is not a frame the route takes is refused with 400 and the 
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 from collections.abc import Callable
@@ -40,6 +43,7 @@ SECURITY_HEADERS = [
 ]
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 MAX_BODY = 1_000_000
+COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
 RESPOND_FRAMES = ("question/answer", "question/cancel")
 MESSAGE_FRAMES = ("user/message",)
@@ -54,9 +58,19 @@ class WebSecrets:
     cookie_name: str
     allowed_hosts: frozenset[str]
 
+    @property
+    def cookie_value(self) -> str:
+        """What the session cookie holds: HMAC-SHA256 of a fixed label keyed by the token."""
+        return hmac.new(self.token.encode(), COOKIE_LABEL, hashlib.sha256).hexdigest()
+
     def token_ok(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(
             candidate.encode(), self.token.encode()
+        )
+
+    def cookie_ok(self, candidate: str | None) -> bool:
+        return candidate is not None and hmac.compare_digest(
+            candidate.encode(), self.cookie_value.encode()
         )
 
     def csrf_ok(self, candidate: str | None) -> bool:
@@ -105,7 +119,7 @@ class Guard:
         if "token" in query:
             if not self.secrets.token_ok(query["token"][0]):
                 return "wrong token"
-        elif not self.secrets.token_ok(_cookie(headers.get("cookie"), self.secrets.cookie_name)):
+        elif not self.secrets.cookie_ok(_cookie(headers.get("cookie"), self.secrets.cookie_name)):
             return "no session: open the URL dsh printed (with its token)"
         if scope["method"] not in ("GET", "HEAD"):
             if headers.get("origin") != f"http://{host}":
@@ -160,7 +174,7 @@ def create_app(
         if "token" in request.query_params:
             # the Guard checked the token; swap it for a cookie and clear the address bar
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(secrets.cookie_name, secrets.token, httponly=True,
+            response.set_cookie(secrets.cookie_name, secrets.cookie_value, httponly=True,
                                 samesite="strict", path="/")
             return response
         return HTMLResponse(page)
