@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BAD_FRAME",
     "FRAME_TYPES",
+    "MAX_FRAME_BYTES",
     "BadFrame",
     "Frame",
     "FrameDispatcher",
@@ -58,6 +59,11 @@ __all__ = [
     "frame_from_json",
     "parse_frame",
 ]
+
+
+# One frame (a relay line, a web body) is at most this many bytes; past it nothing more of
+# it is read and it is BAD_FRAME (relay) or 413 (web).
+MAX_FRAME_BYTES = 1_000_000
 
 
 class BadFrame(HarnessError):

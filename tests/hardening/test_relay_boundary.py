@@ -12,6 +12,7 @@ from dsh_under_test import DSH
 from relay_peer import Peer, asking, script, stored_tool_results
 
 from dsh_cli.interaction import LIMITS
+from dsh_cli.providers.frames import MAX_FRAME_BYTES
 
 
 @pytest.fixture
@@ -95,3 +96,31 @@ def test_a_50_mb_custom_answer_from_a_file_is_invalid_answer_and_never_stored(tm
                             text=True, timeout=30, check=True)
     (stored,) = stored_tool_results(json.loads(listed.stdout)[0]["id"])
     assert len(stored) < 1000 and "INVALID_ANSWER" in stored
+
+
+def test_a_200_mb_line_is_cut_at_the_frame_cap_with_bounded_memory_and_the_relay_goes_on(
+        peers, tmp_path):
+    model = script(tmp_path / "s.json", asking(), {"content": "Done."})
+    dsh = peers("run", "--jsonl", "--model", model, "hi")
+    requested = dsh.until("question/requested")
+    piece = b"y" * 1_000_000
+    for _ in range(200):  # 200 MB, no newline: a controller gone wrong
+        dsh.process.stdin.write(piece)
+    error = dsh.next()
+    assert error == {"type": "error", "code": "BAD_FRAME", "message":
+                     f"a frame is at most {MAX_FRAME_BYTES} bytes: the rest of this line "
+                     "is skipped"}
+    dsh.send(b"")  # the end of the long line
+    dsh.send(_answer(requested, "acme"))
+    assert dsh.next()["accepted"] is True
+    assert dsh.next()["outcome"] == "answered"
+    dsh.until("turn/completed")
+    dsh.process.stdin.close()
+    while dsh.next() is not None:
+        pass
+    _, status, usage = os.wait4(dsh.process.pid, 0)
+    dsh.process.returncode = os.waitstatus_to_exitcode(status)
+    print(f"peak RSS after a 200 MB line: {usage.ru_maxrss // 1024} MiB")
+    assert dsh.process.returncode == 0
+    assert usage.ru_maxrss < 150 * 1024  # KiB: the line was never held
+    assert len([e for e in dsh.events if e["type"] == "error"]) == 1

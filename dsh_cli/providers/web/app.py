@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from dsh_cli.interaction import UserInteraction
-from dsh_cli.providers.frames import BadFrame, FrameDispatcher
+from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
 
 __all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
@@ -42,7 +42,7 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
-MAX_BODY = 1_000_000
+MAX_BODY = MAX_FRAME_BYTES
 COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
 RESPOND_FRAMES = ("question/answer", "question/cancel")
