@@ -9,7 +9,9 @@ whatever its port. Every response carries a restrictive CSP and
 ``FrameDispatcher`` the JSON-lines relay uses (``providers/frames.py``), into the same
 pending table, so the frame rules, first-wins and bad-responses-stay-pending are the
 relay's. A body that is not a frame the route takes is refused with 400 and the relay's
-``error`` event (``BAD_FRAME``); the limit on a body's size is the web's own (413).
+``error`` event (``BAD_FRAME``). A body is at most ``MAX_BODY`` bytes (413): a larger
+``Content-Length`` is refused before anything is read, and a body without one is read only
+up to the cap. A browser that hangs up mid-request is normal: one debug line, no traceback.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 __all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
 
@@ -153,16 +158,32 @@ def _static_text(name: str) -> str:
     return resources.files("dsh_cli.providers.web").joinpath("static", name).read_text("utf-8")
 
 
+async def _capped_body(request: Request) -> bytes | None:
+    """The body, or None when it is larger than ``MAX_BODY`` (reading stops at the cap)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def create_app(
     ui: UserInteraction,
     feed: EventFeed,
     secrets: WebSecrets,
     on_message: Callable[[str], object] | None = None,
+    debug: Callable[[str], object] | None = None,
 ) -> Any:
-    """The Starlette app wrapped in its ``Guard``."""
+    """The Starlette app wrapped in its ``Guard``; ``debug`` takes quiet one-line notes."""
     from sse_starlette import EventSourceResponse
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect
     from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
     from starlette.routing import Route
 
@@ -209,8 +230,13 @@ def create_app(
     async def _dispatch(request: Request, accept: tuple[str, ...],
                         default_type: str | None = None) -> Response:
         """One body through the frame dispatcher: the ack (200), accepted (202) or 400."""
-        body = await request.body()
-        if len(body) > MAX_BODY:
+        try:
+            body = await _capped_body(request)
+        except ClientDisconnect:  # nobody is left to read a reply
+            if debug is not None:
+                debug(f"the browser hung up during {request.method} {request.url.path}")
+            return Response(status_code=400)
+        if body is None:
             too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
             return JSONResponse(too_large.event().to_json(), status_code=413)
         try:
