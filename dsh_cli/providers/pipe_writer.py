@@ -3,7 +3,7 @@
 A pipe nobody reads is full after 64 KiB, and a blocking ``write()`` in the event loop then
 holds everything: question timeouts stop firing and SIGTERM waits for the reader. So the
 event loop only queues bytes and a daemon thread writes them. The thread waits for the
-descriptor to be writable (``select``) and writes at most ``PIPE_BUF`` bytes at a time, so
+descriptor to be writable (``poll``) and writes at most ``PIPE_BUF`` bytes at a time, so
 it sees how long the reader has taken nothing. It writes with ``os.write``, never through
 the stream's buffer, whose lock would stall interpreter shutdown if it were held.
 
@@ -113,12 +113,13 @@ class PipeWriter:
     def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
         idle_since = time.monotonic()
+        poller = select.poll()
+        poller.register(self.fd, select.POLLOUT)
         while view:
             with self._wake:
                 if self.gone is not None:
                     return
-            _, writable, _ = select.select([], [self.fd], [], _TICK)
-            if not writable:
+            if not poller.poll(_TICK * 1000):
                 if time.monotonic() - idle_since > self.stall:
                     with self._wake:
                         self._give_up(f"nothing was read for {self.stall:g} s")
