@@ -1,7 +1,10 @@
 """Request and answer validation, done once in the seam.
 
 Request rules (``spec/questions.md``) raise ``INVALID_QUESTIONS`` with the path and the
-rule, e.g. ``questions[1].options[2].label: duplicate label "SQLite"``. Answers that come
+rule, e.g. ``questions[1].options[2].label: duplicate label "SQLite"``. Emptiness and
+uniqueness are judged on what the screen shows (``sanitize_line``, trimmed): ``Yes`` and
+``Ye\u200bs`` are one label to a human, and a label of zero-width characters is blank.
+Answers that come
 from a provider or from outside the process are checked against their request: labels
 are put in option order and ``custom`` is trimmed; anything else that does not fit raises
 ``INVALID_ANSWER``, again naming the path.
@@ -27,6 +30,7 @@ from dsh_cli.core.errors import (
     INVALID_QUESTIONS,
     UserInteractionError,
 )
+from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.interaction.vocabulary import (
     AskUserQuestionAnswer,
@@ -55,6 +59,7 @@ LIMITS = {
     "warning": 1000,
     "source": 200,
     "message": 4000,
+    "custom": 100_000,  # an answer's free text: one copy is kept per store write
 }
 
 
@@ -95,7 +100,7 @@ def check_questions(request: AskUserQuestionRequest) -> None:
         raise UserInteractionError("the batch has no questions", EMPTY_QUESTIONS)
     if len(questions) > LIMITS["questions"]:
         raise _invalid("questions", f"at most {LIMITS['questions']} questions ({len(questions)})")
-    seen_ids: set[str] = set()
+    seen_ids: dict[str, str] = {}  # shown id -> the path of its first use
     for index, item in enumerate(questions):
         _check_item(item, f"questions[{index}]", seen_ids)
         _check_elicitation(item, f"questions[{index}]")
@@ -130,15 +135,34 @@ def _check_elicitation(item: AskUserQuestionItem, path: str) -> None:
                            f"{unfit.reason}") from None
 
 
-def _check_item(item: AskUserQuestionItem, path: str, seen_ids: set[str]) -> None:
-    if not item.id.strip():
-        raise _invalid(f"{path}.id", "id must not be empty")
+def _shown(text: str) -> str:
+    """``text`` as a human sees it on screen: sanitised and trimmed."""
+    return sanitize_line(text).strip()
+
+
+def _check_shown(value: str, path: str, what: str) -> str:
+    """What ``value`` shows as; ``INVALID_QUESTIONS`` when that is nothing."""
+    if not value.strip():
+        raise _invalid(path, f"{what} must not be empty")
+    shown = _shown(value)
+    if not shown:
+        raise _invalid(path, f"{what} shows as blank (only invisible or control characters)")
+    return shown
+
+
+def _duplicate(what: str, value: str, shown: str, first: str) -> str:
+    if value.strip() == shown:
+        return f'duplicate {what} "{shown}"'
+    return f'duplicate {what} "{shown}" as shown (the same as {first})'
+
+
+def _check_item(item: AskUserQuestionItem, path: str, seen_ids: dict[str, str]) -> None:
+    shown_id = _check_shown(item.id, f"{path}.id", "id")
     _check_line(item.id, f"{path}.id", "id")
-    if item.id in seen_ids:
-        raise _invalid(f"{path}.id", f'duplicate id "{item.id}"')
-    seen_ids.add(item.id)
-    if not item.question.strip():
-        raise _invalid(f"{path}.question", "question must not be empty")
+    if shown_id in seen_ids:
+        raise _invalid(f"{path}.id", _duplicate("id", item.id, shown_id, seen_ids[shown_id]))
+    seen_ids[shown_id] = f"{path}.id"
+    _check_shown(item.question, f"{path}.question", "question")
     _check_length(item.question, f"{path}.question", "question")
     _check_length(item.detail, f"{path}.detail", "detail")
     if item.header is not None:
@@ -147,17 +171,16 @@ def _check_item(item: AskUserQuestionItem, path: str, seen_ids: set[str]) -> Non
     options = item.options or []
     if len(options) > LIMITS["options"]:
         raise _invalid(f"{path}.options", f"at most {LIMITS['options']} options ({len(options)})")
-    seen_labels: set[str] = set()
+    seen_labels: dict[str, str] = {}  # shown label -> the options[n] that showed it first
     for number, option in enumerate(options):
         option_path = f"{path}.options[{number}]"
-        label = option.label.strip()
-        if not label:
-            raise _invalid(f"{option_path}.label", "label must not be empty")
+        shown = _check_shown(option.label, f"{option_path}.label", "label")
         _check_line(option.label, f"{option_path}.label", "label")
         _check_length(option.label, f"{option_path}.label", "label")
-        if label in seen_labels:
-            raise _invalid(f"{option_path}.label", f'duplicate label "{label}"')
-        seen_labels.add(label)
+        if shown in seen_labels:
+            raise _invalid(f"{option_path}.label",
+                           _duplicate("label", option.label, shown, seen_labels[shown]))
+        seen_labels[shown] = f"options[{number}]"
         _check_length(option.description, f"{option_path}.description", "description")
 
 
@@ -223,6 +246,9 @@ def _normalise(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
         custom = custom.strip()
         if not custom:
             raise _Unfit(".custom", "custom text must not be blank")
+        if len(custom) > LIMITS["custom"]:
+            raise _Unfit(".custom", f"custom text is longer than {LIMITS['custom']} "
+                         f"characters ({len(custom)})")
         if item.selected:
             raise _Unfit(".selected", "labels cannot be given together with custom")
         if not question.takes_text:

@@ -41,6 +41,7 @@ from pydantic_core import PydanticCustomError
 from dsh_cli.core.errors import BAD_FRAME, HarnessError
 from dsh_cli.core.events import ErrorEvent
 from dsh_cli.core.shapes import format_validation_error
+from dsh_cli.core.text import scrub_surrogates_in
 
 if TYPE_CHECKING:
     from dsh_cli.core.events import Event
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BAD_FRAME",
     "FRAME_TYPES",
+    "MAX_FRAME_BYTES",
     "BadFrame",
     "Frame",
     "FrameDispatcher",
@@ -64,6 +66,11 @@ __all__ = [
     "parse_frame",
     "pending_announcements",
 ]
+
+
+# One frame (a relay line, a web body) is at most this many bytes; past it nothing more of
+# it is read and it is BAD_FRAME (relay) or 413 (web).
+MAX_FRAME_BYTES = 1_000_000
 
 
 class BadFrame(HarnessError):
@@ -180,7 +187,11 @@ FRAME_TYPES: dict[str, type[Frame]] = {
 
 
 def decode_frame(raw: bytes | str) -> Any:
-    """The JSON value in one line or body, or ``BadFrame`` (not UTF-8, not JSON)."""
+    """The JSON value in one line or body, or ``BadFrame`` (not UTF-8, not JSON).
+
+    Bytes that are not UTF-8 are refused; a lone surrogate spelt as a JSON escape
+    (``"\\ud800"``) is valid JSON and becomes U+FFFD here (``core/text.py``).
+    """
     if isinstance(raw, str):
         # the relay decodes stdin with surrogateescape: back to the bytes that came in,
         # so the offset reported for a bad byte is the same as for a web body
@@ -194,7 +205,7 @@ def decode_frame(raw: bytes | str) -> Any:
     except UnicodeDecodeError as error:
         raise BadFrame(f"a frame must be UTF-8 (bad byte at offset {error.start})") from None
     try:
-        return json.loads(text)
+        return scrub_surrogates_in(json.loads(text))
     except (json.JSONDecodeError, RecursionError) as error:
         raise BadFrame(f"not valid JSON: {error}") from None
 

@@ -5,6 +5,9 @@ never blocks on input, EOF and Ctrl-C behave the same for pipes, files and termi
 a question that is settled elsewhere simply stops waiting (the line stays queued for the
 next one). Streams with a file descriptor are read with ``os.read`` so the thread never
 holds the buffered reader's lock, which would stall interpreter shutdown.
+
+With ``max_line``, a line is never buffered past that many bytes: ``readline`` raises
+``LineTooLong`` once for it, and the rest of it, up to its newline, is read and dropped.
 """
 
 from __future__ import annotations
@@ -16,9 +19,17 @@ import os
 import threading
 from typing import IO
 
-__all__ = ["LineReader"]
+__all__ = ["LineReader", "LineTooLong"]
 
 _CHUNK = 65536
+
+
+class LineTooLong(Exception):
+    """A line went past ``limit`` bytes; what followed it, to its newline, was dropped."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a line is at most {limit} bytes")
+        self.limit = limit
 
 
 def _file_descriptor(stream: IO[str] | IO[bytes] | int) -> int | None:
@@ -40,10 +51,12 @@ def _file_descriptor(stream: IO[str] | IO[bytes] | int) -> int | None:
 class LineReader:
     """Reads lines in a background thread; ``await readline()`` is None at end of input."""
 
-    def __init__(self, stream: IO[str] | IO[bytes] | int, *, errors: str = "replace") -> None:
+    def __init__(self, stream: IO[str] | IO[bytes] | int, *, errors: str = "replace",
+                 max_line: int | None = None) -> None:
         self._stream = stream
         self._errors = errors  # how undecodable bytes are handed over (codecs error handler)
-        self._queue: asyncio.Queue[str | None] | None = None
+        self._max_line = max_line
+        self._queue: asyncio.Queue[str | LineTooLong | None] | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.at_eof = False
@@ -72,9 +85,11 @@ class LineReader:
         line = await self._queue.get()
         if line is None:
             self.at_eof = True
+        if isinstance(line, LineTooLong):
+            raise line
         return line
 
-    def _deliver(self, line: str | None) -> bool:
+    def _deliver(self, line: str | LineTooLong | None) -> bool:
         """Hand a line to the loop; False when the loop is gone (the thread then stops)."""
         assert self._loop is not None and self._queue is not None
         if self._closed:
@@ -98,6 +113,8 @@ class LineReader:
 
     def _descriptor_lines(self, fd: int):  # type: ignore[no-untyped-def]
         partial: list[bytes] = []  # pieces of a line longer than one read: joined once
+        size = 0  # bytes in ``partial``
+        skipping = False  # inside a line that went past max_line: drop to its newline
         while True:
             try:
                 chunk = os.read(fd, _CHUNK)
@@ -106,15 +123,26 @@ class LineReader:
             if not chunk:
                 break
             first, *rest = chunk.split(b"\n")
-            partial.append(first)
+            if not skipping:
+                partial.append(first)
+                size += len(first)
             if rest:
-                yield self._decode(b"".join(partial))
                 *complete, partial_tail = rest
+                if not skipping:
+                    yield self._line(b"".join(partial))
                 for raw in complete:
-                    yield self._decode(raw)
-                partial = [partial_tail]
+                    yield self._line(raw)
+                partial, size, skipping = [partial_tail], len(partial_tail), False
+            if not skipping and self._max_line is not None and size > self._max_line:
+                partial, size, skipping = [], 0, True
+                yield LineTooLong(self._max_line)
         if any(partial):
-            yield self._decode(b"".join(partial))
+            yield self._line(b"".join(partial))
+
+    def _line(self, raw: bytes) -> str | LineTooLong:
+        if self._max_line is not None and len(raw) > self._max_line:
+            return LineTooLong(self._max_line)
+        return self._decode(raw)
 
     def _stream_lines(self):  # type: ignore[no-untyped-def]
         while True:

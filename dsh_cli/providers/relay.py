@@ -14,6 +14,13 @@ session's permission provider (register it on the ``PermissionGate``, whose even
 must be ``ui.events``); ``permission/decision`` frames settle it, and at end of input its
 pending requests are aborted too.
 
+Events to a real descriptor go through a ``PipeWriter`` (``providers/pipe_writer.py``), so
+a controller that stops reading never blocks the event loop. One that takes nothing for
+``stall`` seconds while events wait (or closes its end) is gone: its input ends the way
+end of stdin does, with the reason, so its pending batches are aborted. A line longer than
+``MAX_FRAME_BYTES`` is not buffered: it is skipped to its newline and refused as
+``BAD_FRAME``.
+
     relay = JsonLinesRelay(ui, input=sys.stdin, output=sys.stdout)
     ui.register_provider(relay.provider)
     gate.register_provider(relay.permissions)   # a gate built with events=ui.events
@@ -28,6 +35,8 @@ import asyncio
 import contextlib
 import io
 import json
+import math
+from collections.abc import Mapping
 from typing import IO, Any
 
 from dsh_cli.core.events import Event
@@ -39,10 +48,12 @@ from dsh_cli.interaction import (
     UserInteractionError,
 )
 from dsh_cli.permissions.pending import RemotePermissions
-from dsh_cli.providers.frames import BadFrame, FrameDispatcher
-from dsh_cli.providers.line_reader import LineReader
+from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
+from dsh_cli.providers.line_reader import LineReader, LineTooLong
+from dsh_cli.providers.pipe_writer import DEFAULT_STALL, PipeWriter, descriptor_of
 
-__all__ = ["PROTOCOL_EVENTS", "QUESTION_EVENTS", "JsonLinesRelay", "RelayProvider"]
+__all__ = ["PROTOCOL_EVENTS", "QUESTION_EVENTS", "JsonLinesRelay", "RelayProvider",
+           "controller_timeout"]
 
 # The events of relay.md; anything else on the stream (e.g. the store's user/message
 # record, reasoning text) is not part of the protocol and is not written.
@@ -54,6 +65,15 @@ PROTOCOL_EVENTS = frozenset({
 QUESTION_EVENTS = frozenset({"question/requested", "response/ack", "question/resolved", "error"})
 
 
+def controller_timeout(environ: Mapping[str, str]) -> float:
+    """``DSH_CONTROLLER_TIMEOUT`` seconds, or the default when unset or not a positive number."""
+    try:
+        seconds = float(environ.get("DSH_CONTROLLER_TIMEOUT", ""))
+    except ValueError:
+        return DEFAULT_STALL
+    return seconds if seconds > 0 and math.isfinite(seconds) else DEFAULT_STALL
+
+
 class RelayProvider:
     """The relay's side of the seam: waits while the controller settles through the table."""
 
@@ -62,22 +82,26 @@ class RelayProvider:
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         await self._relay.eof.wait()
-        raise UserInteractionError("input closed", ASK_ABORTED)
+        raise UserInteractionError(self._relay.end_reason, ASK_ABORTED)
 
 
 class JsonLinesRelay:
     """Events out as JSON lines, frames in; ``questions_only`` for ``dsh ask --jsonl``."""
 
     def __init__(self, ui: UserInteraction, input: IO[str] | IO[bytes] | int,
-                 output: IO[str] | IO[bytes], *, questions_only: bool = False) -> None:
+                 output: IO[str] | IO[bytes], *, questions_only: bool = False,
+                 stall: float = DEFAULT_STALL) -> None:
         self.ui = ui
         self.output = output
         self.questions_only = questions_only
+        self.stall = stall  # seconds a controller may leave events unread before it is gone
         self.provider = RelayProvider(self)
         self.permissions = RemotePermissions()
         self.eof = asyncio.Event()
+        self.end_reason = "input closed"  # what a batch pending at the end is aborted with
         # undecodable bytes survive as surrogates so the frame can be refused, not guessed at
-        self._lines = LineReader(input, errors="surrogateescape")
+        self._lines = LineReader(input, errors="surrogateescape", max_line=MAX_FRAME_BYTES)
+        self._pipe: PipeWriter | None = None
         self._messages: asyncio.Queue[str | None] = asyncio.Queue()
         # dsh ask takes no user/message: without a hook the dispatcher refuses it
         self._frames = FrameDispatcher(
@@ -91,6 +115,11 @@ class JsonLinesRelay:
         """Write events from now on and start reading frames."""
         if self._reader is not None:
             return
+        fd = descriptor_of(self.output)
+        if fd is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.output.flush()  # anything already buffered goes first, in order
+            self._pipe = PipeWriter(fd, stall=self.stall, on_gone=self._controller_gone)
         self._unsubscribe = self.ui.events.subscribe(self._on_event)
         self._reader = asyncio.create_task(self._read_frames(), name="dsh-relay-reader")
 
@@ -102,10 +131,18 @@ class JsonLinesRelay:
         return message
 
     async def close(self) -> None:
-        """Stop writing and reading; pending batches are the seam's to settle."""
+        """Stop writing and reading; pending batches are the seam's to settle.
+
+        Events still queued are flushed first: for up to ``stall`` seconds on a normal
+        exit, for a moment only while a signal unwinds the process (it must end now).
+        """
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._pipe is not None:
+            task = asyncio.current_task()
+            ending = task is not None and task.cancelling() > 0
+            await self._pipe.flush(0.2 if ending else self.stall)
         self._lines.close()
         if self._reader is not None:
             self._reader.cancel()
@@ -123,6 +160,9 @@ class JsonLinesRelay:
         if self._output_broken:
             return
         line = json.dumps(event.to_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
+        if self._pipe is not None:
+            self._pipe.write(line.encode("ascii"))
+            return
         try:
             if isinstance(self.output, io.RawIOBase | io.BufferedIOBase):
                 self.output.write(line.encode("ascii"))
@@ -134,10 +174,22 @@ class JsonLinesRelay:
             # must not fail on that; end of stdin is what ends the conversation.
             self._output_broken = True
 
+    def _controller_gone(self, reason: str) -> None:
+        """The controller takes no more events: like end of stdin, with why."""
+        self._output_broken = True
+        if not self.eof.is_set():
+            self.end_reason = f"the controller stopped reading ({reason})"
+        self._end_of_input()
+
     async def _read_frames(self) -> None:
         try:
             while True:
-                line = await self._lines.readline()
+                try:
+                    line = await self._lines.readline()
+                except LineTooLong as error:
+                    self.write(BadFrame(f"a frame is at most {error.limit} bytes: the rest "
+                                        "of this line is skipped").event())
+                    continue
                 if line is None:
                     break
                 if line.strip():

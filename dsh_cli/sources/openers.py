@@ -50,12 +50,13 @@ def jsonl(options: AnswerOptions) -> Opener:
 
     @contextlib.asynccontextmanager
     async def opened(ui: UserInteraction) -> AsyncIterator[Source]:
-        from dsh_cli.providers.relay import JsonLinesRelay
+        from dsh_cli.providers.relay import JsonLinesRelay, controller_timeout
 
         # the binary stream, so undecodable bytes can be refused rather than guessed at
         stdin = getattr(options.stdin, "buffer", options.stdin)
         relay = JsonLinesRelay(ui, input=stdin, output=options.stdout,
-                               questions_only=options.door.questions_only)
+                               questions_only=options.door.questions_only,
+                               stall=controller_timeout(options.environ))
         await relay.start()
         try:
             # the controller decides permission requests too, by permission/decision frames

@@ -19,9 +19,19 @@ class Browserless:
         assert match, line
         self.port, self.token = int(match[1]), match[2]
         self.authority = f"127.0.0.1:{self.port}"
-        self.cookie = f"dsh_{self.port}={self.token}"
+        self.cookie = self._log_in()
         page = self._request("GET", "/").decode()
         self.csrf = re.search(r'name="dsh-csrf" content="([^"]+)"', page)[1]
+
+    def _log_in(self) -> str:
+        """``GET /?token=``, as the printed URL does: the session cookie it sets."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        connection.request("GET", f"/?token={self.token}", headers={"Host": self.authority})
+        response = connection.getresponse()
+        response.read()
+        connection.close()
+        assert response.status == 303
+        return response.getheader("set-cookie").split(";")[0]
 
     def _request(self, method, path, body=None, extra=None):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)

@@ -11,6 +11,7 @@ from typing import Any
 
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.web import WebHost
+from dsh_cli.providers.web.app import WebSecrets
 
 BATCH = {
     "questions": [
@@ -48,7 +49,8 @@ class Site:
 
     @property
     def cookie(self) -> str:
-        return f"dsh_{self.host.port}={self.host.token}"
+        """The session cookie a browser holds after ``GET /?token=``: derived from the token."""
+        return f"dsh_{self.host.port}={cookie_value(self.host.token)}"
 
     def headers(self, **extra: str) -> dict[str, str]:
         base = {"Host": self.authority, "Cookie": self.cookie}
@@ -113,6 +115,10 @@ class Site:
             return found
         finally:
             connection.close()
+
+
+def cookie_value(token: str) -> str:
+    return WebSecrets(token, "", "", frozenset()).cookie_value
 
 
 def request(batch: dict[str, Any] | None = None) -> AskUserQuestionRequest:

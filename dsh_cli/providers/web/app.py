@@ -2,16 +2,21 @@
 
 Every request passes ``Guard`` first: a wrong ``Host`` (DNS rebinding), a missing or
 wrong session cookie or token, and on POSTs a missing or foreign ``Origin`` or a wrong
-``X-DSH-CSRF`` header are refused with 403. Every response carries a restrictive CSP and
+``X-DSH-CSRF`` header are refused with 403. The cookie holds a value derived from the
+token, never the token: a browser sends a 127.0.0.1 cookie to every local service,
+whatever its port. Every response carries a restrictive CSP and
 ``Cache-Control: no-store``. A POST body is one frame, parsed and dispatched by the
 ``FrameDispatcher`` the JSON-lines relay uses (``providers/frames.py``), into the same
 pending table, so the frame rules, first-wins and bad-responses-stay-pending are the
 relay's. A body that is not a frame the route takes is refused with 400 and the relay's
-``error`` event (``BAD_FRAME``); the limit on a body's size is the web's own (413).
+``error`` event (``BAD_FRAME``). A body is at most ``MAX_BODY`` bytes (413): a larger
+``Content-Length`` is refused before anything is read, and a body without one is read only
+up to the cap. A browser that hangs up mid-request is normal: one debug line, no traceback.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 from collections.abc import Callable
@@ -22,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from dsh_cli.interaction import UserInteraction
-from dsh_cli.providers.frames import BadFrame, FrameDispatcher
+from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+
     from dsh_cli.permissions.pending import RemotePermissions
 
 __all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
@@ -42,7 +49,8 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
-MAX_BODY = 1_000_000
+MAX_BODY = MAX_FRAME_BYTES
+COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
 RESPOND_FRAMES = ("question/answer", "question/cancel", "question/decline",
                   "permission/decision")
@@ -58,9 +66,19 @@ class WebSecrets:
     cookie_name: str
     allowed_hosts: frozenset[str]
 
+    @property
+    def cookie_value(self) -> str:
+        """What the session cookie holds: HMAC-SHA256 of a fixed label keyed by the token."""
+        return hmac.new(self.token.encode(), COOKIE_LABEL, hashlib.sha256).hexdigest()
+
     def token_ok(self, candidate: str | None) -> bool:
         return candidate is not None and hmac.compare_digest(
             candidate.encode(), self.token.encode()
+        )
+
+    def cookie_ok(self, candidate: str | None) -> bool:
+        return candidate is not None and hmac.compare_digest(
+            candidate.encode(), self.cookie_value.encode()
         )
 
     def csrf_ok(self, candidate: str | None) -> bool:
@@ -109,7 +127,7 @@ class Guard:
         if "token" in query:
             if not self.secrets.token_ok(query["token"][0]):
                 return "wrong token"
-        elif not self.secrets.token_ok(_cookie(headers.get("cookie"), self.secrets.cookie_name)):
+        elif not self.secrets.cookie_ok(_cookie(headers.get("cookie"), self.secrets.cookie_name)):
             return "no session: open the URL dsh printed (with its token)"
         if scope["method"] not in ("GET", "HEAD"):
             if headers.get("origin") != f"http://{host}":
@@ -143,17 +161,34 @@ def _static_text(name: str) -> str:
     return resources.files("dsh_cli.providers.web").joinpath("static", name).read_text("utf-8")
 
 
+async def _capped_body(request: Request) -> bytes | None:
+    """The body, or None when it is larger than ``MAX_BODY`` (reading stops at the cap)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def create_app(
     ui: UserInteraction,
     feed: EventFeed,
     secrets: WebSecrets,
     on_message: Callable[[str], object] | None = None,
     permissions: RemotePermissions | None = None,
+    debug: Callable[[str], object] | None = None,
 ) -> Any:
-    """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions."""
+    """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions,
+    ``debug`` quiet one-line notes."""
     from sse_starlette import EventSourceResponse
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect
     from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
     from starlette.routing import Route
 
@@ -165,7 +200,7 @@ def create_app(
         if "token" in request.query_params:
             # the Guard checked the token; swap it for a cookie and clear the address bar
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(secrets.cookie_name, secrets.token, httponly=True,
+            response.set_cookie(secrets.cookie_name, secrets.cookie_value, httponly=True,
                                 samesite="strict", path="/")
             return response
         return HTMLResponse(page)
@@ -200,8 +235,13 @@ def create_app(
     async def _dispatch(request: Request, accept: tuple[str, ...],
                         default_type: str | None = None) -> Response:
         """One body through the frame dispatcher: the ack (200), accepted (202) or 400."""
-        body = await request.body()
-        if len(body) > MAX_BODY:
+        try:
+            body = await _capped_body(request)
+        except ClientDisconnect:  # nobody is left to read a reply
+            if debug is not None:
+                debug(f"the browser hung up during {request.method} {request.url.path}")
+            return Response(status_code=400)
+        if body is None:
             too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
             return JSONResponse(too_large.event().to_json(), status_code=413)
         try:

@@ -8,6 +8,12 @@ dsh keeps its signal handling (Ctrl-C, SIGTERM restore the terminal and save the
 session), so the server is started without uvicorn's signal capture, on a socket dsh
 binds itself (the port is known before the first request, and a bind failure is a
 ``WebError`` rather than uvicorn exiting the process).
+
+Everything the host says on stderr (its URL line, uvicorn's log) goes through a
+``PipeWriter`` when stderr is a descriptor, so a stderr pipe nobody drains never blocks the
+loop. uvicorn's log is quiet: what a client causes (a hang-up, a malformed request) is a
+debug line (``DSH_DEBUG``), and a server error is one line, its traceback with
+``DSH_DEBUG`` only.
 """
 
 from __future__ import annotations
@@ -15,13 +21,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
+import os
 import secrets
 import socket
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-from dsh_cli.core.errors import WEB_BIND_FAILED, WebError
+from dsh_cli.core.errors import INTERNAL_ERROR, WEB_BIND_FAILED, WebError, format_line
 from dsh_cli.interaction import (
     ASK_ABORTED,
     AskContext,
@@ -30,6 +38,7 @@ from dsh_cli.interaction import (
     UserInteractionError,
 )
 from dsh_cli.permissions.pending import RemotePermissions
+from dsh_cli.providers.pipe_writer import PipeWriter, descriptor_of
 from dsh_cli.providers.web.feed import EventFeed
 
 __all__ = ["WEB_BIND_FAILED", "WebError", "WebHost", "WebQuestionProvider"]
@@ -70,6 +79,7 @@ class WebHost:
         open_browser: bool = False,
         on_message: Callable[[str], Any] | None = None,
         stderr: TextIO | None = None,
+        debug: bool | None = None,
     ) -> None:
         self.ui = ui
         self.host = host
@@ -77,6 +87,9 @@ class WebHost:
         self.open_browser = open_browser
         self.on_message = on_message
         self.stderr = stderr
+        self.debug = bool(os.environ.get("DSH_DEBUG")) if debug is None else debug
+        self._stderr_pipe: PipeWriter | None = None
+        self._log_handler: logging.Handler | None = None
         self.token = secrets.token_urlsafe(32)
         self.csrf = secrets.token_urlsafe(32)
         self.provider = WebQuestionProvider()
@@ -108,7 +121,9 @@ class WebHost:
         self.port = sock.getsockname()[1]
         web_secrets = WebSecrets(self.token, self.csrf, f"dsh_{self.port}",
                                  frozenset(_allowed_hosts(self.host, self.port)))
-        app = create_app(self.ui, self.feed, web_secrets, self.on_message, self.permissions)
+        self._open_stderr()
+        app = create_app(self.ui, self.feed, web_secrets, self.on_message, self.permissions,
+                         debug=self.note if self.debug else None)
         config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
                                 lifespan="off", ws="none", timeout_graceful_shutdown=1)
         self._server = _embedded_server(config)
@@ -120,16 +135,49 @@ class WebHost:
                 self._task.result()  # surfaces the failure
                 raise WebError("the web server stopped while starting", WEB_BIND_FAILED)
             await asyncio.sleep(0.005)
-        stderr = self.stderr or sys.stderr
         if not _is_loopback(self.host):
-            stderr.write(f"dsh: warning: listening on {self.host}, reachable from other "
-                         "machines; anyone with the token can answer\n")
-        stderr.write(f"dsh: open {self.url}\n")
-        stderr.flush()
+            self.say(f"dsh: warning: listening on {self.host}, reachable from other "
+                     "machines; anyone with the token can answer\n")
+        self.say(f"dsh: open {self.url}\n")
         if self.open_browser:
             import webbrowser
 
             await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, self.url)
+
+    def say(self, text: str) -> None:
+        """Write ``text`` on stderr without ever blocking the loop."""
+        if self._stderr_pipe is not None:
+            self._stderr_pipe.write(text.encode("utf-8", "replace"))
+            return
+        stderr = self.stderr or sys.stderr
+        with contextlib.suppress(OSError, ValueError):
+            stderr.write(text)
+            stderr.flush()
+
+    def note(self, message: str) -> None:
+        """One ``dsh: debug:`` line, with ``DSH_DEBUG`` only."""
+        if self.debug:
+            self.say(f"dsh: debug: {message}\n")
+
+    def _open_stderr(self) -> None:
+        stderr = self.stderr or sys.stderr
+        fd = descriptor_of(stderr)
+        if fd is not None:
+            with contextlib.suppress(OSError, ValueError):
+                stderr.flush()
+            # a stderr nobody reads loses the host's lines, never the run
+            self._stderr_pipe = PipeWriter(fd)
+        self._log_handler = _QuietLog(self)
+        uvicorn_log = logging.getLogger("uvicorn")
+        uvicorn_log.addHandler(self._log_handler)
+        uvicorn_log.propagate = False
+
+    def _close_stderr(self) -> None:
+        if self._log_handler is not None:
+            uvicorn_log = logging.getLogger("uvicorn")
+            uvicorn_log.removeHandler(self._log_handler)
+            uvicorn_log.propagate = True
+            self._log_handler = None
 
     async def close(self) -> None:
         """Stop serving: pending asks and permission requests end ``ASK_ABORTED``; streams end."""
@@ -151,6 +199,42 @@ class WebHost:
         except Exception:  # the server failing on the way out must not mask the caller's exit
             pass
         self._task = None
+        self._close_stderr()
+        if self._stderr_pipe is not None:
+            await self._stderr_pipe.flush(0.2)
+
+
+class _QuietLog(logging.Handler):
+    """uvicorn's log as dsh lines: a client's doing is debug, a server error one line."""
+
+    def __init__(self, host: WebHost) -> None:
+        super().__init__(logging.DEBUG)
+        self.host = host
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if record.levelno < logging.ERROR or _client_went_away(record):
+                self.host.note(f"web: {message}")
+                return
+            if record.exc_info and record.exc_info[1] is not None:
+                error = record.exc_info[1]
+                message = f"{message}: {type(error).__name__}: {error}"
+            self.host.say(format_line(INTERNAL_ERROR, message.splitlines()[0]) + "\n")
+            if self.host.debug and record.exc_info:
+                self.host.say(logging.Formatter().formatException(record.exc_info) + "\n")
+        except Exception:  # a log line must never break the server (nor block it)
+            pass
+
+
+def _client_went_away(record: logging.LogRecord) -> bool:
+    """A failure that is a client hanging up, not a fault of dsh."""
+    error = record.exc_info[1] if record.exc_info else None
+    if error is None:
+        return False
+    from starlette.requests import ClientDisconnect
+
+    return isinstance(error, ClientDisconnect | ConnectionError)
 
 
 def _embedded_server(config: Any) -> Any:
