@@ -24,10 +24,11 @@ def test_inspector_lists_the_model_facing_tool(tmp_path):
     listed = _inspector(answers, "--method", "tools/list")
     schema = json.loads(subprocess.run([DSH, "schema"], capture_output=True, text=True,
                                        check=True, timeout=60).stdout)
-    [tool] = listed["tools"]
-    assert tool["name"] == "ask_user_question"
+    tools = {tool["name"]: tool for tool in listed["tools"]}
+    assert set(tools) == {"ask_user_question", "approve_tool_use"}
+    tool = tools["ask_user_question"]
     assert tool["inputSchema"] == schema
-    assert "answers" in tool["outputSchema"]["properties"]
+    assert "AskUserQuestionAnswer" in tool["outputSchema"]["$defs"]
 
 
 def test_inspector_calls_the_tool_answered_from_a_file(tmp_path):
@@ -46,4 +47,4 @@ def test_inspector_sees_invalid_questions_as_an_error_result(tmp_path):
     called = _inspector(answers, "--method", "tools/call", "--tool-name", "ask_user_question",
                         "--tool-arg", "questions=[]")
     assert called["isError"] is True
-    assert called["structuredContent"]["error"]["code"] == "INVALID_QUESTIONS"
+    assert called["structuredContent"]["error"]["code"] == "EMPTY_QUESTIONS"
