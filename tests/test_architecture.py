@@ -47,8 +47,9 @@ ALLOWED: dict[str, set[str]] = {
     "session": {"dsh_cli", "runtime", "tools", "permissions", "config", "core"},
     "chat": {"runtime", "session", "sources", *_BELOW_FRONT_DOORS},
     # the attach desk (the human's side) and dsh mcp (the agents' side) of one Unix socket
-    "desk": {"providers", "interaction", "config", "core"},
-    "mcp": {"dsh_cli", "desk", "tools", "store", "providers", "interaction", "config", "core"},
+    "desk": {"providers", "interaction", "permissions", "config", "core"},
+    "mcp": {"dsh_cli", "desk", "tools", "store", "providers", "interaction", "permissions",
+            "config", "core"},
     "cli": {"dsh_cli", "chat", "desk", "mcp", "runtime", "session", "sources",
             *_BELOW_FRONT_DOORS},
     "__main__": {"cli"},

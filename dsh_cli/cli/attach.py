@@ -55,8 +55,10 @@ async def _plain_desk(notify: str, web: bool) -> int:
     from dsh_cli.chat.alert import QuestionAlert
     from dsh_cli.desk.desk import Desk, ask_with, stdin_closed_waiter
     from dsh_cli.providers.plain import PlainProvider
+    from dsh_cli.providers.plain_permission import PlainPermissionPrompt
 
     provider = PlainProvider(sys.stdin, sys.stdout)
+    prompt = PlainPermissionPrompt(provider.lines, sys.stdout)
     alert = QuestionAlert(sys.stdout, notify)
     ask = ask_with(provider)
 
@@ -64,7 +66,10 @@ async def _plain_desk(notify: str, web: bool) -> int:
         ui.events.subscribe(alert)
         return await ask(ui, request)
 
-    desk = Desk(output=sys.stdout, ask=ask_and_alert, web=web,
+    async def permit(request: Any) -> Any:
+        return await prompt.decide(request, "")
+
+    desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit, web=web,
                 idle=stdin_closed_waiter(provider.lines.readline))
     return await desk.run()
 
@@ -72,7 +77,15 @@ async def _plain_desk(notify: str, web: bool) -> int:
 async def _terminal_desk(notify: str, web: bool) -> int:
     from dsh_cli.desk.desk import Desk, ask_with, tty_idle
     from dsh_cli.providers.terminal import terminal_provider
+    from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
 
     with terminal_provider("stdout", notify=notify) as provider:
-        desk = Desk(output=sys.stdout, ask=ask_with(provider), idle=tty_idle, web=web)
+        prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output,
+                                          notify=notify)
+
+        async def permit(request: Any) -> Any:
+            return await prompt.decide(request, "")
+
+        desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit, idle=tty_idle,
+                    web=web)
         return await desk.run()

@@ -2,6 +2,8 @@
 
 stdout carries MCP messages only; every diagnostic is one stderr line. Answer source,
 first that applies: ``--answers FILE``, ``--web``, otherwise the attach desk.
+``approve_tool_use`` is decided at the desk only (``--answers`` and ``--web`` give it nothing
+to ask, so every request is denied, saying why).
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
     from dsh_cli.config import load_settings
     from dsh_cli.core.errors import HarnessError
     from dsh_cli.interaction import UserInteraction
-    from dsh_cli.mcp.desks import DeskHub, DeskProvider
+    from dsh_cli.mcp.approve import ApproveService
+    from dsh_cli.mcp.desks import DeskHub, DeskPermissions, DeskProvider
     from dsh_cli.mcp.server import build_server, serve_http, serve_stdio
     from dsh_cli.mcp.service import AskService
 
@@ -89,14 +92,17 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
             _say(f"dsh: warning: no desk socket at {hub.path}: {error.strerror}")
         else:
             stack.push_async_callback(hub.close)
+        gate = _permission_gate(ui, settings.question_timeout)
         if hub.relay_questions:
             ui.register_provider(DeskProvider(hub, wait=wait, alert=_tty_alert))
+            gate.register_provider(DeskPermissions(hub, wait=wait, alert=_tty_alert))
         store = _open_store()
         service = AskService(ui, sources=hub.sources, store=store, report=_say)
+        hub.session_id = lambda: service.session_id
         stack.callback(service.close)
         if store is not None:
             stack.callback(store.close)
-        server = build_server(service)
+        server = build_server(service, ApproveService(gate, service))
         if http:
             await serve_http(server, port=http_port, announce=lambda url: _say(f"dsh: mcp {url}"))
         else:
@@ -113,6 +119,16 @@ async def _start_web(ui: Any, *, host: str, port: int, open_browser: bool | None
                                 else open_browser))
     await web.start()
     return web
+
+
+def _permission_gate(ui: Any, timeout: float | None) -> Any:
+    """``approve_tool_use``'s gate: one per process ("for this session"), "always" saved."""
+    from dsh_cli.config import config_dir
+    from dsh_cli.permissions import Approvals, PermissionGate
+    from dsh_cli.permissions.approvals import FILE_NAME
+
+    return PermissionGate(approvals=Approvals(config_dir() / FILE_NAME), events=ui.events,
+                          timeout=timeout)
 
 
 def _open_store() -> Any:

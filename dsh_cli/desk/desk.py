@@ -5,6 +5,10 @@ who asks. The desk answers through the batch's own server; ``esc`` sends a cance
 the server settles meanwhile (the agent cancelled, the question timed out, another desk
 answered) is withdrawn from the screen. Closing the desk (``ctrl-d``, end of input) sends
 nothing: the batch on screen stays pending at its server for the next desk.
+
+Permission requests (``approve_tool_use``) queue with the batches and are shown with the
+permission prompt of the same UI (terminal or plain); the decision goes back as a
+``permission/decision`` frame.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from typing import IO, Any
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, HarnessError, format_line
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
+from dsh_cli.core.tasks import close_task
 from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
+from dsh_cli.permissions.vocabulary import Hints, PermissionDecision, PermissionRequest
 
 __all__ = ["IDLE", "Batch", "Desk", "heading"]
 
@@ -56,19 +62,36 @@ def heading(event: dict[str, Any]) -> str:
     client = sanitize_line(str(source.get("client") or "an MCP client"))
     cwd = sanitize_line(_home_relative(str(source.get("cwd") or "?")))
     pid = sanitize_line(str(source.get("pid") or "?"))
-    return f"── {client} asks · {cwd} · dsh mcp pid {pid}"
+    asks = "asks permission" if event.get("type") == "permission/requested" else "asks"
+    return f"── {client} {asks} · {cwd} · dsh mcp pid {pid}"
 
 
 Asker = Callable[[UserInteraction, AskUserQuestionRequest], Awaitable[Any]]
+Permitter = Callable[[PermissionRequest], Awaitable[PermissionDecision]]
+
+
+def permission_request(event: dict[str, Any]) -> PermissionRequest:
+    """The request a ``permission/requested`` event describes, for the prompt to show."""
+    given = event.get("hints")
+    hints = given if isinstance(given, dict) else {}
+    flags = {name: value for name, value in hints.items()
+             if name in ("read_only", "destructive", "idempotent", "open_world")
+             and isinstance(value, bool)}
+    server = event.get("server")
+    return PermissionRequest(tool=str(event.get("tool") or "?"),
+                             arguments=event.get("arguments"),
+                             server=server if isinstance(server, str) else None,
+                             hints=Hints(**flags), call_id=event.get("call_id"))
 
 
 class Desk:
     """The queue of batches and the loop that shows them; ``ask`` draws one batch."""
 
     def __init__(self, *, output: IO[str], ask: Asker, idle: Callable[[], Awaitable[bool]],
-                 web: bool = False, **links: Any) -> None:
+                 permit: Permitter | None = None, web: bool = False, **links: Any) -> None:
         self.output = output
         self._ask = ask
+        self._permit = permit
         self._idle = idle  # waits for input while nothing is pending; False: the desk closes
         self.web = web
         self.queue: list[Batch] = []
@@ -124,6 +147,8 @@ class Desk:
         """Ask one batch; False when the desk was closed while it was shown."""
         self.say("")
         self.say(heading(batch.event))
+        if batch.event["type"] == "permission/requested":
+            return await self._decide(batch)
         ui = UserInteraction()
         try:
             request = AskUserQuestionRequest.model_validate(
@@ -149,6 +174,35 @@ class Desk:
                          "answers": answer.to_json()["answers"]})
         return True
 
+    async def _decide(self, batch: Batch) -> bool:
+        """Show one permission request; its withdrawal at the server takes it off screen."""
+        if self._permit is None:
+            self.say(f"dsh: this desk cannot show permission request {batch.rpc_id}")
+            return True
+        deciding = asyncio.ensure_future(self._permit(permission_request(batch.event)))
+        withdrawn = asyncio.ensure_future(batch.withdrawn.wait())
+        try:
+            await asyncio.wait({deciding, withdrawn}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            withdrawn.cancel()
+        if not deciding.done():
+            await close_task(deciding)
+            self.say(f"(withdrawn: {batch.withdrawn.reason})")
+            return True
+        try:
+            decision = deciding.result()
+        except HarnessError as error:
+            if error.code == ASK_ABORTED:
+                return False  # input closed: the request stays pending at its server
+            if error.code != ASK_CANCELLED:
+                self.say(format_line(error.code, error.message))
+                return True
+            # dismissed: nothing would ever show it again here, so the agent hears no
+            decision = PermissionDecision("deny", "the user dismissed the permission request")
+        batch.link.send({"type": "permission/decision", "rpc_id": batch.rpc_id,
+                         **decision.to_json()})
+        return True
+
     def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "desk/hello":
@@ -156,10 +210,14 @@ class Desk:
             if self.web and isinstance(url, str) and url not in self._shown_urls:
                 self._shown_urls.add(url)
                 self.say(f"dsh: dsh mcp pid {event.get('pid')} asks in the browser: {url}")
-        elif kind == "question/requested" and isinstance(event.get("rpc_id"), str):
+        elif kind in ("question/requested", "permission/requested") \
+                and isinstance(event.get("rpc_id"), str):
             if not self._known(link, event["rpc_id"]):
                 self.queue.append(Batch(link, event))
                 self._arrived.set()
+        elif kind == "permission/resolved":
+            self._withdraw(link, event.get("rpc_id"),
+                           f"{event.get('decision') or event.get('outcome')} at the server")
         elif kind == "question/resolved":
             self._withdraw(link, event.get("rpc_id"), f"{event.get('outcome')} at the server")
         elif kind == "response/ack" and not event.get("accepted"):

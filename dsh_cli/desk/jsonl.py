@@ -3,7 +3,9 @@
 Every server's question events go to stdout as they come (``question/requested`` carries
 ``source: {client, cwd, pid}``); frames from stdin go to the server that owns the
 ``rpc_id``. ``questions/replay`` asks every server again. End of stdin closes the desk
-and leaves every pending batch with its server for the next desk.
+and leaves every pending batch with its server for the next desk. Permission requests
+(``approve_tool_use``) pass through the same way: ``permission/requested`` and
+``permission/resolved`` out, ``permission/decision`` frames in (the server checks them).
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ from dsh_cli.providers.frames import (
 from dsh_cli.providers.line_reader import LineReader
 from dsh_cli.providers.relay import QUESTION_EVENTS
 
-__all__ = ["JsonlDesk"]
+__all__ = ["DESK_EVENTS", "JsonlDesk"]
+
+DESK_EVENTS = QUESTION_EVENTS | {"permission/requested", "permission/resolved"}
+REQUESTED = frozenset({"question/requested", "permission/requested"})
+RESOLVED = frozenset({"question/resolved", "permission/resolved"})
 
 
 class JsonlDesk:
@@ -39,6 +45,7 @@ class JsonlDesk:
         self._lines = LineReader(sys.stdin.buffer if input is None else input,
                                  errors="surrogateescape")
         self._owners: dict[str, ServerLink] = {}
+        self._permissions: set[str] = set()  # the owned rpc_ids that are permission requests
         self.links = DeskLinks(self._on_event, self._on_closed, **links)
 
     async def run(self) -> int:
@@ -64,24 +71,34 @@ class JsonlDesk:
 
     def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
         kind = event["type"]
-        if kind not in QUESTION_EVENTS:
+        if kind not in DESK_EVENTS:
             return
         rpc_id = event.get("rpc_id")
-        if kind == "question/requested" and isinstance(rpc_id, str):
+        if kind in REQUESTED and isinstance(rpc_id, str):
             if self._owners.get(rpc_id) is link:
                 return  # already announced (a replay racing the live event)
             self._owners[rpc_id] = link
-        elif kind == "question/resolved" and isinstance(rpc_id, str):
+            if kind == "permission/requested":
+                self._permissions.add(rpc_id)
+        elif kind in RESOLVED and isinstance(rpc_id, str):
             self._owners.pop(rpc_id, None)
+            self._permissions.discard(rpc_id)
         self.write(event)
 
     def _on_closed(self, link: ServerLink) -> None:
         for rpc_id, owner in list(self._owners.items()):
             if owner is link:  # the server is gone, and its agent with it
                 del self._owners[rpc_id]
-                self.write({"type": "question/resolved", "rpc_id": rpc_id, "outcome": "aborted"})
+                kind = "permission/resolved" if rpc_id in self._permissions else \
+                    "question/resolved"
+                self._permissions.discard(rpc_id)
+                self.write({"type": kind, "rpc_id": rpc_id, "outcome": "aborted"})
 
     def _dispatch(self, line: str) -> None:
+        decision = _permission_decision(line)
+        if decision is not None:
+            self._route(decision)
+            return
         try:
             line.encode("utf-8")
             frame = parse_frame(line)
@@ -99,9 +116,26 @@ class JsonlDesk:
             self.write({"type": "error", "code": BAD_FRAME,
                         "message": f"{frame.type} is not accepted by dsh attach"})
             return
-        owner = self._owners.get(frame.rpc_id)
+        self._route(frame.model_dump())
+
+    def _route(self, frame: dict[str, Any]) -> None:
+        """A frame to the server that owns its ``rpc_id``; refused when none does."""
+        rpc_id = frame.get("rpc_id")
+        owner = self._owners.get(rpc_id) if isinstance(rpc_id, str) else None
         if owner is None:
-            self.write({"type": "response/ack", "rpc_id": frame.rpc_id, "accepted": False,
-                        "reason": NOT_PENDING, "message": f"no pending question {frame.rpc_id}"})
+            what = "permission" if frame["type"].startswith("permission/") else "question"
+            self.write({"type": "response/ack", "rpc_id": rpc_id, "accepted": False,
+                        "reason": NOT_PENDING, "message": f"no pending {what} {rpc_id}"})
             return
-        owner.send(frame.model_dump())
+        owner.send(frame)
+
+
+def _permission_decision(line: str) -> dict[str, Any] | None:
+    """A ``permission/decision`` frame as sent (its server validates the rest), else None."""
+    try:
+        frame = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(frame, dict) and frame.get("type") == "permission/decision":
+        return frame
+    return None

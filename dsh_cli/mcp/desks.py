@@ -5,30 +5,54 @@ answers and cancels reach the pending table exactly as they do from ``dsh ask --
 first valid response wins, a bad one leaves the batch pending. ``question/requested``
 carries the batch's ``source`` (who asks). A desk that goes away leaves its batch pending
 for the next one, which asks for a replay and gets it under the same ``rpc_id``.
+
+Permission requests (``approve_tool_use``) travel the same sockets: ``permission/requested``
+(with its ``source``) and ``permission/resolved`` out, ``permission/decision`` frames in,
+settled first-wins in ``RemotePermissions`` and acknowledged with ``response/ack``. Those
+frames are parsed here, so the relay's question frames stay the dispatcher's alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import struct
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, ClassVar, cast
+from typing import IO, TYPE_CHECKING, Any, ClassVar, cast
 
-from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
-from dsh_cli.core.events import Event, QuestionRequested
+from dsh_cli.core.errors import (
+    BAD_FRAME,
+    NO_PERMISSION_PROVIDER,
+    NO_PROVIDER,
+    PermissionRequestError,
+    UserInteractionError,
+)
+from dsh_cli.core.events import (
+    ErrorEvent,
+    Event,
+    PermissionRequested,
+    PermissionResolved,
+    QuestionRequested,
+)
+from dsh_cli.core.tasks import close_task
 from dsh_cli.desk.channel import PeerRefused, check_peer, listen, peer_uid, socket_path
 from dsh_cli.interaction import (
     AskContext,
     AskUserQuestionAnswer,
     UserInteraction,
 )
+from dsh_cli.permissions.pending import RemotePermissions
 from dsh_cli.providers.relay import JsonLinesRelay
 
-__all__ = ["NO_DESK", "DeskHello", "DeskHub", "DeskProvider", "SourcedQuestionRequested"]
+if TYPE_CHECKING:
+    from dsh_cli.permissions.vocabulary import PermissionDecision, PermissionRequest
+
+__all__ = ["NO_DESK", "DeskHello", "DeskHub", "DeskPermissions", "DeskProvider",
+           "SourcedPermissionRequested", "SourcedQuestionRequested"]
 
 NO_DESK = "no one is at the dsh desk: run `dsh attach` in a terminal"
 SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on forever
@@ -36,6 +60,16 @@ SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on fore
 
 class SourcedQuestionRequested(QuestionRequested):
     """``question/requested`` as a desk sees it: its ``source`` is ``{client, cwd, pid}``."""
+
+
+class SourcedPermissionRequested(PermissionRequested):
+    """``permission/requested`` as a desk sees it: with ``source: {client, cwd, pid}``."""
+
+    source: dict[str, Any]
+
+
+PERMISSION_EVENTS = frozenset({"permission/requested", "permission/resolved"})
+DECISION_FIELDS = frozenset({"type", "rpc_id", "decision", "message"})
 
 
 class DeskHello(Event):
@@ -48,21 +82,77 @@ class DeskHello(Event):
 
 
 class _DeskRelay(JsonLinesRelay):
-    """The relay over one desk socket; it labels each batch with who asks."""
+    """The relay over one desk socket; it labels each request with who asks."""
 
     def __init__(self, ui: UserInteraction, sock: socket.socket, output: IO[bytes],
-                 sources: dict[str, dict[str, Any]]) -> None:
+                 hub: DeskHub) -> None:
         super().__init__(ui, input=sock.fileno(), output=output, questions_only=True)
-        self._sources = sources
+        self._sources = hub.sources
+        self._permissions = hub.permissions
+        self._session_id = hub.session_id
+        self._respond = hub.respond_permission
+
+    def _source(self, key: str | None) -> dict[str, Any]:
+        found = self._sources.get(key) if key is not None else None
+        return found or {"client": None, "cwd": os.getcwd(), "pid": os.getpid()}
+
+    def _on_event(self, event: Event) -> None:
+        if event.type in PERMISSION_EVENTS:
+            self.write(event)
+        else:
+            super()._on_event(event)
 
     def write(self, event: Event) -> None:
         if isinstance(event, QuestionRequested) and not isinstance(event, SourcedQuestionRequested):
-            source = self._sources.get(event.rpc_id, {"client": None, "cwd": os.getcwd(),
-                                                      "pid": os.getpid()})
             event = SourcedQuestionRequested(event.rpc_id, event.session_id, event.call_id,
-                                             event.questions, source, event.declinable,
-                                             event.review)
+                                             event.questions, self._source(event.rpc_id),
+                                             event.declinable, event.review)
+        elif isinstance(event, PermissionRequested) \
+                and not isinstance(event, SourcedPermissionRequested):
+            # a permission request's source is filed under its call id (the gate mints
+            # the rpc_id only as it announces the request)
+            event = SourcedPermissionRequested(
+                event.rpc_id, event.session_id, event.call_id, event.tool, event.server,
+                event.arguments, event.hints, self._source(event.call_id))
         super().write(event)
+
+    def _dispatch(self, line: str) -> None:
+        kind = _frame_type(line)
+        if kind is not None and kind.startswith("permission/"):
+            refused = self._permission_frame(line)
+            if refused is not None:
+                self.write(refused)
+            return
+        super()._dispatch(line)
+        if kind == "questions/replay":
+            for rpc_id, request in self._permissions.requests():
+                self.write(PermissionRequested(
+                    rpc_id=rpc_id, session_id=self._session_id(), call_id=request.call_id,
+                    tool=request.tool, server=request.server, arguments=request.arguments,
+                    hints=request.hints.to_json()))
+
+    def _permission_frame(self, line: str) -> Event | None:
+        """A ``permission/decision`` frame goes to the hub (which acks it); others are refused."""
+        frame = json.loads(line)
+        if frame.get("type") != "permission/decision":
+            return ErrorEvent(BAD_FRAME, f"{frame.get('type')} is not a frame dsh mcp takes")
+        unknown = sorted(set(frame) - DECISION_FIELDS)
+        if unknown or not isinstance(frame.get("rpc_id"), str):
+            return ErrorEvent(BAD_FRAME, "permission/decision takes rpc_id (a string), "
+                                         "decision and message" +
+                              (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+        self._respond(frame["rpc_id"], frame.get("decision"), frame.get("message"), self.write)
+        return None
+
+
+def _frame_type(line: str) -> str | None:
+    """The ``type`` of a frame line, when it is a JSON object that has one."""
+    try:
+        frame = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    kind = frame.get("type") if isinstance(frame, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 class DeskHub:
@@ -73,6 +163,14 @@ class DeskHub:
                  path: Path | None = None) -> None:
         self.ui = ui
         self.sources: dict[str, dict[str, Any]] = {}
+        self.permissions = RemotePermissions()
+        self.session_id: Callable[[], str | None] = lambda: None
+        # announced permission requests, set once their decision is awaited: the gate
+        # announces a request a moment before the provider waits for it, and a quick
+        # desk's decision must not fall into that gap
+        self._awaited: dict[str, asyncio.Event] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+        self._responding: set[asyncio.Task[None]] = set()
         self.relay_questions = relay_questions
         self.web_url = web_url
         self.path = path or socket_path()
@@ -89,6 +187,7 @@ class DeskHub:
         return self._connected
 
     async def start(self) -> None:
+        self._unsubscribe = self.ui.events.subscribe(self._on_permission_event)
         self._listener = listen(self.path)
         self._listener.setblocking(False)
         self._accepting = asyncio.create_task(self._accept(), name="dsh-desk-accept")
@@ -106,8 +205,43 @@ class DeskHub:
                 await asyncio.wait_for(self._changed.wait(), left)
         return True
 
+    def _on_permission_event(self, event: Event) -> None:
+        if isinstance(event, PermissionRequested):
+            self._awaited.setdefault(event.rpc_id, asyncio.Event())
+        elif isinstance(event, PermissionResolved):
+            waiting = self._awaited.pop(event.rpc_id, None)
+            if waiting is not None:
+                waiting.set()
+
+    def awaited(self, rpc_id: str) -> None:
+        """The provider now waits for ``rpc_id``'s decision: held decisions may land."""
+        waiting = self._awaited.get(rpc_id)
+        if waiting is not None:
+            waiting.set()
+
+    def respond_permission(self, rpc_id: str, decision: Any, message: Any,
+                           write: Callable[[Event], None]) -> None:
+        """Settle ``rpc_id`` and ``write`` the ack, once the request is really awaited."""
+        waiting = self._awaited.get(rpc_id)
+        if waiting is None or waiting.is_set():
+            write(self.permissions.respond(rpc_id, decision, message))
+            return
+
+        async def when_awaited() -> None:
+            await waiting.wait()
+            write(self.permissions.respond(rpc_id, decision, message))
+
+        task = asyncio.ensure_future(when_awaited())
+        self._responding.add(task)
+        task.add_done_callback(self._responding.discard)
+
     async def close(self) -> None:
         """Stop listening, drop every desk, remove the socket file."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for responding in list(self._responding):
+            responding.cancel()
         if self._accepting is not None:
             self._accepting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -144,7 +278,7 @@ class DeskHub:
         seconds, micro = int(SEND_TIMEOUT), int((SEND_TIMEOUT % 1) * 1e6)
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, micro))
         output = cast("IO[bytes]", conn.makefile("wb", buffering=0))  # a raw SocketIO
-        relay = _DeskRelay(self.ui, conn, output, self.sources)
+        relay = _DeskRelay(self.ui, conn, output, self)
         relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url))
         self._connected += 1
         self._changed.set()
@@ -203,3 +337,28 @@ class DeskProvider:
                 raise UserInteractionError(NO_DESK, NO_PROVIDER)
         await asyncio.get_running_loop().create_future()  # a desk settles it, or the seam does
         raise AssertionError("unreachable")
+
+
+class DeskPermissions:
+    """Permission requests decided at a desk; with none, ``NO_PERMISSION_PROVIDER`` at once."""
+
+    def __init__(self, hub: DeskHub, *, wait: float = 0.0,
+                 alert: Callable[[], None] | None = None) -> None:
+        self.hub = hub
+        self.wait = wait
+        self._alert = alert
+
+    async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
+        # pending first, so a desk that attaches during the wait gets it in its replay
+        decided = asyncio.ensure_future(self.hub.permissions.decide(request, rpc_id))
+        await asyncio.sleep(0)  # the request is pending in the table now
+        self.hub.awaited(rpc_id)
+        try:
+            if not self.hub.connected:
+                if self.wait > 0 and self._alert is not None:
+                    self._alert()
+                if self.wait <= 0 or not await self.hub.wait_for_desk(self.wait):
+                    raise PermissionRequestError(NO_DESK, NO_PERMISSION_PROVIDER)
+            return await decided
+        finally:
+            await close_task(decided)

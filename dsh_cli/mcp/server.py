@@ -1,4 +1,4 @@
-"""The MCP server of ``dsh mcp``: one tool, ``ask_user_question``, on stdio or HTTP.
+"""The MCP server of ``dsh mcp``: ``ask_user_question`` and ``approve_tool_use``, on stdio or HTTP.
 
 Built on the SDK's low-level ``Server`` (the layer ``MCPServer`` itself stands on) so the
 tool's input schema is exactly the model-facing one (``dsh schema``), not a schema derived
@@ -14,7 +14,7 @@ import contextlib
 import hmac
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli import __version__
@@ -24,23 +24,43 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import ServerRequestContext
 
+    from dsh_cli.mcp.approve import ApproveService
     from dsh_cli.mcp.service import AskService
     from dsh_cli.tools.registry import ToolResult
 
-__all__ = ["build_server", "call_result", "serve_http", "serve_stdio"]
+__all__ = ["approve_result", "build_server", "call_result", "output_schema", "serve_http",
+           "serve_stdio"]
 
 INSTRUCTIONS = (
     "ask_user_question asks the human structured questions (numbered options, multi-select, "
     "free text) at their dsh desk and returns the answers. A result with isError carries "
     "{error: {code}}: NO_PROVIDER means no human is at the desk; ASK_CANCELLED means the "
-    "human dismissed the questions."
+    "human dismissed the questions. approve_tool_use asks the human whether one of your "
+    "tool calls may run (Claude Code's --permission-prompt-tool contract)."
 )
 
 
-def answer_schema() -> dict[str, Any]:
+def output_schema() -> dict[str, Any]:
+    """``ask_user_question``'s ``outputSchema``: the answer batch, or the error object.
+
+    An error result carries ``{"error": …}`` as ``structuredContent`` too, and the
+    TypeScript SDK's client (Claude Code, the Inspector, …) validates *every*
+    ``structuredContent`` against the schema, so the schema must admit both; the answer
+    is ``dsh schema --answer`` unchanged.
+    """
     from dsh_cli.interaction import AskUserQuestionAnswer
 
-    return AskUserQuestionAnswer.model_json_schema()
+    answer = AskUserQuestionAnswer.model_json_schema()
+    definitions = answer.pop("$defs", {})
+    error = {"type": "object", "title": "ToolErrorResult", "required": ["error"],
+             "properties": {"error": {"type": "object", "required": ["code", "message"],
+                                      "properties": {"name": {"type": "string"},
+                                                     "code": {"type": "string"},
+                                                     "message": {"type": "string"}}}}}
+    return {"type": "object",
+            "$defs": {**definitions, "AskUserQuestionAnswer": answer, "ToolErrorResult": error},
+            "anyOf": [{"$ref": "#/$defs/AskUserQuestionAnswer"},
+                      {"$ref": "#/$defs/ToolErrorResult"}]}
 
 
 def call_result(result: ToolResult) -> Any:
@@ -52,54 +72,82 @@ def call_result(result: ToolResult) -> Any:
                           is_error=result.is_error)
 
 
+def approve_result(outcome: dict[str, Any]) -> Any:
+    """``approve_tool_use``'s result: the contract's JSON as the text (what Claude Code reads)."""
+    from mcp.types import CallToolResult, TextContent
+
+    text = json.dumps(outcome, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
 def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     params = ctx.session.client_params
     info = getattr(params, "client_info", None)
     return getattr(info, "name", None) if info is not None else None
 
 
-def build_server(service: AskService) -> Server[Any]:
-    """The low-level server whose one tool is ``service``'s."""
+async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
+    """Run ``work``; the agent cancelling or going away aborts it, and waits for it to end."""
     import anyio
+
+    signal = AbortSignal()
+    task = asyncio.ensure_future(work(signal))
+    try:
+        return await asyncio.shield(task)
+    except BaseException:
+        # The agent cancelled or went away: the batch is aborted, the desks drop it.
+        signal.abort("the agent cancelled the call")
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait({task})
+        raise
+
+
+def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
+    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``."""
     from mcp.server import Server
     from mcp.types import ListToolsResult, Tool
 
+    from dsh_cli.mcp.approve import approve_tool_spec
+
     spec = service.tool_spec()
-    tool = Tool(name=spec["name"], description=spec["description"],
-                input_schema=spec["parameters"], output_schema=answer_schema())
+    tools = [Tool(name=spec["name"], description=spec["description"],
+                  input_schema=spec["parameters"], output_schema=output_schema())]
+    if approver is not None:
+        approve = approve_tool_spec()
+        tools.append(Tool(name=approve["name"], description=approve["description"],
+                          input_schema=approve["parameters"]))
+    by_name = {tool.name: tool for tool in tools}
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return ListToolsResult(tools=[tool])
+        return ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         from dsh_cli.core.errors import UNKNOWN_TOOL, ToolError
         from dsh_cli.tools.registry import ToolResult
 
-        if params.name != tool.name:
-            error = ToolError(f"unknown tool {params.name!r} (available: {tool.name})",
-                              UNKNOWN_TOOL)
-            return call_result(ToolResult.failure(error))
-        signal = AbortSignal()
-        session = ctx.session
+        arguments = params.arguments if params.arguments is not None else {}
+        client = _client_name(ctx)
+        if params.name == spec["name"]:
+            session = ctx.session
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            await session.report_progress(done, total, message)
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                await session.report_progress(done, total, message)
 
-        task = asyncio.ensure_future(service.ask(
-            params.arguments if params.arguments is not None else {},
-            client=_client_name(ctx), signal=signal, progress=progress))
-        try:
-            return call_result(await asyncio.shield(task))
-        except BaseException:
-            # The agent cancelled or went away: the batch is aborted, the desks drop it.
-            signal.abort("the agent cancelled the call")
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait({task})
-            raise
+            return call_result(await _abortable(lambda signal: service.ask(
+                arguments, client=client, signal=signal, progress=progress)))
+        if approver is not None and params.name == approve_tool_spec()["name"]:
+            return approve_result(await _abortable(lambda signal: approver.approve(
+                arguments, client=client, signal=signal)))
+        error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
+                          UNKNOWN_TOOL)
+        return call_result(ToolResult.failure(error))
+
+    def input_schema(name: str) -> Any:
+        tool = by_name.get(name)
+        return tool.input_schema if tool is not None else None
 
     return Server("dsh", version=__version__, instructions=INSTRUCTIONS,
-                  get_tool_input_schema=lambda name: tool.input_schema
-                  if name == tool.name else None,
+                  get_tool_input_schema=input_schema,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 

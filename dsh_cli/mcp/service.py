@@ -58,11 +58,11 @@ class AskService:
     async def ask(self, arguments: Any, *, client: str | None, signal: AbortSignal,
                   progress: Progress | None = None) -> ToolResult:
         """Ask one batch for ``client``; any failure is a result carrying its code."""
-        self._open_session(client)
+        self.open_session(client)
         call_id = f"mcp_{next(self._calls)}"
         rpc_id = mint_rpc_id()
         self.sources[rpc_id] = {"client": client, "cwd": os.getcwd(), "pid": os.getpid()}
-        self._emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
+        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
                                           "arguments": _arguments_text(arguments)}]))
         ticker = asyncio.ensure_future(_tick(progress)) if progress is not None else None
         try:
@@ -73,7 +73,7 @@ class AskService:
             if ticker is not None:
                 ticker.cancel()
             self.sources.pop(rpc_id, None)
-        self._emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
+        self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
         return result
 
     def close(self) -> None:
@@ -81,7 +81,7 @@ class AskService:
             self._stop_recording()
             self._stop_recording = None
 
-    def _open_session(self, client: str | None) -> None:
+    def open_session(self, client: str | None) -> None:
         """The process's session, at its first call (when the client's name is known)."""
         if self.store is None or self.session_id is not None:
             return
@@ -96,7 +96,8 @@ class AskService:
             return
         self.ui.session_id = self.session_id
 
-    def _emit(self, event: Any) -> None:
+    def emit(self, event: Any) -> None:
+        """Put ``event`` on the stream the store records; a store failure is one line."""
         from dsh_cli.store import StoreError
 
         try:

@@ -39,11 +39,14 @@ def _status(url: str, headers: dict[str, str]) -> int:
         return error.code
 
 
-def test_the_token_url_serves_the_tool(http_server):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_the_token_url_serves_the_tool(http_server, mode):
     from mcp import Client
 
     async def main():
-        async with Client(http_server, mode="legacy") as mcp:
+        async with Client(http_server, mode=mode) as mcp:
+            expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
+            assert mcp.protocol_version == expected
             return await mcp.call_tool("ask_user_question", BATCH)
 
     result = bounded(main())

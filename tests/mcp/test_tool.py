@@ -28,9 +28,15 @@ def test_tools_list_is_the_model_facing_tool(mode):
             return (await mcp.list_tools()).tools
 
     tools = bounded(main())
-    assert [tool.name for tool in tools] == ["ask_user_question"]
+    assert [tool.name for tool in tools] == ["ask_user_question", "approve_tool_use"]
     assert tools[0].input_schema == dsh_json("schema")
-    assert tools[0].output_schema == dsh_json("schema", "--answer")
+    # the answer (``dsh schema --answer``) or the error object an isError result carries
+    output = tools[0].output_schema
+    answer = {key: value for key, value in dsh_json("schema", "--answer").items()
+              if key != "$defs"}
+    assert output["$defs"]["AskUserQuestionAnswer"] == answer
+    assert output["anyOf"] == [{"$ref": "#/$defs/AskUserQuestionAnswer"},
+                               {"$ref": "#/$defs/ToolErrorResult"}]
     assert tools[0].description == DESCRIPTION
 
 

@@ -1,0 +1,104 @@
+"""``approve_tool_use`` decided by a human at ``dsh attach``: plain lines and the terminal UI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from dsh_under_test import DSH
+from mcp_util import CEILING, bounded, client
+
+REQUEST = {"tool_name": "Bash", "input": {"command": "git push --force"},
+           "tool_use_id": "toolu_9"}
+
+
+async def _read_until(stream, text: str) -> str:
+    seen = ""
+    while text not in seen:
+        chunk = await asyncio.wait_for(stream.read(4096), CEILING)
+        assert chunk, f"the desk ended before {text!r}; it wrote {seen!r}"
+        seen += chunk.decode()
+    return seen
+
+
+def test_plain_desk_denies_with_a_reason(tmp_path):
+    async def main():
+        desk = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            await _read_until(desk.stdout, "nothing pending")
+            async with client("--wait", "20", name="claude-code") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                shown = await _read_until(desk.stdout, "permission (1-4")
+                desk.stdin.write(b"4 not on a shared branch\n")
+                result = await call
+                await _read_until(desk.stdout, "nothing pending")
+            desk.stdin.close()
+            await asyncio.wait_for(desk.wait(), CEILING)
+            return shown, result
+        finally:
+            if desk.returncode is None:
+                desk.kill()
+
+    shown, result = bounded(main())
+    assert "claude-code asks permission" in shown
+    assert "wants to run Bash" in shown and "git push --force" in shown
+    assert json.loads(result.content[0].text) == {"behavior": "deny",
+                                                  "message": "the user denied Bash: "
+                                                             "not on a shared branch"}
+
+
+def test_plain_desk_allows_once_and_the_next_call_is_asked_again(tmp_path):
+    async def main():
+        desk = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            await _read_until(desk.stdout, "nothing pending")
+            async with client("--wait", "20") as mcp:
+                outcomes = []
+                for _ in range(2):
+                    call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                    await _read_until(desk.stdout, "permission (1-4")
+                    desk.stdin.write(b"1\n")
+                    outcomes.append(json.loads((await call).content[0].text))
+            desk.stdin.close()
+            await asyncio.wait_for(desk.wait(), CEILING)
+            return outcomes
+        finally:
+            if desk.returncode is None:
+                desk.kill()
+
+    allowed = {"behavior": "allow", "updatedInput": {"command": "git push --force"}}
+    assert bounded(main()) == [allowed, allowed]
+
+
+def test_terminal_desk_allows_by_a_key_in_a_pty(tmp_path):
+    from pty_util import spawn
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                await asyncio.to_thread(child.expect, "pty-agent asks permission")
+                await asyncio.to_thread(child.expect, "allow once")
+                child.send("2")  # allow for this session
+                result = await call
+                again = await mcp.call_tool("approve_tool_use", REQUEST)  # not asked again
+                await asyncio.to_thread(child.expect, "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return result, again
+        finally:
+            child.close(force=True)
+
+    result, again = bounded(main())
+    allowed = {"behavior": "allow", "updatedInput": {"command": "git push --force"}}
+    assert json.loads(result.content[0].text) == allowed
+    assert json.loads(again.content[0].text) == allowed

@@ -1,0 +1,51 @@
+"""The README's desk capture (under "Use dsh from your agent") is what ``dsh attach`` draws."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from docs_reading import README
+
+from dsh_cli.desk.desk import IDLE, heading
+from dsh_cli.interaction import AskUserQuestionItem
+from dsh_cli.providers.terminal.render import render
+from dsh_cli.providers.terminal.state import BatchState
+
+WIDTH, HEIGHT = 90, 24
+EVENT = {"type": "question/requested", "rpc_id": "q_1",
+         "source": {"client": "claude-code", "cwd": "~/src/shop", "pid": 48213}}
+
+
+def desk_frame() -> list[str]:
+    """The idle line, then a batch from Claude Code: question 1 of 2, as the desk draws it."""
+    state = BatchState([
+        AskUserQuestionItem(id="db", header="Database",
+                            question="Which database should the service use?",
+                            options=[{"label": "PostgreSQL (Recommended)",
+                                      "description": "Managed, with point-in-time recovery"},
+                                     {"label": "SQLite",
+                                      "description": "One file, no server to run"}]),
+        AskUserQuestionItem(id="name", question="What should the service be called?")])
+    lines = render(state, WIDTH, HEIGHT)
+    drawn = ["".join(text for style, text in line if not style.startswith("[")).rstrip()
+             for line in lines]
+    return [IDLE, "", heading(EVENT), *drawn]
+
+
+def readme_desk(text: str) -> tuple[int, int, list[str]]:
+    """The code block after "The desk, while Claude Code asks:": (start, end, its lines)."""
+    anchor = text.index("The desk, while Claude Code asks:")
+    match = re.compile(r"```\n(.*?)```\n", re.S).search(text, anchor)
+    assert match is not None
+    return match.start(1), match.end(1), match.group(1).splitlines()
+
+
+def test_the_readme_desk_capture_is_the_rendered_desk():
+    text = README.read_text(encoding="utf-8")
+    start, end, shown = readme_desk(text)
+    frame = desk_frame()
+    if os.environ.get("DSH_UPDATE_README") == "1":  # regenerate: DSH_UPDATE_README=1 pytest
+        README.write_text(text[:start] + "\n".join(frame) + "\n" + text[end:], encoding="utf-8")
+        shown = frame
+    assert shown == frame, "run this test with DSH_UPDATE_README=1 to regenerate the block"
