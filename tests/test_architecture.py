@@ -44,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "sources": {"providers", "interaction", "permissions", "config", "core"},
     # opening a session (its MCP tools and permission gate too) and keeping it resumable
     # through signals, below chat and cli
-    "session": {"dsh_cli", "runtime", "tools", "permissions", "config", "core"},
+    "session": {"dsh_cli", "runtime", "sources", "tools", "permissions", "config", "core"},
     "chat": {"runtime", "session", "sources", *_BELOW_FRONT_DOORS},
     # the attach desk (the human's side) and dsh mcp (the agents' side) of one Unix socket
     "desk": {"providers", "interaction", "permissions", "config", "core"},

@@ -121,7 +121,8 @@ async def _main(text: str | None, options: dict[str, Any]) -> int:
                               "give a PROMPT to continue it", NOTHING_TO_RESUME), sys.stderr)
             return 2
         async with contextlib.AsyncExitStack() as stack:
-            gate = await stack.enter_async_context(session_tools(runtime, plan, sys.stderr))
+            gate = await stack.enter_async_context(session_tools(
+                runtime, plan, sys.stderr, can_answer=source.name != "none"))
             try:
                 answering = await stack.enter_async_context(source.attach(runtime.ui, gate))
             except HarnessError as error:  # the web host could not start

@@ -16,7 +16,7 @@ With no server configured, nothing MCP and nothing of ``dsh_cli.permissions`` is
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -84,9 +84,14 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
 
 
 @contextlib.asynccontextmanager
-async def session_tools(runtime: Runtime, plan: ToolPlan,
-                        stderr: TextIO) -> AsyncIterator[PermissionGate | None]:
-    """The plan's servers started and their tools offered; the gate their calls pass."""
+async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
+                        can_answer: bool = True) -> AsyncIterator[PermissionGate | None]:
+    """The plan's servers started and their tools offered; the gate their calls pass.
+
+    ``can_answer``: the session has an answer source, so the servers may ask the human
+    (elicitation, ``spec/mcp.md`` section 3) and dsh declares the capability; without one
+    a server is told nothing can answer and goes on without asking.
+    """
     if not plan.servers:
         yield None
         return
@@ -102,7 +107,9 @@ async def session_tools(runtime: Runtime, plan: ToolPlan,
         errlog = stack.enter_context(open(folder / LOG_FILE, "a", encoding="utf-8"))
         toolset = await McpToolset.start(
             plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
-            report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)))
+            report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)),
+            elicitation=runtime.ui if can_answer else None, answerable=can_answer,
+            open_url=_opener(stderr))
         try:
             gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
                                   events=runtime.events,
@@ -114,6 +121,19 @@ async def session_tools(runtime: Runtime, plan: ToolPlan,
         finally:
             # shielded: a signal's cancellation must still see every server terminated
             await _close(toolset)
+
+
+def _opener(stderr: TextIO) -> Callable[[str], object]:
+    """How a URL the human agreed to open is opened: the browser where there is a display,
+    else the URL printed on stderr."""
+    import os
+
+    from dsh_cli.sources.surroundings import browser_available
+    from dsh_cli.tools.mcp.url_mode import open_page
+
+    launch = browser_available(os.environ)
+    return lambda url: open_page(url, launch=launch,
+                                 say=lambda line: _line(stderr, f"dsh: {line}"))
 
 
 async def _close(toolset: Any) -> None:

@@ -103,16 +103,20 @@ class Elicitor:
     """Answers one server's elicitations; ``fallback`` is asked when no call is current."""
 
     def __init__(self, server: str, fallback: UserInteraction | None = None, *,
-                 open_url: Callable[[str], object] = open_page) -> None:
+                 open_url: Callable[[str], object] = open_page,
+                 answerable: bool = False) -> None:
         self.server = server
         self.fallback = fallback
         self.open_url = open_url
+        # the session will register its answer source right after the servers start
+        self.answerable = answerable
         self._active: list[CurrentCall] = []
 
     @property
     def can_answer(self) -> bool:
-        """Whether to declare the capability: a provider is there to answer."""
-        return self.fallback is not None and self.fallback.provider is not None
+        """Whether to declare the capability: a provider is (or is about to be) there."""
+        return self.fallback is not None and (self.answerable
+                                              or self.fallback.provider is not None)
 
     @contextlib.contextmanager
     def calling(self, ctx: ToolContext,

@@ -39,13 +39,16 @@ class McpConnection:
     def __init__(self, config: ServerConfig, *, errlog: TextIO,
                  elicitation: UserInteraction | None = None, client_name: str = "dsh",
                  client_version: str = "0",
-                 open_url: Callable[[str], object] | None = None) -> None:
+                 open_url: Callable[[str], object] | None = None,
+                 answerable: bool = False) -> None:
         self.config = config
         self.errlog = errlog
         # whose seam answers the server's questions when no tool call is current; with a
-        # provider registered there, the elicitation capability is declared
-        self.elicitor = (Elicitor(config.name, elicitation, open_url=open_url) if open_url
-                         else Elicitor(config.name, elicitation))
+        # provider registered there (or ``answerable``: one is about to be), the
+        # elicitation capability is declared
+        self.elicitor = (Elicitor(config.name, elicitation, open_url=open_url,
+                                  answerable=answerable) if open_url
+                         else Elicitor(config.name, elicitation, answerable=answerable))
         self._elicits = False
         self.client_name = client_name
         self.client_version = client_version

@@ -47,19 +47,23 @@ class McpToolset:
                     report: Callable[[str], None] | None = None,
                     elicitation: UserInteraction | None = None,
                     client_version: str = "0",
-                    open_url: Callable[[str], object] | None = None) -> McpToolset:
+                    open_url: Callable[[str], object] | None = None,
+                    answerable: bool = False) -> McpToolset:
         """Start every server at once; failures are reported and left out.
 
         ``elicitation`` is the session's seam: when a provider is registered on it, the
         servers may ask the human (``spec/mcp.md`` section 3); each tool call's own seam
         answers the questions it causes. ``open_url`` opens a page the human agreed to
         open (the CLI passes ``url_mode.open_page`` with ``launch`` set where there is a
-        display); by default the URL is printed on stderr.
+        display); by default the URL is printed on stderr. ``answerable``: a provider is
+        registered on ``elicitation`` right after the servers start (the session's answer
+        source), so the capability is declared now.
         """
         from dsh_cli.tools.mcp.connection import McpConnection
 
         connections = [McpConnection(server, errlog=errlog, elicitation=elicitation,
-                                     client_version=client_version, open_url=open_url)
+                                     client_version=client_version, open_url=open_url,
+                                     answerable=answerable)
                        for server in servers]
         outcomes = await asyncio.gather(*(connection.start() for connection in connections),
                                         return_exceptions=True)

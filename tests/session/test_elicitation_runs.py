@@ -1,0 +1,104 @@
+"""``dsh run --mcp-config`` with a server that asks (elicitation): the form is a question
+batch answered wherever this run's questions are: an answers file, or a controller."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from dsh_under_test import DSH
+from fakes.mcp_forms_server import entry
+
+CEILING = 60
+ANSWERS = {"forms:target/env": ["production"], "forms:target/replicas": "3",
+           "forms:approval/approve": ["Yes"], "forms:approval/tags": ["fast"]}
+
+
+def files(tmp_path: Path) -> tuple[str, str]:
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"forms": entry()}}))
+    script = tmp_path / "deploy.json"
+    script.write_text(json.dumps({"turns": [
+        {"tool_calls": [{"name": "mcp__forms__deploy", "arguments": {"service": "api"}}]},
+        {"content": "done"}]}))
+    return str(servers), f"script:{script}"
+
+
+def run(tmp_path: Path, *extra: str, input: str | None = None):
+    servers, model = files(tmp_path)
+    return subprocess.run([DSH, "run", "--model", model, "--mcp-config", servers, "--yes",
+                           *extra, "go"], capture_output=True, text=True, timeout=CEILING,
+                          input=input, stdin=None if input is not None else subprocess.DEVNULL)
+
+
+def server_saw(tmp_path: Path) -> dict:
+    listed = json.loads(subprocess.run([DSH, "sessions", "list", "--json"], text=True,
+                                       capture_output=True, check=True).stdout)
+    shown = json.loads(subprocess.run([DSH, "sessions", "show", "--json", listed[0]["id"]],
+                                      text=True, capture_output=True, check=True).stdout)
+    tool = [message for message in shown["messages"] if message["role"] == "tool"][0]
+    return json.loads(tool["content"])
+
+
+def test_an_empty_answers_file_names_every_field_the_server_asks(tmp_path):
+    empty = tmp_path / "answers.json"
+    empty.write_text("{}")
+    result = run(tmp_path, "--answers", str(empty))
+    assert result.returncode == 0, result.stderr
+    assert ("answers.json has no answer for 'forms:target/env' (\"Environment\"), "
+            "'forms:target/replicas'") in result.stderr
+    saw = server_saw(tmp_path)
+    assert saw["where"] == "cancel" and saw["go"] == "cancel"  # nothing answered: cancel
+
+
+def test_the_server_receives_typed_values_from_the_answers_file(tmp_path):
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(ANSWERS))
+    result = run(tmp_path, "--answers", str(answers))
+    assert result.returncode == 0, result.stderr
+    assert server_saw(tmp_path) == {
+        "service": "api", "where": {"accept": {"env": "production", "replicas": 3}},
+        "go": {"accept": {"approve": True, "tags": ["fast"]}}}
+
+
+def test_a_controller_gets_the_form_fixes_a_refused_value_or_declines(tmp_path):
+    servers, model = files(tmp_path)
+    process = subprocess.Popen([DSH, "run", "--jsonl", "--model", model, "--mcp-config",
+                                servers, "--yes", "go"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdin is not None and process.stdout is not None
+    acks, batches = [], []
+
+    def send(frame):
+        process.stdin.write(json.dumps(frame) + "\n")
+        process.stdin.flush()
+
+    try:
+        for line in process.stdout:
+            event = json.loads(line)
+            if event["type"] == "question/requested":
+                batches.append(event)
+                assert event["source"]["name"] == "forms" and event["declinable"] is True
+                ids = [question["id"] for question in event["questions"]]
+                assert ids == list(ANSWERS)
+                bad = [{"id": "forms:target/env", "selected": ["production"]},
+                       {"id": "forms:target/replicas", "selected": [], "custom": "12"},
+                       {"id": "forms:approval/approve", "selected": ["Yes"]},
+                       {"id": "forms:approval/tags", "selected": []}]
+                send({"type": "question/answer", "rpc_id": event["rpc_id"],
+                      "session_id": event["session_id"], "answers": bad})
+            elif event["type"] == "response/ack":
+                acks.append(event)
+                if not event["accepted"]:  # the refused replicas: decline the form instead
+                    send({"type": "question/decline", "rpc_id": event["rpc_id"],
+                          "session_id": batches[-1]["session_id"]})
+            elif event["type"] == "turn/completed":
+                process.stdin.close()
+        assert process.wait(CEILING) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert acks[0]["reason"] == "bad-response" and "at most 9" in acks[0]["message"]
+    assert acks[1]["accepted"] is True
+    assert server_saw(tmp_path)["where"] == "decline"
