@@ -37,7 +37,7 @@ def server_saw(tmp_path: Path) -> dict:
                                        capture_output=True, check=True).stdout)
     shown = json.loads(subprocess.run([DSH, "sessions", "show", "--json", listed[0]["id"]],
                                       text=True, capture_output=True, check=True).stdout)
-    tool = [message for message in shown["messages"] if message["role"] == "tool"][0]
+    tool = next(message for message in shown["messages"] if message["role"] == "tool")
     return json.loads(tool["content"])
 
 
