@@ -25,7 +25,7 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--answers", "answers_path", metavar="FILE",
               help="Answer every batch from a JSON file mapping question ids to answers.")
 @click.option("--web", is_flag=True, help="Answer in the browser (the URL goes to stderr).")
@@ -39,10 +39,16 @@ def _say(line: str) -> None:
 @click.option("--http-port", type=int, default=0, metavar="PORT",
               help="Port for --http (default: any free port).")
 @web_options
-def mcp(answers_path: str | None, web: bool, wait_seconds: float,
+@click.pass_context
+def mcp(ctx: click.Context, answers_path: str | None, web: bool, wait_seconds: float,
         question_timeout: float | None, http: bool, http_port: int, host: str, port: int,
         open_browser: bool | None) -> None:
-    """An MCP server: agents ask, you answer at `dsh attach`."""
+    """An MCP server: agents ask, you answer at `dsh attach`.
+
+    With a subcommand (`dsh mcp list`), the MCP servers dsh's own agent uses instead.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     from dsh_cli.session.interrupts import run_main
 
     sys.exit(run_main(_main(answers_path=answers_path, web=web, wait=wait_seconds,
@@ -147,3 +153,67 @@ def _tty_alert() -> None:
 
     with contextlib.suppress(OSError), open("/dev/tty", "w", encoding="utf-8") as tty:
         tty.write("\adsh: an agent is asking a question: run `dsh attach` to answer it\n")
+
+
+@mcp.command("list")
+@click.option("--mcp-config", "mcp_config", multiple=True, metavar="FILE",
+              help="Also read MCP servers from FILE (mcpServers JSON; repeatable).")
+@click.option("--mcp-project", is_flag=True,
+              help="Also read .mcp.json of this directory (and trust it from now on).")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array of servers for scripts.")
+def list_servers(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -> None:
+    """Start each configured MCP server and show whether it started, and its tools."""
+    from dsh_cli.session.interrupts import run_main
+
+    sys.exit(run_main(_list(mcp_config, mcp_project, as_json)))
+
+
+async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -> int:
+    import json
+    import tempfile
+
+    from dsh_cli.config import load_settings
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.core.sanitize import sanitize_line
+    from dsh_cli.session.tools import plan_tools
+
+    try:
+        settings = load_settings()
+        plan = plan_tools(settings, {"mcp_config": mcp_config, "mcp_project": mcp_project},
+                          sys.stderr)
+    except HarnessError as error:
+        report(error, sys.stderr)
+        return 2
+    statuses = []
+    if plan.servers:
+        from dsh_cli.tools.mcp.toolset import McpToolset
+
+        with tempfile.TemporaryFile("w+") as errlog:  # the servers' own chatter stays out
+            toolset = await McpToolset.start(plan.servers, errlog=errlog)
+            try:
+                statuses = toolset.statuses
+            finally:
+                await toolset.close()
+    if as_json:
+        click.echo(json.dumps([{
+            "name": status.name, "transport": status.transport, "source": status.source,
+            "started": status.started, "error": status.error,
+            "tools": [{"name": tool.name, "description": tool.description,
+                       "hints": tool.hints.to_json()} for tool in status.tools],
+        } for status in statuses], ensure_ascii=False))
+        return 0
+    if not statuses:
+        click.echo("no MCP servers configured (mcp.json in the config directory, "
+                   "--mcp-config FILE, or .mcp.json with --mcp-project)")
+        return 0
+    for status in statuses:
+        state = f"{len(status.tools)} tools" if status.started else "did not start"
+        click.echo(f"{sanitize_line(status.name)}  {status.transport}  {state}  "
+                   f"({sanitize_line(status.source)})")
+        if status.error:
+            click.echo(f"  {sanitize_line(status.error)}")
+        for tool in status.tools:
+            hints = [name.replace("_", " ") for name, on in tool.hints.to_json().items() if on]
+            note = f"  [{', '.join(hints)}]" if hints else ""
+            click.echo(f"  {tool.name}{note}")
+    return 0

@@ -1,0 +1,50 @@
+"""``dsh mcp list``: each configured server, whether it started, and its tools."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from dsh_under_test import DSH
+from fakes.mcp_notes_server import entry
+
+
+def dsh(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DSH, "mcp", "list", *args], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_servers_their_tools_and_one_that_did_not_start(tmp_path):
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "notes": entry(), "time": {"command": "mcp-server-time"},
+        "broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}}}))
+    listed = dsh("--mcp-config", str(config), "--json")
+    assert listed.returncode == 0, listed.stderr
+    servers = {server["name"]: server for server in json.loads(listed.stdout)}
+    assert servers["notes"]["started"] and servers["time"]["started"]
+    tools = {tool["name"]: tool for tool in servers["notes"]["tools"]}
+    assert tools["mcp__notes__read_notes"]["hints"]["read_only"] is True
+    assert tools["mcp__notes__write_note"]["hints"]["destructive"] is True
+    assert "mcp__time__get_current_time" in {tool["name"] for tool in servers["time"]["tools"]}
+    assert not servers["broken"]["started"] and servers["broken"]["error"]
+    shown = dsh("--mcp-config", str(config))
+    assert "notes  stdio  6 tools" in shown.stdout
+    assert "  mcp__notes__write_note  [destructive]" in shown.stdout
+    assert "broken  stdio  did not start" in shown.stdout
+
+
+def test_nothing_configured_says_where_servers_come_from():
+    listed = dsh()
+    assert listed.returncode == 0
+    assert listed.stdout.startswith("no MCP servers configured")
+    assert json.loads(dsh("--json").stdout) == []
+
+
+def test_a_broken_config_file_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    listed = dsh("--mcp-config", str(bad))
+    assert listed.returncode == 2
+    assert listed.stderr.startswith("dsh: CONFIG_ERROR: ") and listed.stderr.count("\n") == 1
