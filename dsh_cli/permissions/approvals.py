@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import time
 from pathlib import Path
 from typing import Any
+
+from dsh_cli.core.remembered import Remembered
 
 __all__ = ["Approvals", "definition_digest"]
 
@@ -27,31 +27,14 @@ def definition_digest(server: str | None, description: str | None, schema: Any) 
 
 
 class Approvals:
-    """``{tool: {"digest", "approved_at"}}`` in ``permissions.json``; unreadable = empty."""
+    """Saved "always" approvals in ``permissions.json``: per tool, per definition digest."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        approvals = data.get("always") if isinstance(data, dict) else None
-        return approvals if isinstance(approvals, dict) else {}
+        self._file = Remembered(path, "always")
 
     def approved(self, tool: str, digest: str) -> bool:
-        entry = self._read().get(tool)
-        return isinstance(entry, dict) and entry.get("digest") == digest
+        return self._file.holds(tool, digest)
 
     def approve(self, tool: str, digest: str) -> None:
-        """Save the approval (the file is the owner's only; written whole, then renamed)."""
-        approvals = self._read()
-        approvals[tool] = {"digest": digest, "approved_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            json.dump({"always": approvals}, file, indent=2, sort_keys=True)
-            file.write("\n")
-        os.replace(temporary, self.path)
+        self._file.remember(tool, digest)

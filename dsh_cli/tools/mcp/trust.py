@@ -8,11 +8,9 @@ a digest of the ``.mcp.json`` that was trusted; a changed file is not trusted un
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import time
 from pathlib import Path
-from typing import Any
+
+from dsh_cli.core.remembered import Remembered
 
 __all__ = ["FILE_NAME", "ProjectTrust", "file_digest"]
 
@@ -28,32 +26,14 @@ def file_digest(path: Path) -> str | None:
 
 
 class ProjectTrust:
-    """``{"projects": {path: {"digest", "trusted_at"}}}``; an unreadable file trusts nothing."""
+    """Trusted project files in ``trusted-projects.json``: per path, per file digest."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        projects = data.get("projects") if isinstance(data, dict) else None
-        return projects if isinstance(projects, dict) else {}
+        self._file = Remembered(path, "projects")
 
     def trusted(self, project: Path, digest: str) -> bool:
-        entry = self._read().get(str(project))
-        return isinstance(entry, dict) and entry.get("digest") == digest
+        return self._file.holds(str(project), digest)
 
     def trust(self, project: Path, digest: str) -> None:
-        """Remember this project file (written whole to a 0600 file, then renamed)."""
-        projects = self._read()
-        projects[str(project)] = {"digest": digest,
-                                  "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            json.dump({"projects": projects}, file, indent=2, sort_keys=True)
-            file.write("\n")
-        os.replace(temporary, self.path)
+        self._file.remember(str(project), digest)

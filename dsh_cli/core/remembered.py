@@ -1,0 +1,49 @@
+"""Decisions remembered per name and digest in a private JSON file (mode 0600).
+
+Saved approvals ("always" for a tool definition) and trusted projects (a project's
+``.mcp.json``) are both "this name, with exactly this content, was accepted": a changed
+digest is not accepted until the human says so again. An unreadable file remembers nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Remembered"]
+
+
+class Remembered:
+    """``{section: {name: {"digest", "at"}}}`` in ``path``, written whole, then renamed."""
+
+    def __init__(self, path: Path, section: str) -> None:
+        self.path = path
+        self.section = section
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        entries = data.get(self.section) if isinstance(data, dict) else None
+        return entries if isinstance(entries, dict) else {}
+
+    def holds(self, name: str, digest: str) -> bool:
+        """Whether ``name`` was accepted with exactly this ``digest``."""
+        entry = self._read().get(name)
+        return isinstance(entry, dict) and entry.get("digest") == digest
+
+    def remember(self, name: str, digest: str) -> None:
+        """Accept ``name`` with ``digest`` from now on (the file is its owner's only)."""
+        entries = self._read()
+        entries[name] = {"digest": digest, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            json.dump({self.section: entries}, file, indent=2, sort_keys=True)
+            file.write("\n")
+        os.replace(temporary, self.path)
