@@ -80,6 +80,7 @@ class Settings:
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    key_variables: tuple[str, ...] = KEY_VARIABLES  # read in this order (api_key_env 2nd)
 
     def __repr__(self) -> str:  # the key must never reach a log or a traceback
         key = "set" if self.api_key else "unset"
@@ -201,6 +202,7 @@ def load_settings(
         base_url=base_url or env.get("DSH_BASE_URL") or file.get("base_url") or DEFAULT_BASE_URL,
         api_key=env.get(variable) if variable else None,
         api_key_variable=variable,
+        key_variables=tuple(key_variables),
         question_timeout=timeout,
         notify=notify,
         model_is_default=not chosen_model,

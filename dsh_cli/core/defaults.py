@@ -13,6 +13,7 @@ __all__ = [
     "KEY_VARIABLES",
     "KEY_VARIABLES_HINT",
     "NOTIFY_CHOICES",
+    "key_variables_hint",
 ]
 
 DEFAULT_MODEL = "deepseek-chat"
@@ -20,5 +21,13 @@ DEFAULT_BASE_URL = "https://api.deepseek.com"
 # Where the API key is looked for, first found wins (config's api_key_env comes second).
 KEY_VARIABLES = ("DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 # How messages name them: "DSH_API_KEY (or DEEPSEEK_API_KEY, OPENAI_API_KEY)"
-KEY_VARIABLES_HINT = f"{KEY_VARIABLES[0]} (or {', '.join(KEY_VARIABLES[1:])})"
+
+
+def key_variables_hint(variables: tuple[str, ...] = KEY_VARIABLES) -> str:
+    """The variables an API key is read from, as a message names them."""
+    first, *rest = variables
+    return f"{first} (or {', '.join(rest)})" if rest else first
+
+
+KEY_VARIABLES_HINT = key_variables_hint()
 NOTIFY_CHOICES = ("bell", "osc9", "none")  # the alert when a question appears

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dsh_cli.core.defaults import KEY_VARIABLES_HINT
+from dsh_cli.core.defaults import key_variables_hint
 from dsh_cli.core.errors import MISSING_API_KEY
 from dsh_cli.models.base import ModelError
 
@@ -97,7 +97,9 @@ def resolve_model(settings: Settings) -> ChatModel:
     backend, rest = backend_for(name)
     if backend.needs_api_key and not settings.api_key:
         raise ModelError(
-            f"model {name} needs an API key: set {KEY_VARIABLES_HINT}, or use --model demo",
+            f"model {name} needs an API key: set {key_variables_hint(settings.key_variables)}, "
+            "or use --model demo",
             MISSING_API_KEY,
         )
     return backend.build(settings, rest)
+

@@ -48,3 +48,14 @@ def test_a_run_whose_questions_found_no_answer_source_says_why_once_per_batch():
     lines = [line for line in result.stderr.splitlines() if "NO_PROVIDER" in line]
     assert lines == ["dsh: NO_PROVIDER: no question provider can answer; "
                      "use --answers, --plain or --jsonl"]
+
+
+def test_a_missing_key_names_the_configured_variable_too(dsh_home):
+    config = 'model = "deepseek-chat"\napi_key_env = "MY_DEEPSEEK_KEY"\n'
+    (dsh_home / "config.toml").write_text(config)
+    result = subprocess.run([DSH, "run", "hi"], capture_output=True, text=True, timeout=30,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 1
+    assert result.stderr == ("dsh: MISSING_API_KEY: model deepseek-chat needs an API key: set "
+                             "DSH_API_KEY (or MY_DEEPSEEK_KEY, DEEPSEEK_API_KEY, "
+                             "OPENAI_API_KEY), or use --model demo\n")
