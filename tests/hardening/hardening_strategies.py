@@ -98,7 +98,9 @@ def question_json(draw: st.DrawFn, good: bool = False) -> Any:
 
 
 def _label_of(option: Any) -> Any:
-    return option if isinstance(option, str) else option["label"]
+    # an unknown key may itself be spelt "label" and hold any JSON: hashable either way
+    label = option if isinstance(option, str) else option.get("label")
+    return label if isinstance(label, str) else repr(label)
 
 
 @st.composite

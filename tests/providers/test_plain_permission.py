@@ -31,6 +31,10 @@ def decide(text: str):
         except Exception as error:
             return error
         finally:
+            # read to the end, so the reader thread is done with this descriptor before it
+            # is closed: a thread still reading would steal the next test's pipe (same fd)
+            while await lines.readline() is not None:
+                pass
             lines.close()
 
     try:
