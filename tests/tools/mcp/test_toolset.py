@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -262,3 +263,24 @@ def test_the_shipped_demo_notes_server_reads_freely_and_asks_before_writing(run,
     assert read.content == "ship it\n" and (folder / "plan.md").read_text() == "ship it\n"
     assert [tool for tool, *_ in shown] == ["mcp__notes__write_note"]
     assert escape.error["code"] == "MCP_TOOL_ERROR" and "bad note name" in escape.error["message"]
+
+
+def test_a_server_that_answers_garbage_is_reported_and_left_out(run, tmp_path):
+    garbage = ("import sys, time\n"
+               "for line in sys.stdin:\n"
+               "    print('this is not JSON-RPC', flush=True)\n"
+               "time.sleep(30)\n")
+
+    async def go():
+        toolset, reports = await started({
+            "liar": {"command": sys.executable, "args": ["-c", garbage],
+                     "startup_timeout": 3},
+            "notes": notes_entry()})
+        try:
+            return reports, {status.name: status for status in toolset.statuses}
+        finally:
+            await toolset.close()
+
+    reports, statuses = run(go(), ceiling=30)
+    assert not statuses["liar"].started and statuses["notes"].started
+    assert len(reports) == 1 and reports[0].startswith("MCP server liar ")
