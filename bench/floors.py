@@ -71,24 +71,8 @@ def sqlite_floor(messages: list[dict[str, Any]]) -> tuple[float, float]:
 
 def echo_floor(batches: int) -> float:
     """Batches per second through a bare JSON-lines echo child over pipes."""
+    from bench.relay import control
+
     process = subprocess.Popen([sys.executable, "-c", _ECHO_CHILD, str(batches)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    started = None
-    try:
-        for line in process.stdout:
-            event = json.loads(line)
-            if event["type"] == "question/requested":
-                started = started or time.perf_counter()
-                frame = {"type": "question/answer", "rpc_id": event["rpc_id"],
-                         "session_id": event["session_id"],
-                         "answers": [{"id": "q1", "selected": ["yes"]}]}
-                process.stdin.write(json.dumps(frame).encode() + b"\n")
-                process.stdin.flush()
-            elif event["type"] == "turn/completed":
-                elapsed = time.perf_counter() - (started or 0)
-                break
-    finally:
-        process.stdin.close()
-        process.wait(30)
-    return batches / elapsed
+    return control(process, batches)

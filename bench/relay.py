@@ -42,6 +42,12 @@ def round_trips(ctx: Context, batches: int) -> float:
     argv = dsh_argv("run", "--jsonl", "--model", f"script:{_script(ctx, batches)}", "go")
     process = subprocess.Popen(argv, env=ctx.env, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return control(process, batches, more=True)
+
+
+def control(process: subprocess.Popen[bytes], batches: int, *, more: bool = False) -> float:
+    """Answer every batch the moment it is read (``more``: a user/message after each turn
+    until ``batches`` are answered); batches per second from the first question on."""
     assert process.stdin is not None and process.stdout is not None
     answered = 0
     started = None
@@ -57,16 +63,16 @@ def round_trips(ctx: Context, batches: int) -> float:
                 process.stdin.flush()
                 answered += 1
             elif event["type"] == "turn/completed":
-                if answered >= batches:
+                if answered >= batches or not more:
                     elapsed = time.perf_counter() - (started or 0)
                     break
                 frame = {"type": "user/message", "content": "more"}
                 process.stdin.write(json.dumps(frame).encode() + b"\n")
                 process.stdin.flush()
             elif event["type"] == "error":
-                raise RuntimeError(f"dsh run --jsonl: {event}")
+                raise RuntimeError(f"JSON lines: {event}")
         else:
-            raise RuntimeError("dsh run --jsonl ended before turn/completed")
+            raise RuntimeError("the JSON-lines peer ended before turn/completed")
     finally:
         process.stdin.close()
         process.wait(30)

@@ -143,15 +143,15 @@ def test_the_model_client_is_imported_in_the_background_for_api_models():
     assert result.stdout.strip() == "True"
 
 
-def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
-    import asyncio
+def stopped_mid_question() -> ScriptedProvider:
+    """A demo chat stopped while its first batch was on screen; the provider it asked."""
 
     async def never(request):
         await asyncio.sleep(30)
 
     first = ScriptedProvider(lambda request: never(request))
 
-    async def stopped_mid_question():
+    async def stop():
         task = asyncio.ensure_future(chat_main(
             OPTIONS, demo=True, stdin=io.StringIO(), stdout=io.StringIO(),
             stderr=io.StringIO(), prompt=Lines("plan a shop"), provider=first))
@@ -160,7 +160,12 @@ def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
         task.cancel()  # what SIGTERM does (dsh_cli.session.interrupts)
         await asyncio.gather(task, return_exceptions=True)
 
-    asyncio.run(stopped_mid_question())
+    asyncio.run(stop())
+    return first
+
+
+def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
+    first = stopped_mid_question()
     status, out, _, again = chat(demo=True, continue_=True, replies=[DEMO_ANSWER])
     assert status == 0
     assert again.contexts[0].rpc_id == first.contexts[0].rpc_id
@@ -180,21 +185,7 @@ def test_slash_sessions_lists_the_stored_sessions():
 
 
 def test_slash_resume_switches_to_a_stored_session_and_re_asks_its_pending_batch():
-    async def never(request):
-        await asyncio.sleep(30)
-
-    first = ScriptedProvider(lambda request: never(request))
-
-    async def stopped_mid_question():
-        task = asyncio.ensure_future(chat_main(
-            OPTIONS, demo=True, stdin=io.StringIO(), stdout=io.StringIO(),
-            stderr=io.StringIO(), prompt=Lines("plan a shop"), provider=first))
-        while not first.requests:
-            await asyncio.sleep(0.005)
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-    asyncio.run(stopped_mid_question())
+    first = stopped_mid_question()
     from dsh_cli.store import SessionStore
 
     with SessionStore.open() as store:
