@@ -5,7 +5,8 @@ holds everything: question timeouts stop firing and SIGTERM waits for the reader
 event loop only queues bytes and a daemon thread writes them. The thread waits for the
 descriptor to be writable (``poll``) and writes at most ``PIPE_BUF`` bytes at a time, so
 it sees how long the reader has taken nothing. It writes with ``os.write``, never through
-the stream's buffer, whose lock would stall interpreter shutdown if it were held.
+the stream's buffer, whose lock would stall interpreter shutdown if it were held. A line
+that fits one piece, with nothing queued and room in the pipe, is written at once instead.
 
 The reader is *gone* when it has taken nothing for ``stall`` seconds while bytes wait, or
 lets more than ``limit`` bytes pile up, or closes its end: what is queued is dropped,
@@ -53,6 +54,8 @@ class PipeWriter:
         self._queue: collections.deque[bytes] = collections.deque()
         self._queued = 0  # bytes in the queue and in the piece being written
         self._wake = threading.Condition()
+        self._ready = select.poll()  # the fast path's look: room for a piece right now?
+        self._ready.register(fd, select.POLLOUT)
         self._loop: asyncio.AbstractEventLoop | None = None
         with contextlib.suppress(RuntimeError):
             self._loop = asyncio.get_running_loop()
@@ -69,6 +72,17 @@ class PipeWriter:
         with self._wake:
             if self.gone is not None or not data:
                 return
+            if not self._queued and len(data) <= _PIECE and self._ready.poll(0):
+                # nothing queued or in flight and room for it: written here at once (one
+                # piece never blocks a writable pipe), sparing the thread's wake-up per line
+                try:
+                    written = os.write(self.fd, data)
+                except OSError as error:  # EPIPE: the reader closed its end
+                    self._give_up(f"the reader closed its end ({error.strerror})")
+                    return
+                data = data[written:]
+                if not data:
+                    return
             if self._queued + len(data) > self.limit:
                 self._give_up(f"more than {self.limit} bytes waiting to be read")
                 return
