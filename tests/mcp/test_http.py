@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import urllib.error
 import urllib.request
@@ -63,3 +64,26 @@ def test_without_the_token_or_with_another_host_it_is_refused(http_server):
     assert _status(f"{base}/mcp", {"Authorization": f"Bearer {token}"}) not in (403, 404)
 
 
+
+
+def test_dsh_run_uses_a_streamable_http_server_with_its_headers(http_server, tmp_path):
+    """The MCP client side over Streamable HTTP: dsh run's agent calls dsh mcp --http's
+    tool, the token sent as a configured Authorization header instead of in the path."""
+    base, token = http_server.rsplit("/", 2)[0], http_server.rsplit("/", 2)[1]
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"desk": {
+        "type": "http", "url": f"{base}/mcp", "headers": {"Authorization": "Bearer ${DESK}"}}}}))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [
+        {"tool_calls": [{"name": "mcp__desk__ask_user_question", "arguments": BATCH}]},
+        {"content": "done"}]}))
+    result = subprocess.run(
+        [DSH, "run", "--model", f"script:{script}", "--mcp-config", str(servers),
+         "--allow", "mcp__desk", "--jsonl", "go"], capture_output=True, text=True,
+        timeout=60, stdin=subprocess.DEVNULL, env={**os.environ, "DESK": token})
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    results = [event for event in events if event["type"] == "tool/result"]
+    assert results and results[0]["error"] is None, results
+    assert json.loads(results[0]["content"]) == {"answers": [{"id": "db",
+                                                              "selected": ["SQLite"]}]}
