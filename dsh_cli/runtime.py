@@ -6,6 +6,7 @@ tool set and the event subscribers are the same whichever front door is used.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -66,9 +67,7 @@ class Runtime:
 
     def new_session(self) -> str:
         """A fresh conversation on the same model, tools and system prompt; its id."""
-        for closer in reversed(self._closers):
-            closer()
-        self._closers.clear()
+        self._leave_session()
         if self.store is not None:
             session_id = self.store.create_session(self.model.name, system=self.loop.system)
             self._closers.append(self.store.record(self.events, session_id))
@@ -93,8 +92,7 @@ class Runtime:
             if full != self.session_id:
                 store.release(full)
             raise
-        for closer in reversed(self._closers):
-            closer()
+        self._leave_session(keep=full)
         self._closers[:] = [recording]
         self.loop.reset(full, messages=list(record.messages), system=record.system,
                         resume_rpc_ids=dict(record.pending_rpc_ids))
@@ -102,12 +100,21 @@ class Runtime:
         return full
 
     def close(self) -> None:
-        for closer in reversed(self._closers):
-            closer()
-        self._closers.clear()
+        self._leave_session()
         if self.store is not None:
             self.store.close()
             self.store = None
+
+    def _leave_session(self, keep: str | None = None) -> None:
+        """Stop recording the current session; one that stayed empty is not kept (unless
+        it is ``keep``, the one being switched to)."""
+        for closer in reversed(self._closers):
+            closer()
+        self._closers.clear()
+        if self.store is not None and self.session_id != keep:
+            # best effort: a store that cannot be written now keeps an empty row, no more
+            with contextlib.suppress(StoreError):
+                self.store.forget_if_empty(self.session_id)
 
 
 def build_runtime(

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from dsh_cli.config import load_settings
+from dsh_cli.core.events import UserMessage
 from dsh_cli.runtime import build_runtime
 
 SESSION_ID = re.compile(r"s_[0-9a-f]{12}")
@@ -40,6 +41,7 @@ def test_a_resumed_session_keeps_its_id_everywhere():
     settings = load_settings(model="demo", environ={}, config={})
     first = build_runtime(settings)
     session_id = first.session_id
+    first.events.emit(UserMessage("hello"))  # an empty session is not kept (issue 17)
     first.close()
     resumed = build_runtime(settings, resume=session_id)
     try:

@@ -334,6 +334,18 @@ class SessionStore:
                 raise SessionNotFound(session_id, self.path)
         return session_id
 
+    def forget_if_empty(self, session_id: str) -> bool:
+        """Remove the session if nothing was ever said or asked in it (a chat opened and
+        left, a `/new` never used): ``dsh sessions list`` shows conversations only."""
+        with self._lock, transaction(self._db, self.path) as db:
+            cursor = db.execute(
+                "DELETE FROM sessions WHERE id = ? "
+                "AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?) "
+                "AND NOT EXISTS (SELECT 1 FROM questions WHERE session_id = ?) "
+                "AND NOT EXISTS (SELECT 1 FROM permissions WHERE session_id = ?)",
+                (session_id, session_id, session_id, session_id))
+        return cursor.rowcount > 0
+
     # -- reading ---------------------------------------------------------------------
 
     def resolve_id(self, session_id: str) -> str:

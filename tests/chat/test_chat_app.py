@@ -221,3 +221,14 @@ def test_the_demo_notice_comes_under_the_header_on_a_shared_terminal():
     lines = shared.getvalue().splitlines()
     assert lines[0].startswith("dsh · model demo · session s_")
     assert lines[1] == DEMO_NOTICE
+
+
+def test_a_chat_left_without_a_word_leaves_no_session_and_new_keeps_only_conversations():
+    from dsh_cli.store import SessionStore
+
+    status, _, _, _ = chat(demo=True)  # opened and left at once (ctrl-d)
+    assert status == 0
+    chat("/new", "/new", "plan a shop", demo=True, replies=[DEMO_ANSWER])
+    with SessionStore.open() as store:
+        sessions = store.list_sessions()
+    assert [session.title for session in sessions] == ["plan a shop"]
