@@ -59,10 +59,12 @@ class Runtime:
         """Talk to the model ``name`` from the next turn on; ``ModelError`` if it cannot be."""
         settings = replace(self.settings, model=name, model_is_default=False)
         model = resolve_model(settings)  # raises before anything changes
-        if hasattr(self.model, "on_retry"):  # a real API keeps saying why it waits
-            model.on_retry = self.model.on_retry  # type: ignore[attr-defined]
+        model.on_retry = self.model.on_retry  # a real API keeps saying why it waits
         self.settings, self.model = settings, model
         self.loop.set_model(model)
+        if self.store is not None:  # a resumed session goes on with the model it last used
+            with contextlib.suppress(StoreError):
+                self.store.set_model(self.session_id, model.name)
         return model
 
     def new_session(self) -> str:

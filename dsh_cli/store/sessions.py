@@ -334,6 +334,11 @@ class SessionStore:
                 raise SessionNotFound(session_id, self.path)
         return session_id
 
+    def set_model(self, session_id: str, model: str) -> None:
+        """The model the session talks to from now on (``/model NAME``)."""
+        with self._lock, transaction(self._db, self.path) as db:
+            db.execute("UPDATE sessions SET model = ? WHERE id = ?", (model, session_id))
+
     def forget_if_empty(self, session_id: str) -> bool:
         """Remove the session if nothing was ever said or asked in it (a chat opened and
         left, a `/new` never used): ``dsh sessions list`` shows conversations only."""

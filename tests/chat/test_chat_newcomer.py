@@ -71,3 +71,18 @@ def test_a_reply_stopped_with_ctrl_c_is_stored_marked_interrupted(drive):
     assert partial["content"].startswith("one ") and partial["content"].endswith(INTERRUPTED_MARKER)
     # the next model call is sent the marked message
     assert slow.sent[-1][1]["content"].endswith(INTERRUPTED_MARKER)
+
+
+def test_the_stored_session_goes_on_with_the_model_it_switched_to(tmp_path):
+    from dsh_cli.config import load_settings
+    from dsh_cli.runtime import build_runtime
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"content": "from the script"}]}))
+    runtime = build_runtime(load_settings(model="demo", environ={}, config={}))
+    try:
+        assert runtime.store is not None
+        runtime.switch_model(f"script:{script}")
+        assert runtime.store.load_session(runtime.session_id).model == f"script:{script}"
+    finally:
+        runtime.close()
