@@ -54,6 +54,9 @@ class ServerConfig:
     exclude_tools: tuple[str, ...] = ()
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    # "auto" negotiates the era (2026-07-28 first); "legacy" speaks only the session era,
+    # for a server that cannot take the probe (one transport connection and no more)
+    protocol: str = "auto"
 
     @property
     def transport(self) -> str:
@@ -185,6 +188,9 @@ def _server(name: str, entry: Any, source: str,
             raise ConfigError(f"{where}: {key} must be a positive number of seconds")
         return float(value)
 
+    protocol = entry.get("protocol", "auto")
+    if protocol not in ("auto", "legacy"):
+        raise ConfigError(f"{where}: protocol must be \"auto\" or \"legacy\"")
     kind = entry.get("type")
     url = text("url")
     command = text("command")
@@ -203,5 +209,5 @@ def _server(name: str, entry: Any, source: str,
         env=mapping("env"), cwd=text("cwd"), url=url, headers=mapping("headers"),
         include_tools=strings("includeTools"), exclude_tools=strings("excludeTools") or (),
         startup_timeout=seconds("startup_timeout", DEFAULT_STARTUP_TIMEOUT),
-        tool_timeout=seconds("tool_timeout", DEFAULT_TOOL_TIMEOUT),
+        tool_timeout=seconds("tool_timeout", DEFAULT_TOOL_TIMEOUT), protocol=protocol,
     )

@@ -112,7 +112,7 @@ class McpConnection:
         from mcp_types import Implementation
 
         info = Implementation(name=self.client_name, version=self.client_version)
-        options: dict[str, Any] = {"client_info": info, "mode": "auto"}
+        options: dict[str, Any] = {"client_info": info, "mode": self.config.protocol}
         self._elicits = self.elicitor.can_answer
         if self._elicits:
             options["elicitation_callback"] = self.elicitor

@@ -72,3 +72,12 @@ def test_later_files_replace_earlier_servers_and_broken_files_are_clear(tmp_path
         load_servers([broken], {})
     with pytest.raises(ConfigError, match="cannot read"):
         load_servers([tmp_path / "missing.json"], {})
+
+
+def test_a_server_may_ask_for_the_session_era_only():
+    auto, legacy = parse_servers({"mcpServers": {"a": {"command": "x"},
+                                                 "b": {"command": "x", "protocol": "legacy"}}},
+                                 "f", {})
+    assert (auto.protocol, legacy.protocol) == ("auto", "legacy")
+    with pytest.raises(ConfigError, match="protocol must be"):
+        parse_servers({"mcpServers": {"c": {"command": "x", "protocol": "2024"}}}, "f", {})
