@@ -783,18 +783,21 @@
     await send({ type: "question/cancel", rpc_id: view.batch.rpc_id }, "Dismissed. Waiting for dsh…");
   }
 
+  async function respond(frame) {
+    // one frame to /api/respond: dsh's ack, or why dsh could not be reached
+    try {
+      return { ack: await post("/api/respond", frame), failure: null };
+    } catch (error) {
+      return { ack: null, failure: `Could not reach dsh: ${error.message}` };
+    }
+  }
+
   async function send(frame, waiting) {
     const current = view;
     current.busy = true;
     current.error = "";
     render(false);
-    let ack = null;
-    let failure = null;
-    try {
-      ack = await post("/api/respond", frame);
-    } catch (error) {
-      failure = `Could not reach dsh: ${error.message}`;
-    }
+    const { ack, failure } = await respond(frame);
     if (view !== current) return; // resolved while the reply was on its way
     if (ack && ack.accepted) {
       // stay busy: the composer leaves only when question/resolved arrives
@@ -919,13 +922,7 @@
     renderPermission(false);
     const frame = { type: "permission/decision", rpc_id: current.request.rpc_id, decision };
     if (decision === "deny" && current.reason.trim()) frame.message = current.reason.trim();
-    let ack = null;
-    let failure = null;
-    try {
-      ack = await post("/api/respond", frame);
-    } catch (error) {
-      failure = `Could not reach dsh: ${error.message}`;
-    }
+    const { ack, failure } = await respond(frame);
     if (asking !== current) return; // resolved while the reply was on its way
     if (ack && ack.accepted) {
       refreshStatus(); // the card leaves on permission/resolved
