@@ -1,9 +1,8 @@
 """Permission requests: may this tool call run? (``spec/permissions.md``)
 
 A policy around ``ToolRegistry.execute`` (``dsh_cli.tools.permission_policy``) asks a
-``PermissionGate``,
-which applies the rules, the approvals, and the active permission provider. The question
-seam and the agent loop know nothing of it.
+``PermissionGate``, which applies the rules, the approvals, and the active permission
+provider. The question seam and the agent loop know nothing of it.
 """
 
 from dsh_cli.permissions.approvals import Approvals, definition_digest

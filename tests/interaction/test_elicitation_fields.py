@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fakes.elicitation_form import ENV, REPLICAS
 
 from dsh_cli.core.events import EventStream, QuestionRequested, QuestionResolved
 from dsh_cli.interaction import (
@@ -29,10 +30,6 @@ from dsh_cli.interaction import (
 from dsh_cli.store import SessionStore
 from dsh_cli.tools.ask_user_question import PARAMETERS, decode_questions
 
-ENV = {"id": "env", "question": "Environment?", "other": False, "required": True,
-       "options": [{"label": "staging"}, {"label": "production"}]}
-REPLICAS = {"id": "replicas", "question": "Replicas?", "default": {"custom": "3"},
-            "rule": {"kind": "integer", "minimum": 1, "maximum": 9}}
 TAGS = {"id": "tags", "question": "Tags?", "multi_select": True, "other": False,
         "min_items": 1, "max_items": 2,
         "options": [{"label": "a"}, {"label": "b"}, {"label": "c"}]}

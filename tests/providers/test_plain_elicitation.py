@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 
+from fakes.elicitation_form import ENV, REPLICAS
+
 from dsh_cli.interaction import (
     ASK_DECLINED,
     AskUserQuestionRequest,
@@ -13,10 +15,6 @@ from dsh_cli.interaction import (
 )
 from dsh_cli.providers.plain import PlainProvider
 
-ENV = {"id": "env", "question": "Environment?", "other": False, "required": True,
-       "options": [{"label": "staging"}, {"label": "production"}]}
-REPLICAS = {"id": "replicas", "question": "Replicas?", "default": {"custom": "3"},
-            "rule": {"kind": "integer", "minimum": 1, "maximum": 9}}
 TOKEN = {"id": "token", "question": "Token?", "warning": "servers must not ask for secrets"}
 SOURCE = {"name": "deploy", "message": "Configure the rollout"}
 

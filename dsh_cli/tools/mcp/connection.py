@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from dsh_cli.core.errors import MCP_TIMEOUT, MCP_TOOL_ERROR, MCP_UNAVAILABLE, ToolError
 from dsh_cli.core.tasks import close_task
 from dsh_cli.tools.mcp.asking import Elicitor
+from dsh_cli.tools.mcp.url_mode import open_page
 
 if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
@@ -46,9 +47,8 @@ class McpConnection:
         # whose seam answers the server's questions when no tool call is current; with a
         # provider registered there (or ``answerable``: one is about to be), the
         # elicitation capability is declared
-        self.elicitor = (Elicitor(config.name, elicitation, open_url=open_url,
-                                  answerable=answerable) if open_url
-                         else Elicitor(config.name, elicitation, answerable=answerable))
+        self.elicitor = Elicitor(config.name, elicitation, open_url=open_url or open_page,
+                                 answerable=answerable)
         self._elicits = False
         self.client_name = client_name
         self.client_version = client_version

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from fakes.elicitation_form import ENV, REPLICAS
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -19,10 +20,6 @@ from dsh_cli.providers.terminal import TerminalProvider
 from dsh_cli.providers.terminal.render import _hints, key_line, render, summary
 from dsh_cli.providers.terminal.state import BatchState
 
-ENV = {"id": "env", "question": "Environment?", "other": False, "required": True,
-       "options": [{"label": "staging"}, {"label": "production"}]}
-REPLICAS = {"id": "replicas", "question": "Replicas?", "default": {"custom": "3"},
-            "rule": {"kind": "integer", "minimum": 1, "maximum": 9}}
 TAGS = {"id": "tags", "question": "Tags?", "multi_select": True, "other": False,
         "max_items": 1, "options": [{"label": "a"}, {"label": "b"}]}
 TOKEN = {"id": "token", "question": "Token?", "warning": "servers must not ask for secrets"}
