@@ -54,8 +54,8 @@ class ServerConfig:
     exclude_tools: tuple[str, ...] = ()
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
-    # "auto" negotiates the era (2026-07-28 first); "legacy" speaks only the session era,
-    # for a server that cannot take the probe (one transport connection and no more)
+    # "auto" negotiates the era (2026-07-28 first); "legacy" speaks only the session era
+    # and sends no probe, for a server that mishandles one
     protocol: str = "auto"
 
     @property
