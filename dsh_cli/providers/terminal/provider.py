@@ -146,6 +146,14 @@ def _drop_editing_defaults(app: Any) -> None:
         app._default_bindings = merge_key_bindings([load_mouse_bindings(), load_cpr_bindings()])
 
 
+def _follow_reflow(app: Any) -> None:
+    """After a resize, find the frame's first row where the terminal rewrapped it (reflow.py)."""
+    from dsh_cli.providers.terminal.reflow import follow_reflow, terminal_reflows
+
+    if terminal_reflows():
+        follow_reflow(app.renderer)
+
+
 def _inline_application_class() -> Any:
     """prompt-toolkit's ``Application`` with one standing "current buffer".
 
@@ -220,6 +228,7 @@ class _Screen:
         )
         self.app.ttimeoutlen = 0.1  # esc answers fast; escape sequences arrive in one read
         _drop_editing_defaults(self.app)
+        _follow_reflow(self.app)
 
     def _cursor_shown(self) -> bool:
         return self.ending_line is None and self.state.in_text
