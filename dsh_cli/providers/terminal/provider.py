@@ -187,6 +187,18 @@ def _interrupt() -> None:
     os.kill(os.getpid(), signal.SIGINT)
 
 
+def _cursor_ends(line: list[tuple[str, str]]) -> bool:
+    """Whether the text cursor is the last thing on ``line`` (typing at the end)."""
+    from dsh_cli.providers.terminal.text import CURSOR
+
+    for style, text in reversed(line):
+        if style == CURSOR[0]:
+            return True
+        if text:
+            return False
+    return False
+
+
 def _ending(deadline: Deadline | None) -> str:
     """Why the UI is being closed from outside: the timeout, or an abort."""
     now = asyncio.get_running_loop().time()
@@ -245,6 +257,10 @@ class _Screen:
             if number:
                 fragments.append(("", "\n"))
             fragments.extend(line)
+            if _cursor_ends(line):
+                # prompt-toolkit places the cursor only on a drawn cell, else at the frame's
+                # top-left; an unstyled blank is a cell it never prints.
+                fragments.append(("", " "))
         return fragments
 
     def _countdown(self) -> str | None:
