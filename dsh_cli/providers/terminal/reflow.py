@@ -106,39 +106,51 @@ def cursor_row_after_reflow(screen: Screen, cursor_x: int, cursor_y: int, column
     return above + rows - 1  # past the last written cell: the terminal keeps it at the end
 
 
+# Clear from the cursor down without "erase below" at the screen's top-left: tmux (its
+# scroll-on-clear option, on by default) moves the whole screen into the scrollback for that,
+# a copy of the frame. Clear this row, then below it from the next row (the cursor saved and
+# restored: on the last row the move down stays put and the clear is of this row again).
+_CLEAR_BELOW = "\x1b[K\x1b7\x1b[B\x1b[J\x1b8"
+
+
 def follow_reflow(renderer: Renderer) -> None:
     """Make ``renderer`` find its first row after the terminal rewrapped it to a new width.
 
     Before prompt-toolkit erases (on SIGWINCH) or redraws at a new width, the cursor's row
-    is recounted as the terminal now holds it; its column is set past the edge, so the move
-    back to the frame's start is a carriage return (or a clamped move left).
+    is recounted as the terminal now holds it, the cursor goes back there and the rows from
+    there down are cleared; prompt-toolkit then erases and draws from the frame's start.
     """
     from prompt_toolkit.data_structures import Point
 
     render, erase = renderer.render, renderer.erase
 
-    def recount() -> None:
+    def recount(always: bool) -> None:
         # prompt-toolkit keeps the last drawn screen and size in private fields; they are
         # the only record of what the terminal holds, and nothing public exposes them.
-        screen, size = renderer._last_screen, renderer._last_size
+        screen, size, cursor = renderer._last_screen, renderer._last_size, renderer._cursor_pos
         if screen is None or size is None:
             return
         columns = renderer.output.get_size().columns
-        if columns == size.columns:
+        if columns != size.columns:
+            has_style = renderer._style_string_has_style
+            row = cursor_row_after_reflow(screen, cursor.x, cursor.y, columns, has_style)
+        elif always:
+            row = cursor.y
+        else:
             return
-        cursor = renderer._cursor_pos
-        has_style = renderer._style_string_has_style
-        row = cursor_row_after_reflow(screen, cursor.x, cursor.y, columns, has_style)
-        renderer._cursor_pos = Point(x=max(columns, cursor.x), y=row)
+        output = renderer.output
+        output.write_raw("\r")
+        output.cursor_up(row)
+        output.write_raw(_CLEAR_BELOW)
+        renderer._cursor_pos = Point(x=0, y=0)
 
     def render_reflowed(*args: object, **kwargs: object) -> None:
-        recount()
+        recount(always=False)
         render(*args, **kwargs)  # type: ignore[arg-type]
 
     def erase_reflowed(*args: object, **kwargs: object) -> None:
-        recount()
+        recount(always=True)
         erase(*args, **kwargs)  # type: ignore[arg-type]
 
     renderer.render = render_reflowed  # type: ignore[method-assign]
     renderer.erase = erase_reflowed  # type: ignore[method-assign]
-
