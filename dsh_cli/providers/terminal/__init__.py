@@ -5,6 +5,7 @@
     render.py     the screen of a state as styled lines; only visible option rows are built
     keys.py       the flat key-binding table
     provider.py   TerminalProvider (the application and its countdown) and terminal_provider
+    reflow.py     which terminals rewrap rows on a resize, and where the frame then starts
     typeahead.py  echo off from command start until the UI owns the terminal (stdlib only)
 
 Names load on first use, so ``typeahead`` can run before the seam and pydantic are imported.

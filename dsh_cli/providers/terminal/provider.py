@@ -146,6 +146,14 @@ def _drop_editing_defaults(app: Any) -> None:
         app._default_bindings = merge_key_bindings([load_mouse_bindings(), load_cpr_bindings()])
 
 
+def _follow_reflow(app: Any) -> None:
+    """After a resize, find the frame's first row where the terminal rewrapped it (reflow.py)."""
+    from dsh_cli.providers.terminal.reflow import follow_reflow, terminal_reflows
+
+    if terminal_reflows():
+        follow_reflow(app.renderer)
+
+
 def _inline_application_class() -> Any:
     """prompt-toolkit's ``Application`` with one standing "current buffer".
 
@@ -177,6 +185,18 @@ def _interrupt() -> None:
     import signal
 
     os.kill(os.getpid(), signal.SIGINT)
+
+
+def _cursor_ends(line: list[tuple[str, str]]) -> bool:
+    """Whether the text cursor is the last thing on ``line`` (typing at the end)."""
+    from dsh_cli.providers.terminal.text import CURSOR
+
+    for style, text in reversed(line):
+        if style == CURSOR[0]:
+            return True
+        if text:
+            return False
+    return False
 
 
 def _ending(deadline: Deadline | None) -> str:
@@ -220,6 +240,7 @@ class _Screen:
         )
         self.app.ttimeoutlen = 0.1  # esc answers fast; escape sequences arrive in one read
         _drop_editing_defaults(self.app)
+        _follow_reflow(self.app)
 
     def _cursor_shown(self) -> bool:
         return self.ending_line is None and self.state.in_text
@@ -236,6 +257,10 @@ class _Screen:
             if number:
                 fragments.append(("", "\n"))
             fragments.extend(line)
+            if _cursor_ends(line):
+                # prompt-toolkit places the cursor only on a drawn cell, else at the frame's
+                # top-left; an unstyled blank is a cell it never prints.
+                fragments.append(("", " "))
         return fragments
 
     def _countdown(self) -> str | None:
