@@ -113,3 +113,17 @@ def test_decline_on_the_review_and_esc_reach_the_server_as_decline_and_cancel(tm
     assert "✗ questions declined" in transcript and "✗ questions cancelled" in transcript
     assert raw_result(server.requests[1].body["messages"][-1]) == {"action": "decline"}
     assert raw_result(server.requests[2].body["messages"][-1]) == {"action": "cancel"}
+
+
+def test_ctrl_c_at_the_form_interrupts_the_run_with_130_and_no_traceback(tmp_path, server):
+    child, screen = start_run(tmp_path, server, forms=1)
+    answer(child, screen, "Your full, legal name", "Ada\r")
+    answer(child, screen, "Agree to the terms and conditions", "\x03")
+    child.expect(pexpect.EOF)
+    child.close()
+    output = child.before
+    screen.feed(output)
+    assert child.exitstatus == 130, screen.text()
+    assert "✗ questions aborted" in screen.text()
+    assert "Traceback" not in output and "raised" not in output, output  # the SDK's log line
+    assert len(server.requests) == 1  # the model never saw a result
