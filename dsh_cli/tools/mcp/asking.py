@@ -51,6 +51,7 @@ class CurrentCall:
     ctx: ToolContext
     deadline: asyncio.Timeout | None = None
     resume_rpc_id: str | None = None  # the stored rpc_id: the first batch re-asks under it
+    ended: bool = False  # the call is over (and its timeout with it)
 
     def take_rpc_id(self) -> str | None:
         rpc_id, self.resume_rpc_id = self.resume_rpc_id, None
@@ -69,7 +70,10 @@ class CurrentCall:
         try:
             yield
         finally:
-            deadline.reschedule(loop.time() + remaining)
+            # session-era questions are asked on the SDK's receive task, so the call can end
+            # first (the run interrupted, the server gone): then there is no timeout to resume
+            if not self.ended:
+                deadline.reschedule(loop.time() + remaining)
 
 
 _current: ContextVar[CurrentCall | None] = ContextVar("dsh_mcp_current_call", default=None)
@@ -128,6 +132,7 @@ class Elicitor:
         try:
             yield call
         finally:
+            call.ended = True
             self._active.remove(call)
             _current.reset(token)
 

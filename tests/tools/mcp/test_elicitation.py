@@ -217,3 +217,29 @@ def test_open_launches_the_browser_only_when_told_there_is_a_display(monkeypatch
     assert open_page("https://a.example/y", launch=False, say=said.append) is False
     assert launched == ["https://a.example/x"]
     assert said == ["open this URL in a browser: https://a.example/y"]
+
+
+def test_a_call_that_ends_while_its_question_is_out_leaves_its_timeout_alone(run):
+    # session era: the question is asked on the SDK's receive task, so the call can end
+    # first (ctrl-c in dsh run); resuming its finished timeout then raised RuntimeError
+    from dsh_cli.tools.registry import ToolContext
+
+    async def go():
+        elicitor = Elicitor("s", UserInteraction())
+        asking, answered = asyncio.Event(), asyncio.Event()
+
+        async def ask(call):
+            with call.paused():
+                asking.set()
+                await answered.wait()
+
+        async with asyncio.timeout(30) as deadline:
+            with elicitor.calling(ToolContext(user_interaction=UserInteraction()),
+                                  deadline) as call:
+                question = asyncio.create_task(ask(call))
+                await asking.wait()
+                assert deadline.when() is None  # paused while the human is asked
+        answered.set()
+        await question
+
+    run(go())
