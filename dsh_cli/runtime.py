@@ -97,7 +97,8 @@ class Runtime:
         self._leave_session(keep=full)
         self._closers[:] = [recording]
         self.loop.reset(full, messages=list(record.messages), system=record.system,
-                        resume_rpc_ids=dict(record.pending_rpc_ids))
+                        resume_rpc_ids=dict(record.pending_rpc_ids),
+                        resume_continuations=dict(record.pending_continuations))
         self.resumed = True
         return full
 
@@ -155,10 +156,12 @@ def build_runtime(
     tools = ToolRegistry(builtin_tools(without=() if ask else {AskUserQuestionTool.name}))
     messages: list[dict[str, Any]] = []
     pending: dict[str, str] = {}
+    continuations: dict[str, dict[str, Any]] = {}
     closers = []
     if record is not None:
         session_id = record.id
         messages, pending = list(record.messages), dict(record.pending_rpc_ids)
+        continuations = dict(record.pending_continuations)
     elif store is not None:
         session_id = store.create_session(chat_model.name, system=system)
     else:
@@ -168,7 +171,8 @@ def build_runtime(
     agent = ui.agents.spawn("dsh")
     loop = AgentLoop(
         model=chat_model, tools=tools, ui=ui, events=events, system=system,
-        messages=messages, session_id=session_id, resume_rpc_ids=pending, agent=agent,
+        messages=messages, session_id=session_id, resume_rpc_ids=pending,
+        resume_continuations=continuations, agent=agent,
     )
     return Runtime(settings, chat_model, ui, events, tools, loop, store,
                    resumed=resume is not None, _closers=closers)

@@ -64,6 +64,7 @@ class AgentLoop:
         messages: list[dict[str, Any]] | None = None,
         session_id: str | None = None,
         resume_rpc_ids: dict[str, str] | None = None,
+        resume_continuations: dict[str, dict[str, Any]] | None = None,
         max_model_calls: int = MAX_MODEL_CALLS,
         agent: Any = None,
     ) -> None:
@@ -76,7 +77,10 @@ class AgentLoop:
         self.messages: list[dict[str, Any]] = []
         # rpc ids of batches that were pending when the session ended, by tool call id
         self._resume_rpc_ids: dict[str, str] = {}
-        self.reset(session_id, messages=messages, system=system, resume_rpc_ids=resume_rpc_ids)
+        # what those batches' askers stored to carry on (an MCP call's requestState)
+        self._resume_continuations: dict[str, dict[str, Any]] = {}
+        self.reset(session_id, messages=messages, system=system, resume_rpc_ids=resume_rpc_ids,
+                   resume_continuations=resume_continuations)
 
     @property
     def session_id(self) -> str | None:
@@ -96,12 +100,14 @@ class AgentLoop:
         messages: list[dict[str, Any]] | None = None,
         system: str | None = None,
         resume_rpc_ids: dict[str, str] | None = None,
+        resume_continuations: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         """Start the conversation over: ``messages`` (a stored session's) or none.
 
         The system prompt is ``system``, else the one the conversation had; ``session_id``
         (when given) becomes the seam's; ``resume_rpc_ids`` maps a tool call left open to
-        the ``rpc_id`` of its batch, so a resumed session re-asks it under the same id.
+        the ``rpc_id`` of its batch, so a resumed session re-asks it under the same id, and
+        ``resume_continuations`` to what the batch's asker stored to carry on with.
         """
         system = system if system is not None else self.system
         self.messages = list(messages or [])
@@ -110,6 +116,7 @@ class AgentLoop:
         if session_id is not None:
             self.ui.session_id = session_id
         self._resume_rpc_ids = dict(resume_rpc_ids or {})
+        self._resume_continuations = dict(resume_continuations or {})
 
     def pending_tool_calls(self) -> list[ModelToolCall]:
         """Tool calls of the last assistant message that have no result yet (resume)."""
@@ -211,6 +218,7 @@ class AgentLoop:
                 call_id=call.id,
                 session_id=self.session_id,
                 rpc_id=self._resume_rpc_ids.pop(call.id, None),
+                continuation=self._resume_continuations.pop(call.id, None),
             )
             # A cancelled task (the process is being stopped) records nothing: the call
             # stays open so a resumed session asks the same question again.

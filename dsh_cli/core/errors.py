@@ -42,6 +42,7 @@ __all__ = [
     "INVALID_ANSWER",
     "INVALID_ARGS",
     "INVALID_QUESTIONS",
+    "MCP_STATE_REFUSED",
     "MCP_TIMEOUT",
     "MCP_TOOL_ERROR",
     "MCP_UNAVAILABLE",
@@ -101,6 +102,8 @@ INVALID_ANSWER = "INVALID_ANSWER"
 MCP_TOOL_ERROR = "MCP_TOOL_ERROR"
 MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
 MCP_TIMEOUT = "MCP_TIMEOUT"
+# a resumed call's stored requestState was refused; the call is made afresh (a notice)
+MCP_STATE_REFUSED = "MCP_STATE_REFUSED"
 
 # Permission requests (permissions.md)
 PERMISSION_DENIED = "PERMISSION_DENIED"

@@ -142,10 +142,14 @@ class QuestionRequested(Event):
     source: dict[str, Any] | None = None
     declinable: bool = False
     review: bool = False
+    # what the asker needs to carry on after a resume (an MCP call's requestState); the
+    # store keeps it with the batch, no surface shows it
+    continuation: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The fields of asks from inside dsh only when set, so a model's batch reads as ever."""
         data = super().to_json()
+        data.pop("continuation", None)
         for name, unset in (("source", None), ("declinable", False), ("review", False)):
             if data.get(name) == unset:
                 data.pop(name, None)

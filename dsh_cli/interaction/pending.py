@@ -67,6 +67,7 @@ class PendingEntry:
             source=self.request.source_json(),
             declinable=self.request.declinable,
             review=self.request.review,
+            continuation=self.request.continuation,
         )
 
 

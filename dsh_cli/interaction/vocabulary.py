@@ -158,7 +158,9 @@ class AskUserQuestionRequest(BaseModel):
     never writes to a request: what belongs to one showing of it (its ``rpc_id``, its
     deadline) is on the ``AskContext`` the provider is handed. ``source``, ``declinable``
     (the human may decline: ``ASK_DECLINED``) and ``review`` (end on the review screen
-    even for one question) are set by askers inside dsh, never by a model.
+    even for one question) are set by askers inside dsh, never by a model; so is
+    ``continuation``, an opaque JSON object stored with the batch for the asker's resume
+    (not in JSON either).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
@@ -170,6 +172,7 @@ class AskUserQuestionRequest(BaseModel):
     agent: Any = Field(default=None, exclude=True)
     signal: AbortSignal | None = Field(default=None, exclude=True)
     call_id: str | None = Field(default=None, exclude=True)
+    continuation: dict[str, Any] | None = Field(default=None, exclude=True)
 
     def questions_json(self) -> list[dict[str, Any]]:
         """The questions as JSON objects, absent optional fields left out."""

@@ -109,7 +109,7 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
             plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
             report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)),
             elicitation=runtime.ui if can_answer else None, answerable=can_answer,
-            open_url=_opener(stderr))
+            open_url=_opener(stderr), notice=lambda line: _line(stderr, line))
         try:
             gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
                                   events=runtime.events,

@@ -130,6 +130,13 @@ def m005_declined_questions(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX questions_by_session ON questions(session_id, status)")
 
 
+@migration
+def m006_question_continuations(db: sqlite3.Connection) -> None:
+    """What the asker of a batch needs to carry on after a resume (an MCP call's
+    ``requestState``): an opaque JSON object, written with the batch before it is shown."""
+    db.execute("ALTER TABLE questions ADD COLUMN continuation TEXT")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

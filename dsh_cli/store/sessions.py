@@ -90,7 +90,9 @@ class SessionRecord:
 
     ``pending_rpc_ids`` maps each tool call that has a question batch but no tool result
     (the batch was pending or interrupted when the process ended) to that batch's
-    ``rpc_id``, so the loop re-asks it under the same id.
+    ``rpc_id``, so the loop re-asks it under the same id; ``pending_continuations`` maps
+    those of them whose batch carries a continuation (what its asker needs to carry on,
+    such as an MCP server's ``requestState``) to it.
     """
 
     id: str
@@ -100,6 +102,7 @@ class SessionRecord:
     title: str | None
     messages: list[dict[str, Any]]
     pending_rpc_ids: dict[str, str] = field(default_factory=dict)
+    pending_continuations: dict[str, dict[str, Any]] = field(default_factory=dict)
     system: str | None = None
     permissions: list[PermissionRecord] = field(default_factory=list)
 
@@ -135,7 +138,8 @@ class PermissionRecord:
 @dataclass(frozen=True)
 class QuestionBatch:
     """One question batch as stored; ``request`` is ``{"questions": [...]}``, with ``source``,
-    ``declinable`` and ``review`` when the asker set them (``AskUserQuestionRequest``'s JSON)."""
+    ``declinable`` and ``review`` when the asker set them (``AskUserQuestionRequest``'s JSON);
+    ``continuation`` is the asker's opaque resume data, if it gave any."""
 
     rpc_id: str
     session_id: str
@@ -146,6 +150,7 @@ class QuestionBatch:
     created_at: str
     updated_at: str
     resolved_at: str | None
+    continuation: dict[str, Any] | None = None
 
 
 class SessionStore:
@@ -243,19 +248,27 @@ class SessionStore:
                            (title_of(message["content"]), session_id))
 
     def question_requested(self, session_id: str, event: QuestionRequested) -> None:
-        """A batch was shown: a new pending row, or the same row again when re-asked."""
+        """A batch was shown: a new pending row, or the same row again when re-asked.
+
+        The continuation is written in the same transaction, before any UI shows the batch,
+        so a crash while it is shown loses nothing a resume needs.
+        """
         now = _now()
         stored = event.to_json()
         request = json.dumps({key: stored[key] for key in _REQUEST_KEYS if key in stored},
                              ensure_ascii=False)
+        continuation = (None if event.continuation is None
+                        else json.dumps(event.continuation, ensure_ascii=False))
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
                 "INSERT INTO questions (rpc_id, session_id, call_id, request, status, answer, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?) "
+                "continuation, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, ?) "
                 "ON CONFLICT (rpc_id) DO UPDATE SET status = 'pending', answer = NULL, "
                 "resolved_at = NULL, request = excluded.request, "
+                "continuation = excluded.continuation, "
                 "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
-                (event.rpc_id, session_id, event.call_id, request, now, now),
+                (event.rpc_id, session_id, event.call_id, request, continuation, now, now),
             )
             db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
 
@@ -402,20 +415,26 @@ class SessionStore:
                     "WHERE session_id = ? ORDER BY id", (session_id,)
                 ).fetchall()
                 batches = self._db.execute(
-                    "SELECT call_id, rpc_id, created_at FROM questions WHERE session_id = ? "
-                    "AND call_id IS NOT NULL ORDER BY created_at, rowid", (session_id,)
+                    "SELECT call_id, rpc_id, created_at, continuation FROM questions "
+                    "WHERE session_id = ? AND call_id IS NOT NULL ORDER BY created_at, rowid",
+                    (session_id,)
                 ).fetchall()
             finally:
                 self._db.execute("COMMIT")
         if row is None:
             raise SessionNotFound(session_id, self.path)
         messages = [_message(*message[:4]) for message in rows]
-        pending = resumable_batches(messages, [entry[4] for entry in rows], batches)
+        pending = resumable_batches(messages, [entry[4] for entry in rows],
+                                    [batch[:3] for batch in batches])
+        stored = {batch[1]: _json(batch[3]) for batch in batches}
+        continuations = {call_id: stored[rpc_id] for call_id, rpc_id in pending.items()
+                         if isinstance(stored.get(rpc_id), dict)}
         found, model, created_at, updated_at, title, system = row
         if system:
             messages.insert(0, {"role": "system", "content": system})
         return SessionRecord(found, model, created_at, updated_at, title, messages=messages,
-                             pending_rpc_ids=pending, system=system,
+                             pending_rpc_ids=pending, pending_continuations=continuations,
+                             system=system,
                              permissions=self.permission_requests(found))
 
     def question_batches(self, session_id: str) -> list[QuestionBatch]:
@@ -423,13 +442,15 @@ class SessionStore:
         with self._lock, translated(self.path):
             rows = self._db.execute(
                 "SELECT rpc_id, session_id, call_id, request, status, answer, created_at, "
-                "updated_at, resolved_at FROM questions WHERE session_id = ? "
+                "updated_at, resolved_at, continuation FROM questions WHERE session_id = ? "
                 "ORDER BY created_at, rowid", (session_id,)
             ).fetchall()
         return [
             QuestionBatch(rpc, sid, call, json.loads(request), status,
-                          json.loads(answer) if answer else None, created, updated, resolved)
-            for rpc, sid, call, request, status, answer, created, updated, resolved in rows
+                          json.loads(answer) if answer else None, created, updated, resolved,
+                          _json(continuation))
+            for rpc, sid, call, request, status, answer, created, updated, resolved,
+            continuation in rows
         ]
 
     # -- permission requests -----------------------------------------------------------

@@ -68,6 +68,8 @@ class ToolContext:
     call_id: str | None = None
     session_id: str | None = None
     rpc_id: str | None = None  # reuse this request id: re-asking a batch pending at resume
+    # what that batch's asker stored to carry on with (an MCP call's requestState)
+    continuation: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,12 @@ so a 2026-07-28 client gets both questions of ``deploy`` in one input-required r
 Tools: ``deploy`` (two forms at once: where, and whether), ``rename`` (one form with a
 required, pattern-checked field). Each reports what
 it received as JSON, so a test sees exactly the server's side.
+
+``--record FILE`` appends JSON lines for each ``tools/call`` round: this process's pid, the
+tool, the ``requestState`` it received and the one it sent back (both as the server reads
+them, unsealed), and the keys of the ``inputResponses``, so a test sees each round from the
+server's side. ``--state-key SECRET`` seals ``requestState`` under that key instead of the
+SDK's process-local one, so a restarted server can read state minted before the restart.
 """
 
 from __future__ import annotations
@@ -59,8 +65,38 @@ def outcome(result: ElicitationResult) -> object:
     return result.action
 
 
-def build() -> MCPServer:
-    server = MCPServer("forms")
+class Recorder:
+    """Server middleware: a ``call`` line as each ``tools/call`` round arrives and a
+    ``result`` line when it is answered (inside the state boundary: state unsealed)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def write(self, **line: object) -> None:
+        import os
+
+        with open(self.path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"pid": os.getpid(), **line}) + "\n")
+
+    async def __call__(self, ctx, call_next):
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        params = ctx.params or {}
+        self.write(event="call", tool=params.get("name"), state_in=params.get("requestState"),
+                   responses=sorted(params.get("inputResponses") or {}))
+        result = await call_next(ctx)
+        sent = (result.get("requestState") if isinstance(result, dict)
+                else getattr(result, "request_state", None))
+        self.write(event="result", tool=params.get("name"), state_out=sent)
+        return result
+
+
+def build(record: str | None = None, state_key: str | None = None) -> MCPServer:
+    from mcp.server.request_state import RequestStateSecurity
+
+    security = RequestStateSecurity(keys=[state_key]) if state_key else None
+    server = MCPServer("forms", request_state_security=security,
+                       middleware=[Recorder(record)] if record else None)
 
     @server.tool()
     def deploy(service: str,
@@ -82,4 +118,10 @@ for _resolver in (target, approval, new_name):
     _resolver.__module__ = "forms"
 
 if __name__ == "__main__":
-    build().run("stdio")
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--record")
+    parser.add_argument("--state-key")
+    options = parser.parse_args()
+    build(options.record, options.state_key).run("stdio")

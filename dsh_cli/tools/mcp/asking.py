@@ -6,6 +6,11 @@ era) and also answers every input request of a 2026-07-28 input-required result 
 to the current call's ``UserInteraction`` (``McpTool.run`` marks the call with
 ``calling``); the human's time does not count against the call's ``tool_timeout``.
 
+A resumed call re-asks under the stored ``rpc_id`` (``CurrentCall.take_rpc_id``); when the
+server then refuses the stored round's state and the call starts over, the answer just
+given stands for the same batch asked again, once (``CurrentCall.start_over``), so the
+human is not asked twice for one thing; a different batch is asked under that ``rpc_id``.
+
 Outcomes, per ``spec/mcp.md``: answered → ``accept`` with typed content; ``ASK_DECLINED``
 → ``decline``; cancelled, timed out, aborted, or nobody to answer → ``cancel``. A schema
 dsh cannot ask is refused with JSON-RPC -32602 before anything is shown.
@@ -33,8 +38,11 @@ from dsh_cli.tools.mcp.url_mode import OPEN, consent_question, open_page
 
 if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
-    from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer
+    from dsh_cli.interaction.vocabulary import AskUserQuestionAnswer, AskUserQuestionRequest
     from dsh_cli.tools.registry import ToolContext
+
+    # what one ask ended with: the human's answer, or the error (decline, cancel, ...)
+    Outcome = AskUserQuestionAnswer | UserInteractionError
 
 __all__ = ["ASK_DECLINED", "CurrentCall", "Elicitor", "current_call"]
 
@@ -52,10 +60,33 @@ class CurrentCall:
     deadline: asyncio.Timeout | None = None
     resume_rpc_id: str | None = None  # the stored rpc_id: the first batch re-asks under it
     ended: bool = False  # the call is over (and its timeout with it)
+    _stored_rpc_id: str | None = field(default=None, init=False)
+    _last: tuple[dict[str, Any], Outcome] | None = field(default=None, init=False)
+    _offered: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self._stored_rpc_id = self.resume_rpc_id
 
     def take_rpc_id(self) -> str | None:
         rpc_id, self.resume_rpc_id = self.resume_rpc_id, None
         return rpc_id
+
+    def start_over(self) -> None:
+        """The call begins again (its stored state was refused): the last outcome may
+        settle the same batch once more, and a different one re-asks the stored rpc_id."""
+        self.resume_rpc_id = self._stored_rpc_id
+        self._offered = True
+
+    def settled_before(self, request: AskUserQuestionRequest) -> Outcome | None:
+        """The outcome offered by ``start_over`` if ``request`` is the batch it settled."""
+        offered, self._offered = self._offered, False
+        if offered and self._last is not None and self._last[0] == _shape(request):
+            self.resume_rpc_id = None  # that batch's row keeps its answer
+            return self._last[1]
+        return None
+
+    def remember(self, request: AskUserQuestionRequest, outcome: Outcome) -> None:
+        self._last = (_shape(request), outcome)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -148,8 +179,12 @@ class Elicitor:
         answered = await self.answer({"": params})
         return answered if isinstance(answered, ErrorData) else answered[""]
 
-    async def answer(self, requests: Mapping[str, Any]) -> Any:
-        """``ElicitResult`` by key for ``ElicitRequest`` params, or one ``ErrorData``."""
+    async def answer(self, requests: Mapping[str, Any],
+                     continuation: dict[str, Any] | None = None) -> Any:
+        """``ElicitResult`` by key for ``ElicitRequest`` params, or one ``ErrorData``.
+
+        ``continuation`` is stored with the batch before it is shown (``resume.py``).
+        """
         from mcp_types import ElicitResult, ErrorData
 
         several = len(requests) > 1
@@ -165,17 +200,30 @@ class Elicitor:
         request = build_request(self.server, message or None, questions,
                                 signal=call.ctx.signal if call else None,
                                 call_id=call.ctx.call_id if call else None)
+        request.continuation = continuation
+        outcome = call.settled_before(request) if call is not None else None
+        if outcome is None:
+            outcome = await self._ask(ui, request, call)
+        if isinstance(outcome, UserInteractionError):
+            declined = outcome.code == ASK_DECLINED
+            return {plan.key: ElicitResult(action="decline" if declined else "cancel")
+                    for plan in plans}
+        return {plan.key: self._result(plan, outcome) for plan in plans}
+
+    async def _ask(self, ui: UserInteraction | None, request: AskUserQuestionRequest,
+                   call: CurrentCall | None) -> Outcome:
+        """The human's answer, or the ``UserInteractionError`` the ask ended with."""
+        outcome: Outcome
         try:
             if ui is None:
                 raise UserInteractionError("no question provider can answer", NO_PROVIDER)
             with call.paused() if call is not None else contextlib.nullcontext():
-                answer = await ui.ask(request,
-                                      rpc_id=call.take_rpc_id() if call else None)
+                outcome = await ui.ask(request, rpc_id=call.take_rpc_id() if call else None)
         except UserInteractionError as error:
-            declined = error.code == ASK_DECLINED
-            return {plan.key: ElicitResult(action="decline" if declined else "cancel")
-                    for plan in plans}
-        return {plan.key: self._result(plan, answer) for plan in plans}
+            outcome = error
+        if call is not None:
+            call.remember(request, outcome)
+        return outcome
 
     def _result(self, plan: _Plan, answer: AskUserQuestionAnswer) -> Any:
         from mcp_types import ElicitResult
@@ -192,6 +240,11 @@ class Elicitor:
             return ElicitResult(action="accept", content=form_content(plan.fields, answer))
         except UserInteractionError:
             return ElicitResult(action="cancel")  # a value no rule let through is never sent
+
+
+def _shape(request: AskUserQuestionRequest) -> dict[str, Any]:
+    """What makes two batches the same to the human: questions, heading, offered actions."""
+    return request.model_dump(mode="json")
 
 
 def _plan(key: str, params: Any, several: bool) -> _Plan:

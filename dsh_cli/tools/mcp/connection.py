@@ -8,6 +8,12 @@ task through the open client. The SDK is imported here only, when a server is co
 A call drives the 2026-07-28 input-required rounds itself (rather than the SDK's driver,
 which asks each embedded request on its own) so that all of a round's elicitations become
 one question batch; the session era's ``elicitation/create`` reaches the same ``Elicitor``.
+
+Each round's batch is stored with the round itself (``resume.Continuation``), so a call
+resumed after a crash re-asks that batch under its ``rpc_id`` and retries the round with
+the stored ``requestState``. A server that refuses the state (-32602: a restarted server
+under a process-local key, or an expired one) gets the call afresh, with a notice line;
+the answer just given settles the same batch again, so the human is not asked twice.
 """
 
 from __future__ import annotations
@@ -17,12 +23,23 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dsh_cli.core.errors import MCP_TIMEOUT, MCP_TOOL_ERROR, MCP_UNAVAILABLE, ToolError
+from dsh_cli.core.errors import (
+    MCP_STATE_REFUSED,
+    MCP_TIMEOUT,
+    MCP_TOOL_ERROR,
+    MCP_UNAVAILABLE,
+    ToolError,
+    format_line,
+)
 from dsh_cli.core.tasks import close_task
-from dsh_cli.tools.mcp.asking import Elicitor
+from dsh_cli.tools.mcp.asking import CurrentCall, Elicitor
+from dsh_cli.tools.mcp.elicitation import INVALID_PARAMS
+from dsh_cli.tools.mcp.resume import Continuation
 from dsh_cli.tools.mcp.url_mode import open_page
 
 if TYPE_CHECKING:
+    from mcp_types import InputRequiredResult
+
     from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.tools.mcp.config import ServerConfig
     from dsh_cli.tools.registry import ToolContext
@@ -41,9 +58,12 @@ class McpConnection:
                  elicitation: UserInteraction | None = None, client_name: str = "dsh",
                  client_version: str = "0",
                  open_url: Callable[[str], object] | None = None,
-                 answerable: bool = False) -> None:
+                 answerable: bool = False,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.config = config
         self.errlog = errlog
+        # where a line the user should read goes (stderr); by default the server log
+        self.notice = notice or self._log
         # whose seam answers the server's questions when no tool call is current; with a
         # provider registered there (or ``answerable``: one is about to be), the
         # elicitation capability is declared
@@ -148,8 +168,8 @@ class McpConnection:
             async with asyncio.timeout(self.config.tool_timeout) as deadline:
                 marked = (self.elicitor.calling(ctx, deadline) if ctx is not None
                           else contextlib.nullcontext())
-                with marked:
-                    return await self._rounds(client, tool, arguments)
+                with marked as call:
+                    return await self._rounds(client, tool, arguments, call)
         except TimeoutError:
             raise ToolError(f"{tool} on {self.config.name} took longer than "
                             f"{self.config.tool_timeout:g} s", MCP_TIMEOUT) from None
@@ -160,38 +180,66 @@ class McpConnection:
             raise ToolError(f"{tool} on {self.config.name} failed: {_describe(error)}",
                             code) from None
 
-    async def _rounds(self, client: Any, tool: str, arguments: dict[str, Any]) -> Any:
-        """Call, answer what the server asks for, call again with the answers and state."""
+    async def _rounds(self, client: Any, tool: str, arguments: dict[str, Any],
+                      call: CurrentCall | None = None) -> Any:
+        """Call, answer what the server asks for, call again with the answers and state.
+
+        A resumed call whose batch stored its round starts by re-asking that round and
+        retrying it with the stored state; refused, the call starts over (once).
+        """
+        from mcp.shared.exceptions import MCPError
         from mcp_types import InputRequiredResult
 
         session = client.session
         responses: Any = None
         state: str | None = None
+        stored = (Continuation.from_json(call.ctx.continuation, self.config.name, tool)
+                  if call is not None and self._elicits else None)
+        if stored is not None:
+            state = stored.request_state
+            responses = await self._answer_inputs(session, tool, stored.result())
+        retrying = stored is not None
         for _ in range(MAX_INPUT_ROUNDS):
-            result = await session.call_tool(tool, arguments, input_responses=responses,
-                                             request_state=state, allow_input_required=True)
+            try:
+                result = await session.call_tool(tool, arguments, input_responses=responses,
+                                                 request_state=state,
+                                                 allow_input_required=True)
+            except MCPError as error:
+                if not (retrying and call is not None and error.error.code == INVALID_PARAMS):
+                    raise
+                self.notice(format_line(MCP_STATE_REFUSED, (
+                    f"{self.config.name} refused the stored state of {tool} "
+                    f"({_describe(error)}); calling it afresh with the answers given")))
+                call.start_over()
+                responses, state, retrying = None, None, False
+                continue
+            retrying = False
             if not isinstance(result, InputRequiredResult):
                 return result
             state = result.request_state
             if result.input_requests:
-                responses = await self._answer_inputs(session, result.input_requests)
+                responses = await self._answer_inputs(session, tool, result)
             else:  # only state: the server is working; ask again shortly
                 responses = None
                 await asyncio.sleep(STATE_ONLY_PAUSE)
         raise ToolError(f"{tool} on {self.config.name} asked for input more than "
                         f"{MAX_INPUT_ROUNDS} times", MCP_TOOL_ERROR)
 
-    async def _answer_inputs(self, session: Any, requests: dict[str, Any]) -> dict[str, Any]:
-        """All of a round's elicitations in one batch; sampling and roots as the SDK would."""
+    async def _answer_inputs(self, session: Any, tool: str,
+                             result: InputRequiredResult) -> dict[str, Any]:
+        """All of a round's elicitations in one batch, stored with the round; sampling and
+        roots as the SDK would."""
         from mcp.client.session import ClientRequestContext
         from mcp.shared.exceptions import MCPError
         from mcp_types import ElicitRequest, ErrorData
 
+        requests = result.input_requests or {}
         elicit = {key: request.params for key, request in requests.items()
                   if self._elicits and isinstance(request, ElicitRequest)}
         responses: dict[str, Any] = {}
         if elicit:
-            answered = await self.elicitor.answer(elicit)
+            continuation = Continuation.of(self.config.name, tool, result)
+            answered = await self.elicitor.answer(elicit, continuation.to_json())
             if isinstance(answered, ErrorData):
                 raise MCPError.from_error_data(answered)
             responses.update(answered)
@@ -204,6 +252,11 @@ class McpConnection:
                 raise MCPError.from_error_data(response)
             responses[key] = response
         return responses
+
+    def _log(self, line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # a closed log loses a notice, no more
+            self.errlog.write(line + "\n")
+            self.errlog.flush()
 
     async def close(self) -> None:
         """Ask the connection task to end; cancel it if it does not within a grace period."""

@@ -48,7 +48,8 @@ class McpToolset:
                     elicitation: UserInteraction | None = None,
                     client_version: str = "0",
                     open_url: Callable[[str], object] | None = None,
-                    answerable: bool = False) -> McpToolset:
+                    answerable: bool = False,
+                    notice: Callable[[str], None] | None = None) -> McpToolset:
         """Start every server at once; failures are reported and left out.
 
         ``elicitation`` is the session's seam: when a provider is registered on it, the
@@ -57,13 +58,14 @@ class McpToolset:
         open (the CLI passes ``url_mode.open_page`` with ``launch`` set where there is a
         display); by default the URL is printed on stderr. ``answerable``: a provider is
         registered on ``elicitation`` right after the servers start (the session's answer
-        source), so the capability is declared now.
+        source), so the capability is declared now. ``notice`` takes a line for the user
+        while the servers run (a refused resume state); by default it goes to ``errlog``.
         """
         from dsh_cli.tools.mcp.connection import McpConnection
 
         connections = [McpConnection(server, errlog=errlog, elicitation=elicitation,
                                      client_version=client_version, open_url=open_url,
-                                     answerable=answerable)
+                                     answerable=answerable, notice=notice)
                        for server in servers]
         outcomes = await asyncio.gather(*(connection.start() for connection in connections),
                                         return_exceptions=True)
