@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from bench.context import Context
+from bench.proc import compile_dsh
 from bench.table import Row, format_table
 
 # module -> what it measures; run in this order
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="do not write bench/results/ (a smoke run never does)")
     args = parser.parse_args(argv)
     rows: list[Row] = []
+    compile_dsh()
     with tempfile.TemporaryDirectory(prefix="dsh-bench-") as work:
         ctx = Context(smoke=args.smoke, work=Path(work))
         for name in args.only or MEASURES:

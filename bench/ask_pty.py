@@ -49,6 +49,27 @@ print(questionary.select(sys.argv[1], choices=sys.argv[2:]).ask())
 '''
 
 
+# questionary behind what dsh's stack costs before any prompter runs: Click imported and one
+# pydantic model built and used. Shown for context: how far 1.3x is from this stack.
+PEER_STACK = '''\
+import sys
+
+import click  # noqa: F401
+from pydantic import BaseModel
+
+
+class Option(BaseModel):
+    label: str
+
+
+labels = [Option(label=label).label for label in sys.argv[2:]]
+
+import questionary
+
+print(questionary.select(sys.argv[1], choices=labels).ask())
+'''
+
+
 def _args() -> list[str]:
     args = ["-q", "Deploy?"]
     for label in LABELS:
@@ -67,6 +88,8 @@ def measure(ctx: Context) -> list[Row]:
     else:
         peer_script = ctx.script("peer_questionary.py", PEER)
         commands["questionary"] = python_argv(peer_script, "Deploy?", *LABELS)
+        stack_script = ctx.script("peer_questionary_stack.py", PEER_STACK)
+        commands["questionary+stack"] = python_argv(stack_script, "Deploy?", *LABELS)
     frame: dict[str, list[float]] = {name: [] for name in commands}
     exit_: dict[str, list[float]] = {name: [] for name in commands}
     memory: dict[str, list[float]] = {name: [] for name in commands}
@@ -82,7 +105,10 @@ def measure(ctx: Context) -> list[Row]:
     base = "choice() floor"
     peer = [Row("dsh ask, 3 options, pty: first frame vs questionary", "ms", frame["dsh"],
                 frame["questionary"], "questionary", f"≤ {PEER_BUDGET} × peer",
-                at_most(PEER_BUDGET))] if "questionary" in commands else []
+                at_most(PEER_BUDGET)),
+            Row("questionary + Click + a pydantic model, pty: first frame", "ms",
+                frame["questionary+stack"], frame["questionary"], "questionary"),
+            ] if "questionary" in commands else []
     return [*peer,
         Row("dsh ask, 3 options, pty: first frame", "ms", frame["dsh"], frame["floor"], base,
             f"≤ {FRAME_BUDGET} × floor", at_most(FRAME_BUDGET)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from typing import Any
 
 import click
 
@@ -42,6 +43,16 @@ class LazyGroup(click.Group):
         path, _ = COMMANDS[cmd_name]
         module_name, attribute = path.split(":")
         return getattr(importlib.import_module(module_name), attribute)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command with start-up's collection paused (``core.startup``)."""
+        from dsh_cli.core.startup import hold_collection, release_collection
+
+        hold_collection()
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            release_collection()  # a command that ran no event loop
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]

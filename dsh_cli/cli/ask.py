@@ -7,7 +7,6 @@ settlement are the seam's. On any failure stdout stays empty and stderr gets one
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -203,6 +202,8 @@ def _stdin_piped() -> bool:
 
 
 def _read_json(path: str) -> Any:
+    import json
+
     try:
         if path in ("-", PIPED):
             text = sys.stdin.read()
@@ -248,6 +249,8 @@ async def _ask(request: AskUserQuestionRequest, timeout: float | None,
 
 def _print_answer(answer: AskUserQuestionAnswer, output_format: str) -> None:
     """The answer on stdout; on a terminal, nothing in a label may drive it."""
+    import json  # after the frame: nothing before it needs json
+
     on_terminal = sys.stdout.isatty()
     if output_format == "json":
         # the same JSON value either way; on a terminal every non-ASCII character escaped

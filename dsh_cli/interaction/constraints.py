@@ -25,7 +25,8 @@ MAX_PATTERN = 500
 class TextRule(BaseModel):
     """What typed text must be: a string (lengths, pattern, format) or a number (range)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built with the first request that holds it (``dsh ask`` builds no rule of its own)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     kind: Literal["string", "number", "integer"] = "string"
     min_length: int | None = None

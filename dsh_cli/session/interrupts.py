@@ -45,10 +45,14 @@ def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> i
     """Run ``main`` to its exit status; a handled signal cancels it and sets the status.
 
     An unexpected exception is one stderr line and status 1 (``DSH_DEBUG=1`` shows the
-    traceback): a bug must not bury the terminal in a stack dump.
+    traceback): a bug must not bury the terminal in a stack dump. The loop is asyncio's
+    own with one addition: start-up ends when it first waits (``core.startup``).
     """
+    from dsh_cli.core.startup import release_collection, startup_loop
+
     try:
-        return asyncio.run(_supervise(main, handle_sigint))
+        with asyncio.Runner(loop_factory=startup_loop) as runner:
+            return runner.run(_supervise(main, handle_sigint))
     except KeyboardInterrupt:  # SIGINT outside any handler of ours (start-up, shutdown)
         return EXIT_CODES[signal.SIGINT]
     except Exception as error:
@@ -56,6 +60,9 @@ def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> i
             raise
         print(format_line(INTERNAL_ERROR, f"{type(error).__name__}: {error}"), file=sys.stderr)
         return 1
+    finally:
+        asyncio.set_event_loop(None)  # as asyncio.run leaves it
+        release_collection()  # a command that never waited
 
 
 async def _supervise(main: Coroutine[Any, Any, int], handle_sigint: bool) -> int:
