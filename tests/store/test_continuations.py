@@ -7,6 +7,7 @@ import asyncio
 import sqlite3
 
 import pytest
+from fakes.providers import Never
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.core.events import (
@@ -134,15 +135,6 @@ class Asker(Tool):
         request.continuation = CONTINUATION
         await ctx.user_interaction.ask(request, rpc_id=ctx.rpc_id)
         return "asked"
-
-
-class Never:
-    def __init__(self) -> None:
-        self.shown = asyncio.Event()
-
-    async def ask(self, context):
-        self.shown.set()
-        await asyncio.Event().wait()
 
 
 def test_the_loop_hands_a_resumed_call_its_stored_continuation(store):

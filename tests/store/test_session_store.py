@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from fakes.providers import Never
 from store.conversation import assert_well_formed
 
 from dsh_cli.agent import AgentLoop
@@ -44,17 +45,6 @@ def make_loop(store, session_id, provider, *, messages=None, system=None, turns=
                      ui=ui, events=events, system=system, messages=messages,
                      session_id=session_id, resume_rpc_ids=resume_rpc_ids)
     return loop, store.record(events, session_id)
-
-
-class Never:
-    """A provider that shows the batch and waits forever (the human walked away)."""
-
-    def __init__(self) -> None:
-        self.shown = asyncio.Event()
-
-    async def ask(self, context):
-        self.shown.set()
-        await asyncio.Event().wait()
 
 
 def test_stored_messages_are_exactly_what_the_loop_keeps(store):
