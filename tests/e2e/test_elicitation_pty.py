@@ -14,7 +14,9 @@ import pytest
 from dsh_under_test import DSH
 from fakes.npm_programs import npm_program
 from fakes.openai_server import Reply
-from vt_screen import Screen, wait_for_screen
+
+pytest.importorskip("pyte", reason="pyte (the test extra) reads the terminal's screen")
+from vt_screen import Screen, wait_for_screen  # after the skip
 
 pytestmark = pytest.mark.pty
 
