@@ -313,3 +313,29 @@ def test_a_jsonl_controller_decides_permission_requests_by_frames(tmp_path):
     assert results[0]["content"] == "saved note 1: from a controller"
     assert results[1]["error"]["code"] == "PERMISSION_DENIED"
     assert str(results[1]["error"]["message"]).endswith("not this one")
+
+
+HOSTILE_SERVER = r'''
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" in request:
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": {
+            "code": -32603, "message": "\x1b]0;pwned\x07\x1b[2J refused \u202eevil"}}),
+            flush=True)
+'''
+
+
+def test_a_servers_error_text_reaches_stderr_without_its_escapes(tmp_path):
+    """A server's words in a notice line (here: its refusal of ``initialize``) cannot
+    retitle the window, clear the screen or reorder the line."""
+    program = tmp_path / "hostile.py"
+    program.write_text(HOSTILE_SERVER)
+    config = write(tmp_path / "servers.json",
+                   {"mcpServers": {"hostile": {"command": sys.executable,
+                                               "args": [str(program)]}}})
+    result = dsh("run", "--mcp-config", config, "-m", script(tmp_path), "go")
+    notice = [line for line in result.stderr.splitlines() if "MCP_UNAVAILABLE" in line]
+    assert notice and "refused" in notice[0], result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "\u202e" not in result.stderr
