@@ -62,6 +62,11 @@ class ServerConfig:
     def transport(self) -> str:
         return "http" if self.url is not None else "stdio"
 
+    @property
+    def endpoint(self) -> list[str]:
+        """What the server is (its URL, or its command line), not what it is called."""
+        return [self.url] if self.url is not None else [self.command or "", *self.args]
+
     def offers(self, tool: str) -> bool:
         """Whether the include/exclude filters let ``tool`` through."""
         if self.include_tools is not None and tool not in self.include_tools:

@@ -193,7 +193,8 @@ class McpConnection:
         session = client.session
         responses: Any = None
         state: str | None = None
-        stored = (Continuation.from_json(call.ctx.continuation, self.config.name, tool)
+        stored = (Continuation.from_json(call.ctx.continuation, self.config.name,
+                                          self.config.endpoint, tool)
                   if call is not None and self._elicits else None)
         if stored is not None:
             state = stored.request_state
@@ -238,7 +239,8 @@ class McpConnection:
                   if self._elicits and isinstance(request, ElicitRequest)}
         responses: dict[str, Any] = {}
         if elicit:
-            continuation = Continuation.of(self.config.name, tool, result)
+            continuation = Continuation.of(self.config.name, self.config.endpoint, tool,
+                                           result)
             answered = await self.elicitor.answer(elicit, continuation.to_json())
             if isinstance(answered, ErrorData):
                 raise MCPError.from_error_data(answered)

@@ -3,7 +3,9 @@ crash a resumed call retries that round instead of starting over.
 
 The continuation is the round's ``InputRequiredResult`` as the server sent it (its input
 requests, and its ``requestState`` kept byte for byte) plus the server and tool it belongs
-to. It travels as an opaque JSON object: the seam and the store keep it with the batch
+to; the server by its name and its endpoint (URL or command line), so a name pointed at
+another server before the resume does not receive the first one's state and answers. It
+travels as an opaque JSON object: the seam and the store keep it with the batch
 (``AskUserQuestionRequest.continuation``, ``ToolContext.continuation``) and never read it.
 """
 
@@ -25,25 +27,29 @@ class Continuation:
     """One input-required round of one call: ``round`` is the server's result, as JSON."""
 
     server: str
+    endpoint: list[str]
     tool: str
     round: dict[str, Any]
 
     @classmethod
-    def of(cls, server: str, tool: str, result: InputRequiredResult) -> Continuation:
-        return cls(server, tool, result.model_dump(mode="json", by_alias=True,
-                                                   exclude_none=True))
+    def of(cls, server: str, endpoint: list[str], tool: str,
+           result: InputRequiredResult) -> Continuation:
+        return cls(server, endpoint, tool,
+                   result.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     @classmethod
-    def from_json(cls, data: object, server: str, tool: str) -> Continuation | None:
+    def from_json(cls, data: object, server: str, endpoint: list[str],
+                  tool: str) -> Continuation | None:
         """The stored continuation if it is this call's round, else None (call afresh)."""
         if not isinstance(data, dict) or data.get("kind") != KIND:
             return None
-        if data.get("server") != server or data.get("tool") != tool:
+        if (data.get("server"), data.get("endpoint"), data.get("tool")) != (server, endpoint,
+                                                                             tool):
             return None
         stored = data.get("round")
         if not isinstance(stored, dict):
             return None
-        continuation = cls(server, tool, stored)
+        continuation = cls(server, endpoint, tool, stored)
         try:
             continuation.result()
         except ValueError:  # a hand-edited row: not a round the SDK can read
@@ -51,7 +57,8 @@ class Continuation:
         return continuation
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": KIND, "server": self.server, "tool": self.tool, "round": self.round}
+        return {"kind": KIND, "server": self.server, "endpoint": self.endpoint,
+                "tool": self.tool, "round": self.round}
 
     def result(self) -> InputRequiredResult:
         """The round as the SDK's model (its input requests, its ``request_state``)."""

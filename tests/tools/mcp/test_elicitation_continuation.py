@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 import tempfile
 
 from fakes.mcp_forms_server import entry as forms_entry
@@ -75,13 +76,19 @@ def test_each_round_stores_the_servers_result_with_its_batch(run):
     continuation = run(first_round("--state-key", KEY), ceiling=30)
     assert continuation["kind"] == KIND
     assert (continuation["server"], continuation["tool"]) == ("forms", "deploy")
-    stored = Continuation.from_json(continuation, "forms", "deploy")
+    endpoint = continuation["endpoint"]
+    assert endpoint[0] == sys.executable and endpoint[-2:] == ["--state-key", KEY]
+    stored = Continuation.from_json(continuation, "forms", endpoint, "deploy")
     assert stored is not None and stored.request_state.startswith("v1.")
     assert sorted(stored.result().input_requests) == [GO, TARGET]
-    assert Continuation.from_json(continuation, "forms", "rename") is None  # another call's
-    assert Continuation.from_json({**continuation, "kind": "other"}, "forms", "deploy") is None
+    assert Continuation.from_json(continuation, "forms", endpoint, "rename") is None
+    # the same name pointed at another server: its state and answers are not sent there
+    elsewhere = ["https://elsewhere.example/mcp"]
+    assert Continuation.from_json(continuation, "forms", elsewhere, "deploy") is None
+    other_kind = {**continuation, "kind": "other"}
+    assert Continuation.from_json(other_kind, "forms", endpoint, "deploy") is None
     broken = {**continuation, "round": {"inputRequests": "no"}}
-    assert Continuation.from_json(broken, "forms", "deploy") is None
+    assert Continuation.from_json(broken, "forms", endpoint, "deploy") is None
 
 
 def test_a_resumed_call_re_asks_the_stored_round_and_the_keyed_server_accepts_its_state(run):
