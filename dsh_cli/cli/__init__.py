@@ -44,13 +44,15 @@ class LazyGroup(click.Group):
         module_name, attribute = path.split(":")
         return getattr(importlib.import_module(module_name), attribute)
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the command with start-up's collection paused (``core.startup``)."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The ``dsh`` process: the command with start-up's collection paused (core.startup)."""
+        # only the process entry: Click's test runner and an embedding program call ``main``
+        # and keep their own collector as it is
         from dsh_cli.core.startup import hold_collection, release_collection
 
         hold_collection()
         try:
-            return super().main(*args, **kwargs)
+            return super().__call__(*args, **kwargs)
         finally:
             release_collection()  # a command that ran no event loop
 

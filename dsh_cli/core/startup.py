@@ -42,6 +42,11 @@ def startup_loop() -> asyncio.AbstractEventLoop:
     """A selector event loop (asyncio's own on Unix) that ends start-up when it first waits."""
     import asyncio
     import selectors
+    import sys
+
+    if sys.platform == "win32":  # its selector loop runs no subprocesses: asyncio's default
+        release_collection()
+        return asyncio.new_event_loop()
 
     class StartupSelector(selectors.DefaultSelector):
         def select(self, timeout: float | None = None) -> list[Any]:

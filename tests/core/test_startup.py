@@ -50,3 +50,16 @@ def test_the_loop_releases_when_it_first_waits_not_before():
         runner.run(main())
     asyncio.set_event_loop(None)
     assert seen == [False, True]
+
+
+def test_an_in_process_invocation_leaves_the_hosts_collector_alone():
+    """Click's test runner (like any embedding program) calls ``main``: nothing is paused
+    or frozen; only the ``dsh`` process entry holds collection."""
+    from click.testing import CliRunner
+
+    from dsh_cli.cli import main
+
+    frozen = gc.get_freeze_count()
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
