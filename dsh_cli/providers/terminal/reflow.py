@@ -47,10 +47,12 @@ def terminal_reflows(environ: Mapping[str, str] | None = None) -> bool:
     if forced in _YES or forced in _NO:
         return forced in _YES
     term = env.get("TERM", "").lower()
+    if term.startswith("tmux"):
+        return True  # tmux is the innermost terminal (it sets TERM); it rewraps its own grid
     if env.get("STY"):  # GNU screen somewhere in the chain: its grid decides, and may not wrap
         return False
-    if term.startswith("tmux") or (env.get("TMUX") and term.startswith("screen")):
-        return True  # tmux is the innermost terminal (it sets TERM); it rewraps its own grid
+    if env.get("TMUX") and term.startswith("screen"):
+        return True  # tmux with its older default TERM
     # xterm sets XTERM_VERSION; one started from a reflowing terminal inherits its markers.
     if env.get("XTERM_VERSION") or term.startswith(_TRUNCATING_TERMS):
         return False
@@ -126,13 +128,16 @@ def follow_reflow(renderer: Renderer) -> None:
 
     def recount(always: bool) -> None:
         # prompt-toolkit keeps the last drawn screen and size in private fields; they are
-        # the only record of what the terminal holds, and nothing public exposes them.
-        screen, size, cursor = renderer._last_screen, renderer._last_size, renderer._cursor_pos
-        if screen is None or size is None:
+        # the only record of what the terminal holds, and nothing public exposes them. A
+        # prompt-toolkit without them leaves its own count standing (a stale copy at worst).
+        screen = getattr(renderer, "_last_screen", None)
+        size = getattr(renderer, "_last_size", None)
+        cursor = getattr(renderer, "_cursor_pos", None)
+        if screen is None or size is None or cursor is None:
             return
         columns = renderer.output.get_size().columns
         if columns != size.columns:
-            has_style = renderer._style_string_has_style
+            has_style = getattr(renderer, "_style_string_has_style", None)
             row = cursor_row_after_reflow(screen, cursor.x, cursor.y, columns, has_style)
         elif always:
             row = cursor.y

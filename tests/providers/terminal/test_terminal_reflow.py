@@ -27,6 +27,7 @@ from dsh_cli.providers.terminal import TerminalProvider
 from dsh_cli.providers.terminal.reflow import (
     REFLOW_SETTING,
     cursor_row_after_reflow,
+    follow_reflow,
     terminal_reflows,
 )
 
@@ -101,6 +102,7 @@ def test_the_frame_origin_stays_the_origin_at_any_width():
     ({"TERM": "xterm", "XTERM_VERSION": "XTerm(390)", "VTE_VERSION": "7600"}, False),
     ({"TERM": "rxvt-unicode-256color", "KITTY_WINDOW_ID": "1"}, False),
     ({"TERM": "screen", "STY": "123.pts-0", "TMUX": "/tmp/t,1,0"}, False),
+    ({"TERM": "tmux-256color", "STY": "123.pts-0"}, True),  # tmux inside screen: tmux draws
     ({"TERM": "xterm-256color", "TMUX": "/tmp/t,1,0"}, False),  # xterm started inside tmux
 ])
 def test_reflow_is_detected_from_the_terminal_s_own_marks(environ, reflows):
@@ -170,3 +172,25 @@ def test_on_a_reflowing_terminal_the_erase_climbs_the_rewrapped_question(monkeyp
 def test_elsewhere_the_erase_climbs_the_rows_as_drawn(monkeypatch):
     written = resize_output("0", monkeypatch)
     assert re.match(r"(\x1b\[\?[0-9]+[hl])*\x1b\[\d+D\x1b\[1?A\x1b\[0?J", written), repr(written)
+
+
+def test_a_renderer_without_the_private_record_keeps_its_own_count():
+    """A prompt-toolkit that renamed the fields reflow.py reads still draws and erases:
+    nothing is recounted, nothing is written, the calls go through."""
+    calls: list[str] = []
+
+    class Renderer:
+        output = Vt100_Output(io.StringIO(), lambda: Size(rows=10, columns=20), term="xterm")
+
+        def render(self, *args: object, **kwargs: object) -> None:
+            calls.append("render")
+
+        def erase(self, *args: object, **kwargs: object) -> None:
+            calls.append("erase")
+
+    renderer = Renderer()
+    follow_reflow(renderer)  # type: ignore[arg-type]
+    renderer.render()
+    renderer.erase()
+    assert calls == ["render", "erase"]
+    assert renderer.output.stdout.getvalue() == ""  # type: ignore[attr-defined]
