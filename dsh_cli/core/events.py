@@ -43,6 +43,7 @@ class Event:
 
     type: ClassVar[str] = "event"
     _fields: ClassVar[tuple[str, ...]] = ()
+    _unshown: ClassVar[tuple[str, ...]] = ()  # fields a repr (a log, a traceback) leaves out
 
     def __init_subclass__(cls) -> None:
         notes = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 (no inspect import)
@@ -76,7 +77,8 @@ class Event:
 
     def __repr__(self) -> str:
         pairs = zip(self._fields, self._values(), strict=True)
-        fields = ", ".join(f"{name}={value!r}" for name, value in pairs)
+        fields = ", ".join(f"{name}={'...' if name in self._unshown and value else repr(value)}"
+                           for name, value in pairs)
         return f"{type(self).__name__}({fields})"
 
     def _values(self) -> tuple[Any, ...]:
@@ -135,6 +137,7 @@ class ToolResultEvent(Event):
 
 class QuestionRequested(Event):
     type: ClassVar[str] = "question/requested"
+    _unshown: ClassVar[tuple[str, ...]] = ("continuation",)
     rpc_id: str
     session_id: str | None
     call_id: str | None

@@ -172,7 +172,7 @@ class AskUserQuestionRequest(BaseModel):
     agent: Any = Field(default=None, exclude=True)
     signal: AbortSignal | None = Field(default=None, exclude=True)
     call_id: str | None = Field(default=None, exclude=True)
-    continuation: dict[str, Any] | None = Field(default=None, exclude=True)
+    continuation: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
 
     def questions_json(self) -> list[dict[str, Any]]:
         """The questions as JSON objects, absent optional fields left out."""

@@ -186,3 +186,12 @@ def test_no_surface_sees_the_continuation():
     event = QuestionRequested("q_1", "s_1", "call-1", [QUESTION], continuation=CONTINUATION)
     assert "continuation" not in event.to_json()
     assert event.to_json() == QuestionRequested("q_1", "s_1", "call-1", [QUESTION]).to_json()
+
+
+def test_a_log_or_traceback_of_the_batch_does_not_print_the_state():
+    event = QuestionRequested("q_1", "s_1", "call-1", [QUESTION], continuation=CONTINUATION)
+    request = AskUserQuestionRequest.model_validate({"questions": [QUESTION]})
+    request.continuation = CONTINUATION
+    for shown in (repr(event), repr(request), str(request)):
+        assert STATE not in shown
+    assert "continuation=..." in repr(event)
