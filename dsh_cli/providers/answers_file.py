@@ -4,8 +4,9 @@ The file maps an id to a list of labels (``selected``), a string (always ``custo
 ``null`` (skip), or an object with ``selected`` or ``custom``. It serves every question
 of the run with that id; an id no question asks is ignored (one file can serve several
 runs). A batch with ids the file lacks fails with ``NO_PROVIDER`` naming each of them with
-its question text, unless the question is optional and has a default (an elicitation
-form's), which answers it; an answer that does not fit its question fails with
+its question text, unless the question is optional in a form (an MCP server's: its fields
+say which are required) or has a default: then it is skipped and takes its default, and
+one line names those left out with no default; an answer that does not fit its question fails with
 ``INVALID_ANSWER``. Both are reported through ``report`` (stderr in the CLI) as well as to
 the model.
 """
@@ -28,6 +29,7 @@ from dsh_cli.interaction import (
     AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
     UserInteractionError,
 )
 from dsh_cli.interaction.validation import validate_answer_item
@@ -50,6 +52,12 @@ def _entry_to_item(question_id: str, value: object, where: str) -> dict[str, Any
         "or an object with 'selected' or 'custom'",
         where,
     )
+
+
+def _named(questions: list[AskUserQuestionItem]) -> str:
+    """Each question by id, with its text."""
+    return ", ".join(f"{q.id!r} ({json.dumps(q.question, ensure_ascii=False)})"
+                     for q in questions)
 
 
 class AnswersFileProvider:
@@ -84,11 +92,16 @@ class AnswersFileProvider:
         return cls(data, source=where, report=report)
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
-        items = []
+        # a form from someone other than the model (an MCP server's) says which of its
+        # fields are required: one it does not require may be left out of the file
+        form = context.request.source is not None
+        items, left_out = [], []
         for question in context.request.questions:
             raw = self._items.get(question.id)
-            if raw is None and question.default is not None and not question.required:
+            if raw is None and not question.required and (form or question.default is not None):
                 raw = {"id": question.id}  # a skip: the seam's rules answer it with the default
+                if question.default is None:
+                    left_out.append(question)
             if raw is None:
                 self._fail_missing(context)
             try:
@@ -98,14 +111,15 @@ class AnswersFileProvider:
                 detail = (error.message if isinstance(error, UserInteractionError)
                           else format_validation_error(error))
                 self._fail(f"{self.source}: bad answer for {detail}", INVALID_ANSWER)
+        if left_out and self.report is not None:  # so a CI author still learns their ids
+            self.report(f"dsh: {self.source} leaves out {_named(left_out)}: skipped (optional)")
         return AskUserQuestionAnswer(answers=items)
 
     def _fail_missing(self, context: AskContext) -> None:
         # every missing id at once, each with its question: how a CI author learns the
         # ids a model chose at run time
-        named = ", ".join(f"{q.id!r} ({json.dumps(q.question, ensure_ascii=False)})"
-                          for q in context.request.questions if q.id not in self._items)
-        self._fail(f"{self.source} has no answer for {named}", NO_PROVIDER)
+        missing = [q for q in context.request.questions if q.id not in self._items]
+        self._fail(f"{self.source} has no answer for {_named(missing)}", NO_PROVIDER)
 
     def _fail(self, message: str, code: str) -> None:
         if self.report is not None:

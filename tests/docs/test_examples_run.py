@@ -30,9 +30,9 @@ NOT_RUN = {
     "bash .ci/run": "the developer commands: they install system tools and run this suite",
     "tmux new-session": "needs tmux and Claude Code, and a human at the desk",
     "export DSH_API_KEY": "needs a real API key and the network",
-    # the behaviour is pinned by tests/session/test_elicitation_runs.py with a server of ours
-    "# answers for the deploy server's form": "needs your MCP server that asks (servers.json) "
-                                              "and a real model that calls it",
+    # run as written by tests/docs/test_readme_form_answers.py, against a server of ours
+    "# answers for the deploy server's form": "needs an MCP server that asks (servers.json) "
+                                              "and a model that calls it",
 }
 # a command that asks on the terminal -> (what appears on screen, the keys that answer it)
 KEYS = {

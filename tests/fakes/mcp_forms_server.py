@@ -113,9 +113,10 @@ def build(record: str | None = None, state_key: str | None = None) -> MCPServer:
     return server
 
 
-# wire keys are ``module:qualname``: a stable module name keeps the question ids readable
+# wire keys are ``module:qualname``: a stable module name keeps the question ids readable,
+# and "deploy" makes them the README's (its CI example runs against this server)
 for _resolver in (target, approval, new_name):
-    _resolver.__module__ = "forms"
+    _resolver.__module__ = "deploy"
 
 if __name__ == "__main__":
     import argparse

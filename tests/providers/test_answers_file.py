@@ -113,6 +113,32 @@ def test_a_missing_optional_id_takes_the_question_default():
     ]
 
 
+def test_a_forms_optional_field_without_a_default_may_be_left_out_and_is_named():
+    """A server's form says what it requires; a field it does not is skipped when the file
+    leaves it out, and one line names it so a CI author still learns its id."""
+    form = AskUserQuestionRequest.model_validate({"questions": [
+        *[question.model_dump(exclude_none=True) for question in FORM.questions],
+        {"id": "tags", "question": "Tags?", "multi_select": True, "other": False,
+         "options": [{"label": "fast"}, {"label": "safe"}]},
+    ], "source": {"name": "deploy"}})
+    reports = []
+    provider = AnswersFileProvider({"env": ["staging"]}, source="a.json", report=reports.append)
+    answered = asyncio.run(provider.ask(AskContext(form, "q_form")))
+    assert answered.to_json()["answers"] == [
+        {"id": "env", "selected": ["staging"]},
+        {"id": "replicas", "selected": [], "custom": "3"},
+        {"id": "tags", "selected": []},
+    ]
+    assert reports == ['dsh: a.json leaves out \'tags\' ("Tags?"): skipped (optional)']
+
+
+def test_a_models_question_left_out_is_still_missing():
+    """The model's questions carry no ``required``: each one must be in the file."""
+    with pytest.raises(UserInteractionError) as caught:
+        answer({"db": ["SQLite"], "features": []})
+    assert caught.value.code == "NO_PROVIDER" and "'name'" in caught.value.message
+
+
 def test_a_required_question_without_an_entry_is_no_provider_naming_it():
     with pytest.raises(UserInteractionError) as caught:
         answer_form({"replicas": "2"})

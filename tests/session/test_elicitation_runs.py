@@ -11,8 +11,8 @@ from dsh_under_test import DSH
 from fakes.mcp_forms_server import entry
 
 CEILING = 60
-ANSWERS = {"forms:target/env": ["production"], "forms:target/replicas": "3",
-           "forms:approval/approve": ["Yes"], "forms:approval/tags": ["fast"]}
+ANSWERS = {"deploy:target/env": ["production"], "deploy:target/replicas": "3",
+           "deploy:approval/approve": ["Yes"], "deploy:approval/tags": ["fast"]}
 
 
 def files(tmp_path: Path) -> tuple[str, str]:
@@ -46,8 +46,8 @@ def test_an_empty_answers_file_names_every_field_the_server_asks(tmp_path):
     empty.write_text("{}")
     result = run(tmp_path, "--answers", str(empty))
     assert result.returncode == 0, result.stderr
-    assert ("answers.json has no answer for 'forms:target/env' (\"Environment\"), "
-            "'forms:target/replicas'") in result.stderr
+    assert ("answers.json has no answer for 'deploy:target/env' (\"Environment\"), "
+            "'deploy:target/replicas'") in result.stderr
     saw = server_saw(tmp_path)
     assert saw["where"] == "cancel" and saw["go"] == "cancel"  # nothing answered: cancel
 
@@ -82,10 +82,10 @@ def test_a_controller_gets_the_form_fixes_a_refused_value_or_declines(tmp_path):
                 assert event["source"]["name"] == "forms" and event["declinable"] is True
                 ids = [question["id"] for question in event["questions"]]
                 assert ids == list(ANSWERS)
-                bad = [{"id": "forms:target/env", "selected": ["production"]},
-                       {"id": "forms:target/replicas", "selected": [], "custom": "12"},
-                       {"id": "forms:approval/approve", "selected": ["Yes"]},
-                       {"id": "forms:approval/tags", "selected": []}]
+                bad = [{"id": "deploy:target/env", "selected": ["production"]},
+                       {"id": "deploy:target/replicas", "selected": [], "custom": "12"},
+                       {"id": "deploy:approval/approve", "selected": ["Yes"]},
+                       {"id": "deploy:approval/tags", "selected": []}]
                 send({"type": "question/answer", "rpc_id": event["rpc_id"],
                       "session_id": event["session_id"], "answers": bad})
             elif event["type"] == "response/ack":

@@ -19,7 +19,7 @@ from dsh_cli.tools.mcp.resume import KIND, Continuation
 from dsh_cli.tools.registry import ToolContext
 
 KEY = "continuation-test-key-" + "k" * 32
-TARGET, GO = "forms:target", "forms:approval"
+TARGET, GO = "deploy:target", "deploy:approval"
 ANSWERS = {"answers": [
     {"id": f"{TARGET}/env", "selected": ["staging"]}, {"id": f"{TARGET}/replicas", "custom": "5"},
     {"id": f"{GO}/approve", "selected": ["Yes"]}, {"id": f"{GO}/tags", "selected": ["safe"]}]}

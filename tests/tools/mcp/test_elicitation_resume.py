@@ -22,14 +22,14 @@ from dsh_cli.store import SessionStore
 
 CEILING = 60
 KEY = "resume-test-key-" + "k" * 32  # the server's requestState key survives its restart
-ANSWERS = {"forms:target/env": ["production"], "forms:target/replicas": "3",
-           "forms:approval/approve": ["Yes"], "forms:approval/tags": ["fast"]}
+ANSWERS = {"deploy:target/env": ["production"], "deploy:target/replicas": "3",
+           "deploy:approval/approve": ["Yes"], "deploy:approval/tags": ["fast"]}
 # the session era asks one form per elicitation/create: plain property ids
 ONE_AT_A_TIME = {key.split("/")[1]: value for key, value in ANSWERS.items()}
-FRAME_ANSWERS = [{"id": "forms:target/env", "selected": ["production"]},
-                 {"id": "forms:target/replicas", "selected": [], "custom": "3"},
-                 {"id": "forms:approval/approve", "selected": ["Yes"]},
-                 {"id": "forms:approval/tags", "selected": ["fast"]}]
+FRAME_ANSWERS = [{"id": "deploy:target/env", "selected": ["production"]},
+                 {"id": "deploy:target/replicas", "selected": [], "custom": "3"},
+                 {"id": "deploy:approval/approve", "selected": ["Yes"]},
+                 {"id": "deploy:approval/tags", "selected": ["fast"]}]
 ANSWERED = {"service": "api", "where": {"accept": {"env": "production", "replicas": 3}},
             "go": {"accept": {"approve": True, "tags": ["fast"]}}}
 
@@ -124,7 +124,7 @@ def test_2026_a_resumed_run_re_asks_the_form_and_retries_with_the_stored_state(
     assert len(later) == 1, later
     (retry,) = later
     assert retry["state_in"] == minted["state_out"]  # it unsealed the stored bytes
-    assert retry["responses"] == ["forms:approval", "forms:target"]
+    assert retry["responses"] == ["deploy:approval", "deploy:target"]
     (done,) = [line for line in setup.rounds("result") if line["pid"] == retry["pid"]]
     assert done["state_out"] is None  # answered: the tool ran
 
@@ -195,4 +195,4 @@ def test_a_server_that_refuses_the_stored_state_gets_the_call_afresh_and_one_ask
     # the refused retry never reached the tool; then a fresh call and its answered round
     assert [line["state_in"] is None for line in later] == [True, False]
     assert later[0]["responses"] == [] and later[1]["responses"] == [
-        "forms:approval", "forms:target"]
+        "deploy:approval", "deploy:target"]

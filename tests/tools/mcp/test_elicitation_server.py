@@ -18,7 +18,7 @@ from dsh_cli.tools.mcp import McpToolset, parse_servers
 from dsh_cli.tools.mcp.asking import ASK_DECLINED
 from dsh_cli.tools.registry import ToolContext
 
-TARGET, GO = "forms:target", "forms:approval"
+TARGET, GO = "deploy:target", "deploy:approval"
 
 
 async def open_forms(ui: UserInteraction, **options):
