@@ -25,7 +25,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
+from dsh_cli.core.errors import (
+    EMPTY_QUESTIONS,
+    INVALID_QUESTIONS,
+    NO_PROVIDER,
+    UserInteractionError,
+)
 from dsh_cli.tools.mcp.elicitation import (
     INVALID_PARAMS,
     FormField,
@@ -50,6 +55,7 @@ __all__ = ["ASK_DECLINED", "CurrentCall", "Elicitor", "current_call"]
 # this module works before and after that lands.
 ASK_DECLINED = "ASK_DECLINED"
 SINGLE_URL_ID = "open"
+_UNASKABLE = frozenset({INVALID_QUESTIONS, EMPTY_QUESTIONS})  # the seam refused the batch
 
 
 @dataclass(eq=False)
@@ -204,6 +210,10 @@ class Elicitor:
         outcome = call.settled_before(request) if call is not None else None
         if outcome is None:
             outcome = await self._ask(ui, request, call)
+        if isinstance(outcome, UserInteractionError) and outcome.code in _UNASKABLE:
+            # nothing was shown: the server learns why, instead of a "cancel" no one chose
+            return ErrorData(code=INVALID_PARAMS, message=f"dsh cannot ask this form: "
+                             f"{outcome}")
         if isinstance(outcome, UserInteractionError):
             declined = outcome.code == ASK_DECLINED
             return {plan.key: ElicitResult(action="decline" if declined else "cancel")

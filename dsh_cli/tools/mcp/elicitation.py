@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from dsh_cli.core.errors import INVALID_ANSWER, UserInteractionError
 from dsh_cli.interaction.constraints import TextRule
+from dsh_cli.interaction.validation import LIMITS
 
 if TYPE_CHECKING:
     from dsh_cli.core.signal import AbortSignal
@@ -100,10 +101,11 @@ def _field(key: str, ident: str, spec: Any, required: bool) -> FormField:
     if not isinstance(spec, dict):
         raise SchemaRefused(path, "must be a schema object")
     title = spec.get("title")
-    question: dict[str, Any] = {"id": ident, "question": _one_line(title) or key,
+    question: dict[str, Any] = {"id": ident,
+                                "question": _fit(_one_line(title) or key, LIMITS["question"]),
                                 "required": required}
     if isinstance(spec.get("description"), str) and spec["description"].strip():
-        question["detail"] = spec["description"]
+        question["detail"] = _fit(spec["description"], LIMITS["detail"])
     if looks_secret(key, title if isinstance(title, str) else None):
         question["warning"] = SECRET_WARNING
     kind = spec.get("type")
@@ -234,7 +236,9 @@ def _default_answer(made: FormField, default: Any) -> dict[str, Any] | None:
     if made.kind == "text":
         text = _plain(default) if isinstance(default, int | float | str) and \
             not isinstance(default, bool) else None
-        if text is None or (made.rule is not None and made.rule.problem(text)):
+        # blank text is no answer the seam can show or take: the server keeps its own default
+        if text is None or not text.strip() or (made.rule is not None
+                                                and made.rule.problem(text)):
             return None
         return {"custom": text}
     wanted = default if made.kind == "multi" else [default]
@@ -252,6 +256,15 @@ def _plain(value: int | float | str) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _fit(text: str, limit: int) -> str:
+    """A server's text within the seam's limit, the cut marked (a long description is
+    still asked, never refused, and never cut silently)."""
+    if len(text) <= limit:
+        return text
+    kept = limit - 60  # room for the mark, whose number has at most a dozen digits
+    return f"{text[:kept]}… ({len(text) - kept} more characters not shown)"
 
 
 def _one_line(text: Any) -> str:

@@ -243,3 +243,38 @@ def test_a_call_that_ends_while_its_question_is_out_leaves_its_timeout_alone(run
         await question
 
     run(go())
+
+
+def test_a_long_description_and_a_blank_default_are_still_asked(run):
+    # a 5,000-character description and ``default: ""`` are ordinary schemas: once they
+    # made the seam refuse the batch, and the server got a "cancel" no one had chosen
+    params = ElicitRequestFormParams(message="m", requested_schema={
+        "type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "title": "Name", "description": "word " * 1000},
+            "note": {"type": "string", "default": ""}}})
+
+    async def go():
+        elicitor, provider = elicitor_with(
+            {"answers": [{"id": "name", "custom": "acme"}, {"id": "note", "selected": []}]})
+        return await elicitor(None, params), provider.requests
+
+    result, asked = run(go())
+    assert result.action == "accept" and result.content == {"name": "acme"}
+    detail = asked[0].questions[0].detail
+    assert len(detail) <= 4000 and detail.startswith("word word")
+    kept, mark = detail.split("…")
+    assert mark == f" ({5000 - len(kept)} more characters not shown)"
+    assert asked[0].questions[1].default is None and not asked[0].questions[1].required
+
+
+def test_a_batch_the_seam_refuses_answers_invalid_params_not_cancel(run):
+    params = ElicitRequestFormParams(message="m", requested_schema={
+        "type": "object", "properties": {f"f{n}": {"type": "string"} for n in range(21)}})
+
+    async def go():
+        elicitor, _ = elicitor_with({"answers": []})
+        return await elicitor(None, params)
+
+    result = run(go())
+    assert isinstance(result, ErrorData) and result.code == INVALID_PARAMS
+    assert "at most 20 questions" in result.message
