@@ -4,9 +4,10 @@ Each question is printed as plain text, one question at a time, and answered wit
 line read from ``input``: numbers pick options, other text is the Other answer, and
 ``/skip``, ``/back`` and ``/cancel`` steer the batch (``/decline`` too, for a batch that
 offers it). A line the question's rules refuse (``problem_with``) asks again with the
-reason. No cursor movement, no color, so a screen reader reads it top to bottom and a
-script can feed it through a pipe. Prompts and hints go to ``output`` (stderr when
-stdout carries the answer).
+reason. A batch that asks for a review (an MCP server's form) ends on one: enter submits,
+a number changes that answer and comes back. No cursor movement, no color, so a screen
+reader reads it top to bottom and a script can feed it through a pipe. Prompts and hints
+go to ``output`` (stderr when stdout carries the answer).
 """
 
 from __future__ import annotations
@@ -91,39 +92,77 @@ class PlainProvider:
         heading = context.request.heading()
         if heading:
             self._write(f"── {sanitize_line(heading)}\n")
+        reviewing = False  # a question changed from the review goes back to it
         try:
-            while index < len(questions):
-                self._show(context, index)
-                step = await self._answer(context, questions[index], index)
-                if step is None:
-                    index -= 1
-                    continue
-                answers[index] = step
-                index += 1
+            while True:
+                while index < len(questions):
+                    self._show(context, index)
+                    step = await self._answer(context, questions[index], index)
+                    if step is None:
+                        index -= 1
+                        continue
+                    answers[index] = step
+                    index = len(questions) if reviewing else index + 1
+                if not context.request.review:
+                    break
+                change = await self._review(context, answers)
+                if change is None:
+                    break
+                index, reviewing = change, True
         finally:
             self._end_prompt()
         return AskUserQuestionAnswer(answers=[item for item in answers if item is not None])
+
+    async def _review(self, context: AskContext,
+                      answers: list[AskUserQuestionAnswerItem | None]) -> int | None:
+        """The review step of a batch that asks for one: None submits, else the index of
+        the question to change."""
+        questions = context.request.questions
+        rows = [f"  {number}. {_row(question, item)}" for number, (question, item)
+                in enumerate(zip(questions, answers, strict=True), start=1)]
+        self._write("Review your answers:\n" + "\n".join(rows) + "\n")
+        declinable = context.request.declinable
+        prompt = ("review (enter to submit, a number to change, /back, /cancel"
+                  + (", /decline" if declinable else "") + ")> ")
+        while True:
+            line = (await self._read(context, prompt)).strip()
+            command = line.lower()
+            if command in ("", "/submit"):
+                return None
+            if command == "/back":
+                return len(questions) - 1
+            self._interpret_command(command, declinable)
+            numbers = parse_numbers(line)
+            if numbers is not None and len(numbers) == 1 and 1 <= numbers[0] <= len(questions):
+                return numbers[0] - 1
+            self._write(f"  press enter to submit, or type 1-{len(questions)} to change "
+                        "that answer\n")
 
     async def _answer(self, context: AskContext, question: AskUserQuestionItem,
                       index: int) -> AskUserQuestionAnswerItem | None:
         """One question's answer; None means ``/back``."""
         while True:
-            self._write(prompt_for(question, context.request.declinable))
-            self._open_prompt = True
-            line = await self.lines.readline()
-            self._open_prompt = False
-            if line is None:
-                self._write("\n")
-                raise UserInteractionError("input closed", ASK_ABORTED)
-            if self._echo:
-                self._write(sanitize_line(line) + "\n")
-            if context.deadline is not None:
-                context.deadline.stop()  # the human engaged: no countdown from here on
+            line = await self._read(context, prompt_for(question, context.request.declinable))
             try:
                 return self._checked(question, self._interpret(
                     question, line.strip(), index, context.request.declinable))
             except _Hint as hint:
                 self._write(f"  {hint}\n")
+
+    async def _read(self, context: AskContext, prompt: str) -> str:
+        """One line after ``prompt``; end of input is ASK_ABORTED."""
+        self._write(prompt)
+        self._open_prompt = True
+        line = await self.lines.readline()
+        self._open_prompt = False
+        if line is None:
+            self._write("\n")
+            raise UserInteractionError("input closed", ASK_ABORTED)
+        if self._echo:
+            self._write(sanitize_line(line) + "\n")
+        if context.deadline is not None:
+            context.deadline.stop()  # the human engaged: no countdown from here on
+        return line
 
     def _checked(self, question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None
                  ) -> AskUserQuestionAnswerItem | None:
@@ -140,10 +179,7 @@ class PlainProvider:
     def _interpret(self, question: AskUserQuestionItem, line: str,
                    index: int, declinable: bool = False) -> AskUserQuestionAnswerItem | None:
         command = line.lower()
-        if command == "/cancel":
-            raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
-        if command == "/decline" and declinable:
-            raise UserInteractionError("the user declined the questions", ASK_DECLINED)
+        self._interpret_command(command, declinable)
         if command == "/skip":
             return AskUserQuestionAnswerItem(id=question.id)
         if command == "/back":
@@ -167,6 +203,14 @@ class PlainProvider:
         return AskUserQuestionAnswerItem(
             id=question.id, selected=[labels[number - 1] for number in sorted(numbers)]
         )
+
+    @staticmethod
+    def _interpret_command(command: str, declinable: bool) -> None:
+        """``/cancel`` and (where offered) ``/decline`` end the batch wherever they are typed."""
+        if command == "/cancel":
+            raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+        if command == "/decline" and declinable:
+            raise UserInteractionError("the user declined the questions", ASK_DECLINED)
 
     def _show(self, context: AskContext, index: int) -> None:
         """The question block; model text is sanitised before it reaches the terminal."""
@@ -221,6 +265,21 @@ def _notes(question: AskUserQuestionItem) -> list[str]:
     elif question.required:
         notes.append("  (required)")
     return notes
+
+
+def _row(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) -> str:
+    """One review row: the question by its header (else its text on one line), the answer."""
+    name = question.header or " ".join(question.question.split())
+    if len(name) > 60:
+        name = name[:59] + "…"
+    if item is None or item.skipped:
+        default = question.default_text()
+        value = "skipped" if default is None else f"skipped (default: {default})"
+    elif item.custom is not None:
+        value = " ".join(item.custom.split())
+    else:
+        value = ", ".join(display_label(label) for label in item.selected)
+    return f"{sanitize_line(name)}: {sanitize_line(value)}"
 
 
 def _usage(question: AskUserQuestionItem) -> str:

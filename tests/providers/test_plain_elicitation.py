@@ -71,3 +71,27 @@ def test_the_default_is_shown_and_used_on_skip_and_the_warning_is_shown():
     assert "  (default: 3; /skip uses it)\n" in transcript
     assert "  using the default: 3\n" in transcript
     assert "Token?\n  ! servers must not ask for secrets\n" in transcript
+
+
+def test_a_reviewed_batch_ends_on_a_review_that_can_change_an_answer():
+    answer, transcript = ask(["1", "/skip", "2", "7", ""], ENV, REPLICAS,
+                             declinable=True, review=True)
+    assert answer == {"answers": [{"id": "env", "selected": ["staging"]},
+                                  {"id": "replicas", "selected": [], "custom": "7"}]}
+    first, second = transcript.split("Review your answers:\n")[1:]
+    assert first.startswith("  1. Environment?: staging\n"
+                            "  2. Replicas?: skipped (default: 3)\n"
+                            "review (enter to submit, a number to change, /back, /cancel, "
+                            "/decline)> 2\nReplicas?\n")  # 2 changes the second answer only
+    assert second.startswith("  1. Environment?: staging\n  2. Replicas?: 7\n")
+
+
+def test_the_review_declines_cancels_and_end_of_input_aborts():
+    declined, _ = ask(["1", "/skip", "/decline"], ENV, REPLICAS, declinable=True, review=True)
+    assert isinstance(declined, UserInteractionError) and declined.code == ASK_DECLINED
+    cancelled, _ = ask(["1", "/skip", "/cancel"], ENV, REPLICAS, review=True)
+    assert isinstance(cancelled, UserInteractionError) and cancelled.code == "ASK_CANCELLED"
+    aborted, transcript = ask(["1"], ENV, review=True)  # one question is reviewed too
+    assert isinstance(aborted, UserInteractionError) and aborted.code == "ASK_ABORTED"
+    assert "Review your answers:\n  1. Environment?: staging\n" in transcript
+    assert "/decline" not in transcript  # not offered: not on the prompt
