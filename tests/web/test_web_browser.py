@@ -584,3 +584,22 @@ def test_no_decline_button_unless_the_batch_offers_it(live, open_page):
     page.locator("#composer").wait_for()
     assert page.locator("#qc-decline").count() == 0
     page.locator("#qc-source").wait_for()
+
+
+def test_a_form_of_one_question_ends_on_a_review_that_can_decline(live, open_page):
+    # an MCP server's form asks for a review even of one question; its text may be one
+    # unbroken 3,000-character run, which must wrap, not widen the page
+    host = live()
+    page = open_page(host)
+    future = host.ask({"questions": [{"id": "replicas", "question": "Replicas?",
+                                      "default": {"custom": "3"}}],
+                       "source": {"name": "deploy", "message": "A" * 3000},
+                       "declinable": True, "review": True})
+    page.locator("#qc-source").wait_for()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.locator("#qc-skip", has_text="Skip (use the default)").click()
+    page.locator(".count", has_text="Review").wait_for()
+    assert page.locator(".review-row .value").text_content() == "skipped (default: 3)"
+    assert not future.done()
+    page.locator("#qc-decline").click()  # Decline is offered on the review step too
+    assert future.exception(10).code == "ASK_DECLINED"

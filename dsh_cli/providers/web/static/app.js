@@ -550,13 +550,12 @@
     body.push(el("p", { id: "qc-error", class: "error", role: "alert", text: view.error || "" }));
 
     const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
-                                   onclick: () => advance(), text: view.busy ? "Sending…" : !last ? "Next" : total > 1 ? "Review" : "Submit" });
+                                   onclick: () => advance(), text: view.busy ? "Sending…" : !last ? "Next" : reviewed(view.batch) ? "Review" : "Submit" });
     const actions = el("div", { class: "actions" }, [
       canSkip(q) ? el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip,
                                   text: q.default ? "Skip (use the default)" : "Skip this question" }) : null,
-      view.batch.declinable ? el("button", { type: "button", class: "quiet", id: "qc-decline", disabled: view.busy,
-                                             onclick: decline, text: "Decline" }) : null,
-      el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (!last ? "next" : total > 1 ? "review" : "submit") + " · Shift+Enter new line" }),
+      declineButton(),
+      el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (!last ? "next" : reviewed(view.batch) ? "review" : "submit") + " · Shift+Enter new line" }),
       primary,
     ]);
     composer.append(top, el("div", { class: "qc-body" }, body), actions);
@@ -609,6 +608,21 @@
     // the seam names the failing answer ("answers[1].custom: expected a number"): show it there
     const found = /^answers\[(\d+)\]/.exec(message || "");
     return found ? Number(found[1]) : -1;
+  }
+
+  function declineButton() {
+    // offered only for a batch that can be declined (an MCP server's form), on every step
+    if (!view.batch.declinable) return null;
+    return el("button", { type: "button", class: "quiet", id: "qc-decline", disabled: view.busy,
+                          onclick: decline, text: "Decline" });
+  }
+
+  function reviewValue(q, item) {
+    // a skip the server will fill with its default says so
+    const skipped = !(item.custom != null && String(item.custom).trim()) && !(item.selected || []).length;
+    if (!skipped || !q.default) return answerText(item);
+    const value = q.default.custom != null ? q.default.custom : (q.default.selected || []).join(", ");
+    return `skipped (default: ${value})`;
   }
 
   async function decline() {
@@ -738,7 +752,7 @@
     if (view.busy) return;
     const total = view.batch.questions.length;
     if (view.index < total - 1) go(view.index + 1, true);
-    else if (total > 1 && !reviewing()) {
+    else if (reviewed(view.batch) && !reviewing()) {
       if (!showMissing()) go(total, true);
     } else submit();
   }
@@ -816,13 +830,19 @@
 
   // ---------------------------------------------------------------- review step
 
+  function reviewed(batch) {
+    // a batch of two or more ends on a review step, and so does one that asks for it
+    // (an MCP server's form, even of one question)
+    return batch.questions.length > 1 || Boolean(batch.review);
+  }
+
   function lastStep(batch) {
-    // a batch of two or more ends on a review step, one past its last question
-    return batch.questions.length > 1 ? batch.questions.length : batch.questions.length - 1;
+    // the review step is one past the last question
+    return reviewed(batch) ? batch.questions.length : batch.questions.length - 1;
   }
 
   function reviewing() {
-    return view.batch.questions.length > 1 && view.index === view.batch.questions.length;
+    return reviewed(view.batch) && view.index === view.batch.questions.length;
   }
 
   function renderReview(focus) {
@@ -848,7 +868,7 @@
       }, [
         el("span", { class: "key", "aria-hidden": "true", text: i < 9 ? String(i + 1) : "" }),
         el("span", { class: "name", text: questionName(q, q.id) }),
-        el("span", { class: "value", text: open ? "not answered yet" : answerText(item) }),
+        el("span", { class: "value", text: open ? "not answered yet" : reviewValue(q, item) }),
       ])]);
     }));
     const body = [el("h2", { id: "qc-text", tabindex: "-1", text: "Review your answers" }), rows,
@@ -856,6 +876,7 @@
     const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
                                    onclick: () => submit(), text: view.busy ? "Sending…" : "Submit" });
     const actions = el("div", { class: "actions" }, [
+      declineButton(),
       el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ submit · 1-9 or click a row to change it" }),
       primary,
     ]);
