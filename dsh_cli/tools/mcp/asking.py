@@ -39,7 +39,7 @@ from dsh_cli.tools.mcp.elicitation import (
     form_content,
     form_fields,
 )
-from dsh_cli.tools.mcp.url_mode import OPEN, consent_question, open_page
+from dsh_cli.tools.mcp.url_mode import OPEN, consent_question, open_page, visible_url
 
 if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
@@ -262,7 +262,8 @@ def _plan(key: str, params: Any, several: bool) -> _Plan:
     mode = getattr(params, "mode", "form")
     message = getattr(params, "message", None)
     if mode == "url":
-        url = str(getattr(params, "url", ""))
+        # shown and opened alike: nothing hidden in it can differ between the two
+        url = visible_url(str(getattr(params, "url", "")))
         ident = key if several else SINGLE_URL_ID
         consent_question(ident, url, None)  # refuses a URL that cannot be opened, up front
         return _Plan(key, "url", message, url=url, question_id=ident, several=several)

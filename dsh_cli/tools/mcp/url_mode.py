@@ -2,8 +2,9 @@
 
 dsh never fetches the URL. The consent question shows the server, its message and the full
 URL with its host on a line of its own (a punycode ``xn--`` host is flagged with the name it
-decodes to, since look-alike hosts are how phishing pages pass a glance). Open launches the
-system browser when the caller says there is a display, or prints the URL.
+decodes to, since look-alike hosts are how phishing pages pass a glance). Characters a
+terminal would not show are percent-encoded first, so the URL read is the URL opened. Open
+launches the system browser when the caller says there is a display, or prints the URL.
 """
 
 from __future__ import annotations
@@ -15,9 +16,21 @@ from urllib.parse import urlsplit
 
 from dsh_cli.tools.mcp.elicitation import SchemaRefused
 
-__all__ = ["DECLINE", "OPEN", "consent_question", "open_page", "url_host"]
+__all__ = ["DECLINE", "OPEN", "consent_question", "open_page", "url_host", "visible_url"]
 
 OPEN, DECLINE = "Open", "Decline"
+
+
+def visible_url(url: str) -> str:
+    """``url`` with every character a terminal would not show (controls, bidi marks,
+    zero-width and other format characters, spaces) percent-encoded: the URL the human
+    reads is then exactly the one the browser is given."""
+    import unicodedata
+    from urllib.parse import quote
+
+    return "".join(quote(char, safe="") if char.isspace()
+                   or unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+                   else char for char in url)
 
 
 def url_host(url: str) -> tuple[str, str | None]:

@@ -174,6 +174,25 @@ def test_url_mode_open_launches_and_accepts_decline_declines(run):
     assert run(go("Decline")) == ("decline", [], "open")
 
 
+def test_a_url_with_hidden_characters_is_shown_and_opened_the_same(run):
+    """A bidi override or a zero-width space would be stripped from what the human reads
+    but not from what the browser opens: both get them percent-encoded."""
+    hidden = "https://auth.example.com/\u202eexe.txt?next=a b\u200b"
+    params = ElicitRequestURLParams(message="Sign in", url=hidden, elicitation_id="e1")
+
+    async def go():
+        opened: list[str] = []
+        elicitor, provider = elicitor_with({"answers": [{"id": "open", "selected": ["Open"]}]},
+                                           opened)
+        await elicitor(None, params)
+        return opened, provider.requests[0].questions[0].detail
+
+    opened, detail = run(go())
+    shown = "https://auth.example.com/%E2%80%AEexe.txt?next=a%20b%E2%80%8B"
+    assert opened == [shown]
+    assert f"URL:  {shown}" in detail
+
+
 @pytest.mark.parametrize(("error", "action"), [
     (ASK_DECLINED, "decline"), (ASK_CANCELLED, "cancel"), (ASK_TIMEOUT, "cancel")])
 def test_seam_outcomes_become_elicitation_actions(run, error, action):
