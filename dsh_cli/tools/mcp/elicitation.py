@@ -202,7 +202,8 @@ def _pattern(pattern: str, path: str) -> str:
     and Python's ``re`` has no timeout: a nested repetition (``(a+)+``, ``(a|a)*``) can
     backtrack for minutes, so it is refused like a pattern that does not compile.
     """
-    import re._parser as parser  # the stdlib's own parse tree: no second regex grammar here
+    # the stdlib's own parse tree (no stubs): no second regex grammar to keep in step
+    import re._parser as parser  # type: ignore[import-not-found]
 
     if len(pattern) > MAX_PATTERN:
         raise SchemaRefused(f"{path}.pattern", f"a pattern is at most {MAX_PATTERN} "
