@@ -102,3 +102,57 @@ def test_a_controller_gets_the_form_fixes_a_refused_value_or_declines(tmp_path):
     assert acks[0]["reason"] == "bad-response" and "at most 9" in acks[0]["message"]
     assert acks[1]["accepted"] is True
     assert server_saw(tmp_path)["where"] == "decline"
+
+
+def _form_pending(tmp_path: Path) -> tuple[subprocess.Popen, dict]:
+    servers, model = files(tmp_path)
+    process = subprocess.Popen([DSH, "run", "--jsonl", "--model", model, "--mcp-config",
+                                servers, "--yes", "go"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    for line in process.stdout:
+        event = json.loads(line)
+        if event["type"] == "question/requested":
+            return process, event
+    raise AssertionError("no question/requested")
+
+
+def test_a_controller_that_hangs_up_mid_form_cancels_it_at_the_server(tmp_path):
+    """Both ends closed (the controller died: EOF on stdin, SIGPIPE on stdout)."""
+    process, _requested = _form_pending(tmp_path)
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdout.close()
+        process.stdin.close()
+        assert process.wait(CEILING) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.stderr is not None and b"Traceback" not in process.stderr.read()
+    assert server_saw(tmp_path)["where"] == "cancel"
+
+
+def test_malformed_frames_mid_form_leave_it_pending_for_the_next_answer(tmp_path):
+    process, requested = _form_pending(tmp_path)
+    assert process.stdin is not None and process.stdout is not None
+    rpc_id = requested["rpc_id"].encode()
+    try:
+        for raw in (b'{"type":"question/answer","answers":' + b"[" * 100_000 + b"}",
+                    b'\xff{"type":"questions/replay"}', b"x" * 1_500_000,
+                    b'{"type":"question/answer","rpc_id":"' + rpc_id + b'","answers":"no"}'):
+            process.stdin.write(raw + b"\n")
+            process.stdin.flush()
+            event = json.loads(process.stdout.readline())
+            assert (event["type"], event["code"]) == ("error", "BAD_FRAME")
+        process.stdin.write(json.dumps({"type": "question/decline", "rpc_id": requested[
+            "rpc_id"], "session_id": requested["session_id"]}).encode() + b"\n")
+        process.stdin.flush()
+        ack = json.loads(process.stdout.readline())
+        assert (ack["type"], ack["accepted"]) == ("response/ack", True)
+        process.stdin.close()
+        process.stdout.read()
+        assert process.wait(CEILING) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert server_saw(tmp_path)["where"] == "decline"

@@ -194,18 +194,19 @@ class Elicitor:
         from mcp_types import ElicitResult, ErrorData
 
         several = len(requests) > 1
+        call = self.current()
+        ui = call.ctx.user_interaction if call is not None else self.fallback
         try:
             plans = [_plan(key, params, several) for key, params in requests.items()]
+            questions = [question for plan in plans for question in plan.questions()]
+            message = " · ".join(dict.fromkeys(plan.message for plan in plans
+                                               if plan.message))
+            request = build_request(self.server, message or None, questions,
+                                    signal=call.ctx.signal if call else None,
+                                    call_id=call.ctx.call_id if call else None)
         except SchemaRefused as refused:
             return ErrorData(code=INVALID_PARAMS, message=f"dsh cannot ask this form: "
                              f"{refused}")
-        call = self.current()
-        ui = call.ctx.user_interaction if call is not None else self.fallback
-        questions = [question for plan in plans for question in plan.questions()]
-        message = " · ".join(dict.fromkeys(plan.message for plan in plans if plan.message))
-        request = build_request(self.server, message or None, questions,
-                                signal=call.ctx.signal if call else None,
-                                call_id=call.ctx.call_id if call else None)
         request.continuation = continuation
         outcome = call.settled_before(request) if call is not None else None
         if outcome is None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dsh_cli.core.errors import INVALID_ANSWER, UserInteractionError
-from dsh_cli.interaction.constraints import TextRule
+from dsh_cli.interaction.constraints import MAX_PATTERN, TextRule
 from dsh_cli.interaction.validation import LIMITS
 
 if TYPE_CHECKING:
@@ -179,13 +179,75 @@ def _unique(pairs: list[tuple[str, Any]], path: str) -> dict[str, Any]:
 def _rule(spec: dict[str, Any], kind: str, path: str) -> TextRule:
     if kind == "string":
         fmt = spec.get("format")
-        return TextRule(kind="string", min_length=_count(spec, "minLength", path),
-                        max_length=_count(spec, "maxLength", path),
-                        pattern=spec.get("pattern") if isinstance(spec.get("pattern"), str)
-                        else None,
+        low, high = _count(spec, "minLength", path), _count(spec, "maxLength", path)
+        if low is not None and high is not None and low > high:
+            raise SchemaRefused(f"{path}.minLength", f"minLength {low} is greater than "
+                                f"maxLength {high}: no answer could fit")
+        pattern = spec.get("pattern")
+        return TextRule(kind="string", min_length=low, max_length=high,
+                        pattern=_pattern(pattern, path) if isinstance(pattern, str) else None,
                         format=fmt if fmt in _FORMATS else None)
-    return TextRule(kind=kind, minimum=_bound(spec, "minimum", path),  # type: ignore[arg-type]
-                    maximum=_bound(spec, "maximum", path))
+    low_bound, high_bound = _bound(spec, "minimum", path), _bound(spec, "maximum", path)
+    if low_bound is not None and high_bound is not None and (
+            low_bound > high_bound
+            or (kind == "integer" and math.ceil(low_bound) > math.floor(high_bound))):
+        raise SchemaRefused(f"{path}.minimum", f"no {kind} lies between minimum "
+                            f"{_plain(low_bound)} and maximum {_plain(high_bound)}")
+    return TextRule(kind=kind, minimum=low_bound,  # type: ignore[arg-type]
+                    maximum=high_bound)
+
+
+def _pattern(pattern: str, path: str) -> str:
+    """A server's ``pattern`` that dsh can check in bounded time, or ``SchemaRefused``.
+
+    The pattern runs against the human's text and the server's default on the event loop,
+    and Python's ``re`` has no timeout: a nested repetition (``(a+)+``, ``(a|a)*``) can
+    backtrack for minutes, so it is refused like a pattern that does not compile.
+    """
+    # the stdlib's own parse tree (no stubs): no second regex grammar to keep in step
+    import re._parser as parser  # type: ignore[import-not-found]
+
+    if len(pattern) > MAX_PATTERN:
+        raise SchemaRefused(f"{path}.pattern", f"a pattern is at most {MAX_PATTERN} "
+                            f"characters ({len(pattern)})")
+    try:
+        tree = parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError) as error:
+        raise SchemaRefused(f"{path}.pattern", f"not a valid regular expression ({error})"
+                            ) from None
+    if _nested_repeat(tree, inside=False):
+        raise SchemaRefused(f"{path}.pattern", "a repetition inside a repetition or of an "
+                            "alternation can take exponential time to check")
+    return pattern
+
+
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+
+
+def _nested_repeat(tree: Any, inside: bool) -> bool:
+    """Whether an unbounded-ish repeat (max > 1) holds another one, or an alternation."""
+    for op, argument in tree:
+        name = str(op)
+        if name in _REPEATS:
+            _low, high, body = argument
+            if high > 1 and inside:
+                return True
+            if _nested_repeat(body, inside or high > 1):
+                return True
+        elif name == "BRANCH":
+            if inside:
+                return True
+            if any(_nested_repeat(branch, inside) for branch in argument[1]):
+                return True
+        elif name in ("SUBPATTERN", "ATOMIC_GROUP", "ASSERT", "ASSERT_NOT"):
+            body = argument[-1]
+            if _nested_repeat(body, inside):
+                return True
+        elif name == "GROUPREF_EXISTS":
+            _group, yes, no = argument
+            if _nested_repeat(yes, inside) or (no is not None and _nested_repeat(no, inside)):
+                return True
+    return False
 
 
 def _count(spec: dict[str, Any], name: str, path: str) -> int | None:
@@ -201,9 +263,13 @@ def _bound(spec: dict[str, Any], name: str, path: str) -> float | None:
     value = spec.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise SchemaRefused(f"{path}.{name}", "must be a finite number")
-    return float(value)
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value):
+            raise OverflowError
+        return float(value)
+    except OverflowError:  # also an integer too large for a float (10**400)
+        raise SchemaRefused(f"{path}.{name}", "must be a finite number") from None
 
 
 def _finish(made: FormField, spec: dict[str, Any], path: str) -> FormField:
@@ -219,6 +285,10 @@ def _finish(made: FormField, spec: dict[str, Any], path: str) -> FormField:
             question["min_items"] = low
         if high is not None:
             question["max_items"] = high
+        most = len(made.values) if high is None else min(high, len(made.values))
+        if low is not None and low > most:
+            raise SchemaRefused(f"{path}.minItems", f"minItems {low} cannot be met (at most "
+                                f"{most} of the choices)")
     if made.rule is not None:
         question["rule"] = made.rule.model_dump(exclude_none=True)
     default = spec.get("default", _MISSING)
@@ -287,11 +357,28 @@ def batch_json(server: str, message: str | None,
 def build_request(server: str, message: str | None, questions: list[dict[str, Any]], *,
                   signal: AbortSignal | None = None,
                   call_id: str | None = None) -> AskUserQuestionRequest:
-    """``batch_json`` as a request of the owning tool call."""
+    """``batch_json`` as a request of the owning tool call; ``SchemaRefused`` for a batch
+    the seam would refuse (too many questions or options, a blank key, ...), so the server
+    hears -32602 with the reason instead of a ``cancel`` nobody chose."""
+    from dsh_cli.interaction.validation import check_questions
     from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
 
-    return AskUserQuestionRequest.model_validate(
+    request = AskUserQuestionRequest.model_validate(
         {**batch_json(server, message, questions), "signal": signal, "call_id": call_id})
+    try:
+        check_questions(request)
+    except UserInteractionError as error:
+        raise SchemaRefused(*_property_path(error.message, questions)) from None
+    return request
+
+
+def _property_path(message: str, questions: list[dict[str, Any]]) -> tuple[str, str]:
+    """The seam's ``questions[N].field: rule`` as the property it came from, and the rule."""
+    path, _, rule = message.partition(": ")
+    found = re.match(r"questions\[(\d+)\](.*)", path)
+    if found is None or int(found.group(1)) >= len(questions):
+        return "requestedSchema", message
+    return f"properties.{questions[int(found.group(1))]['id']}{found.group(2)}", rule
 
 
 def form_content(fields: list[FormField], answer: AskUserQuestionAnswer) -> dict[str, Any]:

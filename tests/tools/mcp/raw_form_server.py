@@ -1,0 +1,42 @@
+"""An MCP server (2026-07-28) whose form is whatever schema its caller hands it, as JSON.
+
+``python raw_form_server.py``: stdio, one tool ``ask(schema)`` that answers with an
+input-required result carrying ``schema`` verbatim as the ``requestedSchema`` of input
+request ``f`` (no pydantic model in between, so a test can make the server lie), and on
+the retry reports the ``inputResponses`` it received as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+
+
+def entry() -> dict[str, object]:
+    """An ``mcpServers`` entry that starts this server with this interpreter."""
+    return {"command": sys.executable, "args": [__file__]}
+
+
+def build() -> MCPServer:
+    server = MCPServer("raw")
+
+    @server.tool()
+    async def ask(schema: str, ctx: Context) -> object:
+        """Ask a form whose schema is exactly ``schema``."""
+        if ctx.input_responses:
+            return json.dumps({key: value.model_dump(mode="json", exclude_none=True)
+                               for key, value in ctx.input_responses.items()})
+        # model_construct: the schema goes out as given, however wrong
+        params = ElicitRequestFormParams.model_construct(
+            mode="form", message="Fill this in", requested_schema=json.loads(schema))
+        return InputRequiredResult(input_requests={"f": ElicitRequest(params=params)},
+                                   request_state="round-1")
+
+    return server
+
+
+if __name__ == "__main__":
+    build().run("stdio")
