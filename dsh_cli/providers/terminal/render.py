@@ -231,20 +231,31 @@ def _text_field(state: BatchState, width: int) -> list[Line]:
 
 
 def _window(lines: list[Line], offset: int, room: int, width: int
-            ) -> tuple[list[Line], int]:
-    """At most ``room`` lines of a tall text block, with a line saying what is hidden."""
+            ) -> tuple[list[Line], int, int]:
+    """At most ``room`` lines of a tall text block, with a line saying what is hidden.
+
+    Returns the lines, the clamped offset and how many of the text's lines are shown (what
+    a page moves, so paging never jumps over a line the human has not seen).
+    """
     if len(lines) <= room:
-        return lines, 0
+        return lines, 0, len(lines)
     shown = max(1, room - 1)
     offset = min(max(0, offset), len(lines) - shown)
     end = offset + shown
     if room <= 1:  # no line to spare for the note: the cut is marked on the line itself
-        return [_cut(lines[offset], width)], offset
+        line = lines[offset]
+        return [_cut(line, width) if end < len(lines) else _after_cut(line, width)], offset, 1
     span = f"{offset + 1}-{end}"
     notes = (f" … lines {span} of {len(lines)} · pgup/pgdn to scroll",
              f" … lines {span} of {len(lines)} · pgup/pgdn", f" … {span}/{len(lines)} pgup/pgdn")
     note = next((note for note in notes if cell_width(note) <= width), notes[-1])
-    return [*lines[offset:end], [("class:more", fit(note, width))]], offset
+    return [*lines[offset:end], [("class:more", fit(note, width))]], offset, shown
+
+
+def _after_cut(line: Line, width: int) -> Line:
+    """The last line of a text shown alone: ``…`` first, the mark that text came before."""
+    text = "".join(text for _, text in line).lstrip()
+    return [("class:more", "…"), ("", fit(text, width - 1))]
 
 
 # An inline picker should not take over the terminal (gum and fzf keep to ~10 rows too),
@@ -282,14 +293,16 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     if total <= room and sum(len(rows(i)) for i in range(total)) <= room:
         draft.top = 0
         return [line for i in range(total) for line in rows(i)]
-    inner = max(1, room - 2)  # one line each for the "more above / below" markers
     tall = rows(highlight)
+    if room < 3:
+        return _compact_list(state, tall, highlight, total, room, width)
+    inner = room - 2  # one line each for the "more above / below" markers
     if len(tall) > inner:  # the highlighted row alone is taller than the room: page it
         top = draft.top = highlight
         end = top + 1
-        space = max(1, room - (1 if top else 0) - (1 if end < total else 0))
-        body, draft.description_offset = _window(tall, draft.description_offset, space,
-                                                  width)
+        space = room - (1 if top else 0) - (1 if end < total else 0)
+        body, draft.description_offset, draft.description_page = _window(
+            tall, draft.description_offset, space, width)
         if len(tall) > space:
             draft.paging = "description"
     else:
@@ -309,11 +322,29 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
         while end < total and len(body) > capacity - 1 and end - 1 > highlight:
             del body[len(body) - heights.pop():]  # room for the "more below" marker
             end -= 1
-        if len(body) + (1 if top else 0) + (1 if end < total else 0) > room:
-            return body  # one row of room: the highlight alone, no markers
     above = [[("class:more", f"   ↑ {top} more")]] if top else []
     below = [[("class:more", f"   ↓ {total - end} more")]] if end < total else []
     return [*above, *body, *below]
+
+
+def _compact_list(state: BatchState, tall: list[Line], highlight: int, total: int,
+                  room: int, width: int) -> list[Line]:
+    """One or two rows of room: the highlighted row, then one line counting the rest."""
+    draft = state.draft
+    draft.top = highlight
+    space = room - 1 if total > 1 else room
+    if space < 1:  # a single line: the highlight, its cut marked on itself
+        return [_cut(tall[0], width)]
+    body, draft.description_offset, draft.description_page = _window(
+        tall, draft.description_offset, space, width)
+    if len(tall) > space:
+        draft.paging = "description"
+    if total == 1:
+        return body
+    hidden = [f"↑ {highlight}" if highlight else "",
+              f"↓ {total - highlight - 1}" if highlight + 1 < total else ""]
+    note = "   " + " ".join(part for part in hidden if part) + " more"
+    return [*body, [("class:more", fit(note, width))]]
 
 
 def _question_name(question: AskUserQuestionItem, width: int) -> str:
@@ -430,18 +461,14 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     tail = _tail(state, width, height, countdown)
     free = height - len(tail)
     heading = _heading(state, width)
-    if len(heading) + 2 > free:
-        heading = []  # a tiny terminal: the question itself matters more than who asks
-    free -= len(heading)
     if state.screen == "review":
-        return heading + _review(state, width, free) + tail
+        # the title and two rows (or a row and the scroll note) come before who asks
+        heading = _shrink(heading, free - min(len(state.questions) + 1, 3), width)
+        return heading + _review(state, width, free - len(heading)) + tail
 
     question, draft = state.question, state.draft
     draft.paging = "list"
-    head: list[Line] = []
     title = _title(state)
-    if title:
-        head = [[("class:title", fit(" " + title, width))]]
     text = _block("class:question", question.question, width)
     if question.detail:
         text += _block("class:detail", question.detail, width, indent=3)
@@ -450,19 +477,35 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     if state.option_count == 0:
         body_min = len(_text_field(state, width))
     else:
-        body_min = min(state.option_count + 1, 3) if free >= 6 else 1
-    if len(head) + 1 + len(filter_line) + body_min > free:
-        head = []  # a tiny terminal: the question itself matters more than its title
-    text_room = max(1, free - len(head) - len(filter_line) - body_min)
-    shown, draft.text_offset = _window(text, draft.text_offset, text_room, width)
+        rows = len(state.matches()) + state.has_other if state.filtering else state.last_row + 1
+        body_min = min(rows, 3 if free >= 6 else 2)  # the highlight and a "more" line
+    # What the smallest terminals give up, last first: the heading's second line, the
+    # title, the heading; the question keeps one line and the list its minimum.
+    spare = free - body_min - len(filter_line) - 1
+    heading = _shrink(heading, min(1, spare) + max(0, spare - 1 - bool(title)), width)
+    spare -= len(heading)
+    head: list[Line] = [[("class:title", fit(" " + title, width))]] if title and spare else []
+    text_room = max(1, free - len(heading) - len(head) - len(filter_line) - body_min)
+    shown, draft.text_offset, draft.text_page = _window(text, draft.text_offset, text_room,
+                                                        width)
     if len(shown) < len(text):
         draft.paging = "text"
-    room = max(1, min(free - len(head) - len(shown) - len(filter_line), MAX_LIST_ROWS))
+    room = max(1, min(free - len(heading) - len(head) - len(shown) - len(filter_line),
+                      MAX_LIST_ROWS))
     if state.option_count == 0:
         body = _text_field(state, width)[-room:]
     else:
         body = _option_list(state, width, room)
     return heading + head + shown + filter_line + body + tail
+
+
+def _shrink(heading: list[Line], room: int, width: int) -> list[Line]:
+    """The heading in at most ``room`` lines, a cut marked with ``…``."""
+    if len(heading) <= room:
+        return heading
+    if room <= 0:
+        return []
+    return [*heading[: room - 1], _cut(heading[room - 1], width)]
 
 
 def summary(state: BatchState, width: int, ending: str | None = None) -> str:

@@ -7,8 +7,8 @@ always in their text field). Drafts (checks, Other text, highlight) live per que
 so moving between questions keeps them; an answer is recorded only when the human
 confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
 
-A filter (``/``) narrows the list while it has focus; ``paging`` and ``page_rows`` are
-written by the renderer (what ``pgup``/``pgdn`` scroll, how tall a page is), since only it
+A filter (``/``) narrows the list while it has focus; ``paging`` and the page sizes are
+written by the renderer (what ``pgup``/``pgdn`` scroll, how far a page moves), since only it
 knows what is cut on screen. A first ``esc`` with work in the batch only arms ``confirming``.
 
 An asker inside dsh (an MCP server's form) may take the Other row away (``other``), the
@@ -54,6 +54,8 @@ class Draft:
     description_offset: int = 0  # first visible line of the highlighted long description
     paging: str = "list"  # what pgup/pgdn scroll: "list", "text" or "description"
     page_rows: int = 5  # option rows a page moves (the renderer sets the real figure)
+    text_page: int = 5  # lines of the question a page moves: as many as are shown
+    description_page: int = 3  # lines of the highlighted description a page moves
 
     @property
     def has_work(self) -> bool:
@@ -343,9 +345,10 @@ class BatchState:
         draft = self.draft
         self.hint = None
         if draft.paging == "description":
-            draft.description_offset = max(0, draft.description_offset + direction * 3)
+            step = direction * max(1, draft.description_page)
+            draft.description_offset = max(0, draft.description_offset + step)
         elif draft.paging == "text" or self.option_count == 0:
-            draft.text_offset = max(0, draft.text_offset + direction * 5)
+            draft.text_offset = max(0, draft.text_offset + direction * max(1, draft.text_page))
         elif self.filtering:
             self._move_match(direction * max(1, draft.page_rows))
         else:
