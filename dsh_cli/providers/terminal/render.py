@@ -352,11 +352,15 @@ def _question_name(question: AskUserQuestionItem, width: int) -> str:
     return fit(sanitize_line(question.header or question.question), width)
 
 
-def _heading(state: BatchState, width: int) -> list[Line]:
-    """Who asks, above every screen of the batch ("git asks: …"), in at most two lines."""
-    if not state.heading:
+def _heading(state: BatchState, width: int, room: int = 2) -> list[Line]:
+    """Who asks, above every screen of the batch ("git asks: …"), in at most ``room``
+    (two) lines, a cut marked with ``…``."""
+    if not state.heading or room <= 0:
         return []
-    lines = wrap([("class:source", " ── " + sanitize_line(state.heading))], width, indent=4)
+    text = " ── " + sanitize_line(state.heading)
+    if room == 1:
+        return [[("class:source", fit(text, width))]]
+    lines = wrap([("class:source", text)], width, indent=4)
     if len(lines) > 2:
         lines = [*lines[:1], _cut(lines[1], width)]
     return lines
@@ -460,10 +464,9 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     height = max(height, _MIN_HEIGHT)
     tail = _tail(state, width, height, countdown)
     free = height - len(tail)
-    heading = _heading(state, width)
     if state.screen == "review":
         # the title and two rows (or a row and the scroll note) come before who asks
-        heading = _shrink(heading, free - min(len(state.questions) + 1, 3), width)
+        heading = _heading(state, width, free - min(len(state.questions) + 1, 3))
         return heading + _review(state, width, free - len(heading)) + tail
 
     question, draft = state.question, state.draft
@@ -482,7 +485,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     # What the smallest terminals give up, last first: the heading's second line, the
     # title, the heading; the question keeps one line and the list its minimum.
     spare = free - body_min - len(filter_line) - 1
-    heading = _shrink(heading, min(1, spare) + max(0, spare - 1 - bool(title)), width)
+    heading = _heading(state, width, min(1, spare) + max(0, spare - 1 - bool(title)))
     spare -= len(heading)
     head: list[Line] = [[("class:title", fit(" " + title, width))]] if title and spare else []
     text_room = max(1, free - len(heading) - len(head) - len(filter_line) - body_min)
@@ -497,15 +500,6 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     else:
         body = _option_list(state, width, room)
     return heading + head + shown + filter_line + body + tail
-
-
-def _shrink(heading: list[Line], room: int, width: int) -> list[Line]:
-    """The heading in at most ``room`` lines, a cut marked with ``…``."""
-    if len(heading) <= room:
-        return heading
-    if room <= 0:
-        return []
-    return [*heading[: room - 1], _cut(heading[room - 1], width)]
 
 
 def summary(state: BatchState, width: int, ending: str | None = None) -> str:
