@@ -352,18 +352,20 @@ def _question_name(question: AskUserQuestionItem, width: int) -> str:
     return fit(sanitize_line(question.header or question.question), width)
 
 
-def _heading(state: BatchState, width: int, room: int = 2) -> list[Line]:
+def _heading(state: BatchState, width: int, room: int = 2) -> tuple[list[Line], bool]:
     """Who asks, above every screen of the batch ("git asks: …"), in at most ``room``
-    (two) lines, a cut marked with ``…``."""
-    if not state.heading or room <= 0:
-        return []
+    (two) lines, a cut marked with ``…``; and whether it was cut."""
+    if not state.heading:
+        return [], False
+    if room <= 0:
+        return [], True
     text = " ── " + sanitize_line(state.heading)
     if room == 1:
-        return [[("class:source", fit(text, width))]]
+        return [[("class:source", fit(text, width))]], cell_width(text) > width
     lines = wrap([("class:source", text)], width, indent=4)
-    if len(lines) > 2:
-        lines = [*lines[:1], _cut(lines[1], width)]
-    return lines
+    if len(lines) <= 2:
+        return lines, False
+    return [*lines[:1], _cut(lines[1], width)], True
 
 
 def _notes(state: BatchState, width: int) -> list[Line]:
@@ -466,7 +468,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     free = height - len(tail)
     if state.screen == "review":
         # the title and two rows (or a row and the scroll note) come before who asks
-        heading = _heading(state, width, free - min(len(state.questions) + 1, 3))
+        heading, _ = _heading(state, width, free - min(len(state.questions) + 1, 3))
         return heading + _review(state, width, free - len(heading)) + tail
 
     question, draft = state.question, state.draft
@@ -485,7 +487,11 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     # What the smallest terminals give up, last first: the heading's second line, the
     # title, the heading; the question keeps one line and the list its minimum.
     spare = free - body_min - len(filter_line) - 1
-    heading = _heading(state, width, min(1, spare) + max(0, spare - 1 - bool(title)))
+    heading, cut = _heading(state, width, min(1, spare) + max(0, spare - 1 - bool(title)))
+    if cut:
+        # a message longer than the heading's room is read whole at the end of the text
+        text += wrap([("class:source", "   " + sanitize_line(state.heading or ""))], width,
+                     indent=3)
     spare -= len(heading)
     head: list[Line] = [[("class:title", fit(" " + title, width))]] if title and spare else []
     text_room = max(1, free - len(heading) - len(head) - len(filter_line) - body_min)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import unicodedata
 
+import pytest
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
@@ -16,6 +18,8 @@ from test_terminal_forgiving import DOWN, END, ENTER, ESC, PGDN, Session, assert
 
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.terminal import TerminalProvider
+from dsh_cli.providers.terminal.render import render
+from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.tools.mcp.elicitation import build_request, form_fields
 
 SMALL = (20, 6)
@@ -121,3 +125,33 @@ def test_at_20x6_a_long_option_at_the_end_of_the_list_keeps_to_the_frame():
 
     seen, chosen = run
     assert "the end" in seen and chosen == [LONG]
+
+
+HOSTILE = ("\x1b]0;owned\x07\x1b[2J\u202e\u2066 数据🎉" * 40 + "word " * 900 + "THE-END")
+
+
+def screen_of(state: BatchState, width: int, height: int) -> list[str]:
+    lines = ["".join(text for _, text in line) for line in render(state, width, height)]
+    assert_fits(lines, (width, height))
+    for line in lines:  # nothing a terminal would act on: no controls, no bidi overrides
+        assert not any(unicodedata.category(char) in ("Cc", "Cf") for char in line), line
+    return lines
+
+
+@pytest.mark.parametrize("size", [(100, 30), (40, 10), (20, 6)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_message_too_long_for_the_heading_is_read_whole_by_paging(size):
+    request = form("forms", HOSTILE, {"type": "object", "properties": {
+        "title": {"type": "string", "title": "标题🎉" * 30 + "\x1b[5m", "enum": ["a", "b"]}}})
+    state = BatchState(list(request.questions), heading=request.heading(),
+                       declinable=request.declinable, review=request.review)
+    first = screen_of(state, *size)
+    assert first[0].startswith(" ── forms asks:")
+    assert first[0].endswith("…") or first[1].endswith("…")  # the heading's cut is marked
+    seen = "\n".join(first)
+    for _ in range(400):
+        if "THE-END" in seen:
+            break
+        state.page(1)
+        seen += "\n".join(screen_of(state, *size))
+    assert "THE-END" in seen, "the end of the server's message is reachable"
+    assert state.draft.highlight == 0  # paging the text, not the list
