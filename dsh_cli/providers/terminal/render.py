@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
-from dsh_cli.providers.terminal.state import BatchState
+from dsh_cli.providers.terminal.state import BatchState, Draft
 from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, fit, wrap
 
 if TYPE_CHECKING:
@@ -295,16 +295,20 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
         return [line for i in range(total) for line in rows(i)]
     tall = rows(highlight)
     if room < 3:
+        if room == 2 and total > 1:  # a line at a time, each marked "…": a cell kept free
+            tall = _option_row(state, order[highlight], width - 1)
         return _compact_list(state, tall, highlight, total, room, width)
     inner = room - 2  # one line each for the "more above / below" markers
     if len(tall) > inner:  # the highlighted row alone is taller than the room: page it
         top = draft.top = highlight
         end = top + 1
         space = room - (1 if top else 0) - (1 if end < total else 0)
+        if space == 1:  # a line at a time, each marked "…": one cell kept free for it
+            tall = _option_row(state, order[highlight], width - 1)
         body, draft.description_offset, draft.description_page = _window(
             tall, draft.description_offset, space, width)
         if len(tall) > space:
-            draft.paging = "description"
+            _description_cut(draft)
     else:
         top = min(max(0, draft.top), total - 1)
         top = min(top, highlight)
@@ -327,6 +331,13 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     return [*above, *body, *below]
 
 
+def _description_cut(draft: Draft) -> None:
+    """The highlighted description is cut: pgup/pgdn page it (after a cut question text)."""
+    draft.description_cut = True
+    if draft.paging == "list":
+        draft.paging = "description"
+
+
 def _compact_list(state: BatchState, tall: list[Line], highlight: int, total: int,
                   room: int, width: int) -> list[Line]:
     """One or two rows of room: the highlighted row, then one line counting the rest."""
@@ -338,7 +349,7 @@ def _compact_list(state: BatchState, tall: list[Line], highlight: int, total: in
     body, draft.description_offset, draft.description_page = _window(
         tall, draft.description_offset, space, width)
     if len(tall) > space:
-        draft.paging = "description"
+        _description_cut(draft)
     if total == 1:
         return body
     hidden = [f"↑ {highlight}" if highlight else "",
@@ -350,6 +361,19 @@ def _compact_list(state: BatchState, tall: list[Line], highlight: int, total: in
 def _question_name(question: AskUserQuestionItem, width: int) -> str:
     """A question named in one line: its header, else its text cut to ``width`` cells."""
     return fit(sanitize_line(question.header or question.question), width)
+
+
+def _text(state: BatchState, width: int, heading_cut: bool) -> list[Line]:
+    """The question, its detail and the asker's notes; a cut heading's whole text last."""
+    question = state.question
+    text = _block("class:question", question.question, width)
+    if question.detail:
+        text += _block("class:detail", question.detail, width, indent=3)
+    text += _notes(state, width)
+    if heading_cut:  # a message longer than the heading's room is read whole here
+        text += wrap([("class:source", "   " + sanitize_line(state.heading or ""))], width,
+                     indent=3)
+    return text
 
 
 def _heading(state: BatchState, width: int, room: int = 2) -> tuple[list[Line], bool]:
@@ -471,34 +495,32 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
         heading, _ = _heading(state, width, free - min(len(state.questions) + 1, 3))
         return heading + _review(state, width, free - len(heading)) + tail
 
-    question, draft = state.question, state.draft
-    draft.paging = "list"
+    draft = state.draft
+    draft.paging, draft.description_cut = "list", False
     title = _title(state)
-    text = _block("class:question", question.question, width)
-    if question.detail:
-        text += _block("class:detail", question.detail, width, indent=3)
-    text += _notes(state, width)
     filter_line = [_filter_line(state, width)] if state.filtering else []
     if state.option_count == 0:
         body_min = len(_text_field(state, width))
     else:
         rows = len(state.matches()) + state.has_other if state.filtering else state.last_row + 1
         body_min = min(rows, 3 if free >= 6 else 2)  # the highlight and a "more" line
+        if rows > 1 and free >= 6 and (not state.filtering or draft.highlight in state.matches()):
+            tall = len(_option_row(state, draft.highlight, width))  # a wrapped highlight
+            body_min = min(3, max(body_min, tall + 1))
     # What the smallest terminals give up, last first: the heading's second line, the
     # title, the heading; the question keeps one line and the list its minimum.
     spare = free - body_min - len(filter_line) - 1
     heading, cut = _heading(state, width, min(1, spare) + max(0, spare - 1 - bool(title)))
-    if cut:
-        # a message longer than the heading's room is read whole at the end of the text
-        text += wrap([("class:source", "   " + sanitize_line(state.heading or ""))], width,
-                     indent=3)
     spare -= len(heading)
     head: list[Line] = [[("class:title", fit(" " + title, width))]] if title and spare else []
     text_room = max(1, free - len(heading) - len(head) - len(filter_line) - body_min)
+    # a text shown a line at a time marks each line with "…": one cell kept free for it
+    text = _text(state, width - (text_room == 1), cut)
     shown, draft.text_offset, draft.text_page = _window(text, draft.text_offset, text_room,
                                                         width)
     if len(shown) < len(text):
         draft.paging = "text"
+        draft.text_more = draft.text_offset + draft.text_page < len(text)
     room = max(1, min(free - len(heading) - len(head) - len(shown) - len(filter_line),
                       MAX_LIST_ROWS))
     if state.option_count == 0:

@@ -53,6 +53,8 @@ class Draft:
     filter: str | None = None  # the filter line's text while it is open
     description_offset: int = 0  # first visible line of the highlighted long description
     paging: str = "list"  # what pgup/pgdn scroll: "list", "text" or "description"
+    text_more: bool = False  # a cut question text has lines below the ones shown
+    description_cut: bool = False  # the highlighted description is cut too (after the text)
     page_rows: int = 5  # option rows a page moves (the renderer sets the real figure)
     text_page: int = 5  # lines of the question a page moves: as many as are shown
     description_page: int = 3  # lines of the highlighted description a page moves
@@ -344,10 +346,13 @@ class BatchState:
             return
         draft = self.draft
         self.hint = None
-        if draft.paging == "description":
+        # a cut question text pages first; its end reached, a cut description pages next
+        text = draft.paging == "text" or self.option_count == 0
+        if draft.description_cut and (not text or (direction > 0 and not draft.text_more)
+                                      or (direction < 0 and draft.description_offset > 0)):
             step = direction * max(1, draft.description_page)
             draft.description_offset = max(0, draft.description_offset + step)
-        elif draft.paging == "text" or self.option_count == 0:
+        elif text:
             draft.text_offset = max(0, draft.text_offset + direction * max(1, draft.text_page))
         elif self.filtering:
             self._move_match(direction * max(1, draft.page_rows))

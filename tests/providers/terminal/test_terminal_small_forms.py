@@ -18,9 +18,10 @@ from test_terminal_forgiving import DOWN, END, ENTER, ESC, PGDN, Session, assert
 
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.terminal import TerminalProvider
-from dsh_cli.providers.terminal.render import render
+from dsh_cli.providers.terminal.render import _text, render
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.tools.mcp.elicitation import build_request, form_fields
+from dsh_cli.tools.mcp.url_mode import consent_question
 
 SMALL = (20, 6)
 TARGET = {"type": "object", "required": ["env"], "properties": {
@@ -155,3 +156,31 @@ def test_a_message_too_long_for_the_heading_is_read_whole_by_paging(size):
         seen += "\n".join(screen_of(state, *size))
     assert "THE-END" in seen, "the end of the server's message is reachable"
     assert state.draft.highlight == 0  # paging the text, not the list
+
+
+PUNY = "https://xn--pypal-4ve.com/" + "very/long/path/" * 8 + "?token=" + "x" * 60
+
+
+@pytest.mark.parametrize("size", [(40, 10), (20, 6)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_url_consent_pages_its_whole_text_then_the_options_description(size):
+    question = consent_question("u", PUNY, "Please sign in at the page below")
+    request = build_request("everything", "Please sign in at the page below", [question])
+    state = BatchState(list(request.questions), heading=request.heading(),
+                       declinable=request.declinable, review=request.review)
+    def lines(width: int, height: int) -> list[str]:  # a line shown alone ends in "…"
+        return [line.strip(" …") for line in screen_of(state, width, height)]
+
+    # the question's whole text as wrapped on this screen (a line at a time at 20x6: a
+    # cell narrower, for the "…")
+    narrow = size[0] - 1 - (size[1] == 6)
+    whole = ["".join(text for _, text in line).strip(" …")
+             for line in _text(state, narrow, heading_cut=False)]
+    seen = set(lines(*size))
+    for _ in range(100):
+        state.page(1)
+        seen.update(lines(*size))
+    assert state.draft.highlight == 0
+    missed = [line for line in whole if line not in seen]
+    assert not missed, "every line of the URL, its host, the warnings and the message"
+    assert "reads as 'pаypal.com'" in " ".join(whole)  # the punycode host flagged
+    assert any("system" in line for line in seen)  # then the option's description
