@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
-from dsh_cli.providers.terminal.state import BatchState
+from dsh_cli.providers.terminal.state import BatchState, Draft
 from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, fit, wrap
 
 if TYPE_CHECKING:
@@ -231,20 +231,31 @@ def _text_field(state: BatchState, width: int) -> list[Line]:
 
 
 def _window(lines: list[Line], offset: int, room: int, width: int
-            ) -> tuple[list[Line], int]:
-    """At most ``room`` lines of a tall text block, with a line saying what is hidden."""
+            ) -> tuple[list[Line], int, int]:
+    """At most ``room`` lines of a tall text block, with a line saying what is hidden.
+
+    Returns the lines, the clamped offset and how many of the text's lines are shown (what
+    a page moves, so paging never jumps over a line the human has not seen).
+    """
     if len(lines) <= room:
-        return lines, 0
+        return lines, 0, len(lines)
     shown = max(1, room - 1)
     offset = min(max(0, offset), len(lines) - shown)
     end = offset + shown
     if room <= 1:  # no line to spare for the note: the cut is marked on the line itself
-        return [_cut(lines[offset], width)], offset
+        line = lines[offset]
+        return [_cut(line, width) if end < len(lines) else _after_cut(line, width)], offset, 1
     span = f"{offset + 1}-{end}"
     notes = (f" … lines {span} of {len(lines)} · pgup/pgdn to scroll",
              f" … lines {span} of {len(lines)} · pgup/pgdn", f" … {span}/{len(lines)} pgup/pgdn")
     note = next((note for note in notes if cell_width(note) <= width), notes[-1])
-    return [*lines[offset:end], [("class:more", fit(note, width))]], offset
+    return [*lines[offset:end], [("class:more", fit(note, width))]], offset, shown
+
+
+def _after_cut(line: Line, width: int) -> Line:
+    """The last line of a text shown alone: ``…`` first, the mark that text came before."""
+    text = "".join(text for _, text in line).lstrip()
+    return [("class:more", "…"), ("", fit(text, width - 1))]
 
 
 # An inline picker should not take over the terminal (gum and fzf keep to ~10 rows too),
@@ -282,16 +293,22 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     if total <= room and sum(len(rows(i)) for i in range(total)) <= room:
         draft.top = 0
         return [line for i in range(total) for line in rows(i)]
-    inner = max(1, room - 2)  # one line each for the "more above / below" markers
     tall = rows(highlight)
+    if room < 3:
+        if room == 2 and total > 1:  # a line at a time, each marked "…": a cell kept free
+            tall = _option_row(state, order[highlight], width - 1)
+        return _compact_list(state, tall, highlight, total, room, width)
+    inner = room - 2  # one line each for the "more above / below" markers
     if len(tall) > inner:  # the highlighted row alone is taller than the room: page it
         top = draft.top = highlight
         end = top + 1
-        space = max(1, room - (1 if top else 0) - (1 if end < total else 0))
-        body, draft.description_offset = _window(tall, draft.description_offset, space,
-                                                  width)
+        space = room - (1 if top else 0) - (1 if end < total else 0)
+        if space == 1:  # a line at a time, each marked "…": one cell kept free for it
+            tall = _option_row(state, order[highlight], width - 1)
+        body, draft.description_offset, draft.description_page = _window(
+            tall, draft.description_offset, space, width)
         if len(tall) > space:
-            draft.paging = "description"
+            _description_cut(draft)
     else:
         top = min(max(0, draft.top), total - 1)
         top = min(top, highlight)
@@ -309,11 +326,36 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
         while end < total and len(body) > capacity - 1 and end - 1 > highlight:
             del body[len(body) - heights.pop():]  # room for the "more below" marker
             end -= 1
-        if len(body) + (1 if top else 0) + (1 if end < total else 0) > room:
-            return body  # one row of room: the highlight alone, no markers
     above = [[("class:more", f"   ↑ {top} more")]] if top else []
     below = [[("class:more", f"   ↓ {total - end} more")]] if end < total else []
     return [*above, *body, *below]
+
+
+def _description_cut(draft: Draft) -> None:
+    """The highlighted description is cut: pgup/pgdn page it (after a cut question text)."""
+    draft.description_cut = True
+    if draft.paging == "list":
+        draft.paging = "description"
+
+
+def _compact_list(state: BatchState, tall: list[Line], highlight: int, total: int,
+                  room: int, width: int) -> list[Line]:
+    """One or two rows of room: the highlighted row, then one line counting the rest."""
+    draft = state.draft
+    draft.top = highlight
+    space = room - 1 if total > 1 else room
+    if space < 1:  # a single line: the highlight, its cut marked on itself
+        return [_cut(tall[0], width)]
+    body, draft.description_offset, draft.description_page = _window(
+        tall, draft.description_offset, space, width)
+    if len(tall) > space:
+        _description_cut(draft)
+    if total == 1:
+        return body
+    hidden = [f"↑ {highlight}" if highlight else "",
+              f"↓ {total - highlight - 1}" if highlight + 1 < total else ""]
+    note = "   " + " ".join(part for part in hidden if part) + " more"
+    return [*body, [("class:more", fit(note, width))]]
 
 
 def _question_name(question: AskUserQuestionItem, width: int) -> str:
@@ -321,14 +363,33 @@ def _question_name(question: AskUserQuestionItem, width: int) -> str:
     return fit(sanitize_line(question.header or question.question), width)
 
 
-def _heading(state: BatchState, width: int) -> list[Line]:
-    """Who asks, above every screen of the batch ("git asks: …"), in at most two lines."""
+def _text(state: BatchState, width: int, heading_cut: bool) -> list[Line]:
+    """The question, its detail and the asker's notes; a cut heading's whole text last."""
+    question = state.question
+    text = _block("class:question", question.question, width)
+    if question.detail:
+        text += _block("class:detail", question.detail, width, indent=3)
+    text += _notes(state, width)
+    if heading_cut:  # a message longer than the heading's room is read whole here
+        text += wrap([("class:source", "   " + sanitize_line(state.heading or ""))], width,
+                     indent=3)
+    return text
+
+
+def _heading(state: BatchState, width: int, room: int = 2) -> tuple[list[Line], bool]:
+    """Who asks, above every screen of the batch ("git asks: …"), in at most ``room``
+    (two) lines, a cut marked with ``…``; and whether it was cut."""
     if not state.heading:
-        return []
-    lines = wrap([("class:source", " ── " + sanitize_line(state.heading))], width, indent=4)
-    if len(lines) > 2:
-        lines = [*lines[:1], _cut(lines[1], width)]
-    return lines
+        return [], False
+    if room <= 0:
+        return [], True
+    text = " ── " + sanitize_line(state.heading)
+    if room == 1:
+        return [[("class:source", fit(text, width))]], cell_width(text) > width
+    lines = wrap([("class:source", text)], width, indent=4)
+    if len(lines) <= 2:
+        return lines, False
+    return [*lines[:1], _cut(lines[1], width)], True
 
 
 def _notes(state: BatchState, width: int) -> list[Line]:
@@ -429,35 +490,39 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     height = max(height, _MIN_HEIGHT)
     tail = _tail(state, width, height, countdown)
     free = height - len(tail)
-    heading = _heading(state, width)
-    if len(heading) + 2 > free:
-        heading = []  # a tiny terminal: the question itself matters more than who asks
-    free -= len(heading)
     if state.screen == "review":
-        return heading + _review(state, width, free) + tail
+        # the title and two rows (or a row and the scroll note) come before who asks
+        heading, _ = _heading(state, width, free - min(len(state.questions) + 1, 3))
+        return heading + _review(state, width, free - len(heading)) + tail
 
-    question, draft = state.question, state.draft
-    draft.paging = "list"
-    head: list[Line] = []
+    draft = state.draft
+    draft.paging, draft.description_cut = "list", False
     title = _title(state)
-    if title:
-        head = [[("class:title", fit(" " + title, width))]]
-    text = _block("class:question", question.question, width)
-    if question.detail:
-        text += _block("class:detail", question.detail, width, indent=3)
-    text += _notes(state, width)
     filter_line = [_filter_line(state, width)] if state.filtering else []
     if state.option_count == 0:
         body_min = len(_text_field(state, width))
     else:
-        body_min = min(state.option_count + 1, 3) if free >= 6 else 1
-    if len(head) + 1 + len(filter_line) + body_min > free:
-        head = []  # a tiny terminal: the question itself matters more than its title
-    text_room = max(1, free - len(head) - len(filter_line) - body_min)
-    shown, draft.text_offset = _window(text, draft.text_offset, text_room, width)
+        rows = len(state.matches()) + state.has_other if state.filtering else state.last_row + 1
+        body_min = min(rows, 3 if free >= 6 else 2)  # the highlight and a "more" line
+        if rows > 1 and free >= 6 and (not state.filtering or draft.highlight in state.matches()):
+            tall = len(_option_row(state, draft.highlight, width))  # a wrapped highlight
+            body_min = min(3, max(body_min, tall + 1))
+    # What the smallest terminals give up, last first: the heading's second line, the
+    # title, the heading; the question keeps one line and the list its minimum.
+    spare = free - body_min - len(filter_line) - 1
+    heading, cut = _heading(state, width, min(1, spare) + max(0, spare - 1 - bool(title)))
+    spare -= len(heading)
+    head: list[Line] = [[("class:title", fit(" " + title, width))]] if title and spare else []
+    text_room = max(1, free - len(heading) - len(head) - len(filter_line) - body_min)
+    # a text shown a line at a time marks each line with "…": one cell kept free for it
+    text = _text(state, width - (text_room == 1), cut)
+    shown, draft.text_offset, draft.text_page = _window(text, draft.text_offset, text_room,
+                                                        width)
     if len(shown) < len(text):
         draft.paging = "text"
-    room = max(1, min(free - len(head) - len(shown) - len(filter_line), MAX_LIST_ROWS))
+        draft.text_more = draft.text_offset + draft.text_page < len(text)
+    room = max(1, min(free - len(heading) - len(head) - len(shown) - len(filter_line),
+                      MAX_LIST_ROWS))
     if state.option_count == 0:
         body = _text_field(state, width)[-room:]
     else:

@@ -7,8 +7,8 @@ always in their text field). Drafts (checks, Other text, highlight) live per que
 so moving between questions keeps them; an answer is recorded only when the human
 confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
 
-A filter (``/``) narrows the list while it has focus; ``paging`` and ``page_rows`` are
-written by the renderer (what ``pgup``/``pgdn`` scroll, how tall a page is), since only it
+A filter (``/``) narrows the list while it has focus; ``paging`` and the page sizes are
+written by the renderer (what ``pgup``/``pgdn`` scroll, how far a page moves), since only it
 knows what is cut on screen. A first ``esc`` with work in the batch only arms ``confirming``.
 
 An asker inside dsh (an MCP server's form) may take the Other row away (``other``), the
@@ -53,7 +53,11 @@ class Draft:
     filter: str | None = None  # the filter line's text while it is open
     description_offset: int = 0  # first visible line of the highlighted long description
     paging: str = "list"  # what pgup/pgdn scroll: "list", "text" or "description"
+    text_more: bool = False  # a cut question text has lines below the ones shown
+    description_cut: bool = False  # the highlighted description is cut too (after the text)
     page_rows: int = 5  # option rows a page moves (the renderer sets the real figure)
+    text_page: int = 5  # lines of the question a page moves: as many as are shown
+    description_page: int = 3  # lines of the highlighted description a page moves
 
     @property
     def has_work(self) -> bool:
@@ -342,10 +346,14 @@ class BatchState:
             return
         draft = self.draft
         self.hint = None
-        if draft.paging == "description":
-            draft.description_offset = max(0, draft.description_offset + direction * 3)
-        elif draft.paging == "text" or self.option_count == 0:
-            draft.text_offset = max(0, draft.text_offset + direction * 5)
+        # a cut question text pages first; its end reached, a cut description pages next
+        text = draft.paging == "text" or self.option_count == 0
+        if draft.description_cut and (not text or (direction > 0 and not draft.text_more)
+                                      or (direction < 0 and draft.description_offset > 0)):
+            step = direction * max(1, draft.description_page)
+            draft.description_offset = max(0, draft.description_offset + step)
+        elif text:
+            draft.text_offset = max(0, draft.text_offset + direction * max(1, draft.text_page))
         elif self.filtering:
             self._move_match(direction * max(1, draft.page_rows))
         else:

@@ -298,13 +298,15 @@ def test_a_long_description_is_folded_then_shown_whole_and_paged_while_highlight
             assert "word39" not in "\n".join(folded)
         await session.keys(DOWN)
         seen = "\n".join(session.frame())
-        for _ in range(12):  # page until the end of the text is reached
+        for _ in range(40):  # page until the end of the text is reached
             if "word39" in seen:
                 break
             await session.keys(PGDN)
             assert_fits(session.frame(), size)
             seen += "\n".join(session.frame())
         assert "word39" in seen, "the end of every description is reachable"
+        # a page moves by what is shown: no line of the text is jumped over
+        assert set(re.findall(r"\bword\d+\b", seen)) == set(WORDS.split())
         assert session.state.draft.highlight == 1  # paging the text, not the list
         await session.keys(ENTER)
         return await session.result()
