@@ -42,7 +42,8 @@ def _hints(state: BatchState) -> tuple[_Hint, ...]:
         return hints
     # the decline key sits before esc; "d" on the list and the review, ctrl-d in a field
     key = "ctrl-d" if state.in_text or state.filtering else "d"
-    decline: _Hint = ((f"{key} decline",), 5)
+    # on the review, the last step of a form, it is the one place a narrow line must teach it
+    decline: _Hint = ((f"{key} decline",), 1 if state.screen == "review" else 5)
     return (*hints[:-1], decline, hints[-1])
 
 

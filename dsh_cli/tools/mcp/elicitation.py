@@ -347,7 +347,8 @@ def batch_json(server: str, message: str | None,
     always reviewed."""
     return {
         "questions": questions,
-        "source": {"name": server, "message": _one_line(message) or None,
+        "source": {"name": server,
+                   "message": _fit(_one_line(message), LIMITS["message"]) or None,
                    "kind": "elicitation"},
         "declinable": True,
         "review": True,

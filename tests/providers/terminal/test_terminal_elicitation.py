@@ -128,6 +128,16 @@ def test_the_decline_hint_keeps_to_the_width_of_the_line():
     assert "d decline" in key_line(_hints(state), 79)
 
 
+def test_the_review_of_a_form_teaches_the_decline_key_down_to_narrow_lines():
+    """Other hints give way first: the review is the form's last step, where decline is."""
+    review = state_of(ENV, declinable=True, review=True)
+    review.digit(2)
+    assert review.screen == "review"
+    for width in (40, 60):
+        line = screen(review, width=width, height=10)[-1]
+        assert "d decline" in line and len(line) <= width, (width, line)
+
+
 def ask_with_keys(keys, request):
     async def main():
         with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):

@@ -286,6 +286,22 @@ def test_a_long_description_and_a_blank_default_are_still_asked(run):
     assert asked[0].questions[1].default is None and not asked[0].questions[1].required
 
 
+def test_a_long_message_is_still_asked_with_its_cut_marked(run):
+    params = ElicitRequestFormParams(message="please " * 1000, requested_schema={
+        "type": "object", "properties": {"name": {"type": "string"}}})
+
+    async def go():
+        elicitor, provider = elicitor_with({"answers": [{"id": "name", "custom": "acme"}]})
+        return await elicitor(None, params), provider.requests
+
+    result, asked = run(go())
+    assert result.action == "accept" and result.content == {"name": "acme"}
+    message = asked[0].source.message
+    kept, mark = message.split("…")
+    assert len(message) <= 4000 and kept.startswith("please please")
+    assert mark == f" ({len('please ' * 1000) - 1 - len(kept)} more characters not shown)"
+
+
 def test_a_batch_the_seam_refuses_answers_invalid_params_not_cancel(run):
     params = ElicitRequestFormParams(message="m", requested_schema={
         "type": "object", "properties": {f"f{n}": {"type": "string"} for n in range(21)}})
