@@ -20,6 +20,7 @@ __all__ = ["TextRule"]
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 MAX_PATTERN = 500
+PATTERN_SECONDS = 0.25  # a check of one answer against a server's pattern, at the most
 
 
 class TextRule(BaseModel):
@@ -45,8 +46,10 @@ class TextRule(BaseModel):
             return f"at least {self.min_length} characters"
         if self.max_length is not None and length > self.max_length:
             return f"at most {self.max_length} characters"
-        if self.pattern is not None and not _matches(self.pattern, text):
-            return f"must match the pattern {self.pattern}"
+        if self.pattern is not None:
+            problem = _pattern_problem(self.pattern, text)
+            if problem is not None:
+                return problem
         return _format_problem(self.format, text) if self.format else None
 
     def value(self, text: str) -> Any:
@@ -103,14 +106,24 @@ def _plain(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
-def _matches(pattern: str, text: str) -> bool:
-    """JSON-schema ``pattern`` (a search, not a full match); a broken pattern never matches."""
-    if len(pattern) > MAX_PATTERN:
-        return False
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return False
+def _pattern_problem(pattern: str, text: str) -> str | None:
+    """Why ``text`` fails a JSON-schema ``pattern`` (a search, not a full match), or None.
+
+    A server's pattern may backtrack for hours on some text (``(a|aa)+$``) and the check
+    runs on the event loop: the ``regex`` library's timeout bounds it, and text it cannot
+    settle in time is asked again. A broken or over-long pattern never matches.
+    """
+    import regex
+
+    if len(pattern) <= MAX_PATTERN:
+        try:
+            if regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None:
+                return None
+        except TimeoutError:
+            return "could not be checked against the pattern in time: try a shorter answer"
+        except regex.error:
+            pass
+    return f"must match the pattern {pattern}"
 
 
 def _format_problem(kind: str, text: str) -> str | None:

@@ -48,3 +48,17 @@ def test_rules_describe_themselves_and_reject_unknown_fields():
         "an e-mail address, 0-40 characters"
     with pytest.raises(ValidationError):
         TextRule(kind="string", frobnicate=True)
+
+
+def test_a_pattern_that_backtracks_is_given_up_on_in_bounded_time_and_asked_again():
+    """Python's re would take hours on this; the check says why and the human retypes."""
+    rule = TextRule(pattern="^(a|aa)+$")
+    assert rule.problem("a" * 20) is None
+    assert rule.problem("a" * 60 + "!") == ("could not be checked against the pattern in "
+                                            "time: try a shorter answer")
+
+
+def test_a_repeat_inside_a_repeat_is_an_ordinary_pattern():
+    rule = TextRule(pattern="^[a-z]+(-[a-z]+)*$")
+    assert rule.problem("my-new-service") is None
+    assert rule.problem("My Service") == "must match the pattern ^[a-z]+(-[a-z]+)*$"

@@ -12,7 +12,8 @@ from dsh_under_test import DSH
 from tools.mcp.raw_form_server import entry
 
 CEILING = 60
-REDOS = {"type": "string", "pattern": "^(a+)+$", "default": "a" * 40 + "!"}
+# backtracks for hours with Python's re on its own default: the check's timeout gives up
+REDOS = {"type": "string", "pattern": "^(a|aa)+$", "default": "a" * 60 + "!"}
 
 
 def ask_through_dsh(tmp_path: Path, schema: str) -> list[dict]:
@@ -39,8 +40,6 @@ def form(**properties: object) -> str:
     # a bound too large for a float crashed the elicitation callback: MCP_UNAVAILABLE
     ('{"type": "object", "properties": {"n": {"type": "integer", "minimum": 1'
      + "0" * 400 + "}}}", "properties.n.minimum: must be a finite number"),
-    # a pattern with nested repetition backtracked for hours on the server's own default
-    (form(s=REDOS), "properties.s.pattern: a repetition inside a repetition"),
     # forms nobody can answer were shown, then could only be declined
     (form(n={"type": "integer", "minimum": 5, "maximum": 1}),
      "properties.n.minimum: no integer lies between minimum 5 and maximum 1"),
@@ -62,7 +61,7 @@ def form(**properties: object) -> str:
     (form(e={"type": "string", "enum": ["a", "a\u200b"]}),
      'properties.e.options[1].label: duplicate label "a" as shown'),
     (form(**{"": {"type": "string"}}), "id must not be empty"),
-], ids=["bound-10e400", "redos-default", "min-over-max", "no-integer-in-range",
+], ids=["bound-10e400", "min-over-max", "no-integer-in-range",
         "minlength-over-maxlength", "bad-regex", "pattern-over-500", "minitems-over-choices",
         "enum-10000", "30-properties", "look-alike-enum", "blank-key"])
 def test_a_form_dsh_cannot_ask_sanely_is_refused_with_the_reason(tmp_path, schema, reason):
@@ -79,7 +78,10 @@ def test_a_form_dsh_cannot_ask_sanely_is_refused_with_the_reason(tmp_path, schem
     form(e={"type": "string", "enum": ["a", "b"], "default": "c"}),  # default dropped
     form(s={"type": "string", "format": "ipv4"}),  # unknown format: plain text
     form(s={"type": "string", "pattern": "^[a-z][a-z0-9-]*$"}),
-], ids=["default-not-in-enum", "unknown-format", "plain-pattern"])
+    form(s={"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"}),  # a repeat in a repeat
+    form(s=REDOS),  # its default cannot be checked in time: dropped, the form asked
+], ids=["default-not-in-enum", "unknown-format", "plain-pattern", "slug-pattern",
+        "backtracking-pattern"])
 def test_a_form_that_only_bends_the_rules_is_asked(tmp_path, schema):
     events = ask_through_dsh(tmp_path, schema)
     [asked] = [event for event in events if event["type"] == "question/requested"]
