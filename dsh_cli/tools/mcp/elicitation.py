@@ -150,8 +150,8 @@ def _labelled(values: Any, names: Any, path: str) -> dict[str, Any]:
     if names is not None and (not isinstance(names, list) or len(names) != len(values)):
         raise SchemaRefused(f"{path}.enumNames", "must name every enum value")
     labels = names if names is not None else values
-    return _unique([(_one_line(str(label)), value) for label, value in zip(labels, values,
-                                                                           strict=True)], path)
+    return _unique([(_one_line(_shown(label)), value)
+                    for label, value in zip(labels, values, strict=True)], path)
 
 
 def _consts(options: Any, path: str) -> dict[str, Any]:
@@ -161,9 +161,17 @@ def _consts(options: Any, path: str) -> dict[str, Any]:
     for index, option in enumerate(options):
         if not isinstance(option, dict) or "const" not in option:
             raise SchemaRefused(f"{path}[{index}]", "each choice needs a const")
-        label = option.get("title") or str(option["const"])
-        pairs.append((_one_line(str(label)), option["const"]))
+        label = option.get("title") or option["const"]
+        pairs.append((_one_line(_shown(label)), option["const"]))
     return _unique(pairs, path)
+
+
+def _shown(value: Any) -> str:
+    """A choice's label as the server wrote it: a string as is, anything else as JSON
+    (``true``, ``null``, ``1.5``; not Python's ``True`` and ``None``)."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _unique(pairs: list[tuple[str, Any]], path: str) -> dict[str, Any]:

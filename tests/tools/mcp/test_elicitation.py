@@ -82,6 +82,18 @@ def test_a_skipped_optional_property_without_default_is_left_out():
     assert form_content(fields, answer({"id": "note"})) == {}
 
 
+def test_choices_that_are_not_strings_read_as_json_and_come_back_typed():
+    fields = form_fields({"type": "object", "properties": {
+        "level": {"enum": [1, 2.5, True, None]},
+        "mode": {"oneOf": [{"const": False}, {"const": "auto", "title": "Automatic"}]}}})
+    labels = {field.key: [option["label"] for option in field.question["options"]]
+              for field in fields}
+    assert labels == {"level": ["1", "2.5", "true", "null"], "mode": ["false", "Automatic"]}
+    assert form_content(fields, answer({"id": "level", "selected": ["true"]},
+                                       {"id": "mode", "selected": ["false"]})) == {
+        "level": True, "mode": False}
+
+
 @pytest.mark.parametrize(("reply", "reason"), [
     ({"id": "name", "custom": "A"}, "name: at least 2 characters"),
     ({"id": "name"}, "name: an answer is required"),
