@@ -68,9 +68,12 @@ class Session:
         return (await asyncio.wait_for(self.task, 5)).to_json()
 
 
-def ask(size: tuple[int, int], *questions: AskUserQuestionItem):
-    """Run ``body(session)`` against a batch shown on a terminal of ``size``."""
+def ask(size: tuple[int, int], *questions: AskUserQuestionItem,
+        request: AskUserQuestionRequest | None = None):
+    """Run ``body(session)`` against a batch (``questions``, or a whole ``request``) shown
+    on a terminal of ``size``."""
     columns, rows = size
+    request = request or AskUserQuestionRequest(questions=list(questions))
 
     def decorator(body):
         async def main():
@@ -80,8 +83,7 @@ def ask(size: tuple[int, int], *questions: AskUserQuestionItem):
                 ui = UserInteraction()
                 provider = TerminalProvider()
                 ui.register_provider(provider)
-                task = asyncio.ensure_future(
-                    ui.ask(AskUserQuestionRequest(questions=list(questions))))
+                task = asyncio.ensure_future(ui.ask(request))
                 for _ in range(300):
                     if provider.screen is not None and provider.screen.app.is_running:
                         break

@@ -5,19 +5,12 @@ taller than the terminal.
 
 from __future__ import annotations
 
-import asyncio
-import io
 import unicodedata
 
 import pytest
-from prompt_toolkit.application import create_app_session
-from prompt_toolkit.data_structures import Size
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output.vt100 import Vt100_Output
-from test_terminal_forgiving import DOWN, END, ENTER, ESC, PGDN, Session, assert_fits
+from test_terminal_forgiving import DOWN, END, ENTER, ESC, PGDN, Session, ask, assert_fits
 
-from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
-from dsh_cli.providers.terminal import TerminalProvider
+from dsh_cli.interaction import AskUserQuestionRequest
 from dsh_cli.providers.terminal.render import _text, render
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.tools.mcp.elicitation import build_request, form_fields
@@ -43,24 +36,7 @@ def form(server: str, message: str, schema: dict) -> AskUserQuestionRequest:
 
 def on_small_terminal(request: AskUserQuestionRequest):
     """Run ``body(session)`` with ``request`` shown by the application at 20x6."""
-    columns, rows = SMALL
-
-    def decorator(body):
-        async def main():
-            output = Vt100_Output(io.StringIO(), lambda: Size(rows=rows, columns=columns),
-                                  term="xterm")
-            with create_pipe_input() as pipe, create_app_session(input=pipe, output=output):
-                ui = UserInteraction()
-                provider = TerminalProvider()
-                ui.register_provider(provider)
-                task = asyncio.ensure_future(ui.ask(request))
-                for _ in range(300):
-                    if provider.screen is not None and provider.screen.app.is_running:
-                        break
-                    await asyncio.sleep(0.01)
-                return await asyncio.wait_for(body(Session(pipe, provider, task)), 10)
-        return asyncio.run(main())
-    return decorator
+    return ask(SMALL, request=request)
 
 
 def frame_of(session: Session) -> list[str]:
