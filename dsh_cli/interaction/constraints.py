@@ -9,13 +9,14 @@ human can act on (the UI asks again with that reason), ``value(text)`` is the ty
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["TextRule"]
+__all__ = ["MAX_PATTERN", "TextRule", "compile_pattern"]
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
@@ -106,23 +107,36 @@ def _plain(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
+def compile_pattern(pattern: str) -> Any:
+    """A JSON-schema ``pattern`` compiled, or ``ValueError`` saying why it cannot be used
+    (over ``MAX_PATTERN`` characters, does not compile, nested past the parser's depth)."""
+    import regex
+
+    if len(pattern) > MAX_PATTERN:
+        raise ValueError(f"a pattern is at most {MAX_PATTERN} characters ({len(pattern)})")
+    try:
+        return regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError) as error:
+        raise ValueError(f"not a valid regular expression ({error})") from None
+
+
+@functools.lru_cache(maxsize=64)
 def _pattern_problem(pattern: str, text: str) -> str | None:
     """Why ``text`` fails a JSON-schema ``pattern`` (a search, not a full match), or None.
 
     A server's pattern may backtrack for hours on some text (``(a|aa)+$``) and the check
     runs on the event loop: the ``regex`` library's timeout bounds it, and text it cannot
-    settle in time is asked again. A broken or over-long pattern never matches.
+    settle in time is asked again. The verdict is kept, so the provider, the seam and the
+    form's content, checking one answer in turn, agree (a second check might time out where
+    the first did not). A broken or over-long pattern never matches.
     """
-    import regex
-
-    if len(pattern) <= MAX_PATTERN:
-        try:
-            if regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None:
-                return None
-        except TimeoutError:
-            return "could not be checked against the pattern in time: try a shorter answer"
-        except regex.error:
-            pass
+    try:
+        if compile_pattern(pattern).search(text, timeout=PATTERN_SECONDS) is not None:
+            return None
+    except TimeoutError:
+        return "could not be checked against the pattern in time: try a shorter answer"
+    except (ValueError, RecursionError):
+        pass
     return f"must match the pattern {pattern}"
 
 

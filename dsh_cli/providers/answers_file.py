@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from dsh_cli.core.errors import ANSWERS_FILE_ERROR, AnswersFileError, format_line
+from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.core.text import scrub_surrogates_in
 from dsh_cli.interaction import (
@@ -55,8 +56,8 @@ def _entry_to_item(question_id: str, value: object, where: str) -> dict[str, Any
 
 
 def _named(questions: list[AskUserQuestionItem]) -> str:
-    """Each question by id, with its text."""
-    return ", ".join(f"{q.id!r} ({json.dumps(q.question, ensure_ascii=False)})"
+    """Each question by id, with its text (a server's or model's words: sanitised)."""
+    return ", ".join(f"{q.id!r} ({json.dumps(sanitize_line(q.question), ensure_ascii=False)})"
                      for q in questions)
 
 

@@ -62,3 +62,16 @@ def test_a_repeat_inside_a_repeat_is_an_ordinary_pattern():
     rule = TextRule(pattern="^[a-z]+(-[a-z]+)*$")
     assert rule.problem("my-new-service") is None
     assert rule.problem("My Service") == "must match the pattern ^[a-z]+(-[a-z]+)*$"
+
+
+def test_one_answer_checked_again_gets_the_same_verdict():
+    """The provider, the seam and the form's content check an answer in turn: a verdict
+    reached near the time limit must not change between them."""
+    from dsh_cli.interaction import constraints
+
+    rule = TextRule(pattern="^(a|aa)+$")
+    first = rule.problem("a" * 61 + "!")
+    hits = constraints._pattern_problem.cache_info().hits
+    assert rule.problem("a" * 61 + "!") == first
+    assert constraints._pattern_problem.cache_info().hits == hits + 1
+

@@ -155,3 +155,21 @@ def test_values_are_checked_by_the_question_rules(data, reason):
         answer_form(data)
     assert caught.value.code == "INVALID_ANSWER"
     assert reason in caught.value.message
+
+
+def test_a_question_text_in_a_report_line_drives_no_terminal():
+    """A server's title (C1 CSI, bidi override) in the "has no answer" and "leaves out"
+    lines: json.dumps escapes ESC and BEL but not these."""
+    form = AskUserQuestionRequest.model_validate({"questions": [
+        {"id": "a", "question": "Name\x9b31m\u202e?", "required": True},
+        {"id": "b", "question": "Note\x9b2J\u2066?"},
+    ], "source": {"name": "deploy"}})
+    reports = []
+    provider = AnswersFileProvider({}, source="a.json", report=reports.append)
+    with pytest.raises(UserInteractionError):
+        asyncio.run(provider.ask(AskContext(form, "q_form")))
+    asyncio.run(AnswersFileProvider({"a": "x"}, source="a.json",
+                                    report=reports.append).ask(AskContext(form, "q_form")))
+    assert len(reports) == 2 and "leaves out" in reports[1]
+    for line in reports:
+        assert not any(char in line for char in "\x9b\u202e\u2066\x1b"), line

@@ -513,7 +513,8 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     spare = free - body_min - len(filter_line) - 1
     heading, cut = _heading(state, width, min(1, spare) + max(0, spare - 1 - bool(title)))
     spare -= len(heading)
-    head: list[Line] = [[("class:title", fit(" " + title, width))]] if title and spare else []
+    head: list[Line] = ([[("class:title", fit(" " + title, width))]] if title and spare > 0
+                        else [])
     text_room = max(1, free - len(heading) - len(head) - len(filter_line) - body_min)
     # a text shown a line at a time marks each line with "…": one cell kept free for it
     text = _text(state, width - (text_room == 1), cut)

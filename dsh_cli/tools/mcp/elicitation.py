@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dsh_cli.core.errors import INVALID_ANSWER, UserInteractionError
-from dsh_cli.interaction.constraints import MAX_PATTERN, TextRule
-from dsh_cli.interaction.validation import LIMITS
+from dsh_cli.interaction.constraints import TextRule, compile_pattern
+from dsh_cli.interaction.validation import LIMITS, check_questions
 
 if TYPE_CHECKING:
     from dsh_cli.core.signal import AbortSignal
@@ -211,16 +211,10 @@ def _pattern(pattern: str, path: str) -> str:
     Checking an answer against it is bounded in time (``TextRule``), so a pattern that
     backtracks badly is asked like any other; one that does not compile could never match.
     """
-    import regex
-
-    if len(pattern) > MAX_PATTERN:
-        raise SchemaRefused(f"{path}.pattern", f"a pattern is at most {MAX_PATTERN} "
-                            f"characters ({len(pattern)})")
     try:
-        regex.compile(pattern)
-    except (regex.error, RecursionError, OverflowError) as error:
-        raise SchemaRefused(f"{path}.pattern", f"not a valid regular expression ({error})"
-                            ) from None
+        compile_pattern(pattern)
+    except ValueError as error:
+        raise SchemaRefused(f"{path}.pattern", str(error)) from None
     return pattern
 
 
@@ -335,7 +329,6 @@ def build_request(server: str, message: str | None, questions: list[dict[str, An
     """``batch_json`` as a request of the owning tool call; ``SchemaRefused`` for a batch
     the seam would refuse (too many questions or options, a blank key, ...), so the server
     hears -32602 with the reason instead of a ``cancel`` nobody chose."""
-    from dsh_cli.interaction.validation import check_questions
     from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
 
     request = AskUserQuestionRequest.model_validate(

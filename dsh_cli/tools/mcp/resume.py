@@ -3,8 +3,9 @@ crash a resumed call retries that round instead of starting over.
 
 The continuation is the round's ``InputRequiredResult`` as the server sent it (its input
 requests, and its ``requestState`` kept byte for byte) plus the server and tool it belongs
-to; the server by its name and its endpoint (URL or command line), so a name pointed at
-another server before the resume does not receive the first one's state and answers. It
+to; the server by its name and a digest of its endpoint (URL or command line: kept as a
+SHA-256, since either may carry a token), so a name pointed at another server before the
+resume does not receive the first one's state and answers. It
 travels as an opaque JSON object: the seam and the store keep it with the batch
 (``AskUserQuestionRequest.continuation``, ``ToolContext.continuation``) and never read it.
 """
@@ -27,14 +28,14 @@ class Continuation:
     """One input-required round of one call: ``round`` is the server's result, as JSON."""
 
     server: str
-    endpoint: list[str]
+    endpoint: str  # the SHA-256 of the endpoint's JSON
     tool: str
     round: dict[str, Any]
 
     @classmethod
     def of(cls, server: str, endpoint: list[str], tool: str,
            result: InputRequiredResult) -> Continuation:
-        return cls(server, endpoint, tool,
+        return cls(server, _digest(endpoint), tool,
                    result.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     @classmethod
@@ -43,13 +44,14 @@ class Continuation:
         """The stored continuation if it is this call's round, else None (call afresh)."""
         if not isinstance(data, dict) or data.get("kind") != KIND:
             return None
-        if (data.get("server"), data.get("endpoint"), data.get("tool")) != (server, endpoint,
+        digest = _digest(endpoint)
+        if (data.get("server"), data.get("endpoint"), data.get("tool")) != (server, digest,
                                                                              tool):
             return None
         stored = data.get("round")
         if not isinstance(stored, dict):
             return None
-        continuation = cls(server, endpoint, tool, stored)
+        continuation = cls(server, digest, tool, stored)
         try:
             continuation.result()
         except ValueError:  # a hand-edited row: not a round the SDK can read
@@ -70,3 +72,10 @@ class Continuation:
     def request_state(self) -> str | None:
         state = self.round.get("requestState")
         return state if isinstance(state, str) else None
+
+
+def _digest(endpoint: list[str]) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(endpoint).encode()).hexdigest()

@@ -28,7 +28,7 @@ def visible_url(url: str) -> str:
     import unicodedata
     from urllib.parse import quote
 
-    return "".join(quote(char, safe="") if char.isspace()
+    return "".join(quote(char, safe="", errors="surrogatepass") if char.isspace()
                    or unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
                    else char for char in url)
 
@@ -39,6 +39,8 @@ def url_host(url: str) -> tuple[str, str | None]:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SchemaRefused("url", "only http and https URLs with a host can be opened")
     host = parts.hostname
+    if "%" in host:  # a hidden character in the host: a browser may open another one
+        raise SchemaRefused("url", "the host holds characters a terminal does not show")
     if not any(label.startswith("xn--") for label in host.split(".")):
         return host, None
     try:

@@ -175,3 +175,20 @@ def test_through_the_application_a_form_is_answered_with_rules_and_review():
 def test_through_the_application_d_and_ctrl_d_decline():
     assert ask_with_keys(["d"], form(declinable=True)) == ASK_DECLINED
     assert ask_with_keys(["1", "\x04"], form(declinable=True)) == ASK_DECLINED
+
+
+def test_a_skip_on_the_terminal_shows_the_default_it_took_on_the_review():
+    state = state_of(ENV, REPLICAS, review=True)
+    state.digit(2)  # production
+    state.skip()  # replicas: the terminal fills the default in, so the review shows it
+    assert state.screen == "review"
+    assert ' 2. Replicas?: "3"' in screen(state)
+
+
+def test_at_20x6_a_long_typed_answer_keeps_the_heading_above_the_title():
+    """The title gives up its line before who asks does, however little room is left."""
+    state = state_of(ENV, REPLICAS, heading=HEADING)
+    state.digit(2)
+    state.insert("9" * 200)  # typing in the replicas field, far past the width
+    first = screen(state, width=20, height=6)[0]
+    assert not first.strip().startswith("Question"), first

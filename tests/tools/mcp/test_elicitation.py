@@ -325,3 +325,11 @@ def test_a_batch_the_seam_refuses_answers_invalid_params_not_cancel(run):
     result = run(go())
     assert isinstance(result, ErrorData) and result.code == INVALID_PARAMS
     assert "at most 20 questions" in result.message
+
+
+def test_a_host_with_hidden_characters_is_refused_and_a_lone_surrogate_is_encoded():
+    from dsh_cli.tools.mcp.url_mode import visible_url
+
+    with pytest.raises(SchemaRefused, match="characters a terminal does not show"):
+        url_host(visible_url("https://exa\u200bmple.com/login"))
+    assert visible_url("https://a.example/\ud800x") == "https://a.example/%ED%A0%80x"
