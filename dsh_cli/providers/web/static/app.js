@@ -584,8 +584,7 @@
     if (q.warning) notes.push(el("p", { id: "qc-warning", class: "warning", role: "note", text: clean(q.warning) }));
     const parts = [];
     if (q.default) {
-      const value = q.default.custom != null ? q.default.custom : (q.default.selected || []).join(", ");
-      parts.push(`Default: ${value} (used when you skip)`);
+      parts.push(`Default: ${defaultText(q)} (used when you skip)`);
     } else if (q.required) {
       parts.push("Required");
     }
@@ -621,8 +620,12 @@
     // a skip the server will fill with its default says so
     const skipped = !(item.custom != null && String(item.custom).trim()) && !(item.selected || []).length;
     if (!skipped || !q.default) return answerText(item);
-    const value = q.default.custom != null ? q.default.custom : (q.default.selected || []).join(", ");
-    return `skipped (default: ${value})`;
+    return `skipped (default: ${defaultText(q)})`;
+  }
+
+  function defaultText(q) {
+    // the question's default as the human reads it: its text, or its labels
+    return q.default.custom != null ? q.default.custom : (q.default.selected || []).join(", ");
   }
 
   async function decline() {
