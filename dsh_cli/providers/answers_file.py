@@ -6,9 +6,9 @@ of the run with that id; an id no question asks is ignored (one file can serve s
 runs). A batch with ids the file lacks fails with ``NO_PROVIDER`` naming each of them with
 its question text, unless the question is optional in a form (an MCP server's: its fields
 say which are required) or has a default: then it is skipped and takes its default, and
-one line names those left out with no default; an answer that does not fit its question fails with
-``INVALID_ANSWER``. Both are reported through ``report`` (stderr in the CLI) as well as to
-the model.
+one line names those left out with no default. An answer that does not fit its question
+fails with ``INVALID_ANSWER``. Both are reported through ``report`` (stderr in the CLI) as
+well as to the model.
 """
 
 from __future__ import annotations
