@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fakes.elicitation_form import ENV, REPLICAS
-from prompt_toolkit.application import create_app_session
-from prompt_toolkit.input import create_pipe_input
-from prompt_toolkit.output import DummyOutput
+from test_terminal_forgiving import ask
 
 from dsh_cli.interaction import (
     ASK_DECLINED,
     AskUserQuestionItem,
     AskUserQuestionRequest,
-    UserInteraction,
     UserInteractionError,
 )
-from dsh_cli.providers.terminal import TerminalProvider
 from dsh_cli.providers.terminal.render import _hints, key_line, render, summary
 from dsh_cli.providers.terminal.state import BatchState
 
@@ -139,24 +133,15 @@ def test_the_review_of_a_form_teaches_the_decline_key_down_to_narrow_lines():
 
 
 def ask_with_keys(keys, request):
-    async def main():
-        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-            ui = UserInteraction()
-            provider = TerminalProvider()
-            ui.register_provider(provider)
-            task = asyncio.ensure_future(ui.ask(request))
-            for _ in range(300):
-                if provider.screen is not None and provider.screen.app.is_running:
-                    break
-                await asyncio.sleep(0.01)
-            for key in keys:
-                pipe.send_text(key)
-                await asyncio.sleep(0.01)
-            try:
-                return (await asyncio.wait_for(task, 10)).to_json()
-            except UserInteractionError as error:
-                return error.code
-    return asyncio.run(main())
+    """The batch asked through the application by ``keys``: its answer, or the error code."""
+    @ask((80, 24), request=request)
+    async def answered(session):
+        await session.keys(*keys)
+        try:
+            return await session.result()
+        except UserInteractionError as error:
+            return error.code
+    return answered
 
 
 def form(**fields):
