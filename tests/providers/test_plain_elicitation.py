@@ -95,3 +95,13 @@ def test_the_review_declines_cancels_and_end_of_input_aborts():
     assert isinstance(aborted, UserInteractionError) and aborted.code == "ASK_ABORTED"
     assert "Review your answers:\n  1. Environment?: staging\n" in transcript
     assert "/decline" not in transcript  # not offered: not on the prompt
+
+
+def test_the_review_takes_back_to_the_last_question_and_submit_submits():
+    answer, transcript = ask(["1", "/skip", "/back", "5", "/submit"], ENV, REPLICAS,
+                             review=True)
+    assert answer == {"answers": [{"id": "env", "selected": ["staging"]},
+                                  {"id": "replicas", "selected": [], "custom": "5"}]}
+    first, second = transcript.split("Review your answers:\n")[1:]
+    assert "> /back\nReplicas?\n" in first  # /back: the last question again
+    assert second.startswith("  1. Environment?: staging\n  2. Replicas?: 5\n")
