@@ -15,6 +15,8 @@ import pytest
 from dsh_under_test import DSH
 from tools.mcp.hostile_tools_server import entry
 
+from dsh_cli.core.limits import RESULT_CHARACTERS, RESULT_ITEMS
+
 CEILING = 120
 MIB = 1024 * 1024
 GROWTH = 100 * MIB  # what an attack may add to dsh's peak resident memory, at most
@@ -105,3 +107,24 @@ def test_bad_and_colliding_tool_names_are_left_out_with_one_line_each(tmp_path):
     assert sorted(name for name in offered if name.startswith("mcp__")) == [
         "mcp__a___fine", "mcp__a___x", "mcp__a__ok"]
     assert of_type(run, "turn/completed")
+
+
+@pytest.mark.parametrize(("call", "left"), [
+    ({"text": BIG_TEXT}, f"{BIG_TEXT - RESULT_CHARACTERS} more characters"),
+    ({"items": MANY_ITEMS}, f"{MANY_ITEMS - RESULT_ITEMS} more content items"),
+], ids=["15-MB-text", "500000-items"])
+def test_a_huge_result_is_cut_marked_and_stays_small(tmp_path, idle, call, left):
+    run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": call})}, calling("mcp__h__t"))
+    assert run.returncode == 0, run.stderr
+    [result] = of_type(run, "tool/result")
+    text, _, mark = result["content"].rpartition("\n")
+    assert len(text) <= RESULT_CHARACTERS
+    assert mark == (f"[dsh cut this result at {RESULT_CHARACTERS} characters and "
+                    f"{RESULT_ITEMS} content items: {left} not shown]")
+    assert of_type(run, "turn/completed")
+    assert run.stored < idle.stored + 2 * MIB  # one cut copy, not the server's 15 MB
+    if "items" in call:
+        # the SDK's parse of the line builds every item before dsh sees one (1.3 GB for
+        # these); bounding that needs the line itself, in the stdio transport's reader
+        pytest.skip("items are bounded only after the SDK has parsed them")
+    assert run.peak - idle.peak < GROWTH, f"peak {run.peak / MIB:.0f} MiB"
