@@ -43,6 +43,7 @@ __all__ = [
     "INVALID_ARGS",
     "INVALID_QUESTIONS",
     "INVALID_TOOL_NAME",
+    "MCP_STATE_NOT_STORED",
     "MCP_STATE_REFUSED",
     "MCP_TIMEOUT",
     "MCP_TOOL_ERROR",
@@ -105,6 +106,8 @@ MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
 MCP_TIMEOUT = "MCP_TIMEOUT"
 # a resumed call's stored requestState was refused; the call is made afresh (a notice)
 MCP_STATE_REFUSED = "MCP_STATE_REFUSED"
+# a round's requestState too big to store with its batch: the form cannot be resumed
+MCP_STATE_NOT_STORED = "MCP_STATE_NOT_STORED"
 
 # Permission requests (permissions.md)
 PERMISSION_DENIED = "PERMISSION_DENIED"

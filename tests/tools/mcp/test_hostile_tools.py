@@ -128,3 +128,35 @@ def test_a_huge_result_is_cut_marked_and_stays_small(tmp_path, idle, call, left)
         # these); bounding that needs the line itself, in the stdio transport's reader
         pytest.skip("items are bounded only after the SDK has parsed them")
     assert run.peak - idle.peak < GROWTH, f"peak {run.peak / MIB:.0f} MiB"
+
+
+def test_a_request_state_over_the_cap_is_not_stored_and_one_line_says_so(tmp_path, idle):
+    # a server that asks again every round, each time with a 2 MB state: ten batches
+    form = {"type": "object", "properties": {"a": {"type": "string"}}}
+    run = dsh_run(tmp_path, {"h": entry({"tools": ["t"],
+                                         "call": {"form": form, "state": 2_000_000}})},
+                  calling("mcp__h__t"))
+    assert run.returncode == 0, run.stderr
+    assert len(of_type(run, "question/requested")) == 10
+    assert dsh_lines(run) == [
+        "dsh: MCP_STATE_NOT_STORED: h sent a requestState over 1 MiB for t: it is not "
+        "stored, so its form cannot be resumed after dsh stops"]
+    [result] = of_type(run, "tool/result")
+    assert "asked for input more than 10 times" in result["error"]["message"]
+    assert run.stored < idle.stored + 1 * MIB  # not 10 x 2 MB
+
+
+# big enough that building questions of it took hundreds of MB (a 9 MB enum: 885 MB), small
+# enough that the SDK's own parse of the message (about 1 KB per value) stays under GROWTH
+@pytest.mark.parametrize("call", [{"enum": 200_000}, {"properties": 30_000}],
+                         ids=["2-MB-enum", "30000-properties"])
+def test_a_form_over_the_cap_is_refused_before_a_question_is_built(tmp_path, idle, call):
+    run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": call})}, calling("mcp__h__t"))
+    assert run.returncode == 0, run.stderr
+    assert not of_type(run, "question/requested")
+    [result] = of_type(run, "tool/result")
+    assert result["error"]["code"] == "MCP_TOOL_ERROR"
+    assert ("dsh cannot ask this form: requestedSchema: over 256 KiB as JSON"
+            in result["error"]["message"])
+    assert of_type(run, "turn/completed")
+    assert run.peak - idle.peak < GROWTH, f"peak {run.peak / MIB:.0f} MiB"
