@@ -42,6 +42,8 @@ __all__ = [
     "INVALID_ANSWER",
     "INVALID_ARGS",
     "INVALID_QUESTIONS",
+    "INVALID_TOOL_NAME",
+    "MCP_STATE_NOT_STORED",
     "MCP_STATE_REFUSED",
     "MCP_TIMEOUT",
     "MCP_TOOL_ERROR",
@@ -104,6 +106,8 @@ MCP_UNAVAILABLE = "MCP_UNAVAILABLE"
 MCP_TIMEOUT = "MCP_TIMEOUT"
 # a resumed call's stored requestState was refused; the call is made afresh (a notice)
 MCP_STATE_REFUSED = "MCP_STATE_REFUSED"
+# a round's requestState too big to store with its batch: the form cannot be resumed
+MCP_STATE_NOT_STORED = "MCP_STATE_NOT_STORED"
 
 # Permission requests (permissions.md)
 PERMISSION_DENIED = "PERMISSION_DENIED"
@@ -113,6 +117,8 @@ NO_PERMISSION_PROVIDER = "NO_PERMISSION_PROVIDER"
 INVALID_ARGS = "INVALID_ARGS"
 UNKNOWN_TOOL = "UNKNOWN_TOOL"
 DUPLICATE_TOOL = "DUPLICATE_TOOL"
+# a tool whose name no function-calling API takes (an MCP server's: left out, one line)
+INVALID_TOOL_NAME = "INVALID_TOOL_NAME"
 ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
 ABORTED = "ABORTED"
 TURN_LIMIT = "TURN_LIMIT"

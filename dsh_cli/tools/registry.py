@@ -1,8 +1,8 @@
 """The tool registry: tools by name, and ``execute`` that never raises for a tool failure.
 
-The set grows and shrinks at run time (``register``/``unregister``; names are unique), and
-each call of the model sees the tools registered at that moment: MCP servers add their
-``mcp__SERVER__TOOL`` tools after a session opens.
+The set grows and shrinks at run time (``register``/``unregister``; names are unique and
+fit ``TOOL_NAME``), and each call of the model sees the tools registered at that
+moment: MCP servers add their ``mcp__SERVER__TOOL`` tools after a session opens.
 
 Every failure becomes a ``ToolResult`` with ``is_error`` and ``error = {name, code,
 message}`` (``code`` absent for errors that are not ``HarnessError``s), so the model, or
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
@@ -28,6 +29,7 @@ from dsh_cli.core.errors import (
     ABORTED_BEFORE_DISPATCH,
     DUPLICATE_TOOL,
     INVALID_ARGS,
+    INVALID_TOOL_NAME,
     UNKNOWN_TOOL,
     ToolError,
 )
@@ -40,6 +42,8 @@ __all__ = [
     "ABORTED_BEFORE_DISPATCH",
     "DUPLICATE_TOOL",
     "INVALID_ARGS",
+    "INVALID_TOOL_NAME",
+    "TOOL_NAME",
     "UNKNOWN_TOOL",
     "Policy",
     "Tool",
@@ -48,6 +52,7 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "offerable_name",
 ]
 
 
@@ -56,6 +61,15 @@ ArgsT = TypeVar("ArgsT")
 # How long a tool that watches the abort signal gets to settle on its own after an abort,
 # so it can report its own code (an open question reports ASK_ABORTED, not ABORTED).
 ABORT_GRACE_SECONDS = 1.0
+
+# A name every function-calling API takes: OpenAI's and DeepSeek's refuse the whole request
+# (so every later call of the run) when one tool's name does not fit.
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def offerable_name(name: str) -> bool:
+    """Whether ``name`` fits ``TOOL_NAME``, so the model may be offered a tool called so."""
+    return TOOL_NAME.fullmatch(name) is not None
 
 
 @dataclass
@@ -163,7 +177,11 @@ class ToolRegistry:
             self.register(tool)
 
     def register(self, tool: Tool[Any]) -> None:
-        """Add ``tool``; ``DUPLICATE_TOOL`` when its name is taken (the first one stays)."""
+        """Add ``tool``; ``DUPLICATE_TOOL`` when its name is taken (the first one stays),
+        ``INVALID_TOOL_NAME`` when it does not fit ``TOOL_NAME``."""
+        if not offerable_name(tool.name):
+            raise ToolError(f"a tool name must fit {TOOL_NAME.pattern} ({tool.name[:80]!r})",
+                            INVALID_TOOL_NAME)
         if tool.name in self._tools:
             raise ToolError(f"a tool named {tool.name!r} is already registered", DUPLICATE_TOOL)
         self._tools[tool.name] = tool

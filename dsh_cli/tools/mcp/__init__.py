@@ -2,7 +2,8 @@
 
 ``McpToolset.start`` connects to every configured server in parallel; a server that fails or
 exceeds its ``startup_timeout`` is reported in one line and left out, and the rest go on.
-Its tools join the session's ``ToolRegistry`` as ``mcp__SERVER__TOOL``. Nothing here
+Its tools join the session's ``ToolRegistry`` as ``mcp__SERVER__TOOL`` (a name that does not
+fit, or is taken, is left out with one line: ``toolset.py``). Nothing here
 imports the MCP SDK until a server is actually started.
 """
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dsh_cli.core.errors import (
+    MCP_STATE_NOT_STORED,
     MCP_STATE_REFUSED,
     MCP_TIMEOUT,
     MCP_TOOL_ERROR,
@@ -31,6 +32,7 @@ from dsh_cli.core.errors import (
     ToolError,
     format_line,
 )
+from dsh_cli.core.limits import REQUEST_STATE_BYTES
 from dsh_cli.core.tasks import close_task
 from dsh_cli.tools.mcp.asking import CurrentCall, Elicitor
 from dsh_cli.tools.mcp.elicitation import INVALID_PARAMS
@@ -200,6 +202,7 @@ class McpConnection:
             state = stored.request_state
             responses = await self._answer_inputs(session, tool, stored.result())
         retrying = stored is not None
+        told = False  # that this call's forms cannot be resumed: said once
         for _ in range(MAX_INPUT_ROUNDS):
             try:
                 result = await session.call_tool(tool, arguments, input_responses=responses,
@@ -219,17 +222,24 @@ class McpConnection:
                 return result
             state = result.request_state
             if result.input_requests:
-                responses = await self._answer_inputs(session, tool, result)
+                keep = _storable(state)
+                if not keep and not told:
+                    told = True
+                    self.notice(format_line(MCP_STATE_NOT_STORED, (
+                        f"{self.config.name} sent a requestState over "
+                        f"{REQUEST_STATE_BYTES // 1024 // 1024} MiB for {tool}: it is not "
+                        "stored, so its form cannot be resumed after dsh stops")))
+                responses = await self._answer_inputs(session, tool, result, keep=keep)
             else:  # only state: the server is working; ask again shortly
                 responses = None
                 await asyncio.sleep(STATE_ONLY_PAUSE)
         raise ToolError(f"{tool} on {self.config.name} asked for input more than "
                         f"{MAX_INPUT_ROUNDS} times", MCP_TOOL_ERROR)
 
-    async def _answer_inputs(self, session: Any, tool: str,
-                             result: InputRequiredResult) -> dict[str, Any]:
-        """All of a round's elicitations in one batch, stored with the round; sampling and
-        roots as the SDK would."""
+    async def _answer_inputs(self, session: Any, tool: str, result: InputRequiredResult,
+                             *, keep: bool = True) -> dict[str, Any]:
+        """All of a round's elicitations in one batch, stored with the round (unless not
+        ``keep``: its state is too big to store); sampling and roots as the SDK would."""
         from mcp.client.session import ClientRequestContext
         from mcp.shared.exceptions import MCPError
         from mcp_types import ElicitRequest, ErrorData
@@ -239,9 +249,9 @@ class McpConnection:
                   if self._elicits and isinstance(request, ElicitRequest)}
         responses: dict[str, Any] = {}
         if elicit:
-            continuation = Continuation.of(self.config.name, self.config.endpoint, tool,
-                                           result)
-            answered = await self.elicitor.answer(elicit, continuation.to_json())
+            continuation = (Continuation.of(self.config.name, self.config.endpoint, tool,
+                                            result).to_json() if keep else None)
+            answered = await self.elicitor.answer(elicit, continuation)
             if isinstance(answered, ErrorData):
                 raise MCPError.from_error_data(answered)
             responses.update(answered)
@@ -282,6 +292,12 @@ async def _list_all_tools(client: Any) -> list[Any]:
         if not cursor:
             break
     return tools
+
+
+def _storable(state: str | None) -> bool:
+    """Whether a round's ``requestState`` is small enough to store with its batch."""
+    return state is None or (len(state) <= REQUEST_STATE_BYTES // 4  # bytes <= 4 x chars
+                             or len(state.encode("utf-8", "replace")) <= REQUEST_STATE_BYTES)
 
 
 def _is_protocol_error(error: BaseException) -> bool:

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dsh_cli.core.errors import INVALID_ANSWER, UserInteractionError
+from dsh_cli.core.limits import FORM_SCHEMA_BYTES
 from dsh_cli.interaction.constraints import TextRule, compile_pattern
 from dsh_cli.interaction.validation import LIMITS, check_questions
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from dsh_cli.core.signal import AbortSignal
     from dsh_cli.interaction.vocabulary import (
         AskUserQuestionAnswer,
@@ -81,6 +84,9 @@ def looks_secret(*names: str | None) -> bool:
 
 def form_fields(schema: Any, prefix: str | None = None) -> list[FormField]:
     """The questions of one form, in property order; ``SchemaRefused`` for what dsh can't ask."""
+    if _over(schema, FORM_SCHEMA_BYTES):
+        raise SchemaRefused("requestedSchema", f"over {FORM_SCHEMA_BYTES // 1024} KiB as "
+                            "JSON: too big a form to ask")
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise SchemaRefused("requestedSchema", "must be an object schema")
     properties = schema.get("properties") or {}
@@ -94,6 +100,34 @@ def form_fields(schema: Any, prefix: str | None = None) -> list[FormField]:
         ident = f"{prefix}/{key}" if prefix else str(key)
         fields.append(_field(str(key), ident, spec, key in required))
     return fields
+
+
+def _over(value: Any, limit: int) -> bool:
+    """Whether ``value`` as JSON would pass ``limit`` bytes (counted as its strings'
+    characters and a few for each delimiter and scalar), found without building anything:
+    the walk stops at the first part past the limit, before any question is made."""
+    from itertools import chain
+
+    seen = 0
+    walking: list[Iterator[Any]] = [iter((value,))]
+    while walking:
+        item = next(walking[-1], _MISSING)
+        if item is _MISSING:
+            walking.pop()
+            continue
+        if isinstance(item, str):
+            seen += len(item) + 3  # quotes, and a comma or colon
+        elif isinstance(item, dict):
+            seen += 2
+            walking.append(chain.from_iterable(item.items()))
+        elif isinstance(item, list):
+            seen += 2
+            walking.append(iter(item))
+        else:
+            seen += 4  # a number, true, false or null
+        if seen > limit:
+            return True
+    return False
 
 
 def _field(key: str, ident: str, spec: Any, required: bool) -> FormField:

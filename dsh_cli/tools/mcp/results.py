@@ -3,6 +3,10 @@
 Text parts as they are, structured content as compact JSON when no text says it, images
 and audio as a placeholder line (the model cannot see them here), resource links and
 embedded resources by their URI.
+
+The text is cut at ``RESULT_CHARACTERS`` and ``RESULT_ITEMS`` content items, the cut
+marked (section 4): the model, the store and a controller get the same bounded text, and
+no part past the caps is ever turned into text.
 """
 
 from __future__ import annotations
@@ -10,18 +14,38 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dsh_cli.core.limits import RESULT_CHARACTERS, RESULT_ITEMS
+
 __all__ = ["result_text"]
 
 
 def result_text(result: Any) -> str:
-    """The ``CallToolResult``'s content joined into one text."""
-    parts: list[str] = []
-    for item in getattr(result, "content", None) or []:
-        parts.append(_part(item))
+    """The ``CallToolResult``'s content joined into one text, within the caps."""
+    content = getattr(result, "content", None) or []
+    parts = [part for part in map(_part, content[:RESULT_ITEMS]) if part]
     structured = getattr(result, "structured_content", None)
-    if structured is not None and not any(parts):
+    if structured is not None and not parts:
         parts.append(json.dumps(structured, ensure_ascii=False, separators=(",", ":")))
-    return "\n".join(part for part in parts if part)
+    text = _joined(parts, RESULT_CHARACTERS)
+    characters_left = sum(map(len, parts)) + max(0, len(parts) - 1) - len(text)
+    items_left = max(0, len(content) - RESULT_ITEMS)
+    if not characters_left and not items_left:
+        return text
+    said = [f"{characters_left} more characters"] if characters_left else []
+    said += [f"{items_left} more content items"] if items_left else []
+    return (f"{text}\n[dsh cut this result at {RESULT_CHARACTERS} characters and "
+            f"{RESULT_ITEMS} content items: {' and '.join(said)} not shown]")
+
+
+def _joined(parts: list[str], room: int) -> str:
+    """``"\\n".join(parts)`` up to ``room`` characters, never building more of it."""
+    kept: list[str] = []
+    for part in parts:
+        kept.append(part[:room])
+        room -= len(kept[-1]) + 1
+        if room <= 0:
+            break
+    return "\n".join(kept)
 
 
 def _part(item: Any) -> str:

@@ -1,4 +1,10 @@
-"""``McpToolset``: the started servers of one session and the tools they offer."""
+"""``McpToolset``: the started servers of one session and the tools they offer.
+
+A server's tool is offered only when its name is not empty, its ``mcp__SERVER__TOOL``
+fits the registry's ``TOOL_NAME`` and no tool before it (in the server's listing, or of a
+server configured earlier) took that name; what is left out is said in one line per
+server and kind, and the run goes on (``spec/mcp.md`` section 4).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from dsh_cli.core.errors import HarnessError
+from dsh_cli.core.errors import DUPLICATE_TOOL, INVALID_TOOL_NAME, HarnessError, format_line
 from dsh_cli.tools.mcp.tool import McpTool
+from dsh_cli.tools.registry import TOOL_NAME, offerable_name
 
 if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
@@ -71,6 +78,8 @@ class McpToolset:
                                         return_exceptions=True)
         statuses: list[ServerStatus] = []
         live: list[McpConnection] = []
+        taken: set[str] = set()
+        say = notice or (lambda line: _write(errlog, line))
         for connection, outcome in zip(connections, outcomes, strict=True):
             config = connection.config
             if isinstance(outcome, BaseException):
@@ -82,8 +91,7 @@ class McpToolset:
                                              False, message))
                 continue
             live.append(connection)
-            tools = [McpTool(connection, definition) for definition in connection.tools
-                     if config.offers(str(definition.name))]
+            tools = _offered(connection, taken, say)
             statuses.append(ServerStatus(config.name, config.transport, config.source, True,
                                          tools=tools))
         return cls(live, statuses)
@@ -105,3 +113,52 @@ class McpToolset:
         """Close every connection (stdio servers are terminated)."""
         await asyncio.gather(*(connection.close() for connection in self.connections),
                              return_exceptions=True)
+
+
+def _offered(connection: McpConnection, taken: set[str],
+             say: Callable[[str], None]) -> list[McpTool]:
+    """The server's tools the model may be offered; ``taken`` gains their names."""
+    config = connection.config
+    tools: list[McpTool] = []
+    invalid: list[str] = []
+    repeated: list[str] = []
+    for definition in connection.tools:
+        if not config.offers(str(definition.name)):
+            continue
+        tool = McpTool(connection, definition)
+        if not tool.remote_name or not offerable_name(tool.name):
+            invalid.append(tool.remote_name)
+        elif tool.name in taken:
+            repeated.append(tool.name)
+        else:
+            taken.add(tool.name)
+            tools.append(tool)
+    if invalid:
+        say(format_line(INVALID_TOOL_NAME, (
+            f"MCP server {config.name}: left out {_count(invalid)} whose name is empty or "
+            f"as mcp__{config.name}__TOOL does not fit {TOOL_NAME.pattern} "
+            f"(the first: {_quoted(invalid[0])})")))
+    if repeated:
+        say(format_line(DUPLICATE_TOOL, (
+            f"MCP server {config.name}: left out {_count(repeated)} whose name is offered "
+            f"already (the first: {_quoted(repeated[0])})")))
+    return tools
+
+
+def _count(names: list[str]) -> str:
+    return "1 tool" if len(names) == 1 else f"{len(names)} tools"
+
+
+def _quoted(name: str) -> str:
+    """A server's name for a line: JSON-quoted (so blanks and controls show), and short."""
+    import json
+
+    shown = json.dumps(name[:60])
+    return shown if len(name) <= 60 else f"{shown}… ({len(name)} characters)"
+
+
+def _write(errlog: TextIO, line: str) -> None:
+    from dsh_cli.core.sanitize import sanitize_line
+
+    errlog.write(sanitize_line(line) + "\n")
+    errlog.flush()

@@ -1,0 +1,18 @@
+"""What dsh keeps of a peer's words at most: the caps on what an MCP server sends.
+
+One place for each cap (``spec/mcp.md`` section 4, "A peer cannot hurt dsh"), so the code
+that applies one and the docs that name it read the same number. This module imports
+nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FORM_SCHEMA_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS"]
+
+# a tool result as the model receives it and the store keeps it; the rest is cut, marked
+RESULT_CHARACTERS = 100_000
+RESULT_ITEMS = 1_000
+# an elicitation's requestedSchema, as compact JSON: a bigger form is refused unasked
+FORM_SCHEMA_BYTES = 256 * 1024
+# a 2026-07-28 round's requestState kept with its batch for a resume: a bigger one is not
+REQUEST_STATE_BYTES = 1024 * 1024
