@@ -56,6 +56,15 @@ class LazyGroup(click.Group):
         finally:
             release_collection()  # a command that ran no event loop
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # `dsh … | head -1` ends quietly, as the shell's tools do
+            from dsh_cli.core.streams import stdout_gone
+
+            # (Click's own handling exits 1, which reads as a failure under pipefail)
+            raise click.exceptions.Exit(stdout_gone()) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
