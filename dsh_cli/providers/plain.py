@@ -230,7 +230,8 @@ class PlainProvider:
         lines += _notes(question)
         deadline = context.deadline
         if deadline is not None and not deadline.stopped:
-            lines.append(f"  (answer within {deadline.seconds:g} seconds)")
+            unit = "second" if deadline.seconds == 1 else "seconds"
+            lines.append(f"  (answer within {deadline.seconds:g} {unit})")
         self._write("\n".join(lines) + "\n")
 
     def _end_prompt(self) -> None:
