@@ -141,7 +141,8 @@ def build_runtime(
             assert store is not None
             session_id = store.latest_session_id() if resume == LATEST else resume
             if session_id is None:
-                raise _no_session("there is no session to continue yet")
+                raise _no_session("there is no session to continue yet: start one with `dsh` "
+                                  "or `dsh run PROMPT`, then continue it with -c")
             record = store.load_session(store.claim(session_id))  # owned before it is read
             if settings.model_is_default and record.model:
                 # A resumed session keeps talking to the model it was started with.
@@ -185,6 +186,6 @@ def _open_store() -> Any:
 
 
 def _no_session(message: str) -> Exception:
-    from dsh_cli.store import StoreError
+    from dsh_cli.core.errors import NOTHING_TO_RESUME, UsageError
 
-    return StoreError(message)
+    return UsageError(message, NOTHING_TO_RESUME)

@@ -28,7 +28,7 @@ class Command:
 
 def _help(repl: Any, argument: str) -> None:
     for name, command in COMMANDS.items():
-        if name != "quit":
+        if name != "quit":  # named on /exit's line: one line per thing to do
             repl.renderer.line(f"/{name:<9} {command.help}")
     repl.renderer.line(KEYS, dim=True)
 
@@ -89,7 +89,7 @@ def _field(item: Any, name: str) -> Any:
 
 COMMANDS: dict[str, Command] = {
     "help": Command("show the commands and keys", _help),
-    "exit": Command("end the chat (also ctrl-d)", _exit),
+    "exit": Command("end the chat (also /quit, ctrl-d)", _exit),
     "quit": Command("end the chat", _exit),
     "new": Command("start a new session (the conversation so far is kept in the store)", _new),
     "model": Command("show the model in use; /model NAME switches to NAME", _model),

@@ -38,6 +38,8 @@ class LazyGroup(click.Group):
         return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "help":  # `dsh help [COMMAND]`, as git and gh take it
+            return help_command
         if cmd_name not in COMMANDS:
             return None
         path, _ = COMMANDS[cmd_name]
@@ -56,11 +58,82 @@ class LazyGroup(click.Group):
         finally:
             release_collection()  # a command that ran no event loop
 
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        if self.get_command(ctx, name) is None and not name.startswith("-"):
+            raise click.UsageError(_unknown_command(args), ctx)
+        return super().resolve_command(ctx, args)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            _closer_options(error)
+            raise
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.NoSuchOption as error:
+            _closer_options(error)
+            raise
+        except BrokenPipeError:  # `dsh … | head -1` ends quietly, as the shell's tools do
+            from dsh_cli.core.streams import stdout_gone
+
+            # (Click's own handling exits 1, which reads as a failure under pipefail)
+            raise click.exceptions.Exit(stdout_gone()) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def _unknown_command(args: list[str]) -> str:
+    """What to say for ``dsh WORD …``: the command meant, or how to ask the agent."""
+    import difflib
+    import shlex
+
+    name = args[0]
+    close = difflib.get_close_matches(name, [*COMMANDS, "help"], n=1, cutoff=0.7)
+    if close:
+        return f"no such command {name!r}; did you mean `dsh {close[0]}`?"
+    prompt = shlex.quote(" ".join(args))
+    return (f"no such command {name!r}; to ask the agent, run `dsh run {prompt}` (one "
+            "answer), or `dsh` and type it at the prompt; `dsh --help` lists the commands")
+
+
+def _closer_options(error: click.NoSuchOption) -> None:
+    """Suggest only an option that is really close (Click's cutoff turns --bogus into --host)."""
+    import difflib
+
+    command = error.ctx.command if error.ctx is not None else None
+    names = [name for param in (command.params if command else [])
+             if isinstance(param, click.Option) and not param.hidden
+             for name in (*param.opts, *param.secondary_opts)]
+    error.possibilities = difflib.get_close_matches(error.option_name, names, n=3, cutoff=0.75)
+
+
+@click.command("help", add_help_option=False)
+@click.argument("names", nargs=-1)
+@click.pass_context
+def help_command(ctx: click.Context, names: tuple[str, ...]) -> None:
+    """Show the help of dsh, or of a command (`dsh help mcp list`)."""
+    parent = ctx.parent
+    assert parent is not None
+    command: click.Command = parent.command
+    context = parent
+    for name in names:
+        sub = (command.get_command(context, name)
+               if isinstance(command, click.Group) else None)
+        if sub is None or sub is help_command:
+            raise click.UsageError(f"no such command {' '.join(names)!r}; `dsh --help` "
+                                   "lists the commands", ctx)
+        context = click.Context(sub, info_name=name, parent=context)
+        command = sub
+    click.echo(command.get_help(context))
 
 
 @click.group(

@@ -61,8 +61,10 @@ EXIT_STATUS = {
 @click.option("--format", "output_format", type=click.Choice(["json", "lines"]),
               default="json", show_default=True,
               help="json: the answer batch; lines: one line per label or text.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Give up with ASK_TIMEOUT (exit 124) after SECONDS.")
+@click.option("--question-timeout", "timeout", type=click.FloatRange(min=0, min_open=True),
+              metavar="SECONDS", help="Give up with ASK_TIMEOUT (exit 124) after SECONDS.")
+@click.option("--timeout", "timeout", type=click.FloatRange(min=0, min_open=True),
+              hidden=True)  # the first spelling; --question-timeout is every command's
 @click.option("--jsonl", is_flag=True, help="A controlling program answers over JSON lines.")
 @click.option("--answers", "answers_path", metavar="FILE",
               help="Answer from a JSON file mapping question ids to answers.")

@@ -8,6 +8,7 @@ to ask, so every request is denied, saying why).
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any
@@ -36,13 +37,13 @@ def _say(line: str) -> None:
               help=QUESTION_TIMEOUT_HELP)
 @click.option("--http", is_flag=True,
               help="Serve Streamable HTTP on 127.0.0.1 (URL with its token on stderr).")
-@click.option("--http-port", type=int, default=0, metavar="PORT",
-              help="Port for --http (default: any free port).")
-@web_options
+@click.option("--http-port", "http_port", type=int, default=None, hidden=True)  # was: --port
+@functools.partial(web_options, port_help="Port for --http, else for --web (default: any "
+                   "free port).")
 @click.pass_context
 def mcp(ctx: click.Context, answers_path: str | None, web: bool, wait_seconds: float,
-        question_timeout: float | None, http: bool, http_port: int, host: str, port: int,
-        open_browser: bool | None) -> None:
+        question_timeout: float | None, http: bool, http_port: int | None, host: str,
+        port: int, open_browser: bool | None) -> None:
     """An MCP server: agents ask, you answer at `dsh attach`.
 
     With a subcommand (`dsh mcp list`), the MCP servers dsh's own agent uses instead.
@@ -51,9 +52,13 @@ def mcp(ctx: click.Context, answers_path: str | None, web: bool, wait_seconds: f
         return
     from dsh_cli.session.interrupts import run_main
 
+    # one --port: the HTTP endpoint's with --http (the web page then takes a free one)
+    web_port = 0 if http else port
+    if http_port is None:
+        http_port = port if http else 0
     sys.exit(run_main(_main(answers_path=answers_path, web=web, wait=wait_seconds,
                             question_timeout=question_timeout, http=http, http_port=http_port,
-                            web_host={"host": host, "port": port,
+                            web_host={"host": host, "port": web_port,
                                       "open_browser": open_browser})))
 
 

@@ -90,13 +90,16 @@ def tool_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def web_options(command: Callable[..., Any]) -> Callable[..., Any]:
+WEB_PORT_HELP = "Port for the web surface (default: any free port)."
+
+
+def web_options(command: Callable[..., Any], *,
+                port_help: str = WEB_PORT_HELP) -> Callable[..., Any]:
     """Where the browser surface listens."""
     decorators = [
         click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDRESS",
                      help="Address to bind the web surface to."),
-        click.option("--port", type=int, default=0, metavar="PORT",
-                     help="Port for the web surface (default: any free port)."),
+        click.option("--port", type=int, default=0, metavar="PORT", help=port_help),
         click.option("--open/--no-open", "open_browser", default=None,
                      help="Open the system browser (default: when a display is available)."),
     ]

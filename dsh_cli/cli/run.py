@@ -9,6 +9,7 @@ unless ``--no-input``); with none, ``ask_user_question`` fails at once with NO_P
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -143,8 +144,9 @@ async def _drive(runtime: Runtime, text: str | None, source: Source) -> int:
                 stack.callback(runtime.events.subscribe(renderer))
                 if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
                     runtime.model.on_retry = renderer.retry_notice
-            elif source.name == "none":  # a CI log shows why a question found no answer
-                stack.callback(runtime.events.subscribe(_unanswered_line))
+            else:  # a CI log shows why a question or a tool call found nobody to answer
+                stack.callback(runtime.events.subscribe(
+                    functools.partial(_unanswered_line, no_source=source.name == "none")))
             runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
         final = await _turns(runtime, text)
     if final is None:
@@ -153,16 +155,21 @@ async def _drive(runtime: Runtime, text: str | None, source: Source) -> int:
     return 0
 
 
-def _unanswered_line(event: object) -> None:
-    """One stderr line for each question batch that no answer source could take."""
-    from dsh_cli.core.errors import NO_PROVIDER, format_line
+def _unanswered_line(event: object, *, no_source: bool) -> None:
+    """One stderr line for each batch or tool call that nothing here could answer."""
+    from dsh_cli.core.errors import NO_PERMISSION_PROVIDER, NO_PROVIDER, format_line
     from dsh_cli.core.events import ToolResultEvent
 
-    error = event.error if isinstance(event, ToolResultEvent) else None
-    if error and error.get("code") == NO_PROVIDER:
+    error = (event.error if isinstance(event, ToolResultEvent) else None) or {}
+    code = error.get("code")
+    if code == NO_PROVIDER and no_source:  # an answers file names its own missing ids
         message = f"{error.get('message', '')}; use --answers, --plain or --jsonl"
-        sys.stderr.write(format_line(NO_PROVIDER, message) + "\n")
-        sys.stderr.flush()
+    elif code == NO_PERMISSION_PROVIDER:
+        message = str(error.get("message", ""))
+    else:
+        return
+    sys.stderr.write(format_line(code, message) + "\n")
+    sys.stderr.flush()
 
 
 def _progress_renderer() -> TranscriptRenderer:

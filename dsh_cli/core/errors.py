@@ -64,6 +64,7 @@ __all__ = [
     "NO_PROVIDER",
     "PERMISSION_DENIED",
     "SCRIPT_ERROR",
+    "SESSION_AMBIGUOUS",
     "SESSION_BUSY",
     "SESSION_NOT_FOUND",
     "STORE_ERROR",
@@ -141,6 +142,7 @@ SCRIPT_ERROR = "SCRIPT_ERROR"
 CONFIG_ERROR = "CONFIG_ERROR"
 STORE_ERROR = "STORE_ERROR"
 SESSION_NOT_FOUND = "SESSION_NOT_FOUND"
+SESSION_AMBIGUOUS = "SESSION_AMBIGUOUS"  # a prefix that starts several sessions
 SESSION_BUSY = "SESSION_BUSY"
 NOTHING_TO_RESUME = "NOTHING_TO_RESUME"
 ANSWERS_FILE_ERROR = "ANSWERS_FILE_ERROR"
@@ -211,7 +213,8 @@ class SessionNotFound(StoreError):
         if matches:
             how = f"is ambiguous: it starts {', '.join(matches)}"
         super().__init__(f"session {session_id} {how}; see `dsh sessions list`",
-                         SESSION_NOT_FOUND, path)
+                         SESSION_AMBIGUOUS if ambiguous or matches else SESSION_NOT_FOUND,
+                         path)
         self.session_id = session_id
         self.matches = matches
 

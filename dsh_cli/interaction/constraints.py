@@ -134,10 +134,10 @@ def _pattern_problem(pattern: str, text: str) -> str | None:
         if compile_pattern(pattern).search(text, timeout=PATTERN_SECONDS) is not None:
             return None
     except TimeoutError:
-        return "could not be checked against the pattern in time: try a shorter answer"
+        return "a shorter answer (this one could not be checked against the pattern in time)"
     except (ValueError, RecursionError):
         pass
-    return f"must match the pattern {pattern}"
+    return f"text matching the pattern {pattern}"
 
 
 def _format_problem(kind: str, text: str) -> str | None:

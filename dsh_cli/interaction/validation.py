@@ -74,6 +74,7 @@ def limits_text() -> str:
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_BREAK = re.compile("[\n\r\u2028\u2029\x0b\x0c\x85]")
+MAX_LABELS_SHOWN = 10  # an unknown label's error lists this many valid ones
 
 
 def _invalid(path: str, rule: str) -> UserInteractionError:
@@ -208,12 +209,18 @@ def validate_answer(request: AskUserQuestionRequest, answer: Any) -> AskUserQues
     items = answer.answers
     if len(items) != len(questions):
         raise _bad_answer("answers", f"expected {len(questions)} answers, got {len(items)}")
-    normalised = []
+    normalised, problems = [], []
     for index, (question, item) in enumerate(zip(questions, items, strict=True)):
         path = f"answers[{index}]"
         if item.id != question.id:
-            raise _bad_answer(f"{path}.id", f'expected "{question.id}", got "{item.id}"')
-        normalised.append(validate_answer_item(question, item, path))
+            problems.append(f'{path}.id: expected "{question.id}", got "{item.id}"')
+            continue
+        try:
+            normalised.append(validate_answer_item(question, item, path))
+        except UserInteractionError as error:  # every bad answer at once, not the first
+            problems.append(error.message)
+    if problems:
+        raise UserInteractionError("; ".join(problems), INVALID_ANSWER)
     return AskUserQuestionAnswer(answers=normalised)
 
 
@@ -264,7 +271,7 @@ def _normalise(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
     seen: set[str] = set()
     for label in item.selected:
         if label not in labels:
-            raise _Unfit(".selected", f'unknown label "{label}"')
+            raise _Unfit(".selected", f'unknown label "{label}"; {_valid_labels(labels, label)}')
         if label in seen:
             raise _Unfit(".selected", f'duplicate label "{label}"')
         seen.add(label)
@@ -281,6 +288,21 @@ def _normalise(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
     return AskUserQuestionAnswerItem(
         id=item.id, selected=[label for label in labels if label in seen]
     )
+
+
+def _valid_labels(labels: list[str], given: str) -> str:
+    """The labels that would do, the closest first: what to type instead."""
+    import difflib
+
+    folded = {label.casefold(): label for label in labels}
+    close = ([label for label in labels if given.strip()
+              and label.casefold().startswith(given.casefold())]
+             or [folded[match] for match in difflib.get_close_matches(
+                 given.casefold(), list(folded), n=1, cutoff=0.6)])
+    shown = ", ".join(f'"{label}"' for label in labels[:MAX_LABELS_SHOWN])
+    more = f" and {len(labels) - MAX_LABELS_SHOWN} more" if len(labels) > MAX_LABELS_SHOWN else ""
+    mean = f'did you mean "{close[0]}"? ' if close else ""
+    return f"{mean}the labels are {shown}{more}"
 
 
 def _check_count(question: AskUserQuestionItem, count: int) -> None:

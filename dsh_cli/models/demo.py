@@ -56,8 +56,10 @@ DEMO_QUESTIONS: list[dict[str, Any]] = [
     {"id": "name", "header": "Name", "question": "What should the project be called?"},
 ]
 
-_INTRO = ("Before I set this up I need three decisions from you: the stack, the features, "
-          "and a name.")
+# said first, so nobody mistakes the script for a model that read their message
+_INTRO = ("I am dsh's offline demo, a scripted model: whatever you type, I ask these same "
+          "three questions to show how dsh asks. Before I set this up I need three decisions "
+          "from you: the stack, the features, and a name.")
 _HEADERS = {"stack": "Stack", "features": "Features", "name": "Name"}
 _REFUSALS = {
     "ASK_CANCELLED": "You dismissed the questions, so I have not set anything up. "

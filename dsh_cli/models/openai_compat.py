@@ -333,7 +333,9 @@ class OpenAIChatModel:
                     f"the connection to {where} broke off mid-stream: "
                     f"{self._clean(reason)}", MODEL_STREAM), retry=True)
             return _Failure(ModelError(
-                f"cannot reach {where}: {self._clean(reason)}", MODEL_CONNECTION), retry=True)
+                f"cannot reach {where}: {self._clean(reason)}; check the address (--base-url "
+                "or DSH_BASE_URL) and the network, or try the offline demo with -m demo",
+                MODEL_CONNECTION), retry=True)
         if isinstance(error, openai.APIStatusError):
             return self._translate_status(error, where)
         if isinstance(error, openai.APIError):  # an error event inside the stream

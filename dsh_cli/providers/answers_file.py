@@ -96,7 +96,7 @@ class AnswersFileProvider:
         # a form from someone other than the model (an MCP server's) says which of its
         # fields are required: one it does not require may be left out of the file
         form = context.request.source is not None
-        items, left_out = [], []
+        items, left_out, problems = [], [], []
         for question in context.request.questions:
             raw = self._items.get(question.id)
             if raw is None and not question.required and (form or question.default is not None):
@@ -108,10 +108,11 @@ class AnswersFileProvider:
             try:
                 item = AskUserQuestionAnswerItem.model_validate(raw)
                 items.append(validate_answer_item(question, item, question.id))
-            except (UserInteractionError, ValidationError) as error:
-                detail = (error.message if isinstance(error, UserInteractionError)
-                          else format_validation_error(error))
-                self._fail(f"{self.source}: bad answer for {detail}", INVALID_ANSWER)
+            except (UserInteractionError, ValidationError) as error:  # all of them, not the first
+                problems.append(error.message if isinstance(error, UserInteractionError)
+                                else format_validation_error(error))
+        if problems:
+            self._fail(f"{self.source}: bad answer for {'; '.join(problems)}", INVALID_ANSWER)
         if left_out and self.report is not None:  # so a CI author still learns their ids
             self.report(f"dsh: {self.source} leaves out {_named(left_out)}: skipped (optional)")
         return AskUserQuestionAnswer(answers=items)

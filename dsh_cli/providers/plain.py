@@ -96,8 +96,9 @@ class PlainProvider:
         try:
             while True:
                 while index < len(questions):
-                    self._show(context, index)
-                    step = await self._answer(context, questions[index], index)
+                    current = answers[index]  # coming back: shown, and enter keeps it
+                    self._show(context, index, current)
+                    step = await self._answer(context, questions[index], index, current)
                     if step is None:
                         index -= 1
                         continue
@@ -138,11 +139,14 @@ class PlainProvider:
             self._write(f"  press enter to submit, or type 1-{len(questions)} to change "
                         "that answer\n")
 
-    async def _answer(self, context: AskContext, question: AskUserQuestionItem,
-                      index: int) -> AskUserQuestionAnswerItem | None:
-        """One question's answer; None means ``/back``."""
+    async def _answer(self, context: AskContext, question: AskUserQuestionItem, index: int,
+                      current: AskUserQuestionAnswerItem | None = None
+                      ) -> AskUserQuestionAnswerItem | None:
+        """One question's answer (an empty line keeps ``current``); None means ``/back``."""
         while True:
             line = await self._read(context, prompt_for(question, context.request.declinable))
+            if current is not None and not line.strip():
+                return current
             try:
                 return self._checked(question, self._interpret(
                     question, line.strip(), index, context.request.declinable))
@@ -212,7 +216,8 @@ class PlainProvider:
         if command == "/decline" and declinable:
             raise UserInteractionError("the user declined the questions", ASK_DECLINED)
 
-    def _show(self, context: AskContext, index: int) -> None:
+    def _show(self, context: AskContext, index: int,
+              current: AskUserQuestionAnswerItem | None = None) -> None:
         """The question block; model text is sanitised before it reaches the terminal."""
         question = context.request.questions[index]
         header = f"[{sanitize_line(question.header)}] " if question.header else ""
@@ -228,9 +233,12 @@ class PlainProvider:
                 text += f" — {sanitize_line(option.description)}"
             lines.append(f"  {number}. {text}")
         lines += _notes(question)
+        if current is not None:
+            lines.append(f"  (your answer: {_answer_text(question, current)}; enter keeps it)")
         deadline = context.deadline
         if deadline is not None and not deadline.stopped:
-            lines.append(f"  (answer within {deadline.seconds:g} seconds)")
+            unit = "second" if deadline.seconds == 1 else "seconds"
+            lines.append(f"  (answer within {deadline.seconds:g} {unit})")
         self._write("\n".join(lines) + "\n")
 
     def _end_prompt(self) -> None:
@@ -272,6 +280,11 @@ def _row(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) 
     name = question.header or " ".join(question.question.split())
     if len(name) > 60:
         name = name[:59] + "…"
+    return f"{sanitize_line(name)}: {_answer_text(question, item)}"
+
+
+def _answer_text(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) -> str:
+    """An answer on one sanitised line, as the review and a revisited question show it."""
     if item is None or item.skipped:
         default = question.default_text()
         value = "skipped" if default is None else f"skipped (default: {default})"
@@ -279,7 +292,7 @@ def _row(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) 
         value = " ".join(item.custom.split())
     else:
         value = ", ".join(display_label(label) for label in item.selected)
-    return f"{sanitize_line(name)}: {sanitize_line(value)}"
+    return sanitize_line(value)
 
 
 def _usage(question: AskUserQuestionItem) -> str:

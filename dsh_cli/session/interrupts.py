@@ -55,6 +55,10 @@ def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> i
             return runner.run(_supervise(main, handle_sigint))
     except KeyboardInterrupt:  # SIGINT outside any handler of ours (start-up, shutdown)
         return EXIT_CODES[signal.SIGINT]
+    except BrokenPipeError:  # `dsh … | head -1`: the reader has what it wanted
+        from dsh_cli.core.streams import stdout_gone
+
+        return stdout_gone()
     except Exception as error:
         if os.environ.get("DSH_DEBUG"):
             raise

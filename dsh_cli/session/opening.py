@@ -21,7 +21,13 @@ def open_session(settings: Settings, options: Mapping[str, Any],
     ``options`` holds the agent options' values by name (``system``, ``no_ask``,
     ``continue_``, ``resume``); a missing one is its default.
     """
-    from dsh_cli.core.errors import SESSION_NOT_FOUND, HarnessError, report
+    from dsh_cli.core.errors import (
+        NOTHING_TO_RESUME,
+        SESSION_AMBIGUOUS,
+        SESSION_NOT_FOUND,
+        HarnessError,
+        report,
+    )
     from dsh_cli.runtime import LATEST, build_runtime
 
     resume = LATEST if options.get("continue_") else options.get("resume")
@@ -30,4 +36,5 @@ def open_session(settings: Settings, options: Mapping[str, Any],
                              ask=not options.get("no_ask"), resume=resume), 0
     except HarnessError as error:
         report(error, stderr)
-        return None, 2 if error.code == SESSION_NOT_FOUND else 1
+        usage = error.code in (SESSION_NOT_FOUND, SESSION_AMBIGUOUS, NOTHING_TO_RESUME)
+        return None, 2 if usage else 1

@@ -161,8 +161,8 @@ def test_user_messages_reach_the_event_stream(scripted, drive):
 
 def test_slash_help_lists_the_commands(scripted, drive):
     chat = drive("/help" + ENTER + CTRL_D, model=scripted())
-    for name in ("/help", "/exit", "/new", "/model", "/sessions"):
-        assert name in chat.out
+    for name in ("/help", "/exit", "/quit", "/new", "/model", "/sessions", "/resume"):
+        assert name in chat.out  # every command the man page names
     assert "ctrl-d" in chat.out and chat.runtime.loop.messages == []
 
 

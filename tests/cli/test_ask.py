@@ -144,8 +144,9 @@ def test_terminal_path_timeout_is_124_and_cancel_is_130(monkeypatch):
     monkeypatch.setenv("TERM", "xterm")  # not dumb: the interactive UI, not plain lines
     monkeypatch.setattr(terminal, "terminal_provider",
                         lambda target, **kw: fake_terminal(ScriptedProvider(["late"], delay=5)))
-    failed(dsh_ask("-q", "Q?", "-o", "a", "--timeout", "0.1"), 124,
-           "dsh: ASK_TIMEOUT: the question timed out")
+    for flag in ("--question-timeout", "--timeout"):  # one spelling, the first kept hidden
+        failed(dsh_ask("-q", "Q?", "-o", "a", flag, "0.1"), 124,
+               "dsh: ASK_TIMEOUT: the question timed out")
     from dsh_cli.interaction import ASK_CANCELLED, UserInteractionError
 
     cancelled = UserInteractionError("the user cancelled the questions", ASK_CANCELLED)

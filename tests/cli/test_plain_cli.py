@@ -114,3 +114,11 @@ def test_ask_plain_end_of_input_says_input_closed():
 def test_ask_plain_with_request_from_stdin_is_a_usage_error():
     result = dsh("ask", "--plain", "-", input='{"questions": []}')
     assert result.returncode == 2 and result.stdout == ""
+
+
+def test_back_shows_the_answer_given_and_an_empty_line_keeps_it():
+    result = dsh("run", "--plain", "-m", "demo", "x", input="3\n/back\n\n2, 4\nacme\n")
+    assert result.returncode == 0, result.stderr
+    assert "  (your answer: Go + chi; enter keeps it)\n" in result.stderr
+    assert "Stack: Go + chi" in result.stdout  # kept, not lost to the empty line
+    assert "Features: Billing, CI" in result.stdout and "Name: acme" in result.stdout

@@ -59,3 +59,24 @@ def test_resume_of_an_unknown_session_is_a_usage_error():
         result = dsh(*command)
         assert result.returncode == 2, (command, result.stderr)
         assert result.stderr.startswith("dsh: SESSION_NOT_FOUND: session s_nothere")
+
+
+def test_continue_with_no_session_yet_says_how_to_start_one():
+    for command in (["run", "-m", "demo", "-c", "hi"], ["chat", "--plain", "-m", "demo", "-c"]):
+        result = dsh(*command)
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr == ("dsh: NOTHING_TO_RESUME: there is no session to continue yet: "
+                                 "start one with `dsh` or `dsh run PROMPT`, then continue it "
+                                 "with -c\n")
+
+
+def test_an_ambiguous_prefix_has_its_own_code_and_lists_the_sessions():
+    first, second = seed("one"), seed("two")
+    common = 2
+    while first[common] == second[common]:
+        common += 1
+    result = dsh("run", "-m", "demo", "-r", first[:common], "hi")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"dsh: SESSION_AMBIGUOUS: session {first[:common]} is "
+                                    "ambiguous: it starts ")
+    assert first in result.stderr and second in result.stderr

@@ -38,6 +38,17 @@ def test_mandoc_lint_passes_at_warning_level():
     assert result.returncode == 0
 
 
+def test_json_in_the_page_keeps_its_quotes():
+    """A ``"`` inside a macro's word is eaten by roff: JSON there must spell it ``\\(dq``."""
+    groff = need("groff")
+    text = subprocess.run([groff, "-man", "-Tutf8", "-P-c", "-P-u", "-P-b", "-rLL=200n",
+                           str(MAN_PAGE)], capture_output=True, text=True, timeout=30).stdout
+    flat = " ".join(text.split())
+    for shape in ('{"error": {"name", "code", "message"}}',
+                  '{"behavior": "allow", "updatedInput": input}'):
+        assert shape in flat
+
+
 def test_every_section_of_the_contract_is_present_in_order(man_source):
     headings = [line[4:].replace("\\-", "-").strip('"')
                 for line in man_source.splitlines() if line.startswith(".SH ")]

@@ -87,3 +87,19 @@ def test_dsh_run_uses_a_streamable_http_server_with_its_headers(http_server, tmp
     assert results and results[0]["error"] is None, results
     assert json.loads(results[0]["content"]) == {"answers": [{"id": "db",
                                                               "selected": ["SQLite"]}]}
+@pytest.mark.parametrize("flag", ["--port", "--http-port"])  # --http-port: the old spelling
+def test_port_is_the_http_endpoints_port(tmp_path, flag):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([DSH, "mcp", "--http", flag, str(port)],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline()
+        assert line.startswith(f"dsh: mcp http://127.0.0.1:{port}/"), line
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

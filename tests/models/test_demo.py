@@ -35,6 +35,13 @@ def test_first_turn_asks_single_multi_and_free_text_questions():
     assert not free.options
 
 
+def test_it_says_first_that_it_is_a_scripted_demo_asking_whatever_was_typed():
+    for typed in ("hi", "what is 2+2"):
+        text = final([{"role": "user", "content": typed}]).content
+        assert text.startswith("I am dsh's offline demo, a scripted model: whatever you type, "
+                               "I ask these same three questions")
+
+
 def test_summary_reflects_selected_custom_and_skipped():
     text = after({"answers": [{"id": "stack", "selected": [], "custom": "Rust + axum"},
                               {"id": "features", "selected": ["Auth", "CI"]},

@@ -330,6 +330,8 @@ def test_an_unreachable_server_is_a_connection_error_after_retries():
     _items, error = collect(model)
     assert_clean(error, MODEL_CONNECTION)
     assert len(notices) == 2
+    assert error.message.endswith("check the address (--base-url or DSH_BASE_URL) and the "
+                                  "network, or try the offline demo with -m demo")
 
 
 def test_cancelling_stops_a_slow_stream_promptly(server):

@@ -214,6 +214,23 @@ def test_timeout_settles_while_waiting_and_closes_the_prompt_line():
     assert transcript.endswith(PROMPT_WITH_OPTIONS + "\n")
 
 
+def test_one_second_is_said_in_the_singular():
+    read_end, write_end = os.pipe()
+    output = io.StringIO()
+    os.write(write_end, b"1\n")
+
+    async def go():
+        ui = UserInteraction(timeout=1)
+        ui.register_provider(PlainProvider(os.fdopen(read_end, "rb", buffering=0), output))
+        try:
+            return await ui.ask(request(DB))
+        finally:
+            os.close(write_end)
+
+    asyncio.run(go())
+    assert "(answer within 1 second)\n" in output.getvalue()
+
+
 @pytest.mark.parametrize(("line", "numbers"), [
     ("1", [1]), ("1 1, 3", [1, 3]), ("3,1", [3, 1]), (" 2 ,, 2 ", [2]),
     ("1a", None), ("one", None), (",", None), ("-1", None),

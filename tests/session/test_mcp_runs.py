@@ -102,6 +102,11 @@ def test_a_call_that_needs_a_human_fails_at_once_with_answers_only(tmp_path, rep
     reset, note = tool_results()
     assert error_code(reset) == error_code(note) == "NO_PERMISSION_PROVIDER"
     assert "--allow mcp__notes__write_note" in str(note["content"])
+    # a CI log says why, one line per refused call, as it does for an unanswered question
+    lines = [line for line in result.stderr.splitlines()
+             if line.startswith("dsh: NO_PERMISSION_PROVIDER: ")]
+    assert len(lines) == 2, result.stderr
+    assert "mcp__git__git_reset" in lines[0] and "--allow mcp__notes__write_note" in lines[1]
 
 
 @pytest.mark.parametrize("flags", [["--allow", "mcp__notes__write_note"], ["--allow", "mcp__notes"],

@@ -356,8 +356,8 @@ class BatchState:
             draft.text_offset = max(0, draft.text_offset + direction * max(1, draft.text_page))
         elif self.filtering:
             self._move_match(direction * max(1, draft.page_rows))
-        else:
-            last = self.last_row
+        else:  # a page stops at the last option: landing in Other would turn keys into text
+            last = max(draft.highlight, self.option_count - 1)
             step = direction * max(1, draft.page_rows)
             self._highlight(min(last, max(0, draft.highlight + step)))
 
@@ -373,7 +373,11 @@ class BatchState:
             self._highlight(0)
 
     def end(self) -> None:
-        """``end``: the end of the field, else the Other row (or the last match)."""
+        """``end``: the end of the field, else the last option (or match).
+
+        Not the Other row: there ``home``, ``pgdn`` and ``/`` would type text, so Other is
+        reached on purpose (``tab``, ``o``, or moving down onto it).
+        """
         if self.in_text:
             self.draft.cursor = len(self.draft.text)
         elif self.filtering:
@@ -381,7 +385,7 @@ class BatchState:
             if found:
                 self._highlight(found[-1])
         elif self.screen == "question":
-            self._highlight(self.last_row)
+            self._highlight(max(0, self.option_count - 1))
 
     # -- the text field --------------------------------------------------------------
 

@@ -170,9 +170,13 @@ def test_home_end_pgup_pgdn_on_a_long_list(size):
     @ask(size, many("m"))
     async def run(session):
         state = session.state
-        await session.keys(END)
-        assert state.draft.highlight == 50 and state.in_text  # the Other row
-        await session.keys(UP)  # in the field home/end move its cursor; back to the list
+        await session.keys(END)  # the last option, not Other, where keys would be text
+        assert state.draft.highlight == 49 and not state.in_text
+        await session.keys(PGDN)  # nor does a page go past it
+        assert state.draft.highlight == 49 and not state.in_text
+        await session.keys(DOWN)  # Other is reached on purpose
+        assert state.draft.highlight == 50 and state.in_text
+        await session.keys(UP)
         assert state.draft.highlight == 49
         await session.keys(HOME)
         assert state.draft.highlight == 0
