@@ -63,8 +63,8 @@ __all__ = ["NOT_TAKEN", "NO_DESK", "TAKE_WITHIN", "DeskHello", "DeskHub", "DeskP
 
 NO_DESK = "no one is at the dsh desk: run `dsh attach` in a terminal"
 TAKE_WITHIN = 5.0  # seconds a connected desk has to take a batch before it does not count
-NOT_TAKEN = (f"no dsh desk took the question within {TAKE_WITHIN:g} s (a desk that is "
-             "stopped or does not answer does not count): run `dsh attach` in a terminal")
+NOT_TAKEN = ("no dsh desk took the {what} within {seconds:g} s (a desk that is stopped or "
+             "does not answer does not count): run `dsh attach` in a terminal")
 SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on forever
 
 
@@ -376,7 +376,8 @@ class DeskProvider:
         self._alert = alert
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
-        found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert)
+        found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert,
+                                  "question")
         if found is not None:
             raise UserInteractionError(found, NO_PROVIDER)
         await asyncio.get_running_loop().create_future()  # a desk settles it, or the seam does
@@ -384,7 +385,7 @@ class DeskProvider:
 
 
 async def _desk_takes(hub: DeskHub, rpc_id: str, wait: float,
-                      alert: Callable[[], None] | None) -> str | None:
+                      alert: Callable[[], None] | None, what: str) -> str | None:
     """None once a desk has taken ``rpc_id``; else why no desk will (``NO_DESK``, ``NOT_TAKEN``).
 
     With no desk attached it fails at once, or waits up to ``wait`` seconds for one; an
@@ -398,7 +399,7 @@ async def _desk_takes(hub: DeskHub, rpc_id: str, wait: float,
         if wait <= 0 or not await hub.wait_for_desk(wait):
             return NO_DESK
     if not await hub.wait_taken(rpc_id, max(TAKE_WITHIN, end - loop.time())):
-        return NOT_TAKEN
+        return NOT_TAKEN.format(what=what, seconds=TAKE_WITHIN)
     return None
 
 
@@ -416,7 +417,8 @@ class DeskPermissions:
         decided = asyncio.ensure_future(self.hub.permissions.decide(request, rpc_id))
         await asyncio.sleep(0)  # the request is pending in the table now
         self.hub.awaited(rpc_id)
-        taking = asyncio.ensure_future(_desk_takes(self.hub, rpc_id, self.wait, self._alert))
+        taking = asyncio.ensure_future(_desk_takes(self.hub, rpc_id, self.wait, self._alert,
+                                                   "permission request"))
         try:
             # a decision that comes first stands, taken or not
             await asyncio.wait({decided, taking}, return_when=asyncio.FIRST_COMPLETED)

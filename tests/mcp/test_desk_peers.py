@@ -121,3 +121,22 @@ def test_closed_desk_connections_release_their_threads():
     # every connection was counted off again: no desk, so NO_PROVIDER at once
     assert error["code"] == "NO_PROVIDER" and "no one is at the dsh desk" in error["message"]
     assert took < TAKE_WITHIN
+
+
+def test_a_silent_peer_does_not_hold_a_permission_request():
+    request = {"tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "toolu_1"}
+
+    async def main():
+        async with client() as mcp:
+            reader, writer = await asyncio.open_unix_connection(str(await server_socket()))
+            await _line(reader)
+            start = time.monotonic()
+            result = await asyncio.wait_for(mcp.call_tool("approve_tool_use", request), NO_HANG)
+            took = time.monotonic() - start
+            writer.close()
+            return json.loads(result.content[0].text), took
+
+    outcome, took = bounded(main())
+    assert outcome["behavior"] == "deny"
+    assert "took the permission request" in outcome["message"]
+    assert TAKE_WITHIN - 0.5 < took < NO_HANG
