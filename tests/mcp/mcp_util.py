@@ -89,8 +89,9 @@ async def server_socket(ceiling: float = CEILING) -> Path:
     raise AssertionError("dsh mcp made no socket")
 
 
-async def ask_once_linked(mcp, desk: JsonlDeskProcess) -> dict[str, Any]:
-    """Ask until the desk is linked (before, ``NO_PROVIDER`` comes at once); answer it there."""
+async def ask_once_linked(mcp, desk: JsonlDeskProcess, think: float = 0.0) -> dict[str, Any]:
+    """Ask until the desk is linked (before, ``NO_PROVIDER`` comes at once); answer it there
+    after ``think`` seconds."""
     requested = asyncio.ensure_future(desk.event("question/requested"))
     while True:
         call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
@@ -99,6 +100,7 @@ async def ask_once_linked(mcp, desk: JsonlDeskProcess) -> dict[str, Any]:
             break
         assert call.result().structured_content["error"]["code"] == "NO_PROVIDER"
         await asyncio.sleep(0.1)
+    await asyncio.sleep(think)
     await desk.answer(requested.result(), [{"id": "db", "selected": ["SQLite"]}])
     result = await call
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}

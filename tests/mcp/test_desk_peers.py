@@ -71,7 +71,9 @@ def test_a_stopped_dsh_attach_is_no_desk_and_after_it_resumes_it_answers_again()
             withdrawn = await desk.event("question/resolved")
             await desk.answer(stale, [{"id": "db", "selected": ["SQLite"]}])
             refused = await desk.event("response/ack")
-            again = await ask_once_linked(mcp, desk)  # the resumed desk counts again
+            # the resumed desk counts again, and a human may take longer than TAKE_WITHIN:
+            # dsh attach took the batch the moment it read it
+            again = await ask_once_linked(mcp, desk, think=TAKE_WITHIN + 1)
             return error, took, stale, withdrawn, refused, again
 
     error, took, stale, withdrawn, refused, again = bounded(main())
