@@ -98,7 +98,7 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
     import dsh_cli
     from dsh_cli.config import config_dir, data_dir
     from dsh_cli.permissions import Approvals, PermissionGate
-    from dsh_cli.tools.mcp.server_log import ServerLog
+    from dsh_cli.tools.mcp.server_log import ServerLog, sdk_logs_to
     from dsh_cli.tools.mcp.toolset import McpToolset
     from dsh_cli.tools.permission_policy import permission_policy
 
@@ -106,6 +106,7 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
         folder = data_dir()
         folder.mkdir(parents=True, exist_ok=True)
         errlog = stack.enter_context(ServerLog(folder / LOG_FILE))
+        stack.enter_context(sdk_logs_to(errlog))
         toolset = await McpToolset.start(
             plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
             report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)),

@@ -59,41 +59,38 @@ def bound_body(limit: int) -> Any:
     The client asks for ``Accept-Encoding: identity``; a compressed body is refused, since
     a few bytes of it can unpack to any size.
     """
+    import httpx2
+
+    class BoundedStream(httpx2.AsyncByteStream):
+        """The response's own stream, cut off at ``limit`` bytes."""
+
+        def __init__(self, stream: Any, *, compressed: bool) -> None:
+            self._stream = stream
+            self._compressed = compressed
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            if self._compressed:  # its size unpacked is unknown until it is built
+                await self.aclose()
+                raise httpx2.StreamError("a compressed body, though dsh asks for identity")
+            seen = 0
+            async for chunk in self._stream:
+                seen += len(chunk)
+                if seen > limit:
+                    await self.aclose()
+                    raise httpx2.StreamError(str(MessageTooLarge(limit)))
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._stream.aclose()
 
     async def hook(response: Any) -> None:
         if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
             return  # each event is bounded by the SDK's max_sse_event_size
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
-        response.stream = _BoundedStream(response.stream, limit,
-                                         compressed=encoding not in ("", "identity"))
+        response.stream = BoundedStream(response.stream,
+                                        compressed=encoding not in ("", "identity"))
 
     return hook
-
-
-class _BoundedStream:
-    """An httpx async byte stream cut off at ``limit`` bytes."""
-
-    def __init__(self, stream: Any, limit: int, *, compressed: bool) -> None:
-        self._stream = stream
-        self._limit = limit
-        self._compressed = compressed
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        import httpx2
-
-        if self._compressed:  # its size unpacked is unknown until it is built
-            await self.aclose()
-            raise httpx2.StreamError("a compressed body, though dsh asks for identity")
-        seen = 0
-        async for chunk in self._stream:
-            seen += len(chunk)
-            if seen > self._limit:
-                await self.aclose()
-                raise httpx2.StreamError(str(MessageTooLarge(self._limit)))
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
 
 def _size(limit: int) -> str:

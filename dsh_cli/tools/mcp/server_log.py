@@ -3,15 +3,20 @@
 A server may write to stderr as fast as the pipe takes it; the log keeps the newest
 ``limit`` bytes or more in two files: when a write would take ``mcp.log`` past the
 limit, it becomes ``mcp.log.1`` (replacing the one before) and a new ``mcp.log`` starts.
+``sdk_logs_to`` sends the SDK's own log records there too: what it logs about a server's
+bad output (a traceback quoting it) is no line for the screen.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["LOG_LIMIT", "LogSink", "ServerLog"]
+__all__ = ["LOG_LIMIT", "LogSink", "ServerLog", "sdk_logs_to"]
 
 LOG_LIMIT = 10 * 1024 * 1024
 
@@ -58,3 +63,20 @@ class ServerLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def sdk_logs_to(sink: LogSink) -> Iterator[None]:
+    """While the block runs, the ``mcp`` SDK's warnings and errors go to ``sink`` only."""
+    logger = logging.getLogger("mcp")
+    handler = logging.StreamHandler(sink)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False  # nor to the root logger or logging's last resort: stderr
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

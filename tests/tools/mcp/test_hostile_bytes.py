@@ -1,19 +1,23 @@
 """What a stdio server writes cannot hurt a real ``dsh run`` (``spec/mcp.md`` section 4):
 a message over ``max_mcp_message`` is refused unread, a line that is not UTF-8 fails the
 calls at once, stray text leaves one sanitised line per kind, and a stderr flood leaves
-``mcp.log`` capped with one rotation. The server is ``hostile_bytes_server.py`` (no SDK)."""
+``mcp.log`` capped with one rotation. The servers are ``hostile_bytes_server.py`` and, for the
+HTTP transport's bodies and events, ``hostile_http_server.py`` (neither uses the SDK)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from dsh_under_test import DSH
+from tools.mcp import hostile_http_server
 from tools.mcp.hostile_bytes_server import entry
 
 CEILING = 60  # a guard on the whole run; the calls' own timeout is far longer
@@ -36,11 +40,13 @@ class Run:
         return [line for line in self.stderr.splitlines() if line.startswith("dsh:")]
 
 
-def run(tmp_path: Path, *hows: str, **server: object) -> Run:
-    """``dsh run --jsonl`` calling ``mcp__h__call`` once per ``how``, then ending."""
+def run(tmp_path: Path, *hows: str, at: dict[str, object] | None = None,
+        **server: object) -> Run:
+    """``dsh run --jsonl`` calling ``mcp__h__call`` once per ``how``, then ending; the
+    server is the stdio one unless ``at`` is another's entry."""
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"h": {
-        **entry(), "tool_timeout": LONG_TIMEOUT, **server}}}))
+        **(at or entry()), "tool_timeout": LONG_TIMEOUT, **server}}}))
     script = tmp_path / "model.json"
     script.write_text(json.dumps({"turns": [
         *({"tool_calls": [{"name": "mcp__h__call", "arguments": {"how": how}}]}
@@ -124,3 +130,35 @@ def test_a_stderr_flood_leaves_mcp_log_capped_with_one_rotation(tmp_path):
     assert log.stat().st_size <= 10 * MIB
     assert 9 * MIB < rotated.stat().st_size <= 10 * MIB
     assert log.read_bytes().endswith(b"E" * 1023 + b"\n")  # the newest is kept
+
+
+@pytest.fixture
+def http_server():
+    """The raw HTTP server's ``mcpServers`` entry, the server running on 127.0.0.1."""
+    server = subprocess.Popen([sys.executable, hostile_http_server.__file__],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        yield hostile_http_server.entry(int(server.stdout.readline()))
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_an_http_body_or_event_over_max_mcp_message_is_refused_and_the_run_goes_on(
+        tmp_path, http_server):
+    idle = run(tmp_path, "plain", at=http_server)
+    assert idle.code == 0, idle.stderr
+    attack = run(tmp_path, "json:64", "sse:17", "gzip", "sse:2", "plain", at=http_server)
+    assert attack.code == 0, attack.stderr
+    json_body, event, compressed, fits, plain = attack.results()
+    assert json_body["error"]["code"] == "MCP_TOOL_ERROR"
+    assert "a message over 16 MiB (max_mcp_message)" in json_body["error"]["message"]
+    assert event["error"]["code"] == "MCP_UNAVAILABLE"  # the SDK ends that one stream
+    assert "SSE stream failed" in event["error"]["message"]
+    assert "a compressed body, though dsh asks for identity" in compressed["error"]["message"]
+    # 2 MiB in one event is under the limit (the SDK's own default stops at 1 MiB)
+    assert fits["error"] is None, fits
+    assert plain["content"] == "ok"
+    assert "Traceback" not in attack.stderr
+    assert attack.peak_rss - idle.peak_rss < 16 * MIB + 48 * MIB, (attack.peak_rss, idle.peak_rss)
