@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["stdio_transport"]
 
 QUOTED = 60  # characters of a stray line quoted in its notice
+FLUSH_SECONDS = 0.5  # as the SDK's stdio_client waits for its writer before stdin closes
 
 
 @contextlib.asynccontextmanager
@@ -47,6 +48,9 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
     """
     import anyio
     import mcp_types
+
+    # the SDK's shutdown (stdin closed, a grace period, the process tree killed) is
+    # private, so each SDK release is checked by the tests that stop servers
     from mcp.client.stdio import _stop_server_process, get_default_environment
     from mcp.shared.message import SessionMessage
 
@@ -56,6 +60,7 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
     to_session, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, from_session = anyio.create_memory_object_stream[Any](0)
     noted: set[str] = set()
+    written = anyio.Event()
 
     def stray(kind: str, line: bytes) -> None:
         if kind not in noted:
@@ -103,6 +108,8 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
                     await process.stdin.send(data.encode() + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await to_session.aclose()  # the session sees the end, not a request hanging
+        finally:
+            written.set()
 
     async def copy_stderr() -> None:
         assert process.stderr is not None
@@ -123,6 +130,8 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
             with anyio.CancelScope(shield=True):  # the server must not outlive the session
                 read_stream.close()
                 write_stream.close()
+                with anyio.move_on_after(FLUSH_SECONDS):  # what the session sent goes out
+                    await written.wait()
                 await _stop_server_process(process)
                 if process.stderr is not None:
                     with contextlib.suppress(OSError, anyio.BrokenResourceError):
