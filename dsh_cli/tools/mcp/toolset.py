@@ -158,7 +158,7 @@ def _quoted(name: str) -> str:
     return shown if len(name) <= 60 else f"{shown}… ({len(name)} characters)"
 
 
-def _write(errlog: TextIO, line: str) -> None:
+def _write(errlog: LogSink, line: str) -> None:
     from dsh_cli.core.sanitize import sanitize_line
 
     errlog.write(sanitize_line(line) + "\n")
