@@ -49,10 +49,12 @@ class TokenGate:
             return
         scope = {**scope, "path": inner, "raw_path": inner.encode()}
         session = headers.get(SESSION_HEADER)
-        if session is None:
+        if session is not None:
+            await self._use(session, scope, receive, send)
+        elif scope.get("method") == "POST":  # only a POST (of ``initialize``) opens one
             await self._open(scope, receive, send)
         else:
-            await self._use(session, scope, receive, send)
+            await self.app(scope, receive, send)
 
     def authorised_path(self, url_path: str, authorization: bytes) -> str | None:
         """The app's path for a request with the token, else None."""
