@@ -222,6 +222,9 @@ def _read_json(path: str) -> Any:
     except json.JSONDecodeError as error:
         raise UserInteractionError(f"request: not valid JSON: {error}",
                                    INVALID_QUESTIONS) from None
+    except RecursionError:
+        raise UserInteractionError("request: JSON nested too deeply",
+                                   INVALID_QUESTIONS) from None
 
 
 def _check_usage(request: AskUserQuestionRequest, path: str | None, *, output_format: str,

@@ -102,7 +102,7 @@ def _parsed(arguments: Any) -> tuple[str | None, dict[str, Any], str | None]:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, {}, None
     if not isinstance(arguments, dict):
         return None, {}, None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import socket
 from collections.abc import Awaitable, Callable
@@ -192,33 +191,6 @@ async def serve_stdio(server: Server[Any]) -> None:
         stdin.close()
 
 
-def _token_gate(app: Any, token: str, path: str) -> Any:
-    """ASGI gate: ``/TOKEN/mcp`` or ``Authorization: Bearer TOKEN``; anything else is 403."""
-    prefix = f"/{token}"
-
-    async def gated(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-        url_path: str = scope.get("path", "")
-        headers = dict(scope.get("headers") or [])
-        bearer = headers.get(b"authorization", b"").decode("latin-1")
-        if url_path.startswith(prefix + "/") and hmac.compare_digest(url_path[:len(prefix)],
-                                                                     prefix):
-            scope = {**scope, "path": url_path[len(prefix):],
-                     "raw_path": url_path[len(prefix):].encode()}
-        elif not (url_path == path and bearer.startswith("Bearer ")
-                  and hmac.compare_digest(bearer[7:].encode(), token.encode())):
-            await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"text/plain"),
-                                    (b"cache-control", b"no-store")]})
-            await send({"type": "http.response.body", "body": b"forbidden\n"})
-            return
-        await app(scope, receive, send)
-
-    return gated
-
-
 async def serve_http(server: Server[Any], *, port: int = 0,
                      announce: Callable[[str], None]) -> None:
     """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound."""
@@ -226,6 +198,8 @@ async def serve_http(server: Server[Any], *, port: int = 0,
 
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
+
+    from dsh_cli.mcp.http_door import MAX_SESSIONS, TokenGate
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -236,9 +210,11 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
         allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"])
+    # the gate closes the idlest session to make room; the SDK's cap (a 503) is the backstop
     app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
-                                     host="127.0.0.1")
-    config = uvicorn.Config(_token_gate(app, token, "/mcp"), log_config=None,
+                                     host="127.0.0.1", max_sessions=MAX_SESSIONS)
+    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}")
+    config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)
     from dsh_cli.providers.web.host import _embedded_server  # signals stay dsh's

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
+from dsh_under_test import DSH
 
 from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
 from dsh_cli.tools import AskUserQuestionTool
@@ -23,3 +26,21 @@ def test_a_deeply_nested_answers_file_is_an_answers_file_error(tmp_path):
     path.write_text(DEEP)
     with pytest.raises(AnswersFileError):
         AnswersFileProvider.load(path)
+
+
+@pytest.mark.parametrize("request_text", [
+    DEEP + "]" * 100_000,
+    '{"questions": ' + DEEP + "]" * 100_000 + "}",
+    '{"questions": [{"id": "a", "question": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001
+    + "]}",
+], ids=["array", "questions", "question-object"])
+def test_dsh_ask_with_a_request_nested_100000_deep_is_invalid_questions(tmp_path, request_text):
+    """Like a script or an answers file: one line, exit 2, not ``INTERNAL_ERROR``."""
+    (tmp_path / "a.json").write_text('{"a": "x"}')
+    (tmp_path / "deep.json").write_text(request_text)
+    for args, stdin in ((["deep.json"], None), (["-"], request_text)):
+        result = subprocess.run([DSH, "ask", "--answers", "a.json", *args], cwd=tmp_path,
+                                input=stdin, stdin=None if stdin else subprocess.DEVNULL,
+                                capture_output=True, text=True, timeout=60)
+        assert (result.returncode, result.stdout) == (2, ""), result.stderr
+        assert result.stderr == "dsh: INVALID_QUESTIONS: request: JSON nested too deeply\n"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import subprocess
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 
 import pytest
 from dsh_under_test import DSH
@@ -62,6 +64,78 @@ def test_without_the_token_or_with_another_host_it_is_refused(http_server):
     assert _status(http_server, {"Host": "evil.example:80"}) in (403, 421)
     # the Bearer header is as good as the token in the path
     assert _status(f"{base}/mcp", {"Authorization": f"Bearer {token}"}) not in (403, 404)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"}}}
+PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+
+def _raw(url: str, message: dict | None, headers: dict[str, str] | None = None,
+         method: str = "POST") -> http.client.HTTPResponse:
+    """One request on a connection of its own, its response read whole (it is returned)."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    body = json.dumps(message).encode() if message is not None else None
+    connection.request(method, parts.path, body=body, headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25", **(headers or {})})
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response
+
+
+def _opened(url: str, headers: dict[str, str] | None = None) -> str:
+    """The id of a new session that ``url`` opened with ``initialize`` and left open."""
+    response = _raw(url, INITIALIZE, headers)
+    assert response.status == 200, (response.status, response.getheader("location"))
+    session = response.getheader("mcp-session-id")
+    assert session
+    return session
+
+
+def test_a_trailing_slash_keeps_the_token_and_bearer_is_any_case(http_server):
+    """``/TOKEN/mcp/`` was a 307 to ``/mcp`` (the token dropped); ``bearer`` was a 403."""
+    base, token = http_server.rsplit("/", 2)[0], http_server.rsplit("/", 2)[1]
+    slashed = _raw(http_server + "/", INITIALIZE)
+    assert (slashed.status, slashed.getheader("location")) == (200, None)
+    for scheme in ("bearer", "BEARER", "Bearer"):
+        for path in ("/mcp", "/mcp/"):
+            response = _raw(base + path, INITIALIZE, {"Authorization": f"{scheme} {token}"})
+            assert (response.status, response.getheader("location")) == (200, None), path
+    for wrong in (f"Basic {token}", f"bearer {token[:-1]}", token, f"bearer{token}"):
+        assert _raw(f"{base}/mcp", INITIALIZE, {"Authorization": wrong}).status == 403
+    assert _raw(f"{base}/{token[:-1]}/mcp", INITIALIZE).status == 403
+    assert _raw(f"{base}/{token}/other", INITIALIZE).status == 403
+
+
+def test_sessions_never_closed_are_capped_at_100_the_idlest_closed_first(http_server):
+    """3,000 sessions opened and never closed were all kept; now at most 100 live, and the
+    one idle the longest goes first: a session just used, or one with a request still in
+    flight (an open GET stream), stays."""
+    sessions = [_opened(http_server) for _ in range(100)]
+
+    def alive(session: str) -> bool:
+        status = _raw(http_server, PING, {"Mcp-Session-Id": session}).status
+        assert status in (200, 404), status
+        return status == 200
+
+    assert alive(sessions[0])  # now the most recently used
+    parts = urlsplit(http_server)
+    stream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    stream.request("GET", parts.path, headers={"Accept": "text/event-stream",
+                                               "Mcp-Session-Id": sessions[1],
+                                               "MCP-Protocol-Version": "2025-11-25"})
+    assert stream.getresponse().status == 200  # held open: a request in flight
+    try:
+        later = [_opened(http_server) for _ in range(30)]
+        assert alive(sessions[0]) and alive(sessions[1])
+        assert not any(alive(session) for session in sessions[2:32])
+        assert all(alive(session) for session in sessions[32:] + later)
+    finally:
+        stream.close()
 
 
 

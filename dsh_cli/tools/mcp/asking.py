@@ -39,7 +39,7 @@ from dsh_cli.tools.mcp.elicitation import (
     form_content,
     form_fields,
 )
-from dsh_cli.tools.mcp.url_mode import OPEN, consent_question, open_page, visible_url
+from dsh_cli.tools.mcp.url_mode import OPEN, Page, consent_question, open_page, parse_page
 
 if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
@@ -128,14 +128,14 @@ class _Plan:
     mode: str  # "form" | "url"
     message: str | None
     fields: list[FormField] = field(default_factory=list)
-    url: str | None = None
+    page: Page | None = None
     question_id: str | None = None
     several: bool = False  # the batch's heading cannot carry each request's message
 
     def questions(self) -> list[dict[str, Any]]:
         if self.mode == "url":
-            assert self.url is not None and self.question_id is not None
-            return [consent_question(self.question_id, self.url,
+            assert self.page is not None and self.question_id is not None
+            return [consent_question(self.question_id, self.page,
                                      self.message if self.several else None)]
         return [dict(item.question) for item in self.fields]
 
@@ -244,8 +244,8 @@ class Elicitor:
                           None)
             if chosen is None or chosen.selected != [OPEN]:
                 return ElicitResult(action="decline")
-            assert plan.url is not None
-            self.open_url(plan.url)
+            assert plan.page is not None
+            self.open_url(plan.page.href)  # the very URL the consent showed
             return ElicitResult(action="accept")
         try:
             return ElicitResult(action="accept", content=form_content(plan.fields, answer))
@@ -263,10 +263,9 @@ def _plan(key: str, params: Any, several: bool) -> _Plan:
     mode = getattr(params, "mode", "form")
     message = getattr(params, "message", None)
     if mode == "url":
-        # shown and opened alike: nothing hidden in it can differ between the two
-        url = visible_url(str(getattr(params, "url", "")))
+        # parsed once, as the browser will: what is shown is what is opened
+        page = parse_page(str(getattr(params, "url", "")))
         ident = key if several else SINGLE_URL_ID
-        consent_question(ident, url, None)  # refuses a URL that cannot be opened, up front
-        return _Plan(key, "url", message, url=url, question_id=ident, several=several)
+        return _Plan(key, "url", message, page=page, question_id=ident, several=several)
     fields = form_fields(getattr(params, "requested_schema", None), key if several else None)
     return _Plan(key, "form", message, fields, several=several)

@@ -14,7 +14,7 @@ from dsh_cli.interaction import AskUserQuestionRequest
 from dsh_cli.providers.terminal.render import _text, render
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.tools.mcp.elicitation import build_request, form_fields
-from dsh_cli.tools.mcp.url_mode import consent_question
+from dsh_cli.tools.mcp.url_mode import consent_question, parse_page
 
 SMALL = (20, 6)
 TARGET = {"type": "object", "required": ["env"], "properties": {
@@ -140,7 +140,7 @@ PUNY = "https://xn--pypal-4ve.com/" + "very/long/path/" * 8 + "?token=" + "x" * 
 
 @pytest.mark.parametrize("size", [(40, 10), (20, 6)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_url_consent_pages_its_whole_text_then_the_options_description(size):
-    question = consent_question("u", PUNY, "Please sign in at the page below")
+    question = consent_question("u", parse_page(PUNY), "Please sign in at the page below")
     request = build_request("everything", "Please sign in at the page below", [question])
     state = BatchState(list(request.questions), heading=request.heading(),
                        declinable=request.declinable, review=request.review)

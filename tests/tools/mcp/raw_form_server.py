@@ -3,7 +3,8 @@
 ``python raw_form_server.py``: stdio, one tool ``ask(schema)`` that answers with an
 input-required result carrying ``schema`` verbatim as the ``requestedSchema`` of input
 request ``f`` (no pydantic model in between, so a test can make the server lie), and on
-the retry reports the ``inputResponses`` it received as JSON.
+the retry reports the ``inputResponses`` it received as JSON. Its tool ``open(url)`` does the
+same with a URL-mode request for ``url``, sent exactly as given.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ import json
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+from mcp_types import (
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    InputRequiredResult,
+)
 
 
 def entry() -> dict[str, object]:
@@ -33,6 +39,17 @@ def build() -> MCPServer:
         params = ElicitRequestFormParams.model_construct(
             mode="form", message="Fill this in", requested_schema=json.loads(schema))
         return InputRequiredResult(input_requests={"f": ElicitRequest(params=params)},
+                                   request_state="round-1")
+
+    @server.tool()
+    async def open(url: str, ctx: Context) -> object:
+        """Ask the human to open exactly ``url``."""
+        if ctx.input_responses:
+            return json.dumps({key: value.model_dump(mode="json", exclude_none=True)
+                               for key, value in ctx.input_responses.items()})
+        params = ElicitRequestURLParams.model_construct(
+            mode="url", message="Sign in to continue", url=url, elicitation_id="e1")
+        return InputRequiredResult(input_requests={"u": ElicitRequest(params=params)},
                                    request_state="round-1")
 
     return server

@@ -18,7 +18,7 @@ from dsh_cli.tools.mcp.elicitation import (
     form_content,
     form_fields,
 )
-from dsh_cli.tools.mcp.url_mode import consent_question, open_page, url_host
+from dsh_cli.tools.mcp.url_mode import consent_question, open_page, parse_page
 
 EVERY_TYPE = {
     "type": "object",
@@ -150,17 +150,20 @@ def test_several_requests_prefix_their_ids_and_the_batch_names_the_server():
 
 
 def test_the_url_consent_shows_the_host_and_flags_punycode():
-    assert url_host("https://user@Example.COM:8443/a?b") == ("example.com", None)
-    host, decoded = url_host("https://xn--pple-43d.com/login")
-    assert host == "xn--pple-43d.com" and decoded == "аpple.com"
-    question = consent_question("open", "https://xn--pple-43d.com/login", "Sign in")
+    page = parse_page("https://user@Example.COM:8443/a?b")
+    assert (page.href, page.host, page.reads_as) == ("https://user@example.com:8443/a?b",
+                                                     "example.com", None)
+    page = parse_page("https://xn--pple-43d.com/login")
+    assert page.host == "xn--pple-43d.com" and page.reads_as == "аpple.com"
+    question = consent_question("open", page, "Sign in")
     assert [o["label"] for o in question["options"]] == ["Open", "Decline"]
     assert question["other"] is False and "xn--pple-43d.com" in question["warning"]
     assert "URL:  https://xn--pple-43d.com/login" in question["detail"]
     assert "host: >>> xn--pple-43d.com <<<" in question["detail"]
-    for bad in ("javascript:alert(1)", "file:///etc/passwd", "https:///nohost"):
+    for bad in ("javascript:alert(1)", "file:///etc/passwd", "https://", "not a url",
+                "https://a.example/" + "x" * 3000):
         with pytest.raises(SchemaRefused):
-            url_host(bad)
+            parse_page(bad)
 
 
 def elicitor_with(reply, opened=None):
@@ -327,9 +330,7 @@ def test_a_batch_the_seam_refuses_answers_invalid_params_not_cancel(run):
     assert "at most 20 questions" in result.message
 
 
-def test_a_host_with_hidden_characters_is_refused_and_a_lone_surrogate_is_encoded():
-    from dsh_cli.tools.mcp.url_mode import visible_url
-
-    with pytest.raises(SchemaRefused, match="characters a terminal does not show"):
-        url_host(visible_url("https://exa\u200bmple.com/login"))
-    assert visible_url("https://a.example/\ud800x") == "https://a.example/%ED%A0%80x"
+def test_hidden_characters_are_read_as_the_browser_reads_them_and_a_lone_surrogate_too():
+    # the standard drops a zero-width space from a host and percent-encodes the path
+    assert parse_page("https://exa\u200bmple.com/login").href == "https://example.com/login"
+    assert parse_page("https://a.example/\ud800x").href == "https://a.example/%EF%BF%BDx"
