@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,10 @@ def killed_while_the_form_is_up(setup: Setup, signum: int) -> dict:
     process = subprocess.Popen(setup.command("--jsonl", "deploy api"), stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None
+    # a run whose server never started waits on its open stdin for the next message: the
+    # watchdog ends it, so the loop below ends and the test fails instead of hanging
+    watchdog = threading.Timer(CEILING, process.kill)
+    watchdog.start()
     try:
         for line in process.stdout:
             event = json.loads(line)
@@ -75,6 +80,7 @@ def killed_while_the_form_is_up(setup: Setup, signum: int) -> dict:
                 return event
         raise AssertionError(f"no form was asked: {process.communicate()[1]}")
     finally:
+        watchdog.cancel()
         if process.poll() is None:
             process.kill()
             process.wait(CEILING)
