@@ -25,7 +25,8 @@ MEASURES = {
     "mcp_desk": "dsh mcp + dsh attach --jsonl round trips vs the bare SDK echo floor",
     "agent": "the agent loop vs the bare OpenAI SDK",
     "store": "session store append and resume",
-    "mcp": "an MCP tool call through dsh vs the bare SDK; dsh chat start-up with MCP",
+    "mcp": "an MCP tool call through dsh vs the bare SDK; the bounded stdio transport vs "
+           "the SDK's; dsh chat start-up with MCP",
 }
 RESULTS = Path(__file__).resolve().parent / "results"
 

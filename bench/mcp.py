@@ -1,5 +1,6 @@
 """MCP tools: one call through dsh (registry, permission policy, adapter) vs the bare SDK call,
-and ``dsh chat`` start-up with and without an MCP server configured."""
+one call over dsh's bounded stdio transport vs the SDK's ``stdio_client``, and ``dsh chat``
+start-up with and without an MCP server configured."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from bench.proc import dsh_argv, run
 from bench.table import Row, at_most
 
 BUDGET = 1.2
+GUARD_BUDGET = 1.05  # the max_mcp_message guard's cost on a normal call (spec/mcp.md, 4)
 NOTES = str(Path(__file__).resolve().parents[1] / "tests" / "fakes" / "mcp_notes_server.py")
 
 
@@ -55,8 +57,33 @@ async def _calls(count: int) -> tuple[list[float], list[float]]:
     return through, bare
 
 
+async def _transports(count: int) -> tuple[list[float], list[float]]:
+    """Milliseconds per ``read_notes`` call: over dsh's bounded transport, and the SDK's."""
+    import os
+
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from dsh_cli.tools.mcp.config import DEFAULT_MAX_MESSAGE
+    from dsh_cli.tools.mcp.stdio import stdio_transport
+
+    params = StdioServerParameters(command=sys.executable, args=[NOTES])
+    guarded_times, sdk_times = [], []
+    with open(os.devnull, "w") as errlog:
+        guarded = stdio_transport(params, name="notes", limit=DEFAULT_MAX_MESSAGE, log=errlog,
+                                  notice=print, ended=print)
+        async with Client(guarded) as ours, Client(stdio_client(params, errlog=errlog)) as sdk:
+            for _ in range(count):  # interleaved, so drift hits both sides alike
+                for client, figures in ((ours, guarded_times), (sdk, sdk_times)):
+                    started = time.perf_counter()
+                    await client.call_tool("read_notes", {})
+                    figures.append((time.perf_counter() - started) * 1000)
+    return guarded_times, sdk_times
+
+
 def measure(ctx: Context) -> list[Row]:
     through, bare = asyncio.run(_calls(ctx.runs(200)))
+    guarded, sdk = asyncio.run(_transports(ctx.runs(300)))
     config = ctx.work / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"notes": {"command": sys.executable,
                                                            "args": [NOTES]}}}))
@@ -71,6 +98,8 @@ def measure(ctx: Context) -> list[Row]:
     return [
         Row("MCP tool call through dsh", "ms", through, bare, "bare mcp.Client call",
             f"≤ {BUDGET} × floor", at_most(BUDGET)),
+        Row("MCP call over the bounded stdio transport", "ms", guarded, sdk,
+            "SDK stdio_client call", f"≤ {GUARD_BUDGET} × floor", at_most(GUARD_BUDGET)),
         Row("dsh chat start-up, MCP server configured", "ms", with_mcp, without,
             "dsh chat, no MCP"),
     ]

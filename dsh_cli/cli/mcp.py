@@ -74,6 +74,7 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
     from dsh_cli.mcp.desks import DeskHub, DeskPermissions, DeskProvider
     from dsh_cli.mcp.server import build_server, serve_http, serve_stdio
     from dsh_cli.mcp.service import AskService
+    from dsh_cli.session.interrupts import on_termination
 
     try:
         settings = load_settings(question_timeout=question_timeout)
@@ -111,6 +112,8 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
         service = AskService(ui, sources=hub.sources, store=store, report=_say)
         hub.session_id = lambda: service.session_id
         stack.callback(service.close)
+        # a signal marks pending batches interrupted before the unwinding aborts them
+        stack.callback(on_termination(service.mark_interrupted, sigint=True))
         if store is not None:
             stack.callback(store.close)
         server = build_server(service, ApproveService(gate, service))

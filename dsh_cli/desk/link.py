@@ -3,6 +3,8 @@
 ``DeskLinks`` scans the directory (and keeps watching it), connects to each live server,
 removes a socket nobody listens on any more (connection refused: its server was killed),
 refuses a server of another uid, and asks each new server to replay its pending batches.
+Every batch and permission request read is acknowledged at once (``desk/taken``): a server
+counts this desk only while it does, so a desk that is stopped never holds an agent up.
 Each line a server writes reaches ``on_event(link, event)``; a server that goes away
 reaches ``on_closed(link)``.
 """
@@ -20,6 +22,7 @@ from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir,
 
 __all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink"]
 
+TAKEN = frozenset({"question/requested", "permission/requested"})
 SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new servers
 MAX_LINE = 16 * 1024 * 1024  # a batch of 20 questions × 50 options fits many times over
 
@@ -133,6 +136,8 @@ class DeskLinks:
                     break
                 if event["type"] == "desk/hello":
                     link.hello = event
+                elif event["type"] in TAKEN and isinstance(event.get("rpc_id"), str):
+                    link.send({"type": "desk/taken", "rpc_id": event["rpc_id"]})
                 self._on_event(link, event)
         finally:
             self.links.pop(link.path, None)

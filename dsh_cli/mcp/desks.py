@@ -6,6 +6,12 @@ first valid response wins, a bad one leaves the batch pending. ``question/reques
 carries the batch's ``source`` (who asks). A desk that goes away leaves its batch pending
 for the next one, which asks for a replay and gets it under the same ``rpc_id``.
 
+A connection counts as a desk only once it takes a batch: a desk answers every
+``question/requested`` and ``permission/requested`` it reads with a ``desk/taken`` frame.
+One that connects and says nothing, or a ``dsh attach`` that is stopped, takes nothing, so
+a batch no desk takes within ``TAKE_WITHIN`` seconds fails ``NO_PROVIDER`` (its
+``question/resolved`` then withdraws it from any desk that reads it later).
+
 Permission requests (``approve_tool_use``) travel the same sockets: ``permission/requested``
 (with its ``source``) and ``permission/resolved`` out, ``permission/decision`` frames in,
 settled first-wins in ``RemotePermissions`` and acknowledged with ``response/ack``. Those
@@ -37,6 +43,7 @@ from dsh_cli.core.events import (
     PermissionRequested,
     PermissionResolved,
     QuestionRequested,
+    QuestionResolved,
 )
 from dsh_cli.core.tasks import close_task
 from dsh_cli.desk.channel import PeerRefused, check_peer, listen, peer_uid, socket_path
@@ -51,10 +58,13 @@ from dsh_cli.providers.relay import JsonLinesRelay
 if TYPE_CHECKING:
     from dsh_cli.permissions.vocabulary import PermissionDecision, PermissionRequest
 
-__all__ = ["NO_DESK", "DeskHello", "DeskHub", "DeskPermissions", "DeskProvider",
-           "SourcedPermissionRequested", "SourcedQuestionRequested"]
+__all__ = ["NOT_TAKEN", "NO_DESK", "TAKE_WITHIN", "DeskHello", "DeskHub", "DeskPermissions",
+           "DeskProvider", "SourcedPermissionRequested", "SourcedQuestionRequested"]
 
 NO_DESK = "no one is at the dsh desk: run `dsh attach` in a terminal"
+TAKE_WITHIN = 5.0  # seconds a connected desk has to take a batch before it does not count
+NOT_TAKEN = ("no dsh desk took the {what} within {seconds:g} s (a desk that is stopped or "
+             "does not answer does not count): run `dsh attach` in a terminal")
 SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on forever
 
 
@@ -69,6 +79,8 @@ class SourcedPermissionRequested(PermissionRequested):
 
 
 PERMISSION_EVENTS = frozenset({"permission/requested", "permission/resolved"})
+REQUESTED = (QuestionRequested, PermissionRequested)
+RESOLVED = (QuestionResolved, PermissionResolved)
 DECISION_FIELDS = frozenset({"type", "rpc_id", "decision", "message"})
 
 
@@ -91,6 +103,7 @@ class _DeskRelay(JsonLinesRelay):
         self._permissions = hub.permissions
         self._session_id = hub.session_id
         self._respond = hub.respond_permission
+        self._took = hub.took
 
     def _source(self, key: str | None) -> dict[str, Any]:
         found = self._sources.get(key) if key is not None else None
@@ -118,6 +131,13 @@ class _DeskRelay(JsonLinesRelay):
 
     def _dispatch(self, line: str) -> None:
         kind = _frame_type(line)
+        if kind == "desk/taken":
+            rpc_id = json.loads(line).get("rpc_id")
+            if isinstance(rpc_id, str):
+                self._took(rpc_id)
+            else:
+                self.write(ErrorEvent(BAD_FRAME, "desk/taken takes rpc_id (a string)"))
+            return
         if kind is not None and kind.startswith("permission/"):
             refused = self._permission_frame(line)
             if refused is not None:
@@ -169,6 +189,9 @@ class DeskHub:
         # announces a request a moment before the provider waits for it, and a quick
         # desk's decision must not fall into that gap
         self._awaited: dict[str, asyncio.Event] = {}
+        # batches and permission requests announced and not yet resolved, each set once a
+        # desk has taken it; only those are kept, so a desk's frames cannot grow it
+        self._taken: dict[str, asyncio.Event] = {}
         self._unsubscribe: Callable[[], None] | None = None
         self._responding: set[asyncio.Task[None]] = set()
         self.relay_questions = relay_questions
@@ -187,7 +210,7 @@ class DeskHub:
         return self._connected
 
     async def start(self) -> None:
-        self._unsubscribe = self.ui.events.subscribe(self._on_permission_event)
+        self._unsubscribe = self.ui.events.subscribe(self._on_event)
         self._listener = listen(self.path)
         self._listener.setblocking(False)
         self._accepting = asyncio.create_task(self._accept(), name="dsh-desk-accept")
@@ -202,10 +225,33 @@ class DeskHub:
                 return False
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), left)
+                async with asyncio.timeout(left):  # keeps a cancel (see wait_taken)
+                    await self._changed.wait()
         return True
 
-    def _on_permission_event(self, event: Event) -> None:
+    async def wait_taken(self, rpc_id: str, seconds: float) -> bool:
+        """True once a desk has taken ``rpc_id``, False when ``seconds`` pass first."""
+        taken = self._taken.get(rpc_id)
+        if taken is None:
+            return False  # resolved already, or never announced
+        # asyncio.timeout, not wait_for: 3.11's wait_for drops a cancel that comes as the
+        # event is set (a desk's taken and answer in one read), and the batch never ends
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await taken.wait()
+        return taken.is_set()
+
+    def took(self, rpc_id: str) -> None:
+        """A desk took ``rpc_id``; a late or unknown one changes nothing."""
+        taken = self._taken.get(rpc_id)
+        if taken is not None:
+            taken.set()
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, REQUESTED):
+            self._taken.setdefault(event.rpc_id, asyncio.Event())
+        elif isinstance(event, RESOLVED):
+            self._taken.pop(event.rpc_id, None)
         if isinstance(event, PermissionRequested):
             self._awaited.setdefault(event.rpc_id, asyncio.Event())
         elif isinstance(event, PermissionResolved):
@@ -330,13 +376,31 @@ class DeskProvider:
         self._alert = alert
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
-        if not self.hub.connected:
-            if self.wait > 0 and self._alert is not None:
-                self._alert()
-            if self.wait <= 0 or not await self.hub.wait_for_desk(self.wait):
-                raise UserInteractionError(NO_DESK, NO_PROVIDER)
+        found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert,
+                                  "question")
+        if found is not None:
+            raise UserInteractionError(found, NO_PROVIDER)
         await asyncio.get_running_loop().create_future()  # a desk settles it, or the seam does
         raise AssertionError("unreachable")
+
+
+async def _desk_takes(hub: DeskHub, rpc_id: str, wait: float,
+                      alert: Callable[[], None] | None, what: str) -> str | None:
+    """None once a desk has taken ``rpc_id``; else why no desk will (``NO_DESK``, ``NOT_TAKEN``).
+
+    With no desk attached it fails at once, or waits up to ``wait`` seconds for one; an
+    attached desk then has ``TAKE_WITHIN`` seconds (or what is left of ``wait``) to take it.
+    """
+    loop = asyncio.get_running_loop()
+    end = loop.time() + wait
+    if not hub.connected:
+        if wait > 0 and alert is not None:
+            alert()
+        if wait <= 0 or not await hub.wait_for_desk(wait):
+            return NO_DESK
+    if not await hub.wait_taken(rpc_id, max(TAKE_WITHIN, end - loop.time())):
+        return NOT_TAKEN.format(what=what, seconds=TAKE_WITHIN)
+    return None
 
 
 class DeskPermissions:
@@ -353,12 +417,16 @@ class DeskPermissions:
         decided = asyncio.ensure_future(self.hub.permissions.decide(request, rpc_id))
         await asyncio.sleep(0)  # the request is pending in the table now
         self.hub.awaited(rpc_id)
+        taking = asyncio.ensure_future(_desk_takes(self.hub, rpc_id, self.wait, self._alert,
+                                                   "permission request"))
         try:
-            if not self.hub.connected:
-                if self.wait > 0 and self._alert is not None:
-                    self._alert()
-                if self.wait <= 0 or not await self.hub.wait_for_desk(self.wait):
-                    raise PermissionRequestError(NO_DESK, NO_PERMISSION_PROVIDER)
+            # a decision that comes first stands, taken or not
+            await asyncio.wait({decided, taking}, return_when=asyncio.FIRST_COMPLETED)
+            if not decided.done():
+                found = taking.result()
+                if found is not None:
+                    raise PermissionRequestError(found, NO_PERMISSION_PROVIDER)
             return await decided
         finally:
+            await close_task(taking)
             await close_task(decided)

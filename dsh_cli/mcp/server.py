@@ -151,12 +151,45 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+class _StdinLines:
+    """stdin's lines for the SDK's stdio transport, read by a daemon thread.
+
+    The SDK reads stdin in a worker thread that a cancel must wait for, so SIGTERM would
+    wait for the agent to close stdin; a ``LineReader``'s wait is cancellable at once.
+    """
+
+    def __init__(self) -> None:
+        import sys
+
+        from dsh_cli.providers.line_reader import LineReader
+
+        self._lines = LineReader(sys.stdin.buffer)
+
+    def __aiter__(self) -> _StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._lines.readline()
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+    def close(self) -> None:
+        self._lines.close()
+
+
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin."""
+    """Serve MCP on stdin/stdout until the client closes stdin or a signal ends it."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    stdin = _StdinLines()
+    try:
+        # stdout stays the SDK's: it points fd 1 at stderr so stray output misses the wire
+        async with stdio_server(stdin=stdin) as (read_stream,  # type: ignore[arg-type]
+                                                 write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        stdin.close()
 
 
 def _token_gate(app: Any, token: str, path: str) -> Any:

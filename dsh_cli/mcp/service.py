@@ -76,6 +76,17 @@ class AskService:
         self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
         return result
 
+    def mark_interrupted(self) -> None:
+        """The process is ending (a signal): its pending batches are stored interrupted."""
+        if self.store is None or self.session_id is None:
+            return
+        from dsh_cli.store import StoreError
+
+        try:
+            self.store.mark_interrupted(self.session_id)
+        except StoreError as error:
+            self._report(f"dsh: {error.code}: {error.message}")
+
     def close(self) -> None:
         if self._stop_recording is not None:
             self._stop_recording()

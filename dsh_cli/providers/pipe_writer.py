@@ -11,6 +11,8 @@ that fits one piece, with nothing queued and room in the pipe, is written at onc
 The reader is *gone* when it has taken nothing for ``stall`` seconds while bytes wait, or
 lets more than ``limit`` bytes pile up, or closes its end: what is queued is dropped,
 nothing more is written, and ``on_gone(reason)`` runs on the event loop (once).
+``close()`` ends the thread (what is still queued is dropped): every writer is closed
+when its stream is done with, or each one would leave a thread behind.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class PipeWriter:
         self.stall = stall
         self.on_gone = on_gone
         self.gone: str | None = None  # why the reader counts as gone, once it does
+        self._closed = False
         self._queue: collections.deque[bytes] = collections.deque()
         self._queued = 0  # bytes in the queue and in the piece being written
         self._wake = threading.Condition()
@@ -70,7 +73,7 @@ class PipeWriter:
     def write(self, data: bytes) -> None:
         """Queue ``data``; returns at once. Dropped once the reader is gone."""
         with self._wake:
-            if self.gone is not None or not data:
+            if self.gone is not None or self._closed or not data:
                 return
             if not self._queued and len(data) <= _PIECE and self._ready.poll(0):
                 # nothing queued or in flight and room for it: written here at once (one
@@ -97,6 +100,14 @@ class PipeWriter:
             await asyncio.sleep(0.005)
         return not self._queued and self.gone is None
 
+    def close(self) -> None:
+        """Write nothing more and end the thread; bytes still queued are dropped."""
+        with self._wake:
+            self._closed = True
+            self._queue.clear()
+            self._queued = 0
+            self._wake.notify()
+
     def _give_up(self, reason: str) -> None:
         """Mark the reader gone (caller holds the lock) and tell the loop once."""
         if self.gone is not None:
@@ -112,9 +123,9 @@ class PipeWriter:
     def _run(self) -> None:
         while True:
             with self._wake:
-                while not self._queue and self.gone is None:
+                while not self._queue and self.gone is None and not self._closed:
                     self._wake.wait()
-                if self.gone is not None:
+                if self.gone is not None or self._closed:
                     return
                 data = self._queue.popleft()
             try:
@@ -131,7 +142,7 @@ class PipeWriter:
         poller.register(self.fd, select.POLLOUT)
         while view:
             with self._wake:
-                if self.gone is not None:
+                if self.gone is not None or self._closed:
                     return
             if not poller.poll(_TICK * 1000):
                 if time.monotonic() - idle_since > self.stall:
@@ -143,4 +154,5 @@ class PipeWriter:
             view = view[written:]
             idle_since = time.monotonic()
             with self._wake:
-                self._queued -= written
+                if self.gone is None and not self._closed:  # else the count was reset
+                    self._queued -= written

@@ -143,6 +143,7 @@ class JsonLinesRelay:
             task = asyncio.current_task()
             ending = task is not None and task.cancelling() > 0
             await self._pipe.flush(0.2 if ending else self.stall)
+            self._pipe.close()  # its thread ends with it
         self._lines.close()
         if self._reader is not None:
             self._reader.cancel()

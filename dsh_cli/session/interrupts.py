@@ -24,6 +24,7 @@ __all__ = ["EXIT_CODES", "on_termination", "run_main", "session_guard", "signal_
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 _termination_hooks: list[Callable[[], None]] = []
+_interrupt_hooks: list[Callable[[], None]] = []  # those that run on SIGINT too
 
 
 def signal_name(status: int) -> str | None:
@@ -31,14 +32,16 @@ def signal_name(status: int) -> str | None:
     return next((signum.name for signum, code in EXIT_CODES.items() if code == status), None)
 
 
-def on_termination(hook: Callable[[], None]) -> Callable[[], None]:
+def on_termination(hook: Callable[[], None], *, sigint: bool = False) -> Callable[[], None]:
     """Run ``hook`` the moment SIGTERM or SIGHUP arrives, before anything is cancelled.
 
     The session store uses it to mark open question batches interrupted while they are
-    still open, so the unwinding that follows cannot record them as aborted.
+    still open, so the unwinding that follows cannot record them as aborted. ``sigint``:
+    on SIGINT too (``dsh mcp``, where ctrl-c cancels no turn of a human's own).
     """
-    _termination_hooks.append(hook)
-    return lambda: _termination_hooks.remove(hook) if hook in _termination_hooks else None
+    hooks = _interrupt_hooks if sigint else _termination_hooks
+    hooks.append(hook)
+    return lambda: hooks.remove(hook) if hook in hooks else None
 
 
 def run_main(main: Coroutine[Any, Any, int], *, handle_sigint: bool = True) -> int:
@@ -77,10 +80,11 @@ async def _supervise(main: Coroutine[Any, Any, int], handle_sigint: bool) -> int
     def stop(signum: signal.Signals) -> None:
         if not received:
             received.append(signum)
-            if signum is not signal.SIGINT:
-                for hook in list(_termination_hooks):
-                    with contextlib.suppress(Exception):
-                        hook()
+            hooks = _interrupt_hooks if signum is signal.SIGINT else \
+                [*_termination_hooks, *_interrupt_hooks]
+            for hook in list(hooks):
+                with contextlib.suppress(Exception):
+                    hook()
         task.cancel()  # again on a repeated signal: nothing may swallow the stop
 
     handled = [s for s in EXIT_CODES if handle_sigint or s is not signal.SIGINT]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LOG_FILE", "NOTES_FOLDER", "YES_NOTICE", "ToolPlan", "plan_tools", "session_tools"]
 
-LOG_FILE = "mcp.log"  # in the data directory: the servers' stderr, never the screen
+LOG_FILE = "mcp.log"  # in the data directory: the servers' stderr, never the screen (capped)
 NOTES_FOLDER = "notes"  # in the data directory: ``dsh demo``'s notes server keeps them here
 YES_NOTICE = "dsh: --yes: every tool call of this run is allowed without asking"
 
@@ -98,13 +98,15 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
     import dsh_cli
     from dsh_cli.config import config_dir, data_dir
     from dsh_cli.permissions import Approvals, PermissionGate
+    from dsh_cli.tools.mcp.server_log import ServerLog, sdk_logs_to
     from dsh_cli.tools.mcp.toolset import McpToolset
     from dsh_cli.tools.permission_policy import permission_policy
 
     with contextlib.ExitStack() as stack:
         folder = data_dir()
         folder.mkdir(parents=True, exist_ok=True)
-        errlog = stack.enter_context(open(folder / LOG_FILE, "a", encoding="utf-8"))
+        errlog = stack.enter_context(ServerLog(folder / LOG_FILE))
+        stack.enter_context(sdk_logs_to(errlog))
         toolset = await McpToolset.start(
             plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
             report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)),

@@ -15,7 +15,8 @@ ROWS = ("dsh --help", "dsh --version", "pty: first frame", "pty: process exit",
         "keys/s vs questionary", "relay round trips",
         "dsh mcp + attach --jsonl round trips", "agent loop per exchange, fresh chat",
         "agent loop per exchange, growing chat", "store: append", "store: resume",
-        "MCP tool call through dsh", "dsh chat start-up, MCP server configured")
+        "MCP tool call through dsh", "MCP call over the bounded stdio transport",
+        "dsh chat start-up, MCP server configured")
 
 
 @pytest.mark.pty  # the first-frame measures drive dsh ask on a pseudo-terminal

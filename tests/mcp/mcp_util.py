@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from dsh_under_test import DSH
@@ -74,3 +75,33 @@ async def jsonl_desk():
 def bounded(coro, ceiling: float = 60.0):
     """``asyncio.run`` with a ceiling, so a hang fails the test."""
     return asyncio.run(asyncio.wait_for(coro, ceiling))
+
+
+async def server_socket(ceiling: float = CEILING) -> Path:
+    """The desk socket of the one ``dsh mcp`` running, once it listens."""
+    from dsh_cli.desk.channel import server_sockets
+
+    for _ in range(int(ceiling / 0.05)):
+        found = server_sockets()
+        if found:
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError("dsh mcp made no socket")
+
+
+async def ask_once_linked(mcp, desk: JsonlDeskProcess, think: float = 0.0) -> dict[str, Any]:
+    """Ask until the desk is linked (before, ``NO_PROVIDER`` comes at once); answer it there
+    after ``think`` seconds."""
+    requested = asyncio.ensure_future(desk.event("question/requested"))
+    while True:
+        call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+        await asyncio.wait({call, requested}, return_when=asyncio.FIRST_COMPLETED)
+        if requested.done():
+            break
+        assert call.result().structured_content["error"]["code"] == "NO_PROVIDER"
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(think)
+    await desk.answer(requested.result(), [{"id": "db", "selected": ["SQLite"]}])
+    result = await call
+    assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+    return requested.result()

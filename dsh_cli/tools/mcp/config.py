@@ -19,6 +19,7 @@ from typing import Any
 from dsh_cli.core.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGE",
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "PROJECT_FILE",
@@ -32,6 +33,7 @@ __all__ = [
 
 DEFAULT_STARTUP_TIMEOUT = 10.0
 DEFAULT_TOOL_TIMEOUT = 120.0
+DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024  # bytes of one message from a server
 USER_FILE = "mcp.json"  # in the config directory
 PROJECT_FILE = ".mcp.json"  # in the working directory, only once trusted
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -54,6 +56,7 @@ class ServerConfig:
     exclude_tools: tuple[str, ...] = ()
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    max_mcp_message: int = DEFAULT_MAX_MESSAGE
     # "auto" negotiates the era (2026-07-28 first); "legacy" speaks only the session era
     # and sends no probe, for a server that mishandles one
     protocol: str = "auto"
@@ -193,6 +196,9 @@ def _server(name: str, entry: Any, source: str,
             raise ConfigError(f"{where}: {key} must be a positive number of seconds")
         return float(value)
 
+    limit = entry.get("max_mcp_message", DEFAULT_MAX_MESSAGE)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise ConfigError(f"{where}: max_mcp_message must be a positive number of bytes")
     protocol = entry.get("protocol", "auto")
     if protocol not in ("auto", "legacy"):
         raise ConfigError(f"{where}: protocol must be \"auto\" or \"legacy\"")
@@ -214,5 +220,6 @@ def _server(name: str, entry: Any, source: str,
         env=mapping("env"), cwd=text("cwd"), url=url, headers=mapping("headers"),
         include_tools=strings("includeTools"), exclude_tools=strings("excludeTools") or (),
         startup_timeout=seconds("startup_timeout", DEFAULT_STARTUP_TIMEOUT),
-        tool_timeout=seconds("tool_timeout", DEFAULT_TOOL_TIMEOUT), protocol=protocol,
+        tool_timeout=seconds("tool_timeout", DEFAULT_TOOL_TIMEOUT), max_mcp_message=limit,
+        protocol=protocol,
     )

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import (
     MCP_STATE_NOT_STORED,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
     from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.tools.mcp.config import ServerConfig
+    from dsh_cli.tools.mcp.server_log import LogSink
     from dsh_cli.tools.registry import ToolContext
 
 __all__ = ["McpConnection"]
@@ -56,7 +57,7 @@ STATE_ONLY_PAUSE = 0.05
 class McpConnection:
     """A started (or failed) server: its tools, and ``call`` while it runs."""
 
-    def __init__(self, config: ServerConfig, *, errlog: TextIO,
+    def __init__(self, config: ServerConfig, *, errlog: LogSink,
                  elicitation: UserInteraction | None = None, client_name: str = "dsh",
                  client_version: str = "0",
                  open_url: Callable[[str], object] | None = None,
@@ -101,7 +102,7 @@ class McpConnection:
             raise ToolError(f"MCP server {self.config.name} {self.failure}",
                             MCP_UNAVAILABLE) from None
         except Exception as error:
-            self.failure = _describe(error)
+            self.failure = self.failure or _describe(error)
             await self.close()
             raise ToolError(f"MCP server {self.config.name} failed to start: {self.failure}",
                             MCP_UNAVAILABLE) from None
@@ -141,19 +142,41 @@ class McpConnection:
         return Client(self._transport(), **options)
 
     def _transport(self) -> Any:
+        """The server's streams, each message bounded by ``max_mcp_message`` before it is
+        parsed (``bounded``)."""
         config = self.config
+        limit = config.max_mcp_message
         if config.url is not None:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            http = create_mcp_http_client(headers=dict(config.headers) or None)
-            return streamable_http_client(config.url, http_client=http)
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+            from dsh_cli.tools.mcp.bounded import bound_body
+
+            # identity: a compressed body's size is not known until it is unpacked
+            http = create_mcp_http_client(headers={"Accept-Encoding": "identity",
+                                                   **config.headers})
+            http.event_hooks["response"].append(bound_body(limit))
+            return streamable_http_client(config.url, http_client=http,
+                                          max_sse_event_size=limit)
+        from mcp.client.stdio import StdioServerParameters
+
+        from dsh_cli.tools.mcp.stdio import stdio_transport
 
         params = StdioServerParameters(command=config.command or "", args=list(config.args),
                                        env=dict(config.env) or None, cwd=config.cwd)
         # the server's stderr goes to our log: it must not write over a question on screen
-        return stdio_client(params, errlog=self.errlog)
+        return stdio_transport(params, name=config.name, limit=limit, log=self.errlog,
+                               notice=self.notice, ended=self._ended)
+
+    def _ended(self, reason: str) -> None:
+        """The transport closed the connection because of what the server sent: one line
+        says so while the server runs (a server still starting is reported by ``start``)."""
+        if self.failure is not None:
+            return
+        self.failure = reason
+        if self._ready is not None and self._ready.done():
+            self.notice(format_line(MCP_UNAVAILABLE, f"MCP server {self.config.name} "
+                                                     f"{reason}; its connection is closed"))
 
     async def call(self, tool: str, arguments: dict[str, Any],
                    ctx: ToolContext | None = None) -> Any:
@@ -163,7 +186,7 @@ class McpConnection:
         seam, and the time they wait for the human does not count against ``tool_timeout``.
         """
         client = self._client
-        if client is None or not self.running:
+        if client is None or not self.running or self.failure is not None:
             reason = self.failure or "is not running"
             raise ToolError(f"MCP server {self.config.name} {reason}", MCP_UNAVAILABLE)
         try:
@@ -178,9 +201,11 @@ class McpConnection:
         except (asyncio.CancelledError, ToolError):
             raise
         except Exception as error:
-            code = MCP_TOOL_ERROR if _is_protocol_error(error) else MCP_UNAVAILABLE
-            raise ToolError(f"{tool} on {self.config.name} failed: {_describe(error)}",
-                            code) from None
+            if _is_protocol_error(error):
+                code, reason = MCP_TOOL_ERROR, _describe(error)
+            else:  # the connection is gone: say why, when the transport knows
+                code, reason = MCP_UNAVAILABLE, self.failure or _describe(error)
+            raise ToolError(f"{tool} on {self.config.name} failed: {reason}", code) from None
 
     async def _rounds(self, client: Any, tool: str, arguments: dict[str, Any],
                       call: CurrentCall | None = None) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from dsh_cli.core.errors import DUPLICATE_TOOL, INVALID_TOOL_NAME, HarnessError, format_line
 from dsh_cli.tools.mcp.tool import McpTool
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.tools.mcp.config import ServerConfig
     from dsh_cli.tools.mcp.connection import McpConnection
+    from dsh_cli.tools.mcp.server_log import LogSink
     from dsh_cli.tools.registry import ToolRegistry
 
 __all__ = ["McpToolset", "ServerStatus"]
@@ -50,7 +51,7 @@ class McpToolset:
         return [tool for status in self.statuses for tool in status.tools]
 
     @classmethod
-    async def start(cls, servers: list[ServerConfig], *, errlog: TextIO,
+    async def start(cls, servers: list[ServerConfig], *, errlog: LogSink,
                     report: Callable[[str], None] | None = None,
                     elicitation: UserInteraction | None = None,
                     client_version: str = "0",
@@ -157,7 +158,7 @@ def _quoted(name: str) -> str:
     return shown if len(name) <= 60 else f"{shown}… ({len(name)} characters)"
 
 
-def _write(errlog: TextIO, line: str) -> None:
+def _write(errlog: LogSink, line: str) -> None:
     from dsh_cli.core.sanitize import sanitize_line
 
     errlog.write(sanitize_line(line) + "\n")
