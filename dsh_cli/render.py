@@ -61,8 +61,19 @@ def tool_summary(event: ToolResultEvent) -> tuple[bool, str]:
         return True, _clip(str(event.error.get("code") or event.error.get("name") or "error"))
     if event.name == "ask_user_question":
         return False, _answer_summary(event.content)
-    first = event.content.strip().splitlines()[0] if event.content.strip() else "ok"
-    return False, _clip(first)
+    return False, _one_line(event.content)
+
+
+def _one_line(content: str) -> str:
+    """A result on one line: all of it, spaces collapsed, clipped; how long when it had more.
+
+    Its first line alone is often a lone ``{`` (pretty JSON) or a heading that says nothing.
+    """
+    lines = content.strip().splitlines()
+    if not lines:
+        return "ok"
+    more = f" ({len(lines)} lines)" if len(lines) > 1 else ""
+    return _clip(" ".join(content.split()), SUMMARY_WIDTH - len(more)) + more
 
 
 _PERMISSION_WORDS = {"allow_once": "allowed once", "allow_session": "allowed for this session",

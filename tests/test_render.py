@@ -94,9 +94,11 @@ def test_a_failure_without_a_code_shows_the_error_name():
     assert render(ToolResultEvent("c", "shell", "{}", error)) == "· shell ✗ RuntimeError\n"
 
 
-def test_other_tools_show_the_first_line_of_their_result_clipped():
+def test_other_tools_show_their_result_on_one_line_clipped():
     event = ToolResultEvent("c", "read_file", "first line\nsecond")
-    assert render(event) == "· read_file → first line\n"
+    assert render(event) == "· read_file → first line second (2 lines)\n"
+    pretty = ToolResultEvent("c", "get_time", '{\n  "timezone": "UTC",\n  "hour": 9\n}')
+    assert render(pretty) == '· get_time → { "timezone": "UTC", "hour": 9 } (4 lines)\n'
     long = render(ToolResultEvent("c", "read_file", "x" * 500))
     assert long == "· read_file → " + "x" * 59 + "…\n"
 

@@ -197,7 +197,10 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
         from dsh_cli.tools.mcp.toolset import McpToolset
 
         with tempfile.TemporaryFile("w+") as errlog:  # the servers' own chatter stays out
-            toolset = await McpToolset.start(plan.servers, errlog=errlog)
+            # a tool left out (a bad or taken name) is news for whoever lists: stderr
+            toolset = await McpToolset.start(
+                plan.servers, errlog=errlog,
+                notice=lambda line: click.echo(sanitize_line(line), err=True))
             try:
                 statuses = toolset.statuses
             finally:
@@ -209,13 +212,23 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
             "tools": [{"name": tool.name, "description": tool.description,
                        "hints": tool.hints.to_json()} for tool in status.tools],
         } for status in statuses], ensure_ascii=False))
-        return 0
+        return _listed_status(statuses)
     if not statuses:
-        click.echo("no MCP servers configured (mcp.json in the config directory, "
-                   "--mcp-config FILE, or .mcp.json with --mcp-project)")
+        from pathlib import Path
+
+        from dsh_cli.tools.mcp.config import PROJECT_FILE
+
+        if (Path.cwd() / PROJECT_FILE).is_file() and not mcp_project:
+            click.echo(f"no MCP servers to start: this directory's {PROJECT_FILE} is not "
+                       "trusted yet (dsh mcp list --mcp-project trusts and lists it)")
+        else:
+            click.echo("no MCP servers configured (mcp.json in the config directory, "
+                       "--mcp-config FILE, or .mcp.json with --mcp-project)")
         return 0
     for status in statuses:
-        state = f"{len(status.tools)} tools" if status.started else "did not start"
+        count = len(status.tools)
+        state = (f"{count} tool{'' if count == 1 else 's'}" if status.started
+                 else "did not start")
         click.echo(f"{sanitize_line(status.name)}  {status.transport}  {state}  "
                    f"({sanitize_line(status.source)})")
         if status.error:
@@ -224,4 +237,9 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
             hints = [name.replace("_", " ") for name, on in tool.hints.to_json().items() if on]
             note = f"  [{', '.join(hints)}]" if hints else ""
             click.echo(f"  {tool.name}{note}")
-    return 0
+    return _listed_status(statuses)
+
+
+def _listed_status(statuses: list[Any]) -> int:
+    """1 when a server did not start, so `dsh mcp list && …` stops on a broken config."""
+    return 1 if any(not status.started for status in statuses) else 0

@@ -46,10 +46,15 @@ def run(prompt: tuple[str, ...], **options: Any) -> None:
     batch that was pending is asked again first.
     """
     text = " ".join(prompt) if prompt else None
+    # stdin carries the prompt: questions go to the terminal on /dev/tty, as dsh ask's do
+    options["stdin_busy"] = text == "-"
     if text == "-":
-        if options["plain"] or options["jsonl"]:
-            raise click.UsageError("PROMPT '-' cannot be combined with --plain or --jsonl "
+        if options["jsonl"]:
+            raise click.UsageError("PROMPT '-' cannot be combined with --jsonl "
                                    "(stdin has another job)")
+        if options["plain"] and _answer_options(options).terminal != "tty":
+            raise click.UsageError("PROMPT '-' with --plain needs a terminal to read the "
+                                   "answers from (stdin holds the prompt)")
         text = sys.stdin.read()
     check_session_flags(options)
     resuming = options["continue_"] or options["resume"]
@@ -86,7 +91,8 @@ def _answer_options(options: dict[str, Any]) -> AnswerOptions:
     return AnswerOptions(RUN, jsonl=options["jsonl"], web=options["web"],
                          answers=options["answers_file"], plain=options["plain"],
                          no_input=options["no_input"], host=options["host"],
-                         port=options["port"], open_browser=options["open_browser"])
+                         port=options["port"], open_browser=options["open_browser"],
+                         stdin_busy=options.get("stdin_busy", False))
 
 
 def _prepare(options: dict[str, Any]) -> tuple[Settings, Prepared, ToolPlan]:

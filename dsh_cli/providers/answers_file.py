@@ -97,6 +97,7 @@ class AnswersFileProvider:
         # fields are required: one it does not require may be left out of the file
         form = context.request.source is not None
         items, left_out, problems = [], [], []
+        missing = False
         for question in context.request.questions:
             raw = self._items.get(question.id)
             if raw is None and not question.required and (form or question.default is not None):
@@ -104,15 +105,18 @@ class AnswersFileProvider:
                 if question.default is None:
                     left_out.append(question)
             if raw is None:
-                self._fail_missing(context)
+                missing = True
+                continue
             try:
                 item = AskUserQuestionAnswerItem.model_validate(raw)
                 items.append(validate_answer_item(question, item, question.id))
             except (UserInteractionError, ValidationError) as error:  # all of them, not the first
                 problems.append(error.message if isinstance(error, UserInteractionError)
                                 else format_validation_error(error))
-        if problems:
+        if problems:  # a bad answer is the file's fault first: fix it, then add what is missing
             self._fail(f"{self.source}: bad answer for {'; '.join(problems)}", INVALID_ANSWER)
+        if missing:
+            self._fail_missing(context)
         if left_out and self.report is not None:  # so a CI author still learns their ids
             self.report(f"dsh: {self.source} leaves out {_named(left_out)}: skipped (optional)")
         return AskUserQuestionAnswer(answers=items)

@@ -110,7 +110,7 @@ def plain(options: AnswerOptions) -> Opener:
 
         with contextlib.ExitStack() as stack:
             reader, writer = options.stdin, options.stderr
-            if not options.plain and options.terminal == "tty":
+            if options.terminal == "tty" and (not options.plain or options.stdin_busy):
                 reader = stack.enter_context(open(surroundings.TTY, encoding="utf-8"))
                 writer = stack.enter_context(open(surroundings.TTY, "w", encoding="utf-8"))
             provider = PlainProvider(reader, writer)

@@ -50,7 +50,7 @@ class AnswerOptions:
     host: str = "127.0.0.1"
     port: int = 0
     open_browser: bool | None = None  # None: when a display is available
-    stdin_busy: bool = False  # stdin carries the request itself (``dsh ask -``)
+    stdin_busy: bool = False  # stdin carries the input itself (``dsh ask -``, ``dsh run -``)
     keep: bool = True  # the terminal UI leaves its one-line summary (``dsh ask`` clears it)
     # ``dsh web``: the browser's chat messages, and the conversation a new page is shown
     on_message: Callable[[str], Any] | None = None
@@ -77,7 +77,8 @@ class AnswerOptions:
         screen = self.stdout if door.draws_on == "stdout" else self.stderr
         if not self.stdin_busy and is_terminal(self.stdin) and is_terminal(screen):
             return door.draws_on
-        if door.tty_fallback and surroundings.tty_available():
+        # stdin holds the input itself (`git diff | dsh run -`): the keyboard is /dev/tty
+        if (door.tty_fallback or self.stdin_busy) and surroundings.tty_available():
             return "tty"
         return None
 

@@ -99,10 +99,17 @@ def test_prompt_dash_reads_stdin():
     assert "from a pipe" in result.stdout
 
 
-@pytest.mark.parametrize("flag", ["--plain", "--jsonl"])
-def test_prompt_dash_with_a_stdin_answer_source_is_a_usage_error(flag):
-    result = dsh("run", "-m", "demo", flag, "-", input="")
+def test_prompt_dash_with_jsonl_is_a_usage_error():
+    result = dsh("run", "-m", "demo", "--jsonl", "-", input="")
     assert result.returncode == 2 and "stdin has another job" in result.stderr
+
+
+def test_prompt_dash_with_plain_and_no_terminal_at_all_is_a_usage_error():
+    # a new session has no controlling terminal: no /dev/tty to read the answers from
+    result = subprocess.run([DSH, "run", "-m", "demo", "--plain", "-"], input="x",
+                            capture_output=True, text=True, timeout=30, start_new_session=True)
+    assert result.returncode == 2
+    assert "PROMPT '-' with --plain needs a terminal to read the answers from" in result.stderr
 
 
 def test_no_prompt_is_a_usage_error():

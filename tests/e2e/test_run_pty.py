@@ -28,6 +28,34 @@ def test_run_asks_on_the_terminal_and_keeps_stdout_for_the_final_answer(tmp_path
     assert "\x1b" not in answer, "stdout carries only the final text"
 
 
+def test_a_prompt_on_stdin_has_its_questions_asked_on_dev_tty(tmp_path):
+    """`echo … | dsh run -` in a terminal: stdin holds the prompt, the keyboard is /dev/tty."""
+    out = tmp_path / "out.txt"
+    child = spawn(f"echo 'plan it' | dsh run -m demo - > {out}; echo STATUS=$?", str(tmp_path))
+    child.expect("Which stack")
+    for keys in ("3", "1", "\r", "piped-app", "\r", "\r"):
+        child.send(keys)
+        time.sleep(0.15)
+    child.expect("STATUS=0")
+    finish(child)
+    answer = out.read_text()
+    assert "Stack: Go + chi" in answer and "Name: piped-app" in answer
+
+
+def test_plain_with_a_prompt_on_stdin_reads_its_answers_from_dev_tty(tmp_path):
+    child = spawn("echo 'plan it' | dsh run --plain -m demo -; echo STATUS=$?", str(tmp_path))
+    child.expect(r"answer \(numbers")
+    child.sendline("2")
+    child.expect(r"answer \(numbers")
+    child.sendline("/skip")
+    child.expect(r"answer \(")
+    child.sendline("plain-app")
+    child.expect("STATUS=0")
+    output = child.before
+    finish(child)
+    assert "Stack: Node.js + Express" in output and "Name: plain-app" in output
+
+
 def test_term_dumb_uses_the_plain_line_rendering(tmp_path):
     child = spawn("TERM=dumb dsh run -m demo 'plan it'; echo STATUS=$?", str(tmp_path))
     child.expect(r"answer \(numbers")

@@ -10,9 +10,9 @@ from dsh_under_test import DSH
 from fakes.mcp_notes_server import entry
 
 
-def dsh(*args: str) -> subprocess.CompletedProcess[str]:
+def dsh(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([DSH, "mcp", "list", *args], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
+                          timeout=60, stdin=subprocess.DEVNULL, cwd=cwd)
 
 
 def test_servers_their_tools_and_one_that_did_not_start(tmp_path):
@@ -21,7 +21,7 @@ def test_servers_their_tools_and_one_that_did_not_start(tmp_path):
         "notes": entry(), "time": {"command": "mcp-server-time"},
         "broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}}}))
     listed = dsh("--mcp-config", str(config), "--json")
-    assert listed.returncode == 0, listed.stderr
+    assert listed.returncode == 1, listed.stderr  # a server did not start: scripts can tell
     servers = {server["name"]: server for server in json.loads(listed.stdout)}
     assert servers["notes"]["started"] and servers["time"]["started"]
     tools = {tool["name"]: tool for tool in servers["notes"]["tools"]}
@@ -30,6 +30,7 @@ def test_servers_their_tools_and_one_that_did_not_start(tmp_path):
     assert "mcp__time__get_current_time" in {tool["name"] for tool in servers["time"]["tools"]}
     assert not servers["broken"]["started"] and servers["broken"]["error"]
     shown = dsh("--mcp-config", str(config))
+    assert shown.returncode == 1
     assert "notes  stdio  6 tools" in shown.stdout
     assert "  mcp__notes__write_note  [destructive]" in shown.stdout
     assert "broken  stdio  did not start" in shown.stdout
@@ -48,3 +49,21 @@ def test_a_broken_config_file_is_one_line_and_exit_2(tmp_path):
     listed = dsh("--mcp-config", str(bad))
     assert listed.returncode == 2
     assert listed.stderr.startswith("dsh: CONFIG_ERROR: ") and listed.stderr.count("\n") == 1
+
+
+def test_one_tool_is_said_in_the_singular_and_all_started_is_exit_0(tmp_path):
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"time": {
+        "command": "mcp-server-time", "includeTools": ["get_current_time"]}}}))
+    shown = dsh("--mcp-config", str(config))
+    assert shown.returncode == 0, shown.stderr
+    assert "time  stdio  1 tool  (" in shown.stdout
+
+
+def test_an_untrusted_project_file_is_named_instead_of_nothing_configured(tmp_path):
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"notes": entry()}}))
+    listed = dsh(cwd=tmp_path)
+    assert listed.returncode == 0
+    assert listed.stdout.startswith("no MCP servers to start: this directory's .mcp.json is "
+                                    "not trusted yet")
+    assert "--mcp-project" in listed.stderr  # the notice that says how to trust it
