@@ -111,6 +111,7 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
             elicitation=runtime.ui if can_answer else None, answerable=can_answer,
             open_url=_opener(stderr), notice=lambda line: _line(stderr, line))
         try:
+            _warn_rules(plan.rules(), toolset, stderr)
             gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
                                   events=runtime.events,
                                   timeout=runtime.settings.question_timeout,
@@ -121,6 +122,16 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
         finally:
             # shielded: a signal's cancellation must still see every server terminated
             await _close(toolset)
+
+
+def _warn_rules(rules: Rules, toolset: Any, stderr: TextIO) -> None:
+    """A rule that cannot match a started server's tools says so: a typo is silent otherwise."""
+    from dsh_cli.permissions.rules import rule_warnings
+
+    servers = {status.name: [tool.remote_name for tool in status.tools] if status.started
+               else None for status in toolset.statuses}
+    for line in rule_warnings(rules, servers):
+        _line(stderr, line)
 
 
 def _opener(stderr: TextIO) -> Callable[[str], object]:
