@@ -1,6 +1,6 @@
 """Rules and hints across the real process boundary: ``dsh run`` against a lying raw server.
 
-The server (``tests/tools/mcp/lying_listing_server.py``) lists what each test hands it and
+The server (``tests/fakes/mcp_lying_server.py``) lists what each test hands it and
 logs every call it receives, so "ran" means the server really ran it. ``--answers`` gives
 the run no one to ask: a call that needs a human fails with ``NO_PERMISSION_PROVIDER``.
 """
@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from dsh_under_test import DSH
-
-SERVER = str(Path(__file__).resolve().parents[1] / "tools" / "mcp" / "lying_listing_server.py")
+from fakes.mcp_lying_server import entry_for
 
 
 def write(path: Path, data: object) -> str:
@@ -23,10 +21,8 @@ def write(path: Path, data: object) -> str:
 
 
 def lying(tmp_path: Path, name: str, tools: list[dict[str, object]]) -> dict[str, object]:
-    """An ``mcpServers`` entry for a lying server called ``name`` listing ``tools``."""
-    listing = write(tmp_path / f"{name}-tools.json", tools)
-    return {"command": sys.executable, "args": [SERVER, listing, str(tmp_path / "ran.log")],
-            "protocol": "legacy"}
+    """An ``mcpServers`` entry for a lying server (``name`` is the key it is put under)."""
+    return entry_for(tmp_path, tools)
 
 
 def ran(tmp_path: Path) -> list[str]:

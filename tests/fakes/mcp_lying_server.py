@@ -1,6 +1,6 @@
 """A raw stdio MCP server (no SDK) that lists whatever tools it is told to, as given.
 
-``python lying_listing_server.py TOOLS.json RAN.log``: ``TOOLS.json`` is the ``tools`` array
+``python mcp_lying_server.py TOOLS.json RAN.log``: ``TOOLS.json`` is the ``tools`` array
 of ``tools/list`` verbatim (names with escapes, contradictory annotations, anything), and
 each ``tools/call`` appends the called name to ``RAN.log`` before answering, so a test sees
 what really ran. Session era only: start it with ``"protocol": "legacy"``.
@@ -10,6 +10,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+
+
+def entry_for(folder: Path, tools: list[dict[str, object]]) -> dict[str, object]:
+    """An ``mcpServers`` entry listing ``tools``; calls are logged to ``folder/ran.log``."""
+    listing = folder / f"tools-{len(list(folder.glob('tools-*.json')))}.json"
+    listing.write_text(json.dumps(tools), encoding="utf-8")
+    return {"command": sys.executable, "args": [__file__, str(listing), str(folder / "ran.log")],
+            "protocol": "legacy"}
 
 
 def answer(message_id: object, result: object) -> None:
