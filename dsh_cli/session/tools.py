@@ -66,19 +66,20 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
                     deny=(*settings.deny, *options.get("deny", ())), allow_all=yes)
     if options.get("no_mcp"):
         return plan
-    from dsh_cli.tools.mcp.config import config_paths, load_servers, parse_servers
+    from dsh_cli.tools.mcp.config import configured_servers, parse_servers
 
-    paths = config_paths(options.get("mcp_config", ()), project=bool(options.get("mcp_project")),
-                         cwd=cwd or Path.cwd(), config_dir=config_dir(),
-                         notice=lambda text: _line(stderr, f"dsh: {text}"))
     servers = []
     if demo:
         from dsh_cli.tools.mcp.demo_notes import SERVER_NAME, entry
 
         notes = {"mcpServers": {SERVER_NAME: entry(data_dir() / NOTES_FOLDER)}}
         servers = parse_servers(notes, "dsh demo", {})
-    if paths:
-        named = {server.name: server for server in (*servers, *load_servers(paths, environ))}
+    configured = configured_servers(
+        options.get("mcp_config", ()), project=bool(options.get("mcp_project")),
+        cwd=cwd or Path.cwd(), config_dir=config_dir(), environ=environ,
+        notice=lambda text: _line(stderr, f"dsh: {text}"))
+    if configured:
+        named = {server.name: server for server in (*servers, *configured)}
         servers = list(named.values())
     return ToolPlan(servers, plan.allow, plan.ask, plan.deny, plan.allow_all)
 
