@@ -32,7 +32,7 @@ _PREFIX = "mcp__"
 _GLOB = "*?["
 
 
-def readings(tool: str, server: str | None = None) -> list[tuple[str, str]]:
+def _readings(tool: str, server: str | None = None) -> list[tuple[str, str]]:
     """The ``(server, tool)`` pairs ``tool`` can stand for: one when ``server`` is known."""
     if not tool.startswith(_PREFIX):
         return []
@@ -62,7 +62,7 @@ def _match(rule: str, tool: str, server: str | None, *, every: bool) -> bool:
     rule = rule.strip()
     if not rule:
         return False
-    pairs = readings(tool, server)
+    pairs = _readings(tool, server)
     if not pairs:
         return _names(rule, tool, None)
     found = (_names(rule, tool, pair) for pair in pairs)
@@ -119,7 +119,7 @@ def rule_warnings(rules: Rules, servers: Mapping[str, Iterable[str] | None]) -> 
     ``servers`` maps each configured server to the names of its tools (None when they are
     not known: it did not start). A rule for a server that is not configured at all is
     left alone (it may be meant for another project); one that is malformed, in the wrong
-    case or a near miss of a real name is reported, a deny rule most of all.
+    case or a near miss of a real name is reported; a deny rule says that it denies nothing.
     """
     candidates: list[str] = []
     known: list[tuple[str, str | None]] = []

@@ -11,6 +11,7 @@ file's own SHA-256, as trusted before scripts were covered.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -78,28 +79,31 @@ def project_digest(data: bytes, servers: list[ServerConfig], root: Path, cwd: Pa
     if not scripts:
         return own
     digest = hashlib.sha256(_SCHEME + own.encode() + b"\n")
-    for script in scripts:
-        digest.update(f"{script.relative_to(root)}\0{_file_digest(script)}\n".encode())
+    for name in scripts:
+        digest.update(f"{name}\0{_file_digest(cwd / name)}\n".encode())
     return digest.hexdigest()
 
 
-def _scripts(server: ServerConfig, root: Path, cwd: Path) -> list[Path]:
-    """The files inside ``root`` that starting ``server`` runs or reads as an argument."""
+def _scripts(server: ServerConfig, root: Path, cwd: Path) -> list[str]:
+    """The files inside the project that starting ``server`` runs or reads as an argument,
+    relative to ``cwd``; a link inside the project counts by what it points to."""
     if server.command is None:
         return []
     base = cwd / server.cwd if server.cwd else cwd
+    here = Path(os.path.abspath(cwd))
     # a bare command name is looked up on PATH, not in the project; an argument is a path
     named = [server.command] if "/" in server.command else []
     found = []
     for word in (*named, *server.args):
-        if not word or word.startswith("-"):
+        if not word or word.startswith("-") or "\0" in word:
             continue
         try:
-            path = (base / word).resolve()
+            spelled = Path(os.path.abspath(base / word))
+            real = spelled.resolve()
         except (OSError, RuntimeError, ValueError):
             continue
-        if path.is_relative_to(root) and path.is_file():
-            found.append(path)
+        if real.is_file() and (spelled.is_relative_to(here) or real.is_relative_to(root)):
+            found.append(os.path.relpath(spelled, here))
     return found
 
 

@@ -94,6 +94,18 @@ def test_a_file_trusted_before_scripts_were_covered_stays_trusted(tmp_path):
     assert len(configured_servers([], project=False, cwd=tmp_path, config_dir=tmp_path)) == 1
 
 
+def test_a_link_inside_the_project_is_covered_by_what_it_points_to(tmp_path):
+    project, outside = tmp_path / "project", tmp_path / "elsewhere.sh"
+    project.mkdir()
+    outside.write_text("echo good\n")
+    (project / "server.sh").symlink_to(outside)
+    write(project / ".mcp.json", {"mcpServers": {"x": {"command": "./server.sh"}}})
+    assert configured_servers([], project=True, cwd=project, config_dir=tmp_path)
+    assert configured_servers([], project=False, cwd=project, config_dir=tmp_path)
+    outside.write_text("echo EVIL\n")
+    assert configured_servers([], project=False, cwd=project, config_dir=tmp_path) == []
+
+
 # --- across the process boundary -------------------------------------------------------
 
 
