@@ -4,7 +4,7 @@
 OpenAI's; ``DSH_API_KEY`` (and the variable ``api_key_env`` names in ``config.toml``) is
 the user's key for whatever endpoint dsh is pointed at. With no base URL given, a model
 OpenAI names (``gpt-4o-mini``, ``o3``) goes to OpenAI and every other to DeepSeek, the
-default. This module imports nothing, so a front door pays nothing for it.
+default. It imports nothing of dsh (and only the standard library).
 """
 
 from __future__ import annotations
