@@ -10,7 +10,8 @@ import math
 import os
 import sys
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from dsh_cli.core.defaults import (
     NOTIFY_CHOICES,
 )
 from dsh_cli.core.errors import ConfigError
+from dsh_cli.core.vendors import choose_key, default_base_url
 
 __all__ = [
     "CONFIG_KEYS",
@@ -80,11 +82,31 @@ class Settings:
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
-    key_variables: tuple[str, ...] = KEY_VARIABLES  # read in this order (api_key_env 2nd)
+    key_variables: tuple[str, ...] = KEY_VARIABLES  # may carry a key to base_url, in order
+    key_advice: str = ""  # what to set when no key may go to base_url (core/vendors.py)
+    base_url_given: bool = False  # by flag, environment or file; else the model's vendor's
+    api_key_env: str | None = None
+    # the set key variables (values): the key for another model is chosen from them
+    keys: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __repr__(self) -> str:  # the key must never reach a log or a traceback
         key = "set" if self.api_key else "unset"
         return f"Settings(model={self.model!r}, base_url={self.base_url!r}, api_key=<{key}>)"
+
+    def for_model(self, model: str) -> Settings:
+        """These settings talking to ``model``: its vendor's endpoint unless one was given,
+        and only a key that may go there."""
+        base_url = self.base_url if self.base_url_given else default_base_url(model)
+        return replace(self, model=model, model_is_default=False,
+                       **_key_fields(base_url, self.keys, self.api_key_env))
+
+
+def _key_fields(base_url: str, keys: Mapping[str, str], named: str | None) -> dict[str, Any]:
+    """The key that may go to ``base_url`` (a vendor's key only to that vendor), and why."""
+    choice = choose_key(base_url, keys, named)
+    return {"base_url": base_url, "api_key": keys.get(choice.variable) if choice.variable
+            else None, "api_key_variable": choice.variable, "key_variables": choice.usable,
+            "key_advice": choice.advice()}
 
 
 def read_config_file(path: Path | None = None) -> dict[str, Any]:
@@ -181,11 +203,10 @@ def load_settings(
         if key in file and not isinstance(file[key], str):
             raise ConfigError(f"{where}: {key} must be a string")
     chosen_model = model or env.get("DSH_MODEL") or file.get("model")
-    # DSH_API_KEY (environment) beats the config's named variable, which beats the defaults.
-    key_variables = list(KEY_VARIABLES)
-    if file.get("api_key_env"):
-        key_variables.insert(1, str(file["api_key_env"]))
-    variable = next((name for name in key_variables if env.get(name)), None)
+    named = str(file["api_key_env"]) if file.get("api_key_env") else None
+    keys = {name: env[name] for name in (*KEY_VARIABLES, *([named] if named else []))
+            if env.get(name)}
+    given_url = base_url or env.get("DSH_BASE_URL") or file.get("base_url")
     notify = str(file.get("notify", "bell"))
     if notify not in NOTIFY_CHOICES:
         raise ConfigError(f"{where}: notify must be one of {', '.join(NOTIFY_CHOICES)}")
@@ -197,17 +218,16 @@ def load_settings(
         timeout = _timeout(env["DSH_QUESTION_TIMEOUT"], "DSH_QUESTION_TIMEOUT")
     else:
         timeout = _timeout(file.get("question_timeout"), f"{where}: question_timeout")
+    rules = _permission_rules(file, source)
     return Settings(
         model=chosen_model or DEFAULT_MODEL,
-        base_url=base_url or env.get("DSH_BASE_URL") or file.get("base_url") or DEFAULT_BASE_URL,
-        api_key=env.get(variable) if variable else None,
-        api_key_variable=variable,
-        key_variables=tuple(key_variables),
+        **_key_fields(given_url or default_base_url(chosen_model or DEFAULT_MODEL), keys, named),
+        base_url_given=bool(given_url), api_key_env=named, keys=keys,
         question_timeout=timeout,
         notify=notify,
         model_is_default=not chosen_model,
         model_timeout=_model_seconds(env, file, "model_timeout", DEFAULT_MODEL_TIMEOUT, where),
         model_deadline=_model_seconds(env, file, "model_deadline", DEFAULT_MODEL_DEADLINE,
                                       where),
-        **_permission_rules(file, source),
+        allow=rules["allow"], ask=rules["ask"], deny=rules["deny"],
     )

@@ -7,7 +7,7 @@ tool set and the event subscribers are the same whichever front door is used.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from dsh_cli.agent import AgentLoop
@@ -57,7 +57,7 @@ class Runtime:
 
     def switch_model(self, name: str) -> ChatModel:
         """Talk to the model ``name`` from the next turn on; ``ModelError`` if it cannot be."""
-        settings = replace(self.settings, model=name, model_is_default=False)
+        settings = self.settings.for_model(name)  # its vendor's endpoint and key only
         model = resolve_model(settings)  # raises before anything changes
         model.on_retry = self.model.on_retry  # a real API keeps saying why it waits
         self.settings, self.model = settings, model
@@ -146,7 +146,7 @@ def build_runtime(
             record = store.load_session(store.claim(session_id))  # owned before it is read
             if settings.model_is_default and record.model:
                 # A resumed session keeps talking to the model it was started with.
-                settings = replace(settings, model=record.model, model_is_default=False)
+                settings = settings.for_model(record.model)
         chat_model = model or resolve_model(settings)
     except BaseException:
         if store is not None:

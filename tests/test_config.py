@@ -100,3 +100,32 @@ def test_a_bad_model_timeout_or_deadline_is_a_config_error(environ, config):
     with pytest.raises(ConfigError) as caught:
         load_settings(environ=environ, config=config)
     assert ("model timeout" in caught.value.message or "model deadline" in caught.value.message)
+
+
+def test_a_vendor_key_is_chosen_only_for_its_vendors_endpoint():
+    only_openai = {"OPENAI_API_KEY": "o"}
+    assert load_settings(environ=only_openai, config={}).api_key is None  # DeepSeek's default
+    openai = load_settings(environ={**only_openai, "DSH_MODEL": "gpt-4o-mini"}, config={})
+    assert (openai.base_url, openai.api_key) == ("https://api.openai.com/v1", "o")
+    given = load_settings(base_url="https://api.openai.com/v1",
+                          environ={"DEEPSEEK_API_KEY": "d"}, config={})
+    assert given.api_key is None and "DEEPSEEK_API_KEY is set" in given.key_advice
+    lookalike = load_settings(base_url="https://api.openai.com.evil.example/v1",
+                              environ=only_openai, config={})
+    assert lookalike.api_key is None
+    plain = load_settings(base_url="http://api.openai.com/v1", environ=only_openai, config={})
+    assert plain.api_key is None  # a vendor key never travels unencrypted
+    anywhere = load_settings(base_url="http://127.0.0.1:9", environ={"DSH_API_KEY": "x"},
+                             config={})
+    assert anywhere.api_key == "x"
+
+
+def test_switching_model_moves_to_its_vendor_with_its_key():
+    settings = load_settings(environ={"OPENAI_API_KEY": "o", "DEEPSEEK_API_KEY": "d"}, config={})
+    assert settings.api_key == "d"
+    switched = settings.for_model("gpt-4o-mini")
+    assert (switched.base_url, switched.api_key, switched.api_key_variable) == (
+        "https://api.openai.com/v1", "o", "OPENAI_API_KEY")
+    pinned = load_settings(base_url="https://api.deepseek.com", config={},
+                           environ={"OPENAI_API_KEY": "o"}).for_model("gpt-4o-mini")
+    assert pinned.base_url == "https://api.deepseek.com" and pinned.api_key is None

@@ -8,8 +8,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dsh_cli.core.defaults import KEY_VARIABLES_HINT
 from dsh_cli.core.streams import is_terminal
+from dsh_cli.core.vendors import ANY_ENDPOINT, DEEPSEEK, OPENAI
 
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DEMO_NOTICE", "chat_main", "chat_settings", "open_chat_session"]
 
-DEMO_NOTICE = ("dsh: no API key is set, so this is the offline demo model; to use a real "
-               f"one, set {KEY_VARIABLES_HINT}, or pick one "
-               "with -m/--model and --base-url")
+DEMO_NOTICE = (f"dsh: no DeepSeek key ({DEEPSEEK.variable} or {ANY_ENDPOINT}) is set, so this "
+               "is the offline demo model; each key goes only to its own endpoint: "
+               f"{DEEPSEEK.variable} to DeepSeek, {OPENAI.variable} to OpenAI (with -m "
+               f"gpt-4o-mini), {ANY_ENDPOINT} to the --base-url you give")
 
 
 def warm_up_model_client(model_name: str) -> None:

@@ -211,7 +211,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
             "started": status.started, "error": status.error,
             "tools": [{"name": tool.name, "description": tool.description,
                        "hints": tool.hints.to_json()} for tool in status.tools],
-        } for status in statuses], ensure_ascii=False))
+        } for status in statuses], ensure_ascii=True))  # exact values; no raw byte reaches a tty
         return _listed_status(statuses)
     if not statuses:
         from pathlib import Path
@@ -236,7 +236,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
         for tool in status.tools:
             hints = [name.replace("_", " ") for name, on in tool.hints.to_json().items() if on]
             note = f"  [{', '.join(hints)}]" if hints else ""
-            click.echo(f"  {tool.name}{note}")
+            click.echo(f"  {sanitize_line(tool.name)}{note}")
     return _listed_status(statuses)
 
 

@@ -55,7 +55,8 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help=f"Model name (default {DEFAULT_MODEL}); 'demo' is the offline model; "
                           "'script:PATH' replays a script file."),
         click.option("--base-url", metavar="URL",
-                     help=f"OpenAI-compatible endpoint (default {DEFAULT_BASE_URL})."),
+                     help=f"OpenAI-compatible endpoint (default {DEFAULT_BASE_URL}; OpenAI's "
+                          "for an OpenAI model)."),
         click.option("-s", "--system", metavar="TEXT", help="System prompt."),
         click.option("--question-timeout", type=QUESTION_TIMEOUT, metavar="SECONDS",
                      help=QUESTION_TIMEOUT_HELP),

@@ -91,15 +91,22 @@ def needs_api_key(name: str) -> bool:
     return backend_for(name)[0].needs_api_key
 
 
+def _host(base_url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(base_url).netloc or base_url
+    except ValueError:
+        return base_url
+
+
 def resolve_model(settings: Settings) -> ChatModel:
     """The model ``settings`` names; ``ModelError(MISSING_API_KEY)`` when a key is needed."""
     name = settings.model
     backend, rest = backend_for(name)
     if backend.needs_api_key and not settings.api_key:
-        raise ModelError(
-            f"model {name} needs an API key: set {key_variables_hint(settings.key_variables)}, "
-            "or use --model demo",
-            MISSING_API_KEY,
-        )
+        advice = settings.key_advice or key_variables_hint(settings.key_variables)
+        raise ModelError(f"model {name} at {_host(settings.base_url)} needs an API key: set "
+                         f"{advice}; or use --model demo", MISSING_API_KEY)
     return backend.build(settings, rest)
 

@@ -76,7 +76,7 @@ class PermissionGate:
 
     async def check(self, request: PermissionRequest, digest: str) -> PermissionDecision:
         """The decision for this call; raises ``PermissionRequestError`` when it may not run."""
-        verdict, why = self.rules.verdict(request.tool, request.hints)
+        verdict, why = self.rules.verdict(request.tool, request.hints, request.server)
         if verdict == "deny":
             raise PermissionRequestError(f"{request.tool} is denied by {why}",
                                          PERMISSION_DENIED)

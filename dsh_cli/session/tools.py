@@ -66,19 +66,20 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
                     deny=(*settings.deny, *options.get("deny", ())), allow_all=yes)
     if options.get("no_mcp"):
         return plan
-    from dsh_cli.tools.mcp.config import config_paths, load_servers, parse_servers
+    from dsh_cli.tools.mcp.config import configured_servers, parse_servers
 
-    paths = config_paths(options.get("mcp_config", ()), project=bool(options.get("mcp_project")),
-                         cwd=cwd or Path.cwd(), config_dir=config_dir(),
-                         notice=lambda text: _line(stderr, f"dsh: {text}"))
     servers = []
     if demo:
         from dsh_cli.tools.mcp.demo_notes import SERVER_NAME, entry
 
         notes = {"mcpServers": {SERVER_NAME: entry(data_dir() / NOTES_FOLDER)}}
         servers = parse_servers(notes, "dsh demo", {})
-    if paths:
-        named = {server.name: server for server in (*servers, *load_servers(paths, environ))}
+    configured = configured_servers(
+        options.get("mcp_config", ()), project=bool(options.get("mcp_project")),
+        cwd=cwd or Path.cwd(), config_dir=config_dir(), environ=environ,
+        notice=lambda text: _line(stderr, f"dsh: {text}"))
+    if configured:
+        named = {server.name: server for server in (*servers, *configured)}
         servers = list(named.values())
     return ToolPlan(servers, plan.allow, plan.ask, plan.deny, plan.allow_all)
 
@@ -113,6 +114,7 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
             elicitation=runtime.ui if can_answer else None, answerable=can_answer,
             open_url=_opener(stderr), notice=lambda line: _line(stderr, line))
         try:
+            _warn_rules(plan.rules(), toolset, stderr)
             gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
                                   events=runtime.events,
                                   timeout=runtime.settings.question_timeout,
@@ -123,6 +125,16 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
         finally:
             # shielded: a signal's cancellation must still see every server terminated
             await _close(toolset)
+
+
+def _warn_rules(rules: Rules, toolset: Any, stderr: TextIO) -> None:
+    """A rule that cannot match a started server's tools says so: a typo is silent otherwise."""
+    from dsh_cli.permissions.rules import rule_warnings
+
+    servers = {status.name: [tool.remote_name for tool in status.tools] if status.started
+               else None for status in toolset.statuses}
+    for line in rule_warnings(rules, servers):
+        _line(stderr, line)
 
 
 def _opener(stderr: TextIO) -> Callable[[str], object]:

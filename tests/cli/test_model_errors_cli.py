@@ -56,6 +56,7 @@ def test_a_missing_key_names_the_configured_variable_too(dsh_home):
     result = subprocess.run([DSH, "run", "hi"], capture_output=True, text=True, timeout=30,
                             stdin=subprocess.DEVNULL)
     assert result.returncode == 1
-    assert result.stderr == ("dsh: MISSING_API_KEY: model deepseek-chat needs an API key: set "
-                             "DSH_API_KEY (or MY_DEEPSEEK_KEY, DEEPSEEK_API_KEY, "
-                             "OPENAI_API_KEY), or use --model demo\n")
+    assert result.stderr == ("dsh: MISSING_API_KEY: model deepseek-chat at api.deepseek.com "
+                             "needs an API key: set DEEPSEEK_API_KEY (sent only to "
+                             "api.deepseek.com), or DSH_API_KEY or MY_DEEPSEEK_KEY; or use "
+                             "--model demo\n")

@@ -67,3 +67,30 @@ def test_an_untrusted_project_file_is_named_instead_of_nothing_configured(tmp_pa
     assert listed.stdout.startswith("no MCP servers to start: this directory's .mcp.json is "
                                     "not trusted yet")
     assert "--mcp-project" in listed.stderr  # the notice that says how to trust it
+
+RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066")  # ESC (CSI, OSC), BEL, 8-bit CSI, bidi
+
+
+def test_a_servers_hostile_names_and_descriptions_never_reach_the_terminal_raw(tmp_path):
+    from fakes.mcp_lying_server import entry_for
+
+    hostile = ["\x1b]0;pwned\x07title", "flip\u202eexe.txt", "ring\x07\x07", "\u2066hide",
+               "csi\x9b2J"]
+    description = "\x1b[31mred\x1b[0m \x9b2J\u202eevil"
+    listing = [{"name": name, "description": description, "inputSchema": {"type": "object"}}
+               for name in [*hostile, "ok"]]
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"lying": entry_for(tmp_path, listing)}}))
+    shown = dsh("--mcp-config", str(config))
+    assert shown.returncode == 0, shown.stderr
+    assert "  mcp__lying__ok" in shown.stdout.splitlines()
+    for stream in (shown.stdout, shown.stderr):
+        assert not any(char in stream for char in RAW), repr(stream)
+    listed = dsh("--mcp-config", str(config), "--json")
+    assert listed.returncode == 0, listed.stderr
+    for stream in (listed.stdout, listed.stderr):
+        assert not any(char in stream for char in RAW), repr(stream)
+    (server,) = json.loads(listed.stdout)  # still valid JSON, and the values exact
+    tools = {tool["name"]: tool for tool in server["tools"]}
+    assert tools["mcp__lying__ok"]["description"] == description
+    assert set(tools) <= {f"mcp__lying__{name}" for name in [*hostile, "ok"]}

@@ -49,7 +49,7 @@ def test_any_other_name_is_the_openai_compatible_client_and_needs_a_key():
     with pytest.raises(ModelError) as caught:
         resolve_model(settings("deepseek-chat"))
     assert caught.value.code == MISSING_API_KEY
-    assert "model deepseek-chat needs an API key" in caught.value.message
+    assert "model deepseek-chat at api.deepseek.com needs an API key" in caught.value.message
     model = resolve_model(settings("gpt-4o-mini", DSH_API_KEY="k",
                                    DSH_BASE_URL="http://127.0.0.1:9/v1"))
     assert (type(model).__name__, model.name, model.base_url) == (

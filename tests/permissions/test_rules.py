@@ -69,3 +69,26 @@ def test_hints_come_from_mcp_annotations_in_either_form():
                                                    open_world_hint=True))
     assert hints.to_json() == {"read_only": False, "destructive": True, "open_world": True}
     assert Hints.from_annotations(None) == Hints()
+
+
+@pytest.mark.parametrize(("rule", "tool", "server", "expected"), [
+    ("mcp__git", "mcp__git___x", "git_", False),
+    ("mcp__git__*", "mcp__git___x", "git_", False),
+    ("mcp__git_", "mcp__git___x", "git_", True),
+    ("mcp__git", "mcp__git___x", "git", True),  # git's own tool "_x"
+    ("mcp__git", "mcp__git___x", None, False),  # unknown server: every reading must match
+    ("mcp__git__*", "mcp__git__status", None, True),
+])
+def test_a_rule_matches_the_real_server_and_tool(rule, tool, server, expected):
+    assert matches(rule, tool, server) is expected
+
+
+def test_an_ambiguous_name_is_denied_by_any_reading_and_allowed_only_by_every_one():
+    rules = Rules(allow=("mcp__git",), deny=("mcp__git_",))
+    assert rules.verdict("mcp__git___x", Hints())[0] == "deny"
+    assert Rules(allow=("mcp__git",)).verdict("mcp__git___x", Hints())[0] == "ask"
+
+
+def test_a_tool_claiming_read_only_and_destructive_asks():
+    assert Rules().verdict("mcp__x__y", Hints(read_only=True, destructive=True))[0] == "ask"
+    assert "server says" in Rules().verdict("mcp__x__y", Hints(read_only=True))[1]

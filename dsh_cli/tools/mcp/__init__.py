@@ -12,16 +12,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dsh_cli.tools.mcp.config import ServerConfig, config_paths, load_servers, parse_servers
+    from dsh_cli.tools.mcp.config import (
+        ServerConfig,
+        configured_servers,
+        load_servers,
+        parse_servers,
+    )
     from dsh_cli.tools.mcp.tool import tool_name
     from dsh_cli.tools.mcp.toolset import McpToolset, ServerStatus
 
-__all__ = ["McpToolset", "ServerConfig", "ServerStatus", "config_paths", "load_servers",
+__all__ = ["McpToolset", "ServerConfig", "ServerStatus", "configured_servers", "load_servers",
            "parse_servers", "tool_name"]
 
-# Names load on first use: a session that only looks for configuration (config_paths)
+# Names load on first use: a session that only looks for configuration (configured_servers)
 # imports neither the tool adapter nor the permission vocabulary.
-_HOMES = {"ServerConfig": "config", "config_paths": "config", "load_servers": "config",
+_HOMES = {"ServerConfig": "config", "configured_servers": "config", "load_servers": "config",
           "parse_servers": "config", "tool_name": "tool", "McpToolset": "toolset",
           "ServerStatus": "toolset"}
 

@@ -25,7 +25,8 @@ __all__ = [
     "PROJECT_FILE",
     "USER_FILE",
     "ServerConfig",
-    "config_paths",
+    "configured_servers",
+    "decode_file",
     "expand",
     "load_servers",
     "parse_servers",
@@ -90,36 +91,25 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
     return _VARIABLE.sub(one, value)
 
 
-def config_paths(files: Iterable[str | Path], *, project: bool, cwd: Path, config_dir: Path,
-                 notice: Callable[[str], None] | None = None) -> list[Path]:
-    """The files MCP servers come from, in the order a later one overrides an earlier one.
+def configured_servers(files: Iterable[str | Path], *, project: bool, cwd: Path,
+                       config_dir: Path, environ: Mapping[str, str] | None = None,
+                       notice: Callable[[str], None] | None = None) -> list[ServerConfig]:
+    """Every configured server; a later file's server replaces an earlier one's.
 
     ``mcp.json`` in the config directory, then the project's ``.mcp.json`` when ``project``
-    (``--mcp-project``, which trusts it from now on) or when this very file was trusted
-    before, then every ``--mcp-config FILE``. An untrusted project file is left out with
-    one ``notice`` saying how to trust it.
+    (``--mcp-project``, which trusts it from now on) or when it was trusted before exactly
+    as it is (``project.py``), then every ``--mcp-config FILE``. An untrusted project file
+    is left out with one ``notice`` saying how to trust it. Each file is read once.
     """
-    from dsh_cli.tools.mcp.trust import FILE_NAME, ProjectTrust, file_digest
+    from dsh_cli.tools.mcp.project import project_servers
 
-    paths: list[Path] = []
+    environ = os.environ if environ is None else environ
     user = config_dir / USER_FILE
-    if user.is_file():
-        paths.append(user)
-    project_file = cwd / PROJECT_FILE
-    if project_file.is_file():
-        digest = file_digest(project_file)
-        where = cwd.resolve()
-        trust = ProjectTrust(config_dir / FILE_NAME)
-        if digest is not None and project:
-            trust.trust(where, digest)
-            paths.append(project_file)
-        elif digest is not None and trust.trusted(where, digest):
-            paths.append(project_file)
-        elif notice is not None:
-            notice(f"{project_file} is not trusted (it can run commands), so its servers "
-                   "are left out; pass --mcp-project to trust it")
-    paths.extend(Path(file) for file in files)
-    return paths
+    servers = load_servers([user], environ) if user.is_file() else []
+    servers += project_servers(cwd, trust_now=project, config_dir=config_dir,
+                               environ=environ, notice=notice)
+    servers += load_servers([Path(file) for file in files], environ)
+    return list({server.name: server for server in servers}.values())
 
 
 def load_servers(paths: list[Path], environ: Mapping[str, str] | None = None,
@@ -129,18 +119,22 @@ def load_servers(paths: list[Path], environ: Mapping[str, str] | None = None,
     servers: dict[str, ServerConfig] = {}
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except OSError as error:
             raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"{path}: not UTF-8 text") from None
-        try:
-            document = json.loads(text)
-        except (ValueError, RecursionError) as error:
-            raise ConfigError(f"{path}: not valid JSON: {error}") from None
-        for server in parse_servers(document, str(path), environ):
+        for server in parse_servers(decode_file(data, path), str(path), environ):
             servers[server.name] = server
     return list(servers.values())
+
+
+def decode_file(data: bytes, path: Path) -> Any:
+    """The JSON document of a config file's bytes; ``ConfigError`` naming the file."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except (ValueError, RecursionError) as error:
+        raise ConfigError(f"{path}: not valid JSON: {error}") from None
 
 
 def parse_servers(document: Any, source: str, environ: Mapping[str, str]) -> list[ServerConfig]:

@@ -1,0 +1,187 @@
+"""Where MCP servers come from, and what trusting a project's ``.mcp.json`` covers.
+
+In-process for the order and the store; across the real process boundary (``dsh mcp
+list`` as a subprocess, a racing writer process, a changed script) for what really starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from dsh_under_test import DSH
+
+from dsh_cli.core.errors import ConfigError
+from dsh_cli.tools.mcp.config import configured_servers
+
+
+def write(path, data=None):
+    path.write_text(json.dumps(data or {"mcpServers": {}}))
+    return path
+
+
+def names(servers):
+    return [(server.name, server.source) for server in servers]
+
+
+def test_user_file_then_trusted_project_then_flags_in_override_order(tmp_path):
+    config, project = tmp_path / "config", tmp_path / "project"
+    config.mkdir(), project.mkdir()
+    user = write(config / "mcp.json", {"mcpServers": {"a": {"command": "u"},
+                                                      "b": {"command": "u"}}})
+    local = write(project / ".mcp.json", {"mcpServers": {"b": {"command": "p"},
+                                                         "c": {"command": "p"}}})
+    flag = write(tmp_path / "extra.json", {"mcpServers": {"c": {"command": "f"}}})
+    notices = []
+    servers = configured_servers([str(flag)], project=True, cwd=project, config_dir=config,
+                                 notice=notices.append, environ={})
+    assert names(servers) == [("a", str(user)), ("b", str(local)), ("c", str(flag))]
+    assert notices == []
+    trust = config / "trusted-projects.json"
+    assert os.stat(trust).st_mode & 0o777 == 0o600
+    assert str(project.resolve()) in json.loads(trust.read_text())["projects"]
+
+
+def test_an_untrusted_or_changed_project_file_is_left_out_with_one_notice(tmp_path):
+    config, project = tmp_path / "config", tmp_path / "project"
+    config.mkdir(), project.mkdir()
+    write(project / ".mcp.json", {"mcpServers": {"x": {"command": "good"}}})
+    notices = []
+    assert configured_servers([], project=False, cwd=project, config_dir=config,
+                              notice=notices.append) == []
+    assert len(notices) == 1 and "--mcp-project" in notices[0]
+    configured_servers([], project=True, cwd=project, config_dir=config)
+    (trusted,) = configured_servers([], project=False, cwd=project, config_dir=config)
+    assert trusted.command == "good"
+    write(project / ".mcp.json", {"mcpServers": {"x": {"command": "evil"}}})
+    notices.clear()
+    assert configured_servers([], project=False, cwd=project, config_dir=config,
+                              notice=notices.append) == []
+    assert len(notices) == 1
+
+
+def test_nothing_configured_is_no_servers_and_a_corrupt_trust_store_trusts_nothing(tmp_path):
+    assert configured_servers([], project=False, cwd=tmp_path, config_dir=tmp_path) == []
+    (tmp_path / "trusted-projects.json").write_text("not json")
+    write(tmp_path / ".mcp.json", {"mcpServers": {"x": {"command": "x"}}})
+    assert configured_servers([], project=False, cwd=tmp_path, config_dir=tmp_path) == []
+
+
+def test_an_untrusted_broken_project_file_is_a_notice_and_a_trusted_one_an_error(tmp_path):
+    (tmp_path / ".mcp.json").write_text("{nope")
+    notices = []
+    assert configured_servers([], project=False, cwd=tmp_path, config_dir=tmp_path,
+                              notice=notices.append) == []
+    assert len(notices) == 1
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        configured_servers([], project=True, cwd=tmp_path, config_dir=tmp_path)
+
+
+def test_a_file_trusted_before_scripts_were_covered_stays_trusted(tmp_path):
+    """A project whose servers run nothing inside it keeps its old digest: the file's own."""
+    import hashlib
+
+    data = json.dumps({"mcpServers": {"x": {"command": "mcp-server-time"}}}).encode()
+    (tmp_path / ".mcp.json").write_bytes(data)
+    (tmp_path / "trusted-projects.json").write_text(json.dumps({"projects": {
+        str(tmp_path.resolve()): {"digest": hashlib.sha256(data).hexdigest(), "at": "x"}}}))
+    assert len(configured_servers([], project=False, cwd=tmp_path, config_dir=tmp_path)) == 1
+
+
+def test_a_link_inside_the_project_is_covered_by_what_it_points_to(tmp_path):
+    project, outside = tmp_path / "project", tmp_path / "elsewhere.sh"
+    project.mkdir()
+    outside.write_text("echo good\n")
+    (project / "server.sh").symlink_to(outside)
+    write(project / ".mcp.json", {"mcpServers": {"x": {"command": "./server.sh"}}})
+    assert configured_servers([], project=True, cwd=project, config_dir=tmp_path)
+    assert configured_servers([], project=False, cwd=project, config_dir=tmp_path)
+    outside.write_text("echo EVIL\n")
+    assert configured_servers([], project=False, cwd=project, config_dir=tmp_path) == []
+
+
+# --- across the process boundary -------------------------------------------------------
+
+
+def mcp_list(cwd: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DSH, "mcp", "list", *flags], capture_output=True, text=True,
+                          timeout=60, cwd=cwd, stdin=subprocess.DEVNULL)
+
+
+def marker_command(marker: Path) -> dict[str, object]:
+    """A stdio "server" that leaves ``marker`` behind when it is started, then exits."""
+    return {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'a').close()"]}
+
+
+def test_trust_covers_a_script_inside_the_project_and_a_changed_one_asks_again(tmp_path):
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    server = project / "server.sh"
+    server.write_text(f"#!/bin/sh\necho good >> {ran}\n")
+    server.chmod(0o755)
+    (project / "tools" / "srv.py").write_text(f"open({str(ran)!r}, 'a').write('py good\\n')\n")
+    write(project / ".mcp.json", {"mcpServers": {
+        "sh": {"command": "./server.sh"},
+        "py": {"command": sys.executable, "args": ["tools/srv.py"]}}})
+    assert mcp_list(project, "--mcp-project").returncode == 0
+    assert sorted(ran.read_text().split("\n")) == ["", "good", "py good"]
+    ran.unlink()
+    trusted = mcp_list(project)
+    assert "not trusted" not in trusted.stderr and ran.exists()  # unchanged: still trusted
+    for changed, evil in ((server, f"#!/bin/sh\necho EVIL >> {ran}\n"),
+                          (project / "tools" / "srv.py",
+                           f"open({str(ran)!r}, 'a').write('py EVIL\\n')\n")):
+        ran.unlink(missing_ok=True)
+        original = changed.read_text()
+        changed.write_text(evil)
+        listed = mcp_list(project)
+        assert listed.returncode == 0, listed.stderr
+        assert not ran.exists(), changed  # the changed script never ran
+        assert "not trusted" in listed.stderr and "--mcp-project" in listed.stderr
+        changed.write_text(original)
+
+
+RACER = textwrap.dedent("""
+    import os, sys, time
+    target, good, evil, stop = sys.argv[1:5]
+    flip = 0
+    while not os.path.exists(stop):
+        staged = target + ".tmp"
+        with open(staged, "w") as file:
+            file.write(evil if flip else good)
+        os.replace(staged, target)
+        flip ^= 1
+        time.sleep(0.0005)
+""")
+
+
+def test_a_racing_writer_never_gets_the_evil_command_started_under_the_trusted_digest(
+        tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    evil_ran = tmp_path / "evil-ran"
+    good = json.dumps({"mcpServers": {"s": marker_command(tmp_path / "good-ran")}})
+    evil = json.dumps({"mcpServers": {"s": marker_command(evil_ran)}})
+    target = project / ".mcp.json"
+    target.write_text(good)
+    assert mcp_list(project, "--mcp-project").returncode == 0
+    stop = tmp_path / "stop"
+    racer = subprocess.Popen([sys.executable, "-c", RACER, str(target), good, evil, str(stop)])
+    try:
+        deadline = time.monotonic() + 40
+        runs = 0
+        while runs < 12 and time.monotonic() < deadline:
+            mcp_list(project)
+            runs += 1
+            assert not evil_ran.exists(), f"the evil command started on run {runs}"
+    finally:
+        stop.touch()
+        racer.wait(timeout=10)
+    assert runs >= 4 and (tmp_path / "good-ran").exists()
