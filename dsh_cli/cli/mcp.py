@@ -64,6 +64,7 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
 
     from dsh_cli.config import load_settings
     from dsh_cli.core.errors import HarnessError
+    from dsh_cli.desk.channel import DeskDirRefused
     from dsh_cli.interaction import UserInteraction
     from dsh_cli.mcp.approve import ApproveService
     from dsh_cli.mcp.desks import DeskHub, DeskPermissions, DeskProvider
@@ -94,6 +95,8 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
                       web_url=web_server.url if web_server is not None else None, report=_say)
         try:
             await hub.start()
+        except DeskDirRefused as refused:
+            _say(format_line(refused.code, f"{refused.message} (no desk can reach this server)"))
         except OSError as error:
             _say(f"dsh: warning: no desk socket at {hub.path}: {error.strerror}")
         else:
