@@ -171,6 +171,15 @@ def list_servers(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) 
     sys.exit(run_main(_list(mcp_config, mcp_project, as_json)))
 
 
+def _install() -> click.Command:
+    from dsh_cli.cli.mcp_install import install
+
+    return install
+
+
+mcp.add_command(_install())
+
+
 async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -> int:
     import json
     import tempfile
