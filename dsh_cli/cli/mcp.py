@@ -25,7 +25,21 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-@click.group(invoke_without_command=True)
+class _McpGroup(click.Group):
+    """``install`` is imported only when it runs: ``dsh mcp`` itself must be ready fast."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), "install"])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name == "install":
+            from dsh_cli.cli.mcp_install import install
+
+            return install
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_McpGroup, invoke_without_command=True)
 @click.option("--answers", "answers_path", metavar="FILE",
               help="Answer every batch from a JSON file mapping question ids to answers.")
 @click.option("--web", is_flag=True, help="Answer in the browser (the URL goes to stderr).")
@@ -169,15 +183,6 @@ def list_servers(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) 
     from dsh_cli.session.interrupts import run_main
 
     sys.exit(run_main(_list(mcp_config, mcp_project, as_json)))
-
-
-def _install() -> click.Command:
-    from dsh_cli.cli.mcp_install import install
-
-    return install
-
-
-mcp.add_command(_install())
 
 
 async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -> int:

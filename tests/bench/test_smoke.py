@@ -13,7 +13,8 @@ ROWS = ("dsh --help", "dsh --version", "pty: first frame", "pty: process exit",
         "pty: peak memory", "dsh ask --answers", "keys, 3 options: p50",
         "keys, 1,000 options: p50", "keys, 1,000 options: p95", "keys/s vs bare floor",
         "keys/s vs questionary", "relay round trips",
-        "dsh mcp + attach --jsonl round trips", "agent loop per exchange, fresh chat",
+        "dsh mcp + attach --jsonl round trips", "dsh mcp ready: initialize answered",
+        "dsh mcp ready: tools/list answered", "agent loop per exchange, fresh chat",
         "agent loop per exchange, growing chat", "store: append", "store: resume",
         "MCP tool call through dsh", "dsh chat start-up, MCP server configured")
 

@@ -255,3 +255,17 @@ def test_an_unknown_agent_is_a_usage_error(where):
     done = install(where, "emacs")
     assert done.returncode == 2
     assert "'emacs' is not one of" in done.stderr
+
+
+def test_install_imports_neither_the_mcp_sdk_nor_pydantic(where):
+    """Writing a config file is small work: none of what serving MCP needs is loaded."""
+    home, project = where
+    env = {name: value for name, value in os.environ.items() if name != "XDG_CONFIG_HOME"}
+    env.update(HOME=str(home), PYTHONPROFILEIMPORTTIME="1")
+    done = subprocess.run([DSH, "mcp", "install", "codex", "--print"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "tomlkit" in imported  # the profile is real: the TOML library was loaded
+    assert not imported & {"mcp", "pydantic", "sqlite3", "prompt_toolkit", "anyio"}
