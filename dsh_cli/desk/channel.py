@@ -50,8 +50,10 @@ class DeskDirRefused(HarnessError):
     """The desk directory exists but is not this user's own directory: it is not used."""
 
     def __init__(self, path: Path, why: str) -> None:
-        super().__init__(f"{path} {why}; remove it, or set DSH_HOME for a private desk",
-                         DESK_DIR_REFUSED)
+        home = os.environ.get("DSH_HOME")
+        mine = home is not None and path.is_relative_to(home)
+        fix = "remove it" if mine else "remove it, or set DSH_HOME for a desk of your own"
+        super().__init__(f"{path} {why}; {fix}", DESK_DIR_REFUSED)
         self.path = path
 
 

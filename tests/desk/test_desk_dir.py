@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import stat
 import subprocess
@@ -164,4 +165,31 @@ def test_attach_refuses_a_planted_directory_in_one_line(tmp_path, dsh_home):
                           capture_output=True, text=True, timeout=CEILING)
     assert done.returncode == 2
     assert done.stderr == (f"dsh: DESK_DIR_REFUSED: {dsh_home / 'run'} is a symlink, not a "
-                           "directory; remove it, or set DSH_HOME for a private desk\n")
+                           "directory; remove it\n")
+
+
+def test_dsh_mcp_with_a_planted_directory_says_so_once_and_serves_on(tmp_path, dsh_home):
+    (dsh_home / "run").symlink_to(tmp_path)
+    server = subprocess.Popen([DSH, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "ask_user_question", "arguments": {"questions": [
+             {"id": "db", "question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}]}}},
+    ):
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+    server.stdin.flush()
+    replies = [json.loads(server.stdout.readline()) for _ in range(2)]
+    server.stdin.close()
+    stderr = server.stderr.read().decode() if server.stderr else ""
+    server.wait(CEILING)
+    assert replies[1]["result"]["structuredContent"]["error"]["code"] == "NO_PROVIDER"
+    assert stderr.splitlines()[0] == (
+        f"dsh: DESK_DIR_REFUSED: {dsh_home / 'run'} is a symlink, not a directory; remove it "
+        "(no desk can reach this server)")
+    assert not any(tmp_path.glob("mcp-*.sock"))  # nothing was made where the link points
