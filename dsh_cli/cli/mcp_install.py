@@ -29,7 +29,7 @@ AGENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
 def install(agent: str, scope: str, show: bool) -> None:
     """Add dsh mcp to AGENT's config: its absolute path, timeouts, the tool's permission."""
     from dsh_cli.core.errors import HarnessError, report
-    from dsh_cli.mcp.install.agents import AGENTS, dsh_command, edits_for
+    from dsh_cli.mcp.install.agents import AGENTS, NOTES, dsh_command, edits_for
     from dsh_cli.mcp.install.documents import Document
 
     edits = edits_for(agent, scope,  # type: ignore[arg-type]
@@ -53,6 +53,8 @@ def install(agent: str, scope: str, show: bool) -> None:
         else:
             click.echo(f"dsh: {edit.path} already has dsh; unchanged")
     click.echo(f"dsh: {name} now starts `dsh mcp`; answer its questions at `dsh attach`")
+    if (agent, scope) in NOTES:
+        click.echo(f"dsh: note: {NOTES[agent, scope]}")
     click.echo("to undo: " + "; ".join(
         f"in {edit.path} {_undo(edit.settings)}" for edit in edits))
 

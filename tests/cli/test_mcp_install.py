@@ -59,9 +59,13 @@ def check_claude(base: Path, scope: str) -> list[Path]:
     settings = load(base / ".claude" / "settings.json")
     assert TOOL_RULE in settings["permissions"]["allow"]
     assert int(settings["env"]["MCP_CONNECT_TIMEOUT_MS"]) >= 20_000
-    if scope == "project":
-        assert settings["enabledMcpjsonServers"] == ["dsh"]
-    return [servers, base / ".claude" / "settings.json"]
+    if scope == "user":
+        return [servers, base / ".claude" / "settings.json"]
+    # a project's .mcp.json is approved where claude itself records it, not in the shared file
+    assert "enabledMcpjsonServers" not in settings
+    local = base / ".claude" / "settings.local.json"
+    assert load(local) == {"enabledMcpjsonServers": ["dsh"]}
+    return [servers, base / ".claude" / "settings.json", local]
 
 
 def check_codex(base: Path, scope: str) -> list[Path]:

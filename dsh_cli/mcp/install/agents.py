@@ -6,16 +6,20 @@ schema or source of the version named), not written from memory:
 - Claude Code (2.1.197, the zod schemas in its binary): the server in ``~/.claude.json``
   (user) or ``.mcp.json`` (project) under ``mcpServers``, ``timeout`` its per-call tool
   timeout in ms; ``permissions.allow`` and ``env`` in ``~/.claude/settings.json`` or
-  ``.claude/settings.json``, a project server approved by ``enabledMcpjsonServers``.
+  ``.claude/settings.json``; a project's server is approved by ``enabledMcpjsonServers`` in
+  ``.claude/settings.local.json`` (where ``claude`` writes it; the shared file cannot),
+  and counts only once the user has trusted the project.
   ``claude -p`` waits ``MCP_CONNECT_TIMEOUT_MS`` (default 5000) for servers before its
   first model request, then goes on without them.
 - Codex (``codex-rs/core/config.schema.json``): ``[mcp_servers.dsh]`` in
   ``~/.codex/config.toml`` or ``.codex/config.toml`` (trusted projects), with
   ``startup_timeout_sec`` (default 10), ``tool_timeout_sec`` (default 60) and
-  ``tools.ask_user_question.approval_mode = "approve"``.
+  ``tools.ask_user_question.approval_mode = "approve"``; the project's file is read only
+  once Codex trusts the project.
 - Gemini CLI (0.61.0, its settings schema): ``mcpServers`` in ``~/.gemini/settings.json``
   or ``.gemini/settings.json``; ``timeout`` in ms (default 10 minutes), ``trust: true``
-  skips its confirmation for this server's tools.
+  skips its confirmation for this server's tools. It starts no MCP server in a folder it
+  does not trust (``GEMINI_CLI_TRUST_WORKSPACE=true`` trusts one for a run).
 - opencode (``packages/opencode/src/config/mcp.ts``, ``permission.ts``): ``mcp.dsh`` of
   type ``local`` with the command as one array and ``timeout`` in ms (default 5000), in
   ``~/.config/opencode/opencode.json`` or ``opencode.json``; ``permission`` keyed by the
@@ -36,7 +40,8 @@ from typing import Literal
 
 from dsh_cli.mcp.install.documents import Format, Setting
 
-__all__ = ["AGENTS", "HUMAN_TIMEOUT", "STARTUP_WAIT", "Edit", "dsh_command", "edits_for"]
+__all__ = ["AGENTS", "HUMAN_TIMEOUT", "NOTES", "STARTUP_WAIT", "Edit", "dsh_command",
+           "edits_for"]
 
 Scope = Literal["user", "project"]
 
@@ -76,9 +81,12 @@ def _claude(scope: Scope, home: Path, project: Path, command: list[str]) -> list
     if scope == "user":
         return [Edit(home / ".claude.json", "json", server),
                 Edit(home / ".claude" / "settings.json", "json", settings)]
+    # a project's own settings cannot approve its .mcp.json: the approval is the user's,
+    # in the project's local settings, where claude itself writes it
     return [Edit(project / ".mcp.json", "json", server),
-            Edit(project / ".claude" / "settings.json", "json",
-                 (*settings, Setting(("enabledMcpjsonServers",), SERVER, "add")))]
+            Edit(project / ".claude" / "settings.json", "json", settings),
+            Edit(project / ".claude" / "settings.local.json", "json",
+                 (Setting(("enabledMcpjsonServers",), SERVER, "add"),))]
 
 
 def _codex(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:
@@ -127,6 +135,19 @@ def _vscode(scope: Scope, home: Path, project: Path, command: list[str]) -> list
     return [Edit(path, "json", _server(("servers", SERVER), {
         "type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}))]
 
+
+# what the agent needs beyond its files, said after installing (checked as the docstring says)
+_GEMINI_TRUST = ("Gemini CLI starts MCP servers only in a folder it trusts (user-level ones "
+                 "too): trust the folder in gemini, or run `GEMINI_CLI_TRUST_WORKSPACE=true "
+                 "gemini -p …`")
+NOTES = {
+    ("claude", "project"): "Claude Code uses a project's .mcp.json once you have trusted the "
+                           "project: run `claude` there once",
+    ("codex", "project"): "Codex reads a project's .codex/config.toml only in a project it "
+                          "trusts",
+    ("gemini", "user"): _GEMINI_TRUST,
+    ("gemini", "project"): _GEMINI_TRUST,
+}
 
 # the agent's name on the command line -> its name for people, and its edits
 AGENTS = {
