@@ -23,6 +23,7 @@ MEASURES = {
     "storm": "the 726-key storm on a 50-option list in a pty vs questionary",
     "relay": "dsh run --jsonl round trips",
     "mcp_desk": "dsh mcp + dsh attach --jsonl round trips vs the bare SDK echo floor",
+    "mcp_ready": "dsh mcp's initialize and tools/list answers vs a bare SDK server",
     "agent": "the agent loop vs the bare OpenAI SDK",
     "store": "session store append and resume",
     "mcp": "an MCP tool call through dsh vs the bare SDK; the bounded stdio transport vs "

@@ -75,8 +75,8 @@ async def _desk_answers(desk: asyncio.subprocess.Process) -> None:
 
 
 async def _dsh_rate(ctx: Context, calls: int) -> float:
-    runtime = tempfile.mkdtemp(prefix="dsh-bench-rt-")  # short: Unix socket paths are limited
-    env = dict(ctx.env, XDG_RUNTIME_DIR=runtime)
+    runtime = tempfile.mkdtemp(prefix="dsh-bench-")  # short: Unix socket paths are limited
+    env = dict(ctx.env, DSH_HOME=runtime)  # the desk directory is DSH_HOME/run
     desk = await asyncio.create_subprocess_exec(
         *dsh_argv("attach", "--jsonl"), env=env, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

@@ -7,9 +7,12 @@ also used with ``TERM=dumb`` or without a terminal); ``--jsonl`` for a program.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["attach"]
 
@@ -30,14 +33,25 @@ def attach(plain: bool, jsonl: bool, web: bool) -> None:
 
 
 async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
+    import os
+
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.desk.channel import desk_dir
+
+    try:
+        directory = desk_dir()
+    except HarnessError as error:
+        report(error, sys.stderr)
+        return 2
+    # stderr: stdout is the desk's (or, with --jsonl, the program's protocol)
+    sys.stderr.write(f"dsh: desk listening in {directory} for every dsh mcp of uid "
+                     f"{os.getuid()}\n")
+    sys.stderr.flush()
     if jsonl:
         from dsh_cli.desk.jsonl import JsonlDesk
 
-        return await JsonlDesk().run()
-    import os
-
+        return await JsonlDesk(directory=directory).run()
     from dsh_cli.config import load_settings
-    from dsh_cli.core.errors import HarnessError, report
     from dsh_cli.sources.surroundings import dumb_terminal
 
     try:
@@ -47,11 +61,11 @@ async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
         return 2
     on_terminal = sys.stdin.isatty() and sys.stdout.isatty()
     if plain or not on_terminal or dumb_terminal(os.environ):
-        return await _plain_desk(notify, web)
-    return await _terminal_desk(notify, web)
+        return await _plain_desk(notify, web, directory)
+    return await _terminal_desk(notify, web, directory)
 
 
-async def _plain_desk(notify: str, web: bool) -> int:
+async def _plain_desk(notify: str, web: bool, directory: Path) -> int:
     from dsh_cli.chat.alert import QuestionAlert
     from dsh_cli.desk.desk import Desk, ask_with, stdin_closed_waiter
     from dsh_cli.providers.plain import PlainProvider
@@ -70,11 +84,11 @@ async def _plain_desk(notify: str, web: bool) -> int:
         return await prompt.decide(request, "")
 
     desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit, web=web,
-                idle=stdin_closed_waiter(provider.lines.readline))
+                idle=stdin_closed_waiter(provider.lines.readline), directory=directory)
     return await desk.run()
 
 
-async def _terminal_desk(notify: str, web: bool) -> int:
+async def _terminal_desk(notify: str, web: bool, directory: Path) -> int:
     from dsh_cli.desk.desk import Desk, ask_with, tty_idle
     from dsh_cli.providers.terminal import terminal_provider
     from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
@@ -87,5 +101,5 @@ async def _terminal_desk(notify: str, web: bool) -> int:
             return await prompt.decide(request, "")
 
         desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit, idle=tty_idle,
-                    web=web)
+                    web=web, directory=directory)
         return await desk.run()

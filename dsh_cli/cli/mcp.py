@@ -26,7 +26,21 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-@click.group(invoke_without_command=True)
+class _McpGroup(click.Group):
+    """``install`` is imported only when it runs: ``dsh mcp`` itself must be ready fast."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), "install"])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name == "install":
+            from dsh_cli.cli.mcp_install import install
+
+            return install
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_McpGroup, invoke_without_command=True)
 @click.option("--answers", "answers_path", metavar="FILE",
               help="Answer every batch from a JSON file mapping question ids to answers.")
 @click.option("--web", is_flag=True, help="Answer in the browser (the URL goes to stderr).")
@@ -69,6 +83,7 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
 
     from dsh_cli.config import load_settings
     from dsh_cli.core.errors import HarnessError
+    from dsh_cli.desk.channel import DeskDirRefused
     from dsh_cli.interaction import UserInteraction
     from dsh_cli.mcp.approve import ApproveService
     from dsh_cli.mcp.desks import DeskHub, DeskPermissions, DeskProvider
@@ -100,6 +115,8 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
                       web_url=web_server.url if web_server is not None else None, report=_say)
         try:
             await hub.start()
+        except DeskDirRefused as refused:
+            _say(format_line(refused.code, f"{refused.message} (no desk can reach this server)"))
         except OSError as error:
             _say(f"dsh: warning: no desk socket at {hub.path}: {error.strerror}")
         else:

@@ -1,24 +1,33 @@
 """The desk channel: where ``dsh mcp`` servers listen and how ``dsh attach`` finds them.
 
-Each ``dsh mcp`` listens on its own Unix socket ``mcp-PID.sock`` in the user's runtime
-directory (``$XDG_RUNTIME_DIR/dsh/``, else ``DSH_HOME/run/`` or the data directory's
-``run/``), a 0700 directory holding 0600 sockets. Both ends refuse a peer of another uid
-(``SO_PEERCRED``): the file modes keep other users out, the check keeps them out even
-when the modes were loosened. Over a connection the server speaks ``relay.md``'s question
-events and the desk sends its frames, one JSON object per line.
+Each ``dsh mcp`` listens on its own Unix socket ``mcp-PID.sock`` in the desk directory, a
+0700 directory holding 0600 sockets. The directory is derived from the uid, never from
+variables an agent may strip from its servers' environment (Codex drops
+``XDG_RUNTIME_DIR``): ``/run/user/UID/dsh/`` when ``/run/user/UID`` is the user's own
+directory, else ``/tmp/dsh-UID/``; ``DSH_HOME`` isolates (``DSH_HOME/run/``). A directory
+there that is not a real directory of this uid (another user's, a symlink) is refused,
+never used. Both ends refuse a peer of another uid (``SO_PEERCRED``): the file modes keep
+other users out, the check keeps them out even when the modes were loosened. Over a
+connection the server speaks ``relay.md``'s question events and the desk sends its frames,
+one JSON object per line.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import stat
 import struct
 from pathlib import Path
 
+from dsh_cli.core.errors import DESK_DIR_REFUSED, HarnessError
+
 __all__ = [
     "SOCKET_GLOB",
+    "DeskDirRefused",
     "PeerRefused",
     "check_peer",
+    "desk_dir",
     "listen",
     "peer_uid",
     "runtime_dir",
@@ -37,17 +46,60 @@ class PeerRefused(Exception):
         self.uid = uid
 
 
-def runtime_dir() -> Path:
-    """The directory of the desk sockets (not created here)."""
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return Path(xdg) / "dsh"
+class DeskDirRefused(HarnessError):
+    """The desk directory exists but is not this user's own directory: it is not used."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        home = os.environ.get("DSH_HOME")
+        mine = home is not None and path.is_relative_to(home)
+        fix = "remove it" if mine else "remove it, or set DSH_HOME for a desk of your own"
+        super().__init__(f"{path} {why}; {fix}", DESK_DIR_REFUSED)
+        self.path = path
+
+
+RUN_USER = Path("/run/user")  # systemd-logind's per-user runtime directories
+SHARED_TMP = Path("/tmp")  # not $TMPDIR: agents pass it or not, and both ends must agree
+
+
+def _own_directory(path: Path, uid: int) -> bool:
+    try:
+        found = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == uid
+
+
+def runtime_dir(*, uid: int | None = None, run_user: Path = RUN_USER,
+                tmp: Path = SHARED_TMP) -> Path:
+    """The directory of the desk sockets, the same in every environment (not created here)."""
     home = os.environ.get("DSH_HOME")
     if home:
         return Path(home) / "run"
-    from dsh_cli.config import data_dir
+    uid = os.getuid() if uid is None else uid
+    if _own_directory(run_user / str(uid), uid):
+        return run_user / str(uid) / "dsh"
+    return tmp / f"dsh-{uid}"
 
-    return data_dir() / "run"
+
+def desk_dir(path: Path | None = None, *, uid: int | None = None) -> Path:
+    """``path`` (default ``runtime_dir()``) made ready: created 0700, or refused if not ours."""
+    path = path or runtime_dir(uid=uid)
+    uid = os.getuid() if uid is None else uid
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass  # made earlier, or by someone else meanwhile: checked below either way
+    found = path.lstat()
+    if stat.S_ISLNK(found.st_mode):
+        raise DeskDirRefused(path, "is a symlink, not a directory")
+    if not stat.S_ISDIR(found.st_mode):
+        raise DeskDirRefused(path, "is not a directory")
+    if found.st_uid != uid:
+        raise DeskDirRefused(path, f"is owned by uid {found.st_uid}, not {uid}")
+    if found.st_mode & 0o077:
+        path.chmod(0o700)
+    return path
 
 
 def socket_path(pid: int | None = None) -> Path:
@@ -55,17 +107,10 @@ def socket_path(pid: int | None = None) -> Path:
     return runtime_dir() / f"mcp-{os.getpid() if pid is None else pid}.sock"
 
 
-def _private_dir(path: Path) -> None:
-    """Create the runtime directory 0700; an existing one is tightened to 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
-
-
 def listen(path: Path | None = None) -> socket.socket:
     """A listening Unix socket at ``path`` (default ``socket_path()``), mode 0600."""
     path = path or socket_path()
-    _private_dir(path.parent)
+    desk_dir(path.parent)
     path.unlink(missing_ok=True)  # our own pid's socket: left by a process that died
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_mask = os.umask(0o177)  # no moment at which the socket is open to others

@@ -3,6 +3,7 @@
     desks.py    the server's side of the desk channel: listening, relaying, the provider
     service.py  one tool call: the source label, progress, the session record, the result
     server.py   the MCP server (the SDK's low-level ``Server``) on stdio or Streamable HTTP
+    install/    ``dsh mcp install AGENT``: dsh written into another agent's config files
 
 Nothing here is imported unless ``dsh mcp`` runs.
 """

@@ -1,17 +1,16 @@
-"""Fixtures for ``dsh mcp`` tests: a private runtime directory per test."""
+"""Fixtures for desk tests: the desk directory of the test's own ``DSH_HOME``."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import os
+from pathlib import Path
 
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def runtime_dir(monkeypatch):
-    """A short private ``XDG_RUNTIME_DIR`` (Unix socket paths are limited to 108 bytes)."""
-    path = tempfile.mkdtemp(prefix="dsh-rt-")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", path)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+def runtime_dir(dsh_home):
+    """Where this test's servers listen: ``DSH_HOME/run`` (isolated, and short enough)."""
+    path = Path(os.environ["DSH_HOME"]) / "run"
+    assert len(str(path / "mcp-4194304.sock")) < 104, "Unix socket paths are limited"
+    return path

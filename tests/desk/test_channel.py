@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 import stat
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,8 +41,8 @@ def test_socket_is_0600_in_a_0700_directory(runtime_dir):
 
 
 def test_a_stale_socket_is_removed_by_the_desk(runtime_dir):
-    directory = Path(runtime_dir) / "dsh"
-    directory.mkdir(mode=0o700)
+    directory = Path(runtime_dir)
+    directory.mkdir(mode=0o700, parents=True)
     stale = directory / "mcp-999999.sock"
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(stale))
@@ -57,8 +59,8 @@ def test_a_stale_socket_is_removed_by_the_desk(runtime_dir):
 
 
 def test_a_stale_socket_does_not_stop_the_desk_from_answering(runtime_dir):
-    directory = Path(runtime_dir) / "dsh"
-    directory.mkdir(mode=0o700)
+    directory = Path(runtime_dir)
+    directory.mkdir(mode=0o700, parents=True)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(directory / "mcp-999998.sock"))
     dead.close()
@@ -134,11 +136,21 @@ def _connect_as(uid: int, path: Path) -> bytes:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a child as another uid")
-def test_a_peer_of_another_uid_is_refused_even_with_loose_modes(runtime_dir):
+def test_a_peer_of_another_uid_is_refused_even_with_loose_modes(monkeypatch):
+    home = Path(tempfile.mkdtemp(prefix="dsh-loose-"))  # pytest's parents are 0700
+    home.chmod(0o755)
+    monkeypatch.setenv("DSH_HOME", str(home))
+    try:
+        _refused_with_loose_modes()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _refused_with_loose_modes():
+
     async def main():
         async with client("--wait", "20") as mcp:
             path = await _socket_of()
-            Path(runtime_dir).chmod(0o755)
             path.parent.chmod(0o755)  # a mistake of the user's: the uid check still holds
             path.chmod(0o666)
             done = await asyncio.to_thread(_connect_as, 65534, path)

@@ -1,0 +1,94 @@
+"""``dsh mcp install AGENT``: add this dsh to an agent's own configuration, in one command.
+
+Every file is read and checked before any is written, so a file that cannot be parsed is
+refused (one ``dsh: CONFIG_ERROR`` line, exit 2) and nothing changes anywhere. Each
+change is a key of ours merged into the user's file; a second run changes nothing.
+``--print`` shows the keys instead of writing them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["install"]
+
+AGENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
+
+
+@click.command("install")
+@click.argument("agent", type=click.Choice(AGENT_NAMES))
+@click.option("--scope", type=click.Choice(("user", "project")), default="user",
+              show_default=True,
+              help="user: every project (files under HOME); project: this directory's files.")
+@click.option("--print", "show", is_flag=True, help="Show what would be written; write nothing.")
+def install(agent: str, scope: str, show: bool) -> None:
+    """Add dsh mcp to AGENT's config: its absolute path, timeouts, the tool's permission."""
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.mcp.install.agents import AGENTS, NOTES, dsh_command, edits_for
+    from dsh_cli.mcp.install.documents import Document
+
+    edits = edits_for(agent, scope,  # type: ignore[arg-type]
+                      home=Path.home(), project=Path.cwd(), command=dsh_command())
+    try:
+        documents = [Document(edit.path, edit.format).read() for edit in edits]
+        for document, edit in zip(documents, edits, strict=True):
+            document.apply(edit.settings)
+    except HarnessError as error:
+        report(error, sys.stderr)
+        sys.exit(2)
+    name = AGENTS[agent][0]
+    if show:
+        for edit in edits:
+            click.echo(f"# {edit.path}")
+            click.echo(_fragment(edit).rstrip("\n"))
+        return
+    for document, edit in zip(documents, edits, strict=True):
+        if document.write():
+            click.echo(f"dsh: wrote {edit.path}: {_keys(document.changed)}")
+        else:
+            click.echo(f"dsh: {edit.path} already has dsh; unchanged")
+    click.echo(f"dsh: {name} now starts `dsh mcp`; answer its questions at `dsh attach`")
+    if (agent, scope) in NOTES:
+        click.echo(f"dsh: note: {NOTES[agent, scope]}")
+    click.echo("to undo: " + "; ".join(
+        f"in {edit.path} {_undo(edit.settings)}" for edit in edits))
+
+
+def _keys(settings: Any) -> str:
+    from dsh_cli.mcp.install.documents import dotted
+
+    return ", ".join(f"{dotted(s.keys)} += {json.dumps(s.value)}" if s.how == "add"
+                     else f"{dotted(s.keys)} = {json.dumps(s.value)}" for s in settings)
+
+
+def _undo(settings: Any) -> str:
+    """Delete the server's table; take our item out of a list; drop a default we set."""
+    from dsh_cli.mcp.install.documents import dotted
+
+    steps: list[str] = []
+    for setting in settings:
+        if setting.how == "add":
+            step = f"remove {json.dumps(setting.value)} from {dotted(setting.keys)}"
+        elif "dsh" in setting.keys:
+            step = f"delete {dotted(setting.keys[:setting.keys.index('dsh') + 1])}"
+        elif setting.how == "default":
+            step = f"delete {dotted(setting.keys)} unless you set it yourself"
+        else:
+            step = f"delete {dotted(setting.keys)}"
+        if step not in steps:
+            steps.append(step)
+    return ", ".join(steps)
+
+
+def _fragment(edit: Any) -> str:
+    """The keys of ``edit`` alone, as a document in the file's own format."""
+    from dsh_cli.mcp.install.documents import Document
+
+    fragment = Document(edit.path, edit.format)
+    fragment.apply(edit.settings)
+    return fragment.text()

@@ -1,0 +1,5 @@
+"""``dsh mcp install AGENT``: dsh added to another agent's own configuration.
+
+    documents.py   an agent's JSON or TOML file read, changed key by key, written safely
+    agents.py      what each agent's documentation says to write, and where
+"""
