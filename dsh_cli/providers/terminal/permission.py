@@ -153,10 +153,14 @@ def summary_line(request: PermissionRequest, decision: PermissionDecision | None
 class TerminalPermissionPrompt:
     """Asks each permission request inline; ``input``/``output`` are prompt-toolkit's."""
 
-    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none") -> None:
+    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
+                 summary: bool = True) -> None:
         self.input = input
         self.output = output
         self.notify = notify
+        # summary=False: a transcript below reports the decision, so the prompt leaves
+        # nothing behind (said once, not twice)
+        self.summary = summary
         self.state: PermissionPromptState | None = None
 
     async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
@@ -165,7 +169,8 @@ class TerminalPermissionPrompt:
         session = get_app_session()
         output = self.output or session.output
         state = self.state = PermissionPromptState()
-        app = _application(request, state, self.input or session.input, output)
+        app = _application(request, state, self.input or session.input, output,
+                           erase=not self.summary)
         if self.notify == "bell":
             output.write_raw("\a")
             output.flush()
@@ -192,7 +197,7 @@ class TerminalPermissionPrompt:
 
 
 def _application(request: PermissionRequest, state: PermissionPromptState, input: Any,
-                 output: Any) -> Any:
+                 output: Any, *, erase: bool = False) -> Any:
     from prompt_toolkit.application import Application
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -273,7 +278,7 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
     app: Any = Application(
         layout=Layout(Window(control, wrap_lines=False, dont_extend_height=True)),
         key_bindings=bindings, style=Style.from_dict(_STYLE), full_screen=False,
-        input=input, output=output,
+        input=input, output=output, erase_when_done=erase,
         color_depth=ColorDepth.DEPTH_1_BIT if os.environ.get("NO_COLOR") else None)
     app.ending = None
     app.ttimeoutlen = 0.1
