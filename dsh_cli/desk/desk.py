@@ -80,14 +80,15 @@ def permission_request(event: dict[str, Any]) -> PermissionRequest:
     server = event.get("server")
     given = event.get("source")
     source: dict[str, Any] = given if isinstance(given, dict) else {}
-    agent, cwd = source.get("client"), source.get("cwd")
+    agent, cwd, what = source.get("client"), source.get("cwd"), event.get("description")
     # every request at the desk is another agent's (approve_tool_use): granted per input
     return PermissionRequest(tool=str(event.get("tool") or "?"),
                              arguments=event.get("arguments"),
                              server=server if isinstance(server, str) else None,
                              hints=Hints(**flags), call_id=event.get("call_id"),
                              agent=agent if isinstance(agent, str) else None, scope="input",
-                             cwd=cwd if isinstance(cwd, str) else None)
+                             cwd=cwd if isinstance(cwd, str) else None,
+                             description=what if isinstance(what, str) else None)
 
 
 class Desk:

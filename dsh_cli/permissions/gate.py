@@ -112,7 +112,7 @@ class PermissionGate:
         self.events.emit(PermissionRequested(
             rpc_id=rpc_id, session_id=self.session_id, call_id=request.call_id,
             tool=request.tool, server=request.server, arguments=request.arguments,
-            hints=request.hints.to_json()))
+            hints=request.hints.to_json(), description=request.description))
         try:
             decision = await self._settle(provider, request, rpc_id)
         except HarnessError as error:
