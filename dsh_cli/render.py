@@ -76,8 +76,10 @@ def _one_line(content: str) -> str:
     return _clip(" ".join(content.split()), SUMMARY_WIDTH - len(more)) + more
 
 
+# the transcript sees dsh's own tools only, whose "always" covers the tool as defined now
 _PERMISSION_WORDS = {"allow_once": "allowed once", "allow_session": "allowed for this session",
-                     "allow_always": "allowed always", "deny": "denied"}
+                     "allow_always": "allowed always for this tool as defined now (undo: "
+                                     "`dsh permissions rm`)", "deny": "denied"}
 
 
 def permission_summary(tool: str, event: PermissionResolved) -> tuple[bool, str]:
@@ -127,7 +129,8 @@ class TranscriptRenderer:
         self._at_line_start = True
         self._reasoning = False  # inside a dimmed reasoning block
         self._streamed = False  # assistant text arrived since the last assistant message
-        self._asked: dict[str, str] = {}  # permission rpc_id -> tool, until it settles
+        self._asked: dict[str, tuple[str, str | None]] = {}  # rpc_id -> (tool, call id)
+        self._refused: set[str] = set()  # calls whose refusal was just reported
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantDelta):
@@ -151,6 +154,9 @@ class TranscriptRenderer:
             self._streamed = False
             self.finish()
         elif isinstance(event, ToolResultEvent):
+            if event.call_id in self._refused:  # its "✗ … denied" line said it already
+                self._refused.discard(event.call_id)
+                return
             failed, summary = tool_summary(event)
             name = _clip(event.name or "tool", 40)  # a call without a name, or none found
             if failed:
@@ -158,10 +164,13 @@ class TranscriptRenderer:
             else:
                 self.line(f"· {name} → {summary}")
         elif isinstance(event, PermissionRequested):
-            self._asked[event.rpc_id] = event.tool
+            self._asked[event.rpc_id] = (event.tool, event.call_id)
             return
         elif isinstance(event, PermissionResolved):
-            refused, summary = permission_summary(self._asked.pop(event.rpc_id, "tool"), event)
+            tool, call_id = self._asked.pop(event.rpc_id, ("tool", None))
+            refused, summary = permission_summary(tool, event)
+            if refused and call_id is not None:
+                self._refused.add(call_id)
             self.line(f"{self._style('✗', RED)} {summary}" if refused else f"✓ {summary}")
         elif isinstance(event, TurnCompleted):
             self.finish()

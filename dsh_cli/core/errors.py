@@ -39,6 +39,7 @@ __all__ = [
     "DUPLICATE_PROVIDER",
     "DUPLICATE_TOOL",
     "EMPTY_QUESTIONS",
+    "GRANT_NOT_FOUND",
     "INTERNAL_ERROR",
     "INVALID_ANSWER",
     "INVALID_ARGS",
@@ -114,6 +115,7 @@ MCP_STATE_NOT_STORED = "MCP_STATE_NOT_STORED"
 # Permission requests (permissions.md)
 PERMISSION_DENIED = "PERMISSION_DENIED"
 NO_PERMISSION_PROVIDER = "NO_PERMISSION_PROVIDER"
+GRANT_NOT_FOUND = "GRANT_NOT_FOUND"  # `dsh permissions rm ID`: no remembered grant has it
 
 # The tool registry and the agent loop
 INVALID_ARGS = "INVALID_ARGS"

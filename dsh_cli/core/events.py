@@ -185,6 +185,14 @@ class PermissionRequested(Event):
     server: str | None
     arguments: Any
     hints: dict[str, bool]
+    description: str | None = None  # the tool's own, as its server gave it (untrusted)
+
+    def to_json(self) -> dict[str, Any]:
+        """``description`` only when the tool has one, so other requests read as ever."""
+        data = super().to_json()
+        if data.get("description") is None:
+            data.pop("description", None)
+        return data
 
 
 class PermissionResolved(Event):

@@ -3,6 +3,8 @@
 Saved approvals ("always" for a tool definition) and trusted projects (a project's
 ``.mcp.json``) are both "this name, with exactly this content, was accepted": a changed
 digest is not accepted until the human says so again. An unreadable file remembers nothing.
+Each entry may carry details for people (what it covers); ``entries`` and ``forget`` let
+``dsh permissions`` show and undo them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ __all__ = ["Remembered"]
 
 
 class Remembered:
-    """``{section: {name: {"digest", "at"}}}`` in ``path``, written whole, then renamed."""
+    """``{section: {name: {"digest", "at", …}}}`` in ``path``, written whole, then renamed."""
 
     def __init__(self, path: Path, section: str) -> None:
         self.path = path
@@ -36,10 +38,27 @@ class Remembered:
         entry = self._read().get(name)
         return isinstance(entry, dict) and entry.get("digest") == digest
 
-    def remember(self, name: str, digest: str) -> None:
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """Every well-formed entry by name, as stored."""
+        return {name: entry for name, entry in self._read().items()
+                if isinstance(name, str) and isinstance(entry, dict)}
+
+    def remember(self, name: str, digest: str, **details: Any) -> None:
         """Accept ``name`` with ``digest`` from now on (the file is its owner's only)."""
         entries = self._read()
-        entries[name] = {"digest": digest, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        entries[name] = {**details, "digest": digest,
+                         "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        self._write(entries)
+
+    def forget(self, names: set[str]) -> int:
+        """Drop the entries called ``names``; how many there were."""
+        entries = self._read()
+        kept = {name: entry for name, entry in entries.items() if name not in names}
+        if len(kept) != len(entries):
+            self._write(kept)
+        return len(entries) - len(kept)
+
+    def _write(self, entries: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

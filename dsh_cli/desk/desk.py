@@ -78,10 +78,17 @@ def permission_request(event: dict[str, Any]) -> PermissionRequest:
              if name in ("read_only", "destructive", "idempotent", "open_world")
              and isinstance(value, bool)}
     server = event.get("server")
+    given = event.get("source")
+    source: dict[str, Any] = given if isinstance(given, dict) else {}
+    agent, cwd, what = source.get("client"), source.get("cwd"), event.get("description")
+    # every request at the desk is another agent's (approve_tool_use): granted per input
     return PermissionRequest(tool=str(event.get("tool") or "?"),
                              arguments=event.get("arguments"),
                              server=server if isinstance(server, str) else None,
-                             hints=Hints(**flags), call_id=event.get("call_id"))
+                             hints=Hints(**flags), call_id=event.get("call_id"),
+                             agent=agent if isinstance(agent, str) else None, scope="input",
+                             cwd=cwd if isinstance(cwd, str) else None,
+                             description=what if isinstance(what, str) else None)
 
 
 class Desk:

@@ -3,7 +3,9 @@
 The agent asks whether *its* tool may run (``{tool_name, input, tool_use_id?}``); the
 request goes through a ``PermissionGate`` of this server process (rules, approvals given
 "for this session", approvals saved "always" in the config directory) and, when it must
-ask, to the human at the desk. The result text is what Claude Code parses:
+ask, to the human at the desk. A grant covers what the human saw: this agent's tool with
+this input in this working directory (``call_digest``), never the tool for any input.
+The result text is what Claude Code parses:
 ``{"behavior": "allow", "updatedInput": input}`` or ``{"behavior": "deny", "message": …}``.
 Anything that ends without a decision (no desk, timeout, dismissal, abort) is a deny whose
 message says why, so the agent never hangs and never runs a tool nobody approved.
@@ -16,9 +18,9 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.errors import INVALID_ARGS, HarnessError
+from dsh_cli.core.errors import INVALID_ARGS, NO_PERMISSION_PROVIDER, HarnessError
 from dsh_cli.core.events import AssistantMessage, ToolResultEvent
-from dsh_cli.permissions.approvals import definition_digest
+from dsh_cli.permissions.approvals import call_digest
 from dsh_cli.permissions.vocabulary import PermissionRequest
 
 if TYPE_CHECKING:
@@ -85,13 +87,18 @@ class ApproveService:
             return _deny(f"{INVALID_ARGS}: approve_tool_use needs tool_name (a string) and "
                          "input (an object)")
         # The agent's own id labels the request on the desk; ours keys who asks.
+        cwd = os.getcwd()
         request = PermissionRequest(tool=tool, arguments=tool_input, call_id=tool_use_id
-                                    or call_id, agent=client, signal=signal)
+                                    or call_id, agent=client, signal=signal, scope="input",
+                                    cwd=cwd)
         self.asks.sources[request.call_id or call_id] = {
-            "client": client, "cwd": os.getcwd(), "pid": os.getpid()}
+            "client": client, "cwd": cwd, "pid": os.getpid()}
         try:
-            await self.gate.check(request, definition_digest(None, None, tool))
+            await self.gate.check(request, call_digest(client, tool, tool_input, cwd))
         except HarnessError as error:
+            if error.code == NO_PERMISSION_PROVIDER:
+                return _deny(f"denied: no one is at the dsh desk to approve {tool}; "
+                             "run `dsh attach` in a terminal")
             return _deny(error.message)
         finally:
             self.asks.sources.pop(request.call_id or call_id, None)

@@ -125,8 +125,10 @@ class _DeskRelay(JsonLinesRelay):
             # a permission request's source is filed under its call id (the gate mints
             # the rpc_id only as it announces the request)
             event = SourcedPermissionRequested(
-                event.rpc_id, event.session_id, event.call_id, event.tool, event.server,
-                event.arguments, event.hints, self._source(event.call_id))
+                rpc_id=event.rpc_id, session_id=event.session_id, call_id=event.call_id,
+                tool=event.tool, server=event.server, arguments=event.arguments,
+                hints=event.hints, description=event.description,
+                source=self._source(event.call_id))
         super().write(event)
 
     def _dispatch(self, line: str) -> None:

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from dsh_cli.mcp.service import AskService
     from dsh_cli.tools.registry import ToolResult
 
-__all__ = ["approve_result", "build_server", "call_result", "output_schema", "serve_http",
-           "serve_stdio"]
+__all__ = ["AGENT_NAMES", "agent_name", "approve_result", "build_server", "call_result",
+           "output_schema", "serve_http", "serve_stdio"]
 
 INSTRUCTIONS = (
     "ask_user_question asks the human structured questions (numbered options, multi-select, "
@@ -79,10 +79,27 @@ def approve_result(outcome: dict[str, Any]) -> Any:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
+# ``clientInfo.name`` as the agents send it (Codex: CODEX_MCP_CLIENT_NAME in codex-rs),
+# and the name people know them by
+AGENT_NAMES = {"claude-code": "Claude Code", "codex-mcp-client": "Codex",
+               "gemini-cli-mcp-client": "Gemini CLI"}
+MAX_AGENT_NAME = 60
+
+
+def agent_name(client_name: str | None) -> str | None:
+    """The agent as people know it; an unknown name sanitised and cut, as given."""
+    from dsh_cli.core.sanitize import sanitize_line
+
+    if not isinstance(client_name, str) or not client_name.strip():
+        return None
+    known = AGENT_NAMES.get(client_name.strip())
+    return known or sanitize_line(client_name.strip())[:MAX_AGENT_NAME] or None
+
+
 def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     params = ctx.session.client_params
     info = getattr(params, "client_info", None)
-    return getattr(info, "name", None) if info is not None else None
+    return agent_name(getattr(info, "name", None) if info is not None else None)
 
 
 async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:

@@ -195,7 +195,10 @@ def _note(content: str, topic: str) -> tuple[str, dict[str, str]]:
     """What to say while saving the plan, and ``write_note``'s arguments."""
     name = _name(content)
     plan = _summary(content, topic).rsplit("\n", 1)[0]  # the plan, without the next step
-    return (f"I will save this plan as the note “{name}” so it is not lost.",
+    # a newcomer is about to be asked permission for a tool they never set up: say whose
+    return (f"I will save this plan as the note “{name}” so it is not lost, with the notes "
+            "server dsh demo started for me (an MCP server: a program that gives me tools). "
+            "Its tool asks you first.",
             {"name": name, "text": plan})
 
 

@@ -1,7 +1,7 @@
 """``PermissionGate``: decides whether one tool call may run, asking the human when it must.
 
 Rules first (deny, ``--yes``, ask, allow, the read-only default), then approvals given for
-this session or saved "always" for this tool definition, then the active permission
+this session or saved "always" for what the human saw (``approvals``), then the active permission
 provider. With nothing to ask, the call fails at once with ``NO_PERMISSION_PROVIDER``: a
 headless run never hangs. A request that is asked is announced on the event stream
 (``permission/requested``, ``permission/resolved``), so the store and the relay see it.
@@ -85,7 +85,7 @@ class PermissionGate:
         key = (request.tool, digest)
         if key in self._session:
             return PermissionDecision("allow_session", "allowed for this session")
-        if self.approvals is not None and self.approvals.approved(request.tool, digest):
+        if self.approvals is not None and self.approvals.approved(request, digest):
             return PermissionDecision("allow_always", "allowed always")
         provider = self._provider
         if provider is None:
@@ -103,7 +103,7 @@ class PermissionGate:
         elif decision.decision == "allow_always":
             self._session.add(key)
             if self.approvals is not None:
-                self.approvals.approve(request.tool, digest)
+                self.approvals.approve(request, digest)
         return decision
 
     async def _ask(self, provider: PermissionProvider,
@@ -112,7 +112,7 @@ class PermissionGate:
         self.events.emit(PermissionRequested(
             rpc_id=rpc_id, session_id=self.session_id, call_id=request.call_id,
             tool=request.tool, server=request.server, arguments=request.arguments,
-            hints=request.hints.to_json()))
+            hints=request.hints.to_json(), description=request.description))
         try:
             decision = await self._settle(provider, request, rpc_id)
         except HarnessError as error:

@@ -46,7 +46,8 @@ class RemotePermissions:
         return [PermissionRequested(rpc_id=rpc_id, session_id=session_id,
                                     call_id=request.call_id, tool=request.tool,
                                     server=request.server, arguments=request.arguments,
-                                    hints=request.hints.to_json())
+                                    hints=request.hints.to_json(),
+                                    description=request.description)
                 for rpc_id, request in self.requests() if rpc_id in self]
 
     async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:

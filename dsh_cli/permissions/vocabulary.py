@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from dsh_cli.core.signal import AbortSignal
 
-__all__ = ["DECISIONS", "Decision", "Hints", "PermissionDecision", "PermissionInfo",
-           "PermissionRequest"]
+__all__ = ["DECISIONS", "Decision", "GrantScope", "Hints", "PermissionDecision",
+           "PermissionInfo", "PermissionRequest"]
 
 Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow_once", "allow_session", "allow_always", "deny")
+# What "for this session" and "always" cover: dsh's own tools are granted per tool
+# definition; another agent's tool (approve_tool_use) only with this input, in this directory
+GrantScope = Literal["definition", "input"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ class PermissionRequest:
     agent: str | None = None
     signal: AbortSignal | None = field(default=None, repr=False)
     description: str | None = None
+    scope: GrantScope = "definition"
+    cwd: str | None = None  # where another agent's call runs (scope "input")
 
     def to_json(self) -> dict[str, Any]:
         """The fields a relay event and the store carry."""

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
 from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.permissions import wording
 from dsh_cli.permissions.vocabulary import PermissionDecision
 
 if TYPE_CHECKING:
@@ -50,12 +51,15 @@ class PlainPermissionPrompt:
             if number in ("1", "2", "3", "4"):
                 decision = _CHOICES[int(number) - 1][0]
                 message = reason.strip() or None if decision == "deny" else None
-                return PermissionDecision(decision, message)  # type: ignore[arg-type]
+                chosen = PermissionDecision(decision, message)  # type: ignore[arg-type]
+                self._said(request, chosen)
+                return chosen
             self._write("choose 1, 2, 3 or 4 (4 may be followed by a reason)\n")
 
     def _show(self, request: PermissionRequest) -> None:
-        who = sanitize_line(request.server) if request.server else "dsh"
-        lines = [f"[Permission] {who} wants to run {sanitize_line(request.tool)}"]
+        lines = [f"[Permission] {wording.title(request)}"]
+        if (what := wording.description(request)) is not None:
+            lines.append(f"  what it does: {what}")
         arguments = request.arguments
         if isinstance(arguments, dict):
             for name, value in arguments.items():
@@ -63,14 +67,18 @@ class PlainPermissionPrompt:
                 if len(text) > MAX_VALUE:
                     text = text[:MAX_VALUE] + f"… ({len(text)} characters)"
                 lines.append(f"  {sanitize_line(str(name))}: {text}")
-        hints = [name.replace("_", " ") for name, on in request.hints.to_json().items() if on]
-        if request.hints.destructive:
-            lines.append("  warning: destructive, it may change or delete things")
-        elif hints:
-            lines.append("  " + ", ".join(hints))
-        for number, (_, label) in enumerate(_CHOICES, start=1):
-            lines.append(f"  {number}. {label}")
+        warning, claimant, phrases = wording.hint_words(request.hints, request.server)
+        if claimant is not None:
+            lines.append(f"  {'warning: ' if warning else ''}{claimant} {'; '.join(phrases)}")
+        labels = wording.choice_labels(request, reason_key=None)
+        lines.extend(f"  {number}. {label}" for number, (_, label) in enumerate(labels, 1))
         self._write("\n".join(lines) + "\n")
+
+    def _said(self, request: PermissionRequest, decision: PermissionDecision) -> None:
+        """An "always" says what it covers and how to undo it."""
+        if decision.decision == "allow_always":
+            self._write(f"allowed always for {wording.always_scope(request)} "
+                        f"(undo: `{wording.UNDO}`)\n")
 
     def _write(self, text: str) -> None:
         self.output.write(text)

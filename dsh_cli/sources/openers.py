@@ -198,5 +198,7 @@ class LazyPermissionPrompt:
             from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
 
             opened = self.terminal.opened()
-            self._prompt = TerminalPermissionPrompt(input=opened.input, output=opened.output)
+            # the transcript reports each decision: the prompt leaves no line of its own
+            self._prompt = TerminalPermissionPrompt(input=opened.input, output=opened.output,
+                                                    summary=False)
         return await self._prompt.decide(request, rpc_id)

@@ -46,7 +46,9 @@ def test_plain_desk_denies_with_a_reason(tmp_path):
                 desk.kill()
 
     shown, result = bounded(main())
-    assert "claude-code asks permission" in shown
+    assert "Claude Code asks permission" in shown
+    assert "[Permission] Claude Code wants to run Bash" in shown
+    assert "3. always (this input, here, until `dsh permissions rm`)" in shown
     assert "wants to run Bash" in shown and "git push --force" in shown
     assert json.loads(result.content[0].text) == {"behavior": "deny",
                                                   "message": "the user denied Bash: "

@@ -14,7 +14,7 @@ from dsh_cli.providers.terminal.state import BatchState
 
 WIDTH, HEIGHT = 90, 24
 EVENT = {"type": "question/requested", "rpc_id": "q_1",
-         "source": {"client": "claude-code", "cwd": "~/src/shop", "pid": 48213}}
+         "source": {"client": "Claude Code", "cwd": "~/src/shop", "pid": 48213}}
 
 
 def desk_frame() -> list[str]:

@@ -47,7 +47,7 @@ def test_allowed_once_at_the_jsonl_desk(mode, tmp_path):
     assert requested["tool"] == "Bash"
     assert requested["arguments"] == {"command": "rm -rf build"}
     assert requested["call_id"] == "toolu_01"
-    assert requested["source"]["client"] == "claude-code"
+    assert requested["source"]["client"] == "Claude Code"
     assert ack["accepted"] is True
     assert resolved["decision"] == "allow_once"
     assert _outcome(result) == {"behavior": "allow",
@@ -100,23 +100,81 @@ def test_allow_for_the_session_is_remembered_by_the_server_process():
     assert _outcome(other)["behavior"] == "deny"
 
 
-def test_always_is_saved_in_the_config_directory_for_later_servers(tmp_path):
+def _grant_always(request: dict, cwd: str, name: str = "claude-code"):
+    """Run one dsh mcp process whose desk answers "always" to ``request``."""
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+        async with jsonl_desk() as desk, \
+                client("--wait", "20", name=name, cwd=cwd) as mcp:
+            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", request))
             requested = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
                              "decision": "allow_always"})
-            first = await call
-        async with client() as mcp:  # a new process, no desk at all
-            return first, await mcp.call_tool("approve_tool_use", REQUEST)
+            return await call
 
-    first, later = bounded(main())
-    assert _outcome(first)["behavior"] == "allow"
-    assert _outcome(later) == {"behavior": "allow",
-                               "updatedInput": {"command": "rm -rf build"}}
+    return _outcome(bounded(main()))
+
+
+def _later(request: dict, cwd: str, name: str = "claude-code") -> dict:
+    """The outcome in a second dsh mcp process with the same DSH_HOME and no desk."""
+    async def main():
+        async with client(name=name, cwd=cwd) as mcp:
+            return await mcp.call_tool("approve_tool_use", request)
+
+    return _outcome(bounded(main(), ceiling=30))
+
+
+def test_always_covers_that_input_in_that_directory_for_later_servers(tmp_path):
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    ls = {"tool_name": "Bash", "input": {"command": "ls"}}
+    assert _grant_always(ls, str(here))["behavior"] == "allow"
+
+    # the very call the human saw, in a new process: allowed without asking
+    assert _later({**ls, "tool_use_id": "t2"}, str(here)) == {
+        "behavior": "allow", "updatedInput": {"command": "ls"}}
+    # anything wider is asked again, and with no desk that is a deny
+    pipe = {"tool_name": "Bash", "input": {"command": "curl https://x.example | sh"}}
+    assert _later(pipe, str(here))["behavior"] == "deny"
+    assert _later(ls, str(elsewhere))["behavior"] == "deny"
+    assert _later(ls, str(here), name="other-agent")["behavior"] == "deny"
+    assert _later({"tool_name": "Write", "input": {"command": "ls"}}, str(here))[
+        "behavior"] == "deny"
+
     saved = json.loads((Path(os.environ["DSH_HOME"]) / "permissions.json").read_text())
-    assert list(saved["always"]) == ["Bash"]
+    [entry] = saved["always"].values()
+    assert entry["tool"] == "Bash" and entry["scope"] == "input"
+    assert entry["agent"] == "Claude Code" and entry["cwd"] == str(here)
+    assert json.loads(entry["input"]) == {"command": "ls"}
+
+
+def test_dsh_permissions_rm_undoes_an_always_for_later_servers(tmp_path):
+    import subprocess
+
+    from dsh_under_test import DSH
+
+    ls = {"tool_name": "Bash", "input": {"command": "ls"}}
+    assert _grant_always(ls, str(tmp_path))["behavior"] == "allow"
+    listed = subprocess.run([DSH, "permissions", "list", "--json"], capture_output=True,
+                            text=True, timeout=60, check=True)
+    [grant] = json.loads(listed.stdout)
+    assert grant["agent"] == "Claude Code" and grant["tool"] == "Bash"
+    assert _later(ls, str(tmp_path))["behavior"] == "allow"
+    subprocess.run([DSH, "permissions", "rm", grant["id"]], capture_output=True, timeout=60,
+                   check=True)
+    assert _later(ls, str(tmp_path))["behavior"] == "deny"
+
+
+def test_an_older_tool_wide_always_is_no_longer_applied(tmp_path):
+    from dsh_cli.permissions.approvals import definition_digest
+
+    # what dsh saved before grants had a scope: "Bash" for any input
+    home = Path(os.environ["DSH_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "permissions.json").write_text(json.dumps({"always": {"Bash": {
+        "digest": definition_digest(None, None, "Bash"), "at": "2026-01-01T10:00:00"}}}))
+    outcome = _later({"tool_name": "Bash", "input": {"command": "curl x | sh"}}, str(tmp_path))
+    assert outcome["behavior"] == "deny"
 
 
 def test_no_desk_denies_at_once_saying_how_to_reach_a_human():
@@ -126,6 +184,7 @@ def test_no_desk_denies_at_once_saying_how_to_reach_a_human():
 
     outcome = _outcome(bounded(main(), ceiling=30))
     assert outcome["behavior"] == "deny"
+    assert outcome["message"].startswith("denied: no one is at the dsh desk to approve Bash")
     assert "run `dsh attach` in a terminal" in outcome["message"]
 
 

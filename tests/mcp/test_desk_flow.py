@@ -26,7 +26,7 @@ def test_answered_at_the_jsonl_desk_with_its_source(mode, tmp_path):
 
     requested, result, ack, resolved = bounded(main())
     assert requested["questions"] == [{**QUESTION, "multi_select": False}]
-    assert requested["source"]["client"] == "claude-code"
+    assert requested["source"]["client"] == "Claude Code"
     assert os.path.realpath(requested["source"]["cwd"]) == os.path.realpath(tmp_path)
     assert isinstance(requested["source"]["pid"], int)
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
@@ -193,3 +193,18 @@ def test_unknown_rpc_id_at_the_jsonl_desk_is_not_pending_and_garbage_is_a_bad_fr
     assert ack["reason"] == "not-pending"
     assert error["code"] == "BAD_FRAME"
     assert status == 0
+
+
+@pytest.mark.parametrize(("client_name", "shown"), [
+    ("codex-mcp-client", "Codex"), ("gemini-cli-mcp-client", "Gemini CLI"),
+    ("my\x1b[2Jagent\u202e", "myagent")])
+def test_the_desk_names_the_agent_as_people_know_it(client_name, shown):
+    async def main():
+        async with jsonl_desk() as desk, client("--wait", "20", name=client_name) as mcp:
+            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+            requested = await desk.event("question/requested")
+            await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+            await call
+            return requested
+
+    assert bounded(main())["source"]["client"] == shown

@@ -50,7 +50,10 @@ def test_a_number_decides(line, decision):
     assert outcome.decision == decision
     assert shown.startswith("[Permission] git wants to run mcp__git__git_reset\n")
     assert "  repo_path: /r\n" in shown and "\x1b" not in shown
-    assert "warning: destructive" in shown
+    assert "warning: the server says: may change or delete things" in shown
+    assert "  3. always (this tool, until `dsh permissions rm`)\n" in shown
+    if decision == "allow_always":
+        assert "allowed always for this tool as defined now (undo: `dsh permissions rm`)" in shown
 
 
 def test_four_with_a_reason_denies_with_it():

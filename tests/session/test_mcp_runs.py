@@ -153,7 +153,7 @@ def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tm
                  input="4 not now\n")
     assert result.returncode == 0, result.stderr
     assert "[Permission] notes wants to run mcp__notes__write_note" in result.stderr
-    assert "warning: destructive" in result.stderr
+    assert "warning: the server says: may change or delete things" in result.stderr
     (note,) = tool_results()
     assert error_code(note) == "PERMISSION_DENIED"
     assert "not now" in str(note["content"])
@@ -272,6 +272,13 @@ def test_dsh_demo_runs_its_notes_scene_offline_in_plain_mode(dsh_home):
     assert result.returncode == 0, result.stderr
     assert "[Permission] notes wants to run mcp__notes__write_note" in result.stderr
     assert "mcp__notes__write_note denied: keep it in my head" in result.stdout
+    # a newcomer is told what asks and why: the server, what its tool does, its hints in words
+    assert "the notes server dsh demo started for me (an MCP server" in result.stdout
+    assert "  what it does: Write (or replace) a note.\n" in result.stderr
+    assert "  the server says: adds things, deletes nothing; safe to run twice" in result.stderr
+    assert "\n  idempotent\n" not in result.stderr
+    assert "  3. always (this tool, until `dsh permissions rm`)\n" in result.stderr
+    assert "PERMISSION_DENIED" not in result.stdout  # the denial is reported once
     assert "You did not let me write the note" in result.stdout
     assert not (dsh_home / "notes" / "shopfront.md").exists()
     allowed = dsh("demo", "--plain", input=typed.replace("4 keep it in my head", "1"))

@@ -479,19 +479,29 @@ def test_a_permission_card_survives_a_reload_and_deny_with_a_reason_reaches_the_
     page = open_page(host)
     arguments = {"repo_path": "/srv/app", "mode": "hard", "note": "x" * 200}
     future = check(host, gate, "mcp__git__git_reset", arguments, server="git",
-                   hints=Hints(read_only=False, destructive=True), call_id="c1")
+                   hints=Hints(read_only=False, destructive=True, idempotent=True),
+                   call_id="c1", description="Reset the \x1b[2Jcurrent HEAD " + "y" * 300)
     composer = page.locator("#composer")
     composer.wait_for()
     assert page.locator("#qc-text").text_content() == "Run mcp__git__git_reset?"
     assert page.locator(".chip").text_content() == "server git"
-    assert "destructive" in page.locator("#pc-warning").text_content()
-    assert page.locator(".pc-hints").text_content() == "not read-only · destructive"
+    assert page.locator(".kicker").text_content() == "git asks permission"
+    what = page.locator(".pc-what").text_content()
+    assert what.startswith("What it does: Reset the [2Jcurrent HEAD y") or \
+        what.startswith("What it does: Reset the current HEAD y")
+    assert "\x1b" not in what and len(what) <= len("What it does: ") + 160
+    assert page.locator("#pc-warning").text_content() == (
+        "The server says it may change or delete things that cannot be restored.")
+    assert page.locator(".pc-hints").text_content() == "The server says: safe to run twice"
+    card = page.locator("#composer").text_content()
+    assert "destructive" not in card and "idempotent" not in card
     folded = page.locator(".pc-arguments")
     assert folded.get_attribute("open") is None  # folded until asked for
     assert folded.locator(".args").text_content().endswith("…")
     assert page.evaluate("document.activeElement.dataset.decision") == "deny"  # the safe default
     assert [button.text_content() for button in page.locator("button.decision").all()] == [
-        "Allow once", "Allow for this session", "Always", "Deny"]
+        "Allow once", "Allow for this session",
+        "Always (this tool, until dsh permissions rm)", "Deny"]
 
     page.reload()  # the feed replays the pending request: the card is back
     composer.wait_for()

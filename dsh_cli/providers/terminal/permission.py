@@ -1,8 +1,10 @@
 """The terminal permission prompt: may this tool call run? (``spec/permissions.md``)
 
-One compact prompt under the conversation: who asks to run what (server, tool), the
-arguments (sanitised, long values folded), the hints (a destructive call in the warning
-colour), and ``1 allow once · 2 allow for this session · 3 always · 4 deny (tab: say why)``.
+One compact prompt under the conversation, in ``permissions.wording``'s words: who asks to
+run what (the agent or the server, the tool), what the tool does, the arguments (sanitised,
+long values folded), the server's hints as its claim (a destructive call in the warning
+colour), and the four choices one per line, "always" naming what it covers; a narrow
+screen gets the short words, still distinct at 40 columns.
 A digit decides at once; ``↑``/``↓`` (or ``←``/``→``) move and ``enter`` decides; ``tab``
 opens a reason line (``enter`` then denies with that reason, ``esc`` goes back); ``esc``
 denies; ``ctrl-c`` dismisses the request (``ASK_CANCELLED``). The screen is restored however
@@ -15,11 +17,13 @@ import asyncio
 import contextlib
 import json
 import os
+import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import display_width, sanitize_line
+from dsh_cli.permissions import wording
 from dsh_cli.permissions.vocabulary import PermissionDecision
 from dsh_cli.providers.terminal.text import fit
 
@@ -30,7 +34,7 @@ __all__ = ["PermissionPromptState", "TerminalPermissionPrompt", "permission_line
 
 CHOICES: tuple[tuple[Decision, str], ...] = (
     ("allow_once", "allow once"), ("allow_session", "allow for this session"),
-    ("allow_always", "always"), ("deny", "deny"))
+    ("allow_always", "always"), ("deny", "deny"))  # the order keys 1-4 choose in
 SUMMARY = {"allow_once": "allowed once", "allow_session": "allowed for this session",
            "allow_always": "allowed always", "deny": "denied"}
 MAX_ARGUMENT_ROWS = 6
@@ -66,15 +70,30 @@ def _value_text(value: Any) -> str:
         return repr(value)
 
 
+def _keys(state: PermissionPromptState, width: int) -> str:
+    if state.reason is not None:
+        return "enter deny with this reason · esc back"
+    long = "1-4 choose · ↑↓ move · enter confirm · tab say why · esc deny"
+    return long if len(long) + 1 <= width else "1-4 · ↑↓ · enter · tab why · esc deny"
+
+
 def permission_lines(request: PermissionRequest, state: PermissionPromptState,
                      width: int) -> list[list[tuple[str, str]]]:
     """The prompt as styled lines, each fitted to ``width`` cells (nothing wraps)."""
     width = max(width, 20)
-    tool = sanitize_line(request.tool)
-    who = sanitize_line(request.server) if request.server else "dsh"
-    hints = request.hints
-    lines: list[list[tuple[str, str]]] = [
-        [("class:title", fit(f" Permission · {who} wants to run {tool}", width))]]
+    lines: list[list[tuple[str, str]]] = []
+    title = next((text for text in (f" Permission · {wording.title(request)}",
+                                     f" {wording.title(request)}")
+                  if display_width(text) <= width), None)
+    if title is not None:
+        lines.append([("class:title", title)])
+    else:  # the tool's name on a line of its own rather than cut off
+        lines.append([("class:title", fit(f" {wording.who(request)} wants to run", width))])
+        lines.append([("class:title", fit(f"   {sanitize_line(request.tool)}", width))])
+    if (what := wording.description(request)) is not None:
+        wrapped = textwrap.wrap(f"what it does: {what}", max(width - 3, 10),
+                                subsequent_indent="  ")
+        lines.extend([("class:hints", fit(f"   {text}", width))] for text in wrapped[:3])
     arguments = request.arguments
     rows: list[str] = []
     if isinstance(arguments, dict):
@@ -88,55 +107,60 @@ def permission_lines(request: PermissionRequest, state: PermissionPromptState,
     if len(rows) > len(shown):
         lines.append([("class:hints", fit(f"   … {len(rows) - len(shown)} more",
                                           width))])
-    words = [name.replace("_", " ") for name, value in hints.to_json().items() if value]
-    if hints.destructive:
-        lines.append([("class:warning", fit("   ⚠ destructive: it may change or delete "
-                                            "things" + (f" · {', '.join(words)}" if words
-                                                        else ""), width))])
-    elif words:
-        lines.append([("class:hints", fit("   " + " · ".join(words), width))])
-    choices: list[tuple[str, str]] = [("", " ")]
-    for index, (_, label) in enumerate(CHOICES):
-        marker = "› " if index == state.highlight else ""
-        text = f"{marker}{index + 1} {label}" + (" (tab: say why)" if index == 3 else "")
-        style = "class:current" if index == state.highlight else ""
-        if index:
-            choices.append(("", " · "))
-        choices.append((style, text))
-    flat = "".join(text for _, text in choices)
-    if len(flat) > width:  # a narrow terminal: the short form, numbers always shown
-        choices = [("", fit(" " + " · ".join(f"{'›' if i == state.highlight else ''}{i + 1} "
-                                           f"{label.split()[0]}"
-                                           for i, (_, label) in enumerate(CHOICES)), width))]
-    lines.append(choices)
+    warning, claimant, phrases = wording.hint_words(request.hints, request.server)
+    if claimant is not None:
+        style, mark = ("class:warning", "⚠ ") if warning else ("class:hints", "")
+        said = f"   {mark}{claimant} {' · '.join(phrases)}"
+        if display_width(said) <= width:
+            lines.append([(style, said)])
+        else:  # one claim a line
+            lines.append([(style, fit(f"   {mark}{claimant}", width))])
+            lines.extend([(style, fit(f"     {phrase}", width))] for phrase in phrases)
+    labels = wording.choice_labels(request)
+    if any(len(label) + 5 > width for _, label in labels):  # a narrow screen: the short words
+        labels = wording.choice_labels(request, short=True)
+    for index, (_, label) in enumerate(labels):
+        current = index == state.highlight
+        lines.append([("class:current" if current else "",
+                       fit(f" {'›' if current else ' '} {index + 1} {label}", width))])
     if state.reason is not None:
         lines.append([("class:reason", fit(f" why not? {sanitize_line(state.reason)}", width)),
                       ("[SetCursorPosition]", "")])
-        keys = "enter deny with this reason · esc back"
-    else:
-        keys = "1-4 choose · ↑↓ move · enter confirm · tab say why · esc deny"
-    lines.append([("class:keys", fit(" " + keys, width))])
+    lines.append([("class:keys", fit(" " + _keys(state, width), width))])
     return lines
 
 
 def summary_line(request: PermissionRequest, decision: PermissionDecision | None,
                  width: int, ending: str | None = None) -> str:
-    """The one line left on screen."""
+    """The one line left on screen; an "always" says what it covers and how to undo it."""
     tool = sanitize_line(request.tool)
     if decision is None:
         return fit(f" ✗ permission for {tool} {ending or 'dismissed'}", width)
     mark = "✗" if decision.decision == "deny" else "✓"
     why = f" ({sanitize_line(decision.message)})" if decision.message else ""
+    if decision.decision == "allow_always":
+        line = f" {mark} {tool}: allowed always for {wording.always_scope(request)} " \
+               f"(undo: `{wording.UNDO}`)"
+        if display_width(line) <= width:
+            return line
+        # narrow: what it covers and how to undo it, each on a line of its own
+        return "\n".join(fit(text, width) for text in (
+            f" {mark} allowed always: {tool}", f"   for {wording.always_scope(request)}",
+            f"   undo: `{wording.UNDO}`"))
     return fit(f" {mark} {tool}: {SUMMARY[decision.decision]}{why}", width)
 
 
 class TerminalPermissionPrompt:
     """Asks each permission request inline; ``input``/``output`` are prompt-toolkit's."""
 
-    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none") -> None:
+    def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
+                 summary: bool = True) -> None:
         self.input = input
         self.output = output
         self.notify = notify
+        # summary=False: a transcript below reports the decision, so the prompt leaves
+        # nothing behind (said once, not twice)
+        self.summary = summary
         self.state: PermissionPromptState | None = None
 
     async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
@@ -145,7 +169,8 @@ class TerminalPermissionPrompt:
         session = get_app_session()
         output = self.output or session.output
         state = self.state = PermissionPromptState()
-        app = _application(request, state, self.input or session.input, output)
+        app = _application(request, state, self.input or session.input, output,
+                           erase=not self.summary)
         if self.notify == "bell":
             output.write_raw("\a")
             output.flush()
@@ -172,7 +197,7 @@ class TerminalPermissionPrompt:
 
 
 def _application(request: PermissionRequest, state: PermissionPromptState, input: Any,
-                 output: Any) -> Any:
+                 output: Any, *, erase: bool = False) -> Any:
     from prompt_toolkit.application import Application
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -253,7 +278,7 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
     app: Any = Application(
         layout=Layout(Window(control, wrap_lines=False, dont_extend_height=True)),
         key_bindings=bindings, style=Style.from_dict(_STYLE), full_screen=False,
-        input=input, output=output,
+        input=input, output=output, erase_when_done=erase,
         color_depth=ColorDepth.DEPTH_1_BIT if os.environ.get("NO_COLOR") else None)
     app.ending = None
     app.ttimeoutlen = 0.1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from dsh_cli.core.remembered import Remembered
 
@@ -37,3 +38,11 @@ class ProjectTrust:
 
     def trust(self, project: Path, digest: str) -> None:
         self._file.remember(str(project), digest)
+
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """Every trusted project, by path, as stored (for ``dsh permissions list``)."""
+        return self._file.entries()
+
+    def forget(self, projects: set[str]) -> int:
+        """Trust these projects no more; how many were trusted."""
+        return self._file.forget(projects)

@@ -108,9 +108,10 @@ def test_the_prompt_shows_server_tool_arguments_and_a_destructive_warning():
     assert text[0] == " Permission · notes wants to run mcp__notes__write_note"
     assert '   name: "plan"' in text and '   text: "ship it"' in text
     warning = [line for line in lines if line[0][0] == "class:warning"]
-    assert warning and "destructive" in warning[0][0][1]
-    assert "1 allow once · 2 allow for this session · 3 always · 4 deny (tab: say why)" in (
-        text[-2])
+    assert warning and "may change or delete things" in warning[0][0][1]
+    assert text[-5:-1] == [" › 1 allow once", "   2 allow for this session",
+                           "   3 always (this tool, until `dsh permissions rm`)",
+                           "   4 deny (tab: say why)"]
     assert text[-1].strip().endswith("esc deny")
 
 

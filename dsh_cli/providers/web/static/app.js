@@ -15,19 +15,31 @@
     "bad-response": "Not accepted: ",
     "wrong-session": "Not accepted: ",
   };
+  // the words of dsh_cli/permissions/wording.py: a card explains itself as the terminal does
   const DECISIONS = [
     ["allow_once", "Allow once", "primary"],
     ["allow_session", "Allow for this session", ""],
-    ["allow_always", "Always", ""],
+    ["allow_always", "Always (this tool, until dsh permissions rm)", ""],
     ["deny", "Deny", "danger"],
   ];
   const DECIDED = {
     allow_once: "Allowed once",
     allow_session: "Allowed for this session",
-    allow_always: "Allowed always",
+    allow_always: "Allowed always for this tool as defined now (undo: dsh permissions rm)",
     deny: "Denied",
   };
-  const HINTS = { read_only: "read-only", destructive: "destructive", idempotent: "idempotent", open_world: "open world" };
+  const MAX_DESCRIPTION = 160;
+  function hintWords(hints) {
+    const words = [];
+    const destructive = hints.destructive === true; // "destructive" wins over "read only"
+    if (destructive) words.push("may change or delete things");
+    else if (hints.read_only === true) words.push("only reads");
+    else if (hints.destructive === false) words.push("adds things, deletes nothing");
+    if (hints.idempotent === true && hints.read_only !== true) words.push("safe to run twice");
+    if (hints.open_world === true) words.push("reaches outside this computer");
+    else if (hints.open_world === false) words.push("stays on this computer");
+    return words;
+  }
   const OUTCOMES = {
     answered: "Answered",
     cancelled: "Questions dismissed (cancelled)",
@@ -904,25 +916,29 @@
     const destructive = hints.destructive === true;
     composer.replaceChildren();
     composer.setAttribute("aria-busy", asking.busy ? "true" : "false");
+    const claimant = request.server ? "The server" : "The tool";
     const top = el("div", { class: "qc-top" }, [
-      el("span", { class: "kicker", text: "dsh asks permission" }),
+      el("span", { class: "kicker", text: `${request.server ? clean(request.server) : "dsh"} asks permission` }),
       request.server ? el("span", { class: "chip", text: `server ${request.server}` }) : null,
     ]);
-    const shown = Object.keys(HINTS).filter((name) => typeof hints[name] === "boolean")
-      .map((name) => (hints[name] ? "" : "not ") + HINTS[name]);
+    const words = hintWords(hints);
     const body = [el("h2", { id: "qc-text", tabindex: "-1" }, [
       document.createTextNode("Run "), el("code", { class: "tool-name", text: request.tool }), document.createTextNode("?"),
     ])];
+    const what = clean(request.description || "").replace(/\s+/g, " ").trim();
+    if (what) body.push(el("p", { class: "hint pc-what", text: `What it does: ${shorten(what, MAX_DESCRIPTION)}` }));
     if (destructive) {
+      // said once: the warning carries the claim, the hints line the rest
       body.push(el("p", { class: "warning", role: "note", id: "pc-warning",
-                          text: "The tool says it is destructive: it may change or delete things that cannot be restored." }));
+                          text: `${claimant} says it may change or delete things that cannot be restored.` }));
     }
     body.push(el("details", { class: "tool pc-arguments" }, [
       el("summary", {}, [el("span", { class: "name", text: "arguments" }),
                          el("span", { class: "args", text: shorten(argumentsText(request.arguments, false), 90) })]),
       el("pre", { class: "detail", text: argumentsText(request.arguments, true) }),
     ]));
-    if (shown.length) body.push(el("p", { class: "hint pc-hints", text: shown.join(" · ") }));
+    const rest = destructive ? words.slice(1) : words;
+    if (rest.length) body.push(el("p", { class: "hint pc-hints", text: `${claimant} says: ${rest.join(" · ")}` }));
     const reason = el("textarea", { id: "pc-reason", rows: 1, disabled: asking.busy, "aria-describedby": "qc-error",
                                     placeholder: "Reason (optional, sent to the model with Deny)…" });
     reason.value = asking.reason;
