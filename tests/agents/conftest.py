@@ -9,12 +9,14 @@ dsh to an agent's configuration (as ``dsh mcp install AGENT`` will).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -175,8 +177,12 @@ class Agent:
 
     def install(self, *args: str) -> None:
         """dsh as this agent's MCP server (``dsh mcp ARGS``)."""
-        install_dsh(self.name, self.home, self.project, args=args,
-                    env={"DSH_HOME": str(self.dsh_home), "PYTHONPATH": str(ROOT)})
+        env = {"DSH_HOME": str(self.dsh_home), "PYTHONPATH": str(ROOT)}
+        if self.name == "gemini":
+            # Gemini CLI refuses PYTHONPATH in an entry ("Blocked dangerous environment
+            # variable override"); it passes its own environment on, which has it.
+            del env["PYTHONPATH"]
+        install_dsh(self.name, self.home, self.project, args=args, env=env)
 
     def argv(self, prompt: str, extra: tuple[str, ...] = ()) -> list[str]:
         """The agent's documented non-interactive form."""
@@ -250,6 +256,27 @@ class JsonlDesk:
         self.process.wait()
 
 
+@functools.cache
+def _version(program: str) -> tuple[int, str]:
+    with tempfile.TemporaryDirectory() as home:
+        try:
+            done = subprocess.run([program, "--version"], capture_output=True, text=True,
+                                  env={"HOME": home, "PATH": os.environ.get("PATH", "")},
+                                  timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return -1, str(error)
+    return done.returncode, (done.stderr or done.stdout).strip()[-300:]
+
+
+def runnable(program: str) -> str:
+    """PROGRAM when ``PROGRAM --version`` runs here; else the test skips, saying why (an
+    engine this Node lacks, a native binary its install script did not put in place)."""
+    status, said = _version(program)
+    if status != 0:
+        pytest.skip(f"{Path(program).name} cannot run here ({status}): {said}")
+    return program
+
+
 @pytest.fixture
 def leaks():
     """The refusing proxy; a test fails when an agent tried to reach the internet."""
@@ -265,7 +292,7 @@ def make_agent(tmp_path, leaks, dsh_home):
     programs = {"claude": "claude", "codex": "codex", "gemini": "gemini"}
 
     def make(name: str, model_url: str) -> Agent:
-        program = npm_program(programs[name])
+        program = runnable(npm_program(programs[name]))
         home, project = tmp_path / "home", tmp_path / "project"
         home.mkdir(exist_ok=True)
         project.mkdir(exist_ok=True)
