@@ -39,6 +39,7 @@ def install_dsh(agent: str, home: Path, project: Path, *, args: tuple[str, ...] 
 
     ``env`` goes in the server's entry: Codex passes a server only a few variables of its own
     environment, so what dsh needs (here ``DSH_HOME``, ``PYTHONPATH``) is named in the entry.
+    ``project`` is for a project scope; every entry here is the user's.
     """
     entry: dict[str, Any] = {"command": DSH, "args": ["mcp", *args], "env": dict(env or {})}
     if agent == "claude":
@@ -50,6 +51,8 @@ def install_dsh(agent: str, home: Path, project: Path, *, args: tuple[str, ...] 
     elif agent == "codex":
         # ~/.codex/config.toml; approval_mode "approve" for the ask tool, else `codex exec`
         # (approval policy "never") refuses the call.
+        # required: `codex exec` waits for dsh before its first request, else the tools
+        # can be missing from it.
         lines = ["[mcp_servers.dsh]", f"command = {json.dumps(DSH)}",
                  f"args = {json.dumps(entry['args'])}", "tool_timeout_sec = 600",
                  "required = true",
@@ -88,6 +91,8 @@ def _model_settings(agent: str, home: Path, model_url: str) -> dict[str, str]:
         return {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "sk-ant-fake",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
                 "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+                # `claude -p` connects its MCP servers in the background and may ask the
+                # model before dsh is up; "0" makes it wait for them (the README says so).
                 "MCP_CONNECTION_NONBLOCKING": "0"}
     if agent == "codex":
         _append(home / ".codex" / "config.toml", "\n".join([
