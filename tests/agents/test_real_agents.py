@@ -103,3 +103,18 @@ def test_claude_code_asks_the_desk_before_writing_a_file(decision, make_agent, d
         assert not target.exists()
         assert any("not in this folder" in result for result in model.results()), \
             model.results()
+
+
+def test_when_claude_code_gives_up_on_the_call_the_desk_drops_the_batch(make_agent, desk):
+    with ModelServer(call=("ask_user_question", BATCH)) as model:
+        agent = make_agent("claude", model.url)
+        agent.settings["MCP_TOOL_TIMEOUT"] = "3000"  # milliseconds
+        agent.install("--wait", "20")
+        process = agent.start(PROMPT)
+        requested = desk.event("question/requested", process)
+        resolved = desk.event("question/resolved", process, timeout=30)
+        status, _, err = finish(process)
+    assert status == 0, err
+    assert resolved["rpc_id"] == requested["rpc_id"]
+    assert resolved["outcome"] == "aborted"
+    assert any("timed out" in result for result in model.results()), model.results()
