@@ -30,6 +30,8 @@ NOT_RUN = {
     "bash .ci/run": "the developer commands: they install system tools and run this suite",
     "tmux new-session": "needs tmux and Claude Code, and a human at the desk",
     "export DSH_API_KEY": "needs a real API key and the network",
+    # run with a TCP forwarder standing in for ssh by tests/agents/test_remote_desk.py
+    "# on your machine": "needs a second machine, ssh, and a human at the desk",
     # run as written by tests/docs/test_readme_form_answers.py, against a server of ours
     "# answers for the deploy server's form": "needs an MCP server that asks (servers.json) "
                                               "and a model that calls it",
