@@ -8,7 +8,9 @@ before dsh sees any of it. A line over ``PARSED_WHOLE_BYTES`` is parsed here ins
   built, and the count rides in the result's ``_meta`` as a ``Cut`` (``results.py`` marks it);
 - a ``requestedSchema`` stops being built once it passes ``FORM_SCHEMA_BYTES``; a ``Cut`` of
   its bytes so far takes its place (``elicitation.form_fields`` refuses it, as over the cap);
-- any other value past ``MESSAGE_VALUES`` raises ``TooManyValues``: the connection ends.
+- any other value past ``MESSAGE_VALUES`` raises ``TooManyValues``: the connection ends;
+- nesting deeper than the SDK's own parser takes is refused as it refuses it (a
+  ``ValueError``), so nothing deeper reaches code that recurses.
 
 A ``Cut`` is an ``int`` subclass no JSON parse makes, so a server cannot forge one.
 """
@@ -23,6 +25,7 @@ from dsh_cli.core.limits import FORM_SCHEMA_BYTES, MESSAGE_VALUES, RESULT_ITEMS
 __all__ = ["CUT", "Cut", "NotJSON", "TooManyValues", "bounded_message", "cut_of"]
 
 CUT = "dsh/cut"  # the key a Cut is kept under
+NESTING = 201  # open arrays and objects: pydantic-core's JSON parser refuses the 202nd
 _STARTS = ("start_map", "start_array")
 _ENDS = ("end_map", "end_array")
 
@@ -74,7 +77,8 @@ def _build(events: Iterator[tuple[str, Any]]) -> Any:
             continue
         if event == "map_key":
             frames[-1][1] = value
-            schema_bytes += len(value) + 3
+            if schema_at:
+                schema_bytes += len(value) + 3
             continue
         if event in _ENDS:
             frames.pop()
@@ -115,6 +119,8 @@ def _build(events: Iterator[tuple[str, Any]]) -> Any:
         else:
             container[key] = built
         if event in _STARTS:
+            if len(frames) > NESTING:  # the holder's frame and NESTING open already
+                raise ValueError(f"JSON nested over {NESTING} deep")
             frames.append([built, None])
         elif len(frames) == schema_at:  # the schema was one scalar
             schema_at = 0

@@ -78,3 +78,18 @@ def test_too_many_values_and_bad_json_are_refused_unbuilt():
     for bad in (b'{"a": [1, 2', b'{"a": "\xff"}', b"[1] [2]"):
         with pytest.raises(NotJSON):
             bounded_message(bad)
+
+
+@pytest.mark.parametrize("depth", [1, 199, 200, 5_000])
+def test_nesting_is_refused_where_the_sdk_s_parse_refuses_it(depth):
+    line = (b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":'
+            + b"[" * depth + b"]" * depth + b',"pad":"' + PAD.encode() + b'"}}')
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        with pytest.raises(ValueError, match="nested over"):
+            bounded_message(line)
+        assert depth > 1
+    else:
+        assert bounded_message(line) == json.loads(line)
+        assert depth < 5_000
