@@ -7,7 +7,8 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["FORM_SCHEMA_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS"]
+__all__ = ["FORM_SCHEMA_BYTES", "MESSAGE_VALUES", "PARSED_WHOLE_BYTES", "REQUEST_STATE_BYTES",
+           "RESULT_CHARACTERS", "RESULT_ITEMS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -16,3 +17,9 @@ RESULT_ITEMS = 1_000
 FORM_SCHEMA_BYTES = 256 * 1024
 # a 2026-07-28 round's requestState kept with its batch for a resume: a bigger one is not
 REQUEST_STATE_BYTES = 1024 * 1024
+# a stdio line up to this size goes to the SDK's parser as it is; a longer one is parsed as a
+# stream and only a bounded message is built from it (``tools/mcp/streamed.py``)
+PARSED_WHOLE_BYTES = 256 * 1024
+# what a streamed message may build beyond its cut parts: no more than a line parsed whole
+# can hold (a value and its comma), so a long line costs no more than a short one could
+MESSAGE_VALUES = PARSED_WHOLE_BYTES // 2

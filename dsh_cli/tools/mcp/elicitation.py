@@ -22,6 +22,7 @@ from dsh_cli.core.errors import INVALID_ANSWER, UserInteractionError
 from dsh_cli.core.limits import FORM_SCHEMA_BYTES
 from dsh_cli.interaction.constraints import TextRule, compile_pattern
 from dsh_cli.interaction.validation import LIMITS, check_questions
+from dsh_cli.tools.mcp.streamed import cut_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -84,7 +85,7 @@ def looks_secret(*names: str | None) -> bool:
 
 def form_fields(schema: Any, prefix: str | None = None) -> list[FormField]:
     """The questions of one form, in property order; ``SchemaRefused`` for what dsh can't ask."""
-    if _over(schema, FORM_SCHEMA_BYTES):
+    if cut_of(schema) or _over(schema, FORM_SCHEMA_BYTES):  # cut: a long line's, unbuilt
         raise SchemaRefused("requestedSchema", f"over {FORM_SCHEMA_BYTES // 1024} KiB as "
                             "JSON: too big a form to ask")
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":

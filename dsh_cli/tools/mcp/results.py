@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from dsh_cli.core.limits import RESULT_CHARACTERS, RESULT_ITEMS
+from dsh_cli.tools.mcp.streamed import cut_of
 
 __all__ = ["result_text"]
 
@@ -28,7 +29,8 @@ def result_text(result: Any) -> str:
         parts.append(json.dumps(structured, ensure_ascii=False, separators=(",", ":")))
     text = _joined(parts, RESULT_CHARACTERS)
     characters_left = sum(map(len, parts)) + max(0, len(parts) - 1) - len(text)
-    items_left = max(0, len(content) - RESULT_ITEMS)
+    # a long line's items past the cap were counted as it was read, not built (streamed.py)
+    items_left = max(0, len(content) - RESULT_ITEMS) + cut_of(getattr(result, "meta", None))
     if not characters_left and not items_left:
         return text
     said = [f"{characters_left} more characters"] if characters_left else []

@@ -9,6 +9,9 @@ SDK does (its parameters and its shutdown sequence) and reads the pipes itself:
 - a line over ``limit`` bytes, or one that is not UTF-8, ends the connection at once
   (``ended`` hears why): the calls waiting for an answer, and every later one, fail now
   instead of at their timeout (that line may have been the answer);
+- a line over ``PARSED_WHOLE_BYTES`` is parsed as a stream into a bounded message
+  (``streamed.py``), so what it builds stays as small as a short line's; one that would
+  build more values than that ends the connection the same way;
 - a line that is not JSON, or JSON that is not JSON-RPC, is left out with one sanitised
   notice per server and kind, and the connection goes on;
 - the server's stderr goes to ``log`` (``mcp.log``, capped by ``ServerLog``), never the screen.
@@ -23,8 +26,10 @@ import subprocess
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.core.limits import PARSED_WHOLE_BYTES
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.tools.mcp.bounded import MessageTooLarge, lines
+from dsh_cli.tools.mcp.streamed import NotJSON, TooManyValues, bounded_message
 
 if TYPE_CHECKING:
     from mcp.client.stdio import StdioServerParameters
@@ -69,6 +74,14 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
             notice(f"dsh: MCP server {name} wrote a line that is not {kind} on stdout "
                    f"(left out, as are any more like it): {quoted!r}")
 
+    async def parsed(line: bytes) -> Any:
+        adapter = mcp_types.jsonrpc_message_adapter
+        if len(line) <= PARSED_WHOLE_BYTES:  # the usual case: the SDK's own parse, at once
+            return adapter.validate_json(line, by_name=False)
+        # a worker thread, so the loop goes on while a long line is streamed
+        return adapter.validate_python(await anyio.to_thread.run_sync(bounded_message, line),
+                                       by_name=False)
+
     async def read_stdout() -> None:
         assert process.stdout is not None
         async with to_session, contextlib.aclosing(lines(process.stdout, limit)) as received:
@@ -77,17 +90,16 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
                     if not line.strip():
                         continue
                     try:
-                        message = mcp_types.jsonrpc_message_adapter.validate_json(
-                            line, by_name=False)
-                    except ValueError:
-                        kind = _fault(line)
+                        message = await parsed(line)
+                    except ValueError as error:
+                        kind = _fault(line, error)
                         if kind == "UTF-8":
                             ended("wrote a line that is not UTF-8")
                             break
                         stray(kind, line)
                         continue
                     await to_session.send(SessionMessage(message))
-            except MessageTooLarge as error:
+            except (MessageTooLarge, TooManyValues) as error:
                 ended(f"sent {error}")
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass  # the session is gone
@@ -139,12 +151,14 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
             tasks.cancel_scope.cancel()
 
 
-def _fault(line: bytes) -> str:
-    """What a line the parser refused is not: UTF-8, JSON, or JSON-RPC."""
+def _fault(line: bytes, error: ValueError) -> str:
+    """What a line the parser refused with ``error`` is not: UTF-8, JSON, or JSON-RPC."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         return "UTF-8"
+    if len(line) > PARSED_WHOLE_BYTES:  # streamed: its parser said whether it was JSON
+        return "JSON" if isinstance(error, NotJSON) else "JSON-RPC"
     try:
         json.loads(text)
     except (ValueError, RecursionError):

@@ -2,10 +2,12 @@
 
 ``python hostile_tools_server.py PLAN``: ``PLAN`` is a JSON object. ``tools`` is the list
 of tool names ``tools/list`` answers with, as given (duplicates, spaces, 300 characters);
-``call`` says what every ``tools/call`` answers:
+``call`` says what every ``tools/call`` answers, unless ``calls`` (a tool name to a call)
+says what that tool's does:
 
 - ``{"text": N}``: one text item of N characters;
 - ``{"items": N}``: N text items of one character each;
+- ``{"values": N}``: one text item and a ``structuredContent`` array of N zeros;
 - ``{"form": SCHEMA, "state": N}``: an input-required round asking ``SCHEMA`` with a
   ``requestState`` of N characters, asked again on every retry (a server that keeps asking);
   without ``form``, the schema is ``{"enum": N}`` (one property, an enum of N values) or
@@ -56,6 +58,10 @@ def answer(call: dict[str, Any]) -> str:
     if "text" in call:
         text = "x" * call["text"]
         return f'{{"content":[{{"type":"text","text":"{text}"}}],"resultType":"complete"}}'
+    if "values" in call:
+        zeros = ",".join(["0"] * call["values"])
+        return (f'{{"content":[{{"type":"text","text":"z"}}],"structuredContent":{{"z":[{zeros}]}},'
+                f'"resultType":"complete"}}')
     if "items" in call:
         items = ",".join(['{"type":"text","text":"y"}'] * call["items"])
         return f'{{"content":[{items}],"resultType":"complete"}}'
@@ -81,7 +87,8 @@ def main() -> None:
         elif method == "tools/list":
             reply(ident, listing(plan.get("tools", [])))
         elif method == "tools/call":
-            reply(ident, answer(plan.get("call", {"text": 2})))
+            call = plan.get("calls", {}).get(message["params"]["name"])
+            reply(ident, answer(call or plan.get("call", {"text": 2})))
         else:
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "error": {
                 "code": -32601, "message": f"no method {method}"}}) + "\n")

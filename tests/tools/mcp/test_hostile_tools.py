@@ -15,7 +15,7 @@ import pytest
 from dsh_under_test import DSH
 from tools.mcp.hostile_tools_server import entry
 
-from dsh_cli.core.limits import RESULT_CHARACTERS, RESULT_ITEMS
+from dsh_cli.core.limits import MESSAGE_VALUES, RESULT_CHARACTERS, RESULT_ITEMS
 
 CEILING = 120
 MIB = 1024 * 1024
@@ -109,25 +109,47 @@ def test_bad_and_colliding_tool_names_are_left_out_with_one_line_each(tmp_path):
     assert of_type(run, "turn/completed")
 
 
-@pytest.mark.parametrize(("call", "left"), [
-    ({"text": BIG_TEXT}, f"{BIG_TEXT - RESULT_CHARACTERS} more characters"),
-    ({"items": MANY_ITEMS}, f"{MANY_ITEMS - RESULT_ITEMS} more content items"),
-], ids=["15-MB-text", "500000-items"])
-def test_a_huge_result_is_cut_marked_and_stays_small(tmp_path, idle, call, left):
-    run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": call})}, calling("mcp__h__t"))
+def test_a_huge_text_result_is_cut_marked_and_stays_small(tmp_path, idle):
+    run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": {"text": BIG_TEXT}})},
+                  calling("mcp__h__t"))
     assert run.returncode == 0, run.stderr
     [result] = of_type(run, "tool/result")
     text, _, mark = result["content"].rpartition("\n")
-    assert len(text) <= RESULT_CHARACTERS
+    assert text == "x" * RESULT_CHARACTERS
     assert mark == (f"[dsh cut this result at {RESULT_CHARACTERS} characters and "
-                    f"{RESULT_ITEMS} content items: {left} not shown]")
+                    f"{RESULT_ITEMS} content items: {BIG_TEXT - RESULT_CHARACTERS} more "
+                    "characters not shown]")
     assert of_type(run, "turn/completed")
     assert run.stored < idle.stored + 2 * MIB  # one cut copy, not the server's 15 MB
-    if "items" in call:
-        # the SDK's parse of the line builds every item before dsh sees one (1.3 GB for
-        # these); bounding that needs the line itself, in the stdio transport's reader
-        pytest.skip("items are bounded only after the SDK has parsed them")
     assert run.peak - idle.peak < GROWTH, f"peak {run.peak / MIB:.0f} MiB"
+
+
+def test_full_size_lies_build_no_more_than_a_short_line_in_one_run(tmp_path, idle):
+    # each one line the SDK's parse built whole before (1,310, 332 and 251 MiB); one run,
+    # one call after another, so its peak bounds each; the last ends the connection
+    calls = {"items": {"items": MANY_ITEMS}, "enum": {"enum": 1_000_000},
+             "properties": {"properties": 100_000}, "values": {"values": 3_000_000}}
+    turns = [{"tool_calls": [{"name": f"mcp__h__{tool}", "arguments": {}}]} for tool in calls]
+    run = dsh_run(tmp_path, {"h": entry({"tools": list(calls), "calls": calls})},
+                  [*turns, {"content": "done"}])
+    assert run.returncode == 0, run.stderr
+    assert run.peak - idle.peak < GROWTH, f"peak {run.peak / MIB:.0f} MiB"
+    items, enum, properties, values = of_type(run, "tool/result")
+    text, _, mark = items["content"].rpartition("\n")
+    assert text == "\n".join(["y"] * RESULT_ITEMS)
+    assert mark == (f"[dsh cut this result at {RESULT_CHARACTERS} characters and "
+                    f"{RESULT_ITEMS} content items: {MANY_ITEMS - RESULT_ITEMS} more content "
+                    "items not shown]")
+    assert not of_type(run, "question/requested")
+    for refused in (enum, properties):
+        assert refused["error"]["code"] == "MCP_TOOL_ERROR"
+        assert ("dsh cannot ask this form: requestedSchema: over 256 KiB as JSON"
+                in refused["error"]["message"])
+    assert values["error"]["code"] == "MCP_UNAVAILABLE"
+    assert dsh_lines(run) == [
+        f"dsh: MCP_UNAVAILABLE: MCP server h sent a message of over {MESSAGE_VALUES} JSON "
+        "values; its connection is closed"]
+    assert of_type(run, "turn/completed")
 
 
 def test_a_request_state_over_the_cap_is_not_stored_and_one_line_says_so(tmp_path, idle):
