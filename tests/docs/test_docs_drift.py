@@ -71,18 +71,16 @@ def man_option_tags(source: str) -> set[str]:
     return {flag for tag in tags for flag in FLAG.findall(roff_to_text(tag))}
 
 
-def readme_reference(readme: str) -> dict[str, tuple[str, set[str]]]:
-    """The README's Reference: path -> (heading, every flag in its body)."""
-    _, found_reference, rest = readme.partition("\n## Reference\n")
-    assert found_reference, "README.md has no '## Reference' section"
-    reference = rest.split("\n## ", 1)[0]
-    found = {}
-    for block in reference.split("\n### ")[1:]:
-        heading, _, body = block.partition("\n")
-        path = command_path(heading)
-        if path is not None:
-            found[path] = (heading, set(FLAG.findall(body)))
-    return found
+def readme_commands(readme: str) -> set[str]:
+    """The command paths of the README's table of commands (`dsh PATH ...` in its rows)."""
+    _, found, rest = readme.partition("\n## Commands\n")
+    assert found, "README.md has no '## Commands' section"
+    table = rest.split("\n## ", 1)[0]
+    paths = set()
+    for row in re.findall(r"^\| `dsh([^`]*)` \|", table, flags=re.M):
+        words = [word for word in row.split() if not word.isupper() and "[" not in word]
+        paths.add(" ".join(words))
+    return paths
 
 
 def test_every_command_has_a_man_heading_listing_exactly_its_flags(commands, man_source):
@@ -125,30 +123,13 @@ def test_the_synopsis_names_every_top_level_command(man_source):
         assert re.search(rf"\b{name}\b", synopsis), f"SYNOPSIS does not name dsh {name}"
 
 
-def test_the_readme_reference_lists_every_command_with_exactly_its_flags(commands, readme):
-    documented = readme_reference(readme)
-    for command in commands:
-        if not command.flags and not command.arguments and command.path and any(
-            path.startswith(command.path + " ") for path in documented
-        ):
-            continue
-        assert command.path in documented, f"README Reference: no heading for dsh {command.path}"
-        heading, flags = documented[command.path]
-        flags -= HELP_FLAGS  # `dsh` lists them once for every command
-        assert flags == set(command.flags), (
-            f"README Reference, dsh {command.path}: missing {sorted(command.flags - flags)}, "
-            f"not a real flag {sorted(flags - command.flags)}"
-        )
-        for argument in command.arguments:
-            assert argument in heading, f"README Reference: {argument} missing from {heading!r}"
-    ghosts = set(documented) - {command.path for command in commands}
-    assert not ghosts, f"README Reference documents commands that do not exist: {sorted(ghosts)}"
-
-
-def test_the_readme_reference_mentions_the_help_flags(readme):
-    reference = readme.partition("\n## Reference\n")[2].split("\n## ", 1)[0]
-    assert "-h" in FLAG.findall(reference)
-    assert "--help" in FLAG.findall(reference)
+def test_the_readme_lists_every_command_and_no_other(commands, readme):
+    documented = readme_commands(readme)
+    real = {command.path for command in commands}
+    groups = {path for path in real if any(other.startswith(path + " ") for other in real)}
+    missing = real - groups - {""} - documented
+    assert not missing, f"README Commands lacks {sorted(missing)}"
+    assert documented - real == set(), f"README lists unknown commands {sorted(documented - real)}"
 
 
 def test_the_drift_check_notices_a_missing_flag(commands, man_source):

@@ -10,19 +10,26 @@ import sys
 import pytest
 from docs_reading import ROOT
 
-SETUP = ["python3 -m venv ~/.venvs/dsh && . ~/.venvs/dsh/bin/activate && pip install . && dsh",
-         "bash .ci/run"]
+USER_SETUP = ("python3 -m venv ~/.venvs/dsh && . ~/.venvs/dsh/bin/activate && pip install . "
+              "&& dsh")
+TEST_SETUP = "bash .ci/run"
 
 
 def test_the_readme_starts_with_its_title_a_sentence_and_the_two_commands(readme):
+    """The user's command first, alone in its block (pasting it runs no test install), then
+    the developers' test command in a block of its own."""
     lines = readme.splitlines()
     assert lines[0] == "# dsh"
     block = lines.index("```sh")
     sentence = " ".join(lines[2:block]).strip()
     assert sentence.endswith(".") and sentence.count(". ") == 0, sentence
-    assert lines[block:block + 4] == ["```sh", *SETUP, "```"]
-    after = " ".join(lines[block + 4:block + 16])
-    assert "3.11" in after and "for developers" in after
+    assert lines[block:block + 3] == ["```sh", USER_SETUP, "```"]
+    after = " ".join(lines[block + 3:block + 12])
+    assert "3.11" in after and "clone" in after and "PATH" in after
+    second = lines.index("```sh", block + 3)
+    assert lines[second:second + 3] == ["```sh", TEST_SETUP, "```"]
+    assert "developers" in " ".join(lines[block + 3:second])
+    assert second < lines.index("## A short tour")
 
 
 def test_the_test_command_runs_pytest():
