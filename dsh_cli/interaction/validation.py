@@ -60,6 +60,8 @@ LIMITS = {
     "source": 200,
     "message": 4000,
     "custom": 100_000,  # an answer's free text: one copy is kept per store write
+    "preview": 10_000,  # an option's preview: characters, newlines kept
+    "preview_lines": 200,
 }
 
 
@@ -183,6 +185,17 @@ def _check_item(item: AskUserQuestionItem, path: str, seen_ids: dict[str, str]) 
                            _duplicate("label", option.label, shown, seen_labels[shown]))
         seen_labels[shown] = f"options[{number}]"
         _check_length(option.description, f"{option_path}.description", "description")
+        _check_preview(option.preview, f"{option_path}.preview")
+
+
+def _check_preview(preview: str | None, path: str) -> None:
+    """A preview is many lines (code, a config): capped in characters and in lines."""
+    if preview is None:
+        return
+    _check_length(preview, path, "preview")
+    lines = preview.count("\n") + 1
+    if lines > LIMITS["preview_lines"]:
+        raise _invalid(path, f"preview has more than {LIMITS['preview_lines']} lines ({lines})")
 
 
 class _Unfit(Exception):
@@ -248,6 +261,19 @@ def problem_with(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem)
 
 def _normalise(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
                ) -> AskUserQuestionAnswerItem:
+    """The answer checked, with its note (trimmed; a blank one dropped) kept on it."""
+    answer = _normalise_choice(question, item)
+    note = item.note.strip() if item.note is not None else None
+    if not note:
+        return answer
+    if len(note) > LIMITS["custom"]:
+        raise _Unfit(".note", f"a note is longer than {LIMITS['custom']} characters "
+                     f"({len(note)})")
+    return answer.model_copy(update={"note": note})
+
+
+def _normalise_choice(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
+                      ) -> AskUserQuestionAnswerItem:
     custom = item.custom
     if custom is not None:
         custom = custom.strip()
@@ -280,7 +306,7 @@ def _normalise(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem
     if not seen:
         default = question.default_answer()
         if default is not None and not default.skipped:
-            return _normalise(question, default.model_copy(update={"id": item.id}))
+            return _normalise_choice(question, default.model_copy(update={"id": item.id}))
         if question.required:
             raise _Unfit("", "this question is required: it cannot be skipped")
     elif question.is_multi:

@@ -32,6 +32,8 @@ class AskUserQuestionOption(BaseModel):
 
     label: str
     description: str | None = None
+    # what the human compares options by (code, a config, a mock-up): newlines kept
+    preview: str | None = None
 
 
 # What a model may not set: the fields below are for askers inside dsh (an MCP server's
@@ -207,19 +209,24 @@ class AskContext:
 
 
 class AskUserQuestionAnswerItem(BaseModel):
-    """The answer to one question: labels chosen, or ``custom`` text, or neither (skip)."""
+    """The answer to one question: labels chosen, or ``custom`` text, or neither (skip);
+    ``note`` is what the human added to it, with any of the three."""
 
     model_config = ConfigDict(defer_build=True)
 
     id: str
     selected: list[str] = Field(default_factory=list)
     custom: str | None = None
+    note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Keys in the order ``id``, ``selected``, ``custom``; ``custom`` only when present."""
+        """Keys in the order ``id``, ``selected``, ``custom``, ``note``; the last two only
+        when present."""
         data: dict[str, Any] = {"id": self.id, "selected": list(self.selected)}
         if self.custom is not None:
             data["custom"] = self.custom
+        if self.note is not None:
+            data["note"] = self.note
         return data
 
     @property

@@ -67,7 +67,7 @@ def test_schema_answer_describes_the_answer_batch():
     assert answers["type"] == "array"
     item = resolve(document, answers["items"])
     assert item["type"] == "object"
-    assert set(item["properties"]) == {"id", "selected", "custom"}
+    assert set(item["properties"]) == {"id", "selected", "custom", "note"}
     assert "id" in item["required"]
     selected = item["properties"]["selected"]
     assert selected["type"] == "array" and selected["items"]["type"] == "string"

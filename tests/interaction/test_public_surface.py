@@ -79,8 +79,9 @@ def test_the_vocabulary_has_no_forbidden_fields():
         "id", "question", "detail", "header", "options", "multi_select"}
     assert {"other", "required", "default", "rule", "min_items",
                                        "max_items", "warning"} == seam.ELICITATION_FIELDS
-    assert set(seam.AskUserQuestionOption.model_fields) == {"label", "description"}
-    assert set(seam.AskUserQuestionAnswerItem.model_fields) == {"id", "selected", "custom"}
+    assert set(seam.AskUserQuestionOption.model_fields) == {"label", "description", "preview"}
+    assert set(seam.AskUserQuestionAnswerItem.model_fields) == {"id", "selected", "custom",
+                                                                "note"}
 
 
 HEAVY = ("prompt_toolkit", "openai", "starlette", "uvicorn", "sqlite3", "httpx")

@@ -130,7 +130,8 @@ def test_trust_covers_a_script_inside_the_project_and_a_changed_one_asks_again(t
     write(project / ".mcp.json", {"mcpServers": {
         "sh": {"command": "./server.sh"},
         "py": {"command": sys.executable, "args": ["tools/srv.py"]}}})
-    assert mcp_list(project, "--mcp-project").returncode == 0
+    # the marker "servers" exit at once: they ran, and did not start as servers (status 1)
+    assert mcp_list(project, "--mcp-project").returncode == 1
     assert sorted(ran.read_text().split("\n")) == ["", "good", "py good"]
     ran.unlink()
     trusted = mcp_list(project)
@@ -171,7 +172,7 @@ def test_a_racing_writer_never_gets_the_evil_command_started_under_the_trusted_d
     evil = json.dumps({"mcpServers": {"s": marker_command(evil_ran)}})
     target = project / ".mcp.json"
     target.write_text(good)
-    assert mcp_list(project, "--mcp-project").returncode == 0
+    assert mcp_list(project, "--mcp-project").returncode == 1  # the marker exits at once
     stop = tmp_path / "stop"
     racer = subprocess.Popen([sys.executable, "-c", RACER, str(target), good, evil, str(stop)])
     try:
