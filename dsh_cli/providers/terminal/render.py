@@ -32,7 +32,8 @@ def _block(style: str, text: str, width: int, indent: int = 1) -> list[Line]:
 
 # The key help as items in display order: (forms from long to short, need). The line
 # never wraps: optional items take their shorter forms, least needed first, then are
-# dropped in the same order; only then do the items of need 0 (enter, esc) shorten.
+# dropped in the same order; only then do the items of need 0 (enter, esc) shorten, and
+# last of all the items of need 1 (the key without which the screen cannot be answered).
 _Hint = tuple[tuple[str, ...], int]
 
 
@@ -71,12 +72,14 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
                 (("↑ esc options", "esc options", "esc back"), 0),
                 *([(("ctrl-s skip",), 3)] if skip else []), (("ctrl-c cancel",), 2))
+    # toggling and confirming answer the question; filtering only finds an option, so it
+    # gives way first (a multi-select cannot be answered without its toggle key)
     if state.question.is_multi:
-        pick: _Hint = (("1-9 toggle · space toggle", "1-9 space toggle", "space toggle"), 8)
+        pick: _Hint = (("1-9 toggle · space toggle", "1-9 space toggle", "space toggle"), 1)
     else:
-        pick = (("1-9 pick",), 8)
+        pick = (("1-9 pick",), 5)
     return ((("↑↓ move", "↑↓"), 9), pick, (("enter confirm", "enter ok"), 0),
-            (("/ filter",), 3), *([(("tab other",), 2)] if state.has_other else []),
+            (("/ filter",), 7), *([(("tab other",), 2)] if state.has_other else []),
             *([(("s skip",), 4)] if skip else []),
             *([(("←→ questions",), 6)] if several else []), (("esc cancel", "esc quit"), 0))
 
@@ -103,9 +106,11 @@ def key_line(hints: tuple[_Hint, ...], width: int) -> str:
     order = sorted(range(len(hints)), key=lambda i: -hints[i][1])  # least needed first
     optional = [i for i in order if hints[i][1]]
     required = [i for i in order if not hints[i][1]]
+    vital = [i for i in optional if hints[i][1] == 1]  # kept over enter's and esc's words
     passes = ([(i, form) for i in optional for form in hints[i][0][1:]],  # shorter forms
-              [(i, None) for i in optional],  # then drop the least needed
-              [(i, form) for i in required for form in hints[i][0][1:]])  # enter, esc
+              [(i, None) for i in optional if i not in vital],  # then drop the least needed
+              [(i, form) for i in required for form in hints[i][0][1:]],  # enter, esc
+              [(i, None) for i in vital])
     for steps in passes:
         for index, form in steps:
             if fits():
