@@ -82,7 +82,11 @@ class TerminalProvider:
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
                                        output, keep=self.keep, interrupt=self.interrupt)
         self._alert(output, context.request)
-        _discard_typeahead(self.input or session.input)
+        if _discard_typeahead(self.input or session.input):
+            # the terminal echoed those keys before dsh could turn echo off ("2 Deploy
+            # now?"): the frame starts at column 0 of a line cleared of them
+            output.write_raw("\r\x1b[K")
+            output.flush()
         # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
         # the command, and prompt-toolkit's own handler would remove the command's for good.
         task = asyncio.ensure_future(screen.app.run_async(handle_sigint=False))
@@ -115,20 +119,35 @@ class TerminalProvider:
         output.flush()
 
 
-def _discard_typeahead(input: Any) -> None:
-    """Drop keys typed before the question appeared (say, while a reply streamed).
+def _discard_typeahead(input: Any) -> bool:
+    """Drop keys typed before the question appeared (say, while a reply streamed); whether
+    there were any.
 
     Otherwise a digit typed ahead would silently pick an option the human never saw.
     """
     try:
         fd = input.fileno()
     except (AttributeError, NotImplementedError, OSError, ValueError):
-        return
-    if os.isatty(fd):
-        import termios
+        return False
+    if not os.isatty(fd):
+        return False
+    import fcntl
+    import struct
+    import termios
 
-        with contextlib.suppress(termios.error, OSError):
+    pending = 0
+    with contextlib.suppress(termios.error, OSError):
+        # in canonical mode the count leaves out an unfinished line ("2" without enter)
+        saved = termios.tcgetattr(fd)
+        raw = termios.tcgetattr(fd)
+        raw[3] &= ~termios.ICANON
+        termios.tcsetattr(fd, termios.TCSANOW, raw)
+        try:
+            pending = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
             termios.tcflush(fd, termios.TCIFLUSH)
+        finally:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+    return pending > 0
 
 
 def _drop_editing_defaults(app: Any) -> None:
