@@ -13,10 +13,12 @@ __all__ = ["build_key_bindings"]
 
 def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
                        on_done: Callable[[Any], None],
-                       on_ctrl_c: Callable[[], None] | None = None) -> Any:
+                       on_ctrl_c: Callable[[], None] | None = None,
+                       on_ctrl_d: Callable[[Any], None] | None = None) -> Any:
     """Bindings that call ``on_key()`` first (it stops a countdown), then the state.
 
-    ``ctrl-c`` cancels the batch unless ``on_ctrl_c`` takes it (``dsh run``: interrupt).
+    ``ctrl-c`` cancels the batch unless ``on_ctrl_c`` takes it (``dsh run``: interrupt);
+    ``ctrl-d`` declines a declinable batch, else ``on_ctrl_d(app)`` takes it (the desk).
     """
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
@@ -47,6 +49,10 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
     }
     for key, method in table.items():
         bind(key, action=_ignoring_event(method))
+    if on_ctrl_d is not None:
+        close = on_ctrl_d
+        bind("c-d", action=lambda event: state.decline() if state.declinable
+             else close(event.app))
     for number in range(10):
         bind(str(number), action=_ignoring_event(functools.partial(state.digit, number)))
     bind(Keys.BracketedPaste, action=lambda event: state.insert(event.data))

@@ -5,7 +5,9 @@ on an answer, a cancel (esc, ctrl-c), and when its ``ask`` is cancelled by the s
 (abort, timeout, disposal) or by the process (SIGTERM, SIGHUP). It then leaves a one-line
 summary on screen, or (``keep=False``, for ``dsh ask``) clears its area like fzf and gum.
 With ``interrupt=True`` (``dsh run``) ``ctrl-c`` is what it is in a shell: SIGINT to the
-process, which ends the run; otherwise it cancels the batch.
+process, which ends the run; otherwise it cancels the batch. With ``desk=True`` (``dsh
+attach``) ``ctrl-d`` closes the desk and a close from outside (SIGHUP) hands the batch back:
+it stays pending at its server, and the summary says so (``ASK_ABORTED`` to the desk).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
     def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
-                 keep: bool = True, interrupt: bool = False) -> None:
+                 keep: bool = True, interrupt: bool = False, desk: bool = False) -> None:
         if notify not in NOTIFY_CHOICES:
             raise ValueError(f"notify must be one of {', '.join(NOTIFY_CHOICES)}")
         self.input = input
@@ -67,6 +69,7 @@ class TerminalProvider:
         self.notify = notify
         self.keep = keep
         self.interrupt = interrupt
+        self.desk = desk
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
         self.screen: _Screen | None = None
 
@@ -80,7 +83,8 @@ class TerminalProvider:
         state = self.state = BatchState(list(request.questions), heading=request.heading(),
                                         declinable=request.declinable, review=request.review)
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
-                                       output, keep=self.keep, interrupt=self.interrupt)
+                                       output, keep=self.keep, interrupt=self.interrupt,
+                                       desk=self.desk)
         self._alert(output, context.request)
         if _discard_typeahead(self.input or session.input):
             # the terminal echoed those keys before dsh could turn echo off ("2 Deploy
@@ -93,12 +97,20 @@ class TerminalProvider:
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            await screen.close(task, _ending(context.deadline))
+            ending = _ending(context.deadline)
+            withdrawn = request.signal is not None and request.signal.aborted
+            if self.desk and ending == "aborted" and not withdrawn:
+                from dsh_cli.providers.terminal.render import HANDED_BACK
+
+                ending = HANDED_BACK  # the desk is going away; the batch stays at its server
+            await screen.close(task, ending)
             raise
         except EOFError:
             raise UserInteractionError("input closed", ASK_ABORTED) from None
         finally:
             screen.stop_countdown()
+        if screen.handed_back:
+            raise UserInteractionError("the desk was closed", ASK_ABORTED)
         if state.declined:
             raise UserInteractionError("the user declined the questions", ASK_DECLINED)
         if state.outcome is None:
@@ -230,7 +242,8 @@ class _Screen:
     """The prompt-toolkit application drawing one ``BatchState``."""
 
     def __init__(self, state: BatchState, deadline: Deadline | None, input: Any,
-                 output: Any, *, keep: bool = True, interrupt: bool = False) -> None:
+                 output: Any, *, keep: bool = True, interrupt: bool = False,
+                 desk: bool = False) -> None:
         from prompt_toolkit.filters import Condition
         from prompt_toolkit.layout import FormattedTextControl, Layout, Window
         from prompt_toolkit.output import ColorDepth
@@ -241,6 +254,8 @@ class _Screen:
         self.state = state
         self.deadline = deadline
         self.ending_line: str | None = None
+        self.desk = desk
+        self.handed_back = False  # ctrl-d closed the desk on this batch
         self._ticker: asyncio.Task[None] | None = None
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)
         window = Window(control, wrap_lines=False, dont_extend_height=True,
@@ -248,7 +263,8 @@ class _Screen:
         self.app: Any = _inline_application_class()(
             layout=Layout(window),
             key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish,
-                                            on_ctrl_c=_interrupt if interrupt else None),
+                                            on_ctrl_c=_interrupt if interrupt else None,
+                                            on_ctrl_d=self._hand_back if desk else None),
             style=Style.from_dict(_STYLE),
             full_screen=False,
             erase_when_done=not keep,
@@ -270,7 +286,8 @@ class _Screen:
         if self.ending_line is not None:
             return [("", self.ending_line)]
         size = self.app.output.get_size()
-        lines = render(self.state, size.columns, size.rows, countdown=self._countdown())
+        lines = render(self.state, size.columns, size.rows, countdown=self._countdown(),
+                       closes_desk=self.desk)
         fragments: list[tuple[str, str]] = []
         for number, line in enumerate(lines):
             if number:
@@ -306,6 +323,15 @@ class _Screen:
         if self.deadline is not None:
             self.deadline.stop()
 
+    def _hand_back(self, app: Any) -> None:
+        """``ctrl-d`` at the desk: close it, the batch left pending at its server."""
+        from dsh_cli.providers.terminal.render import HANDED_BACK, summary
+
+        self.handed_back = True
+        self.ending_line = summary(self.state, app.output.get_size().columns, HANDED_BACK)
+        if not app.future.done():
+            app.exit()
+
     def _finish(self, app: Any) -> None:
         from dsh_cli.providers.terminal.render import summary
 
@@ -330,7 +356,8 @@ class _Screen:
 
 @contextlib.contextmanager
 def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: bool = True,
-                      interrupt: bool = False) -> Iterator[TerminalProvider]:
+                      interrupt: bool = False, desk: bool = False
+                      ) -> Iterator[TerminalProvider]:
     """A ``TerminalProvider`` drawing on ``stdout``, ``stderr`` or ``tty`` (/dev/tty both ways)."""
     from prompt_toolkit.input import create_input
     from prompt_toolkit.output import create_output
@@ -346,4 +373,4 @@ def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: boo
         else:
             raise ValueError(f"unknown terminal target {target!r}")
         yield TerminalProvider(input=input, output=output, notify=notify, keep=keep,
-                               interrupt=interrupt)
+                               interrupt=interrupt, desk=desk)

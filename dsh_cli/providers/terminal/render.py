@@ -16,7 +16,10 @@ from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, 
 if TYPE_CHECKING:
     from dsh_cli.interaction import AskUserQuestionItem
 
-__all__ = ["key_line", "render", "summary"]
+__all__ = ["HANDED_BACK", "key_line", "render", "summary"]
+
+# the summary's ending when the desk closes on a batch: neither answered nor aborted
+HANDED_BACK = "left pending for the next `dsh attach`"
 
 _MIN_WIDTH = 20
 _MIN_HEIGHT = 6
@@ -37,8 +40,11 @@ def _block(style: str, text: str, width: int, indent: int = 1) -> list[Line]:
 _Hint = tuple[tuple[str, ...], int]
 
 
-def _hints(state: BatchState) -> tuple[_Hint, ...]:
+def _hints(state: BatchState, closes_desk: bool = False) -> tuple[_Hint, ...]:
     hints = _base_hints(state)
+    if closes_desk and not state.declinable and not state.confirming:
+        close: _Hint = (("ctrl-d close desk", "ctrl-d close"), 7)
+        return (*hints[:-1], close, hints[-1])
     if not state.declinable or state.confirming:
         return hints
     # the decline key sits before esc; "d" on the list and the review, ctrl-d in a field
@@ -460,9 +466,10 @@ def _answer_text(state: BatchState, index: int) -> str:
     return ", ".join(sanitize_line(display_label(label)) for label in answer.selected)
 
 
-def _tail(state: BatchState, width: int, height: int, countdown: str | None) -> list[Line]:
+def _tail(state: BatchState, width: int, height: int, countdown: str | None,
+          closes_desk: bool = False) -> list[Line]:
     """The hint, the countdown and the key help: they keep their rows when others give up."""
-    keys = key_line(_hints(state), width)
+    keys = key_line(_hints(state, closes_desk), width)
     tail: list[Line] = [[("class:confirm" if state.confirming else "class:keys", keys)]]
     if countdown:
         tail.insert(0, [("class:countdown", fit(f" {countdown}", width))])
@@ -484,9 +491,10 @@ def _filter_line(state: BatchState, width: int) -> Line:
     return [("", " / "), ("class:field", typed), CURSOR, ("class:more", count)]
 
 
-def render(state: BatchState, width: int, height: int, *, countdown: str | None = None
-           ) -> list[Line]:
-    """The lines to draw for ``state`` on a ``width`` × ``height`` terminal.
+def render(state: BatchState, width: int, height: int, *, countdown: str | None = None,
+           closes_desk: bool = False) -> list[Line]:
+    """The lines to draw for ``state`` on a ``width`` × ``height`` terminal (``closes_desk``:
+    the key help teaches the desk's ``ctrl-d``).
 
     Every line fits in ``width - 1`` cells and there are at most ``height`` lines (from
     20 × 6 up): the key help never wraps, and the title, the question and then the list
@@ -494,7 +502,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     """
     width = max(width, _MIN_WIDTH) - 1  # the last column stays free: no auto-wrap surprises
     height = max(height, _MIN_HEIGHT)
-    tail = _tail(state, width, height, countdown)
+    tail = _tail(state, width, height, countdown, closes_desk)
     free = height - len(tail)
     if state.screen == "review":
         # the title and two rows (or a row and the scroll note) come before who asks
@@ -542,7 +550,8 @@ def summary(state: BatchState, width: int, ending: str | None = None) -> str:
     width = max(width, _MIN_WIDTH) - 1
     if ending is not None or state.outcome is None:
         ending = ending or ("declined" if state.declined else "cancelled")
-        return fit(f"✗ questions {ending}", width)
+        mark = "↩" if ending == HANDED_BACK else "✗"  # still open: not a failure
+        return fit(f"{mark} questions {ending}", width)
     parts = []
     for index, question in enumerate(state.questions):
         name = sanitize_line(question.header or question.question)
