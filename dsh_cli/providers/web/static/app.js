@@ -996,6 +996,21 @@
     messageBox.style.height = Math.min(messageBox.scrollHeight, 240) + "px";
   }
 
+  // The placeholder cannot wrap: a phone (390 px) cut the full one mid-word. The longest
+  // of these that fits the box is shown, measured in the box's own font.
+  const placeholders = [messageBox.placeholder, "Message dsh…  (Enter sends)", "Message dsh…"];
+  const measure = document.createElement("canvas").getContext("2d");
+
+  function fitPlaceholder() {
+    const style = getComputedStyle(messageBox);
+    const room = messageBox.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (!measure || !(room > 0)) return;
+    measure.font = style.font || `${style.fontSize} ${style.fontFamily}`;
+    messageBox.placeholder = placeholders.find((text) => measure.measureText(text).width <= room)
+      || placeholders[placeholders.length - 1];
+  }
+
+  if (window.ResizeObserver) new ResizeObserver(fitPlaceholder).observe(messageBox);
   messageForm.addEventListener("submit", sendMessage);
   messageBox.addEventListener("input", grow);
   messageBox.addEventListener("keydown", (event) => {
