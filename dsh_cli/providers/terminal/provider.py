@@ -80,8 +80,11 @@ class TerminalProvider:
         session = get_app_session()
         output = self.output or session.output
         request = context.request
-        state = self.state = BatchState(list(request.questions), heading=request.heading(),
-                                        declinable=request.declinable, review=request.review)
+        own = request.source is not None and request.source.messages
+        state = self.state = BatchState(
+            list(request.questions), heading=request.heading(), declinable=request.declinable,
+            review=request.review,
+            headings=[request.heading(q.id) for q in request.questions] if own else None)
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
                                        output, keep=self.keep, interrupt=self.interrupt,
                                        desk=self.desk)

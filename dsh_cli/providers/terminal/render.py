@@ -383,19 +383,27 @@ def _text(state: BatchState, width: int, heading_cut: bool) -> list[Line]:
         text += _block("class:detail", question.detail, width, indent=3)
     text += _notes(state, width)
     if heading_cut:  # a message longer than the heading's room is read whole here
-        text += wrap([("class:source", "   " + sanitize_line(state.heading or ""))], width,
+        text += wrap([("class:source", "   " + sanitize_line(_asker(state) or ""))], width,
                      indent=3)
     return text
+
+
+def _asker(state: BatchState) -> str | None:
+    """The heading above this screen: the question's own form's, else the batch's."""
+    if state.headings is not None and state.screen != "review":
+        return state.headings[state.index]
+    return state.heading
 
 
 def _heading(state: BatchState, width: int, room: int = 2) -> tuple[list[Line], bool]:
     """Who asks, above every screen of the batch ("git asks: …"), in at most ``room``
     (two) lines, a cut marked with ``…``; and whether it was cut."""
-    if not state.heading:
+    asker = _asker(state)
+    if not asker:
         return [], False
     if room <= 0:
         return [], True
-    text = " ── " + sanitize_line(state.heading)
+    text = " ── " + sanitize_line(asker)
     if room == 1:
         return [[("class:source", fit(text, width))]], cell_width(text) > width
     lines = wrap([("class:source", text)], width, indent=4)
