@@ -627,3 +627,20 @@ def test_the_message_placeholder_fits_a_phone(live, open_page):
     page.set_viewport_size({"width": 1280, "height": 800})
     page.wait_for_timeout(200)
     assert "Shift+Enter" in box.get_attribute("placeholder")  # the whole hint where it fits
+
+
+def test_two_forms_in_one_batch_each_head_their_questions_with_their_own_message(live, open_page):
+    from dsh_cli.tools.mcp.elicitation import build_request
+
+    batch = build_request("deploy", "Where should it go? · Approve the deploy?", [
+        {"id": "env", "question": "Environment?", "options": [{"label": "staging"}]},
+        {"id": "name", "question": "Release name?"}],
+        messages={"env": "Where should it go?", "name": "Approve the deploy?"})
+    host = live()
+    page = open_page(host)
+    host.ask(batch.model_dump(mode="json", exclude_none=True))
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-source").text_content() == "deploy asks: Where should it go?"
+    page.locator("button.option[data-label='staging']").click()
+    page.locator("#qc-text", has_text="Release name?").wait_for()
+    assert page.locator("#qc-source").text_content() == "deploy asks: Approve the deploy?"

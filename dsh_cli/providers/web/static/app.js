@@ -519,7 +519,7 @@
                      title: "Dismiss all questions", disabled: view.busy, onclick: dismiss, text: "✕" }),
     ]);
 
-    const body = [...askerHeading(view.batch),
+    const body = [...askerHeading(view.batch, q),
                   el("h2", { id: "qc-text", tabindex: "-1", text: q.question })];
     if (q.detail) body.push(el("p", { id: "qc-detail", class: "detail", text: q.detail }));
     body.push(...askerNotes(q));
@@ -571,11 +571,14 @@
 
   // ---------------------------------------------------------------- an asker's fields (elicitation)
 
-  function askerHeading(batch) {
-    // who asks, when it is not the model: "git asks: Configure the deploy"
+  function askerHeading(batch, q) {
+    // who asks, when it is not the model: "git asks: Configure the deploy"; in a batch of
+    // two forms, the message of this question's own form
     const source = batch.source;
     if (!source || !source.name) return [];
-    const text = source.message ? `${source.name} asks: ${source.message}` : `${source.name} asks`;
+    const own = source.messages && q && Object.hasOwn(source.messages, q.id) ? source.messages[q.id] : null;
+    const message = own || source.message;
+    const text = message ? `${source.name} asks: ${message}` : `${source.name} asks`;
     return [el("p", { id: "qc-source", class: "source", text: clean(text) })];
   }
 
