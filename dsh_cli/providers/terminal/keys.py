@@ -40,7 +40,6 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
         "up": state.up, "down": state.down, "left": state.left, "right": state.right,
         "space": state.space, "enter": state.enter, "c-j": state.enter,
         "tab": state.focus_other, "c-s": state.skip, "escape": state.escape,
-        "c-d": state.decline,
         "c-c": on_ctrl_c or state.cancel,
         "backspace": state.backspace, "delete": state.delete,
         "home": state.home, "c-a": state.home, "end": state.end, "c-e": state.end,
@@ -49,10 +48,9 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
     }
     for key, method in table.items():
         bind(key, action=_ignoring_event(method))
-    if on_ctrl_d is not None:
-        close = on_ctrl_d
-        bind("c-d", action=lambda event: state.decline() if state.declinable
-             else close(event.app))
+    close = on_ctrl_d
+    bind("c-d", action=lambda event: close(event.app) if close and not state.declinable
+         else state.decline())
     for number in range(10):
         bind(str(number), action=_ignoring_event(functools.partial(state.digit, number)))
     bind(Keys.BracketedPaste, action=lambda event: state.insert(event.data))
