@@ -134,11 +134,13 @@ async def _converse(runtime: Runtime, source: Source, stack: contextlib.ExitStac
     runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
     runtime.model.on_retry = renderer.retry_notice  # a real API says why it waits
     # the header first, then what dsh has to say, then the conversation it resumes
-    renderer.line(_resumed(runtime) if runtime.resumed else _greeting(runtime), dim=True)
+    width = _terminal_columns() if renderer.wrap else 0
+    header = _resumed(runtime) if runtime.resumed else _greeting(runtime)
+    renderer.line(fit_header(header, width), dim=True)
     _write_notices(notices, stderr)
     if runtime.resumed:
         renderer.replay(runtime.loop.messages)
-        renderer.line(_greeting(runtime), dim=True)
+        renderer.line(fit_header(_greeting(runtime), width), dim=True)
     warm_up_model_client(runtime.model.name)
     repl = ChatRepl(runtime, prompt, renderer, errors=stderr)
     return await repl.run()
@@ -147,6 +149,39 @@ async def _converse(runtime: Runtime, source: Source, stack: contextlib.ExitStac
 def _greeting(runtime: Runtime) -> str:
     return (f"dsh · model {runtime.model.name} · session {runtime.session_id} · "
             "/help for commands · ctrl-d to exit")
+
+
+def _terminal_columns() -> int:
+    """The terminal's columns (0 when unknown): the header is laid out to fit them."""
+    import shutil
+
+    return shutil.get_terminal_size((0, 0)).columns
+
+
+def fit_header(header: str, width: int) -> str:
+    """``header`` in lines of at most ``width`` cells, broken after a `` · `` where it can,
+    else between words; never inside a word that fits a line (``/help for comman|ds``)."""
+    import textwrap
+
+    from dsh_cli.core.sanitize import display_width
+
+    if width <= 0 or display_width(header) <= width:
+        return header
+    lines: list[str] = []
+    line = ""
+    for part in header.split(" · "):
+        joined = f"{line} · {part}" if line else part
+        if display_width(joined) <= width:
+            line = joined
+            continue
+        if line:
+            lines.append(line)
+        # a part wider than the terminal breaks between its words (a long path, mid-word)
+        pieces = textwrap.wrap(part, width) or [part]
+        lines.extend(pieces[:-1])
+        line = pieces[-1]
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def _resumed(runtime: Runtime) -> str:

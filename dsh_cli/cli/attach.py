@@ -93,7 +93,7 @@ async def _terminal_desk(notify: str, web: bool, directory: Path) -> int:
     from dsh_cli.providers.terminal import terminal_provider
     from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
 
-    with terminal_provider("stdout", notify=notify) as provider:
+    with terminal_provider("stdout", notify=notify, desk=True) as provider:
         prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output,
                                           notify=notify)
 

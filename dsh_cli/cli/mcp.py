@@ -81,6 +81,8 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
                 web_host: dict[str, Any]) -> int:
     import contextlib
 
+    if not http:
+        _started_by_hand(desk=answers_path is None and not web)
     from dsh_cli.config import load_settings
     from dsh_cli.core.errors import HarnessError
     from dsh_cli.desk.channel import DeskDirRefused
@@ -170,6 +172,19 @@ def _open_store() -> Any:
     except StoreError as error:
         _say(format_line(error.code, f"{error.message} (batches are not recorded)"))
         return None
+
+
+def _started_by_hand(*, desk: bool) -> None:
+    """One stderr line when stdin is a terminal: a human started what an agent should (the
+    screen would stay blank while stdout waits for MCP messages, which it keeps to itself)."""
+    try:
+        by_hand = sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):
+        return
+    if by_hand:
+        where = "; answer its questions with `dsh attach` in another terminal" if desk else ""
+        _say(f"dsh: mcp waits for an agent on stdin (an agent starts `dsh mcp` as its MCP "
+             f"server){where}; ctrl-c to quit")
 
 
 def _tty_alert() -> None:

@@ -151,6 +151,8 @@ class AskSource(BaseModel):
     name: str
     message: str | None = None
     kind: Literal["mcp", "elicitation"] = "elicitation"
+    # a batch joining several requests (two forms): each question's own message, by id
+    messages: dict[str, str] | None = None
 
 
 class AskUserQuestionRequest(BaseModel):
@@ -183,10 +185,14 @@ class AskUserQuestionRequest(BaseModel):
     def source_json(self) -> dict[str, Any] | None:
         return None if self.source is None else self.source.model_dump(exclude_none=True)
 
-    def heading(self) -> str | None:
-        """The line every UI shows above the batch: "git asks: …", or None."""
+    def heading(self, question_id: str | None = None) -> str | None:
+        """The line every UI shows above the batch: "git asks: …", or None; with
+        ``question_id``, the line above that question (its own form's message)."""
         if self.source is None:
             return None
+        own = (self.source.messages or {}).get(question_id or "")
+        if own:
+            return f"{self.source.name} asks: {own}"
         if self.source.message:
             return f"{self.source.name} asks: {self.source.message}"
         return f"{self.source.name} asks"

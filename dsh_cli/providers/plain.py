@@ -89,13 +89,15 @@ class PlainProvider:
         questions = context.request.questions
         answers: list[AskUserQuestionAnswerItem | None] = [None] * len(questions)
         index = 0
-        heading = context.request.heading()
-        if heading:
-            self._write(f"── {sanitize_line(heading)}\n")
+        shown_heading: str | None = None  # a batch of two forms heads each with its own
         reviewing = False  # a question changed from the review goes back to it
         try:
             while True:
                 while index < len(questions):
+                    heading = context.request.heading(questions[index].id)
+                    if heading and heading != shown_heading:
+                        self._write(f"── {sanitize_line(heading)}\n")
+                        shown_heading = heading
                     current = answers[index]  # coming back: shown, and enter keeps it
                     self._show(context, index, current)
                     step = await self._answer(context, questions[index], index, current)

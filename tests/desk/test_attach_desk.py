@@ -112,3 +112,48 @@ def test_terminal_desk_answers_by_keys_in_a_pty(tmp_path):
 
     result = bounded(main())
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
+    import signal
+
+    from pty_util import spawn
+
+    async def shown(name: str):
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        await asyncio.to_thread(child.expect, "Which database")
+        await asyncio.to_thread(child.expect, "esc cancel")  # the key help, drawn in full
+        return child
+
+    async def main():
+        async with client("--wait", "20", name="pty-agent") as mcp:
+            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+            first = await shown("first")
+            help_line = first.before
+            first.sendcontrol("d")  # the desk's own key closes it with a batch on screen
+            await asyncio.to_thread(first.expect, "desk closed")
+            closed = first.before
+            first.close(force=True)
+            second = await shown("second")
+            second.kill(signal.SIGHUP)
+            await asyncio.to_thread(second.expect, "questions left pending")
+            hung_up = second.before + second.after
+            second.close(force=True)
+            assert not call.done()  # neither closing sent a thing: still pending
+            again = await asyncio.create_subprocess_exec(
+                DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            requested = json.loads(await asyncio.wait_for(again.stdout.readline(), CEILING))
+            frame = {"type": "question/answer", "rpc_id": requested["rpc_id"],
+                     "session_id": requested["session_id"],
+                     "answers": [{"id": "db", "selected": ["SQLite"]}]}
+            again.stdin.write((json.dumps(frame) + "\n").encode())
+            result = await call
+            again.stdin.close()
+            await again.wait()
+            return help_line, closed, hung_up, result
+
+    help_line, closed, hung_up, result = bounded(main())
+    assert "ctrl-d close" in help_line
+    assert "↩ questions left pending for the next `dsh attach`" in closed
+    assert "questions aborted" not in hung_up and "questions aborted" not in closed
+    assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}

@@ -27,7 +27,7 @@ def desk_frame() -> list[str]:
                                      {"label": "SQLite",
                                       "description": "One file, no server to run"}]),
         AskUserQuestionItem(id="name", question="What should the service be called?")])
-    lines = render(state, WIDTH, HEIGHT)
+    lines = render(state, WIDTH, HEIGHT, closes_desk=True)  # the desk teaches its ctrl-d
     drawn = ["".join(text for style, text in line if not style.startswith("[")).rstrip()
              for line in lines]
     return [IDLE, "", heading(EVENT), *drawn]

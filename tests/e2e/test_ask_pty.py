@@ -77,3 +77,18 @@ def test_timeout_exits_124_with_the_terminal_restored(tmp_path):
     assert "rc=124" in output and "dsh: ASK_TIMEOUT: the question timed out" in output
     assert "✗ questions timed out" in output
     assert (tmp_path / "before").read_text() == (tmp_path / "after").read_text()
+
+
+def test_keys_echoed_before_dsh_starts_do_not_push_the_first_frame_aside(tmp_path):
+    from vt_screen import Screen, wait_for_screen
+
+    # the pause lets the terminal echo "2" before dsh runs and can turn echo off
+    child = spawn(f"sleep 0.5; {ASK}", str(tmp_path))
+    child.send("2")
+    screen = Screen()
+    text = wait_for_screen(child, screen, "3. Other:")
+    child.send("\x1b")
+    finish(child)
+    first = next(row for row in text.splitlines() if "Deploy?" in row)
+    assert first == " Deploy?", text  # column 0 of a clean line, the echoed "2" erased
+    assert "2" not in text.split("Deploy?")[0], text

@@ -65,3 +65,22 @@ def test_ctrl_c_stops_a_streaming_reply_and_sigterm_exits_143(tmp_path):
     assert "\x1b[?2004l" in child.before  # the prompt put the terminal back
     child.close()
     assert child.exitstatus == 143
+
+
+@pytest.mark.parametrize("columns", [100, 60, 40])
+def test_the_session_header_fits_or_breaks_between_words(columns):
+    from vt_screen import Screen, wait_for_screen
+
+    env = dict(os.environ, TERM="xterm", NO_COLOR="1", PROMPT_TOOLKIT_NO_CPR="1")
+    child = pexpect.spawn(DSH, ["chat", "--model", "demo"], env=env, encoding="utf-8",
+                          dimensions=(24, columns), timeout=10)
+    screen = Screen(24, columns)
+    text = wait_for_screen(child, screen, "›", timeout=10)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    header = text[: text.index("ctrl-d to exit") + len("ctrl-d to exit")].splitlines()
+    assert len(header) == (1 if columns == 100 else 2 if columns == 60 else 3), header
+    for phrase in ("/help for commands", "ctrl-d to exit", "model demo"):
+        assert any(phrase in row for row in header), (phrase, header)  # never cut in two
+    assert all(len(row) < columns for row in header), header

@@ -265,3 +265,25 @@ def test_terminal_input_is_not_echoed_again():
     finally:
         os.close(main_fd)
     assert output.getvalue().endswith(PROMPT_WITH_OPTIONS)
+
+
+def test_two_forms_in_one_batch_each_head_their_questions_with_their_own_message():
+    from dsh_cli.tools.mcp.elicitation import build_request
+
+    batch = build_request("deploy", "Where should it go? · Approve the deploy?",
+                          [DB, NAME], messages={"db": "Where should it go?",
+                                                "name": "Approve the deploy?"})
+    output = io.StringIO()
+    provider = PlainProvider(io.StringIO("1\nacme\n\n"), output)
+
+    async def go():
+        ui = UserInteraction()
+        ui.register_provider(provider)
+        return (await ui.ask(batch)).to_json()
+
+    asyncio.run(go())
+    text = output.getvalue()
+    first = text.index("── deploy asks: Where should it go?\n")
+    second = text.index("── deploy asks: Approve the deploy?\n")
+    assert first < text.index("Which database?") < second < text.index("Project name?")
+    assert "Where should it go? · Approve" not in text

@@ -294,10 +294,12 @@ def test_question_composer_takes_over_the_message_composer_in_chat(live, open_pa
     assert host.messages == ["hello"]
     page.emulate_media(reduced_motion="reduce")
     for event in (UserMessage("Set up the service skeleton."),
-                  AssistantMessage("I need two decisions before I scaffold it."),
-                  ToolStarted("call_1", "ask_user_question", '{"questions":[...]}')):
+                  AssistantMessage("I need three decisions before I scaffold it."),
+                  ToolStarted("call_1", "ask_user_question", json.dumps(THREE))):
         host.loop.call_soon_threadsafe(host.ui.events.emit, event)
     page.locator(".tool").wait_for()
+    # the README's picture is the page as it is: a model's real arguments, named in words
+    assert page.locator(".tool .name").text_content() == "asked 3 questions"
     future = host.ask(THREE)
     page.locator("#composer").wait_for()
     assert page.locator("#message-form").is_hidden()
@@ -613,3 +615,42 @@ def test_a_form_of_one_question_ends_on_a_review_that_can_decline(live, open_pag
     assert not future.done()
     page.locator("#qc-decline").click()  # Decline is offered on the review step too
     assert future.exception(10).code == "ASK_DECLINED"
+
+
+def test_the_message_placeholder_fits_a_phone(live, open_page):
+    host = live(chat=True)
+    page = open_page(host)
+    page.set_viewport_size({"width": 390, "height": 760})
+    box = page.locator("#message")
+    box.wait_for()
+    page.wait_for_timeout(200)  # let the resize observer choose
+    # the placeholder in the box's own font, against the room inside its padding
+    width, room = box.evaluate("""(el) => {
+        const style = getComputedStyle(el);
+        const context = document.createElement("canvas").getContext("2d");
+        context.font = style.font;
+        return [context.measureText(el.placeholder).width,
+                el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)];
+    }""")
+    assert 0 < width <= room, (box.get_attribute("placeholder"), width, room)
+    assert box.get_attribute("placeholder").startswith("Message dsh")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.wait_for_timeout(200)
+    assert "Shift+Enter" in box.get_attribute("placeholder")  # the whole hint where it fits
+
+
+def test_two_forms_in_one_batch_each_head_their_questions_with_their_own_message(live, open_page):
+    from dsh_cli.tools.mcp.elicitation import build_request
+
+    batch = build_request("deploy", "Where should it go? · Approve the deploy?", [
+        {"id": "env", "question": "Environment?", "options": [{"label": "staging"}]},
+        {"id": "name", "question": "Release name?"}],
+        messages={"env": "Where should it go?", "name": "Approve the deploy?"})
+    host = live()
+    page = open_page(host)
+    host.ask(batch.model_dump(mode="json", exclude_none=True))
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-source").text_content() == "deploy asks: Where should it go?"
+    page.locator("button.option[data-label='staging']").click()
+    page.locator("#qc-text", has_text="Release name?").wait_for()
+    assert page.locator("#qc-source").text_content() == "deploy asks: Approve the deploy?"

@@ -13,10 +13,12 @@ __all__ = ["build_key_bindings"]
 
 def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
                        on_done: Callable[[Any], None],
-                       on_ctrl_c: Callable[[], None] | None = None) -> Any:
+                       on_ctrl_c: Callable[[], None] | None = None,
+                       on_ctrl_d: Callable[[Any], None] | None = None) -> Any:
     """Bindings that call ``on_key()`` first (it stops a countdown), then the state.
 
-    ``ctrl-c`` cancels the batch unless ``on_ctrl_c`` takes it (``dsh run``: interrupt).
+    ``ctrl-c`` cancels the batch unless ``on_ctrl_c`` takes it (``dsh run``: interrupt);
+    ``ctrl-d`` declines a declinable batch, else ``on_ctrl_d(app)`` takes it (the desk).
     """
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
@@ -38,7 +40,6 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
         "up": state.up, "down": state.down, "left": state.left, "right": state.right,
         "space": state.space, "enter": state.enter, "c-j": state.enter,
         "tab": state.focus_other, "c-s": state.skip, "escape": state.escape,
-        "c-d": state.decline,
         "c-c": on_ctrl_c or state.cancel,
         "backspace": state.backspace, "delete": state.delete,
         "home": state.home, "c-a": state.home, "end": state.end, "c-e": state.end,
@@ -47,6 +48,9 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
     }
     for key, method in table.items():
         bind(key, action=_ignoring_event(method))
+    close = on_ctrl_d
+    bind("c-d", action=lambda event: close(event.app) if close and not state.declinable
+         else state.decline())
     for number in range(10):
         bind(str(number), action=_ignoring_event(functools.partial(state.digit, number)))
     bind(Keys.BracketedPaste, action=lambda event: state.insert(event.data))

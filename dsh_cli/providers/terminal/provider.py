@@ -5,7 +5,9 @@ on an answer, a cancel (esc, ctrl-c), and when its ``ask`` is cancelled by the s
 (abort, timeout, disposal) or by the process (SIGTERM, SIGHUP). It then leaves a one-line
 summary on screen, or (``keep=False``, for ``dsh ask``) clears its area like fzf and gum.
 With ``interrupt=True`` (``dsh run``) ``ctrl-c`` is what it is in a shell: SIGINT to the
-process, which ends the run; otherwise it cancels the batch.
+process, which ends the run; otherwise it cancels the batch. With ``desk=True`` (``dsh
+attach``) ``ctrl-d`` closes the desk and a close from outside (SIGHUP) hands the batch back:
+it stays pending at its server, and the summary says so (``ASK_ABORTED`` to the desk).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
     def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
-                 keep: bool = True, interrupt: bool = False) -> None:
+                 keep: bool = True, interrupt: bool = False, desk: bool = False) -> None:
         if notify not in NOTIFY_CHOICES:
             raise ValueError(f"notify must be one of {', '.join(NOTIFY_CHOICES)}")
         self.input = input
@@ -67,6 +69,7 @@ class TerminalProvider:
         self.notify = notify
         self.keep = keep
         self.interrupt = interrupt
+        self.desk = desk
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
         self.screen: _Screen | None = None
 
@@ -77,24 +80,40 @@ class TerminalProvider:
         session = get_app_session()
         output = self.output or session.output
         request = context.request
-        state = self.state = BatchState(list(request.questions), heading=request.heading(),
-                                        declinable=request.declinable, review=request.review)
+        own = request.source is not None and request.source.messages
+        state = self.state = BatchState(
+            list(request.questions), heading=request.heading(), declinable=request.declinable,
+            review=request.review,
+            headings=[request.heading(q.id) for q in request.questions] if own else None)
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
-                                       output, keep=self.keep, interrupt=self.interrupt)
+                                       output, keep=self.keep, interrupt=self.interrupt,
+                                       desk=self.desk)
         self._alert(output, context.request)
-        _discard_typeahead(self.input or session.input)
+        if _discard_typeahead(self.input or session.input):
+            # the terminal echoed those keys before dsh could turn echo off ("2 Deploy
+            # now?"): the frame starts at column 0 of a line cleared of them
+            output.write_raw("\r\x1b[K")
+            output.flush()
         # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
         # the command, and prompt-toolkit's own handler would remove the command's for good.
         task = asyncio.ensure_future(screen.app.run_async(handle_sigint=False))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
-            await screen.close(task, _ending(context.deadline))
+            ending = _ending(context.deadline)
+            withdrawn = request.signal is not None and request.signal.aborted
+            if self.desk and ending == "aborted" and not withdrawn:
+                from dsh_cli.providers.terminal.render import HANDED_BACK
+
+                ending = HANDED_BACK  # the desk is going away; the batch stays at its server
+            await screen.close(task, ending)
             raise
         except EOFError:
             raise UserInteractionError("input closed", ASK_ABORTED) from None
         finally:
             screen.stop_countdown()
+        if screen.handed_back:
+            raise UserInteractionError("the desk was closed", ASK_ABORTED)
         if state.declined:
             raise UserInteractionError("the user declined the questions", ASK_DECLINED)
         if state.outcome is None:
@@ -115,20 +134,35 @@ class TerminalProvider:
         output.flush()
 
 
-def _discard_typeahead(input: Any) -> None:
-    """Drop keys typed before the question appeared (say, while a reply streamed).
+def _discard_typeahead(input: Any) -> bool:
+    """Drop keys typed before the question appeared (say, while a reply streamed); whether
+    there were any.
 
     Otherwise a digit typed ahead would silently pick an option the human never saw.
     """
     try:
         fd = input.fileno()
     except (AttributeError, NotImplementedError, OSError, ValueError):
-        return
-    if os.isatty(fd):
-        import termios
+        return False
+    if not os.isatty(fd):
+        return False
+    import fcntl
+    import struct
+    import termios
 
-        with contextlib.suppress(termios.error, OSError):
+    pending = 0
+    with contextlib.suppress(termios.error, OSError):
+        # in canonical mode the count leaves out an unfinished line ("2" without enter)
+        saved = termios.tcgetattr(fd)
+        raw = termios.tcgetattr(fd)
+        raw[3] &= ~termios.ICANON
+        termios.tcsetattr(fd, termios.TCSANOW, raw)
+        try:
+            pending = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
             termios.tcflush(fd, termios.TCIFLUSH)
+        finally:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+    return pending > 0
 
 
 def _drop_editing_defaults(app: Any) -> None:
@@ -211,7 +245,8 @@ class _Screen:
     """The prompt-toolkit application drawing one ``BatchState``."""
 
     def __init__(self, state: BatchState, deadline: Deadline | None, input: Any,
-                 output: Any, *, keep: bool = True, interrupt: bool = False) -> None:
+                 output: Any, *, keep: bool = True, interrupt: bool = False,
+                 desk: bool = False) -> None:
         from prompt_toolkit.filters import Condition
         from prompt_toolkit.layout import FormattedTextControl, Layout, Window
         from prompt_toolkit.output import ColorDepth
@@ -222,6 +257,8 @@ class _Screen:
         self.state = state
         self.deadline = deadline
         self.ending_line: str | None = None
+        self.desk = desk
+        self.handed_back = False  # ctrl-d closed the desk on this batch
         self._ticker: asyncio.Task[None] | None = None
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)
         window = Window(control, wrap_lines=False, dont_extend_height=True,
@@ -229,7 +266,8 @@ class _Screen:
         self.app: Any = _inline_application_class()(
             layout=Layout(window),
             key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish,
-                                            on_ctrl_c=_interrupt if interrupt else None),
+                                            on_ctrl_c=_interrupt if interrupt else None,
+                                            on_ctrl_d=self._hand_back if desk else None),
             style=Style.from_dict(_STYLE),
             full_screen=False,
             erase_when_done=not keep,
@@ -251,7 +289,8 @@ class _Screen:
         if self.ending_line is not None:
             return [("", self.ending_line)]
         size = self.app.output.get_size()
-        lines = render(self.state, size.columns, size.rows, countdown=self._countdown())
+        lines = render(self.state, size.columns, size.rows, countdown=self._countdown(),
+                       closes_desk=self.desk)
         fragments: list[tuple[str, str]] = []
         for number, line in enumerate(lines):
             if number:
@@ -287,6 +326,15 @@ class _Screen:
         if self.deadline is not None:
             self.deadline.stop()
 
+    def _hand_back(self, app: Any) -> None:
+        """``ctrl-d`` at the desk: close it, the batch left pending at its server."""
+        from dsh_cli.providers.terminal.render import HANDED_BACK, summary
+
+        self.handed_back = True
+        self.ending_line = summary(self.state, app.output.get_size().columns, HANDED_BACK)
+        if not app.future.done():
+            app.exit()
+
     def _finish(self, app: Any) -> None:
         from dsh_cli.providers.terminal.render import summary
 
@@ -311,7 +359,8 @@ class _Screen:
 
 @contextlib.contextmanager
 def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: bool = True,
-                      interrupt: bool = False) -> Iterator[TerminalProvider]:
+                      interrupt: bool = False, desk: bool = False
+                      ) -> Iterator[TerminalProvider]:
     """A ``TerminalProvider`` drawing on ``stdout``, ``stderr`` or ``tty`` (/dev/tty both ways)."""
     from prompt_toolkit.input import create_input
     from prompt_toolkit.output import create_output
@@ -327,4 +376,4 @@ def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: boo
         else:
             raise ValueError(f"unknown terminal target {target!r}")
         yield TerminalProvider(input=input, output=output, notify=notify, keep=keep,
-                               interrupt=interrupt)
+                               interrupt=interrupt, desk=desk)

@@ -16,7 +16,10 @@ from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, 
 if TYPE_CHECKING:
     from dsh_cli.interaction import AskUserQuestionItem
 
-__all__ = ["key_line", "render", "summary"]
+__all__ = ["HANDED_BACK", "key_line", "render", "summary"]
+
+# the summary's ending when the desk closes on a batch: neither answered nor aborted
+HANDED_BACK = "left pending for the next `dsh attach`"
 
 _MIN_WIDTH = 20
 _MIN_HEIGHT = 6
@@ -32,12 +35,16 @@ def _block(style: str, text: str, width: int, indent: int = 1) -> list[Line]:
 
 # The key help as items in display order: (forms from long to short, need). The line
 # never wraps: optional items take their shorter forms, least needed first, then are
-# dropped in the same order; only then do the items of need 0 (enter, esc) shorten.
+# dropped in the same order; only then do the items of need 0 (enter, esc) shorten, and
+# last of all the items of need 1 (the key without which the screen cannot be answered).
 _Hint = tuple[tuple[str, ...], int]
 
 
-def _hints(state: BatchState) -> tuple[_Hint, ...]:
+def _hints(state: BatchState, closes_desk: bool = False) -> tuple[_Hint, ...]:
     hints = _base_hints(state)
+    if closes_desk and not state.declinable and not state.confirming:
+        close: _Hint = (("ctrl-d close desk", "ctrl-d close"), 7)
+        return (*hints[:-1], close, hints[-1])
     if not state.declinable or state.confirming:
         return hints
     # the decline key sits before esc; "d" on the list and the review, ctrl-d in a field
@@ -71,12 +78,14 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
                 (("↑ esc options", "esc options", "esc back"), 0),
                 *([(("ctrl-s skip",), 3)] if skip else []), (("ctrl-c cancel",), 2))
+    # toggling and confirming answer the question; filtering only finds an option, so it
+    # gives way first (a multi-select cannot be answered without its toggle key)
     if state.question.is_multi:
-        pick: _Hint = (("1-9 toggle · space toggle", "1-9 space toggle", "space toggle"), 8)
+        pick: _Hint = (("1-9 toggle · space toggle", "1-9 space toggle", "space toggle"), 1)
     else:
-        pick = (("1-9 pick",), 8)
+        pick = (("1-9 pick",), 5)
     return ((("↑↓ move", "↑↓"), 9), pick, (("enter confirm", "enter ok"), 0),
-            (("/ filter",), 3), *([(("tab other",), 2)] if state.has_other else []),
+            (("/ filter",), 7), *([(("tab other",), 2)] if state.has_other else []),
             *([(("s skip",), 4)] if skip else []),
             *([(("←→ questions",), 6)] if several else []), (("esc cancel", "esc quit"), 0))
 
@@ -103,9 +112,11 @@ def key_line(hints: tuple[_Hint, ...], width: int) -> str:
     order = sorted(range(len(hints)), key=lambda i: -hints[i][1])  # least needed first
     optional = [i for i in order if hints[i][1]]
     required = [i for i in order if not hints[i][1]]
+    vital = [i for i in optional if hints[i][1] == 1]  # kept over enter's and esc's words
     passes = ([(i, form) for i in optional for form in hints[i][0][1:]],  # shorter forms
-              [(i, None) for i in optional],  # then drop the least needed
-              [(i, form) for i in required for form in hints[i][0][1:]])  # enter, esc
+              [(i, None) for i in optional if i not in vital],  # then drop the least needed
+              [(i, form) for i in required for form in hints[i][0][1:]],  # enter, esc
+              [(i, None) for i in vital])
     for steps in passes:
         for index, form in steps:
             if fits():
@@ -372,19 +383,27 @@ def _text(state: BatchState, width: int, heading_cut: bool) -> list[Line]:
         text += _block("class:detail", question.detail, width, indent=3)
     text += _notes(state, width)
     if heading_cut:  # a message longer than the heading's room is read whole here
-        text += wrap([("class:source", "   " + sanitize_line(state.heading or ""))], width,
+        text += wrap([("class:source", "   " + sanitize_line(_asker(state) or ""))], width,
                      indent=3)
     return text
+
+
+def _asker(state: BatchState) -> str | None:
+    """The heading above this screen: the question's own form's, else the batch's."""
+    if state.headings is not None and state.screen != "review":
+        return state.headings[state.index]
+    return state.heading
 
 
 def _heading(state: BatchState, width: int, room: int = 2) -> tuple[list[Line], bool]:
     """Who asks, above every screen of the batch ("git asks: …"), in at most ``room``
     (two) lines, a cut marked with ``…``; and whether it was cut."""
-    if not state.heading:
+    asker = _asker(state)
+    if not asker:
         return [], False
     if room <= 0:
         return [], True
-    text = " ── " + sanitize_line(state.heading)
+    text = " ── " + sanitize_line(asker)
     if room == 1:
         return [[("class:source", fit(text, width))]], cell_width(text) > width
     lines = wrap([("class:source", text)], width, indent=4)
@@ -455,9 +474,10 @@ def _answer_text(state: BatchState, index: int) -> str:
     return ", ".join(sanitize_line(display_label(label)) for label in answer.selected)
 
 
-def _tail(state: BatchState, width: int, height: int, countdown: str | None) -> list[Line]:
+def _tail(state: BatchState, width: int, height: int, countdown: str | None,
+          closes_desk: bool = False) -> list[Line]:
     """The hint, the countdown and the key help: they keep their rows when others give up."""
-    keys = key_line(_hints(state), width)
+    keys = key_line(_hints(state, closes_desk), width)
     tail: list[Line] = [[("class:confirm" if state.confirming else "class:keys", keys)]]
     if countdown:
         tail.insert(0, [("class:countdown", fit(f" {countdown}", width))])
@@ -479,9 +499,10 @@ def _filter_line(state: BatchState, width: int) -> Line:
     return [("", " / "), ("class:field", typed), CURSOR, ("class:more", count)]
 
 
-def render(state: BatchState, width: int, height: int, *, countdown: str | None = None
-           ) -> list[Line]:
-    """The lines to draw for ``state`` on a ``width`` × ``height`` terminal.
+def render(state: BatchState, width: int, height: int, *, countdown: str | None = None,
+           closes_desk: bool = False) -> list[Line]:
+    """The lines to draw for ``state`` on a ``width`` × ``height`` terminal (``closes_desk``:
+    the key help teaches the desk's ``ctrl-d``).
 
     Every line fits in ``width - 1`` cells and there are at most ``height`` lines (from
     20 × 6 up): the key help never wraps, and the title, the question and then the list
@@ -489,7 +510,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     """
     width = max(width, _MIN_WIDTH) - 1  # the last column stays free: no auto-wrap surprises
     height = max(height, _MIN_HEIGHT)
-    tail = _tail(state, width, height, countdown)
+    tail = _tail(state, width, height, countdown, closes_desk)
     free = height - len(tail)
     if state.screen == "review":
         # the title and two rows (or a row and the scroll note) come before who asks
@@ -537,7 +558,8 @@ def summary(state: BatchState, width: int, ending: str | None = None) -> str:
     width = max(width, _MIN_WIDTH) - 1
     if ending is not None or state.outcome is None:
         ending = ending or ("declined" if state.declined else "cancelled")
-        return fit(f"✗ questions {ending}", width)
+        mark = "↩" if ending == HANDED_BACK else "✗"  # still open: not a failure
+        return fit(f"{mark} questions {ending}", width)
     parts = []
     for index, question in enumerate(state.questions):
         name = sanitize_line(question.header or question.question)

@@ -69,9 +69,11 @@ class BatchState:
     """One batch, one question at a time, then (for two or more) the review screen."""
 
     def __init__(self, questions: list[AskUserQuestionItem], *, heading: str | None = None,
-                 declinable: bool = False, review: bool = False) -> None:
+                 declinable: bool = False, review: bool = False,
+                 headings: list[str | None] | None = None) -> None:
         self.questions = questions
         self.heading = heading  # who asks ("git asks: …"), drawn above every screen
+        self.headings = headings  # per question, when its form has its own message
         self.declinable = declinable
         self.always_review = review
         self.declined = False

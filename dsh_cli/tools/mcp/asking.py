@@ -203,7 +203,8 @@ class Elicitor:
                                                if plan.message))
             request = build_request(self.server, message or None, questions,
                                     signal=call.ctx.signal if call else None,
-                                    call_id=call.ctx.call_id if call else None)
+                                    call_id=call.ctx.call_id if call else None,
+                                    messages=_own_messages(plans))
         except SchemaRefused as refused:
             return ErrorData(code=INVALID_PARAMS, message=f"dsh cannot ask this form: "
                              f"{refused}")
@@ -251,6 +252,14 @@ class Elicitor:
             return ElicitResult(action="accept", content=form_content(plan.fields, answer))
         except UserInteractionError:
             return ElicitResult(action="cancel")  # a value no rule let through is never sent
+
+
+def _own_messages(plans: list[_Plan]) -> dict[str, str] | None:
+    """Each form question's own request message, when the batch's forms differ in it
+    (a URL consent question carries its message in its own text)."""
+    messages = {str(question["id"]): plan.message for plan in plans
+                if plan.mode == "form" and plan.message for question in plan.questions()}
+    return messages if len(set(messages.values())) > 1 else None
 
 
 def _shape(request: AskUserQuestionRequest) -> dict[str, Any]:

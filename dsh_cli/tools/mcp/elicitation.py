@@ -344,30 +344,34 @@ def _one_line(text: Any) -> str:
     return " ".join(text.split()) if isinstance(text, str) else ""
 
 
-def batch_json(server: str, message: str | None,
-               questions: list[dict[str, Any]]) -> dict[str, Any]:
-    """The batch as the seam's JSON: headed by the server and its message, declinable,
-    always reviewed."""
+def batch_json(server: str, message: str | None, questions: list[dict[str, Any]],
+               messages: dict[str, str] | None = None) -> dict[str, Any]:
+    """The batch as the seam's JSON: headed by the server and its message (``messages``:
+    each question's own, by id, when several forms share the batch), declinable, always
+    reviewed."""
+    own = {qid: _fit(_one_line(text), LIMITS["message"]) for qid, text in (messages or {}).items()}
     return {
         "questions": questions,
         "source": {"name": server,
                    "message": _fit(_one_line(message), LIMITS["message"]) or None,
-                   "kind": "elicitation"},
+                   "kind": "elicitation",
+                   **({"messages": own} if own else {})},
         "declinable": True,
         "review": True,
     }
 
 
 def build_request(server: str, message: str | None, questions: list[dict[str, Any]], *,
-                  signal: AbortSignal | None = None,
-                  call_id: str | None = None) -> AskUserQuestionRequest:
+                  signal: AbortSignal | None = None, call_id: str | None = None,
+                  messages: dict[str, str] | None = None) -> AskUserQuestionRequest:
     """``batch_json`` as a request of the owning tool call; ``SchemaRefused`` for a batch
     the seam would refuse (too many questions or options, a blank key, ...), so the server
     hears -32602 with the reason instead of a ``cancel`` nobody chose."""
     from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
 
     request = AskUserQuestionRequest.model_validate(
-        {**batch_json(server, message, questions), "signal": signal, "call_id": call_id})
+        {**batch_json(server, message, questions, messages), "signal": signal,
+         "call_id": call_id})
     try:
         check_questions(request)
     except UserInteractionError as error:

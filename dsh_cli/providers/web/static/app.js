@@ -531,7 +531,7 @@
                      title: "Dismiss all questions", disabled: view.busy, onclick: dismiss, text: "✕" }),
     ]);
 
-    const body = [...askerHeading(view.batch),
+    const body = [...askerHeading(view.batch, q),
                   el("h2", { id: "qc-text", tabindex: "-1", text: q.question })];
     if (q.detail) body.push(el("p", { id: "qc-detail", class: "detail", text: q.detail }));
     body.push(...askerNotes(q));
@@ -583,11 +583,14 @@
 
   // ---------------------------------------------------------------- an asker's fields (elicitation)
 
-  function askerHeading(batch) {
-    // who asks, when it is not the model: "git asks: Configure the deploy"
+  function askerHeading(batch, q) {
+    // who asks, when it is not the model: "git asks: Configure the deploy"; in a batch of
+    // two forms, the message of this question's own form
     const source = batch.source;
     if (!source || !source.name) return [];
-    const text = source.message ? `${source.name} asks: ${source.message}` : `${source.name} asks`;
+    const own = source.messages && q && Object.hasOwn(source.messages, q.id) ? source.messages[q.id] : null;
+    const message = own || source.message;
+    const text = message ? `${source.name} asks: ${message}` : `${source.name} asks`;
     return [el("p", { id: "qc-source", class: "source", text: clean(text) })];
   }
 
@@ -1012,6 +1015,21 @@
     messageBox.style.height = Math.min(messageBox.scrollHeight, 240) + "px";
   }
 
+  // The placeholder cannot wrap: a phone (390 px) cut the full one mid-word. The longest
+  // of these that fits the box is shown, measured in the box's own font.
+  const placeholders = [messageBox.placeholder, "Message dsh…  (Enter sends)", "Message dsh…"];
+  const measure = document.createElement("canvas").getContext("2d");
+
+  function fitPlaceholder() {
+    const style = getComputedStyle(messageBox);
+    const room = messageBox.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (!measure || !(room > 0)) return;
+    measure.font = style.font || `${style.fontSize} ${style.fontFamily}`;
+    messageBox.placeholder = placeholders.find((text) => measure.measureText(text).width <= room)
+      || placeholders[placeholders.length - 1];
+  }
+
+  if (window.ResizeObserver) new ResizeObserver(fitPlaceholder).observe(messageBox);
   messageForm.addEventListener("submit", sendMessage);
   messageBox.addEventListener("input", grow);
   messageBox.addEventListener("keydown", (event) => {
