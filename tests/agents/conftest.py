@@ -4,7 +4,8 @@ Each agent runs as a child with ``HOME`` in a temporary folder, its model at the
 server of ``model_server.py`` on 127.0.0.1, update checks and telemetry off, and every
 proxy variable pointing at ``Leaks``: a listener on 127.0.0.1 that refuses and records any
 request an agent tries to send somewhere else. ``install_dsh`` is the one place that adds
-dsh to an agent's configuration (as ``dsh mcp install AGENT`` will).
+dsh to an agent's configuration: it runs ``dsh mcp install AGENT``, then adds only what
+this offline test run needs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomlkit
 from dsh_under_test import DSH, ROOT
 from fakes.npm_programs import npm_program
 
@@ -34,39 +36,37 @@ BATCH = {"questions": [{"id": "db", "question": "Which database?",
 
 
 def install_dsh(agent: str, home: Path, project: Path, *, args: tuple[str, ...] = (),
-                env: dict[str, str] | None = None) -> None:
-    """Add ``dsh mcp ARGS`` to AGENT's user configuration under HOME, as the agent documents it.
+                env: dict[str, str] | None = None, entry: dict[str, Any] | None = None) -> None:
+    """``dsh mcp install AGENT`` run for real with HOME and cwd the test's; then test-only keys.
 
-    ``env`` goes in the server's entry: Codex passes a server only a few variables of its own
-    environment, so what dsh needs (here ``DSH_HOME``, ``PYTHONPATH``) is named in the entry.
-    ``project`` is for a project scope; every entry here is the user's.
+    Only what an offline test run needs is added on top of what install wrote: ``ARGS`` after
+    ``mcp`` and ``env`` in the server's entry (Codex passes a server only a few variables of
+    its own environment, so ``DSH_HOME`` and ``PYTHONPATH`` are named there), and ``entry``,
+    keys a test sets in that entry. Every key that lets the agent list and call the tool is
+    install's own.
     """
-    entry: dict[str, Any] = {"command": DSH, "args": ["mcp", *args], "env": dict(env or {})}
-    if agent == "claude":
-        # User scope of `claude mcp add --scope user`: ~/.claude.json; the ask tool allowed in
-        # ~/.claude/settings.json, else `claude -p` refuses it.
-        _write_json(home / ".claude.json", {"mcpServers": {"dsh": {"type": "stdio", **entry}}})
-        _write_json(home / ".claude" / "settings.json",
-                    {"permissions": {"allow": ["mcp__dsh__ask_user_question"]}})
-    elif agent == "codex":
-        # ~/.codex/config.toml; approval_mode "approve" for the ask tool, else `codex exec`
-        # (approval policy "never") refuses the call.
-        # required: `codex exec` waits for dsh before its first request, else the tools
-        # can be missing from it.
-        lines = ["[mcp_servers.dsh]", f"command = {json.dumps(DSH)}",
-                 f"args = {json.dumps(entry['args'])}", "tool_timeout_sec = 600",
-                 "required = true",
-                 "[mcp_servers.dsh.env]",
-                 *[f"{key} = {json.dumps(value)}" for key, value in entry["env"].items()],
-                 "[mcp_servers.dsh.tools.ask_user_question]", 'approval_mode = "approve"']
-        _append(home / ".codex" / "config.toml", "\n".join(lines) + "\n")
-    elif agent == "gemini":
-        # ~/.gemini/settings.json; "trust": true, else `gemini -p` silently drops tools that
-        # need a confirmation it cannot ask for.
-        _merge_json(home / ".gemini" / "settings.json",
-                    {"mcpServers": {"dsh": {**entry, "trust": True, "timeout": 600000}}})
-    else:
-        raise ValueError(f"no such agent: {agent}")
+    environ = {key: value for key, value in os.environ.items() if key != "XDG_CONFIG_HOME"}
+    done = subprocess.run([DSH, "mcp", "install", agent], cwd=project,
+                          env={**environ, "HOME": str(home)}, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    extra = dict(env or {})
+    if agent == "codex":
+        path = home / ".codex" / "config.toml"
+        document = tomlkit.parse(path.read_text(encoding="utf-8"))
+        server = document["mcp_servers"]["dsh"]  # type: ignore[index]
+        server["args"] = [*server["args"], *args]  # type: ignore[index]
+        server["env"] = extra  # type: ignore[index]
+        server.update(entry or {})  # type: ignore[union-attr]
+        path.write_text(tomlkit.dumps(document), encoding="utf-8")
+        return
+    path = home / (".claude.json" if agent == "claude" else ".gemini/settings.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    server = document["mcpServers"]["dsh"]
+    server["args"] = [*server["args"], *args]
+    server["env"] = extra
+    server.update(entry or {})
+    _write_json(path, document)
 
 
 def _write_json(path: Path, value: Any) -> None:
@@ -90,10 +90,7 @@ def _model_settings(agent: str, home: Path, model_url: str) -> dict[str, str]:
     if agent == "claude":
         return {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "sk-ant-fake",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
-                # `claude -p` connects its MCP servers in the background and may ask the
-                # model before dsh is up; "0" makes it wait for them (the README says so).
-                "MCP_CONNECTION_NONBLOCKING": "0"}
+                "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
     if agent == "codex":
         _append(home / ".codex" / "config.toml", "\n".join([
             'model = "fake-model"', 'model_provider = "fake"',
@@ -180,14 +177,14 @@ class Agent:
         env.update(self.settings)
         return env
 
-    def install(self, *args: str) -> None:
-        """dsh as this agent's MCP server (``dsh mcp ARGS``)."""
+    def install(self, *args: str, **entry: Any) -> None:
+        """dsh as this agent's MCP server (``dsh mcp ARGS``); ENTRY overrides install's keys."""
         env = {"DSH_HOME": str(self.dsh_home), "PYTHONPATH": str(ROOT)}
         if self.name == "gemini":
             # Gemini CLI refuses PYTHONPATH in an entry ("Blocked dangerous environment
             # variable override"); it passes its own environment on, which has it.
             del env["PYTHONPATH"]
-        install_dsh(self.name, self.home, self.project, args=args, env=env)
+        install_dsh(self.name, self.home, self.project, args=args, env=env, entry=entry)
 
     def argv(self, prompt: str, extra: tuple[str, ...] = ()) -> list[str]:
         """The agent's documented non-interactive form."""

@@ -108,8 +108,8 @@ def test_claude_code_asks_the_desk_before_writing_a_file(decision, make_agent, d
 def test_when_claude_code_gives_up_on_the_call_the_desk_drops_the_batch(make_agent, desk):
     with ModelServer(call=("ask_user_question", BATCH)) as model:
         agent = make_agent("claude", model.url)
-        agent.settings["MCP_TOOL_TIMEOUT"] = "3000"  # milliseconds
-        agent.install("--wait", "20")
+        # install's hour, cut to 3 s (the entry's "timeout" wins over MCP_TOOL_TIMEOUT)
+        agent.install("--wait", "20", timeout=3000)
         process = agent.start(PROMPT)
         requested = desk.event("question/requested", process)
         resolved = desk.event("question/resolved", process, timeout=30)

@@ -58,6 +58,9 @@ def check_claude(base: Path, scope: str) -> list[Path]:
     stdio_entry(load(servers)["mcpServers"]["dsh"], type="stdio", timeout=HOUR_MS)
     settings = load(base / ".claude" / "settings.json")
     assert TOOL_RULE in settings["permissions"]["allow"]
+    # `claude -p` waits for its servers only when MCP_CONNECTION_NONBLOCKING is false (as
+    # read in the 2.1.197 binary); then up to MCP_CONNECT_TIMEOUT_MS
+    assert settings["env"]["MCP_CONNECTION_NONBLOCKING"] == "0"
     assert int(settings["env"]["MCP_CONNECT_TIMEOUT_MS"]) >= 20_000
     if scope == "user":
         return [servers, base / ".claude" / "settings.json"]
@@ -72,6 +75,7 @@ def check_codex(base: Path, scope: str) -> list[Path]:
     path = base / ".codex" / "config.toml"
     entry = load(path)["mcp_servers"]["dsh"]
     stdio_entry(entry, tool_timeout_sec=3600)
+    assert entry["required"] is True  # else `codex exec` may ask the model before dsh is up
     assert entry["startup_timeout_sec"] >= 20
     assert entry["tools"]["ask_user_question"]["approval_mode"] == "approve"
     return [path]
@@ -180,7 +184,8 @@ def test_install_merges_into_an_existing_file_and_keeps_the_users_entries(where,
     elif agent == "claude":
         assert after["permissions"] == {"allow": ["Bash(git status)", TOOL_RULE],
                                         "deny": ["WebFetch"]}
-        assert after["env"] == {"MCP_CONNECT_TIMEOUT_MS": "45000"}  # the user's own wait
+        assert after["env"] == {"MCP_CONNECT_TIMEOUT_MS": "45000",  # the user's own wait
+                                "MCP_CONNECTION_NONBLOCKING": "0"}
         assert after["model"] == "opus"
     else:
         for key, value in before.items():

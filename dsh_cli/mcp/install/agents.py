@@ -9,17 +9,21 @@ schema or source of the version named), not written from memory:
   ``.claude/settings.json``; a project's server is approved by ``enabledMcpjsonServers`` in
   ``.claude/settings.local.json`` (where ``claude`` writes it; the shared file cannot),
   and counts only once the user has trusted the project.
-  ``claude -p`` waits ``MCP_CONNECT_TIMEOUT_MS`` (default 5000) for servers before its
-  first model request, then goes on without them.
+  ``claude -p`` connects its servers in the background and may send its first model
+  request without them, unless ``MCP_CONNECTION_NONBLOCKING`` is false ("0"); then it
+  waits ``MCP_CONNECT_TIMEOUT_MS`` (default 5000) for them (both read in the binary).
 - Codex (``codex-rs/core/config.schema.json``): ``[mcp_servers.dsh]`` in
   ``~/.codex/config.toml`` or ``.codex/config.toml`` (trusted projects), with
+  ``required`` (``codex exec`` waits for the server before its first request; without it
+  the tools can be missing, as ``tests/agents`` found with 0.171.0),
   ``startup_timeout_sec`` (default 10), ``tool_timeout_sec`` (default 60) and
   ``tools.ask_user_question.approval_mode = "approve"``; the project's file is read only
   once Codex trusts the project.
 - Gemini CLI (0.61.0, its settings schema): ``mcpServers`` in ``~/.gemini/settings.json``
   or ``.gemini/settings.json``; ``timeout`` in ms (default 10 minutes), ``trust: true``
   skips its confirmation for this server's tools. It starts no MCP server in a folder it
-  does not trust (``GEMINI_CLI_TRUST_WORKSPACE=true`` trusts one for a run).
+  does not trust: ``gemini -p`` exits 55 there; ``--skip-trust`` (which sets it) or
+  ``GEMINI_CLI_TRUST_WORKSPACE=true`` trusts the folder for a run.
 - opencode (``packages/opencode/src/config/mcp.ts``, ``permission.ts``): ``mcp.dsh`` of
   type ``local`` with the command as one array and ``timeout`` in ms (default 5000), in
   ``~/.config/opencode/opencode.json`` or ``opencode.json``; ``permission`` keyed by the
@@ -77,6 +81,8 @@ def _claude(scope: Scope, home: Path, project: Path, command: list[str]) -> list
         "type": "stdio", "command": command[0], "args": [*command[1:], "mcp"],
         "timeout": HUMAN_TIMEOUT * 1000})
     settings = (Setting(("permissions", "allow"), f"mcp__{SERVER}__{TOOL}", "add"),
+                # without "0", `claude -p` does not wait for servers at all
+                Setting(("env", "MCP_CONNECTION_NONBLOCKING"), "0", "default"),
                 Setting(("env", "MCP_CONNECT_TIMEOUT_MS"), str(STARTUP_WAIT * 1000), "default"))
     if scope == "user":
         return [Edit(home / ".claude.json", "json", server),
@@ -93,7 +99,7 @@ def _codex(scope: Scope, home: Path, project: Path, command: list[str]) -> list[
     base = home if scope == "user" else project
     keys = ("mcp_servers", SERVER)
     settings = (*_server(keys, {"command": command[0], "args": [*command[1:], "mcp"],
-                                "startup_timeout_sec": STARTUP_WAIT,
+                                "required": True, "startup_timeout_sec": STARTUP_WAIT,
                                 "tool_timeout_sec": HUMAN_TIMEOUT}),
                 Setting((*keys, "tools", TOOL, "approval_mode"), "approve"))
     return [Edit(base / ".codex" / "config.toml", "toml", settings)]
@@ -138,8 +144,7 @@ def _vscode(scope: Scope, home: Path, project: Path, command: list[str]) -> list
 
 # what the agent needs beyond its files, said after installing (checked as the docstring says)
 _GEMINI_TRUST = ("Gemini CLI starts MCP servers only in a folder it trusts (user-level ones "
-                 "too): trust the folder in gemini, or run `GEMINI_CLI_TRUST_WORKSPACE=true "
-                 "gemini -p …`")
+                 "too): trust the folder in gemini, or run `gemini -p … --skip-trust`")
 NOTES = {
     ("claude", "project"): "Claude Code uses a project's .mcp.json once you have trusted the "
                            "project: run `claude` there once",
