@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from dsh_cli.cli.mcp_login import login, logout
 from dsh_cli.cli.options import QUESTION_TIMEOUT, QUESTION_TIMEOUT_HELP, web_options
 from dsh_cli.core.errors import format_line
 
@@ -180,7 +181,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
     import json
     import tempfile
 
-    from dsh_cli.config import load_settings
+    from dsh_cli.config import config_dir, load_settings
     from dsh_cli.core.errors import HarnessError, report
     from dsh_cli.core.sanitize import sanitize_line
     from dsh_cli.session.tools import plan_tools
@@ -197,7 +198,8 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
         from dsh_cli.tools.mcp.toolset import McpToolset
 
         with tempfile.TemporaryFile("w+") as errlog:  # the servers' own chatter stays out
-            toolset = await McpToolset.start(plan.servers, errlog=errlog)
+            toolset = await McpToolset.start(plan.servers, errlog=errlog,
+                                             auth_dir=config_dir())
             try:
                 statuses = toolset.statuses
             finally:
@@ -205,7 +207,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
     if as_json:
         click.echo(json.dumps([{
             "name": status.name, "transport": status.transport, "source": status.source,
-            "started": status.started, "error": status.error,
+            "started": status.started, "error": status.error, "code": status.code,
             "tools": [{"name": tool.name, "description": tool.description,
                        "hints": tool.hints.to_json()} for tool in status.tools],
         } for status in statuses], ensure_ascii=False))
@@ -219,9 +221,14 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
         click.echo(f"{sanitize_line(status.name)}  {status.transport}  {state}  "
                    f"({sanitize_line(status.source)})")
         if status.error:
-            click.echo(f"  {sanitize_line(status.error)}")
+            line = f"{status.code}: {status.error}" if status.code else status.error
+            click.echo(f"  {sanitize_line(line)}")
         for tool in status.tools:
             hints = [name.replace("_", " ") for name, on in tool.hints.to_json().items() if on]
             note = f"  [{', '.join(hints)}]" if hints else ""
             click.echo(f"  {tool.name}{note}")
     return 0
+
+
+mcp.add_command(login)
+mcp.add_command(logout)

@@ -107,9 +107,12 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
         errlog = stack.enter_context(open(folder / LOG_FILE, "a", encoding="utf-8"))
         toolset = await McpToolset.start(
             plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
-            report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)),
+            auth_dir=config_dir(),
             elicitation=runtime.ui if can_answer else None, answerable=can_answer,
             open_url=_opener(stderr), notice=lambda line: _line(stderr, line))
+        for status in toolset.statuses:  # each failed server: one line, with its code
+            if status.error is not None:
+                _line(stderr, format_line(status.code or MCP_UNAVAILABLE, status.error))
         try:
             gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
                                   events=runtime.events,
