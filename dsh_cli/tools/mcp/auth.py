@@ -119,6 +119,14 @@ class StoredLogin:
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self.file.update(self.resource, "tokens", tokens.model_dump(mode="json",
                                                                      exclude_none=True))
+        from mcp.shared.auth_utils import calculate_token_expiry
+
+        self.file.update(self.resource, "expires_at", calculate_token_expiry(tokens.expires_in))
+
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (wall clock), if the server said."""
+        value = self.file.entry(self.resource).get("expires_at")
+        return float(value) if isinstance(value, int | float) else None
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -169,7 +177,6 @@ def interactive_auth(config: ServerConfig, storage: StoredLogin, *,
                      callback: Callable[[], Awaitable[Any]],
                      redirect_uri: str) -> httpx2.Auth:
     """The SDK's authorization-code provider (PKCE, discovery, registration, refresh)."""
-    from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientMetadata
 
     assert config.url is not None
@@ -179,8 +186,24 @@ def interactive_auth(config: ServerConfig, storage: StoredLogin, *,
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"], "token_endpoint_auth_method": "none",
         "scope": " ".join(oauth.scopes) or None})
-    return OAuthClientProvider(config.url, metadata, storage, redirect_handler=redirect,
-                               callback_handler=callback)
+    return _provider_class()(config.url, metadata, storage, redirect_handler=redirect,
+                             callback_handler=callback)
+
+
+def _provider_class() -> type[Any]:
+    """The SDK's provider, taught the stored expiry so a new process refreshes in time."""
+    from mcp.client.auth import OAuthClientProvider
+
+    class RefreshingProvider(OAuthClientProvider):  # type: ignore[misc]
+        # the SDK keeps a token's expiry in memory only: a token loaded from the file
+        # would pass as valid until the server's 401 sent the flow to the browser
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            storage = self.context.storage
+            if isinstance(storage, StoredLogin):
+                self.context.token_expiry_time = storage.expires_at()
+
+    return RefreshingProvider
 
 
 async def _no_browser(url: str) -> None:
