@@ -100,10 +100,17 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
 
     assert config.url is not None
     storage = StoredLogin(tokens_file(auth_dir), resource_of(config.url))
-    # a fresh login: the old tokens go, a registration (client_id) is kept
-    storage.file.update(storage.resource, "tokens", None)
+    # a fresh login: the old tokens and registration go (a registration names the
+    # callback's port, a new one each login)
+    storage.file.forget(storage.resource)
     callback = Callback()
     await callback.start()
+    if config.oauth.client_id:  # registered beforehand: no dynamic registration
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        await storage.set_client_info(OAuthClientInformationFull.model_validate({
+            "client_id": config.oauth.client_id, "redirect_uris": [callback.redirect_uri],
+            "token_endpoint_auth_method": "none"}))
     unpaste = _take_pasted(paste, callback)
 
     async def redirect(url: str) -> None:
