@@ -142,6 +142,17 @@ class StoredLogin:
                                                                          exclude_none=True))
 
 
+def quiet_sdk_log() -> None:
+    """The SDK logs a failed flow with its traceback (which can quote a token or a code) on
+    stderr when nothing handles its log: dsh says one line itself instead."""
+    import logging
+
+    logger = logging.getLogger("mcp.client.auth")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
 def tokens_file(config_dir: Path) -> TokenFile:
     return TokenFile(config_dir / TOKENS_FILE)
 
@@ -150,6 +161,7 @@ def http_auth(config: ServerConfig, config_dir: Path,
               environ: Mapping[str, str] | None = None) -> httpx2.Auth | None:
     """What a session's connection to ``config`` presents; None: a server with no login."""
     assert config.url is not None
+    quiet_sdk_log()
     environ = os.environ if environ is None else environ
     oauth = config.oauth
     resource = resource_of(config.url)
@@ -180,6 +192,7 @@ def interactive_auth(config: ServerConfig, storage: StoredLogin, *,
     from mcp.shared.auth import OAuthClientMetadata
 
     assert config.url is not None
+    quiet_sdk_log()
     oauth = config.oauth
     metadata = OAuthClientMetadata.model_validate({
         "client_name": "dsh", "redirect_uris": [redirect_uri],
