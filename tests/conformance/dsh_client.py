@@ -80,7 +80,8 @@ async def main(url: str, scenario: str) -> int:
     servers = parse_servers({"mcpServers": {"server": entry}}, "conformance", {})
     failed = 0
     auth_dir = Path(tempfile.mkdtemp(prefix="dsh-conformance-"))  # the config directory
-    await log_in_if_asked(servers, auth_dir)
+    if scenario.startswith("auth/"):
+        await log_in_if_asked(servers, auth_dir)
     with tempfile.TemporaryFile("w+") as errlog:
         toolset = await McpToolset.start(servers, errlog=errlog, elicitation=ui,
                                          report=lambda line: print(line, file=sys.stderr),
