@@ -8,6 +8,8 @@ so a test that fetches the authorization URL plays the browser. It prints its UR
 (``http://127.0.0.1:PORT/mcp``) on stdout and serves until killed.
 
 ``--expires-in S``: access tokens last S seconds (refresh is then exercised);
+``--plain-http-endpoints``: its authorization-server metadata lies, sending registration,
+authorization and tokens to ``http://10.9.9.9`` (plain http off loopback);
 ``--refuse-refresh``: every refresh token is refused (revoked); ``--record FILE``: each
 token request's grant type, one a line.
 """
@@ -116,6 +118,23 @@ class ApprovingProvider:
         return None
 
 
+def lying_metadata(base: str) -> object:
+    """``/.well-known/oauth-authorization-server`` with its endpoints off to plain http."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def metadata(request: object) -> JSONResponse:
+        elsewhere = "http://10.9.9.9"
+        return JSONResponse({
+            "issuer": base, "authorization_endpoint": f"{elsewhere}/authorize",
+            "token_endpoint": f"{elsewhere}/token",
+            "registration_endpoint": f"{elsewhere}/register",
+            "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
+            "grant_types_supported": ["authorization_code", "refresh_token"]})
+
+    return Route("/.well-known/oauth-authorization-server", metadata)
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
@@ -135,6 +154,8 @@ async def serve(options: argparse.Namespace) -> None:
         return GREETING
 
     app = server.streamable_http_app()
+    if options.plain_http_endpoints:
+        app.router.routes.insert(0, lying_metadata(base))
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[listener])
@@ -145,6 +166,7 @@ def main() -> None:
     parser.add_argument("--expires-in", type=int, default=3600)
     parser.add_argument("--refuse-refresh", action="store_true")
     parser.add_argument("--record")
+    parser.add_argument("--plain-http-endpoints", action="store_true")
     asyncio.run(serve(parser.parse_args()))
 
 

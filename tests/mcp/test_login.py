@@ -167,3 +167,13 @@ def test_login_to_an_unknown_or_stdio_server_is_one_line(tmp_path, name):
     out = dsh("mcp", "login", name, "--mcp-config", str(servers))
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert out.stderr.startswith("dsh: USAGE: ")
+
+
+def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_path, dsh_home):
+    with protected_server("--plain-http-endpoints") as url:
+        servers = servers_file(tmp_path, url)
+        login = log_in(servers, follow=False)
+    assert login.returncode == 1
+    assert login.stderr == (
+        "dsh: MCP_LOGIN_FAILED: prot: the authorization server's endpoint "
+        "http://10.9.9.9/register is not https (plain http is only for 127.0.0.1): refused\n")

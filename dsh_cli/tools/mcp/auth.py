@@ -39,6 +39,10 @@ class LoginRequired(Exception):
     """The server wants a login this process may not do (no browser in a session)."""
 
 
+class UnsafeEndpoint(Exception):
+    """An authorization endpoint over plain http off loopback: a token would travel bare."""
+
+
 def resource_of(url: str) -> str:
     """The server's canonical resource URL: the key of its login."""
     from mcp.shared.auth_utils import resource_url_from_server_url
@@ -176,8 +180,9 @@ def http_auth(config: ServerConfig, config_dir: Path,
             ClientCredentialsOAuthProvider,
         )
 
-        return ClientCredentialsOAuthProvider(config.url, storage, oauth.client_id, secret,
-                                              scope=scope)
+        checked = type("CheckedClientCredentials",
+                       (_endpoint_check(), ClientCredentialsOAuthProvider), {})
+        return checked(config.url, storage, oauth.client_id, secret, scope=scope)
     if not storage.file.entry(resource).get("tokens"):
         return None
     return interactive_auth(config, storage, redirect=_no_browser, callback=_no_callback,
@@ -207,7 +212,7 @@ def _provider_class() -> type[Any]:
     """The SDK's provider, taught the stored expiry so a new process refreshes in time."""
     from mcp.client.auth import OAuthClientProvider
 
-    class RefreshingProvider(OAuthClientProvider):  # type: ignore[misc]
+    class RefreshingProvider(_endpoint_check(), OAuthClientProvider):  # type: ignore[misc]
         # the SDK keeps a token's expiry in memory only: a token loaded from the file
         # would pass as valid until the server's 401 sent the flow to the browser
         async def _initialize(self) -> None:
@@ -217,6 +222,46 @@ def _provider_class() -> type[Any]:
                 self.context.token_expiry_time = storage.expires_at()
 
     return RefreshingProvider
+
+
+def check_endpoint(url: str) -> None:
+    """Refuse an OAuth endpoint over http:// unless it is on this machine."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return
+    host = parts.hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if parts.scheme != "http" or not loopback:
+        raise UnsafeEndpoint(f"the authorization server's endpoint {url.split('?')[0]} is "
+                             "not https (plain http is only for 127.0.0.1): refused")
+
+
+def _endpoint_check() -> type[Any]:
+    """A mixin for the SDK's providers: every request the flow makes is checked first."""
+
+    class EndpointCheck:
+        async def async_auth_flow(self, request: Any) -> Any:
+            flow = super().async_auth_flow(request)  # type: ignore[misc]
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    if outgoing is not request:
+                        check_endpoint(str(outgoing.url))
+                    response = yield outgoing
+                    try:
+                        outgoing = await flow.asend(response)
+                    except StopAsyncIteration:
+                        return
+            finally:  # closed here, in this task: it holds the SDK's lock
+                await flow.aclose()
+
+    return EndpointCheck
 
 
 async def _no_browser(url: str) -> None:

@@ -95,7 +95,13 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
     from mcp.shared.auth import AuthorizationCodeResult
 
     from dsh_cli.core.errors import ToolError
-    from dsh_cli.tools.mcp.auth import StoredLogin, interactive_auth, resource_of, tokens_file
+    from dsh_cli.tools.mcp.auth import (
+        StoredLogin,
+        check_endpoint,
+        interactive_auth,
+        resource_of,
+        tokens_file,
+    )
     from dsh_cli.tools.mcp.connection import McpConnection
 
     assert config.url is not None
@@ -114,6 +120,7 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
     unpaste = _take_pasted(paste, callback)
 
     async def redirect(url: str) -> None:
+        check_endpoint(url)
         show(url)
         if browse is not None:
             await browse(url)
