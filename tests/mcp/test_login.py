@@ -177,3 +177,15 @@ def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_pat
     assert login.stderr == (
         "dsh: MCP_LOGIN_FAILED: prot: the authorization server's endpoint "
         "http://10.9.9.9/register is not https (plain http is only for 127.0.0.1): refused\n")
+
+
+def test_client_credentials_whose_secret_variable_is_unset_says_which(tmp_path):
+    with protected_server() as url:
+        servers = tmp_path / "servers.json"
+        servers.write_text(json.dumps({"mcpServers": {"prot": {
+            "type": "http", "url": url,
+            "oauth": {"client_id": "ci", "client_secret_env": "DSH_TEST_UNSET_SECRET"}}}}))
+        server = listed(str(servers))
+    assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
+    assert server["error"] == ("prot cannot log in: oauth.client_secret_env names "
+                               "DSH_TEST_UNSET_SECRET, which is not set")

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
     from dsh_cli.tools.mcp.config import ServerConfig
 
-__all__ = ["TOKENS_FILE", "LoginRequired", "StoredLogin", "TokenFile", "http_auth",
-           "resource_of"]
+__all__ = ["TOKENS_FILE", "LoginRequired", "SecretMissing", "StoredLogin", "TokenFile",
+           "UnsafeEndpoint", "check_endpoint", "http_auth", "interactive_auth", "resource_of",
+           "tokens_file"]
 
 TOKENS_FILE = "mcp-tokens.json"  # in the config directory
 MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
@@ -37,6 +38,14 @@ MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
 
 class LoginRequired(Exception):
     """The server wants a login this process may not do (no browser in a session)."""
+
+    secret_missing = False
+
+
+class SecretMissing(LoginRequired):
+    """``oauth.client_secret_env`` names a variable that is not set."""
+
+    secret_missing = True
 
 
 class UnsafeEndpoint(Exception):
@@ -174,7 +183,7 @@ def http_auth(config: ServerConfig, config_dir: Path,
     if oauth.client_secret_env is not None and oauth.client_id:
         secret = environ.get(oauth.client_secret_env)
         if not secret:
-            raise LoginRequired(f"oauth.client_secret_env names {oauth.client_secret_env}, "
+            raise SecretMissing(f"oauth.client_secret_env names {oauth.client_secret_env}, "
                                 "which is not set")
         from mcp.client.auth.extensions.client_credentials import (
             ClientCredentialsOAuthProvider,

@@ -112,9 +112,12 @@ class McpConnection:
             self.failure = _describe(error)
             await self.close()
             # a login being made (``http_auth`` given) reports its own failure instead
-            if (self.unauthorized and self.http_auth is None) or _login_required(error):
+            needed = _login_required(error)
+            if (self.unauthorized and self.http_auth is None) or needed is not None:
                 name = self.config.name
                 self.failure = f"{name} needs a login: run dsh mcp login {name}"
+                if needed is not None and needed.secret_missing:
+                    self.failure = f"{name} cannot log in: {needed}"
                 raise ToolError(self.failure, MCP_AUTH_REQUIRED) from None
             raise ToolError(f"MCP server {self.config.name} failed to start: {self.failure}",
                             MCP_UNAVAILABLE) from None
@@ -338,13 +341,13 @@ def _is_protocol_error(error: BaseException) -> bool:
     return isinstance(error, MCPError) and error.error.code != CONNECTION_CLOSED
 
 
-def _login_required(error: BaseException) -> bool:
-    """Whether the start failed on a login this process may not do (``auth.LoginRequired``)."""
+def _login_required(error: BaseException) -> Any:
+    """The ``auth.LoginRequired`` the start failed on (a login this process may not do)."""
     from dsh_cli.tools.mcp.auth import LoginRequired
 
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
-    return isinstance(error, LoginRequired)
+    return error if isinstance(error, LoginRequired) else None
 
 
 def _describe(error: BaseException) -> str:
