@@ -156,8 +156,8 @@ def test_a_browser_that_never_comes_back_is_a_timeout_not_a_hang(tmp_path, dsh_h
         "dsh: MCP_LOGIN_FAILED: prot: no answer from the browser within 1 s "
         "(run dsh mcp login prot again)")
     assert time.monotonic() - started < 20
-    assert "tokens" not in json.dumps(json.loads((dsh_home / "mcp-tokens.json").read_text()
-                                                 ).get("x", {}))
+    [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
+    assert entry["client"]["client_id"] and "tokens" not in entry  # registered, no token
 
 
 @pytest.mark.parametrize("name", ["nope", "local"])
