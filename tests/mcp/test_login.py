@@ -189,3 +189,28 @@ def test_client_credentials_whose_secret_variable_is_unset_says_which(tmp_path):
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
     assert server["error"] == ("prot cannot log in: oauth.client_secret_env names "
                                "DSH_TEST_UNSET_SECRET, which is not set")
+
+
+def test_where_no_browser_opens_the_pasted_address_finishes_the_login(tmp_path, dsh_home):
+    import asyncio
+
+    from dsh_cli.tools.mcp import parse_servers
+    from dsh_cli.tools.mcp.login import log_in
+
+    read_end, write_end = os.pipe()
+    with protected_server() as url, open(read_end, encoding="utf-8") as paste:
+        [config] = parse_servers({"mcpServers": {"prot": {"type": "http", "url": url}}},
+                                 "test", {})
+
+        def show(authorization_url: str) -> None:
+            # the browser on another machine lands on dsh's callback address, which it
+            # cannot reach; the human copies that address and pastes it
+            landed = httpx2.get(authorization_url, follow_redirects=False, timeout=CEILING)
+            assert "127.0.0.1" in landed.headers["location"]
+            os.write(write_end, (landed.headers["location"] + "\n").encode())
+
+        asyncio.run(asyncio.wait_for(log_in(config, dsh_home, show=show, paste=paste,
+                                            timeout=30), CEILING))
+        os.close(write_end)
+        assert stored_token(dsh_home)
+        assert listed(servers_file(tmp_path, url))["started"]
