@@ -26,17 +26,24 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
+# subcommands imported only when they run: ``dsh mcp`` itself must be ready fast
+_LAZY = {"install": "dsh_cli.cli.mcp_install:install", "login": "dsh_cli.cli.mcp_login:login",
+         "logout": "dsh_cli.cli.mcp_login:logout"}
+
+
 class _McpGroup(click.Group):
-    """``install`` is imported only when it runs: ``dsh mcp`` itself must be ready fast."""
+    """``install``, ``login`` and ``logout`` are imported only when they run."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), "install"])
+        return sorted([*super().list_commands(ctx), *_LAZY])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name == "install":
-            from dsh_cli.cli.mcp_install import install
+        if name in _LAZY:
+            import importlib
 
-            return install
+            module, attribute = _LAZY[name].split(":")
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
         return super().get_command(ctx, name)
 
 
@@ -212,7 +219,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
     import json
     import tempfile
 
-    from dsh_cli.config import load_settings
+    from dsh_cli.config import config_dir, load_settings
     from dsh_cli.core.errors import HarnessError, report
     from dsh_cli.core.sanitize import sanitize_line
     from dsh_cli.session.tools import plan_tools
@@ -231,7 +238,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
         with tempfile.TemporaryFile("w+") as errlog:  # the servers' own chatter stays out
             # a tool left out (a bad or taken name) is news for whoever lists: stderr
             toolset = await McpToolset.start(
-                plan.servers, errlog=errlog,
+                plan.servers, errlog=errlog, auth_dir=config_dir(),
                 notice=lambda line: click.echo(sanitize_line(line), err=True))
             try:
                 statuses = toolset.statuses
@@ -240,7 +247,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
     if as_json:
         click.echo(json.dumps([{
             "name": status.name, "transport": status.transport, "source": status.source,
-            "started": status.started, "error": status.error,
+            "started": status.started, "error": status.error, "code": status.code,
             "tools": [{"name": tool.name, "description": tool.description,
                        "hints": tool.hints.to_json()} for tool in status.tools],
         } for status in statuses], ensure_ascii=True))  # exact values; no raw byte reaches a tty
@@ -264,7 +271,8 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
         click.echo(f"{sanitize_line(status.name)}  {status.transport}  {state}  "
                    f"({sanitize_line(status.source)})")
         if status.error:
-            click.echo(f"  {sanitize_line(status.error)}")
+            line = f"{status.code}: {status.error}" if status.code else status.error
+            click.echo(f"  {sanitize_line(line)}")
         for tool in status.tools:
             hints = [name.replace("_", " ") for name, on in tool.hints.to_json().items() if on]
             note = f"  [{', '.join(hints)}]" if hints else ""

@@ -45,6 +45,8 @@ __all__ = [
     "INVALID_ARGS",
     "INVALID_QUESTIONS",
     "INVALID_TOOL_NAME",
+    "MCP_AUTH_REQUIRED",
+    "MCP_LOGIN_FAILED",
     "MCP_STATE_NOT_STORED",
     "MCP_STATE_REFUSED",
     "MCP_TIMEOUT",
@@ -111,6 +113,10 @@ MCP_TIMEOUT = "MCP_TIMEOUT"
 MCP_STATE_REFUSED = "MCP_STATE_REFUSED"
 # a round's requestState too big to store with its batch: the form cannot be resumed
 MCP_STATE_NOT_STORED = "MCP_STATE_NOT_STORED"
+# a remote server answered 401: it wants `dsh mcp login SERVER` (mcp.md section 4)
+MCP_AUTH_REQUIRED = "MCP_AUTH_REQUIRED"
+# `dsh mcp login` could not finish: lying metadata, a timeout, a refused code
+MCP_LOGIN_FAILED = "MCP_LOGIN_FAILED"
 
 # Permission requests (permissions.md)
 PERMISSION_DENIED = "PERMISSION_DENIED"

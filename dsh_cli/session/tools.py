@@ -110,9 +110,12 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
         stack.enter_context(sdk_logs_to(errlog))
         toolset = await McpToolset.start(
             plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
-            report=lambda message: _line(stderr, format_line(MCP_UNAVAILABLE, message)),
+            auth_dir=config_dir(),
             elicitation=runtime.ui if can_answer else None, answerable=can_answer,
             open_url=_opener(stderr), notice=lambda line: _line(stderr, line))
+        for status in toolset.statuses:  # each failed server: one line, with its code
+            if status.error is not None:
+                _line(stderr, format_line(status.code or MCP_UNAVAILABLE, status.error))
         try:
             _warn_rules(plan.rules(), toolset, stderr)
             gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),

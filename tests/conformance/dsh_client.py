@@ -12,9 +12,11 @@ tool call returned goes to stderr, which the suite keeps (``stderr.txt`` of ``-o
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.tools import ToolRegistry
@@ -24,6 +26,42 @@ from dsh_cli.tools.registry import ToolContext
 # scenarios whose server judges what happens while each of its tools (no arguments) runs
 CALL_EVERY_TOOL = ("elicitation-sep1034-client-defaults", "sse-retry")
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # the server entry's "protocol" (the suite passes env on)
+SECRET = "DSH_CONFORMANCE_CLIENT_SECRET"  # the entry's oauth.client_secret_env
+
+
+def oauth_entry() -> dict[str, object]:
+    """The ``oauth`` keys a user would write for this scenario's client (suite's context)."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if context.get("client_secret"):
+        os.environ[SECRET] = context["client_secret"]
+        return {"client_id": context["client_id"], "client_secret_env": SECRET}
+    return {"client_id": context["client_id"]} if context.get("client_id") else {}
+
+
+async def follow(url: str) -> None:
+    """The browser of a human who approves: the suite's authorization server redirects to
+    dsh's callback at once, so following the redirects is the whole login (tests only)."""
+    import httpx2
+
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=30) as browser:
+        await browser.get(url)
+
+
+async def log_in_if_asked(servers: list, auth_dir: Path) -> None:
+    """What a user does after ``MCP_AUTH_REQUIRED``: ``dsh mcp login server`` (its flow)."""
+    from dsh_cli.tools.mcp.login import LoginFailed, log_in
+
+    if servers[0].oauth.client_secret_env:  # client_credentials: no login, no browser
+        return
+    with tempfile.TemporaryFile("w+") as errlog:
+        probe = await McpToolset.start(servers, errlog=errlog, auth_dir=auth_dir)
+        await probe.close()
+    if probe.statuses[0].code != "MCP_AUTH_REQUIRED":
+        return
+    try:
+        await log_in(servers[0], auth_dir, show=lambda url: None, browse=follow, timeout=30)
+    except LoginFailed as error:
+        print(f"dsh: {error.code}: {error.message}", file=sys.stderr)
 
 
 def skip_everything(context: object) -> dict[str, object]:
@@ -37,12 +75,17 @@ async def main(url: str, scenario: str) -> int:
     ui.register_provider(ScriptedProvider(skip_everything))
     # the entry a user would write: the era is negotiated (2026-07-28 probe, then the
     # session era these servers speak) unless the test asks for "protocol": "legacy"
-    entry = {"type": "http", "url": url, "protocol": os.environ.get(PROTOCOL, "auto")}
+    entry = {"type": "http", "url": url, "protocol": os.environ.get(PROTOCOL, "auto"),
+             "oauth": oauth_entry()}
     servers = parse_servers({"mcpServers": {"server": entry}}, "conformance", {})
     failed = 0
+    auth_dir = Path(tempfile.mkdtemp(prefix="dsh-conformance-"))  # the config directory
+    if scenario.startswith("auth/"):
+        await log_in_if_asked(servers, auth_dir)
     with tempfile.TemporaryFile("w+") as errlog:
         toolset = await McpToolset.start(servers, errlog=errlog, elicitation=ui,
-                                         report=lambda line: print(line, file=sys.stderr))
+                                         report=lambda line: print(line, file=sys.stderr),
+                                         auth_dir=auth_dir)
         try:
             if not toolset.connections:
                 return 1

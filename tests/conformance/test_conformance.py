@@ -5,7 +5,10 @@ Streamable HTTP, elicitation answered through a real ``UserInteraction``); the s
 (``@modelcontextprotocol/conformance`` 0.1.11, from ``tests/npm``) starts each scenario's
 server and judges what it saw, into ``checks.json`` of its ``-o`` directory.
 
-The suite's other client scenarios (``auth/*``) need an OAuth client, which dsh lacks.
+The ``auth/*`` scenarios log in first through ``dsh mcp login``'s flow
+(``dsh_cli.tools.mcp.login``; the suite's authorization server approves at once, and
+``dsh_client.py`` follows its redirect as the browser would), or with ``client_credentials``
+when the suite hands out a secret; then the session presents the stored login.
 
 0.1.11's ``tools_call`` server connects one ``Server`` to a new transport on every POST
 (``dist/index.js`` line 2, ``n.post(`/mcp`,...)``: ``await t.connect(r)``). From
@@ -42,6 +45,50 @@ SCENARIOS = {
         for kind in ("string", "integer", "number", "enum", "boolean")],
     "sse-retry": ["client-sse-graceful-reconnect", "client-sse-retry-timing",
                   "client-sse-last-event-id"],
+}
+FLOW = ["authorization-server-metadata", "authorization-request", "client-registration",
+        "pkce-code-challenge-sent", "pkce-code-verifier-sent", "pkce-s256-method-used",
+        "pkce-verifier-matches-challenge", "token-request", "valid-bearer-token"]
+RESOURCE = ["resource-parameter-consistency", "resource-parameter-in-authorization",
+            "resource-parameter-in-token", "resource-parameter-valid-uri",
+            "token-endpoint-auth-method"]
+AUTH_SCENARIOS = {
+    "auth/metadata-default": [*FLOW, "prm-pathbased-requested"],
+    "auth/metadata-var1": [*FLOW, "prm-pathbased-requested"],
+    "auth/2025-03-26-oauth-metadata-backcompat": FLOW,
+    "auth/2025-03-26-oauth-endpoint-fallback": [
+        "authorization-request", "client-registration", "token-request", "valid-bearer-token"],
+    "auth/scope-from-www-authenticate": [*FLOW, "prm-pathbased-requested",
+                                         "scope-from-www-authenticate"],
+    "auth/scope-from-scopes-supported": [*FLOW, "prm-pathbased-requested",
+                                         "scope-from-scopes-supported"],
+    "auth/scope-omitted-when-undefined": [*FLOW, "prm-pathbased-requested",
+                                          "scope-omitted-when-undefined"],
+    "auth/token-endpoint-auth-basic": [*FLOW, "prm-pathbased-requested", *RESOURCE],
+    "auth/token-endpoint-auth-post": [*FLOW, "prm-pathbased-requested", *RESOURCE],
+    "auth/token-endpoint-auth-none": [*FLOW, "prm-pathbased-requested", *RESOURCE],
+    "auth/pre-registration": ["authorization-server-metadata", "pre-registration-auth",
+                              "prm-pathbased-requested", "token-request", "valid-bearer-token"],
+    "auth/client-credentials-basic": [
+        "authorization-server-metadata", "client-credentials-basic-auth",
+        "prm-pathbased-requested", "token-request", "valid-bearer-token"],
+}
+# scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
+AUTH_REFUSED = {
+    "auth/resource-mismatch": (["prm-pathbased-requested", "resource-mismatch-rejected"],
+                               "dsh: MCP_LOGIN_FAILED: Protected resource "
+                               "https://evil.example.com/mcp does not match expected"),
+    "auth/scope-retry-limit": ([*[check for check in FLOW if check != "valid-bearer-token"],
+                                "prm-pathbased-requested", "scope-retry-limit"],
+                               "server needs a login: run dsh mcp login server"),
+    # 0.1.11's tenant servers publish the origin as the issuer of /tenant1's metadata;
+    # RFC 8414 section 3.3 (the SDK's SEP-2468 check) refuses such a document
+    "auth/metadata-var2": (["authorization-server-metadata", "prm-pathbased-requested"],
+                           "dsh: MCP_LOGIN_FAILED: Authorization server metadata issuer "
+                           "mismatch: "),
+    "auth/metadata-var3": (["authorization-server-metadata", "prm-pathbased-requested"],
+                           "dsh: MCP_LOGIN_FAILED: Authorization server metadata issuer "
+                           "mismatch: "),
 }
 # what dsh's tool registry handed back (the suite sees only the request)
 RETURNED = {
@@ -106,3 +153,22 @@ def test_a_legacy_server_entry_connects_without_the_era_probe(tmp_path):
                if check["id"] == "incoming-request"]
     assert methods == ["initialize", "notifications/initialized", "tools/list", "tools/call"]
     assert RETURNED["tools_call"] in client_stderr
+
+
+@pytest.mark.parametrize("scenario", list(AUTH_SCENARIOS))
+def test_dsh_logs_in_for_the_auth_scenario(scenario, tmp_path):
+    checks, client_stderr, said = run_scenario(scenario, tmp_path)
+    assert verdicts(checks) == dict.fromkeys(AUTH_SCENARIOS[scenario], "SUCCESS"), said[-3000:]
+    assert "CLIENT EXITED WITH ERROR" not in said, said[-3000:]
+    assert "Traceback" not in client_stderr, client_stderr[-2000:]
+
+
+@pytest.mark.parametrize("scenario", list(AUTH_REFUSED))
+def test_dsh_refuses_the_lying_server_of_the_auth_scenario_in_one_line(scenario, tmp_path):
+    expected, line = AUTH_REFUSED[scenario]
+    checks, client_stderr, said = run_scenario(scenario, tmp_path)
+    judged = verdicts(checks)
+    assert {check: judged.get(check) for check in expected} == dict.fromkeys(
+        expected, "SUCCESS"), said[-3000:]
+    assert line in client_stderr, client_stderr[-2000:]
+    assert "Traceback" not in client_stderr, client_stderr[-2000:]

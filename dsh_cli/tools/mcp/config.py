@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "PROJECT_FILE",
     "USER_FILE",
+    "OAuthSettings",
     "ServerConfig",
     "configured_servers",
     "decode_file",
@@ -38,7 +39,19 @@ DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024  # bytes of one message from a server
 USER_FILE = "mcp.json"  # in the config directory
 PROJECT_FILE = ".mcp.json"  # in the working directory, only once trusted
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    """A remote server's ``oauth`` keys: a registered client, its secret's variable, scopes."""
+
+    client_id: str | None = None
+    # the name of the environment variable holding the secret (never the secret itself):
+    # with it, dsh uses the client_credentials grant, no browser
+    client_secret_env: str | None = None
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,6 +74,7 @@ class ServerConfig:
     # "auto" negotiates the era (2026-07-28 first); "legacy" speaks only the session era
     # and sends no probe, for a server that mishandles one
     protocol: str = "auto"
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)
 
     @property
     def transport(self) -> str:
@@ -215,5 +229,33 @@ def _server(name: str, entry: Any, source: str,
         include_tools=strings("includeTools"), exclude_tools=strings("excludeTools") or (),
         startup_timeout=seconds("startup_timeout", DEFAULT_STARTUP_TIMEOUT),
         tool_timeout=seconds("tool_timeout", DEFAULT_TOOL_TIMEOUT), max_mcp_message=limit,
-        protocol=protocol,
+        protocol=protocol, oauth=_oauth(entry.get("oauth"), where, environ),
     )
+
+
+def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> OAuthSettings:
+    """The ``oauth`` object of an http server: ``client_id``, ``client_secret_env``, ``scopes``."""
+    if value is None:
+        return OAuthSettings()
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: oauth must be an object")
+    unknown = sorted(set(value) - {"client_id", "client_secret_env", "scopes"})
+    if unknown:
+        raise ConfigError(f"{where}: oauth has no key {unknown[0]!r} "
+                          "(client_id, client_secret_env, scopes)")
+    for key in ("client_id", "client_secret_env"):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            raise ConfigError(f"{where}: oauth.{key} must be a string")
+    scopes = value.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(item, str) for item in scopes):
+        raise ConfigError(f"{where}: oauth.scopes must be a list of strings")
+    secret_env = value.get("client_secret_env")
+    if secret_env is not None and not _VARIABLE_NAME.match(secret_env):
+        raise ConfigError(f"{where}: oauth.client_secret_env names an environment variable "
+                          "(letters, digits, '_'), not the secret")
+    client_id = value.get("client_id")
+    if secret_env is not None and not client_id:
+        raise ConfigError(f"{where}: oauth.client_secret_env needs oauth.client_id")
+    return OAuthSettings(client_id=expand(client_id, environ) if client_id else None,
+                         client_secret_env=secret_env,
+                         scopes=tuple(expand(item, environ) for item in scopes))

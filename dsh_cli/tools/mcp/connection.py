@@ -21,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import (
+    MCP_AUTH_REQUIRED,
     MCP_STATE_NOT_STORED,
     MCP_STATE_REFUSED,
     MCP_TIMEOUT,
@@ -62,8 +64,14 @@ class McpConnection:
                  client_version: str = "0",
                  open_url: Callable[[str], object] | None = None,
                  answerable: bool = False,
-                 notice: Callable[[str], None] | None = None) -> None:
+                 notice: Callable[[str], None] | None = None,
+                 auth_dir: Path | None = None, http_auth: Any = None) -> None:
         self.config = config
+        # where logins are kept (the config directory); None: no login is presented.
+        # ``http_auth``: an ``httpx2.Auth`` to present instead (``dsh mcp login``'s flow)
+        self.auth_dir = auth_dir
+        self.http_auth = http_auth
+        self.unauthorized = False  # the server answered 401
         self.errlog = errlog
         # where a line the user should read goes (stderr); by default the server log
         self.notice = notice or self._log
@@ -104,6 +112,14 @@ class McpConnection:
         except Exception as error:
             self.failure = self.failure or _describe(error)
             await self.close()
+            # a login being made (``http_auth`` given) reports its own failure instead
+            needed = _login_required(error)
+            if (self.unauthorized and self.http_auth is None) or needed is not None:
+                name = self.config.name
+                self.failure = f"{name} needs a login: run dsh mcp login {name}"
+                if needed is not None and needed.secret_missing:
+                    self.failure = f"{name} cannot log in: {needed}"
+                raise ToolError(self.failure, MCP_AUTH_REQUIRED) from None
             raise ToolError(f"MCP server {self.config.name} failed to start: {self.failure}",
                             MCP_UNAVAILABLE) from None
 
@@ -154,8 +170,9 @@ class McpConnection:
 
             # identity: a compressed body's size is not known until it is unpacked
             http = create_mcp_http_client(headers={"Accept-Encoding": "identity",
-                                                   **config.headers})
+                                                   **config.headers}, auth=self._auth())
             http.event_hooks["response"].append(bound_body(limit))
+            http.event_hooks["response"].append(self._saw)
             return streamable_http_client(config.url, http_client=http,
                                           max_sse_event_size=limit)
         from mcp.client.stdio import StdioServerParameters
@@ -177,6 +194,20 @@ class McpConnection:
         if self._ready is not None and self._ready.done():
             self.notice(format_line(MCP_UNAVAILABLE, f"MCP server {self.config.name} "
                                                      f"{reason}; its connection is closed"))
+
+    def _auth(self) -> Any:
+        """The login to present: the one given, else the stored one (auth.http_auth)."""
+        if self.http_auth is not None or self.auth_dir is None:
+            return self.http_auth
+        from dsh_cli.tools.mcp.auth import http_auth
+
+        return http_auth(self.config, self.auth_dir)
+
+    async def _saw(self, response: Any) -> None:
+        """A 401 that the login (if any) could not answer is the server wanting one."""
+        if response.status_code == 401 and str(response.request.url).startswith(
+                str(self.config.url).split("?")[0]):
+            self.unauthorized = True
 
     async def call(self, tool: str, arguments: dict[str, Any],
                    ctx: ToolContext | None = None) -> Any:
@@ -332,6 +363,15 @@ def _is_protocol_error(error: BaseException) -> bool:
     from mcp_types.jsonrpc import CONNECTION_CLOSED
 
     return isinstance(error, MCPError) and error.error.code != CONNECTION_CLOSED
+
+
+def _login_required(error: BaseException) -> Any:
+    """The ``auth.LoginRequired`` the start failed on (a login this process may not do)."""
+    from dsh_cli.tools.mcp.auth import LoginRequired
+
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error if isinstance(error, LoginRequired) else None
 
 
 def _describe(error: BaseException) -> str:

@@ -11,9 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dsh_cli.core.errors import DUPLICATE_TOOL, INVALID_TOOL_NAME, HarnessError, format_line
+from dsh_cli.core.errors import (
+    DUPLICATE_TOOL,
+    INVALID_TOOL_NAME,
+    MCP_UNAVAILABLE,
+    HarnessError,
+    format_line,
+)
 from dsh_cli.tools.mcp.tool import McpTool
 from dsh_cli.tools.registry import TOOL_NAME, offerable_name
 
@@ -37,6 +44,7 @@ class ServerStatus:
     started: bool
     error: str | None = None
     tools: list[McpTool] = field(default_factory=list)
+    code: str | None = None  # the error's code: MCP_AUTH_REQUIRED, MCP_UNAVAILABLE
 
 
 class McpToolset:
@@ -57,7 +65,8 @@ class McpToolset:
                     client_version: str = "0",
                     open_url: Callable[[str], object] | None = None,
                     answerable: bool = False,
-                    notice: Callable[[str], None] | None = None) -> McpToolset:
+                    notice: Callable[[str], None] | None = None,
+                    auth_dir: Path | None = None) -> McpToolset:
         """Start every server at once; failures are reported and left out.
 
         ``elicitation`` is the session's seam: when a provider is registered on it, the
@@ -68,12 +77,15 @@ class McpToolset:
         registered on ``elicitation`` right after the servers start (the session's answer
         source), so the capability is declared now. ``notice`` takes a line for the user
         while the servers run (a refused resume state); by default it goes to ``errlog``.
+        ``auth_dir`` holds the logins of remote servers (``auth.TOKENS_FILE``); None
+        presents none.
         """
         from dsh_cli.tools.mcp.connection import McpConnection
 
         connections = [McpConnection(server, errlog=errlog, elicitation=elicitation,
                                      client_version=client_version, open_url=open_url,
-                                     answerable=answerable, notice=notice)
+                                     answerable=answerable, notice=notice,
+                                     auth_dir=auth_dir)
                        for server in servers]
         outcomes = await asyncio.gather(*(connection.start() for connection in connections),
                                         return_exceptions=True)
@@ -84,12 +96,13 @@ class McpToolset:
         for connection, outcome in zip(connections, outcomes, strict=True):
             config = connection.config
             if isinstance(outcome, BaseException):
-                message = (outcome.message if isinstance(outcome, HarnessError)
-                           else str(outcome))
+                message, code = ((outcome.message, outcome.code)
+                                 if isinstance(outcome, HarnessError)
+                                 else (str(outcome), MCP_UNAVAILABLE))
                 if report is not None:
                     report(message)
                 statuses.append(ServerStatus(config.name, config.transport, config.source,
-                                             False, message))
+                                             False, message, code=code))
                 continue
             live.append(connection)
             tools = _offered(connection, taken, say)

@@ -81,3 +81,25 @@ def test_a_server_may_ask_for_the_session_era_only():
     assert (auto.protocol, legacy.protocol) == ("auto", "legacy")
     with pytest.raises(ConfigError, match="protocol must be"):
         parse_servers({"mcpServers": {"c": {"command": "x", "protocol": "2024"}}}, "f", {})
+
+
+def test_the_oauth_keys_of_an_http_server():
+    [server] = parse_servers({"mcpServers": {"docs": {
+        "type": "http", "url": "https://example.com/mcp",
+        "oauth": {"client_id": "${ID}", "client_secret_env": "DOCS_SECRET",
+                  "scopes": ["read", "write"]}}}}, "f.json", {"ID": "dsh-ci"})
+    assert (server.oauth.client_id, server.oauth.client_secret_env, server.oauth.scopes) == (
+        "dsh-ci", "DOCS_SECRET", ("read", "write"))
+
+
+@pytest.mark.parametrize(("oauth", "fragment"), [
+    ("yes", "oauth must be an object"),
+    ({"client_secret": "s3cret"}, "oauth has no key 'client_secret'"),
+    ({"client_id": "a", "client_secret_env": "s3cret value"}, "names an environment variable"),
+    ({"client_secret_env": "SECRET"}, "oauth.client_secret_env needs oauth.client_id"),
+    ({"scopes": "read"}, "oauth.scopes must be a list of strings"),
+])
+def test_bad_oauth_keys_are_one_config_error(oauth, fragment):
+    entry = {"type": "http", "url": "https://example.com/mcp", "oauth": oauth}
+    with pytest.raises(ConfigError, match=fragment):
+        parse_servers({"mcpServers": {"docs": entry}}, "f.json", {})

@@ -1,0 +1,282 @@
+"""MCP authorization for remote servers: the token file and the SDK's OAuth providers.
+
+Tokens and client registrations live in one JSON file of the config directory
+(``mcp-tokens.json``, mode 0600), keyed by the server's resource URL (RFC 8707), so two
+entries naming one server share a login and a renamed entry keeps it. Nothing here writes
+a token anywhere else: not the session store, not the server log, not an error line.
+
+``http_auth`` gives a session's connection what it presents: the ``client_credentials``
+grant when the entry names its secret's variable, else the stored login (refreshed by the
+SDK before expiry and on a 401), else nothing. A session never opens a browser: a login
+that would need one (none stored, a refresh token revoked) ends in ``LoginRequired``,
+which the connection reports as ``MCP_AUTH_REQUIRED``. ``mcp.client.auth`` is imported
+only here, and only for a server that needs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+    from dsh_cli.tools.mcp.config import ServerConfig
+
+__all__ = ["TOKENS_FILE", "LoginRequired", "SecretMissing", "StoredLogin", "TokenFile",
+           "UnsafeEndpoint", "check_endpoint", "http_auth", "interactive_auth", "resource_of",
+           "tokens_file"]
+
+TOKENS_FILE = "mcp-tokens.json"  # in the config directory
+MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
+
+
+class LoginRequired(Exception):
+    """The server wants a login this process may not do (no browser in a session)."""
+
+    secret_missing = False
+
+
+class SecretMissing(LoginRequired):
+    """``oauth.client_secret_env`` names a variable that is not set."""
+
+    secret_missing = True
+
+
+class UnsafeEndpoint(Exception):
+    """An authorization endpoint over plain http off loopback: a token would travel bare."""
+
+
+def resource_of(url: str) -> str:
+    """The server's canonical resource URL: the key of its login."""
+    from mcp.shared.auth_utils import resource_url_from_server_url
+
+    return resource_url_from_server_url(url)
+
+
+class TokenFile:
+    """``mcp-tokens.json``: ``{resource: {"tokens": ..., "client": ...}}``, written 0600."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as file:
+                data = file.read(MAX_TOKENS_FILE + 1)
+        except FileNotFoundError:
+            return {}
+        if len(data) > MAX_TOKENS_FILE:
+            return {}
+        try:
+            document = json.loads(data)
+        except ValueError:
+            return {}
+        if not isinstance(document, dict):
+            return {}
+        return {key: value for key, value in document.items() if isinstance(value, dict)}
+
+    def entry(self, resource: str) -> dict[str, Any]:
+        return self.read().get(resource, {})
+
+    def update(self, resource: str, key: str, value: Any) -> None:
+        document = self.read()
+        document.setdefault(resource, {})[key] = value
+        self._write(document)
+
+    def forget(self, resource: str) -> bool:
+        """Drop ``resource``'s login; whether there was one."""
+        document = self.read()
+        if document.pop(resource, None) is None:
+            return False
+        self._write(document)
+        return True
+
+    def _write(self, document: dict[str, Any]) -> None:
+        """Atomically, and never readable by others, not even for a moment."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                json.dump(document, file)
+            os.chmod(temporary, 0o600)  # an umask cannot widen it, a stale file might
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+class StoredLogin:
+    """The SDK's ``TokenStorage`` over one resource's entry of the token file."""
+
+    def __init__(self, file: TokenFile, resource: str) -> None:
+        self.file = file
+        self.resource = resource
+
+    async def get_tokens(self) -> OAuthToken | None:
+        from mcp.shared.auth import OAuthToken
+        from pydantic import ValidationError
+
+        value = self.file.entry(self.resource).get("tokens")
+        with contextlib.suppress(ValidationError):
+            return OAuthToken.model_validate(value) if value else None
+        return None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.file.update(self.resource, "tokens", tokens.model_dump(mode="json",
+                                                                     exclude_none=True))
+        from mcp.shared.auth_utils import calculate_token_expiry
+
+        self.file.update(self.resource, "expires_at", calculate_token_expiry(tokens.expires_in))
+
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (wall clock), if the server said."""
+        value = self.file.entry(self.resource).get("expires_at")
+        return float(value) if isinstance(value, int | float) else None
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        from mcp.shared.auth import OAuthClientInformationFull
+        from pydantic import ValidationError
+
+        value = self.file.entry(self.resource).get("client")
+        with contextlib.suppress(ValidationError):
+            return OAuthClientInformationFull.model_validate(value) if value else None
+        return None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.file.update(self.resource, "client", client_info.model_dump(mode="json",
+                                                                         exclude_none=True))
+
+
+def quiet_sdk_log() -> None:
+    """The SDK logs a failed flow with its traceback (which can quote a token or a code) on
+    stderr when nothing handles its log: dsh says one line itself instead."""
+    import logging
+
+    logger = logging.getLogger("mcp.client.auth")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
+def tokens_file(config_dir: Path) -> TokenFile:
+    return TokenFile(config_dir / TOKENS_FILE)
+
+
+def http_auth(config: ServerConfig, config_dir: Path,
+              environ: Mapping[str, str] | None = None) -> httpx2.Auth | None:
+    """What a session's connection to ``config`` presents; None: a server with no login."""
+    assert config.url is not None
+    quiet_sdk_log()
+    environ = os.environ if environ is None else environ
+    oauth = config.oauth
+    resource = resource_of(config.url)
+    storage = StoredLogin(tokens_file(config_dir), resource)
+    scope = " ".join(oauth.scopes) or None
+    if oauth.client_secret_env is not None and oauth.client_id:
+        secret = environ.get(oauth.client_secret_env)
+        if not secret:
+            raise SecretMissing(f"oauth.client_secret_env names {oauth.client_secret_env}, "
+                                "which is not set")
+        from mcp.client.auth.extensions.client_credentials import (
+            ClientCredentialsOAuthProvider,
+        )
+
+        checked = type("CheckedClientCredentials",
+                       (_endpoint_check(), ClientCredentialsOAuthProvider), {})
+        return checked(config.url, storage, oauth.client_id, secret, scope=scope)
+    if not storage.file.entry(resource).get("tokens"):
+        return None
+    return interactive_auth(config, storage, redirect=_no_browser, callback=_no_callback,
+                            redirect_uri="http://127.0.0.1/callback")
+
+
+def interactive_auth(config: ServerConfig, storage: StoredLogin, *,
+                     redirect: Callable[[str], Awaitable[None]],
+                     callback: Callable[[], Awaitable[Any]],
+                     redirect_uri: str) -> httpx2.Auth:
+    """The SDK's authorization-code provider (PKCE, discovery, registration, refresh)."""
+    from mcp.shared.auth import OAuthClientMetadata
+
+    assert config.url is not None
+    quiet_sdk_log()
+    oauth = config.oauth
+    metadata = OAuthClientMetadata.model_validate({
+        "client_name": "dsh", "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"], "token_endpoint_auth_method": "none",
+        "scope": " ".join(oauth.scopes) or None})
+    return _provider_class()(config.url, metadata, storage, redirect_handler=redirect,
+                             callback_handler=callback)
+
+
+def _provider_class() -> type[Any]:
+    """The SDK's provider, taught the stored expiry so a new process refreshes in time."""
+    from mcp.client.auth import OAuthClientProvider
+
+    class RefreshingProvider(_endpoint_check(), OAuthClientProvider):  # type: ignore[misc]
+        # the SDK keeps a token's expiry in memory only: a token loaded from the file
+        # would pass as valid until the server's 401 sent the flow to the browser
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            storage = self.context.storage
+            if isinstance(storage, StoredLogin):
+                self.context.token_expiry_time = storage.expires_at()
+
+    return RefreshingProvider
+
+
+def check_endpoint(url: str) -> None:
+    """Refuse an OAuth endpoint over http:// unless it is on this machine."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return
+    host = parts.hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if parts.scheme != "http" or not loopback:
+        raise UnsafeEndpoint(f"the authorization server's endpoint {url.split('?')[0]} is "
+                             "not https (plain http is only for 127.0.0.1): refused")
+
+
+def _endpoint_check() -> type[Any]:
+    """A mixin for the SDK's providers: every request the flow makes is checked first."""
+
+    class EndpointCheck:
+        async def async_auth_flow(self, request: Any) -> Any:
+            flow = super().async_auth_flow(request)  # type: ignore[misc]
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    if outgoing is not request:
+                        check_endpoint(str(outgoing.url))
+                    response = yield outgoing
+                    try:
+                        outgoing = await flow.asend(response)
+                    except StopAsyncIteration:
+                        return
+            finally:  # closed here, in this task: it holds the SDK's lock
+                await flow.aclose()
+
+    return EndpointCheck
+
+
+async def _no_browser(url: str) -> None:
+    """A session asks for no login: the stored one is gone or refused."""
+    raise LoginRequired("the stored login was refused")
+
+
+async def _no_callback() -> Any:
+    raise LoginRequired("the stored login was refused")

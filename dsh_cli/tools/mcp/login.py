@@ -1,0 +1,198 @@
+"""``dsh mcp login``'s flow: the SDK's authorization code + PKCE with a one-shot callback.
+
+A listener on 127.0.0.1 (a free port) takes exactly one ``/callback?code=&state=`` and
+closes; the SDK discovers the server's metadata, registers (or uses ``oauth.client_id``),
+builds the authorization URL with PKCE and the challenge's scopes, checks the state, and
+stores the tokens (``auth.StoredLogin``). The URL is handed to ``show`` (and ``browse``
+where a browser can open); where none can, the redirected address pasted on a terminal's
+stdin is taken instead. No answer within ``timeout`` is ``LoginFailed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import parse_qs, urlsplit
+
+from dsh_cli.core.errors import MCP_LOGIN_FAILED, HarnessError
+
+if TYPE_CHECKING:
+    from dsh_cli.tools.mcp.config import ServerConfig
+
+__all__ = ["LoginFailed", "log_in", "log_out"]
+
+CALLBACK_PATH = "/callback"
+MAX_REQUEST_LINE = 16 * 1024  # bytes; a callback URL is far shorter
+PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
+        b"\r\ndsh: logged in; you can close this tab.\n")
+NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+
+
+class LoginFailed(HarnessError):
+    """The login did not finish: what went wrong, in one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, MCP_LOGIN_FAILED)
+
+
+class Callback:
+    """The one-shot listener on 127.0.0.1 that the browser is sent back to."""
+
+    def __init__(self) -> None:
+        self.result: asyncio.Future[dict[str, str]] | None = None
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
+
+    async def start(self) -> None:
+        self.result = asyncio.get_running_loop().create_future()
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readuntil(b"\r\n"), 10)
+            parts = line[:MAX_REQUEST_LINE].decode("latin-1").split()
+            target = urlsplit(parts[1]) if len(parts) == 3 and parts[0] == "GET" else None
+            if target is None or target.path != CALLBACK_PATH:
+                writer.write(NOT_FOUND)
+                return
+            self.settle(target.query)
+            writer.write(PAGE)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError,
+                ConnectionError):
+            return
+        finally:
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+            writer.close()
+
+    def settle(self, query: str) -> None:
+        """The first redirect's parameters win; a later one changes nothing."""
+        values = {key: items[0] for key, items in parse_qs(query).items()}
+        if self.result is not None and not self.result.done():
+            self.result.set_result(values)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+
+
+async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], None],
+                 browse: Callable[[str], Awaitable[object]] | None = None,
+                 paste: TextIO | None = None, timeout: float = 300.0) -> None:
+    """Log in to ``config``'s server and store the tokens; raises ``LoginFailed``."""
+    from mcp.shared.auth import AuthorizationCodeResult
+
+    from dsh_cli.core.errors import ToolError
+    from dsh_cli.tools.mcp.auth import (
+        StoredLogin,
+        check_endpoint,
+        interactive_auth,
+        resource_of,
+        tokens_file,
+    )
+    from dsh_cli.tools.mcp.connection import McpConnection
+
+    assert config.url is not None
+    storage = StoredLogin(tokens_file(auth_dir), resource_of(config.url))
+    # a fresh login: the old tokens and registration go (a registration names the
+    # callback's port, a new one each login)
+    storage.file.forget(storage.resource)
+    callback = Callback()
+    await callback.start()
+    if config.oauth.client_id:  # registered beforehand: no dynamic registration
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        await storage.set_client_info(OAuthClientInformationFull.model_validate({
+            "client_id": config.oauth.client_id, "redirect_uris": [callback.redirect_uri],
+            "token_endpoint_auth_method": "none"}))
+    unpaste = _take_pasted(paste, callback)
+
+    async def redirect(url: str) -> None:
+        check_endpoint(url)
+        show(url)
+        if browse is not None:
+            await browse(url)
+
+    async def answered() -> AuthorizationCodeResult:
+        assert callback.result is not None
+        try:
+            values = await asyncio.wait_for(asyncio.shield(callback.result), timeout)
+        except TimeoutError:
+            raise LoginFailed(f"no answer from the browser within {timeout:g} s "
+                              f"(run dsh mcp login {config.name} again)") from None
+        if "error" in values:
+            raise LoginFailed(f"the authorization server refused: {values['error']} "
+                              f"{values.get('error_description', '')}".strip())
+        if not values.get("code"):
+            raise LoginFailed("the browser came back without an authorization code")
+        return AuthorizationCodeResult(code=values["code"], state=values.get("state"),
+                                       iss=values.get("iss"))
+
+    auth = interactive_auth(config, storage, redirect=redirect, callback=answered,
+                            redirect_uri=callback.redirect_uri)
+    # the human's time does not count against startup_timeout
+    waiting = dataclasses.replace(config, startup_timeout=config.startup_timeout + timeout)
+    # the login's server log: nothing in it is kept (an error could quote a token)
+    discard = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    connection = McpConnection(waiting, errlog=discard, http_auth=auth)
+    try:
+        await connection.start()
+    except ToolError as error:
+        raise LoginFailed(_reason(connection, error.message)) from None
+    finally:
+        unpaste()
+        await connection.close()
+        await callback.close()
+        discard.close()
+    if not (await storage.get_tokens()):
+        raise LoginFailed(f"{config.name} asked for no login; nothing was stored")
+
+
+def log_out(config: ServerConfig, auth_dir: Path) -> bool:
+    """Forget the server's login (tokens and registration); whether there was one."""
+    from dsh_cli.tools.mcp.auth import resource_of, tokens_file
+
+    assert config.url is not None
+    return tokens_file(auth_dir).forget(resource_of(config.url))
+
+
+def _reason(connection: Any, message: str) -> str:
+    """The one line: the flow's own reason (``connection.failure``), not the wrapper's."""
+    return connection.failure or message
+
+
+def _take_pasted(paste: TextIO | None, callback: Callback) -> Callable[[], None]:
+    """Where no browser can open here: a pasted redirect URL (or code) settles the login."""
+    if paste is None:
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    descriptor = paste.fileno()
+
+    def readable() -> None:
+        line = paste.readline().strip()
+        if not line:
+            return
+        if "code=" in urlsplit(line).query:  # the address the browser was sent back to
+            callback.settle(urlsplit(line).query)
+
+    try:
+        loop.add_reader(descriptor, readable)
+    except (NotImplementedError, ValueError, OSError):
+        return lambda: None
+
+    def stop() -> None:
+        loop.remove_reader(descriptor)
+
+    return stop

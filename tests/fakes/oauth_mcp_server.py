@@ -1,0 +1,174 @@
+"""``python oauth_mcp_server.py``: an OAuth-protected Streamable HTTP MCP server on 127.0.0.1.
+
+The SDK's own server-side authorization (``MCPServer(auth=..., auth_server_provider=...)``):
+protected-resource and authorization-server metadata, dynamic client registration, PKCE
+checked at the token endpoint, bearer tokens checked on ``/mcp``. Its authorization
+endpoint approves at once (no human), redirecting to the client's callback with a code,
+so a test that fetches the authorization URL plays the browser. It prints its URL
+(``http://127.0.0.1:PORT/mcp``) on stdout and serves until killed.
+
+``--expires-in S``: access tokens last S seconds (refresh is then exercised);
+``--plain-http-endpoints``: its authorization-server metadata lies, sending registration,
+authorization and tokens to ``http://10.9.9.9`` (plain http off loopback);
+``--refuse-refresh``: every refresh token is refused (revoked); ``--record FILE``: each
+token request's grant type, one a line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import socket
+import sys
+import time
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+GREETING = "hello from the protected server"
+
+
+class ApprovingProvider:
+    """An in-memory authorization server whose user always says yes."""
+
+    def __init__(self, expires_in: int, refuse_refresh: bool, record: str | None) -> None:
+        self.expires_in = expires_in
+        self.refuse_refresh = refuse_refresh
+        self.record = record
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+
+    def _note(self, grant: str) -> None:
+        if self.record:
+            with open(self.record, "a", encoding="utf-8") as file:
+                file.write(grant + "\n")
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id is not None
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client: OAuthClientInformationFull,
+                        params: AuthorizationParams) -> str:
+        code = secrets.token_urlsafe(24)
+        self.codes[code] = AuthorizationCode(
+            code=code, scopes=params.scopes or ["read"], expires_at=time.time() + 300,
+            client_id=client.client_id or "", code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource)
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client: OAuthClientInformationFull,
+                                      authorization_code: str) -> AuthorizationCode | None:
+        return self.codes.get(authorization_code)
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes,
+                                          expires_at=int(time.time()) + self.expires_in,
+                                          resource=resource)
+        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id,
+                                             scopes=scopes, resource=resource)
+        return OAuthToken(access_token=access, token_type="Bearer",
+                          expires_in=self.expires_in, refresh_token=refresh,
+                          scope=" ".join(scopes))
+
+    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
+                                          authorization_code: AuthorizationCode) -> OAuthToken:
+        self._note("authorization_code")
+        self.codes.pop(authorization_code.code, None)
+        return self._issue(client.client_id or "", authorization_code.scopes,
+                           authorization_code.resource)
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull,
+                                 refresh_token: str) -> RefreshToken | None:
+        self._note("refresh_token")
+        if self.refuse_refresh:
+            return None  # revoked: the token endpoint answers invalid_grant
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull,
+                                     refresh_token: RefreshToken,
+                                     scopes: list[str]) -> OAuthToken:
+        self.refresh.pop(refresh_token.token, None)
+        return self._issue(client.client_id or "", scopes or refresh_token.scopes,
+                           refresh_token.resource)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        found = self.access.get(token)
+        if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+            return None
+        return found
+
+    async def revoke_token(self, token: object) -> None:
+        return None
+
+
+def lying_metadata(base: str) -> object:
+    """``/.well-known/oauth-authorization-server`` with its endpoints off to plain http."""
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def metadata(request: object) -> JSONResponse:
+        elsewhere = "http://10.9.9.9"
+        return JSONResponse({
+            "issuer": base, "authorization_endpoint": f"{elsewhere}/authorize",
+            "token_endpoint": f"{elsewhere}/token",
+            "registration_endpoint": f"{elsewhere}/register",
+            "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
+            "grant_types_supported": ["authorization_code", "refresh_token"]})
+
+    return Route("/.well-known/oauth-authorization-server", metadata)
+
+
+async def serve(options: argparse.Namespace) -> None:
+    import uvicorn
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    provider = ApprovingProvider(options.expires_in, options.refuse_refresh, options.record)
+    server = MCPServer("protected", auth_server_provider=provider, auth=AuthSettings(
+        issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False,
+        client_registration_options=ClientRegistrationOptions(
+            enabled=True, valid_scopes=["read"], default_scopes=["read"]),
+        required_scopes=["read"]))
+
+    @server.tool()
+    def whoami() -> str:
+        """Who answers."""
+        return GREETING
+
+    app = server.streamable_http_app()
+    if options.plain_http_endpoints:
+        app.router.routes.insert(0, lying_metadata(base))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    print(f"{base}/mcp", flush=True)
+    await uvicorn.Server(config).serve(sockets=[listener])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--expires-in", type=int, default=3600)
+    parser.add_argument("--refuse-refresh", action="store_true")
+    parser.add_argument("--record")
+    parser.add_argument("--plain-http-endpoints", action="store_true")
+    asyncio.run(serve(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

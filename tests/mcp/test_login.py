@@ -1,0 +1,216 @@
+"""Remote servers that need a login: ``dsh mcp login/logout`` against a real OAuth server.
+
+The server is ``tests/fakes/oauth_mcp_server.py`` (the SDK's own server-side authorization,
+a real process on 127.0.0.1) whose authorization endpoint approves at once; the test plays
+the browser: it reads the URL ``dsh mcp login`` prints and follows its redirect to dsh's
+callback. Every dsh is a real subprocess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+from dsh_under_test import DSH
+
+FAKE = Path(__file__).resolve().parents[1] / "fakes" / "oauth_mcp_server.py"
+CEILING = 60
+NEEDS_LOGIN = "MCP_AUTH_REQUIRED: prot needs a login: run dsh mcp login prot"
+
+
+@contextlib.contextmanager
+def protected_server(*options: str):
+    """The OAuth-protected MCP server's URL while it runs."""
+    process = subprocess.Popen([sys.executable, str(FAKE), *options], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def servers_file(tmp_path: Path, url: str) -> str:
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps({"mcpServers": {"prot": {"type": "http", "url": url}}}))
+    return str(path)
+
+
+def dsh(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DSH, *args], capture_output=True, text=True, timeout=CEILING,
+                          stdin=subprocess.DEVNULL)
+
+
+def listed(servers: str) -> dict:
+    result = dsh("mcp", "list", "--mcp-config", servers, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)[0]
+
+
+def log_in(servers: str, *, follow: bool = True, timeout: str = "30",
+           ) -> subprocess.CompletedProcess[str]:
+    """``dsh mcp login prot``; with ``follow`` the test is the browser that says yes."""
+    process = subprocess.Popen([DSH, "mcp", "login", "prot", "--mcp-config", servers,
+                                "--no-open", "--timeout", timeout], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    if follow:
+        url = first.rsplit(" ", 1)[-1].strip()
+        assert "/authorize?" in url and "code_challenge_method=S256" in url, first
+        page = httpx2.get(url, follow_redirects=True, timeout=CEILING)
+        assert page.status_code == 200 and "logged in" in page.text
+    out, err = process.communicate(timeout=CEILING)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, first + err)
+
+
+def stored_token(home: Path) -> str:
+    tokens = home / "mcp-tokens.json"
+    assert stat.S_IMODE(os.stat(tokens).st_mode) == 0o600
+    [entry] = json.loads(tokens.read_text()).values()
+    return entry["tokens"]["access_token"]
+
+
+def test_a_server_that_answers_401_is_named_with_the_login_to_run(tmp_path):
+    with protected_server() as url:
+        servers = servers_file(tmp_path, url)
+        server = listed(servers)
+        shown = dsh("mcp", "list", "--mcp-config", servers)
+    assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
+    assert server["error"] == "prot needs a login: run dsh mcp login prot"
+    assert f"  {NEEDS_LOGIN}\n" in shown.stdout
+
+
+def test_login_stores_the_token_0600_and_the_session_uses_it_nowhere_else(tmp_path, dsh_home):
+    script = tmp_path / "model.json"
+    script.write_text(json.dumps({"turns": [
+        {"tool_calls": [{"name": "mcp__prot__whoami", "arguments": {}}]},
+        {"content": "done"}]}))
+    with protected_server() as url:
+        servers = servers_file(tmp_path, url)
+        login = log_in(servers)
+        assert login.returncode == 0, login.stderr
+        assert login.stderr.endswith("dsh: prot: logged in\n")
+        token = stored_token(dsh_home)
+        server = listed(servers)
+        assert server["started"] and [t["name"] for t in server["tools"]] == [
+            "mcp__prot__whoami"]
+        run = subprocess.run([DSH, "run", "--model", f"script:{script}", "--mcp-config",
+                              servers, "--yes", "--jsonl", "go"], capture_output=True,
+                             text=True, timeout=CEILING, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    assert "hello from the protected server" in run.stdout
+    # the token is in its file and nowhere else: not the session store, the log, --json
+    assert token not in run.stdout + run.stderr + login.stderr + json.dumps(server)
+    others = [path for path in dsh_home.rglob("*")
+              if path.is_file() and path.name != "mcp-tokens.json"]
+    assert any(path.name == "sessions.db" for path in others)
+    for path in others:
+        assert token.encode() not in path.read_bytes(), path
+
+
+def test_logout_forgets_the_login(tmp_path, dsh_home):
+    with protected_server() as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        out = dsh("mcp", "logout", "prot", "--mcp-config", servers)
+        assert out.stderr == "dsh: prot: logged out\n"
+        assert json.loads((dsh_home / "mcp-tokens.json").read_text()) == {}
+        assert listed(servers)["code"] == "MCP_AUTH_REQUIRED"
+
+
+def test_an_expired_token_is_refreshed_and_a_revoked_refresh_asks_for_login(tmp_path):
+    record = tmp_path / "grants.txt"
+    with protected_server("--expires-in", "1", "--record", str(record)) as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        time.sleep(1.5)  # the access token is expired now; the refresh token is good
+        assert listed(servers)["started"]
+    assert record.read_text().split() == ["authorization_code", "refresh_token"]
+    with protected_server("--expires-in", "1", "--refuse-refresh") as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        time.sleep(1.5)
+        server = listed(servers)
+    assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
+
+
+def test_a_browser_that_never_comes_back_is_a_timeout_not_a_hang(tmp_path, dsh_home):
+    with protected_server() as url:
+        servers = servers_file(tmp_path, url)
+        started = time.monotonic()
+        login = log_in(servers, follow=False, timeout="1")
+    assert login.returncode == 1
+    assert login.stderr.splitlines()[-1] == (
+        "dsh: MCP_LOGIN_FAILED: prot: no answer from the browser within 1 s "
+        "(run dsh mcp login prot again)")
+    assert time.monotonic() - started < 20
+    [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
+    assert entry["client"]["client_id"] and "tokens" not in entry  # registered, no token
+
+
+@pytest.mark.parametrize("name", ["nope", "local"])
+def test_login_to_an_unknown_or_stdio_server_is_one_line(tmp_path, name):
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"local": {"command": "true"}}}))
+    out = dsh("mcp", "login", name, "--mcp-config", str(servers))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("dsh: USAGE: ")
+
+
+def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_path, dsh_home):
+    with protected_server("--plain-http-endpoints") as url:
+        servers = servers_file(tmp_path, url)
+        login = log_in(servers, follow=False)
+    assert login.returncode == 1
+    assert login.stderr == (
+        "dsh: MCP_LOGIN_FAILED: prot: the authorization server's endpoint "
+        "http://10.9.9.9/register is not https (plain http is only for 127.0.0.1): refused\n")
+
+
+def test_client_credentials_whose_secret_variable_is_unset_says_which(tmp_path):
+    with protected_server() as url:
+        servers = tmp_path / "servers.json"
+        servers.write_text(json.dumps({"mcpServers": {"prot": {
+            "type": "http", "url": url,
+            "oauth": {"client_id": "ci", "client_secret_env": "DSH_TEST_UNSET_SECRET"}}}}))
+        server = listed(str(servers))
+    assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
+    assert server["error"] == ("prot cannot log in: oauth.client_secret_env names "
+                               "DSH_TEST_UNSET_SECRET, which is not set")
+
+
+def test_where_no_browser_opens_the_pasted_address_finishes_the_login(tmp_path, dsh_home):
+    import asyncio
+
+    from dsh_cli.tools.mcp import parse_servers
+    from dsh_cli.tools.mcp.login import log_in
+
+    read_end, write_end = os.pipe()
+    with protected_server() as url, open(read_end, encoding="utf-8") as paste:
+        [config] = parse_servers({"mcpServers": {"prot": {"type": "http", "url": url}}},
+                                 "test", {})
+
+        def show(authorization_url: str) -> None:
+            # the browser on another machine lands on dsh's callback address, which it
+            # cannot reach; the human copies that address and pastes it
+            landed = httpx2.get(authorization_url, follow_redirects=False, timeout=CEILING)
+            assert "127.0.0.1" in landed.headers["location"]
+            os.write(write_end, (landed.headers["location"] + "\n").encode())
+
+        asyncio.run(asyncio.wait_for(log_in(config, dsh_home, show=show, paste=paste,
+                                            timeout=30), CEILING))
+        os.close(write_end)
+        assert stored_token(dsh_home)
+        assert listed(servers_file(tmp_path, url))["started"]
