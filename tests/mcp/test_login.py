@@ -54,8 +54,10 @@ def dsh(*args: str) -> subprocess.CompletedProcess[str]:
 
 def listed(servers: str) -> dict:
     result = dsh("mcp", "list", "--mcp-config", servers, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)[0]
+    server = json.loads(result.stdout)[0]
+    # mcp list's status says whether every server started
+    assert result.returncode == (0 if server["started"] else 1), result.stderr
+    return server
 
 
 def log_in(servers: str, *, follow: bool = True, timeout: str = "30",
