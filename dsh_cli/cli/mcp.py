@@ -163,12 +163,21 @@ async def _start_web(ui: Any, *, host: str, port: int, open_browser: bool | None
 
 def _permission_gate(ui: Any, timeout: float | None) -> Any:
     """``approve_tool_use``'s gate: one per process ("for this session"), "always" saved."""
-    from dsh_cli.config import config_dir
-    from dsh_cli.permissions import Approvals, PermissionGate
+    from dsh_cli.config import config_dir, load_settings
+    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.permissions import Approvals, PermissionGate, Rules
     from dsh_cli.permissions.approvals import FILE_NAME
 
-    return PermissionGate(approvals=Approvals(config_dir() / FILE_NAME), events=ui.events,
-                          timeout=timeout)
+    # the human's own rules in config.toml ([permissions]: Bash(git status:*), Bash, ...)
+    # are the broader grants; a config that cannot be read leaves every call asked
+    try:
+        settings = load_settings()
+        rules = Rules(settings.allow, settings.ask, settings.deny)
+    except HarnessError as error:
+        _say(format_line(error.code, f"{error.message}; approve_tool_use asks for every call"))
+        rules = Rules()
+    return PermissionGate(rules, approvals=Approvals(config_dir() / FILE_NAME),
+                          events=ui.events, timeout=timeout)
 
 
 def _open_store() -> Any:

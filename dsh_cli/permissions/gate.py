@@ -76,7 +76,8 @@ class PermissionGate:
 
     async def check(self, request: PermissionRequest, digest: str) -> PermissionDecision:
         """The decision for this call; raises ``PermissionRequestError`` when it may not run."""
-        verdict, why = self.rules.verdict(request.tool, request.hints, request.server)
+        verdict, why = self.rules.verdict(request.tool, request.hints, request.server,
+                                          request.arguments)
         if verdict == "deny":
             raise PermissionRequestError(f"{request.tool} is denied by {why}",
                                          PERMISSION_DENIED)

