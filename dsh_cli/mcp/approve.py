@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import INVALID_ARGS, NO_PERMISSION_PROVIDER, HarnessError
 from dsh_cli.core.events import AssistantMessage, ToolResultEvent
+from dsh_cli.mcp.desks import NOT_TAKEN
 from dsh_cli.permissions.approvals import call_digest
 from dsh_cli.permissions.vocabulary import PermissionRequest
 
@@ -49,6 +50,9 @@ INPUT_SCHEMA: dict[str, Any] = {
 def approve_tool_spec() -> dict[str, Any]:
     """Name, description and input schema of ``approve_tool_use``."""
     return {"name": APPROVE_TOOL, "description": DESCRIPTION, "parameters": INPUT_SCHEMA}
+
+
+_SILENT_DESK = NOT_TAKEN.partition("{")[0]  # "no dsh desk took the "
 
 
 def _allow(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -96,6 +100,8 @@ class ApproveService:
         try:
             await self.gate.check(request, call_digest(client, tool, tool_input, cwd))
         except HarnessError as error:
+            if error.code == NO_PERMISSION_PROVIDER and error.message.startswith(_SILENT_DESK):
+                return _deny(f"denied: {error.message}")  # a desk is there, but silent
             if error.code == NO_PERMISSION_PROVIDER:
                 return _deny(f"denied: no one is at the dsh desk to approve {tool}; "
                              "run `dsh attach` in a terminal")
