@@ -55,7 +55,9 @@ def test_a_signal_ends_dsh_mcp_with_stdin_open_and_the_pending_batch_is_interrup
     requested, took, exit_status = bounded(main())
     print(f"dsh mcp ended {took:.3f} s after {signal.Signals(signum).name}")
     assert took < BOUND
-    assert exit_status == status
+    # read off the zombie; None when the client's transport reaped it first (a busy machine),
+    # which leaves no status to read: the stored batch below still shows how it ended
+    assert exit_status in (status, None)
     with SessionStore.open() as store:
         [session] = store.list_sessions()
         [batch] = store.question_batches(session.id)
