@@ -85,6 +85,7 @@ class Settings:
     key_variables: tuple[str, ...] = KEY_VARIABLES  # may carry a key to base_url, in order
     key_advice: str = ""  # what to set when no key may go to base_url (core/vendors.py)
     base_url_given: bool = False  # by flag, environment or file; else the model's vendor's
+    model_origin: str = ""  # where the model was named ("DSH_MODEL", the file), for errors
     api_key_env: str | None = None
     # the set key variables (values): the key for another model is chosen from them
     keys: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -97,7 +98,7 @@ class Settings:
         """These settings talking to ``model``: its vendor's endpoint unless one was given,
         and only a key that may go there."""
         base_url = self.base_url if self.base_url_given else default_base_url(model)
-        return replace(self, model=model, model_is_default=False,
+        return replace(self, model=model, model_is_default=False, model_origin="",
                        **_key_fields(base_url, self.keys, self.api_key_env))
 
 
@@ -203,6 +204,8 @@ def load_settings(
         if key in file and not isinstance(file[key], str):
             raise ConfigError(f"{where}: {key} must be a string")
     chosen_model = model or env.get("DSH_MODEL") or file.get("model")
+    origin = ("" if model or not chosen_model
+              else "DSH_MODEL" if env.get("DSH_MODEL") else str(where))
     named = str(file["api_key_env"]) if file.get("api_key_env") else None
     keys = {name: env[name] for name in (*KEY_VARIABLES, *([named] if named else []))
             if env.get(name)}
@@ -222,7 +225,7 @@ def load_settings(
     return Settings(
         model=chosen_model or DEFAULT_MODEL,
         **_key_fields(given_url or default_base_url(chosen_model or DEFAULT_MODEL), keys, named),
-        base_url_given=bool(given_url), api_key_env=named, keys=keys,
+        base_url_given=bool(given_url), api_key_env=named, keys=keys, model_origin=origin,
         question_timeout=timeout,
         notify=notify,
         model_is_default=not chosen_model,

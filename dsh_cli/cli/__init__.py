@@ -86,6 +86,14 @@ class LazyGroup(click.Group):
             # (Click's own handling exits 1, which reads as a failure under pipefail)
             raise click.exceptions.Exit(stdout_gone()) from None
 
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Usage, what dsh is, the commands, then the options (chat's, ~20) and examples."""
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        self.format_commands(ctx, formatter)
+        click.Command.format_options(self, ctx, formatter)
+        self.format_epilog(ctx, formatter)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
@@ -138,8 +146,19 @@ def help_command(ctx: click.Context, names: tuple[str, ...]) -> None:
     click.echo(command.get_help(context))
 
 
+EXAMPLES = """\b
+Examples:
+  dsh                                  chat (the offline demo when no API key is set)
+  dsh run -m demo "plan a project"     one run for scripts; stdout gets the answer
+  dsh ask -q "Deploy?" -o yes -o no    ask one question from a shell script
+  dsh mcp install claude               let Claude Code ask you at `dsh attach`
+  dsh help run                         the options of one command
+"""
+
+
 @click.group(
     cls=LazyGroup,
+    epilog=EXAMPLES,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

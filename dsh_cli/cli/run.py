@@ -26,9 +26,18 @@ if TYPE_CHECKING:
     from dsh_cli.sources.options import Source
 
 
-@click.command()
+RUN_EXAMPLES = """\b
+Examples:
+  dsh run -m demo "plan a project"            the offline demo model
+  dsh run --answers answers.json "Set it up"  CI: answers by question id
+  git diff | dsh run -                        the prompt from stdin
+  dsh run --jsonl "go" < frames               a controlling program
+"""
+
+
+@click.command(epilog=RUN_EXAMPLES)
 @click.argument("prompt", nargs=-1)
-@agent_options
+# who answers the model's questions first: what a script or CI job looks for
 @click.option("--answers", "answers_file", metavar="FILE",
               help="Answer questions by id from a JSON file.")
 @click.option("--jsonl", is_flag=True,
@@ -38,6 +47,7 @@ if TYPE_CHECKING:
 @click.option("--no-input", is_flag=True,
               help="Never ask on the terminal; questions fail with NO_PROVIDER.")
 @click.option("--web", is_flag=True, help="Answer questions in the browser.")
+@agent_options
 @web_options
 def run(prompt: tuple[str, ...], **options: Any) -> None:
     """Run the agent once on PROMPT and print its final answer.

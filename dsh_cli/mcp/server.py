@@ -208,6 +208,9 @@ async def serve_stdio(server: Server[Any]) -> None:
         stdin.close()
 
 
+GRACE_SECONDS = 3.0  # how long a stopping HTTP server may take to close its connections
+
+
 async def serve_http(server: Server[Any], *, port: int = 0,
                      announce: Callable[[str], None]) -> None:
     """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound."""
@@ -244,5 +247,12 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         serving.result()
         return
     announce(f"http://127.0.0.1:{port}/{token}/mcp")
-    with contextlib.suppress(asyncio.CancelledError):
-        await serving
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        # ctrl-c or SIGTERM: let uvicorn shut down as it would on its own signal (a cancel
+        # in the middle of its lifespan prints the app's traceback on stderr)
+        uvicorn_server.should_exit = True
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(serving, GRACE_SECONDS)
+        raise

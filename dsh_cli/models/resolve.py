@@ -106,7 +106,8 @@ def resolve_model(settings: Settings) -> ChatModel:
     backend, rest = backend_for(name)
     if backend.needs_api_key and not settings.api_key:
         advice = settings.key_advice or key_variables_hint(settings.key_variables)
-        raise ModelError(f"model {name} at {_host(settings.base_url)} needs an API key: set "
-                         f"{advice}; or use --model demo", MISSING_API_KEY)
+        origin = f" (named by {settings.model_origin})" if settings.model_origin else ""
+        raise ModelError(f"model {name}{origin} at {_host(settings.base_url)} needs an API key: "
+                         f"set {advice}; or use --model demo", MISSING_API_KEY)
     return backend.build(settings, rest)
 

@@ -81,6 +81,11 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
     if configured:
         named = {server.name: server for server in (*servers, *configured)}
         servers = list(named.values())
+    for server in servers:
+        if server.unset:
+            names = ", ".join(f"${{{name}}}" for name in server.unset)
+            _line(stderr, f"dsh: warning: server {server.name!r} of {server.source}: {names} "
+                  "not set, so expanded to nothing")
     return ToolPlan(servers, plan.allow, plan.ask, plan.deny, plan.allow_all)
 
 

@@ -56,7 +56,19 @@ def test_a_missing_key_names_the_configured_variable_too(dsh_home):
     result = subprocess.run([DSH, "run", "hi"], capture_output=True, text=True, timeout=30,
                             stdin=subprocess.DEVNULL)
     assert result.returncode == 1
-    assert result.stderr == ("dsh: MISSING_API_KEY: model deepseek-chat at api.deepseek.com "
+    assert result.stderr == ("dsh: MISSING_API_KEY: model deepseek-chat (named by "
+                             f"{dsh_home / 'config.toml'}) at api.deepseek.com "
                              "needs an API key: set DEEPSEEK_API_KEY (sent only to "
                              "api.deepseek.com), or DSH_API_KEY or MY_DEEPSEEK_KEY; or use "
                              "--model demo\n")
+
+
+def test_a_missing_key_says_the_model_came_from_dsh_model():
+    import os
+
+    env = {**os.environ, "DSH_MODEL": "gpt-4o-mini"}
+    result = subprocess.run([DSH, "run", "hi"], capture_output=True, text=True, timeout=30,
+                            stdin=subprocess.DEVNULL, env=env)
+    assert result.returncode == 1
+    assert result.stderr.startswith("dsh: MISSING_API_KEY: model gpt-4o-mini (named by "
+                                    "DSH_MODEL) at api.openai.com needs an API key")

@@ -177,3 +177,21 @@ def test_port_is_the_http_endpoints_port(tmp_path, flag):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(15, 143), (2, 130)])
+def test_a_signal_ends_dsh_mcp_http_quietly(signum, status):
+    """ctrl-c or SIGTERM: the exit status of the signal and no traceback on stderr."""
+    process = subprocess.Popen([DSH, "mcp", "--http"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline()
+        assert line.startswith("dsh: mcp http://127.0.0.1:"), line
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    assert process.returncode == status
+    assert err == "", err

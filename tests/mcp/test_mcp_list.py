@@ -94,3 +94,16 @@ def test_a_servers_hostile_names_and_descriptions_never_reach_the_terminal_raw(t
     tools = {tool["name"]: tool for tool in server["tools"]}
     assert tools["mcp__lying__ok"]["description"] == description
     assert set(tools) <= {f"mcp__lying__{name}" for name in [*hostile, "ok"]}
+
+
+def test_an_unset_variable_in_a_server_entry_is_one_warning(tmp_path, monkeypatch):
+    monkeypatch.delenv("DSH_TEST_UNSET_TOKEN", raising=False)
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"time": {
+        "command": "mcp-server-time", "includeTools": ["get_current_time"],
+        "env": {"TOKEN": "${DSH_TEST_UNSET_TOKEN}", "OTHER": "${DSH_TEST_UNSET_TOKEN}",
+                "FINE": "${DSH_TEST_UNSET_TOKEN:-default}"}}}}))
+    shown = dsh("--mcp-config", str(config))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stderr == (f"dsh: warning: server 'time' of {config}: "
+                            "${DSH_TEST_UNSET_TOKEN} not set, so expanded to nothing\n")

@@ -75,6 +75,8 @@ class ServerConfig:
     # and sends no probe, for a server that mishandles one
     protocol: str = "auto"
     oauth: OAuthSettings = field(default_factory=OAuthSettings)
+    # the ${VAR}s of its entry that had no value (they expanded to nothing)
+    unset: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def transport(self) -> str:
@@ -92,14 +94,17 @@ class ServerConfig:
         return tool not in self.exclude_tools
 
 
-def expand(value: str, environ: Mapping[str, str]) -> str:
-    """``${VAR}`` from the environment (empty when unset), ``${VAR:-default}`` with a default."""
+def expand(value: str, environ: Mapping[str, str], unset: list[str] | None = None) -> str:
+    """``${VAR}`` from the environment (empty when unset), ``${VAR:-default}`` with a default;
+    the names of unset variables with no default are added to ``unset``."""
 
     def one(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         found = environ.get(name)
         if found:
             return found
+        if default is None and unset is not None:
+            unset.append(name)
         return default if default is not None else ""
 
     return _VARIABLE.sub(one, value)
@@ -175,6 +180,7 @@ def _server(name: str, entry: Any, source: str,
         raise ConfigError(f"{where}: expected an object")
     if entry.get("disabled") is True:
         return None
+    unset: list[str] = []  # ${VAR}s with no value: said once, not left to fail silently
 
     def text(key: str) -> str | None:
         value = entry.get(key)
@@ -182,7 +188,7 @@ def _server(name: str, entry: Any, source: str,
             return None
         if not isinstance(value, str):
             raise ConfigError(f"{where}: {key} must be a string")
-        return expand(value, environ)
+        return expand(value, environ, unset)
 
     def strings(key: str) -> tuple[str, ...] | None:
         value = entry.get(key)
@@ -190,13 +196,13 @@ def _server(name: str, entry: Any, source: str,
             return None
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{where}: {key} must be a list of strings")
-        return tuple(expand(item, environ) for item in value)
+        return tuple(expand(item, environ, unset) for item in value)
 
     def mapping(key: str) -> dict[str, str]:
         value = entry.get(key) or {}
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise ConfigError(f"{where}: {key} must be an object of strings")
-        return {str(k): expand(v, environ) for k, v in value.items()}
+        return {str(k): expand(v, environ, unset) for k, v in value.items()}
 
     def seconds(key: str, default: float) -> float:
         value = entry.get(key, default)
@@ -223,13 +229,15 @@ def _server(name: str, entry: Any, source: str,
         url = None
     else:
         raise ConfigError(f"{where}: unsupported type {kind!r} (stdio or http)")
+    args, env, headers = strings("args") or (), mapping("env"), mapping("headers")
     return ServerConfig(
-        name=name, source=source, command=command, args=strings("args") or (),
-        env=mapping("env"), cwd=text("cwd"), url=url, headers=mapping("headers"),
+        name=name, source=source, command=command, args=args,
+        env=env, cwd=text("cwd"), url=url, headers=headers,
         include_tools=strings("includeTools"), exclude_tools=strings("excludeTools") or (),
         startup_timeout=seconds("startup_timeout", DEFAULT_STARTUP_TIMEOUT),
         tool_timeout=seconds("tool_timeout", DEFAULT_TOOL_TIMEOUT), max_mcp_message=limit,
         protocol=protocol, oauth=_oauth(entry.get("oauth"), where, environ),
+        unset=tuple(dict.fromkeys(unset)),
     )
 
 
