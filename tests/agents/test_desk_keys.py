@@ -54,6 +54,7 @@ def asked(desk: pexpect.spawn, screen: Screen, agent: subprocess.Popen[str]) -> 
 def test_claude_code_at_a_terminal_desk_answered_by_a_digit_then_cancelled_by_esc(
         make_agent, dsh_home):
     desk, screen = attach(dsh_home), Screen(ROWS, COLUMNS)
+    process = None
     try:
         with ModelServer(call=("ask_user_question", BATCH)) as model:
             agent = make_agent("claude", model.url)
@@ -70,6 +71,9 @@ def test_claude_code_at_a_terminal_desk_answered_by_a_digit_then_cancelled_by_es
             wait_for_screen(desk, screen, "✗ questions cancelled")
     finally:
         desk.close(force=True)
+        if process is not None and process.poll() is None:  # a failed wait left it asking
+            process.kill()
+            process.communicate()
     assert "Claude Code asks" in batch and "Which database?" in batch, batch
     assert answered[0] == 0 and cancelled[0] == 0, (answered[2], cancelled[2])
     results = model.results()
