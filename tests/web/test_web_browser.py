@@ -716,3 +716,41 @@ def test_a_preview_goes_below_the_options_in_a_narrow_window_and_a_skip_keeps_it
         assert result(future) == {"answers": [{"id": "db", "selected": [], "note": "ask me later"}]}
     finally:
         context.close()
+
+
+def test_discuss_leaves_the_batch_with_ask_discuss_and_the_message_box_takes_the_next_message(
+        live, open_page):
+    from dsh_cli.interaction import UserInteractionError
+
+    host = live(chat=True)
+    page = open_page(host)
+    future = host.ask(THREE)
+    page.locator("button.option[data-label='SQLite']").click()  # a half-answered batch
+    page.locator("#qc-discuss").click()
+    with pytest.raises(UserInteractionError) as failure:
+        future.result(10)
+    assert failure.value.code == "ASK_DISCUSS"
+    assert failure.value.message == ("the user wants to discuss these questions before "
+                                     "answering; wait for their message")
+    page.locator("#message-form").wait_for()
+    left = page.locator(".note[data-outcome='discuss']")
+    assert "Which database should the service use?" in left.text_content()  # still in view
+    page.locator("#message").fill("Why not both databases?")
+    page.locator("#message").press("Enter")
+    from playwright.sync_api import expect
+
+    expect(page.locator("#message")).to_have_value("")
+    assert host.messages == ["Why not both databases?"]
+
+
+def test_no_discuss_without_a_conversation_nor_on_a_servers_form(live, open_page):
+    host = live()  # dsh ask --web / dsh run --web: questions only
+    page = open_page(host)
+    host.ask(THREE)
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-discuss").count() == 0
+    chat = live(chat=True)
+    page = open_page(chat)
+    chat.ask(ELICITATION_FORM)
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-discuss").count() == 0

@@ -46,6 +46,7 @@
     declined: "Questions declined (declined)",
     aborted: "Questions withdrawn (aborted)",
     timeout: "Questions timed out (timeout)",
+    discuss: "Questions left to discuss them (discuss)",
   };
 
   const $ = (id) => document.getElementById(id);
@@ -475,6 +476,8 @@
     lastOutcome = event.outcome;
     let text = OUTCOMES[event.outcome] || event.outcome;
     if (event.outcome === "answered" && event.answer) text += ": " + answerLine(batch && batch.questions, event.answer);
+    // left to discuss: the questions stay in view above the message box
+    if (event.outcome === "discuss" && batch) text += ": " + batch.questions.map((q) => q.question).join(" · ");
     note(text, event.outcome);
     if (wasShown) {
       const hadFocus = composer.contains(document.activeElement);
@@ -577,6 +580,7 @@
       canSkip(q) ? el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip,
                                   text: q.default ? "Skip (use the default)" : "Skip this question" }) : null,
       declineButton(),
+      discussButton(),
       el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (!last ? "next" : reviewed(view.batch) ? "review" : "submit") + " · Shift+Enter new line" }),
       primary,
     ]);
@@ -651,6 +655,20 @@
   function defaultText(q) {
     // the question's default as the human reads it: its text, or its labels
     return q.default.custom != null ? q.default.custom : (q.default.selected || []).join(", ");
+  }
+
+  function discussButton() {
+    // only where the conversation goes on (a chat), and only for the model's own questions
+    if (MODE !== "chat" || view.batch.source) return null;
+    return el("button", { type: "button", class: "quiet", id: "qc-discuss", disabled: view.busy,
+                          title: "Leave these questions and talk about them first", onclick: discuss,
+                          text: "Discuss" });
+  }
+
+  async function discuss() {
+    if (view.busy) return;
+    await send({ type: "question/discuss", rpc_id: view.batch.rpc_id, session_id: view.batch.session_id },
+               "Left to discuss. Waiting for dsh…");
   }
 
   async function decline() {
@@ -949,6 +967,7 @@
                                    onclick: () => submit(), text: view.busy ? "Sending…" : "Submit" });
     const actions = el("div", { class: "actions" }, [
       declineButton(),
+      discussButton(),
       el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ submit · 1-9 or click a row to change it" }),
       primary,
     ]);
