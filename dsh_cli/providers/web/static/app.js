@@ -46,7 +46,7 @@
     declined: "Questions declined (declined)",
     aborted: "Questions withdrawn (aborted)",
     timeout: "Questions timed out (timeout)",
-    discuss: "Questions left to discuss them (discuss)",
+    discuss: "Questions left to discuss (discuss)",
   };
 
   const $ = (id) => document.getElementById(id);
