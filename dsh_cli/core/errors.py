@@ -30,6 +30,8 @@ __all__ = [
     "ASK_ABORTED",
     "ASK_CANCELLED",
     "ASK_DECLINED",
+    "ASK_DISCUSS",
+    "ASK_DISCUSS_MESSAGE",
     "ASK_TIMEOUT",
     "BAD_FRAME",
     "CALLER_NOT_LIVE",
@@ -88,6 +90,7 @@ __all__ = [
     "UsageError",
     "UserInteractionError",
     "WebError",
+    "discuss_instead",
     "format_line",
     "report",
 ]
@@ -101,6 +104,10 @@ CALLER_NOT_LIVE = "CALLER_NOT_LIVE"
 DELEGATED_CALLER = "DELEGATED_CALLER"
 ASK_CANCELLED = "ASK_CANCELLED"
 ASK_DECLINED = "ASK_DECLINED"  # the human declined a batch that offers it (elicitation)
+# the human left the batch to talk about it; offered only where a conversation goes on
+ASK_DISCUSS = "ASK_DISCUSS"
+ASK_DISCUSS_MESSAGE = ("the user wants to discuss these questions before answering; "
+                       "wait for their message")
 ASK_ABORTED = "ASK_ABORTED"
 ASK_TIMEOUT = "ASK_TIMEOUT"
 INVALID_ANSWER = "INVALID_ANSWER"
@@ -181,6 +188,11 @@ class HarnessError(Exception):
 
 class UserInteractionError(HarnessError):
     """A failure of the question seam: cancelled, aborted, no provider, invalid batch..."""
+
+
+def discuss_instead() -> UserInteractionError:
+    """What a batch settles with when the human leaves it to talk about it."""
+    return UserInteractionError(ASK_DISCUSS_MESSAGE, ASK_DISCUSS)
 
 
 class ToolError(HarnessError):

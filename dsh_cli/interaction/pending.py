@@ -14,7 +14,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsh_cli.core.errors import ASK_CANCELLED, ASK_DECLINED, UserInteractionError
+from dsh_cli.core.errors import (
+    ASK_CANCELLED,
+    ASK_DECLINED,
+    UserInteractionError,
+    discuss_instead,
+)
 from dsh_cli.core.events import (
     BAD_RESPONSE,
     NOT_PENDING,
@@ -155,6 +160,21 @@ class PendingQuestions:
             return ResponseAck(rpc_id, False, BAD_RESPONSE,
                                f"{rpc_id} cannot be declined: answer or cancel it")
         self.settle(rpc_id, declined())
+        return ResponseAck(rpc_id, True)
+
+    def discuss(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:
+        """The human left the model's batch to talk about it: ``ASK_DISCUSS``."""
+        entry = self._entries.get(rpc_id)
+        if entry is None:
+            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
+        if session_id != entry.session_id:
+            owner = f"session {entry.session_id}" if entry.session_id else "no session"
+            return ResponseAck(rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to {owner}")
+        if entry.request.source is not None:  # an MCP server's form: the model is not asking
+            return ResponseAck(rpc_id, False, BAD_RESPONSE,
+                               f"{rpc_id} is a form of {entry.request.source.name}: answer, "
+                               "decline or cancel it")
+        self.settle(rpc_id, discuss_instead())
         return ResponseAck(rpc_id, True)
 
     def settle_all(self, error: BaseException) -> None:

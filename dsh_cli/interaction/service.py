@@ -19,6 +19,7 @@ from dsh_cli.core.errors import (
     ASK_ABORTED,
     ASK_CANCELLED,
     ASK_DECLINED,
+    ASK_DISCUSS,
     ASK_TIMEOUT,
     CALLER_NOT_LIVE,
     DELEGATED_CALLER,
@@ -40,7 +41,8 @@ from dsh_cli.interaction.vocabulary import (
 
 __all__ = ["UserInteraction", "UserInteractionProvider"]
 
-_OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_DECLINED: "declined", ASK_TIMEOUT: "timeout"}
+_OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_DECLINED: "declined", ASK_TIMEOUT: "timeout",
+             ASK_DISCUSS: "discuss"}
 
 
 class UserInteractionProvider(Protocol):

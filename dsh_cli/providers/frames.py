@@ -138,6 +138,20 @@ class QuestionDeclineFrame(Frame):
         return [to.pending.decline(self.rpc_id, self.session_id)]
 
 
+class QuestionDiscussFrame(Frame):
+    """``question/discuss``: the human leaves the batch to talk about it (a chat's web page)."""
+
+    type: Literal["question/discuss"]
+    rpc_id: StrictStr
+    session_id: StrictStr | None = None
+
+    def apply(self, to: FrameDispatcher) -> list[Event]:
+        if not to.discuss:
+            raise BadFrame("question/discuss is not accepted here: only the web page of a "
+                           "chat offers it", self.type)
+        return [to.pending.discuss(self.rpc_id, self.session_id)]
+
+
 class QuestionsReplayFrame(Frame):
     """``questions/replay``: announce every pending batch and permission request again."""
 
@@ -180,6 +194,7 @@ FRAME_TYPES: dict[str, type[Frame]] = {
     "question/answer": QuestionAnswerFrame,
     "question/cancel": QuestionCancelFrame,
     "question/decline": QuestionDeclineFrame,
+    "question/discuss": QuestionDiscussFrame,
     "questions/replay": QuestionsReplayFrame,
     "user/message": UserMessageFrame,
     "permission/decision": PermissionDecisionFrame,
@@ -257,10 +272,13 @@ class FrameDispatcher:
 
     def __init__(self, pending: PendingQuestions,
                  on_message: Callable[[str], object] | None = None,
-                 permissions: RemotePermissions | None = None) -> None:
+                 permissions: RemotePermissions | None = None, *,
+                 discuss: bool = False) -> None:
         self.pending = pending
         self.on_message = on_message
         self.permissions = permissions
+        # only where a conversation goes on in this front door (a chat's web page)
+        self.discuss = discuss
 
     def replay(self) -> list[Event]:
         """What ``questions/replay`` re-sends: ``pending_announcements``."""

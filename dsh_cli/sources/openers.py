@@ -131,7 +131,8 @@ def terminal(options: AnswerOptions) -> Opener:
         assert options.terminal is not None
         with contextlib.ExitStack() as stack:
             lazy = LazyTerminal(stack, options.terminal, keep=options.keep,
-                                interrupt=options.door.interrupts)
+                                interrupt=options.door.interrupts,
+                                discuss=options.door.converses)
             yield Source("terminal", lazy, lazy.permissions)
 
     return opened
@@ -164,11 +165,12 @@ class LazyTerminal:
     """
 
     def __init__(self, stack: contextlib.ExitStack, target: str, *, keep: bool = True,
-                 interrupt: bool = False) -> None:
+                 interrupt: bool = False, discuss: bool = False) -> None:
         self._stack = stack
         self.target = target
         self.keep = keep
         self.interrupt = interrupt
+        self.discuss = discuss
         self._provider: TerminalProvider | None = None
         self.permissions = LazyPermissionPrompt(self)
 
@@ -179,7 +181,7 @@ class LazyTerminal:
 
             # notify stays "none": a door that wants an alert rings it from the event stream
             self._provider = self._stack.enter_context(terminal_provider(
-                self.target, keep=self.keep, interrupt=self.interrupt))
+                self.target, keep=self.keep, interrupt=self.interrupt, discuss=self.discuss))
         return self._provider
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:

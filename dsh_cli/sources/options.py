@@ -35,6 +35,7 @@ class Door:
     questions_only: bool = False  # the relay writes question events only, no user/message
     reports_answer_failures: bool = False  # an answers-file failure goes to stderr as well
     interrupts: bool = False  # ctrl-c at a question interrupts the command (130), esc cancels
+    converses: bool = False  # a conversation goes on: the human may leave a batch to discuss it
 
 
 @dataclass

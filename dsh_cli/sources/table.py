@@ -55,7 +55,8 @@ RUN = Door("run", ("jsonl", "web", "answers", "plain", "terminal"), otherwise="n
 ASK = Door("ask", ("jsonl", "web", "answers", "plain", "terminal"), otherwise="none",
            draws_on="stdout", tty_fallback=True, questions_only=True,
            nobody="no terminal to ask on; use --answers, --plain or --jsonl")
-CHAT = Door("chat", ("plain", "terminal"), otherwise="plain", draws_on="stdout")
+CHAT = Door("chat", ("plain", "terminal"), otherwise="plain", draws_on="stdout",
+            converses=True)
 WEB = Door("web", ("web",), otherwise="web")
 DOORS: dict[str, Door] = {door.name: door for door in (RUN, ASK, CHAT, WEB)}
 

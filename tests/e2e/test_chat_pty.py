@@ -84,3 +84,53 @@ def test_the_session_header_fits_or_breaks_between_words(columns):
     for phrase in ("/help for commands", "ctrl-d to exit", "model demo"):
         assert any(phrase in row for row in header), (phrase, header)  # never cut in two
     assert all(len(row) < columns for row in header), header
+
+
+def test_ctrl_t_leaves_the_questions_to_discuss_them_and_the_model_gets_ask_discuss(tmp_path):
+    import subprocess
+
+    from vt_screen import Screen, wait_for_screen
+
+    questions = {"questions": [
+        {"id": "db", "header": "Database", "question": "Which database should we use?",
+         "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+        {"id": "name", "question": "What should the project be called?"}]}
+    script = tmp_path / "discuss.json"
+    script.write_text(json.dumps({"turns": [
+        {"tool_calls": [{"name": "ask_user_question", "arguments": questions}]},
+        {"content": "Sure: what would you like to talk about?"},
+        {"content": "Both work; SQLite is one file."}]}))
+    env = dict(os.environ, TERM="xterm", NO_COLOR="1", PROMPT_TOOLKIT_NO_CPR="1")
+    child = pexpect.spawn(DSH, ["chat", "--model", f"script:{script}"], env=env,
+                          encoding="utf-8", dimensions=(30, 100), timeout=10)
+    screen = Screen(30, 100)
+    wait_for_screen(child, screen, "›", timeout=10)
+    child.send("set up the service\r")
+    wait_for_screen(child, screen, "ctrl-t discuss", timeout=10)  # taught in the hint line
+    child.send("2")  # a half-answered batch is left as it is
+    child.sendcontrol("t")
+    text = wait_for_screen(child, screen, "Sure: what would you like", timeout=10)
+    assert "questions left to discuss:" in text
+    assert "· Which database should we use?" in text  # the questions stay in view
+    assert "· What should the project be called?" in text
+    assert "ASK_DISCUSS" in text
+    wait_for_screen(child, screen, "›", timeout=10)
+    child.send("why not SQLite?\r")
+    wait_for_screen(child, screen, "Both work; SQLite is one file.\n›", timeout=10)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    listed = subprocess.run([DSH, "sessions", "list", "--json"], capture_output=True,
+                            text=True, env=env, check=True).stdout
+    (session,) = json.loads(listed)
+    session_id = session["id"]
+    shown = subprocess.run([DSH, "sessions", "show", session_id, "--json"], env=env,
+                           capture_output=True, text=True, check=True).stdout
+    messages = json.loads(shown)["messages"]
+    (result,) = [m for m in messages if m["role"] == "tool"]
+    assert json.loads(result["content"]) == {"error": {
+        "name": "UserInteractionError", "code": "ASK_DISCUSS",
+        "message": "the user wants to discuss these questions before answering; "
+                   "wait for their message"}}
+    assert messages[-2] == {"role": "user", "content": "why not SQLite?"}

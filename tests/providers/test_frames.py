@@ -37,6 +37,7 @@ SAMPLES = {
                         "answers": GOOD},
     "question/cancel": {"type": "question/cancel", "rpc_id": "q_1"},
     "question/decline": {"type": "question/decline", "rpc_id": "q_1", "session_id": "s1"},
+    "question/discuss": {"type": "question/discuss", "rpc_id": "q_1", "session_id": "s1"},
     "questions/replay": {"type": "questions/replay"},
     "user/message": {"type": "user/message", "content": "hello"},
     "permission/decision": {"type": "permission/decision", "rpc_id": "p_1",
@@ -104,7 +105,8 @@ def test_an_absent_session_id_is_null():
      "question/answer: rpc_id: field required"),
     ({"type": "user/message", "content": " \t"}, "user/message: content: must not be blank"),
     ({"type": "nope"}, 'unknown frame type "nope" (known: question/answer, question/cancel, '
-                       "question/decline, questions/replay, user/message, permission/decision)"),
+                       "question/decline, question/discuss, questions/replay, user/message, "
+                       "permission/decision)"),
     ({"type": "permission/decision", "rpc_id": "p", "decision": ["deny"]},
      "permission/decision: decision: Input should be a valid string"),
     ({"type": "permission/decision", "rpc_id": "p", "decision": "deny", "message": 3},

@@ -560,6 +560,7 @@ def test_a_form_shows_who_asks_its_rules_and_the_reason_of_a_refusal(live, open_
     page.locator("#composer").wait_for()
     assert page.locator("#qc-source").text_content() == "deploy asks: Configure the rollout"
     assert page.locator(".other").is_hidden()  # no Other for this question
+    assert page.locator("#qc-note").count() == 0  # a server's form has no place for a note
     assert page.locator("#qc-skip").count() == 0  # required: no skip
     assert page.locator("#qc-notes").text_content() == "Required"
     page.locator("button.option[data-label='production']").click()
@@ -654,3 +655,102 @@ def test_two_forms_in_one_batch_each_head_their_questions_with_their_own_message
     page.locator("button.option[data-label='staging']").click()
     page.locator("#qc-text", has_text="Release name?").wait_for()
     assert page.locator("#qc-source").text_content() == "deploy asks: Approve the deploy?"
+
+
+HOSTILE_PREVIEW = "<img src=x onerror=\"window.pwned=1\">\n\tfile: app.db"
+PREVIEWED = {"questions": [
+    {"id": "db", "header": "Database", "question": "Which database?",
+     "options": [{"label": "PostgreSQL", "preview": "services:\n  db:\n    image: postgres:16"},
+                 {"label": "SQLite", "preview": HOSTILE_PREVIEW},
+                 {"label": "None"}]},
+    {"id": "name", "question": "Project name?"},
+]}
+
+
+def test_previews_follow_the_option_and_a_note_reaches_the_answer_and_the_review(
+        live, open_page):
+    host = live()
+    page = open_page(host)
+    future = host.ask(PREVIEWED)
+    preview = page.locator("#qc-preview")
+    preview.wait_for()
+    assert preview.text_content() == "services:\n  db:\n    image: postgres:16"
+    assert preview.evaluate("block => getComputedStyle(block).whiteSpace") == "pre"
+    options = page.locator(".options").bounding_box()
+    block = preview.bounding_box()
+    assert block["x"] >= options["x"] + options["width"]  # beside the options at 820 px
+    page.locator("button.option[data-label='PostgreSQL']").focus()
+    page.keyboard.press("ArrowDown")  # the preview follows the highlight
+    assert preview.text_content() == HOSTILE_PREVIEW
+    assert page.locator("#composer img").count() == 0
+    page.locator("button.option[data-label='None']").hover()  # and the pointer
+    assert preview.text_content() == "No preview for None"
+    page.locator("#qc-note").fill("version 16, please")
+    page.locator("button.option[data-label='PostgreSQL']").click()  # chooses and advances
+    assert page.locator(".count").text_content() == "2 / 2"
+    page.locator("#qc-other").fill("acme")
+    page.locator("#qc-primary", has_text="Review").click()
+    assert page.locator(".review-row[data-index='0'] .review-note").text_content() == \
+        "Note: version 16, please"
+    assert page.locator(".review-row[data-index='1'] .review-note").count() == 0
+    page.locator("#qc-primary", has_text="Submit").click()
+    assert result(future) == {"answers": [
+        {"id": "db", "selected": ["PostgreSQL"], "note": "version 16, please"},
+        {"id": "name", "selected": [], "custom": "acme"}]}
+    assert page.evaluate("window.pwned") is None
+
+
+def test_a_preview_goes_below_the_options_in_a_narrow_window_and_a_skip_keeps_its_note(
+        live, open_page, browser):
+    host = live()
+    context = browser.new_context(viewport={"width": 390, "height": 700})
+    try:
+        page = open_page(host, context)
+        future = host.ask({"questions": [dict(PREVIEWED["questions"][0])]})
+        preview = page.locator("#qc-preview")
+        preview.wait_for()
+        options = page.locator(".options").bounding_box()
+        assert preview.bounding_box()["y"] >= options["y"] + options["height"]
+        page.locator("#qc-note").fill("  ask me later  ")
+        page.locator("#qc-skip").click()
+        assert result(future) == {"answers": [{"id": "db", "selected": [], "note": "ask me later"}]}
+    finally:
+        context.close()
+
+
+def test_discuss_leaves_the_batch_with_ask_discuss_and_the_message_box_takes_the_next_message(
+        live, open_page):
+    from dsh_cli.interaction import UserInteractionError
+
+    host = live(chat=True)
+    page = open_page(host)
+    future = host.ask(THREE)
+    page.locator("button.option[data-label='SQLite']").click()  # a half-answered batch
+    page.locator("#qc-discuss").click()
+    with pytest.raises(UserInteractionError) as failure:
+        future.result(10)
+    assert failure.value.code == "ASK_DISCUSS"
+    assert failure.value.message == ("the user wants to discuss these questions before "
+                                     "answering; wait for their message")
+    page.locator("#message-form").wait_for()
+    left = page.locator(".note[data-outcome='discuss']")
+    assert "Which database should the service use?" in left.text_content()  # still in view
+    page.locator("#message").fill("Why not both databases?")
+    page.locator("#message").press("Enter")
+    from playwright.sync_api import expect
+
+    expect(page.locator("#message")).to_have_value("")
+    assert host.messages == ["Why not both databases?"]
+
+
+def test_no_discuss_without_a_conversation_nor_on_a_servers_form(live, open_page):
+    host = live()  # dsh ask --web / dsh run --web: questions only
+    page = open_page(host)
+    host.ask(THREE)
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-discuss").count() == 0
+    chat = live(chat=True)
+    page = open_page(chat)
+    chat.ask(ELICITATION_FORM)
+    page.locator("#composer").wait_for()
+    assert page.locator("#qc-discuss").count() == 0

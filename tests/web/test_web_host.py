@@ -189,3 +189,43 @@ def test_a_closing_host_ends_every_stream_with_host_closed(serve):
                                         {"type": "host/closed"}]
 
     serve(scenario)
+
+
+def test_discuss_is_ask_discuss_in_a_chat_and_a_bad_frame_on_a_questions_page(serve):
+    def discuss(rpc_id, session_id="s1"):
+        return {"type": "question/discuss", "rpc_id": rpc_id, "session_id": session_id}
+
+    async def chat(site):
+        task, rpc_id = await asked(site)
+        other = await site.post("/api/respond", discuss(rpc_id, "s2"))
+        assert other.json()["reason"] == "wrong-session" and not task.done()
+        reply = await site.post("/api/respond", discuss(rpc_id))
+        assert reply.json()["accepted"] is True
+        with pytest.raises(UserInteractionError) as caught:
+            await task
+        assert caught.value.code == "ASK_DISCUSS"
+        again = await site.post("/api/respond", discuss(rpc_id))
+        assert again.json()["reason"] == "not-pending"
+
+    async def form(site):
+        batch = {"questions": [{"id": "env", "question": "Which environment?"}],
+                 "source": {"name": "deploy"}}
+        task, rpc_id = await asked(site, batch)
+        reply = await site.post("/api/respond", discuss(rpc_id))
+        assert reply.json()["reason"] == "bad-response" and not task.done()
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id})
+        with pytest.raises(UserInteractionError):
+            await task
+
+    async def questions(site):
+        task, rpc_id = await asked(site)
+        reply = await site.post("/api/respond", discuss(rpc_id))
+        assert reply.status == 400 and reply.json()["code"] == "BAD_FRAME"
+        assert not task.done()
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id})
+        with pytest.raises(UserInteractionError):
+            await task
+
+    serve(chat, chat=True)
+    serve(form, chat=True)
+    serve(questions)

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dsh_cli.core.defaults import NOTIFY_CHOICES
+from dsh_cli.core.errors import discuss_instead
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
@@ -61,7 +62,8 @@ class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
     def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
-                 keep: bool = True, interrupt: bool = False, desk: bool = False) -> None:
+                 keep: bool = True, interrupt: bool = False, desk: bool = False,
+                 discuss: bool = False) -> None:
         if notify not in NOTIFY_CHOICES:
             raise ValueError(f"notify must be one of {', '.join(NOTIFY_CHOICES)}")
         self.input = input
@@ -70,6 +72,7 @@ class TerminalProvider:
         self.keep = keep
         self.interrupt = interrupt
         self.desk = desk
+        self.discuss = discuss  # a conversation goes on: offer leaving a batch to discuss it
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
         self.screen: _Screen | None = None
 
@@ -83,7 +86,7 @@ class TerminalProvider:
         own = request.source is not None and request.source.messages
         state = self.state = BatchState(
             list(request.questions), heading=request.heading(), declinable=request.declinable,
-            review=request.review,
+            review=request.review, discussable=self.discuss and request.source is None,
             headings=[request.heading(q.id) for q in request.questions] if own else None)
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
                                        output, keep=self.keep, interrupt=self.interrupt,
@@ -116,6 +119,8 @@ class TerminalProvider:
             raise UserInteractionError("the desk was closed", ASK_ABORTED)
         if state.declined:
             raise UserInteractionError("the user declined the questions", ASK_DECLINED)
+        if state.discussing:
+            raise discuss_instead()
         if state.outcome is None:
             raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
         return state.outcome
@@ -359,7 +364,7 @@ class _Screen:
 
 @contextlib.contextmanager
 def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: bool = True,
-                      interrupt: bool = False, desk: bool = False
+                      interrupt: bool = False, desk: bool = False, discuss: bool = False
                       ) -> Iterator[TerminalProvider]:
     """A ``TerminalProvider`` drawing on ``stdout``, ``stderr`` or ``tty`` (/dev/tty both ways)."""
     from prompt_toolkit.input import create_input
@@ -376,4 +381,4 @@ def terminal_provider(target: str = "stdout", notify: str = "none", *, keep: boo
         else:
             raise ValueError(f"unknown terminal target {target!r}")
         yield TerminalProvider(input=input, output=output, notify=notify, keep=keep,
-                               interrupt=interrupt, desk=desk)
+                               interrupt=interrupt, desk=desk, discuss=discuss)

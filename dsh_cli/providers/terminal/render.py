@@ -45,6 +45,9 @@ def _hints(state: BatchState, closes_desk: bool = False) -> tuple[_Hint, ...]:
     if closes_desk and not state.declinable and not state.confirming:
         close: _Hint = (("ctrl-d close desk", "ctrl-d close"), 7)
         return (*hints[:-1], close, hints[-1])
+    if state.discussable and not state.confirming:
+        # before esc, like decline: leaving to talk is the other way out of the batch
+        hints = (*hints[:-1], (("ctrl-t discuss",), 6), hints[-1])
     if not state.declinable or state.confirming:
         return hints
     # the decline key sits before esc; "d" on the list and the review, ctrl-d in a field
@@ -554,8 +557,12 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
 
 
 def summary(state: BatchState, width: int, ending: str | None = None) -> str:
-    """The one line left on screen when the UI closes."""
+    """What is left on screen when the UI closes: one line, or the questions left to discuss."""
     width = max(width, _MIN_WIDTH) - 1
+    if ending is None and state.discussing:
+        # the questions stay on screen above the chat prompt the human talks in
+        asked = [fit(f"  · {sanitize_line(q.question)}", width) for q in state.questions]
+        return "\n".join([fit("… questions left to discuss:", width), *asked])
     if ending is not None or state.outcome is None:
         ending = ending or ("declined" if state.declined else "cancelled")
         mark = "↩" if ending == HANDED_BACK else "✗"  # still open: not a failure

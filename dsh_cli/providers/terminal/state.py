@@ -70,13 +70,15 @@ class BatchState:
 
     def __init__(self, questions: list[AskUserQuestionItem], *, heading: str | None = None,
                  declinable: bool = False, review: bool = False,
-                 headings: list[str | None] | None = None) -> None:
+                 headings: list[str | None] | None = None, discussable: bool = False) -> None:
         self.questions = questions
         self.heading = heading  # who asks ("git asks: …"), drawn above every screen
         self.headings = headings  # per question, when its form has its own message
         self.declinable = declinable
         self.always_review = review
         self.declined = False
+        self.discussable = discussable  # a conversation goes on after the batch (dsh chat)
+        self.discussing = False
         self.drafts = [Draft() for _ in questions]
         self.index = 0
         self.screen = "question"  # or "review"
@@ -92,7 +94,7 @@ class BatchState:
 
     @property
     def done(self) -> bool:
-        return self.cancelled or self.declined or self.outcome is not None
+        return self.cancelled or self.declined or self.discussing or self.outcome is not None
 
     @property
     def question(self) -> AskUserQuestionItem:
@@ -286,6 +288,11 @@ class BatchState:
         """``d`` on the list and the review screen, ``ctrl-d`` anywhere: decline the batch."""
         if self.declinable:
             self.declined = True
+
+    def discuss(self) -> None:
+        """``ctrl-t`` anywhere: leave the batch to talk about it (where a conversation goes on)."""
+        if self.discussable:
+            self.discussing = True
 
     def skip(self) -> None:
         """``s`` on the list, ``ctrl-s`` anywhere on a question."""

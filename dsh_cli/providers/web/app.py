@@ -53,7 +53,7 @@ MAX_BODY = MAX_FRAME_BYTES
 COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
 RESPOND_FRAMES = ("question/answer", "question/cancel", "question/decline",
-                  "permission/decision")
+                  "question/discuss", "permission/decision")
 MESSAGE_FRAMES = ("user/message",)
 
 
@@ -193,7 +193,8 @@ def create_app(
     from starlette.routing import Route
 
     mode = "chat" if on_message is not None else "questions"
-    frames = FrameDispatcher(ui.pending, on_message, permissions)
+    # a chat's page may leave a batch to talk about it; a questions-only page may not
+    frames = FrameDispatcher(ui.pending, on_message, permissions, discuss=mode == "chat")
     page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
 
     async def index(request: Request) -> Response:

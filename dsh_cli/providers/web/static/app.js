@@ -46,6 +46,7 @@
     declined: "Questions declined (declined)",
     aborted: "Questions withdrawn (aborted)",
     timeout: "Questions timed out (timeout)",
+    discuss: "Questions left to discuss (discuss)",
   };
 
   const $ = (id) => document.getElementById(id);
@@ -403,7 +404,7 @@
     return {
       rpc_id: batch.rpc_id,
       index: 0,
-      drafts: batch.questions.map(() => ({ selected: [], custom: "", skipped: false })),
+      drafts: batch.questions.map(() => ({ selected: [], custom: "", skipped: false, note: "" })),
     };
   }
 
@@ -475,6 +476,8 @@
     lastOutcome = event.outcome;
     let text = OUTCOMES[event.outcome] || event.outcome;
     if (event.outcome === "answered" && event.answer) text += ": " + answerLine(batch && batch.questions, event.answer);
+    // left to discuss: the questions stay in view above the message box
+    if (event.outcome === "discuss" && batch) text += ": " + batch.questions.map((q) => q.question).join(" · ");
     note(text, event.outcome);
     if (wasShown) {
       const hadFocus = composer.contains(document.activeElement);
@@ -542,7 +545,14 @@
                           "aria-labelledby": "qc-text", "aria-describedby": q.detail ? "qc-detail" : undefined });
       options.forEach((option, i) => group.append(multi ? checkbox(option, i, d) : choice(option, i, d)));
       group.addEventListener("keydown", arrowKeys);
-      body.push(group);
+      const preview = previewBlock(options, d);
+      if (preview) {
+        group.addEventListener("focusin", (event) => showPreview(preview, options, event.target));
+        group.addEventListener("mouseover", (event) => showPreview(preview, options, event.target));
+        body.push(el("div", { class: "with-preview" }, [group, preview]));
+      } else {
+        body.push(group);
+      }
     }
 
     const otherId = "qc-other";
@@ -554,11 +564,14 @@
     other.value = d.custom;
     other.addEventListener("input", () => typed(other));
     other.addEventListener("keydown", enterKey);
-    const overrides = el("p", { id: "qc-overrides", class: "hint", text: "Your text replaces the checked options.",
+    const overrides = el("p", { id: "qc-overrides", class: "hint",
+                                text: "Your text replaces the checked options. To keep them, clear it and add a note instead.",
                                 hidden: !(multi && d.custom.trim() && d.selected.length) });
     body.push(el("div", { class: "other", hidden: !takesText(q) }, [
       el("label", { for: otherId, text: options.length ? "Other" : "Your answer" }), other, overrides,
     ]));
+    // an MCP server's form has no place for a note: offered only to the model's questions
+    if (!view.batch.source) body.push(noteField(d));
     body.push(el("p", { id: "qc-error", class: "error", role: "alert", text: view.error || "" }));
 
     const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
@@ -567,6 +580,7 @@
       canSkip(q) ? el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip,
                                   text: q.default ? "Skip (use the default)" : "Skip this question" }) : null,
       declineButton(),
+      discussButton(),
       el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (!last ? "next" : reviewed(view.batch) ? "review" : "submit") + " · Shift+Enter new line" }),
       primary,
     ]);
@@ -643,10 +657,63 @@
     return q.default.custom != null ? q.default.custom : (q.default.selected || []).join(", ");
   }
 
+  function discussButton() {
+    // only where the conversation goes on (a chat), and only for the model's own questions
+    if (MODE !== "chat" || view.batch.source) return null;
+    return el("button", { type: "button", class: "quiet", id: "qc-discuss", disabled: view.busy,
+                          title: "Leave these questions and talk about them first", onclick: discuss,
+                          text: "Discuss" });
+  }
+
+  async function discuss() {
+    if (view.busy) return;
+    await send({ type: "question/discuss", rpc_id: view.batch.rpc_id, session_id: view.batch.session_id },
+               "Left to discuss. Waiting for dsh…");
+  }
+
   async function decline() {
     if (view.busy) return;
     await send({ type: "question/decline", rpc_id: view.batch.rpc_id, session_id: view.batch.session_id },
                "Declined. Waiting for dsh…");
+  }
+
+  // ---------------------------------------------------------------- previews and notes
+
+  function previewBlock(options, d) {
+    // one text block (never HTML) showing the preview of the option in focus, under the
+    // pointer, or else the chosen one; none when no option has a preview
+    if (!options.some((o) => o.preview)) return null;
+    const block = el("pre", { id: "qc-preview", class: "preview", tabindex: "0", "aria-live": "polite",
+                              "aria-label": "Preview" });
+    const chosen = options.find((o) => d.selected.includes(o.label) && o.preview);
+    setPreview(block, chosen || options.find((o) => o.preview));
+    return block;
+  }
+
+  function showPreview(block, options, target) {
+    const row = target && target.closest ? target.closest(".option") : null;
+    const item = row ? row.querySelector("[data-label]") || row : null;
+    if (!item) return;
+    const option = options.find((o) => o.label === item.getAttribute("data-label"));
+    if (option) setPreview(block, option);
+  }
+
+  function setPreview(block, option) {
+    block.dataset.label = option.label;
+    block.classList.toggle("empty", !option.preview);
+    block.textContent = option.preview ? clean(option.preview) : `No preview for ${clean(displayLabel(option.label))}`;
+  }
+
+  function noteField(d) {
+    const box = el("input", { type: "text", id: "qc-note", disabled: view.busy, autocomplete: "off",
+                              placeholder: "Anything to add to this answer (optional)…" });
+    box.value = d.note || "";
+    box.addEventListener("input", () => {
+      draft().note = box.value;
+      saveDrafts();
+    });
+    box.addEventListener("keydown", enterKey);
+    return el("div", { class: "note-field" }, [el("label", { for: "qc-note", text: "Add a note" }), box]);
   }
 
   function optionBody(option) {
@@ -777,7 +844,7 @@
 
   function skip() {
     if (view.busy) return;
-    view.drafts[view.index] = { selected: [], custom: "", skipped: true };
+    view.drafts[view.index] = { selected: [], custom: "", skipped: true, note: draft().note || "" };
     view.error = "";
     saveDrafts();
     advance();
@@ -787,9 +854,11 @@
     return view.batch.questions.map((q, i) => {
       const d = view.drafts[i];
       const custom = d.custom.trim();
-      if (d.skipped) return { id: q.id, selected: [] };
-      if (custom) return { id: q.id, selected: [], custom };
-      return { id: q.id, selected: d.selected.slice() };
+      const item = d.skipped ? { id: q.id, selected: [] }
+        : custom ? { id: q.id, selected: [], custom } : { id: q.id, selected: d.selected.slice() };
+      const note = (d.note || "").trim();
+      if (note) item.note = note; // sent only when given, as the seam returns it
+      return item;
     });
   }
 
@@ -886,7 +955,10 @@
       }, [
         el("span", { class: "key", "aria-hidden": "true", text: i < 9 ? String(i + 1) : "" }),
         el("span", { class: "name", text: questionName(q, q.id) }),
-        el("span", { class: "value", text: open ? "not answered yet" : reviewValue(q, item) }),
+        el("span", { class: "value" }, [
+          document.createTextNode(clean(open ? "not answered yet" : reviewValue(q, item))),
+          item.note ? el("span", { class: "review-note", text: `Note: ${item.note}` }) : null,
+        ]),
       ])]);
     }));
     const body = [el("h2", { id: "qc-text", tabindex: "-1", text: "Review your answers" }), rows,
@@ -895,6 +967,7 @@
                                    onclick: () => submit(), text: view.busy ? "Sending…" : "Submit" });
     const actions = el("div", { class: "actions" }, [
       declineButton(),
+      discussButton(),
       el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ submit · 1-9 or click a row to change it" }),
       primary,
     ]);
