@@ -7,14 +7,14 @@ state keeps (and returns) the labels unchanged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
 from dsh_cli.providers.terminal.state import BatchState, Draft
 from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, fit, wrap
 
 if TYPE_CHECKING:
-    from dsh_cli.interaction import AskUserQuestionItem
+    from dsh_cli.interaction import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 __all__ = ["HANDED_BACK", "key_line", "render", "summary"]
 
@@ -63,6 +63,13 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
         return ((f"esc again to discard {answers}", f"esc again: discard {answers}",
                  f"esc: discard {count}"), 0), (("any other key to go back",
                                                  "other key: back"), 1)
+    if state.noting:
+        return ((("type a note",), 5), (("enter keep the note", "enter keep"), 0),
+                (("esc back",), 0))
+    if state.draft.replacing:
+        return ((("enter use the text", "enter text"), 0),
+                (("n keep the ticks, text as a note", "n as a note", "n note"), 1),
+                (("esc back",), 0))
     if state.screen == "review":
         return ((("enter submit", "enter ok"), 0), (("1-9 change an answer", "1-9 change"), 2),
                 (("← last question",), 3), (("esc cancel", "esc quit"), 0))
@@ -74,9 +81,11 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
                 *([(("↑↓ questions",), 4)] if several else []),
                 *([(("ctrl-s skip",), 2)] if skip else []), (("esc cancel", "esc quit"), 0))
+    preview = state.preview is not None
     if state.in_text:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
                 (("↑ esc options", "esc options", "esc back"), 0),
+                *([(("shift-↓↑ preview",), 6)] if preview else []),
                 *([(("ctrl-s skip",), 3)] if skip else []), (("ctrl-c cancel",), 2))
     # toggling and confirming answer the question; filtering only finds an option, so it
     # gives way first (a multi-select cannot be answered without its toggle key)
@@ -85,7 +94,9 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
     else:
         pick = (("1-9 pick",), 5)
     return ((("↑↓ move", "↑↓"), 9), pick, (("enter confirm", "enter ok"), 0),
+            *([(("J/K preview", "J/K"), 3)] if preview else []),
             (("/ filter",), 7), *([(("tab other",), 2)] if state.has_other else []),
+            (("n note",), 6),
             *([(("s skip",), 4)] if skip else []),
             *([(("←→ questions",), 6)] if several else []), (("esc cancel", "esc quit"), 0))
 
@@ -467,6 +478,12 @@ def _answer_text(state: BatchState, index: int) -> str:
     answer = state.drafts[index].answer
     if answer is None:
         return "unanswered"
+    if answer.note is not None:
+        return f'{_choice_text(answer)} · note: "{sanitize_line(answer.note)}"'
+    return _choice_text(answer)
+
+
+def _choice_text(answer: AskUserQuestionAnswerItem) -> str:
     if answer.custom is not None:
         return f'"{sanitize_line(answer.custom)}"'
     if not answer.selected:
@@ -487,6 +504,66 @@ def _tail(state: BatchState, width: int, height: int, countdown: str | None,
             hint = [[("class:hint", fit(" ! " + state.hint, width))]]
         tail[:0] = hint
     return tail
+
+
+def _note_line(state: BatchState, width: int) -> list[Line]:
+    """The note field while it is open, else the note given (none: no line)."""
+    draft = state.draft
+    if not state.noting and not draft.note.strip():
+        return []
+    text = sanitize_line(draft.note)
+    room = width - 8
+    if cell_width(text) > room:  # keep the end of what is typed, where the cursor is
+        text = "…" + text[-max(1, room - 1):]
+    if state.noting:
+        return [[("", " note › "), ("class:field", text), CURSOR]]
+    return [[("class:note", fit(" note: " + text, width))]]
+
+
+def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[Line]:
+    """The option list with the highlighted option's preview beside it (from 100 columns)
+    or below it, in ``avail`` lines; the preview gives way first, the list never does."""
+    from dsh_cli.providers.terminal.preview import SIDE_BY_SIDE, preview_lines, preview_window
+
+    draft = state.draft
+    text = state.preview or ""
+    if draft.preview_of != draft.highlight:
+        draft.preview_of, draft.preview_offset = draft.highlight, 0
+    if width + 1 >= SIDE_BY_SIDE:
+        left = min(width // 2, max(36, width * 2 // 5))
+        body = _option_list(state, left, room)
+        inner = width - left - 3
+        lines = _preview_cache(state, text, inner, preview_lines)
+        shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset,
+                                                          max(len(body), avail), inner)
+        draft.preview_page = page
+        out: list[Line] = []
+        for number in range(max(len(body), len(shown))):
+            row = body[number] if number < len(body) else []
+            pad = left - sum(cell_width(part) for _, part in row)
+            side = shown[number] if number < len(shown) else []
+            out.append([*row, ("", " " * pad), ("class:more", " │ "), *side])
+        return out
+    body = _option_list(state, width, room)
+    space = avail - len(body) - 1  # a rule line above the preview
+    if space < 2:  # no room for a line and its marker: the preview gives way
+        return body
+    lines = _preview_cache(state, text, width - 3, preview_lines)
+    shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset, space,
+                                                      width - 3)
+    draft.preview_page = page
+    rule: Line = [("class:more", fit(" ┌ preview", width))]
+    return [*body, rule, *([("class:more", " │ "), *line] for line in shown)]
+
+
+def _preview_cache(state: BatchState, text: str, width: int, build: Any) -> list[str]:
+    """The highlighted preview's lines at ``width``, built once (keys redraw it often)."""
+    key = ("preview", state.draft.highlight, width)
+    cache = state.draft.rows
+    if key not in cache:
+        cache[key] = build(text, width)
+    lines: list[str] = cache[key]
+    return lines
 
 
 def _filter_line(state: BatchState, width: int) -> Line:
@@ -521,6 +598,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     draft.paging, draft.description_cut = "list", False
     title = _title(state)
     filter_line = [_filter_line(state, width)] if state.filtering else []
+    filter_line += _note_line(state, width)  # what sits under the text like the filter
     if state.option_count == 0:
         body_min = len(_text_field(state, width))
     else:
@@ -548,6 +626,9 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
                       MAX_LIST_ROWS))
     if state.option_count == 0:
         body = _text_field(state, width)[-room:]
+    elif state.preview is not None:
+        avail = free - len(heading) - len(head) - len(shown) - len(filter_line)
+        body = _with_preview(state, width, room, avail)
     else:
         body = _option_list(state, width, room)
     return heading + head + shown + filter_line + body + tail

@@ -120,7 +120,9 @@ def test_other_text_overrides_checked_options():
     state.focus_other()
     state.insert("SSO only")
     state.escape()
-    state.enter()  # on the list: the text still wins over the checks
+    state.enter()  # on the list: the first enter warns that the text replaces the checks
+    assert state.outcome is None and "replaces the 1 ticked option" in (state.hint or "")
+    state.enter()  # the second: the text still wins over the checks
     assert answers(state) == [{"id": "f", "selected": [], "custom": "SSO only"}]
 
 
