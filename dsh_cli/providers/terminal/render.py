@@ -96,7 +96,6 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
     return ((("↑↓ move", "↑↓"), 9), pick, (("enter confirm", "enter ok"), 0),
             *([(("J/K preview", "J/K"), 3)] if preview else []),
             (("/ filter",), 7), *([(("tab other",), 2)] if state.has_other else []),
-            (("n note",), 6),
             *([(("s skip",), 4)] if skip else []),
             *([(("←→ questions",), 6)] if several else []), (("esc cancel", "esc quit"), 0))
 
@@ -491,10 +490,24 @@ def _choice_text(answer: AskUserQuestionAnswerItem) -> str:
     return ", ".join(sanitize_line(display_label(label)) for label in answer.selected)
 
 
+_NOTE_HINT: _Hint = (("n note",), 10)
+
+
+def _with_note(state: BatchState, hints: tuple[_Hint, ...], width: int) -> tuple[_Hint, ...]:
+    """The note key, before esc, on a list whose key help has room for it at full length:
+    it never makes another key shorten or go."""
+    if state.screen != "question" or state.in_text or state.filtering or state.noting \
+            or state.draft.replacing or state.confirming or not state.option_count:
+        return hints
+    noted = (*hints[:-1], _NOTE_HINT, hints[-1])
+    full = " · ".join(hint[0][0] for hint in noted)
+    return noted if cell_width(full) + 1 <= width else hints
+
+
 def _tail(state: BatchState, width: int, height: int, countdown: str | None,
           closes_desk: bool = False) -> list[Line]:
     """The hint, the countdown and the key help: they keep their rows when others give up."""
-    keys = key_line(_hints(state, closes_desk), width)
+    keys = key_line(_with_note(state, _hints(state, closes_desk), width), width)
     tail: list[Line] = [[("class:confirm" if state.confirming else "class:keys", keys)]]
     if countdown:
         tail.insert(0, [("class:countdown", fit(f" {countdown}", width))])

@@ -180,9 +180,9 @@ def test_a_note_typed_goes_on_the_answer_and_into_the_summary():
     item = AskUserQuestionItem(id="db", question="Which database?", options=[
         {"label": "PostgreSQL"}, {"label": "SQLite"}])
 
-    @asking((80, 24), item)
+    @asking((100, 24), item)
     async def run(screen):
-        assert "n note" in screen.lines()[-1]
+        assert "n note" in screen.lines()[-1]  # named where the key help has room
         await screen.keys("n", *"but version 16")
         field = screen.lines()
         await screen.keys(ENTER, "1")
