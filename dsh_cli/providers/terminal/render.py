@@ -283,6 +283,7 @@ def _after_cut(line: Line, width: int) -> Line:
 # An inline picker should not take over the terminal (gum and fzf keep to ~10 rows too),
 # and the fewer lines a key redraws, the faster it answers.
 MAX_LIST_ROWS = 14
+PREVIEW_ROWS = MAX_LIST_ROWS  # a preview's lines, its marker included: J/K scroll the rest
 
 
 def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
@@ -548,7 +549,8 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
         inner = width - left - 3
         lines = _preview_cache(state, text, inner, preview_lines)
         shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset,
-                                                          max(len(body), avail), inner)
+                                                          max(len(body), min(avail, PREVIEW_ROWS)),
+                                                          inner)
         draft.preview_page = page
         out: list[Line] = []
         for number in range(max(len(body), len(shown))):
@@ -558,7 +560,7 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
             out.append([*row, ("", " " * pad), ("class:more", " │ "), *side])
         return out
     body = _option_list(state, width, room)
-    space = avail - len(body) - 1  # a rule line above the preview
+    space = min(avail - len(body) - 1, PREVIEW_ROWS)  # a rule line above the preview
     if space < 2:  # no room for a line and its marker: the preview gives way
         return body
     lines = _preview_cache(state, text, width - 3, preview_lines)

@@ -149,7 +149,7 @@ def test_shift_arrows_scroll_the_preview_from_the_other_field_and_k_scrolls_back
         return down, back, from_field, await screen.result()
 
     down, back, from_field, result = run
-    assert "port = 8001" not in "\n".join(down) and "lines 33-48 of 60" in "\n".join(down)
+    assert "port = 8001" not in "\n".join(down) and "lines 27-39 of 60" in "\n".join(down)
     assert "lines 1-" in "\n".join(back)
     assert from_field == 0  # the Other row has no preview of its own: nothing to scroll
     assert result == {"answers": [{"id": "cfg", "selected": ["Plain"]}]}
