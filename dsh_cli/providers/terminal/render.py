@@ -547,7 +547,7 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
         left = min(width // 2, max(36, width * 2 // 5))
         body = _option_list(state, left, room)
         inner = width - left - 3
-        lines = _preview_cache(state, text, inner, preview_lines)
+        lines = _preview_cache(state, text, preview_lines)
         shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset,
                                                           max(len(body), min(avail, PREVIEW_ROWS)),
                                                           inner)
@@ -563,7 +563,7 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
     space = min(avail - len(body) - 1, PREVIEW_ROWS)  # a rule line above the preview
     if space < 2:  # no room for a line and its marker: the preview gives way
         return body
-    lines = _preview_cache(state, text, width - 3, preview_lines)
+    lines = _preview_cache(state, text, preview_lines)
     shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset, space,
                                                       width - 3)
     draft.preview_page = page
@@ -571,12 +571,12 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
     return [*body, rule, *([("class:more", " │ "), *line] for line in shown)]
 
 
-def _preview_cache(state: BatchState, text: str, width: int, build: Any) -> list[str]:
-    """The highlighted preview's lines at ``width``, built once (keys redraw it often)."""
-    key = ("preview", state.draft.highlight, width)
+def _preview_cache(state: BatchState, text: str, build: Any) -> list[str]:
+    """The highlighted preview's lines, built once (keys redraw it often)."""
+    key = ("preview", state.draft.highlight)
     cache = state.draft.rows
     if key not in cache:
-        cache[key] = build(text, width)
+        cache[key] = build(text)
     lines: list[str] = cache[key]
     return lines
 
