@@ -593,6 +593,7 @@ class BatchState:
             return
         self.draft.answer = answer
         self.draft.filter = None
+        self.draft.noting = None  # ctrl-s in the note field: the note went on the skip
         self._advance()
 
     def _advance(self) -> None:

@@ -243,3 +243,13 @@ def test_nine_plus_options_are_reached_with_arrows_and_digits_stay_in_range():
     state.up()
     state.enter()
     assert answers(state) == [{"id": "x", "selected": ["o11"]}]
+
+
+def test_a_skip_from_the_note_field_keeps_the_note_and_closes_the_field():
+    state = BatchState([item("a", "A"), item("b", "B")])
+    state.letter("n")
+    state.insert("ask me later")
+    state.skip()  # ctrl-s works in the note field as in any text field
+    assert state.index == 1 and state.drafts[0].noting is None
+    assert state.drafts[0].answer.to_json() == {"id": "a", "selected": [],
+                                                "note": "ask me later"}
