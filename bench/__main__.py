@@ -20,6 +20,7 @@ MEASURES = {
     "ask_pty": "dsh ask on a pseudo-terminal vs a choice() floor",
     "ask_answers": "dsh ask --answers vs a Click + pydantic floor",
     "keys": "key latency and throughput vs questionary and bare prompt-toolkit",
+    "previews": "option previews: the first frame and scrolling keys vs no preview",
     "storm": "the 726-key storm on a 50-option list in a pty vs questionary",
     "relay": "dsh run --jsonl round trips",
     "mcp_desk": "dsh mcp + dsh attach --jsonl round trips vs the bare SDK echo floor",

@@ -32,6 +32,8 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
             if state.confirming and keys != ("escape",) and keys != ("c-c",):
                 state.dismiss()  # "any other key to go back": the key does nothing else
             else:
+                if keys not in _KEEP_WARNING:
+                    state.draft.replacing = False  # the Other-text warning is answered
                 action(event)
             if state.done:
                 on_done(event.app)
@@ -46,6 +48,8 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
         "home": state.home, "c-a": state.home, "end": state.end, "c-e": state.end,
         "c-u": state.kill_before,
         "pageup": functools.partial(state.page, -1), "pagedown": functools.partial(state.page, 1),
+        "s-down": functools.partial(state.scroll_preview, 1),
+        "s-up": functools.partial(state.scroll_preview, -1),
     }
     for key, method in table.items():
         bind(key, action=_ignoring_event(method))
@@ -59,6 +63,10 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
     # (prompt-toolkit's own binding handles it) and leave a "no CPR" warning on screen.
     bind(Keys.Any, action=lambda event: _printable(state, event.data), eager=False)
     return bindings
+
+
+# the keys that answer the warning "the text replaces the ticked options" (``n`` is Any)
+_KEEP_WARNING = {("enter",), ("c-j",), ("escape",), ("<any>",)}  # "<any>": Keys.Any
 
 
 def _ignoring_event(method: Callable[[], None]) -> Callable[[Any], None]:

@@ -55,6 +55,7 @@ _STYLE = {
     "source": "bold fg:ansicyan",
     "warning": "bold fg:ansired",
     "note": "dim",
+    "preview": "",
 }
 
 
@@ -286,7 +287,7 @@ class _Screen:
         _follow_reflow(self.app)
 
     def _cursor_shown(self) -> bool:
-        return self.ending_line is None and self.state.in_text
+        return self.ending_line is None and (self.state.in_text or self.state.noting)
 
     def _fragments(self) -> list[tuple[str, str]]:
         from dsh_cli.providers.terminal.render import render

@@ -7,14 +7,14 @@ state keeps (and returns) the labels unchanged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
 from dsh_cli.providers.terminal.state import BatchState, Draft
 from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, fit, wrap
 
 if TYPE_CHECKING:
-    from dsh_cli.interaction import AskUserQuestionItem
+    from dsh_cli.interaction import AskUserQuestionAnswerItem, AskUserQuestionItem
 
 __all__ = ["HANDED_BACK", "key_line", "render", "summary"]
 
@@ -66,6 +66,13 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
         return ((f"esc again to discard {answers}", f"esc again: discard {answers}",
                  f"esc: discard {count}"), 0), (("any other key to go back",
                                                  "other key: back"), 1)
+    if state.noting:
+        return ((("type a note",), 5), (("enter keep the note", "enter keep"), 0),
+                (("esc back",), 0))
+    if state.draft.replacing:
+        return ((("enter use the text", "enter text"), 0),
+                (("n keep the ticks, text as a note", "n as a note", "n note"), 1),
+                (("esc back",), 0))
     if state.screen == "review":
         return ((("enter submit", "enter ok"), 0), (("1-9 change an answer", "1-9 change"), 2),
                 (("← last question",), 3), (("esc cancel", "esc quit"), 0))
@@ -77,9 +84,11 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
                 *([(("↑↓ questions",), 4)] if several else []),
                 *([(("ctrl-s skip",), 2)] if skip else []), (("esc cancel", "esc quit"), 0))
+    preview = state.preview is not None
     if state.in_text:
         return ((("type an answer",), 5), (("enter confirm", "enter ok"), 0),
                 (("↑ esc options", "esc options", "esc back"), 0),
+                *([(("shift-↓↑ preview",), 6)] if preview else []),
                 *([(("ctrl-s skip",), 3)] if skip else []), (("ctrl-c cancel",), 2))
     # toggling and confirming answer the question; filtering only finds an option, so it
     # gives way first (a multi-select cannot be answered without its toggle key)
@@ -88,6 +97,7 @@ def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
     else:
         pick = (("1-9 pick",), 5)
     return ((("↑↓ move", "↑↓"), 9), pick, (("enter confirm", "enter ok"), 0),
+            *([(("J/K preview", "J/K"), 3)] if preview else []),
             (("/ filter",), 7), *([(("tab other",), 2)] if state.has_other else []),
             *([(("s skip",), 4)] if skip else []),
             *([(("←→ questions",), 6)] if several else []), (("esc cancel", "esc quit"), 0))
@@ -276,6 +286,7 @@ def _after_cut(line: Line, width: int) -> Line:
 # An inline picker should not take over the terminal (gum and fzf keep to ~10 rows too),
 # and the fewer lines a key redraws, the faster it answers.
 MAX_LIST_ROWS = 14
+PREVIEW_ROWS = MAX_LIST_ROWS  # a preview's lines, its marker included: J/K scroll the rest
 
 
 def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
@@ -470,6 +481,12 @@ def _answer_text(state: BatchState, index: int) -> str:
     answer = state.drafts[index].answer
     if answer is None:
         return "unanswered"
+    if answer.note is not None:
+        return f'{_choice_text(answer)} · note: "{sanitize_line(answer.note)}"'
+    return _choice_text(answer)
+
+
+def _choice_text(answer: AskUserQuestionAnswerItem) -> str:
     if answer.custom is not None:
         return f'"{sanitize_line(answer.custom)}"'
     if not answer.selected:
@@ -477,10 +494,24 @@ def _answer_text(state: BatchState, index: int) -> str:
     return ", ".join(sanitize_line(display_label(label)) for label in answer.selected)
 
 
+_NOTE_HINT: _Hint = (("n note",), 10)
+
+
+def _with_note(state: BatchState, hints: tuple[_Hint, ...], width: int) -> tuple[_Hint, ...]:
+    """The note key, before esc, on a list whose key help has room for it at full length:
+    it never makes another key shorten or go."""
+    if state.screen != "question" or state.in_text or state.filtering or state.noting \
+            or state.draft.replacing or state.confirming or not state.option_count:
+        return hints
+    noted = (*hints[:-1], _NOTE_HINT, hints[-1])
+    full = " · ".join(hint[0][0] for hint in noted)
+    return noted if cell_width(full) + 1 <= width else hints
+
+
 def _tail(state: BatchState, width: int, height: int, countdown: str | None,
           closes_desk: bool = False) -> list[Line]:
     """The hint, the countdown and the key help: they keep their rows when others give up."""
-    keys = key_line(_hints(state, closes_desk), width)
+    keys = key_line(_with_note(state, _hints(state, closes_desk), width), width)
     tail: list[Line] = [[("class:confirm" if state.confirming else "class:keys", keys)]]
     if countdown:
         tail.insert(0, [("class:countdown", fit(f" {countdown}", width))])
@@ -490,6 +521,67 @@ def _tail(state: BatchState, width: int, height: int, countdown: str | None,
             hint = [[("class:hint", fit(" ! " + state.hint, width))]]
         tail[:0] = hint
     return tail
+
+
+def _note_line(state: BatchState, width: int) -> list[Line]:
+    """The note field while it is open, else the note given (none: no line)."""
+    draft = state.draft
+    if not state.noting and not draft.note.strip():
+        return []
+    text = sanitize_line(draft.note)
+    room = width - 8
+    if cell_width(text) > room:  # keep the end of what is typed, where the cursor is
+        text = "…" + text[-max(1, room - 1):]
+    if state.noting:
+        return [[("", " note › "), ("class:field", text), CURSOR]]
+    return [[("class:note", fit(" note: " + text, width))]]
+
+
+def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[Line]:
+    """The option list with the highlighted option's preview beside it (from 100 columns)
+    or below it, in ``avail`` lines; the preview gives way first, the list never does."""
+    from dsh_cli.providers.terminal.preview import SIDE_BY_SIDE, preview_lines, preview_window
+
+    draft = state.draft
+    text = state.preview or ""
+    if draft.preview_of != draft.highlight:
+        draft.preview_of, draft.preview_offset = draft.highlight, 0
+    if width + 1 >= SIDE_BY_SIDE:
+        left = min(width // 2, max(36, width * 2 // 5))
+        body = _option_list(state, left, room)
+        inner = width - left - 3
+        lines = _preview_cache(state, text, preview_lines)
+        shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset,
+                                                          max(len(body), min(avail, PREVIEW_ROWS)),
+                                                          inner)
+        draft.preview_page = page
+        out: list[Line] = []
+        for number in range(max(len(body), len(shown))):
+            row = body[number] if number < len(body) else []
+            pad = left - sum(cell_width(part) for _, part in row)
+            side = shown[number] if number < len(shown) else []
+            out.append([*row, ("", " " * pad), ("class:more", " │ "), *side])
+        return out
+    body = _option_list(state, width, room)
+    space = min(avail - len(body) - 1, PREVIEW_ROWS)  # a rule line above the preview
+    if space < 2:  # no room for a line and its marker: the preview gives way
+        return body
+    lines = _preview_cache(state, text, preview_lines)
+    shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset, space,
+                                                      width - 3)
+    draft.preview_page = page
+    rule: Line = [("class:more", fit(" ┌ preview", width))]
+    return [*body, rule, *([("class:more", " │ "), *line] for line in shown)]
+
+
+def _preview_cache(state: BatchState, text: str, build: Any) -> list[str]:
+    """The highlighted preview's lines, built once (keys redraw it often)."""
+    key = ("preview", state.draft.highlight)
+    cache = state.draft.rows
+    if key not in cache:
+        cache[key] = build(text)
+    lines: list[str] = cache[key]
+    return lines
 
 
 def _filter_line(state: BatchState, width: int) -> Line:
@@ -524,6 +616,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     draft.paging, draft.description_cut = "list", False
     title = _title(state)
     filter_line = [_filter_line(state, width)] if state.filtering else []
+    filter_line += _note_line(state, width)  # what sits under the text like the filter
     if state.option_count == 0:
         body_min = len(_text_field(state, width))
     else:
@@ -551,6 +644,9 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
                       MAX_LIST_ROWS))
     if state.option_count == 0:
         body = _text_field(state, width)[-room:]
+    elif state.preview is not None:
+        avail = free - len(heading) - len(head) - len(shown) - len(filter_line)
+        body = _with_preview(state, width, room, avail)
     else:
         body = _option_list(state, width, room)
     return heading + head + shown + filter_line + body + tail

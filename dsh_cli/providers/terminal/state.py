@@ -58,6 +58,12 @@ class Draft:
     page_rows: int = 5  # option rows a page moves (the renderer sets the real figure)
     text_page: int = 5  # lines of the question a page moves: as many as are shown
     description_page: int = 3  # lines of the highlighted description a page moves
+    preview_page: int = 5  # lines of the preview a J/K moves (the renderer sets it)
+    preview_offset: int = 0  # first visible line of the highlighted option's preview
+    preview_of: int = -1  # the option ``preview_offset`` belongs to (it follows the highlight)
+    note: str = ""  # the human's note on this question, put on the answer
+    noting: str | None = None  # the note as it was when the note field opened (it is open)
+    replacing: bool = False  # enter on a multi-select with Other text asked: text or note?
 
     @property
     def has_work(self) -> bool:
@@ -131,6 +137,18 @@ class BatchState:
                                           and self.draft.highlight == self.option_count)
 
     @property
+    def noting(self) -> bool:
+        """Whether the note field is open (it then has the keyboard)."""
+        return self.screen == "question" and self.draft.noting is not None
+
+    @property
+    def preview(self) -> str | None:
+        """The highlighted option's preview, if it has one."""
+        options = self.question.options or []
+        highlight = self.draft.highlight
+        return options[highlight].preview if highlight < len(options) else None
+
+    @property
     def filtering(self) -> bool:
         """Whether the filter line is open (it then has the keyboard)."""
         return self.screen == "question" and self.draft.filter is not None
@@ -163,6 +181,8 @@ class BatchState:
 
     def up(self) -> None:
         self.hint = None
+        if self.noting:
+            return
         if self.filtering:
             self._move_match(-1)
         elif self.screen == "review":
@@ -174,6 +194,8 @@ class BatchState:
 
     def down(self) -> None:
         self.hint = None
+        if self.noting:
+            return
         if self.filtering:
             self._move_match(+1)
         elif self.screen == "review":
@@ -184,7 +206,7 @@ class BatchState:
             self._move(+1)
 
     def left(self) -> None:
-        if self.filtering:
+        if self.filtering or self.noting:
             return
         if self.in_text:
             self.draft.cursor = max(0, self.draft.cursor - 1)
@@ -195,7 +217,7 @@ class BatchState:
             self.prev()
 
     def right(self) -> None:
-        if self.filtering:
+        if self.filtering or self.noting:
             return
         if self.in_text:
             self.draft.cursor = min(len(self.draft.text), self.draft.cursor + 1)
@@ -203,7 +225,7 @@ class BatchState:
             self.next()
 
     def digit(self, number: int) -> None:
-        if self.in_text or self.filtering:
+        if self.in_text or self.filtering or self.noting:
             self.insert(str(number))
             return
         self.hint = None
@@ -228,7 +250,7 @@ class BatchState:
             )
 
     def space(self) -> None:
-        if self.in_text or self.filtering:
+        if self.in_text or self.filtering or self.noting:
             self.insert(" ")
         elif self.screen == "question":
             self.hint = None
@@ -241,10 +263,14 @@ class BatchState:
         self.hint = None
         if self.screen == "review":
             self._submit()
+        elif self.noting:
+            self.close_note()
         elif self.filtering:
             self._filter_enter()
         elif self.in_text:
             text = self.draft.text.strip()
+            if text and self._warn_replacing():
+                return
             if text:
                 self._record(AskUserQuestionAnswerItem(id=self.question.id, custom=text))
             elif self.question.is_multi and self.draft.checked:
@@ -254,6 +280,8 @@ class BatchState:
         elif self.question.is_multi:
             draft = self.draft
             if draft.text.strip():  # Other text overrides the checks, never supplements them
+                if self._warn_replacing():
+                    return
                 self._record(AskUserQuestionAnswerItem(id=self.question.id,
                                                        custom=draft.text.strip()))
             elif draft.checked:
@@ -272,8 +300,17 @@ class BatchState:
 
     def letter(self, char: str) -> None:
         """A printable key: text in a text field, a command letter on the list."""
-        if self.in_text or self.filtering:
+        if self.draft.replacing and self.screen == "question":
+            self.draft.replacing = False
+            if char == "n":
+                self._keep_ticks()
+                return
+        if self.in_text or self.filtering or self.noting:
             self.insert(char)
+        elif self.screen == "question" and char == "n":
+            self.open_note()
+        elif self.screen == "question" and char in "JK" and self.preview is not None:
+            self.scroll_preview(1 if char == "J" else -1)
         elif self.screen == "question" and char == "/" and self.option_count:
             self.hint = None
             self.draft.filter = ""
@@ -314,6 +351,11 @@ class BatchState:
         self.hint = None
         if self.confirming:
             self.cancel()
+        elif self.noting:
+            self.draft.note = self.draft.noting or ""  # the note as it was; the answer stays
+            self.draft.noting = None
+        elif self.draft.replacing and self.screen == "question":
+            self.draft.replacing = False
         elif self.filtering:
             self.draft.filter = None  # the highlight stays where the filter left it
         elif self.in_text and self.option_count > 0:
@@ -396,10 +438,61 @@ class BatchState:
         elif self.screen == "question":
             self._highlight(max(0, self.option_count - 1))
 
+    def scroll_preview(self, direction: int) -> None:
+        """``J``/``K`` on the list, shift-↓/shift-↑ anywhere: the preview by a page (the
+        renderer clamps it and sets the page)."""
+        if self.screen != "question" or self.preview is None:
+            return
+        draft = self.draft
+        if draft.preview_of != draft.highlight:
+            draft.preview_of, draft.preview_offset = draft.highlight, 0
+        draft.preview_offset = max(0, draft.preview_offset + direction
+                                   * max(1, draft.preview_page))
+
+    # -- the note field --------------------------------------------------------------
+
+    def open_note(self) -> None:
+        """``n`` on the list: a one-line note for this question, put on its answer."""
+        if self.screen == "question" and not self.noting:
+            self.hint = None
+            self.draft.noting = self.draft.note
+
+    def close_note(self) -> None:
+        """``enter`` in the note field: keep the note (on the answer, if there is one)."""
+        draft = self.draft
+        draft.noting = None
+        if draft.answer is not None:
+            draft.answer = draft.answer.model_copy(update={"note": draft.note.strip() or None})
+
+    def _warn_replacing(self) -> bool:
+        """A multi-select's Other text replaces its ticks: the first enter says so."""
+        draft = self.draft
+        if not self.question.is_multi or not draft.checked or draft.replacing:
+            draft.replacing = False
+            return False
+        draft.replacing = True
+        count = len(draft.checked)
+        self.hint = (f"the text replaces the {count} ticked option{'s' if count != 1 else ''}"
+                     " · enter: use the text · n: keep the ticks and add it as a note")
+        return True
+
+    def _keep_ticks(self) -> None:
+        """``n`` after the warning: the ticks are the answer, the Other text its note."""
+        draft = self.draft
+        text = draft.text.strip()
+        draft.note = f"{draft.note.strip()} {text}".strip()
+        draft.text, draft.cursor = "", 0
+        self.hint = None
+        self._confirm_checked()
+
     # -- the text field --------------------------------------------------------------
 
     def insert(self, text: str) -> None:
         text = " ".join(text.splitlines())  # the field is one line; pastes lose their breaks
+        if self.noting:
+            self.hint = None
+            self.draft.note += text
+            return
         if self.filtering:
             self.hint = None
             self.draft.filter = (self.draft.filter or "") + text
@@ -414,7 +507,9 @@ class BatchState:
 
     def backspace(self) -> None:
         draft = self.draft
-        if self.filtering:
+        if self.noting:
+            draft.note = draft.note[:-1]
+        elif self.filtering:
             draft.filter = (draft.filter or "")[:-1]
             self._follow_filter()
         elif self.in_text and draft.cursor > 0:
@@ -428,7 +523,9 @@ class BatchState:
 
     def kill_before(self) -> None:
         """``ctrl-u``: delete from the start of the field to the cursor."""
-        if self.in_text:
+        if self.noting:
+            self.draft.note = ""
+        elif self.in_text:
             draft = self.draft
             draft.text = draft.text[draft.cursor:]
             draft.cursor = 0
@@ -443,6 +540,7 @@ class BatchState:
         if index != self.draft.highlight:
             self.draft.highlight = index
             self.draft.description_offset = 0
+            self.draft.replacing = False
 
     def _move_match(self, delta: int) -> None:
         """Among the filter's matches (wrapping by one step, stopping at the ends by a page)."""
@@ -493,12 +591,16 @@ class BatchState:
         self._record(AskUserQuestionAnswerItem(id=self.question.id, selected=[label]))
 
     def _record(self, answer: AskUserQuestionAnswerItem) -> None:
+        note = self.draft.note.strip()
+        if note:
+            answer = answer.model_copy(update={"note": note})
         reason = problem_with(self.question, answer)
         if reason is not None:
             self.hint = reason  # stays on the question: fix it, or do something else
             return
         self.draft.answer = answer
         self.draft.filter = None
+        self.draft.noting = None  # ctrl-s in the note field: the note went on the skip
         self._advance()
 
     def _advance(self) -> None:

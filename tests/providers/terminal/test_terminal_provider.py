@@ -92,7 +92,8 @@ def test_multi_select_toggles_and_confirms_after_the_at_least_one_hint():
 
 
 def test_other_field_takes_digits_as_text_and_overrides_choices():
-    keys = ["1", TAB, "4", "2", "o", "s", LEFT, LEFT, "x", ENTER]
+    # the first enter warns that the text replaces the ticked option, the second uses it
+    keys = ["1", TAB, "4", "2", "o", "s", LEFT, LEFT, "x", ENTER, ENTER]
     result = answer_with(keys, q("f", "Auth", "Billing", multi=True))
     assert result == {"answers": [{"id": "f", "selected": [], "custom": "42xos"}]}
 

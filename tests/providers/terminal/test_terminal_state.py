@@ -120,7 +120,9 @@ def test_other_text_overrides_checked_options():
     state.focus_other()
     state.insert("SSO only")
     state.escape()
-    state.enter()  # on the list: the text still wins over the checks
+    state.enter()  # on the list: the first enter warns that the text replaces the checks
+    assert state.outcome is None and "replaces the 1 ticked option" in (state.hint or "")
+    state.enter()  # the second: the text still wins over the checks
     assert answers(state) == [{"id": "f", "selected": [], "custom": "SSO only"}]
 
 
@@ -241,3 +243,13 @@ def test_nine_plus_options_are_reached_with_arrows_and_digits_stay_in_range():
     state.up()
     state.enter()
     assert answers(state) == [{"id": "x", "selected": ["o11"]}]
+
+
+def test_a_skip_from_the_note_field_keeps_the_note_and_closes_the_field():
+    state = BatchState([item("a", "A"), item("b", "B")])
+    state.letter("n")
+    state.insert("ask me later")
+    state.skip()  # ctrl-s works in the note field as in any text field
+    assert state.index == 1 and state.drafts[0].noting is None
+    assert state.drafts[0].answer.to_json() == {"id": "a", "selected": [],
+                                                "note": "ask me later"}
