@@ -50,8 +50,8 @@ def test_claude_code_questions_without_ids_are_answered_under_derived_ids(tmp_pa
              {"content": "done"}]
     script = write(tmp_path / "script.json", {"turns": turns})
     answers = write(tmp_path / "answers.json", {
-        "db-engine": {"selected": ["PostgreSQL"], "note": "v16"}, "features": ["Auth", "Billing"], "features-2": ["No"],
-        "q4": "acme"})
+        "db-engine": {"selected": ["PostgreSQL"], "note": "v16"},
+        "features": ["Auth", "Billing"], "features-2": ["No"], "q4": "acme"})
     result = dsh("run", "-m", f"script:{script}", "--answers", answers, "set up")
     assert result.returncode == 0, result.stderr
     (content,) = tool_results()
