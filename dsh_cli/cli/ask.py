@@ -163,8 +163,8 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
 def _read_previews(previews: tuple[str, ...], labels: tuple[str, ...]) -> dict[str, str]:
     """``LABEL=FILE`` pairs to each label's preview text; a usage error names a bad one.
 
-    A file is read only up to one character past the cap: the seam then refuses it as too
-    long without a huge file ever being held in memory."""
+    A file is read only up to one character past the cap, so a huge one is refused
+    without ever being held in memory."""
     from dsh_cli.interaction.validation import LIMITS
 
     shown: dict[str, str] = {}
@@ -183,6 +183,9 @@ def _read_previews(previews: tuple[str, ...], labels: tuple[str, ...]) -> dict[s
         except (OSError, UnicodeDecodeError) as error:
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"--preview {pair}: cannot read {path}: {reason}") from None
+        if len(shown[label]) > LIMITS["preview"]:
+            raise UserInteractionError(f"--preview {pair}: {path} is longer than "
+                                       f"{LIMITS['preview']} characters", INVALID_QUESTIONS)
     return shown
 
 

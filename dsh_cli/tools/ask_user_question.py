@@ -40,9 +40,7 @@ PARAMETERS: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "id": {"type": "string",
-                           "description": "Short stable id, echoed back (if omitted, one is "
-                                          "made from the header, or q1, q2...)."},
+                    "id": {"type": "string", "description": "Short stable id, echoed back."},
                     "question": {"type": "string", "description": "The question itself.",
                                  "maxLength": LIMITS["question"]},
                     # 12 is the style the description asks for; the cap the seam enforces

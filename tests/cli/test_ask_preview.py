@@ -71,3 +71,12 @@ def test_a_preview_file_over_the_line_cap_is_invalid_questions(tmp_path):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == ("dsh: INVALID_QUESTIONS: questions[0].options[0].preview: "
                              "preview has more than 200 lines (201)\n")
+
+
+def test_a_huge_preview_file_is_refused_from_its_first_characters(tmp_path):
+    # read up to the cap and one more: a 30 MB file is never held whole
+    (tmp_path / "huge.txt").write_text("x" * 30_000_000)
+    result = usage("-q", "DB?", "-o", "a", "--preview", f"a={tmp_path / 'huge.txt'}")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"dsh: INVALID_QUESTIONS: --preview a={tmp_path / 'huge.txt'}: "
+                             f"{tmp_path / 'huge.txt'} is longer than 10000 characters\n")
