@@ -53,6 +53,9 @@ EXIT_STATUS = {
 @click.option("-q", "--question", help="Ask this one question (instead of a REQUEST file).")
 @click.option("-o", "--option", "options", multiple=True, metavar="LABEL",
               help="An option of the -q question (repeatable).")
+@click.option("--preview", "previews", multiple=True, metavar="LABEL=FILE",
+              help="Show FILE's text as the preview of the -q question's option LABEL "
+                   "(repeatable).")
 @click.option("--multi", is_flag=True, help="The -q question allows several options.")
 @click.option("--header", help="A short heading for the -q question.")
 @click.option("--detail", help="Supporting text shown with the -q question.")
@@ -74,7 +77,8 @@ EXIT_STATUS = {
               help="Leave the one-line summary on the terminal (default: clear the UI).")
 @web_options
 def ask(request_path: str | None, question: str | None, options: tuple[str, ...],
-        multi: bool, header: str | None, detail: str | None, question_id: str,
+        previews: tuple[str, ...], multi: bool, header: str | None, detail: str | None,
+        question_id: str,
         output_format: str, timeout: float | None, jsonl: bool, answers_path: str | None,
         plain: bool, web: bool, keep: bool, host: str, port: int,
         open_browser: bool | None) -> None:
@@ -92,7 +96,7 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
 
     async def main() -> int:
         try:
-            request = _build_request(request_path, question, options, multi=multi,
+            request = _build_request(request_path, question, options, previews, multi=multi,
                                      header=header, detail=detail, question_id=question_id)
             _check_usage(request, request_path, output_format=output_format, plain=plain,
                          jsonl=jsonl)
@@ -117,8 +121,9 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
     sys.exit(status)
 
 
-def _build_request(path: str | None, question: str | None, options: tuple[str, ...], *,
-                   multi: bool, header: str | None, detail: str | None,
+def _build_request(path: str | None, question: str | None, options: tuple[str, ...],
+                   previews: tuple[str, ...] = (), *, multi: bool, header: str | None,
+                   detail: str | None,
                    question_id: str) -> AskUserQuestionRequest:
     """The request from a file, stdin or the flags; pydantic shape errors are exit 2."""
     from pydantic import ValidationError
@@ -128,15 +133,19 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
 
     if path is not None and question is not None:
         raise UsageError("give a REQUEST or -q/--question, not both")
-    if question is None and (options or multi or header or detail):
-        raise UsageError("-o, --multi, --header and --detail need -q/--question")
+    if question is None and (options or previews or multi or header or detail):
+        raise UsageError("-o, --preview, --multi, --header and --detail need -q/--question")
     if path is None and question is None:
         raise UsageError("give a REQUEST file (- for stdin, or pipe it in) or -q/--question")
     if question is not None:
         item: dict[str, Any] = {"id": question_id, "question": question}
         if options:  # only what was given: the relay and the web show these fields
-            item["options"] = [{"label": label} for label in options]
+            shown = _read_previews(previews, options)
+            item["options"] = [{"label": label, **({"preview": shown[label]} if label in shown
+                                                   else {})} for label in options]
             item["multi_select"] = multi
+        elif previews:
+            raise UsageError("--preview needs the option it previews (-o LABEL)")
         if header is not None:
             item["header"] = header
         if detail is not None:
@@ -149,6 +158,35 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
         return AskUserQuestionRequest.model_validate(data)
     except ValidationError as error:
         raise UserInteractionError(format_validation_error(error), INVALID_QUESTIONS) from None
+
+
+def _read_previews(previews: tuple[str, ...], labels: tuple[str, ...]) -> dict[str, str]:
+    """``LABEL=FILE`` pairs to each label's preview text; a usage error names a bad one.
+
+    A file is read only up to one character past the cap, so a huge one is refused
+    without ever being held in memory."""
+    from dsh_cli.interaction.validation import LIMITS
+
+    shown: dict[str, str] = {}
+    for pair in previews:
+        label, sep, path = pair.rpartition("=")
+        if not sep or not label or not path:
+            raise UsageError(f"--preview {pair}: expected LABEL=FILE")
+        if label not in labels:
+            raise UsageError(f"--preview {pair}: no -o option is labelled {label!r}")
+        if label in shown:
+            raise UsageError(f"--preview {pair}: {label!r} already has a preview")
+        try:
+            with open(path, encoding="utf-8") as file:
+                # a file's last newline ends its last line; it is not an empty line more
+                shown[label] = file.read(LIMITS["preview"] + 1).removesuffix("\n")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            raise UsageError(f"--preview {pair}: cannot read {path}: {reason}") from None
+        if len(shown[label]) > LIMITS["preview"]:
+            raise UserInteractionError(f"--preview {pair}: {path} is longer than "
+                                       f"{LIMITS['preview']} characters", INVALID_QUESTIONS)
+    return shown
 
 
 def check_request_fields(data: Any) -> None:

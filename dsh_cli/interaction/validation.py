@@ -71,7 +71,8 @@ def limits_text() -> str:
     return (f"at most {LIMITS['questions']} questions, {LIMITS['options']} options per "
             f"question; at most {LIMITS['label']} characters per label, {LIMITS['header']} "
             f"per header, {LIMITS['question']} per question or detail, "
-            f"{LIMITS['description']} per description")
+            f"{LIMITS['description']} per description, {LIMITS['preview']} characters and "
+            f"{LIMITS['preview_lines']} lines per preview")
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -223,7 +223,9 @@ class AskUserQuestionAnswerItem(BaseModel):
     id: str
     selected: list[str] = Field(default_factory=list)
     custom: str | None = None
-    note: str | None = None
+    note: str | None = Field(default=None, description=(
+        "Free text the human added to their answer (e.g. 'PostgreSQL, but version 16'); "
+        "present only when given."))
 
     def to_json(self) -> dict[str, Any]:
         """Keys in the order ``id``, ``selected``, ``custom``, ``note``; the last two only

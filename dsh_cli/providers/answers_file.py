@@ -1,7 +1,8 @@
 """Answers by question id from a JSON file, for scripts and CI (``--answers FILE``).
 
 The file maps an id to a list of labels (``selected``), a string (always ``custom``),
-``null`` (skip), or an object with ``selected`` or ``custom``. It serves every question
+``null`` (skip), or an object with ``selected`` or ``custom`` and an optional ``note``
+(``{"db": {"selected": ["PostgreSQL"], "note": "v16"}}``). It serves every question
 of the run with that id; an id no question asks is ignored (one file can serve several
 runs). A batch with ids the file lacks fails with ``NO_PROVIDER`` naming each of them with
 its question text, unless the question is optional in a form (an MCP server's: its fields
@@ -38,6 +39,9 @@ from dsh_cli.interaction.validation import validate_answer_item
 __all__ = ["ANSWERS_FILE_ERROR", "AnswersFileError", "AnswersFileProvider"]
 
 
+_OBJECT_KEYS = {"selected", "custom", "note"}
+
+
 def _entry_to_item(question_id: str, value: object, where: str) -> dict[str, Any]:
     if value is None:
         return {"id": question_id, "selected": []}
@@ -45,12 +49,13 @@ def _entry_to_item(question_id: str, value: object, where: str) -> dict[str, Any
         return {"id": question_id, "selected": [], "custom": value}
     if isinstance(value, list):
         return {"id": question_id, "selected": value}
-    if isinstance(value, dict) and ("selected" in value or "custom" in value):
+    if isinstance(value, dict) and value.keys() & _OBJECT_KEYS:
+        # a note alone is a skip with a note: the spec allows one on all three answers
         return {"id": question_id, "selected": value.get("selected") or [],
-                "custom": value.get("custom")}
+                "custom": value.get("custom"), "note": value.get("note")}
     raise AnswersFileError(
         f"{where}: the answer to {question_id!r} must be a list of labels, a string, null, "
-        "or an object with 'selected' or 'custom'",
+        "or an object with 'selected', 'custom' or 'note'",
         where,
     )
 

@@ -3,9 +3,11 @@
 Each question is printed as plain text, one question at a time, and answered with one
 line read from ``input``: numbers pick options, other text is the Other answer, and
 ``/skip``, ``/back`` and ``/cancel`` steer the batch (``/decline`` too, for a batch that
-offers it). A line the question's rules refuse (``problem_with``) asks again with the
-reason. A batch that asks for a review (an MCP server's form) ends on one: enter submits,
-a number changes that answer and comes back. No cursor movement, no color, so a screen
+offers it). ``/preview N`` prints option N's preview (options with one are marked
+``[p N]``); ``/note TEXT`` attaches a note to the question's answer. A line the
+question's rules refuse (``problem_with``) asks again with the reason. A batch that
+asks for a review (an MCP server's form) ends on one: enter submits, a number changes
+that answer and comes back. No cursor movement, no color, so a screen
 reader reads it top to bottom and a script can feed it through a pipe. Prompts and hints
 go to ``output`` (stderr when stdout carries the answer).
 """
@@ -144,14 +146,33 @@ class PlainProvider:
     async def _answer(self, context: AskContext, question: AskUserQuestionItem, index: int,
                       current: AskUserQuestionAnswerItem | None = None
                       ) -> AskUserQuestionAnswerItem | None:
-        """One question's answer (an empty line keeps ``current``); None means ``/back``."""
+        """One question's answer (an empty line keeps ``current``); None means ``/back``.
+
+        ``/preview N`` and ``/note TEXT`` answer nothing: the question is asked again, and
+        the note goes with the answer then given (or with ``current``, kept)."""
+        note = current.note if current is not None else None
         while True:
             line = await self._read(context, prompt_for(question, context.request.declinable))
-            if current is not None and not line.strip():
-                return current
+            words = line.split(maxsplit=1)
+            command = words[0].lower() if words else ""
+            rest = words[1].strip() if len(words) > 1 else ""
             try:
-                return self._checked(question, self._interpret(
-                    question, line.strip(), index, context.request.declinable))
+                if command == "/preview":
+                    self._write(_preview_block(question, rest))
+                    continue
+                if command == "/note":
+                    note = rest or None
+                    self._write(f"  note: {sanitize_line(rest)} (goes with your answer)\n"
+                                if note else "  note removed\n")
+                    continue
+                if current is not None and not line.strip():
+                    item: AskUserQuestionAnswerItem | None = current
+                else:
+                    item = self._interpret(question, line.strip(), index,
+                                           context.request.declinable)
+                if item is not None and item.note != note:
+                    item = item.model_copy(update={"note": note})
+                return self._checked(question, item)
             except _Hint as hint:
                 self._write(f"  {hint}\n")
 
@@ -233,7 +254,12 @@ class PlainProvider:
                 text += " (Recommended)"
             if option.description:
                 text += f" — {sanitize_line(option.description)}"
+            if option.preview is not None:
+                text += f" [p {number}]"
             lines.append(f"  {number}. {text}")
+        if any(option.preview is not None for option in question.options or []):
+            lines.append("  ([p N]: /preview N prints that option's preview; "
+                         "/note TEXT adds a note to your answer)")
         lines += _notes(question)
         if current is not None:
             lines.append(f"  (your answer: {_answer_text(question, current)}; enter keeps it)")
@@ -277,6 +303,25 @@ def _notes(question: AskUserQuestionItem) -> list[str]:
     return notes
 
 
+def _preview_block(question: AskUserQuestionItem, number_text: str) -> str:
+    """Option N's preview, sanitised (newlines and indentation kept) and indented; or a hint
+    naming the options that have one."""
+    options = question.options or []
+    with_preview = [n for n, option in enumerate(options, start=1) if option.preview is not None]
+    if not with_preview:
+        raise _Hint("no option of this question has a preview")
+    numbers = parse_numbers(number_text)
+    if numbers is None or len(numbers) != 1 or numbers[0] not in with_preview:
+        marked = ", ".join(str(n) for n in with_preview)
+        raise _Hint(f"type /preview N, where N is an option marked [p N]: {marked}")
+    option = options[numbers[0] - 1]
+    lines = sanitize(option.preview or "").splitlines() or [""]
+    count = f"{len(lines)} line" + ("" if len(lines) == 1 else "s")
+    label = sanitize_line(display_label(option.label))
+    body = "".join(f"    {line}\n" for line in lines)
+    return f"  preview of {numbers[0]}. {label} ({count}):\n{body}  (end of preview)\n"
+
+
 def _row(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) -> str:
     """One review row: the question by its header (else its text on one line), the answer."""
     name = question.header or " ".join(question.question.split())
@@ -294,6 +339,8 @@ def _answer_text(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem 
         value = " ".join(item.custom.split())
     else:
         value = ", ".join(display_label(label) for label in item.selected)
+    if item is not None and item.note is not None:
+        value += f" (note: {' '.join(item.note.split())})"
     return sanitize_line(value)
 
 

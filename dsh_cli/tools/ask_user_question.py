@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,9 +21,13 @@ DESCRIPTION = (
     "call. Prefer 2-4 options per question; put the recommended option first and end its "
     "label with ' (Recommended)'. Never add an 'Other' option: the human can always type "
     "their own answer. Keep headers to 12 characters or fewer. Use short, stable ids "
-    "(e.g. 'db', 'name'). The result lists, per id, the selected labels, or 'custom' text "
-    "the human typed instead; an empty 'selected' with no 'custom' means they skipped it."
-)
+    "(e.g. 'db', 'name'). An option may carry a 'preview' (code, a config, an ASCII "
+    "mock-up, a diff; up to {preview} characters and {preview_lines} lines, newlines kept) "
+    "that the human compares options by. The result lists, per id, the selected labels, or "
+    "'custom' text the human typed instead; an empty 'selected' with no 'custom' means they "
+    "skipped it. A 'note' on an answer is extra text the human added ('PostgreSQL, but "
+    "version 16'): honour it with the choice; it is present only when given."
+).format(preview=f"{LIMITS['preview']:,}", preview_lines=LIMITS["preview_lines"])
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -54,6 +59,14 @@ PARAMETERS: dict[str, Any] = {
                                 "description": {"type": "string",
                                                 "maxLength": LIMITS["description"],
                                                 "description": "One line of help."},
+                                "preview": {
+                                    "type": "string", "maxLength": LIMITS["preview"],
+                                    "description": (
+                                        "Optional content the human compares options by "
+                                        "(code, a config, an ASCII mock-up, a diff), shown "
+                                        "beside the options; newlines and indentation kept, "
+                                        f"at most {LIMITS['preview_lines']} lines."),
+                                },
                             },
                             "required": ["label"],
                         },
@@ -67,6 +80,34 @@ PARAMETERS: dict[str, Any] = {
     },
     "required": ["questions"],
 }
+
+
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def _slug(header: object) -> str:
+    """A header as an id: lower-case letters and digits joined by '-', or '' if none."""
+    if not isinstance(header, str):
+        return ""
+    return _NOT_SLUG.sub("-", header.lower()).strip("-")
+
+
+def _derive_ids(questions: list[object]) -> list[object]:
+    """Claude Code's ``AskUserQuestion`` has no ids: derive them from headers, unique.
+
+    Given ids are kept and reserved first, so a derived one never collides with them."""
+    taken = {q["id"] for q in questions if isinstance(q, dict) and isinstance(q.get("id"), str)}
+    result: list[object] = []
+    for index, question in enumerate(questions, 1):
+        if isinstance(question, dict) and "id" not in question:
+            base = _slug(question.get("header")) or f"q{index}"
+            candidate, suffix = base, 2
+            while candidate in taken:
+                candidate, suffix = f"{base}-{suffix}", suffix + 1
+            taken.add(candidate)
+            question = {"id": candidate, **question}
+        result.append(question)
+    return result
 
 
 def _forgive_item(item: object) -> object:
@@ -99,7 +140,7 @@ def decode_questions(arguments: object) -> list[AskUserQuestionItem]:
     if not isinstance(questions, list):
         raise ToolError("questions: expected a list of questions", INVALID_ARGS)
     items = []
-    for index, raw in enumerate(questions):
+    for index, raw in enumerate(_derive_ids(questions)):
         try:
             items.append(AskUserQuestionItem.model_validate(_forgive_item(raw)))
         except ValidationError as error:

@@ -81,7 +81,7 @@ def test_format_lines_with_several_questions_is_a_usage_error_before_any_ui(tmp_
 @pytest.mark.parametrize(("args", "line"), [
     ((), "dsh: USAGE: give a REQUEST"),
     (("x.json", "-q", "Q?"), "dsh: USAGE: give a REQUEST or -q"),
-    (("-o", "a"), "dsh: USAGE: -o, --multi"),
+    (("-o", "a"), "dsh: USAGE: -o, --preview, --multi"),
     (("-", "--plain"), "dsh: USAGE: REQUEST - cannot be used with --plain"),
     (("-", "--jsonl"), "dsh: USAGE: REQUEST - cannot be used with --jsonl"),
     (("missing.json",), "dsh: USAGE: cannot read missing.json"),

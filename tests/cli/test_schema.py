@@ -82,3 +82,21 @@ def test_schema_help_mentions_answer():
     result = CliRunner().invoke(main, ["schema", "--help"])
     assert result.exit_code == 0
     assert "--answer" in result.output
+
+
+def test_schema_teaches_an_options_preview_with_its_caps():
+    from dsh_cli.interaction.validation import LIMITS
+
+    item = invoke()["properties"]["questions"]["items"]
+    preview = item["properties"]["options"]["items"]["properties"]["preview"]
+    assert preview["type"] == "string" and preview["maxLength"] == LIMITS["preview"]
+    assert f"{LIMITS['preview_lines']} lines" in preview["description"]
+    assert "preview" in AskUserQuestionTool().description
+
+
+def test_schema_answer_documents_the_note():
+    document = invoke("--answer")
+    item = resolve(document, document["properties"]["answers"]["items"])
+    assert "present only when given" in item["properties"]["note"]["description"]
+    assert "note" not in item.get("required", [])
+    assert "'note'" in AskUserQuestionTool().description

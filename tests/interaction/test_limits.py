@@ -32,7 +32,7 @@ def test_schema_help_and_the_man_page_say_limits_text():
     man_words = " ".join(line for line in man.splitlines() if not line.startswith("."))
     for text in (help_text, man_words):
         assert limits_text() in " ".join(text.split())
-    for name in ("questions", "header", "label", "description"):
+    for name in ("questions", "header", "label", "description", "preview", "preview_lines"):
         assert str(LIMITS[name]) in limits_text()
 
 

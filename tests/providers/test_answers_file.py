@@ -36,6 +36,22 @@ def test_every_value_form():
     ]
 
 
+def test_a_note_rides_beside_selected_custom_or_a_skip_trimmed_and_blank_dropped():
+    assert answer({"db": {"selected": ["PostgreSQL"], "note": " v16 "},
+                   "features": {"selected": [], "note": "later"},
+                   "name": {"custom": "acme", "note": "   "}}) == [
+        {"id": "db", "selected": ["PostgreSQL"], "note": "v16"},
+        {"id": "features", "selected": [], "note": "later"},
+        {"id": "name", "selected": [], "custom": "acme"},
+    ]
+
+
+def test_a_note_that_is_not_text_is_a_bad_answer():
+    with pytest.raises(UserInteractionError) as caught:
+        answer({"db": {"selected": ["SQLite"], "note": 16}, "features": [], "name": None})
+    assert caught.value.code == "INVALID_ANSWER" and "note" in caught.value.message
+
+
 def test_a_string_is_always_custom_even_when_it_equals_a_label():
     assert answer({"db": "SQLite", "features": [], "name": None})[0] == {
         "id": "db", "selected": [], "custom": "SQLite"}

@@ -105,3 +105,11 @@ def test_the_review_takes_back_to_the_last_question_and_submit_submits():
     first, second = transcript.split("Review your answers:\n")[1:]
     assert "> /back\nReplicas?\n" in first  # /back: the last question again
     assert second.startswith("  1. Environment?: staging\n  2. Replicas?: 5\n")
+
+
+def test_the_review_shows_a_note_with_its_answer():
+    answer, transcript = ask(["/note before friday", "1", "/skip", ""], ENV, REPLICAS,
+                             review=True)
+    assert answer["answers"][0] == {"id": "env", "selected": ["staging"],
+                                    "note": "before friday"}
+    assert "  1. Environment?: staging (note: before friday)\n" in transcript

@@ -16,6 +16,7 @@ from dsh_cli.interaction import (
     UserInteractionError,
 )
 from dsh_cli.tools import INVALID_ARGS, AskUserQuestionTool, ToolContext, ToolRegistry
+from dsh_cli.tools.ask_user_question import decode_questions
 
 FORBIDDEN_KEYS = {"value", "recommended", "allow_custom", "desc", "detail"}
 
@@ -54,7 +55,7 @@ def test_the_schema_requires_questions_and_per_item_id_and_question(schema):
     option = item["properties"]["options"]["items"]
     assert item["properties"]["options"]["type"] == "array"
     assert option["required"] == ["label"]
-    assert set(option["properties"]) == {"label", "description"}
+    assert set(option["properties"]) == {"label", "description", "preview"}
 
 
 def test_the_schema_shows_no_forbidden_field(schema):
@@ -263,9 +264,12 @@ def invalid_args(run):
     return check
 
 
-def test_a_missing_id_names_the_path(invalid_args):
-    assert "questions[0].id: field required" in invalid_args(
-        {"questions": [{"question": "Which?"}]})
+def test_a_missing_id_is_derived_not_refused():
+    # Claude Code's AskUserQuestion has no ids: the header slugged, or q1..., made unique
+    items = decode_questions({"questions": [
+        {"question": "A?", "header": "DB Engine!"}, {"question": "B?", "header": "db engine"},
+        {"question": "C?"}, {"question": "D?", "header": "***"}]})
+    assert [item.id for item in items] == ["db-engine", "db-engine-2", "q3", "q4"]
 
 
 def test_a_missing_question_names_the_path(invalid_args):
@@ -357,8 +361,8 @@ def test_slips_combined(run):
 
 
 def test_a_path_is_named_inside_questions_sent_as_a_string(invalid_args):
-    message = invalid_args({"questions": json.dumps([{"question": "Which?"}])})
-    assert "questions[0].id: field required" in message
+    message = invalid_args({"questions": json.dumps([{"id": "a"}])})
+    assert "questions[0].question: field required" in message
 
 
 @pytest.mark.parametrize("arguments", ["", "{}", {"questions": None}],
