@@ -18,6 +18,7 @@ import re
 import sys
 from typing import IO
 
+from dsh_cli.core.errors import discuss_instead
 from dsh_cli.core.streams import is_terminal
 from dsh_cli.interaction import (
     ASK_ABORTED,
@@ -75,9 +76,12 @@ class PlainProvider:
     """Asks each question of a batch as text and reads the answers line by line."""
 
     def __init__(self, input: IO[str] | IO[bytes] | None = None,
-                 output: IO[str] | None = None) -> None:
+                 output: IO[str] | None = None, *, discuss: bool = False) -> None:
         self.input = input if input is not None else sys.stdin
         self.output = output if output is not None else sys.stderr
+        # a conversation goes on after the batch (dsh chat): /discuss may leave it
+        self.discuss = discuss
+        self._discussable = False  # this batch: the model's own, in such a conversation
         self.lines = LineReader(self.input)
         self._open_prompt = False
         # a terminal echoes what is typed; piped answers are echoed here instead, so the
@@ -91,6 +95,10 @@ class PlainProvider:
         questions = context.request.questions
         answers: list[AskUserQuestionAnswerItem | None] = [None] * len(questions)
         index = 0
+        # never for a server's form: its answer goes to the server, not to a conversation
+        self._discussable = self.discuss and context.request.source is None
+        if self._discussable:
+            self._write("  (/discuss leaves these questions to talk about them first)\n")
         shown_heading: str | None = None  # a batch of two forms heads each with its own
         reviewing = False  # a question changed from the review goes back to it
         try:
@@ -231,11 +239,13 @@ class PlainProvider:
             id=question.id, selected=[labels[number - 1] for number in sorted(numbers)]
         )
 
-    @staticmethod
-    def _interpret_command(command: str, declinable: bool) -> None:
-        """``/cancel`` and (where offered) ``/decline`` end the batch wherever they are typed."""
+    def _interpret_command(self, command: str, declinable: bool) -> None:
+        """``/cancel`` and (where offered) ``/decline`` and ``/discuss`` end the batch wherever
+        they are typed."""
         if command == "/cancel":
             raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+        if command == "/discuss" and self._discussable:
+            raise discuss_instead()
         if command == "/decline" and declinable:
             raise UserInteractionError("the user declined the questions", ASK_DECLINED)
 
