@@ -113,3 +113,19 @@ def check_session_flags(options: dict[str, Any]) -> None:
     """``-c`` and ``-r`` name the session to go on with two ways: one of them, not both."""
     if options.get("continue_") and options.get("resume"):
         raise click.UsageError("use -c/--continue or -r/--resume, not both")
+
+
+JSON_HELP = "Machine output: JSON on stdout."
+
+
+def local_time(stamp: str) -> str:
+    """A stored UTC timestamp as local ``YYYY-MM-DD HH:MM`` (``?`` for none)."""
+    from datetime import datetime
+
+    if not stamp:
+        return "?"
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime(
+            "%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp

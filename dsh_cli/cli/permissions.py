@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from dsh_cli.cli.options import JSON_HELP, local_time
 from dsh_cli.core.errors import GRANT_NOT_FOUND, USAGE, format_line
 
 if TYPE_CHECKING:
     from dsh_cli.permissions.approvals import Approvals, Grant
     from dsh_cli.tools.mcp.trust import ProjectTrust
-
-JSON_HELP = "Machine output: JSON on stdout."
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -92,10 +90,6 @@ def entries() -> list[Entry]:
     return found
 
 
-def _when(stamp: str) -> str:
-    return stamp.replace("T", " ")[:16] if stamp else "?"
-
-
 def _fail(code: str, message: str) -> None:
     click.echo(format_line(code, message), err=True)
     sys.exit(1)
@@ -126,7 +120,7 @@ def list_grants(as_json: bool) -> None:
     click.echo("ID        SINCE             GRANT")
     for entry in found:
         what = "always" if entry.kind == "always" else "trusted project"
-        click.echo(f"{entry.id}  {_when(entry.at):<16}  {what}: {entry.covers}")
+        click.echo(f"{entry.id}  {local_time(entry.at):<16}  {what}: {entry.covers}")
     click.echo("undo one with `dsh permissions rm ID`, all with `dsh permissions rm --all`")
 
 

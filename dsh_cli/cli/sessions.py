@@ -8,9 +8,8 @@ from typing import Any
 
 import click
 
+from dsh_cli.cli.options import JSON_HELP, local_time
 from dsh_cli.core.errors import format_line
-
-JSON_HELP = "Machine output: JSON on stdout."
 
 
 def _open() -> Any:
@@ -36,17 +35,6 @@ def _with_store(action: Any) -> Any:
         _fail(error)
 
 
-def _when(stamp: str) -> str:
-    """A stored UTC timestamp as local ``YYYY-MM-DD HH:MM``."""
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime(
-            "%Y-%m-%d %H:%M")
-    except ValueError:
-        return stamp
-
-
 @click.group(invoke_without_command=True)
 @click.pass_context
 def sessions(ctx: click.Context) -> None:
@@ -69,7 +57,7 @@ def list_sessions(as_json: bool) -> None:
     from dsh_cli.core.sanitize import sanitize_line
 
     rows = [("ID", "UPDATED", "MODEL", "TITLE")] + [
-        (s.id, _when(s.updated_at), sanitize_line(s.model), sanitize_line(s.shown_title))
+        (s.id, local_time(s.updated_at), sanitize_line(s.model), sanitize_line(s.shown_title))
         for s in summaries
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
@@ -116,7 +104,7 @@ def transcript(record: Any, batches: list[Any]) -> list[str]:
 
     lines = [
         f"session {record.id}  model {sanitize_line(record.model)}",
-        f"created {_when(record.created_at)}  updated {_when(record.updated_at)}",
+        f"created {local_time(record.created_at)}  updated {local_time(record.updated_at)}",
     ]
     if record.title:
         lines.append(f"title   {sanitize_line(record.title)}")
