@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from dsh_under_test import DSH
 from tools.mcp.raw_form_server import entry
+from tools.mcp.raw_runs import run_raw_tool
 
 CEILING = 60
 
@@ -96,18 +97,8 @@ def test_the_consent_shows_the_host_a_browser_opens_and_open_hands_over_that_url
 
 def test_a_url_no_browser_would_open_is_refused_before_anything_is_shown(tmp_path):
     for url in ("javascript:alert(1)", "https://", "https://a.example/" + "x" * 3000):
-        servers = tmp_path / "servers.json"
-        servers.write_text(json.dumps({"mcpServers": {"raw": entry()}}))
-        script = tmp_path / "model.json"
-        script.write_text(json.dumps({"turns": [
-            {"tool_calls": [{"name": "mcp__raw__open", "arguments": {"url": url}}]},
-            {"content": "done"}]}))
-        result = subprocess.run([DSH, "run", "--jsonl", "--model", f"script:{script}",
-                                 "--mcp-config", str(servers), "--allow", "mcp__raw", "go"],
-                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                timeout=CEILING)
+        result, events = run_raw_tool(tmp_path, "open", {"url": url})
         assert result.returncode == 0, result.stderr
-        events = [json.loads(line) for line in result.stdout.splitlines()]
         assert not [event for event in events if event["type"] == "question/requested"]
         [outcome] = [event for event in events if event["type"] == "tool/result"]
         assert "dsh cannot ask this form: url: " in outcome["error"]["message"], outcome

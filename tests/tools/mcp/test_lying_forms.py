@@ -4,32 +4,20 @@ with -32602 and the reason before anything is shown, and never crashes or stalls
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
-from tools.mcp.raw_form_server import entry
+from tools.mcp.raw_runs import run_raw_tool
 
-CEILING = 60
 # backtracks for hours with Python's re on its own default: the check's timeout gives up
 REDOS = {"type": "string", "pattern": "^(a|aa)+$", "default": "a" * 60 + "!"}
 
 
 def ask_through_dsh(tmp_path: Path, schema: str) -> list[dict]:
-    servers = tmp_path / "servers.json"
-    servers.write_text(json.dumps({"mcpServers": {"raw": entry()}}))
-    script = tmp_path / "model.json"
-    script.write_text(json.dumps({"turns": [
-        {"tool_calls": [{"name": "mcp__raw__ask", "arguments": {"schema": schema}}]},
-        {"content": "done"}]}))
-    result = subprocess.run([DSH, "run", "--jsonl", "--model", f"script:{script}",
-                             "--mcp-config", str(servers), "--allow", "mcp__raw", "go"],
-                            stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            timeout=CEILING)
+    result, events = run_raw_tool(tmp_path, "ask", {"schema": schema})
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
-    return [json.loads(line) for line in result.stdout.splitlines()]
+    return events
 
 
 def form(**properties: object) -> str:
