@@ -132,18 +132,23 @@ def test_logout_forgets_the_login(tmp_path, dsh_home):
         assert listed(servers)["code"] == "MCP_AUTH_REQUIRED"
 
 
+# long enough that a login on a busy machine ends before its token expires (at 1 s the SDK
+# could see the new token expire mid-login and start a second flow: "state mismatch")
+EXPIRES = 4
+
+
 def test_an_expired_token_is_refreshed_and_a_revoked_refresh_asks_for_login(tmp_path):
     record = tmp_path / "grants.txt"
-    with protected_server("--expires-in", "1", "--record", str(record)) as url:
+    with protected_server("--expires-in", str(EXPIRES), "--record", str(record)) as url:
         servers = servers_file(tmp_path, url)
         assert log_in(servers).returncode == 0
-        time.sleep(1.5)  # the access token is expired now; the refresh token is good
+        time.sleep(EXPIRES + 0.5)  # the access token is expired now; the refresh token is good
         assert listed(servers)["started"]
     assert record.read_text().split() == ["authorization_code", "refresh_token"]
-    with protected_server("--expires-in", "1", "--refuse-refresh") as url:
+    with protected_server("--expires-in", str(EXPIRES), "--refuse-refresh") as url:
         servers = servers_file(tmp_path, url)
         assert log_in(servers).returncode == 0
-        time.sleep(1.5)
+        time.sleep(EXPIRES + 0.5)
         server = listed(servers)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
 
