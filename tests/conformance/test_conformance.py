@@ -2,8 +2,10 @@
 
 ``tests/conformance/dsh_client.py`` is the client under test (dsh's ``McpToolset`` over
 Streamable HTTP, elicitation answered through a real ``UserInteraction``); the suite
-(``@modelcontextprotocol/conformance`` 0.1.11, from ``tests/npm``) starts each scenario's
-server and judges what it saw, into ``checks.json`` of its ``-o`` directory.
+(``@modelcontextprotocol/conformance``) starts each scenario's server and judges what it saw,
+into ``checks.json`` of its ``-o`` directory. Two versions: 0.1.11 (``tests/npm``, Node 20)
+for the 2025 scenarios it has, and 0.2.0-alpha.12 (``tests/npm22``, which needs Node 22 and
+brings its own from npm) for every ``auth/*`` scenario and the 2026-07-28 era's.
 
 The ``auth/*`` scenarios log in first through ``dsh mcp login``'s flow
 (``dsh_cli.tools.mcp.login``; the suite's authorization server approves at once, and
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from dsh_under_test import ROOT
-from fakes.npm_programs import INSTALL, npm_program
+from fakes.npm_programs import INSTALL, node22_script, npm_program
 
 CLIENT = Path(__file__).resolve().with_name("dsh_client.py")
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # read by dsh_client.py
@@ -46,49 +48,83 @@ SCENARIOS = {
     "sse-retry": ["client-sse-graceful-reconnect", "client-sse-retry-timing",
                   "client-sse-last-event-id"],
 }
+# The newest suite (0.2.0-alpha.12, Node 22 from tests/npm22): its authorization scenarios,
+# whose metadata 0.1.11 got wrong (metadata-var2/var3 published the origin as the issuer of
+# /tenant1, fixed upstream in conformance PR #152 for issue #140), and the 2026-07-28 era.
+NEWEST = {
+    "tools_call": ["tool-add-numbers", "wire-schema-valid"],
+    "request-metadata": [f"sep-2575-{check}" for check in (
+        "client-declares-elicitation-capability", "client-populates-meta",
+        "client-retry-supported-version", "client-sends-client-info",
+        "http-client-sends-version-header", "http-version-header-matches-meta")],
+    "http-standard-headers": ["sep-2243-client-includes-standard-headers"],
+    "json-schema-ref-no-deref": ["sep-2106-no-network-ref-deref"],
+}
+PRM = "prm-pathbased-requested"
+APPLICATION_TYPE = "sep-837-application-type-present"
+# an authorization request made and refused before any token: what a refusal still judges
+ASKED = ["authorization-server-metadata", "authorization-request", "client-registration",
+         "pkce-code-challenge-sent", "pkce-s256-method-used", PRM, APPLICATION_TYPE]
 FLOW = ["authorization-server-metadata", "authorization-request", "client-registration",
         "pkce-code-challenge-sent", "pkce-code-verifier-sent", "pkce-s256-method-used",
         "pkce-verifier-matches-challenge", "token-request", "valid-bearer-token"]
 RESOURCE = ["resource-parameter-consistency", "resource-parameter-in-authorization",
-            "resource-parameter-in-token", "resource-parameter-valid-uri",
-            "token-endpoint-auth-method"]
+            "resource-parameter-in-token", "resource-parameter-matches-prm",
+            "resource-parameter-valid-uri"]
 AUTH_SCENARIOS = {
-    "auth/metadata-default": [*FLOW, "prm-pathbased-requested"],
-    "auth/metadata-var1": [*FLOW, "prm-pathbased-requested"],
+    **{f"auth/metadata-{variant}": [*FLOW, PRM, *RESOURCE]
+       for variant in ("default", "var1", "var2", "var3")},
     "auth/2025-03-26-oauth-metadata-backcompat": FLOW,
     "auth/2025-03-26-oauth-endpoint-fallback": [
         "authorization-request", "client-registration", "token-request", "valid-bearer-token"],
-    "auth/scope-from-www-authenticate": [*FLOW, "prm-pathbased-requested",
-                                         "scope-from-www-authenticate"],
-    "auth/scope-from-scopes-supported": [*FLOW, "prm-pathbased-requested",
-                                         "scope-from-scopes-supported"],
-    "auth/scope-omitted-when-undefined": [*FLOW, "prm-pathbased-requested",
-                                          "scope-omitted-when-undefined"],
-    "auth/token-endpoint-auth-basic": [*FLOW, "prm-pathbased-requested", *RESOURCE],
-    "auth/token-endpoint-auth-post": [*FLOW, "prm-pathbased-requested", *RESOURCE],
-    "auth/token-endpoint-auth-none": [*FLOW, "prm-pathbased-requested", *RESOURCE],
-    "auth/pre-registration": ["authorization-server-metadata", "pre-registration-auth",
-                              "prm-pathbased-requested", "token-request", "valid-bearer-token"],
+    **{f"auth/{scenario}": [*FLOW, PRM, scenario] for scenario in (
+        "scope-from-www-authenticate", "scope-from-scopes-supported",
+        "scope-omitted-when-undefined")},
+    **{f"auth/token-endpoint-auth-{method}": [*FLOW, PRM, *RESOURCE,
+                                              "token-endpoint-auth-method"]
+       for method in ("basic", "post", "none")},
+    "auth/pre-registration": ["authorization-server-metadata", "pre-registration-auth", PRM,
+                              "token-request", "valid-bearer-token"],
     "auth/client-credentials-basic": [
-        "authorization-server-metadata", "client-credentials-basic-auth",
-        "prm-pathbased-requested", "token-request", "valid-bearer-token"],
+        "authorization-server-metadata", "client-credentials-basic-auth", PRM,
+        "token-request", "valid-bearer-token"],
+    "auth/offline-access-scope": [*FLOW, PRM, APPLICATION_TYPE,
+                                  "sep-2207-client-metadata-grant-types",
+                                  "sep-2207-offline-access-requested"],
+    "auth/offline-access-not-supported": [*FLOW, PRM, APPLICATION_TYPE,
+                                          "sep-2207-offline-access-not-requested"],
+    "auth/authorization-server-migration": [
+        *FLOW, PRM, APPLICATION_TYPE, "sep-2352-no-cross-as-credential-reuse",
+        "sep-2352-no-reuse-on-as-change", "sep-2352-reregister-on-as-change"],
+    "auth/iss-supported": [*FLOW, PRM, APPLICATION_TYPE,
+                           "sep-2468-client-compare-iss-supported"],
+    "auth/iss-not-advertised": [*FLOW, PRM, APPLICATION_TYPE, "sep-2468-client-proceed-no-iss"],
 }
 # scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
+LOGIN_FAILED = "dsh: MCP_LOGIN_FAILED: "
 AUTH_REFUSED = {
-    "auth/resource-mismatch": (["prm-pathbased-requested", "resource-mismatch-rejected"],
-                               "dsh: MCP_LOGIN_FAILED: Protected resource "
+    "auth/resource-mismatch": ([PRM, "resource-mismatch-rejected"],
+                               f"{LOGIN_FAILED}Protected resource "
                                "https://evil.example.com/mcp does not match expected"),
     "auth/scope-retry-limit": ([*[check for check in FLOW if check != "valid-bearer-token"],
-                                "prm-pathbased-requested", "scope-retry-limit"],
-                               "server needs a login: run dsh mcp login server"),
-    # 0.1.11's tenant servers publish the origin as the issuer of /tenant1's metadata;
-    # RFC 8414 section 3.3 (the SDK's SEP-2468 check) refuses such a document
-    "auth/metadata-var2": (["authorization-server-metadata", "prm-pathbased-requested"],
-                           "dsh: MCP_LOGIN_FAILED: Authorization server metadata issuer "
-                           "mismatch: "),
-    "auth/metadata-var3": (["authorization-server-metadata", "prm-pathbased-requested"],
-                           "dsh: MCP_LOGIN_FAILED: Authorization server metadata issuer "
-                           "mismatch: "),
+                                PRM, "scope-retry-limit"], LOGIN_FAILED),
+    "auth/metadata-issuer-mismatch": (
+        ["authorization-server-metadata", PRM, "sep-2468-client-validate-metadata-issuer"],
+        f"{LOGIN_FAILED}Authorization server metadata issuer mismatch: "
+        "https://attacker.example.com != http://localhost:"),
+    "auth/iss-supported-missing": (
+        [*ASKED, "sep-2468-client-reject-missing-iss"],
+        f"{LOGIN_FAILED}Authorization response missing iss parameter advertised by the "
+        "authorization server"),
+    "auth/iss-wrong-issuer": ([*ASKED, "sep-2468-client-compare-iss-supported"],
+                              f"{LOGIN_FAILED}Authorization response iss mismatch: "
+                              "https://evil.example.com != http://localhost:"),
+    "auth/iss-unexpected": ([*ASKED, "sep-2468-client-compare-iss-unadvertised"],
+                            f"{LOGIN_FAILED}Authorization response iss mismatch: "
+                            "https://evil.example.com != http://localhost:"),
+    "auth/iss-normalized": ([*ASKED, "sep-2468-client-no-normalization"],
+                            f"{LOGIN_FAILED}Authorization response iss mismatch: "
+                            "http://localhost:"),
 }
 # what dsh's tool registry handed back (the suite sees only the request)
 RETURNED = {
@@ -98,12 +134,14 @@ RETURNED = {
 VERDICTS = ("SUCCESS", "FAILURE", "WARNING")
 
 
-def run_scenario(scenario: str, out: Path, protocol: str = "auto",
+def run_scenario(scenario: str, out: Path, protocol: str = "auto", newest: bool = False,
                  ) -> tuple[list[dict], str, str]:
-    """The suite's checks (its log of requests too), the client's stderr, all it said."""
-    conformance = npm_program("conformance")
+    """The suite's checks (its log of requests too), the client's stderr, all it said;
+    ``newest``: the 0.2.0-alpha.12 suite of ``tests/npm22`` rather than 0.1.11."""
+    suite = (node22_script("@modelcontextprotocol/conformance", "dist/index.js") if newest
+             else [npm_program("conformance")])
     result = subprocess.run(
-        [conformance, "client", "--command", f"{sys.executable} {CLIENT}",
+        [*suite, "client", "--command", f"{sys.executable} {CLIENT}",
          "--scenario", scenario, "-o", str(out)],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT), PROTOCOL: protocol})
@@ -155,9 +193,18 @@ def test_a_legacy_server_entry_connects_without_the_era_probe(tmp_path):
     assert RETURNED["tools_call"] in client_stderr
 
 
+@pytest.mark.parametrize("scenario", list(NEWEST))
+def test_dsh_passes_the_newest_suites_client_scenario(scenario, tmp_path):
+    checks, client_stderr, said = run_scenario(scenario, tmp_path, newest=True)
+    assert verdicts(checks) == dict.fromkeys(NEWEST[scenario], "SUCCESS"), said[-3000:]
+    assert "CLIENT EXITED WITH ERROR" not in said, said[-3000:]
+    if scenario in RETURNED:
+        assert RETURNED[scenario] in client_stderr, client_stderr[-2000:]
+
+
 @pytest.mark.parametrize("scenario", list(AUTH_SCENARIOS))
 def test_dsh_logs_in_for_the_auth_scenario(scenario, tmp_path):
-    checks, client_stderr, said = run_scenario(scenario, tmp_path)
+    checks, client_stderr, said = run_scenario(scenario, tmp_path, newest=True)
     assert verdicts(checks) == dict.fromkeys(AUTH_SCENARIOS[scenario], "SUCCESS"), said[-3000:]
     assert "CLIENT EXITED WITH ERROR" not in said, said[-3000:]
     assert "Traceback" not in client_stderr, client_stderr[-2000:]
@@ -166,7 +213,7 @@ def test_dsh_logs_in_for_the_auth_scenario(scenario, tmp_path):
 @pytest.mark.parametrize("scenario", list(AUTH_REFUSED))
 def test_dsh_refuses_the_lying_server_of_the_auth_scenario_in_one_line(scenario, tmp_path):
     expected, line = AUTH_REFUSED[scenario]
-    checks, client_stderr, said = run_scenario(scenario, tmp_path)
+    checks, client_stderr, said = run_scenario(scenario, tmp_path, newest=True)
     judged = verdicts(checks)
     assert {check: judged.get(check) for check in expected} == dict.fromkeys(
         expected, "SUCCESS"), said[-3000:]

@@ -30,6 +30,7 @@ CALLBACK_PATH = "/callback"
 MAX_REQUEST_LINE = 16 * 1024  # bytes; a callback URL is far shorter
 PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
         b"\r\ndsh: logged in; you can close this tab.\n")
+MAX_AUTHORIZATIONS = 2  # a login's rounds: the first, and one for more scope or a new server
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
 
@@ -41,7 +42,8 @@ class LoginFailed(HarnessError):
 
 
 class Callback:
-    """The one-shot listener on 127.0.0.1 that the browser is sent back to."""
+    """The listener on 127.0.0.1 that the browser is sent back to: one redirect taken per
+    authorization round (``arm``), a late or repeated one ignored."""
 
     def __init__(self) -> None:
         self.result: asyncio.Future[dict[str, str]] | None = None
@@ -75,8 +77,13 @@ class Callback:
                 await writer.drain()
             writer.close()
 
+    def arm(self) -> None:
+        """A new authorization round: the next redirect answers it, not the last one's."""
+        if self.result is not None and self.result.done():
+            self.result = asyncio.get_running_loop().create_future()
+
     def settle(self, query: str) -> None:
-        """The first redirect's parameters win; a later one changes nothing."""
+        """The round's first redirect wins; a later one changes nothing."""
         values = {key: items[0] for key, items in parse_qs(query).items()}
         if self.result is not None and not self.result.done():
             self.result.set_result(values)
@@ -118,9 +125,18 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
             "client_id": config.oauth.client_id, "redirect_uris": [callback.redirect_uri],
             "token_endpoint_auth_method": "none"}))
     unpaste = _take_pasted(paste, callback)
+    rounds = 0
 
     async def redirect(url: str) -> None:
+        # the SDK authorizes again within one login when the server asks for more scope
+        # or names a new authorization server; one that refuses every round never ends
+        nonlocal rounds
+        rounds += 1
+        if rounds > MAX_AUTHORIZATIONS:
+            raise LoginFailed(f"{config.name} still refuses the login after "
+                              f"{MAX_AUTHORIZATIONS} authorizations{_wanted(url)}")
         check_endpoint(url)
+        callback.arm()
         show(url)
         if browse is not None:
             await browse(url)
@@ -166,6 +182,12 @@ def log_out(config: ServerConfig, auth_dir: Path) -> bool:
 
     assert config.url is not None
     return tokens_file(auth_dir).forget(resource_of(config.url))
+
+
+def _wanted(url: str) -> str:
+    """`` (scope S)`` of an authorization URL that asks for one: what was refused."""
+    scope = parse_qs(urlsplit(url).query).get("scope")
+    return f" (scope {scope[0]})" if scope else ""
 
 
 def _reason(connection: Any, message: str) -> str:
