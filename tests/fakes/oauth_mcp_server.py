@@ -10,6 +10,9 @@ so a test that fetches the authorization URL plays the browser. It prints its UR
 ``--expires-in S``: access tokens last S seconds (refresh is then exercised);
 ``--plain-http-endpoints``: its authorization-server metadata lies, sending registration,
 authorization and tokens to ``http://10.9.9.9`` (plain http off loopback);
+``--redirect-metadata``: its authorization-server metadata redirects to another host (the
+same server named ``localhost``; a request that arrives by that name is recorded as
+``followed HOST PATH``);
 ``--refuse-refresh``: every refresh token is refused (revoked); ``--record FILE``: each
 token request's grant type, one a line.
 """
@@ -135,6 +138,32 @@ def lying_metadata(base: str) -> object:
     return Route("/.well-known/oauth-authorization-server", metadata)
 
 
+class NoteHost:
+    """Records each request that reached this server as ``localhost``: a redirect followed."""
+
+    def __init__(self, app: object, record: str | None) -> None:
+        self.app, self.record = app, record
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+        if scope["type"] == "http" and host.startswith("localhost") and self.record:
+            with open(self.record, "a", encoding="utf-8") as file:
+                file.write(f"followed {host} {scope['path']}\n")
+        await self.app(scope, receive, send)  # type: ignore[operator]
+
+
+def redirected_metadata(base: str) -> object:
+    """``/.well-known/oauth-authorization-server`` sent on to another host (307)."""
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Route
+
+    async def metadata(request: object) -> RedirectResponse:
+        elsewhere = base.replace("127.0.0.1", "localhost")
+        return RedirectResponse(f"{elsewhere}/.well-known/oauth-authorization-server", 307)
+
+    return Route("/.well-known/oauth-authorization-server", metadata)
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
@@ -156,6 +185,9 @@ async def serve(options: argparse.Namespace) -> None:
     app = server.streamable_http_app()
     if options.plain_http_endpoints:
         app.router.routes.insert(0, lying_metadata(base))
+    if options.redirect_metadata:
+        app.router.routes.insert(0, redirected_metadata(base))
+        app.add_middleware(NoteHost, record=options.record)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[listener])
@@ -167,6 +199,7 @@ def main() -> None:
     parser.add_argument("--refuse-refresh", action="store_true")
     parser.add_argument("--record")
     parser.add_argument("--plain-http-endpoints", action="store_true")
+    parser.add_argument("--redirect-metadata", action="store_true")
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -186,6 +186,17 @@ def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_pat
         "http://10.9.9.9/register is not https (plain http is only for 127.0.0.1): refused\n")
 
 
+def test_metadata_redirected_to_another_host_is_not_followed(tmp_path, dsh_home):
+    record = tmp_path / "requests.txt"
+    with protected_server("--redirect-metadata", "--record", str(record)) as url:
+        login = log_in(servers_file(tmp_path, url))
+    # the redirect is a metadata document not found: the login goes on with the endpoints
+    # of the server's own origin (MCP 2025-03-26's fallback), nothing reaches the other host
+    assert login.returncode == 0, login.stderr
+    assert f"open this URL in a browser: {url.removesuffix('/mcp')}/authorize?" in login.stderr
+    assert record.read_text().split() == ["authorization_code"]
+
+
 def test_client_credentials_whose_secret_variable_is_unset_says_which(tmp_path):
     with protected_server() as url:
         servers = tmp_path / "servers.json"
