@@ -72,6 +72,14 @@ AUTH_SCENARIOS = {
     "auth/client-credentials-basic": [
         "authorization-server-metadata", "client-credentials-basic-auth",
         "prm-pathbased-requested", "token-request", "valid-bearer-token"],
+    "auth/client-credentials-jwt": [
+        "authorization-server-metadata", "client-credentials-jwt-verified",
+        "prm-pathbased-requested", "token-request", "valid-bearer-token"],
+    "auth/basic-cimd": [
+        "authorization-request", "authorization-server-metadata", "cimd-client-id-used",
+        "pkce-code-challenge-sent", "pkce-code-verifier-sent", "pkce-s256-method-used",
+        "pkce-verifier-matches-challenge", "prm-pathbased-requested", "token-request",
+        "valid-bearer-token"],
 }
 # scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
 AUTH_REFUSED = {
