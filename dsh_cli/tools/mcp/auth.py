@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 
     from dsh_cli.tools.mcp.config import OAuthSettings, ServerConfig
 
-__all__ = ["TOKENS_FILE", "KeyUnusable", "LoginRequired", "SecretMissing", "StoredLogin",
-           "TokenFile", "UnsafeEndpoint", "check_endpoint", "http_auth", "interactive_auth",
-           "resource_of", "tokens_file", "travels_safely"]
+__all__ = ["TOKENS_FILE", "CredentialsRefused", "KeyUnusable", "LoginRequired", "SecretMissing",
+           "StoredLogin", "TokenFile", "UnsafeEndpoint", "check_endpoint", "http_auth",
+           "interactive_auth", "resource_of", "tokens_file", "travels_safely"]
 
 TOKENS_FILE = "mcp-tokens.json"  # in the config directory
 MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
@@ -40,17 +40,25 @@ MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
 class LoginRequired(Exception):
     """The server wants a login this process may not do (no browser in a session)."""
 
-    secret_missing = False
+    # the entry's own credentials failed: ``dsh mcp login`` would not help, the reason does
+    login_cannot_help = False
 
 
 class SecretMissing(LoginRequired):
     """``oauth.client_secret_env`` (or ``private_key_env``) names a variable that is not set."""
 
-    secret_missing = True
+    login_cannot_help = True
 
 
 class KeyUnusable(SecretMissing):
     """``oauth.private_key_env`` holds something that is not a key for the algorithm."""
+
+
+class CredentialsRefused(LoginRequired):
+    """The ``client_credentials`` grant failed: the authorization server, or the
+    ``oauth.issuer`` check, refused (the SDK's reason, which holds no secret)."""
+
+    login_cannot_help = True
 
 
 class UnsafeEndpoint(Exception):
@@ -206,15 +214,15 @@ def _client_credentials(url: str, storage: StoredLogin, oauth: OAuthSettings,
 
     with _issuer_optional():
         if oauth.client_secret_env:
-            checked = type("CheckedClientCredentials",
-                           (_endpoint_check(), grant.ClientCredentialsOAuthProvider), {})
+            checked = type("CheckedClientCredentials", (
+                _refusal_said(), _endpoint_check(), grant.ClientCredentialsOAuthProvider), {})
             return checked(url, storage, oauth.client_id, value, scope=scope,
                            issuer=oauth.issuer)
         signer = grant.SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id,
                                            signing_key=_private_key(value, variable, oauth),
                                            signing_algorithm=oauth.signing_algorithm)
-        checked = type("CheckedPrivateKeyJWT",
-                       (_endpoint_check(), grant.PrivateKeyJWTOAuthProvider), {})
+        checked = type("CheckedPrivateKeyJWT", (
+            _refusal_said(), _endpoint_check(), grant.PrivateKeyJWTOAuthProvider), {})
         return checked(url, storage, oauth.client_id,
                        signer.create_assertion_provider(), scope=scope, issuer=oauth.issuer)
 
@@ -330,6 +338,29 @@ def _endpoint_check() -> type[Any]:
                 await flow.aclose()
 
     return EndpointCheck
+
+
+def _refusal_said() -> type[Any]:
+    """A mixin for the ``client_credentials`` providers: a failed grant is
+    ``CredentialsRefused`` with the SDK's reason, not a login to run."""
+    from mcp.client.auth import OAuthFlowError
+
+    class RefusalSaid:
+        async def async_auth_flow(self, request: Any) -> Any:
+            flow = super().async_auth_flow(request)  # type: ignore[misc]
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            except OAuthFlowError as error:
+                raise CredentialsRefused(" ".join(str(error).split())[:300]) from None
+            finally:
+                await flow.aclose()
+
+    return RefusalSaid
 
 
 async def _no_browser(url: str) -> None:
