@@ -26,7 +26,7 @@ def pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> str:
                              serialization.NoEncryption()).decode()
 
 
-def public_pem_file(key: ec.EllipticCurvePrivateKey, path: Path) -> str:
+def public_pem_file(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey, path: Path) -> str:
     path.write_bytes(key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
     return str(path)
@@ -65,14 +65,19 @@ def test_a_client_secret_logs_in_with_no_warning_on_the_terminal(tmp_path):
     assert SECRET not in json.dumps(server)
 
 
-def test_a_signed_jwt_logs_in_and_the_key_is_nowhere_but_its_variable(tmp_path, dsh_home):
-    key = ec.generate_private_key(ec.SECP256R1())
+@pytest.mark.parametrize("algorithm", ["ES256", "RS256"])
+def test_a_signed_jwt_logs_in_and_the_key_is_nowhere_but_its_variable(tmp_path, dsh_home,
+                                                                       algorithm):
+    key = (ec.generate_private_key(ec.SECP256R1()) if algorithm == "ES256"
+           else rsa.generate_private_key(public_exponent=65537, key_size=2048))
     record = tmp_path / "grants.txt"
     public = public_pem_file(key, tmp_path / "ci.pub")
     with protected_server("--client-key", f"jwt-ci:{public}", "--record", str(record)) as url:
-        servers = entry_file(tmp_path, url, {
-            "client_id": "jwt-ci", "private_key_env": "DSH_TEST_KEY",
-            "signing_algorithm": "ES256", "issuer": url.removesuffix("/mcp")})
+        oauth = {"client_id": "jwt-ci", "private_key_env": "DSH_TEST_KEY",
+                 "issuer": url.removesuffix("/mcp")}
+        if algorithm != "RS256":  # the default
+            oauth["signing_algorithm"] = algorithm
+        servers = entry_file(tmp_path, url, oauth)
         server, stderr = mcp_list(servers, DSH_TEST_KEY=pem(key))
     assert server["started"] and [tool["name"] for tool in server["tools"]] == [
         "mcp__prot__whoami"], server
