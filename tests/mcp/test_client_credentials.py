@@ -145,3 +145,13 @@ def test_a_metadata_document_where_the_server_takes_none_falls_back_to_registrat
     assert server["started"], server
     [stored] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
     assert stored["client"]["client_id"] not in ("", document)  # registered: the server's ID
+
+
+def test_a_key_variable_that_is_unset_says_which(tmp_path):
+    with protected_server() as url:
+        servers = entry_file(tmp_path, url, {"client_id": "jwt-ci",
+                                             "private_key_env": "DSH_TEST_UNSET_KEY"})
+        server, _ = mcp_list(servers)
+    assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
+    assert server["error"] == ("prot cannot log in: oauth.private_key_env names "
+                               "DSH_TEST_UNSET_KEY, which is not set")
