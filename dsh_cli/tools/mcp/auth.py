@@ -8,10 +8,10 @@ a token anywhere else: not the session store, not the server log, not an error l
 ``http_auth`` gives a session's connection what it presents: the ``client_credentials``
 grant when the entry names its secret's variable (or its private key's, for a signed JWT:
 ``private_key_jwt``), else the stored login (refreshed by the SDK before expiry and on a
-401), else nothing. A session never opens a browser: a login
-that would need one (none stored, a refresh token revoked) ends in ``LoginRequired``,
-which the connection reports as ``MCP_AUTH_REQUIRED``. ``mcp.client.auth`` is imported
-only here, and only for a server that needs it.
+401), else nothing. A session never opens a browser: a login that would need one (none
+stored, a refresh token revoked) ends in ``LoginRequired``, which the connection reports
+as ``MCP_AUTH_REQUIRED``; so does a refused ``client_credentials`` grant, with its reason.
+``mcp.client.auth`` is imported only here, and only for a server that needs it.
 """
 
 from __future__ import annotations
@@ -50,8 +50,10 @@ class SecretMissing(LoginRequired):
     login_cannot_help = True
 
 
-class KeyUnusable(SecretMissing):
+class KeyUnusable(LoginRequired):
     """``oauth.private_key_env`` holds something that is not a key for the algorithm."""
+
+    login_cannot_help = True
 
 
 class CredentialsRefused(LoginRequired):
