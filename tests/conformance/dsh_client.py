@@ -27,14 +27,23 @@ from dsh_cli.tools.registry import ToolContext
 CALL_EVERY_TOOL = ("elicitation-sep1034-client-defaults", "sse-retry")
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # the server entry's "protocol" (the suite passes env on)
 SECRET = "DSH_CONFORMANCE_CLIENT_SECRET"  # the entry's oauth.client_secret_env
+KEY = "DSH_CONFORMANCE_PRIVATE_KEY"  # the entry's oauth.private_key_env
+# the suite's convention for the client under test's metadata document (auth/basic-cimd)
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
-def oauth_entry() -> dict[str, object]:
+def oauth_entry(scenario: str) -> dict[str, object]:
     """The ``oauth`` keys a user would write for this scenario's client (suite's context)."""
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     if context.get("client_secret"):
         os.environ[SECRET] = context["client_secret"]
         return {"client_id": context["client_id"], "client_secret_env": SECRET}
+    if context.get("private_key_pem"):
+        os.environ[KEY] = context["private_key_pem"]
+        return {"client_id": context["client_id"], "private_key_env": KEY,
+                "signing_algorithm": context.get("signing_algorithm", "RS256")}
+    if scenario == "auth/basic-cimd":
+        return {"client_metadata_url": CLIENT_METADATA_URL}
     return {"client_id": context["client_id"]} if context.get("client_id") else {}
 
 
@@ -51,7 +60,8 @@ async def log_in_if_asked(servers: list, auth_dir: Path) -> None:
     """What a user does after ``MCP_AUTH_REQUIRED``: ``dsh mcp login server`` (its flow)."""
     from dsh_cli.tools.mcp.login import LoginFailed, log_in
 
-    if servers[0].oauth.client_secret_env:  # client_credentials: no login, no browser
+    oauth = servers[0].oauth
+    if oauth.client_secret_env or oauth.private_key_env:  # client_credentials: no browser
         return
     with tempfile.TemporaryFile("w+") as errlog:
         probe = await McpToolset.start(servers, errlog=errlog, auth_dir=auth_dir)
@@ -76,7 +86,7 @@ async def main(url: str, scenario: str) -> int:
     # the entry a user would write: the era is negotiated (2026-07-28 probe, then the
     # session era these servers speak) unless the test asks for "protocol": "legacy"
     entry = {"type": "http", "url": url, "protocol": os.environ.get(PROTOCOL, "auto"),
-             "oauth": oauth_entry()}
+             "oauth": oauth_entry(scenario)}
     servers = parse_servers({"mcpServers": {"server": entry}}, "conformance", {})
     failed = 0
     auth_dir = Path(tempfile.mkdtemp(prefix="dsh-conformance-"))  # the config directory

@@ -99,6 +99,11 @@ AUTH_SCENARIOS = {
     "auth/iss-supported": [*FLOW, PRM, APPLICATION_TYPE,
                            "sep-2468-client-compare-iss-supported"],
     "auth/iss-not-advertised": [*FLOW, PRM, APPLICATION_TYPE, "sep-2468-client-proceed-no-iss"],
+    "auth/client-credentials-jwt": [
+        "authorization-server-metadata", "client-credentials-jwt-verified", PRM,
+        "token-request", "valid-bearer-token"],
+    "auth/basic-cimd": [*[check for check in FLOW if check != "client-registration"], PRM,
+                        "cimd-client-id-used"],
 }
 # scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
 LOGIN_FAILED = "dsh: MCP_LOGIN_FAILED: "

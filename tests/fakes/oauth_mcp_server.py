@@ -14,13 +14,19 @@ authorization and tokens to ``http://10.9.9.9`` (plain http off loopback);
 same server named ``localhost``; a request that arrives by that name is recorded as
 ``followed HOST PATH``);
 ``--refuse-refresh``: every refresh token is refused (revoked); ``--record FILE``: each
-token request's grant type, one a line.
+token request's grant type, one a line. ``--client ID:SECRET`` and ``--client-key ID:PEMFILE``
+add a client for the ``client_credentials`` grant (RFC 6749 4.4), authenticated by
+``client_secret_basic`` or by a JWT signed with the private half of PEMFILE's public key
+(``private_key_jwt``, RFC 7523: audience the issuer, ES256 or RS256), which the SDK's
+server-side authorization does not offer.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import json
 import secrets
 import socket
 import sys
@@ -164,6 +170,69 @@ def redirected_metadata(base: str) -> object:
     return Route("/.well-known/oauth-authorization-server", metadata)
 
 
+def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
+                       secrets_by_client: dict[str, str], keys: dict[str, str]) -> object:
+    """``app`` with its ``/token`` taking the ``client_credentials`` grant first; any other
+    grant goes on to the SDK's handler with its body replayed."""
+    from urllib.parse import parse_qs, unquote
+
+    import jwt
+
+    def authenticated(headers: dict[bytes, bytes], form: dict[str, list[str]]) -> str | None:
+        """The client the request proves to be, if any."""
+        basic = headers.get(b"authorization", b"").decode()
+        if basic.lower().startswith("basic "):
+            client, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+            client, secret = unquote(client), unquote(secret)
+            return client if secrets_by_client.get(client) == secret else None
+        assertion = (form.get("client_assertion") or [""])[0]
+        unverified = jwt.decode(assertion, options={"verify_signature": False}) if (
+            assertion) else {}
+        client = unverified.get("iss", "")
+        if client not in keys:
+            return None
+        try:
+            claims = jwt.decode(assertion, keys[client], algorithms=["ES256", "RS256"],
+                                audience=[issuer, issuer + "/"])
+        except jwt.InvalidTokenError:
+            return None
+        return client if claims.get("sub") == client else None
+
+    async def wrapped(scope: dict, receive: object, send: object) -> None:
+        if scope["type"] != "http" or scope["path"] != "/token":
+            return await app(scope, receive, send)  # type: ignore[operator]
+        body, more = b"", True
+        while more:
+            message = await receive()  # type: ignore[operator]
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        form = parse_qs(body.decode())
+        if form.get("grant_type") != ["client_credentials"]:
+            replayed = False
+
+            async def replay() -> dict:
+                nonlocal replayed
+                if replayed:
+                    return await receive()  # type: ignore[operator, no-any-return]
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            return await app(scope, replay, send)  # type: ignore[operator]
+        provider._note("client_credentials")
+        client = authenticated(dict(scope["headers"]), form)
+        if client is None:
+            status, answer = 401, {"error": "invalid_client"}
+        else:
+            status = 200
+            token = provider._issue(client, ["read"], (form.get("resource") or [None])[0])
+            answer = token.model_dump(mode="json", exclude_none=True)
+        await send({"type": "http.response.start", "status": status,  # type: ignore[operator]
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body",  # type: ignore[operator]
+                    "body": json.dumps(answer).encode()})
+
+    return wrapped
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
@@ -188,7 +257,15 @@ async def serve(options: argparse.Namespace) -> None:
     if options.redirect_metadata:
         app.router.routes.insert(0, redirected_metadata(base))
         app.add_middleware(NoteHost, record=options.record)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    clients = dict(item.split(":", 1) for item in options.client)
+    keys = {}
+    for item in options.client_key:
+        client, path = item.split(":", 1)
+        with open(path, encoding="utf-8") as file:
+            keys[client] = file.read()
+    served = client_credentials(app, provider, base, clients, keys) if (
+        clients or keys) else app
+    config = uvicorn.Config(served, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[listener])
 
@@ -200,6 +277,8 @@ def main() -> None:
     parser.add_argument("--record")
     parser.add_argument("--plain-http-endpoints", action="store_true")
     parser.add_argument("--redirect-metadata", action="store_true")
+    parser.add_argument("--client", action="append", default=[])
+    parser.add_argument("--client-key", action="append", default=[])
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -6,11 +6,12 @@ entries naming one server share a login and a renamed entry keeps it. Nothing he
 a token anywhere else: not the session store, not the server log, not an error line.
 
 ``http_auth`` gives a session's connection what it presents: the ``client_credentials``
-grant when the entry names its secret's variable, else the stored login (refreshed by the
-SDK before expiry and on a 401), else nothing. A session never opens a browser: a login
-that would need one (none stored, a refresh token revoked) ends in ``LoginRequired``,
-which the connection reports as ``MCP_AUTH_REQUIRED``. ``mcp.client.auth`` is imported
-only here, and only for a server that needs it.
+grant when the entry names its secret's variable (or its private key's, for a signed JWT:
+``private_key_jwt``), else the stored login (refreshed by the SDK before expiry and on a
+401), else nothing. A session never opens a browser: a login that would need one (none
+stored, a refresh token revoked) ends in ``LoginRequired``, which the connection reports
+as ``MCP_AUTH_REQUIRED``; so does a refused ``client_credentials`` grant, with its reason.
+``mcp.client.auth`` is imported only here, and only for a server that needs it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +27,11 @@ if TYPE_CHECKING:
     import httpx2
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-    from dsh_cli.tools.mcp.config import ServerConfig
+    from dsh_cli.tools.mcp.config import OAuthSettings, ServerConfig
 
-__all__ = ["TOKENS_FILE", "LoginRequired", "SecretMissing", "StoredLogin", "TokenFile",
-           "UnsafeEndpoint", "check_endpoint", "http_auth", "interactive_auth", "resource_of",
-           "tokens_file"]
+__all__ = ["TOKENS_FILE", "CredentialsRefused", "KeyUnusable", "LoginRequired", "SecretMissing",
+           "StoredLogin", "TokenFile", "UnsafeEndpoint", "check_endpoint", "http_auth",
+           "interactive_auth", "resource_of", "tokens_file", "travels_safely"]
 
 TOKENS_FILE = "mcp-tokens.json"  # in the config directory
 MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
@@ -39,13 +40,27 @@ MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
 class LoginRequired(Exception):
     """The server wants a login this process may not do (no browser in a session)."""
 
-    secret_missing = False
+    # the entry's own credentials failed: ``dsh mcp login`` would not help, the reason does
+    login_cannot_help = False
 
 
 class SecretMissing(LoginRequired):
-    """``oauth.client_secret_env`` names a variable that is not set."""
+    """``oauth.client_secret_env`` (or ``private_key_env``) names a variable that is not set."""
 
-    secret_missing = True
+    login_cannot_help = True
+
+
+class KeyUnusable(LoginRequired):
+    """``oauth.private_key_env`` holds something that is not a key for the algorithm."""
+
+    login_cannot_help = True
+
+
+class CredentialsRefused(LoginRequired):
+    """The ``client_credentials`` grant failed: the authorization server, or the
+    ``oauth.issuer`` check, refused (the SDK's reason, which holds no secret)."""
+
+    login_cannot_help = True
 
 
 class UnsafeEndpoint(Exception):
@@ -180,22 +195,65 @@ def http_auth(config: ServerConfig, config_dir: Path,
     resource = resource_of(config.url)
     storage = StoredLogin(tokens_file(config_dir), resource)
     scope = " ".join(oauth.scopes) or None
-    if oauth.client_secret_env is not None and oauth.client_id:
-        secret = environ.get(oauth.client_secret_env)
-        if not secret:
-            raise SecretMissing(f"oauth.client_secret_env names {oauth.client_secret_env}, "
-                                "which is not set")
-        from mcp.client.auth.extensions.client_credentials import (
-            ClientCredentialsOAuthProvider,
-        )
-
-        checked = type("CheckedClientCredentials",
-                       (_endpoint_check(), ClientCredentialsOAuthProvider), {})
-        return checked(config.url, storage, oauth.client_id, secret, scope=scope)
+    if oauth.client_id and (oauth.client_secret_env or oauth.private_key_env):
+        return _client_credentials(config.url, storage, oauth, scope, environ)
     if not storage.file.entry(resource).get("tokens"):
         return None
     return interactive_auth(config, storage, redirect=_no_browser, callback=_no_callback,
                             redirect_uri="http://127.0.0.1/callback")
+
+
+def _client_credentials(url: str, storage: StoredLogin, oauth: OAuthSettings,
+                        scope: str | None, environ: Mapping[str, str]) -> httpx2.Auth:
+    """The ``client_credentials`` grant, with the secret or a JWT signed with the key."""
+    key = "client_secret_env" if oauth.client_secret_env else "private_key_env"
+    variable = oauth.client_secret_env or oauth.private_key_env
+    assert variable is not None and oauth.client_id is not None
+    value = environ.get(variable)
+    if not value:
+        raise SecretMissing(f"oauth.{key} names {variable}, which is not set")
+    from mcp.client.auth.extensions import client_credentials as grant
+
+    with _issuer_optional():
+        if oauth.client_secret_env:
+            checked = type("CheckedClientCredentials", (
+                _refusal_said(), _endpoint_check(), grant.ClientCredentialsOAuthProvider), {})
+            return checked(url, storage, oauth.client_id, value, scope=scope,
+                           issuer=oauth.issuer)
+        signer = grant.SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id,
+                                           signing_key=_private_key(value, variable, oauth),
+                                           signing_algorithm=oauth.signing_algorithm)
+        checked = type("CheckedPrivateKeyJWT", (
+            _refusal_said(), _endpoint_check(), grant.PrivateKeyJWTOAuthProvider), {})
+        return checked(url, storage, oauth.client_id,
+                       signer.create_assertion_provider(), scope=scope, issuer=oauth.issuer)
+
+
+@contextlib.contextmanager
+def _issuer_optional() -> Iterator[None]:
+    """Without ``oauth.issuer`` the SDK warns on stderr, over a user's terminal, that the
+    MCP server picks where the credentials go: the README says so once, in its place."""
+    import warnings
+
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Omitting `issuer` is deprecated",
+                                category=MCPDeprecationWarning)
+        yield
+
+
+def _private_key(pem: str, variable: str, oauth: OAuthSettings) -> str:
+    """The PEM key of ``variable``, tried once here so a bad one is said before any request
+    (and never quoted: the error names the variable only)."""
+    import jwt
+
+    try:
+        jwt.encode({"probe": True}, pem, algorithm=oauth.signing_algorithm)
+    except Exception:  # PyJWT and cryptography raise several kinds for a bad key
+        raise KeyUnusable(f"oauth.private_key_env names {variable}, which holds no PEM "
+                          f"private key for {oauth.signing_algorithm}") from None
+    return pem
 
 
 def interactive_auth(config: ServerConfig, storage: StoredLogin, *,
@@ -213,8 +271,11 @@ def interactive_auth(config: ServerConfig, storage: StoredLogin, *,
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"], "token_endpoint_auth_method": "none",
         "scope": " ".join(oauth.scopes) or None})
+    # a document URL is the client_id where the authorization server says it takes one
+    # (client_id_metadata_document_supported); elsewhere the SDK registers as before
     return _provider_class()(config.url, metadata, storage, redirect_handler=redirect,
-                             callback_handler=callback)
+                             callback_handler=callback,
+                             client_metadata_url=oauth.client_metadata_url)
 
 
 def _provider_class() -> type[Any]:
@@ -233,20 +294,28 @@ def _provider_class() -> type[Any]:
     return RefreshingProvider
 
 
-def check_endpoint(url: str) -> None:
-    """Refuse an OAuth endpoint over http:// unless it is on this machine."""
+def travels_safely(url: str) -> bool:
+    """Whether a credential may travel to ``url``: https, or plain http on this machine."""
     import ipaddress
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        return False
     if parts.scheme == "https":
-        return
-    host = parts.hostname or ""
+        return True
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
-    if parts.scheme != "http" or not loopback:
+    return parts.scheme == "http" and loopback
+
+
+def check_endpoint(url: str) -> None:
+    """Refuse an OAuth endpoint over http:// unless it is on this machine."""
+    if not travels_safely(url):
         raise UnsafeEndpoint(f"the authorization server's endpoint {url.split('?')[0]} is "
                              "not https (plain http is only for 127.0.0.1): refused")
 
@@ -271,6 +340,29 @@ def _endpoint_check() -> type[Any]:
                 await flow.aclose()
 
     return EndpointCheck
+
+
+def _refusal_said() -> type[Any]:
+    """A mixin for the ``client_credentials`` providers: a failed grant is
+    ``CredentialsRefused`` with the SDK's reason, not a login to run."""
+    from mcp.client.auth import OAuthFlowError
+
+    class RefusalSaid:
+        async def async_auth_flow(self, request: Any) -> Any:
+            flow = super().async_auth_flow(request)  # type: ignore[misc]
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            except OAuthFlowError as error:
+                raise CredentialsRefused(" ".join(str(error).split())[:300]) from None
+            finally:
+                await flow.aclose()
+
+    return RefusalSaid
 
 
 async def _no_browser(url: str) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from dsh_cli.core.errors import ConfigError
 
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "PROJECT_FILE",
+    "SIGNING_ALGORITHMS",
     "USER_FILE",
     "OAuthSettings",
     "ServerConfig",
@@ -41,6 +43,12 @@ PROJECT_FILE = ".mcp.json"  # in the working directory, only once trusted
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
+# the string keys of ``oauth``, then its one list
+_OAUTH_KEYS = ("client_id", "client_secret_env", "private_key_env", "signing_algorithm",
+               "issuer", "client_metadata_url", "scopes")
+# asymmetric JWS algorithms (RFC 7518, 8037): a private key signs, the server holds the public
+SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256",
+                      "ES384", "ES512", "EdDSA")
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,14 @@ class OAuthSettings:
     # the name of the environment variable holding the secret (never the secret itself):
     # with it, dsh uses the client_credentials grant, no browser
     client_secret_env: str | None = None
+    # the same for a PEM private key: client_credentials with a signed JWT (private_key_jwt)
+    private_key_env: str | None = None
+    signing_algorithm: str = "RS256"
+    # the authorization server the client's credentials belong to: without it, the MCP
+    # server's metadata decides where they are sent
+    issuer: str | None = None
+    # a client metadata document the user hosts: the client_id where the server takes one
+    client_metadata_url: str | None = None
     scopes: tuple[str, ...] = ()
 
 
@@ -242,28 +258,66 @@ def _server(name: str, entry: Any, source: str,
 
 
 def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> OAuthSettings:
-    """The ``oauth`` object of an http server: ``client_id``, ``client_secret_env``, ``scopes``."""
+    """The ``oauth`` object of an http server (``OAuthSettings``' keys), checked."""
     if value is None:
         return OAuthSettings()
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: oauth must be an object")
-    unknown = sorted(set(value) - {"client_id", "client_secret_env", "scopes"})
+    unknown = sorted(set(value) - set(_OAUTH_KEYS))
     if unknown:
-        raise ConfigError(f"{where}: oauth has no key {unknown[0]!r} "
-                          "(client_id, client_secret_env, scopes)")
-    for key in ("client_id", "client_secret_env"):
+        raise ConfigError(f"{where}: oauth has no key {unknown[0]!r} ({', '.join(_OAUTH_KEYS)})")
+    for key in _OAUTH_KEYS[:-1]:
         if value.get(key) is not None and not isinstance(value[key], str):
             raise ConfigError(f"{where}: oauth.{key} must be a string")
     scopes = value.get("scopes", [])
     if not isinstance(scopes, list) or not all(isinstance(item, str) for item in scopes):
         raise ConfigError(f"{where}: oauth.scopes must be a list of strings")
-    secret_env = value.get("client_secret_env")
-    if secret_env is not None and not _VARIABLE_NAME.match(secret_env):
-        raise ConfigError(f"{where}: oauth.client_secret_env names an environment variable "
-                          "(letters, digits, '_'), not the secret")
+    secret_env, key_env = value.get("client_secret_env"), value.get("private_key_env")
+    for key, what in (("client_secret_env", "secret"), ("private_key_env", "key")):
+        if value.get(key) is not None and not _VARIABLE_NAME.match(value[key]):
+            raise ConfigError(f"{where}: oauth.{key} names an environment variable "
+                              f"(letters, digits, '_'), not the {what}")
+    if secret_env is not None and key_env is not None:
+        raise ConfigError(f"{where}: oauth.client_secret_env and oauth.private_key_env "
+                          "are two ways to log in: give one")
     client_id = value.get("client_id")
-    if secret_env is not None and not client_id:
-        raise ConfigError(f"{where}: oauth.client_secret_env needs oauth.client_id")
+    for key in ("client_secret_env", "private_key_env"):
+        if value.get(key) is not None and not client_id:
+            raise ConfigError(f"{where}: oauth.{key} needs oauth.client_id")
+    algorithm = value.get("signing_algorithm", "RS256")
+    if algorithm not in SIGNING_ALGORITHMS:
+        raise ConfigError(f"{where}: oauth.signing_algorithm {algorithm!r} is not one of "
+                          f"{', '.join(SIGNING_ALGORITHMS)}")
+    if "signing_algorithm" in value and key_env is None:
+        raise ConfigError(f"{where}: oauth.signing_algorithm needs oauth.private_key_env")
+    issuer = value.get("issuer")
+    if issuer is not None:
+        issuer = expand(issuer, environ)
+        from dsh_cli.tools.mcp.auth import travels_safely
+
+        if not (travels_safely(issuer) and urlsplit(issuer).hostname):
+            raise ConfigError(f"{where}: oauth.issuer must be an https URL (http only on "
+                              "127.0.0.1 or localhost)")
+    document = value.get("client_metadata_url")
+    if document is not None:
+        document = expand(document, environ)
+        if not _document_url(document):
+            raise ConfigError(f"{where}: oauth.client_metadata_url must be an https URL with "
+                              "a path (the client metadata document)")
+        if client_id:
+            raise ConfigError(f"{where}: oauth.client_metadata_url and oauth.client_id are "
+                              "two client IDs: give one")
     return OAuthSettings(client_id=expand(client_id, environ) if client_id else None,
-                         client_secret_env=secret_env,
+                         client_secret_env=secret_env, private_key_env=key_env,
+                         signing_algorithm=algorithm, issuer=issuer,
+                         client_metadata_url=document,
                          scopes=tuple(expand(item, environ) for item in scopes))
+
+
+def _document_url(url: str) -> bool:
+    """What the SDK takes as a URL-based client ID: https, with a path beyond ``/``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme == "https" and bool(parts.hostname) and parts.path not in ("", "/")

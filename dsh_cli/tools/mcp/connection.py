@@ -117,7 +117,7 @@ class McpConnection:
             if (self.unauthorized and self.http_auth is None) or needed is not None:
                 name = self.config.name
                 self.failure = f"{name} needs a login: run dsh mcp login {name}"
-                if needed is not None and needed.secret_missing:
+                if needed is not None and needed.login_cannot_help:
                     self.failure = f"{name} cannot log in: {needed}"
                 raise ToolError(self.failure, MCP_AUTH_REQUIRED) from None
             raise ToolError(f"MCP server {self.config.name} failed to start: {self.failure}",

@@ -92,12 +92,51 @@ def test_the_oauth_keys_of_an_http_server():
         "dsh-ci", "DOCS_SECRET", ("read", "write"))
 
 
+def test_the_oauth_keys_of_a_signed_jwt_client_an_issuer_and_a_metadata_document():
+    [ci, browser] = parse_servers({"mcpServers": {
+        "ci": {"type": "http", "url": "https://example.com/mcp",
+               "oauth": {"client_id": "dsh-ci", "private_key_env": "DOCS_KEY",
+                         "signing_algorithm": "ES256", "issuer": "${AS}"}},
+        "browser": {"type": "http", "url": "https://example.com/mcp",
+                    "oauth": {"client_metadata_url": "https://dsh.example/client.json"}}}},
+        "f.json", {"AS": "https://auth.example.com"})
+    assert (ci.oauth.client_id, ci.oauth.private_key_env, ci.oauth.signing_algorithm,
+            ci.oauth.issuer, ci.oauth.client_secret_env) == (
+        "dsh-ci", "DOCS_KEY", "ES256", "https://auth.example.com", None)
+    assert (browser.oauth.client_metadata_url, browser.oauth.signing_algorithm,
+            browser.oauth.issuer) == ("https://dsh.example/client.json", "RS256", None)
+    [local] = parse_servers({"mcpServers": {"l": {
+        "type": "http", "url": "http://127.0.0.1:8000/mcp",
+        "oauth": {"issuer": "http://127.0.0.1:8000"}}}}, "f.json", {})
+    assert local.oauth.issuer == "http://127.0.0.1:8000"
+
+
 @pytest.mark.parametrize(("oauth", "fragment"), [
     ("yes", "oauth must be an object"),
     ({"client_secret": "s3cret"}, "oauth has no key 'client_secret'"),
     ({"client_id": "a", "client_secret_env": "s3cret value"}, "names an environment variable"),
     ({"client_secret_env": "SECRET"}, "oauth.client_secret_env needs oauth.client_id"),
     ({"scopes": "read"}, "oauth.scopes must be a list of strings"),
+    ({"private_key_env": "KEY"}, "oauth.private_key_env needs oauth.client_id"),
+    ({"client_id": "a", "private_key_env": "-----BEGIN PRIVATE KEY-----"},
+     "oauth.private_key_env names an environment variable .*, not the key"),
+    ({"client_id": "a", "client_secret_env": "S", "private_key_env": "K"},
+     "oauth.client_secret_env and oauth.private_key_env are two ways to log in: give one"),
+    ({"client_id": "a", "private_key_env": "K", "signing_algorithm": "HS256"},
+     "oauth.signing_algorithm 'HS256' is not one of RS256, .*ES256"),
+    ({"client_id": "a", "private_key_env": "K", "signing_algorithm": 256},
+     "oauth.signing_algorithm must be a string"),
+    ({"client_id": "a", "client_secret_env": "S", "signing_algorithm": "ES256"},
+     "oauth.signing_algorithm needs oauth.private_key_env"),
+    ({"issuer": "http://auth.example.com"}, "oauth.issuer must be an https URL"),
+    ({"issuer": "auth.example.com"}, "oauth.issuer must be an https URL"),
+    ({"issuer": "https://"}, "oauth.issuer must be an https URL"),
+    ({"client_metadata_url": "http://dsh.example/client.json"},
+     "oauth.client_metadata_url must be an https URL with a path"),
+    ({"client_metadata_url": "https://dsh.example/"},
+     "oauth.client_metadata_url must be an https URL with a path"),
+    ({"client_id": "a", "client_metadata_url": "https://dsh.example/client.json"},
+     "oauth.client_metadata_url and oauth.client_id are two client IDs: give one"),
 ])
 def test_bad_oauth_keys_are_one_config_error(oauth, fragment):
     entry = {"type": "http", "url": "https://example.com/mcp", "oauth": oauth}
