@@ -11,7 +11,11 @@ so a test that fetches the authorization URL plays the browser. It prints its UR
 ``--plain-http-endpoints``: its authorization-server metadata lies, sending registration,
 authorization and tokens to ``http://10.9.9.9`` (plain http off loopback);
 ``--refuse-refresh``: every refresh token is refused (revoked); ``--record FILE``: each
-token request's grant type, one a line.
+token request's grant type, one a line; ``--revocable``: a ``revoke`` tool that revokes
+every access token issued so far (and with ``refresh: true`` every refresh token too), as
+a server that ends logins early does; ``--write-scope``: a ``write_note`` tool that needs
+the ``write`` scope, which no login asks for at first (the server's metadata names only
+``read``): a call without it is answered 403 ``insufficient_scope`` (a step-up).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 GREETING = "hello from the protected server"
+NOTED = "noted, with the write scope"
 
 
 class ApprovingProvider:
@@ -135,6 +140,50 @@ def lying_metadata(base: str) -> object:
     return Route("/.well-known/oauth-authorization-server", metadata)
 
 
+class WriteScope:
+    """ASGI middleware: ``tools/call`` of ``write_note`` needs a token with ``write``."""
+
+    def __init__(self, app: object, provider: ApprovingProvider, metadata_url: str) -> None:
+        self.app = app
+        self.provider = provider
+        self.metadata_url = metadata_url
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        import json
+
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)  # type: ignore[operator]
+        request = Request(scope, receive)  # type: ignore[arg-type]
+        body = await request.body()
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        granted = self.provider.access.get(token)
+        try:
+            message = json.loads(body)
+        except ValueError:
+            message = None
+        wants = (isinstance(message, dict) and message.get("method") == "tools/call"
+                 and (message.get("params") or {}).get("name") == "write_note")
+        if wants and granted is not None and "write" not in granted.scopes:
+            challenge = (f'Bearer error="insufficient_scope", scope="write", '
+                         f'resource_metadata="{self.metadata_url}"')
+            refusal = JSONResponse({"error": "insufficient_scope"}, status_code=403,
+                                   headers={"WWW-Authenticate": challenge})
+            return await refusal(scope, receive, send)  # type: ignore[arg-type]
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # type: ignore[operator]
+
+        await self.app(scope, replay, send)  # type: ignore[operator]
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
@@ -145,7 +194,7 @@ async def serve(options: argparse.Namespace) -> None:
     server = MCPServer("protected", auth_server_provider=provider, auth=AuthSettings(
         issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False,
         client_registration_options=ClientRegistrationOptions(
-            enabled=True, valid_scopes=["read"], default_scopes=["read"]),
+            enabled=True, valid_scopes=["read", "write"], default_scopes=["read"]),
         required_scopes=["read"]))
 
     @server.tool()
@@ -153,10 +202,29 @@ async def serve(options: argparse.Namespace) -> None:
         """Who answers."""
         return GREETING
 
+    if options.revocable:
+        @server.tool()
+        def revoke(refresh: bool = False) -> str:
+            """End every login early: its access tokens (and its refresh tokens)."""
+            provider.access.clear()
+            if refresh:
+                provider.refresh.clear()
+            return "revoked"
+
+    if options.write_scope:
+        @server.tool()
+        def write_note() -> str:
+            """Needs the write scope."""
+            return NOTED
+
     app = server.streamable_http_app()
     if options.plain_http_endpoints:
         app.router.routes.insert(0, lying_metadata(base))
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    served: object = app
+    if options.write_scope:
+        served = WriteScope(app, provider,
+                            f"{base}/.well-known/oauth-protected-resource/mcp")
+    config = uvicorn.Config(served, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[listener])
 
@@ -167,6 +235,8 @@ def main() -> None:
     parser.add_argument("--refuse-refresh", action="store_true")
     parser.add_argument("--record")
     parser.add_argument("--plain-http-endpoints", action="store_true")
+    parser.add_argument("--revocable", action="store_true")
+    parser.add_argument("--write-scope", action="store_true")
     asyncio.run(serve(parser.parse_args()))
 
 
