@@ -72,6 +72,10 @@ AUTH_SCENARIOS = {
     "auth/client-credentials-basic": [
         "authorization-server-metadata", "client-credentials-basic-auth",
         "prm-pathbased-requested", "token-request", "valid-bearer-token"],
+    # the tool call's 403 is MCP_AUTH_REQUIRED (a broader login); dsh_client.py logs in
+    # again, asking the kept scope too, and calls once more
+    "auth/scope-step-up": [*FLOW, "prm-pathbased-requested", "scope-step-up-initial",
+                           "scope-step-up-escalation"],
 }
 # scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
 AUTH_REFUSED = {
