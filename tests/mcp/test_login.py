@@ -298,3 +298,38 @@ def test_a_tool_that_needs_more_scope_asks_for_a_broader_login_that_keeps_it(tmp
         noted, greeted = run_tools(tmp_path, servers, ("mcp__prot__write_note", {}),
                                    ("mcp__prot__whoami", {}))
     assert (noted["content"], greeted["content"]) == (NOTED, GREETING)
+
+
+def test_a_session_takes_up_the_broader_login_made_beside_it(tmp_path, dsh_home):
+    """The user runs ``dsh mcp login`` in another terminal; the open session's next call
+    presents the login that process stored, without restarting."""
+    import asyncio
+
+    from dsh_cli.interaction import UserInteraction
+    from dsh_cli.tools import ToolRegistry
+    from dsh_cli.tools.mcp import McpToolset, parse_servers
+    from dsh_cli.tools.registry import ToolContext
+
+    async def session(url: str, servers: str) -> tuple[dict | None, str]:
+        [config] = parse_servers({"mcpServers": {"prot": {"type": "http", "url": url}}},
+                                 "test", {})
+        registry, ui = ToolRegistry(), UserInteraction()
+        with open(tmp_path / "mcp.log", "w", encoding="utf-8") as errlog:
+            toolset = await McpToolset.start([config], errlog=errlog, auth_dir=dsh_home)
+            try:
+                toolset.register(registry)
+                ctx = ToolContext(user_interaction=ui, call_id="call_1")
+                refused = await registry.execute("mcp__prot__write_note", {}, ctx)
+                login = await asyncio.to_thread(log_in, servers)
+                assert login.returncode == 0, login.stderr
+                noted = await registry.execute("mcp__prot__write_note", {}, ctx)
+            finally:
+                await toolset.close()
+        return refused.error, noted.content
+
+    with protected_server("--write-scope") as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        refused, noted = asyncio.run(asyncio.wait_for(session(url, servers), CEILING))
+    assert refused is not None and refused["code"] == "MCP_AUTH_REQUIRED"
+    assert noted == NOTED
