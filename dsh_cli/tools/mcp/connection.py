@@ -73,7 +73,7 @@ class McpConnection:
         self.auth_dir = auth_dir
         self.http_auth = http_auth
         self.unauthorized = False  # the server answered 401
-        # the latest login the stored one could not replace (auth.http_auth's ``refused``),
+        # the latest login the session could not make (auth.http_auth's ``refused``),
         # and how many there were: a call reports one that came while it ran
         self.login_refused: LoginRequired | None = None
         self._refusals = 0
