@@ -5,8 +5,10 @@ starts a server and runs this with its URL as the last argument and the scenario
 ``MCP_CONFORMANCE_SCENARIO``. Everything goes through dsh's own client
 (``dsh_cli.tools.mcp``): the connection, the tools as the model sees them, and elicitation
 answered through a real ``UserInteraction`` whose human skips every question, so a form's
-defaults are what is sent (scenario ``elicitation-sep1034-client-defaults``). What each
-tool call returned goes to stderr, which the suite keeps (``stderr.txt`` of ``-o DIR``).
+defaults are what is sent (scenario ``elicitation-sep1034-client-defaults``). A call that
+ends in ``MCP_AUTH_REQUIRED`` is followed by what its user would do: ``dsh mcp login``'s
+flow, then the same call once more (``auth/scope-step-up``). What each tool call returned
+goes to stderr, which the suite keeps (``stderr.txt`` of ``-o DIR``).
 """
 
 from __future__ import annotations
@@ -58,16 +60,20 @@ async def follow(url: str) -> None:
 
 async def log_in_if_asked(servers: list, auth_dir: Path) -> None:
     """What a user does after ``MCP_AUTH_REQUIRED``: ``dsh mcp login server`` (its flow)."""
-    from dsh_cli.tools.mcp.login import LoginFailed, log_in
-
     oauth = servers[0].oauth
     if oauth.client_secret_env or oauth.private_key_env:  # client_credentials: no browser
         return
     with tempfile.TemporaryFile("w+") as errlog:
         probe = await McpToolset.start(servers, errlog=errlog, auth_dir=auth_dir)
         await probe.close()
-    if probe.statuses[0].code != "MCP_AUTH_REQUIRED":
-        return
+    if probe.statuses[0].code == "MCP_AUTH_REQUIRED":
+        await log_in_again(servers, auth_dir)
+
+
+async def log_in_again(servers: list, auth_dir: Path) -> None:
+    """``dsh mcp login server``, its failure said in its one line."""
+    from dsh_cli.tools.mcp.login import LoginFailed, log_in
+
     try:
         await log_in(servers[0], auth_dir, show=lambda url: None, browse=follow, timeout=30)
     except LoginFailed as error:
@@ -103,13 +109,19 @@ async def main(url: str, scenario: str) -> int:
             toolset.register(registry)
             names = [tool.name for tool in toolset.tools]
             print("tools:", ", ".join(names), file=sys.stderr)
-            calls = {"tools_call": [("mcp__server__add_numbers", {"a": 5, "b": 3})]}
+            calls = {"tools_call": [("mcp__server__add_numbers", {"a": 5, "b": 3})],
+                     "auth/scope-step-up": [("mcp__server__test-tool", {})]}
             if scenario in CALL_EVERY_TOOL:
                 calls[scenario] = [(name, {}) for name in names]
             for name, arguments in calls.get(scenario, []):
                 ctx = ToolContext(user_interaction=ui, call_id=f"call_{name}")
                 result = await registry.execute(name, arguments, ctx)
                 print(f"{name}: {result.content[:300]}", file=sys.stderr)
+                if (result.error or {}).get("code") == "MCP_AUTH_REQUIRED":
+                    # the user runs the login the line names, then has the call made again
+                    await log_in_again(servers, auth_dir)
+                    result = await registry.execute(name, arguments, ctx)
+                    print(f"{name}: {result.content[:300]}", file=sys.stderr)
                 failed += result.is_error
         finally:
             await toolset.close()

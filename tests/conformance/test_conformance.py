@@ -104,6 +104,9 @@ AUTH_SCENARIOS = {
         "token-request", "valid-bearer-token"],
     "auth/basic-cimd": [*[check for check in FLOW if check != "client-registration"], PRM,
                         "cimd-client-id-used"],
+    # the tool call's 403 is MCP_AUTH_REQUIRED (a broader login); dsh_client.py logs in
+    # again, asking the kept scope too, and calls once more
+    "auth/scope-step-up": [*FLOW, PRM, "scope-step-up-initial", "scope-step-up-escalation"],
 }
 # scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
 LOGIN_FAILED = "dsh: MCP_LOGIN_FAILED: "

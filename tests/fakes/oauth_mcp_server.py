@@ -18,7 +18,11 @@ token request's grant type, one a line. ``--client ID:SECRET`` and ``--client-ke
 add a client for the ``client_credentials`` grant (RFC 6749 4.4), authenticated by
 ``client_secret_basic`` or by a JWT signed with the private half of PEMFILE's public key
 (``private_key_jwt``, RFC 7523: audience the issuer, ES256 or RS256), which the SDK's
-server-side authorization does not offer.
+server-side authorization does not offer. ``--revocable``: a ``revoke`` tool that revokes
+every access token issued so far (and with ``refresh: true`` every refresh token too), as
+a server that ends logins early does; ``--write-scope``: a ``write_note`` tool that needs
+the ``write`` scope, which no login asks for at first (the server's metadata names only
+``read``): a call without it is answered 403 ``insufficient_scope`` (a step-up).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 GREETING = "hello from the protected server"
+NOTED = "noted, with the write scope"
 
 
 class ApprovingProvider:
@@ -233,6 +238,50 @@ def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
     return wrapped
 
 
+class WriteScope:
+    """ASGI middleware: ``tools/call`` of ``write_note`` needs a token with ``write``."""
+
+    def __init__(self, app: object, provider: ApprovingProvider, metadata_url: str) -> None:
+        self.app = app
+        self.provider = provider
+        self.metadata_url = metadata_url
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        import json
+
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)  # type: ignore[operator]
+        request = Request(scope, receive)  # type: ignore[arg-type]
+        body = await request.body()
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        granted = self.provider.access.get(token)
+        try:
+            message = json.loads(body)
+        except ValueError:
+            message = None
+        wants = (isinstance(message, dict) and message.get("method") == "tools/call"
+                 and (message.get("params") or {}).get("name") == "write_note")
+        if wants and granted is not None and "write" not in granted.scopes:
+            challenge = (f'Bearer error="insufficient_scope", scope="write", '
+                         f'resource_metadata="{self.metadata_url}"')
+            refusal = JSONResponse({"error": "insufficient_scope"}, status_code=403,
+                                   headers={"WWW-Authenticate": challenge})
+            return await refusal(scope, receive, send)  # type: ignore[arg-type]
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # type: ignore[operator]
+
+        await self.app(scope, replay, send)  # type: ignore[operator]
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
@@ -243,13 +292,28 @@ async def serve(options: argparse.Namespace) -> None:
     server = MCPServer("protected", auth_server_provider=provider, auth=AuthSettings(
         issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False,
         client_registration_options=ClientRegistrationOptions(
-            enabled=True, valid_scopes=["read"], default_scopes=["read"]),
+            enabled=True, valid_scopes=["read", "write"], default_scopes=["read"]),
         required_scopes=["read"]))
 
     @server.tool()
     def whoami() -> str:
         """Who answers."""
         return GREETING
+
+    if options.revocable:
+        @server.tool()
+        def revoke(refresh: bool = False) -> str:
+            """End every login early: its access tokens (and its refresh tokens)."""
+            provider.access.clear()
+            if refresh:
+                provider.refresh.clear()
+            return "revoked"
+
+    if options.write_scope:
+        @server.tool()
+        def write_note() -> str:
+            """Needs the write scope."""
+            return NOTED
 
     app = server.streamable_http_app()
     if options.plain_http_endpoints:
@@ -263,8 +327,12 @@ async def serve(options: argparse.Namespace) -> None:
         client, path = item.split(":", 1)
         with open(path, encoding="utf-8") as file:
             keys[client] = file.read()
-    served = client_credentials(app, provider, base, clients, keys) if (
-        clients or keys) else app
+    served: object = app
+    if options.write_scope:
+        served = WriteScope(app, provider,
+                            f"{base}/.well-known/oauth-protected-resource/mcp")
+    if clients or keys:
+        served = client_credentials(served, provider, base, clients, keys)
     config = uvicorn.Config(served, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[listener])
@@ -279,6 +347,8 @@ def main() -> None:
     parser.add_argument("--redirect-metadata", action="store_true")
     parser.add_argument("--client", action="append", default=[])
     parser.add_argument("--client-key", action="append", default=[])
+    parser.add_argument("--revocable", action="store_true")
+    parser.add_argument("--write-scope", action="store_true")
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -22,6 +22,8 @@ import pytest
 from dsh_under_test import DSH
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "oauth_mcp_server.py"
+GREETING = "hello from the protected server"
+NOTED = "noted, with the write scope"
 CEILING = 60
 NEEDS_LOGIN = "MCP_AUTH_REQUIRED: prot needs a login: run dsh mcp login prot"
 
@@ -112,7 +114,7 @@ def test_login_stores_the_token_0600_and_the_session_uses_it_nowhere_else(tmp_pa
                               servers, "--yes", "--jsonl", "go"], capture_output=True,
                              text=True, timeout=CEILING, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stderr
-    assert "hello from the protected server" in run.stdout
+    assert GREETING in run.stdout
     # the token is in its file and nowhere else: not the session store, the log, --json
     assert token not in run.stdout + run.stderr + login.stderr + json.dumps(server)
     others = [path for path in dsh_home.rglob("*")
@@ -232,3 +234,113 @@ def test_where_no_browser_opens_the_pasted_address_finishes_the_login(tmp_path, 
         os.close(write_end)
         assert stored_token(dsh_home)
         assert listed(servers_file(tmp_path, url))["started"]
+
+
+def asked_scope(login: subprocess.CompletedProcess[str]) -> str:
+    """The scope of the authorization URL ``dsh mcp login`` printed first."""
+    from urllib.parse import parse_qs, urlsplit
+
+    url = login.stderr.splitlines()[0].rsplit(" ", 1)[-1]
+    return parse_qs(urlsplit(url).query)["scope"][0]
+
+
+def run_tools(tmp_path: Path, servers: str, *calls: tuple[str, dict]) -> list[dict]:
+    """One real ``dsh run --jsonl`` making ``calls`` in turn: the tool results it reports."""
+    script = tmp_path / "calls.json"
+    script.write_text(json.dumps({"turns": [
+        *({"tool_calls": [{"name": name, "arguments": arguments}]} for name, arguments in calls),
+        {"content": "done"}]}))
+    run = subprocess.run([DSH, "run", "--model", f"script:{script}", "--mcp-config", servers,
+                          "--yes", "--jsonl", "go"], capture_output=True, text=True,
+                         timeout=CEILING, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    return [event for event in events if event["type"] == "tool/result"]
+
+
+def test_a_token_revoked_before_its_expiry_is_refreshed_once_mid_session(tmp_path, dsh_home):
+    record = tmp_path / "grants.txt"
+    with protected_server("--revocable", "--record", str(record)) as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        revoked, greeted = run_tools(tmp_path, servers, ("mcp__prot__revoke", {}),
+                                     ("mcp__prot__whoami", {}))
+    assert revoked["content"] == "revoked"
+    assert greeted["content"] == GREETING
+    # the 401 was answered by one refresh; the refreshed token was stored for the next run
+    assert record.read_text().split() == ["authorization_code", "refresh_token"]
+    [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
+    assert entry["tokens"]["access_token"] not in greeted["content"]
+
+
+def test_a_revoked_login_mid_session_is_the_login_line_and_the_session_goes_on(tmp_path):
+    record = tmp_path / "grants.txt"
+    with protected_server("--revocable", "--record", str(record)) as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        revoked, refused, again = run_tools(
+            tmp_path, servers, ("mcp__prot__revoke", {"refresh": True}),
+            ("mcp__prot__whoami", {}), ("mcp__prot__whoami", {}))
+    assert revoked["content"] == "revoked"
+    for result in (refused, again):  # the connection lives on: the next call says the same
+        assert result["error"] == {
+            "name": "ToolError", "code": "MCP_AUTH_REQUIRED",
+            "message": "prot needs a login: run dsh mcp login prot"}
+    assert record.read_text().split()[:2] == ["authorization_code", "refresh_token"]
+
+
+def test_a_tool_that_needs_more_scope_asks_for_a_broader_login_that_keeps_it(tmp_path,
+                                                                             dsh_home):
+    with protected_server("--write-scope") as url:
+        servers = servers_file(tmp_path, url)
+        assert asked_scope(log_in(servers)) == "read"  # the server's metadata names read
+        [refused] = run_tools(tmp_path, servers, ("mcp__prot__write_note", {}))
+        assert refused["error"] == {
+            "name": "ToolError", "code": "MCP_AUTH_REQUIRED",
+            "message": ("prot needs a broader login (scope read write): "
+                        "run dsh mcp login prot")}
+        [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
+        assert entry["wanted_scope"] == "read write"
+        login = log_in(servers)
+        assert login.returncode == 0, login.stderr
+        assert asked_scope(login) == "read write"  # the challenge's scope and the kept one
+        [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
+        assert "wanted_scope" not in entry and entry["tokens"]["scope"] == "read write"
+        noted, greeted = run_tools(tmp_path, servers, ("mcp__prot__write_note", {}),
+                                   ("mcp__prot__whoami", {}))
+    assert (noted["content"], greeted["content"]) == (NOTED, GREETING)
+
+
+def test_a_session_takes_up_the_broader_login_made_beside_it(tmp_path, dsh_home):
+    """The user runs ``dsh mcp login`` in another terminal; the open session's next call
+    presents the login that process stored, without restarting."""
+    import asyncio
+
+    from dsh_cli.interaction import UserInteraction
+    from dsh_cli.tools import ToolRegistry
+    from dsh_cli.tools.mcp import McpToolset, parse_servers
+    from dsh_cli.tools.registry import ToolContext
+
+    async def session(url: str, servers: str) -> tuple[dict | None, str]:
+        [config] = parse_servers({"mcpServers": {"prot": {"type": "http", "url": url}}},
+                                 "test", {})
+        registry, ui = ToolRegistry(), UserInteraction()
+        with open(tmp_path / "mcp.log", "w", encoding="utf-8") as errlog:
+            toolset = await McpToolset.start([config], errlog=errlog, auth_dir=dsh_home)
+            try:
+                toolset.register(registry)
+                ctx = ToolContext(user_interaction=ui, call_id="call_1")
+                refused = await registry.execute("mcp__prot__write_note", {}, ctx)
+                login = await asyncio.to_thread(log_in, servers)
+                assert login.returncode == 0, login.stderr
+                noted = await registry.execute("mcp__prot__write_note", {}, ctx)
+            finally:
+                await toolset.close()
+        return refused.error, noted.content
+
+    with protected_server("--write-scope") as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        refused, noted = asyncio.run(asyncio.wait_for(session(url, servers), CEILING))
+    assert refused is not None and refused["code"] == "MCP_AUTH_REQUIRED"
+    assert noted == NOTED

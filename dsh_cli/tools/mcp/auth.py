@@ -7,11 +7,15 @@ a token anywhere else: not the session store, not the server log, not an error l
 
 ``http_auth`` gives a session's connection what it presents: the ``client_credentials``
 grant when the entry names its secret's variable (or its private key's, for a signed JWT:
-``private_key_jwt``), else the stored login (refreshed by the SDK before expiry and on a
-401), else nothing. A session never opens a browser: a login that would need one (none
-stored, a refresh token revoked) ends in ``LoginRequired``, which the connection reports
-as ``MCP_AUTH_REQUIRED``; so does a refused ``client_credentials`` grant, with its reason.
-``mcp.client.auth`` is imported only here, and only for a server that needs it.
+``private_key_jwt``), else the stored login, else nothing. The stored login is refreshed
+before its expiry (the SDK) and once on a 401 that comes earlier (a token revoked early,
+or one whose expiry was not given); a newer login another process stored is taken up on a
+401 or 403. A session never opens a browser: a login that would need one (none stored, a
+refresh token revoked) is a ``LoginRequired`` handed to the connection, which reports
+``MCP_AUTH_REQUIRED``, as it does a refused ``client_credentials`` grant, with its reason;
+a 403 ``insufficient_scope`` (a step-up) keeps the scope the SDK would ask for in the entry
+(``wanted_scope``), and ``dsh mcp login`` asks for it too. ``mcp.client.auth`` is imported
+only here, and only for a server that needs it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+Refused = Callable[["LoginRequired"], None]  # told of a login a session cannot make
 
 if TYPE_CHECKING:
     import httpx2
@@ -35,13 +41,24 @@ __all__ = ["TOKENS_FILE", "CredentialsRefused", "KeyUnusable", "LoginRequired", 
 
 TOKENS_FILE = "mcp-tokens.json"  # in the config directory
 MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
+LOGIN_KEYS = ("tokens", "expires_at", "client")  # what a new login replaces
+WANTED_SCOPE = "wanted_scope"  # a step-up's scope, kept until a login asks for it
+# the SDK takes a zero expiry for "none given": a time long past is how it sees "expired"
+EXPIRED = 1.0
 
 
 class LoginRequired(Exception):
-    """The server wants a login this process may not do (no browser in a session)."""
+    """The server wants a login this process may not do (no browser in a session).
+
+    ``scope``: the broader scope that login must ask for (a step-up), else None.
+    """
 
     # the entry's own credentials failed: ``dsh mcp login`` would not help, the reason does
     login_cannot_help = False
+
+    def __init__(self, message: str, scope: str | None = None) -> None:
+        super().__init__(message)
+        self.scope = scope
 
 
 class SecretMissing(LoginRequired):
@@ -104,6 +121,18 @@ class TokenFile:
         document.setdefault(resource, {})[key] = value
         self._write(document)
 
+    def drop(self, resource: str, *keys: str) -> None:
+        """Drop ``keys`` of ``resource``'s entry (an entry left empty goes too)."""
+        document = self.read()
+        entry = document.get(resource)
+        if entry is None or not any(key in entry for key in keys):
+            return
+        for key in keys:
+            entry.pop(key, None)
+        if not entry:
+            del document[resource]
+        self._write(document)
+
     def forget(self, resource: str) -> bool:
         """Drop ``resource``'s login; whether there was one."""
         document = self.read()
@@ -156,6 +185,19 @@ class StoredLogin:
         value = self.file.entry(self.resource).get("expires_at")
         return float(value) if isinstance(value, int | float) else None
 
+    def wanted_scope(self) -> str | None:
+        """The scope a step-up wanted, which the next login asks for as well."""
+        value = self.file.entry(self.resource).get(WANTED_SCOPE)
+        return value if isinstance(value, str) and value.strip() else None
+
+    def want_scope(self, scope: str) -> str:
+        """Keep ``scope`` (with any kept before) for the next login; what is kept now."""
+        from mcp.client.auth.utils import union_scopes
+
+        kept = union_scopes(self.wanted_scope(), scope) or scope
+        self.file.update(self.resource, WANTED_SCOPE, kept)
+        return kept
+
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
         from pydantic import ValidationError
@@ -185,9 +227,13 @@ def tokens_file(config_dir: Path) -> TokenFile:
     return TokenFile(config_dir / TOKENS_FILE)
 
 
-def http_auth(config: ServerConfig, config_dir: Path,
+def http_auth(config: ServerConfig, config_dir: Path, *, refused: Refused,
               environ: Mapping[str, str] | None = None) -> httpx2.Auth | None:
-    """What a session's connection to ``config`` presents; None: a server with no login."""
+    """What a session's connection to ``config`` presents; None: a server with no login.
+
+    ``refused`` is told each time the server wants a login the session cannot make; the
+    request's own refusal still goes back to its caller.
+    """
     assert config.url is not None
     quiet_sdk_log()
     environ = os.environ if environ is None else environ
@@ -200,7 +246,7 @@ def http_auth(config: ServerConfig, config_dir: Path,
     if not storage.file.entry(resource).get("tokens"):
         return None
     return interactive_auth(config, storage, redirect=_no_browser, callback=_no_callback,
-                            redirect_uri="http://127.0.0.1/callback")
+                            redirect_uri="http://127.0.0.1/callback", refused=refused)
 
 
 def _client_credentials(url: str, storage: StoredLogin, oauth: OAuthSettings,
@@ -259,30 +305,58 @@ def _private_key(pem: str, variable: str, oauth: OAuthSettings) -> str:
 def interactive_auth(config: ServerConfig, storage: StoredLogin, *,
                      redirect: Callable[[str], Awaitable[None]],
                      callback: Callable[[], Awaitable[Any]],
-                     redirect_uri: str) -> httpx2.Auth:
-    """The SDK's authorization-code provider (PKCE, discovery, registration, refresh)."""
-    from mcp.shared.auth import OAuthClientMetadata
+                     redirect_uri: str, widen: str | None = None,
+                     refused: Refused | None = None) -> httpx2.Auth:
+    """The SDK's authorization-code provider (PKCE, discovery, registration, refresh).
 
+    ``widen``: a scope joined to every scope it picks (a step-up's, at login);
+    ``refused``: a session's, told of each login it cannot make.
+    """
     assert config.url is not None
     quiet_sdk_log()
     oauth = config.oauth
-    metadata = OAuthClientMetadata.model_validate({
+    metadata = _client_metadata({
         "client_name": "dsh", "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"], "token_endpoint_auth_method": "none",
-        "scope": " ".join(oauth.scopes) or None})
+        "scope": " ".join(oauth.scopes) or None}, widen)
     # a document URL is the client_id where the authorization server says it takes one
     # (client_id_metadata_document_supported); elsewhere the SDK registers as before
-    return _provider_class()(config.url, metadata, storage, redirect_handler=redirect,
-                             callback_handler=callback,
-                             client_metadata_url=oauth.client_metadata_url)
+    provider = _provider_class()(config.url, metadata, storage, redirect_handler=redirect,
+                                 callback_handler=callback,
+                                 client_metadata_url=oauth.client_metadata_url)
+    provider.refused = refused
+    return provider  # type: ignore[no-any-return]
+
+
+def _client_metadata(fields: dict[str, Any], widen: str | None) -> Any:
+    """The client's metadata; with ``widen``, its scope never drops ``widen``."""
+    from mcp.client.auth.utils import union_scopes
+    from mcp.shared.auth import OAuthClientMetadata
+
+    if not widen:
+        return OAuthClientMetadata.model_validate(fields)
+
+    class WidenedMetadata(OAuthClientMetadata):
+        # the SDK picks the scope from each challenge by assigning it here, then registers
+        # with it and builds the authorization request from it: both must carry ``widen``
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name == "scope":
+                value = union_scopes(value, widen)
+            super().__setattr__(name, value)
+
+    return WidenedMetadata.model_validate({**fields,
+                                           "scope": union_scopes(fields["scope"], widen)})
 
 
 def _provider_class() -> type[Any]:
-    """The SDK's provider, taught the stored expiry so a new process refreshes in time."""
+    """The SDK's provider, taught the stored expiry so a new process refreshes in time, and
+    a second pass for a refusal the stored login can still answer."""
     from mcp.client.auth import OAuthClientProvider
 
     class RefreshingProvider(_endpoint_check(), OAuthClientProvider):  # type: ignore[misc]
+        refused: Refused | None = None  # None: a login being made, which may ask
+
         # the SDK keeps a token's expiry in memory only: a token loaded from the file
         # would pass as valid until the server's 401 sent the flow to the browser
         async def _initialize(self) -> None:
@@ -291,7 +365,87 @@ def _provider_class() -> type[Any]:
             if isinstance(storage, StoredLogin):
                 self.context.token_expiry_time = storage.expires_at()
 
+        async def _auth_flow(self, request: Any) -> Any:
+            # the SDK refreshes only past the expiry it knows and meets any 401 with the
+            # whole flow (a browser): first a newer stored login, else one refresh, is tried
+            again: Callable[[], None] | None = None
+            retried = False
+            while True:
+                if again is not None:  # the last pass is closed: the SDK's lock is free
+                    again()
+                flow = super()._auth_flow(request)
+                try:
+                    outgoing = await flow.__anext__()
+                    refreshed = outgoing is not request  # a refresh goes first
+                    while outgoing is not request:
+                        outgoing = await flow.asend((yield outgoing))
+                    response = yield request
+                    refusal = _refusal(response)
+                    again = None if retried or refusal is None else await self._answer(
+                        request, refusal, refreshed)
+                    if again is not None:
+                        retried = True
+                        continue
+                    if refusal == "login" and self.refused is not None:
+                        self.refused(LoginRequired("the stored login was refused"))
+                        return  # the 401 goes back to the request's caller
+                    try:
+                        while True:
+                            response = yield await flow.asend(response)
+                    except LoginRequired as error:
+                        if self.refused is None:
+                            raise
+                        self.refused(await self._stepped_up(error))
+                    # what the caller gets is the last answer: the server's own, once more
+                    yield request
+                    return
+                except StopAsyncIteration:
+                    return
+                finally:
+                    await flow.aclose()
+
+        async def _answer(self, request: Any, refusal: str,
+                          refreshed: bool) -> Callable[[], None] | None:
+            """What may answer the refusal of ``request``: a login stored since, else (a 401
+            that no refresh preceded) one refresh; None: nothing stored can."""
+            stored = await self.context.storage.get_tokens()
+            sent = request.headers.get("Authorization")
+            if stored is not None and sent != f"Bearer {stored.access_token}":
+                return self._reload
+            if refusal == "login" and not refreshed and self.context.can_refresh_token():
+                return self._expire
+            return None
+
+        def _reload(self) -> None:
+            self._initialized = False
+
+        def _expire(self) -> None:
+            self.context.token_expiry_time = EXPIRED
+
+        async def _stepped_up(self, error: LoginRequired) -> LoginRequired:
+            """A step-up the session cannot make: its scope kept for ``dsh mcp login``,
+            unless the stored login holds it already (a new login would change nothing)."""
+            storage = self.context.storage
+            tokens = await storage.get_tokens()
+            granted = set((tokens.scope or "").split()) if tokens is not None else set()
+            if not isinstance(storage, StoredLogin) or not error.scope or set(
+                    error.scope.split()) <= granted:
+                return LoginRequired(str(error))
+            return LoginRequired(str(error), scope=storage.want_scope(error.scope))
+
     return RefreshingProvider
+
+
+def _refusal(response: Any) -> str | None:
+    """``login``: a 401; ``scope``: a 403 ``insufficient_scope`` (a step-up); else None."""
+    if response.status_code == 401:
+        return "login"
+    from mcp.client.auth.utils import extract_field_from_www_auth
+
+    if response.status_code == 403 and extract_field_from_www_auth(
+            response, "error") == "insufficient_scope":
+        return "scope"
+    return None
 
 
 def travels_safely(url: str) -> bool:
@@ -366,8 +520,11 @@ def _refusal_said() -> type[Any]:
 
 
 async def _no_browser(url: str) -> None:
-    """A session asks for no login: the stored one is gone or refused."""
-    raise LoginRequired("the stored login was refused")
+    """A session asks for no login: what it would ask for is the URL's scope."""
+    from urllib.parse import parse_qs, urlsplit
+
+    scope = parse_qs(urlsplit(url).query).get("scope", [""])[0].strip() or None
+    raise LoginRequired("the stored login was refused", scope=scope)
 
 
 async def _no_callback() -> Any:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from mcp_types import InputRequiredResult
 
     from dsh_cli.interaction.service import UserInteraction
+    from dsh_cli.tools.mcp.auth import LoginRequired
     from dsh_cli.tools.mcp.config import ServerConfig
     from dsh_cli.tools.mcp.server_log import LogSink
     from dsh_cli.tools.registry import ToolContext
@@ -72,6 +73,10 @@ class McpConnection:
         self.auth_dir = auth_dir
         self.http_auth = http_auth
         self.unauthorized = False  # the server answered 401
+        # the latest login the session could not make (auth.http_auth's ``refused``),
+        # and how many there were: a call reports one that came while it ran
+        self.login_refused: LoginRequired | None = None
+        self._refusals = 0
         self.errlog = errlog
         # where a line the user should read goes (stderr); by default the server log
         self.notice = notice or self._log
@@ -113,12 +118,9 @@ class McpConnection:
             self.failure = self.failure or _describe(error)
             await self.close()
             # a login being made (``http_auth`` given) reports its own failure instead
-            needed = _login_required(error)
+            needed = _login_required(error) or self.login_refused
             if (self.unauthorized and self.http_auth is None) or needed is not None:
-                name = self.config.name
-                self.failure = f"{name} needs a login: run dsh mcp login {name}"
-                if needed is not None and needed.login_cannot_help:
-                    self.failure = f"{name} cannot log in: {needed}"
+                self.failure = _login_line(self.config.name, needed)
                 raise ToolError(self.failure, MCP_AUTH_REQUIRED) from None
             raise ToolError(f"MCP server {self.config.name} failed to start: {self.failure}",
                             MCP_UNAVAILABLE) from None
@@ -201,7 +203,11 @@ class McpConnection:
             return self.http_auth
         from dsh_cli.tools.mcp.auth import http_auth
 
-        return http_auth(self.config, self.auth_dir)
+        return http_auth(self.config, self.auth_dir, refused=self._refused)
+
+    def _refused(self, needed: LoginRequired) -> None:
+        self.login_refused = needed
+        self._refusals += 1
 
     async def _saw(self, response: Any) -> None:
         """A 401 that the login (if any) could not answer is the server wanting one."""
@@ -220,6 +226,7 @@ class McpConnection:
         if client is None or not self.running or self.failure is not None:
             reason = self.failure or "is not running"
             raise ToolError(f"MCP server {self.config.name} {reason}", MCP_UNAVAILABLE)
+        refusals = self._refusals
         try:
             async with asyncio.timeout(self.config.tool_timeout) as deadline:
                 marked = (self.elicitor.calling(ctx, deadline) if ctx is not None
@@ -232,6 +239,10 @@ class McpConnection:
         except (asyncio.CancelledError, ToolError):
             raise
         except Exception as error:
+            if self._refusals > refusals and self.login_refused is not None:
+                # the server refused the call's login: what to run, not its HTTP status
+                raise ToolError(_login_line(self.config.name, self.login_refused),
+                                MCP_AUTH_REQUIRED) from None
             if _is_protocol_error(error):
                 code, reason = MCP_TOOL_ERROR, _describe(error)
             else:  # the connection is gone: say why, when the transport knows
@@ -365,13 +376,22 @@ def _is_protocol_error(error: BaseException) -> bool:
     return isinstance(error, MCPError) and error.error.code != CONNECTION_CLOSED
 
 
-def _login_required(error: BaseException) -> Any:
+def _login_required(error: BaseException) -> LoginRequired | None:
     """The ``auth.LoginRequired`` the start failed on (a login this process may not do)."""
     from dsh_cli.tools.mcp.auth import LoginRequired
 
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     return error if isinstance(error, LoginRequired) else None
+
+
+def _login_line(name: str, needed: LoginRequired | None) -> str:
+    """What ``MCP_AUTH_REQUIRED`` says: which login to run, and why when it is not plain."""
+    if needed is not None and needed.login_cannot_help:
+        return f"{name} cannot log in: {needed}"
+    if needed is not None and needed.scope:
+        return f"{name} needs a broader login (scope {needed.scope}): run dsh mcp login {name}"
+    return f"{name} needs a login: run dsh mcp login {name}"
 
 
 def _describe(error: BaseException) -> str:

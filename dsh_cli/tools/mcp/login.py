@@ -2,8 +2,9 @@
 
 A listener on 127.0.0.1 (a free port) takes exactly one ``/callback?code=&state=`` and
 closes; the SDK discovers the server's metadata, registers (or uses ``oauth.client_id``),
-builds the authorization URL with PKCE and the challenge's scopes, checks the state, and
-stores the tokens (``auth.StoredLogin``). The URL is handed to ``show`` (and ``browse``
+builds the authorization URL with PKCE and the challenge's scopes (with the scope a
+session's step-up kept, which a successful login drops), checks the state, and stores the
+tokens (``auth.StoredLogin``). The URL is handed to ``show`` (and ``browse``
 where a browser can open); where none can, the redirected address pasted on a terminal's
 stdin is taken instead. No answer within ``timeout`` is ``LoginFailed``.
 """
@@ -103,6 +104,8 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
 
     from dsh_cli.core.errors import ToolError
     from dsh_cli.tools.mcp.auth import (
+        LOGIN_KEYS,
+        WANTED_SCOPE,
         StoredLogin,
         check_endpoint,
         interactive_auth,
@@ -114,8 +117,9 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
     assert config.url is not None
     storage = StoredLogin(tokens_file(auth_dir), resource_of(config.url))
     # a fresh login: the old tokens and registration go (a registration names the
-    # callback's port, a new one each login)
-    storage.file.forget(storage.resource)
+    # callback's port, a new one each login); a step-up's scope stays until one succeeds
+    wanted = storage.wanted_scope()
+    storage.file.drop(storage.resource, *LOGIN_KEYS)
     callback = Callback()
     await callback.start()
     if config.oauth.client_id:  # registered beforehand: no dynamic registration
@@ -157,7 +161,7 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
                                        iss=values.get("iss"))
 
     auth = interactive_auth(config, storage, redirect=redirect, callback=answered,
-                            redirect_uri=callback.redirect_uri)
+                            redirect_uri=callback.redirect_uri, widen=wanted)
     # the human's time does not count against startup_timeout
     waiting = dataclasses.replace(config, startup_timeout=config.startup_timeout + timeout)
     # the login's server log: nothing in it is kept (an error could quote a token)
@@ -174,6 +178,7 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
         discard.close()
     if not (await storage.get_tokens()):
         raise LoginFailed(f"{config.name} asked for no login; nothing was stored")
+    storage.file.drop(storage.resource, WANTED_SCOPE)
 
 
 def log_out(config: ServerConfig, auth_dir: Path) -> bool:
