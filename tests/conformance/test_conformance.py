@@ -115,7 +115,9 @@ AUTH_REFUSED = {
                                f"{LOGIN_FAILED}Protected resource "
                                "https://evil.example.com/mcp does not match expected"),
     "auth/scope-retry-limit": ([*[check for check in FLOW if check != "valid-bearer-token"],
-                                PRM, "scope-retry-limit"], LOGIN_FAILED),
+                                PRM, "scope-retry-limit"],
+                               f"{LOGIN_FAILED}the server refused the token: insufficient_scope "
+                               "(scope mcp:admin): Scope upgrade will never succeed"),
     "auth/metadata-issuer-mismatch": (
         ["authorization-server-metadata", PRM, "sep-2468-client-validate-metadata-issuer"],
         f"{LOGIN_FAILED}Authorization server metadata issuer mismatch: "

@@ -20,9 +20,11 @@ add a client for the ``client_credentials`` grant (RFC 6749 4.4), authenticated 
 (``private_key_jwt``, RFC 7523: audience the issuer, ES256 or RS256), which the SDK's
 server-side authorization does not offer. ``--revocable``: a ``revoke`` tool that revokes
 every access token issued so far (and with ``refresh: true`` every refresh token too), as
-a server that ends logins early does; ``--write-scope``: a ``write_note`` tool that needs
-the ``write`` scope, which no login asks for at first (the server's metadata names only
-``read``): a call without it is answered 403 ``insufficient_scope`` (a step-up).
+a server that ends logins early does; ``--one-shot-tokens``: an access token is good for
+one request (a login then needs the browser again for the next); ``--write-scope``: a
+``write_note`` tool that needs the ``write`` scope, which no login asks for at first (the
+server's metadata names only ``read``): a call without it is answered 403
+``insufficient_scope`` (a step-up).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ NOTED = "noted, with the write scope"
 
 class ApprovingProvider:
     """An in-memory authorization server whose user always says yes."""
+
+    one_shot = False  # each access token answers one request, then is unknown
 
     def __init__(self, expires_in: int, refuse_refresh: bool, record: str | None) -> None:
         self.expires_in = expires_in
@@ -123,7 +127,7 @@ class ApprovingProvider:
                            refresh_token.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
-        found = self.access.get(token)
+        found = self.access.pop(token, None) if self.one_shot else self.access.get(token)
         if found is None or (found.expires_at is not None and found.expires_at < time.time()):
             return None
         return found
@@ -289,6 +293,7 @@ async def serve(options: argparse.Namespace) -> None:
     listener.bind(("127.0.0.1", 0))
     base = f"http://127.0.0.1:{listener.getsockname()[1]}"
     provider = ApprovingProvider(options.expires_in, options.refuse_refresh, options.record)
+    provider.one_shot = options.one_shot_tokens
     server = MCPServer("protected", auth_server_provider=provider, auth=AuthSettings(
         issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False,
         client_registration_options=ClientRegistrationOptions(
@@ -348,6 +353,7 @@ def main() -> None:
     parser.add_argument("--client", action="append", default=[])
     parser.add_argument("--client-key", action="append", default=[])
     parser.add_argument("--revocable", action="store_true")
+    parser.add_argument("--one-shot-tokens", action="store_true")
     parser.add_argument("--write-scope", action="store_true")
     asyncio.run(serve(parser.parse_args()))
 

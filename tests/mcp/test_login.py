@@ -199,6 +199,31 @@ def test_metadata_redirected_to_another_host_is_not_followed(tmp_path, dsh_home)
     assert record.read_text().split() == ["authorization_code"]
 
 
+def test_a_token_refused_mid_login_is_a_second_authorization_with_its_own_redirect(
+        tmp_path, dsh_home):
+    record = tmp_path / "grants.txt"
+    with protected_server("--one-shot-tokens", "--refuse-refresh", "--record",
+                          str(record)) as url:
+        process = subprocess.Popen([DSH, "mcp", "login", "prot", "--mcp-config",
+                                    servers_file(tmp_path, url), "--no-open", "--timeout", "30"],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        assert process.stderr is not None
+        said = []
+        for line in process.stderr:  # the browser that says yes to every round
+            said.append(line)
+            if "open this URL in a browser" in line:
+                httpx2.get(line.rsplit(" ", 1)[-1].strip(), follow_redirects=True,
+                           timeout=CEILING)
+        assert process.wait(timeout=CEILING) == 0, said
+    # the second round was answered by its own redirect (the first round's answer given
+    # again was "State parameter mismatch")
+    assert sum("open this URL in a browser" in line for line in said) == 2
+    assert said[-1] == "dsh: prot: logged in\n"
+    assert record.read_text().split() == ["authorization_code", "refresh_token",
+                                          "authorization_code"]
+
+
 def test_client_credentials_whose_secret_variable_is_unset_says_which(tmp_path):
     with protected_server() as url:
         servers = tmp_path / "servers.json"

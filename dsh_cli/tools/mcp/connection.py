@@ -73,6 +73,7 @@ class McpConnection:
         self.auth_dir = auth_dir
         self.http_auth = http_auth
         self.unauthorized = False  # the server answered 401
+        self.forbidden: str | None = None  # what its last 403 said, in one line
         # the latest login the session could not make (auth.http_auth's ``refused``),
         # and how many there were: a call reports one that came while it ran
         self.login_refused: LoginRequired | None = None
@@ -115,7 +116,7 @@ class McpConnection:
             raise ToolError(f"MCP server {self.config.name} {self.failure}",
                             MCP_UNAVAILABLE) from None
         except Exception as error:
-            self.failure = self.failure or _describe(error)
+            self.failure = self.failure or self.forbidden or _describe(error)
             await self.close()
             # a login being made (``http_auth`` given) reports its own failure instead
             needed = _login_required(error) or self.login_refused
@@ -210,10 +211,14 @@ class McpConnection:
         self._refusals += 1
 
     async def _saw(self, response: Any) -> None:
-        """A 401 that the login (if any) could not answer is the server wanting one."""
-        if response.status_code == 401 and str(response.request.url).startswith(
-                str(self.config.url).split("?")[0]):
+        """A 401 that the login (if any) could not answer is the server wanting one; a 403
+        is kept in words (the SDK says only "Server returned an error response")."""
+        if not str(response.request.url).startswith(str(self.config.url).split("?")[0]):
+            return
+        if response.status_code == 401:
             self.unauthorized = True
+        elif response.status_code == 403:
+            self.forbidden = _forbidden(response)
 
     async def call(self, tool: str, arguments: dict[str, Any],
                    ctx: ToolContext | None = None) -> Any:
@@ -392,6 +397,23 @@ def _login_line(name: str, needed: LoginRequired | None) -> str:
     if needed is not None and needed.scope:
         return f"{name} needs a broader login (scope {needed.scope}): run dsh mcp login {name}"
     return f"{name} needs a login: run dsh mcp login {name}"
+
+
+def _forbidden(response: Any) -> str:
+    """A 403 in one line: its ``WWW-Authenticate`` error, scope and description, which the
+    server wrote (sanitised, cut)."""
+    from mcp.client.auth.utils import extract_field_from_www_auth
+
+    from dsh_cli.interaction import sanitize
+
+    fields = {key: extract_field_from_www_auth(response, key)
+              for key in ("error", "scope", "error_description")}
+    said = fields["error"] or "403 Forbidden"
+    if fields["scope"]:
+        said += f" (scope {fields['scope']})"
+    if fields["error_description"]:
+        said += f": {fields['error_description']}"
+    return "the server refused the token: " + " ".join(sanitize(said).split())[:300]
 
 
 def _describe(error: BaseException) -> str:

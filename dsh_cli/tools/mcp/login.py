@@ -31,7 +31,6 @@ CALLBACK_PATH = "/callback"
 MAX_REQUEST_LINE = 16 * 1024  # bytes; a callback URL is far shorter
 PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
         b"\r\ndsh: logged in; you can close this tab.\n")
-MAX_AUTHORIZATIONS = 2  # a login's rounds: the first, and one for more scope or a new server
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
 
@@ -129,16 +128,10 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
             "client_id": config.oauth.client_id, "redirect_uris": [callback.redirect_uri],
             "token_endpoint_auth_method": "none"}))
     unpaste = _take_pasted(paste, callback)
-    rounds = 0
 
     async def redirect(url: str) -> None:
-        # the SDK authorizes again within one login when the server asks for more scope
-        # or names a new authorization server; one that refuses every round never ends
-        nonlocal rounds
-        rounds += 1
-        if rounds > MAX_AUTHORIZATIONS:
-            raise LoginFailed(f"{config.name} still refuses the login after "
-                              f"{MAX_AUTHORIZATIONS} authorizations{_wanted(url)}")
+        # the SDK authorizes again within one login (at most once a request) when a token
+        # it got is refused, the server wants more scope or names a new authorization server
         check_endpoint(url)
         callback.arm()
         show(url)
@@ -187,12 +180,6 @@ def log_out(config: ServerConfig, auth_dir: Path) -> bool:
 
     assert config.url is not None
     return tokens_file(auth_dir).forget(resource_of(config.url))
-
-
-def _wanted(url: str) -> str:
-    """`` (scope S)`` of an authorization URL that asks for one: what was refused."""
-    scope = parse_qs(urlsplit(url).query).get("scope")
-    return f" (scope {scope[0]})" if scope else ""
 
 
 def _reason(connection: Any, message: str) -> str:
