@@ -150,16 +150,18 @@ class McpConnection:
         from mcp import Client
         from mcp_types import Implementation
 
+        from dsh_cli.tools.mcp.result_type import complete_by_default
+
         info = Implementation(name=self.client_name, version=self.client_version)
         options: dict[str, Any] = {"client_info": info, "mode": self.config.protocol}
         self._elicits = self.elicitor.can_answer
         if self._elicits:
             options["elicitation_callback"] = self.elicitor
-        return Client(self._transport(), **options)
+        return Client(complete_by_default(self._transport()), **options)
 
     def _transport(self) -> Any:
         """The server's streams, each message bounded by ``max_mcp_message`` before it is
-        parsed (``bounded``)."""
+        parsed (``bounded``); ``_open`` fills in what a result leaves out (``result_type``)."""
         config = self.config
         limit = config.max_mcp_message
         if config.url is not None:

@@ -109,6 +109,17 @@ def test_bad_and_colliding_tool_names_are_left_out_with_one_line_each(tmp_path):
     assert of_type(run, "turn/completed")
 
 
+def test_a_result_without_its_result_type_is_a_complete_one(tmp_path):
+    # 2026-07-28: a client MUST treat an absent resultType as "complete"; the SDK's check
+    # of the era's surface failed the call (MCP_UNAVAILABLE, a pydantic dump) without dsh's
+    run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": {"bare": "done"}})},
+                  calling("mcp__h__t"))
+    assert run.returncode == 0, run.stderr
+    [result] = of_type(run, "tool/result")
+    assert (result["content"], result["error"]) == ("done", None), run.stderr
+    assert not dsh_lines(run), run.stderr
+
+
 def test_a_huge_text_result_is_cut_marked_and_stays_small(tmp_path, idle):
     run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": {"text": BIG_TEXT}})},
                   calling("mcp__h__t"))
