@@ -74,6 +74,10 @@ NEWEST = {
         "wire-schema-valid"],
     "elicitation-sep1034-client-defaults": SCENARIOS["elicitation-sep1034-client-defaults"],
     "sse-retry": SCENARIOS["sse-retry"],
+    "sep-2322-client-request-state": [f"sep-2322-{check}" for check in (
+        "client-request-state-echoed", "client-jsonrpc-id-different",
+        "client-no-state-omitted", "client-parallel-isolation",
+        "default-result-type-complete")],
 }
 PRM = "prm-pathbased-requested"
 APPLICATION_TYPE = "sep-837-application-type-present"
@@ -148,6 +152,9 @@ RETURNED = {
     "http-custom-headers": "mcp__server__test_custom_headers_null: Custom headers test completed",
     "http-invalid-tool-headers": "mcp__server__valid_tool: Tool call received",
     "json-schema-2020-12-preservation": "mcp__server__json_schema_echo: echoed",
+    # a result without resultType is a complete one, not a failed call
+    "sep-2322-client-request-state":
+        "mcp__server__test_mrtr_no_result_type: no-result-type-test-ok",
 }
 VERDICTS = ("SUCCESS", "FAILURE", "WARNING")
 
