@@ -35,6 +35,7 @@ from dsh_cli.core.errors import (
     format_line,
 )
 from dsh_cli.core.limits import REQUEST_STATE_BYTES
+from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.tasks import close_task
 from dsh_cli.tools.mcp.asking import CurrentCall, Elicitor
 from dsh_cli.tools.mcp.elicitation import INVALID_PARAMS
@@ -236,6 +237,8 @@ class McpConnection:
         except Exception as error:
             if _is_protocol_error(error):
                 code, reason = MCP_TOOL_ERROR, _describe(error)
+            elif (misfit := _misfit(error)) is not None:  # it runs; that answer is wrong
+                code, reason = MCP_TOOL_ERROR, misfit
             else:  # the connection is gone: say why, when the transport knows
                 code, reason = MCP_UNAVAILABLE, self.failure or _describe(error)
             raise ToolError(f"{tool} on {self.config.name} failed: {reason}", code) from None
@@ -365,6 +368,18 @@ def _is_protocol_error(error: BaseException) -> bool:
     from mcp_types.jsonrpc import CONNECTION_CLOSED
 
     return isinstance(error, MCPError) and error.error.code != CONNECTION_CLOSED
+
+
+def _misfit(error: BaseException) -> str | None:
+    """A result the SDK could not read, in one line: where it first misfits, without the
+    server's values (a pydantic dump quotes them); None for any other error."""
+    from pydantic import ValidationError
+
+    if not isinstance(error, ValidationError):
+        return None
+    first = error.errors(include_url=False, include_input=False)[0]
+    where = sanitize_line(".".join(str(part)[:40] for part in first["loc"]))[:200]
+    return f"its result does not fit the MCP schema ({where}: {first['msg'][:120]})"
 
 
 def _login_required(error: BaseException) -> Any:
