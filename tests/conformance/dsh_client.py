@@ -23,10 +23,29 @@ from pathlib import Path
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.tools import ToolRegistry
 from dsh_cli.tools.mcp import McpToolset, parse_servers
+from dsh_cli.tools.mcp.tool import tool_name
 from dsh_cli.tools.registry import ToolContext
 
 # scenarios whose server judges what happens while each of its tools (no arguments) runs
 CALL_EVERY_TOOL = ("elicitation-sep1034-client-defaults", "sse-retry")
+
+
+class SchemaOf(str):
+    """An argument the model fills in from what it sees: this tool's offered parameters."""
+
+
+# what a model calls in each scenario: the server's tool, and the arguments its description
+# asks for (a scenario whose context lists ``toolCalls``, http-custom-headers, adds those)
+CALLS: dict[str, list[tuple[str, dict[str, object]]]] = {
+    "tools_call": [("add_numbers", {"a": 5, "b": 3})],
+    "auth/scope-step-up": [("test-tool", {})],
+    "http-invalid-tool-headers": [("valid_tool", {"region": "us-west1"})],
+    "json-schema-2020-12-preservation": [
+        ("json_schema_echo", {"schema": SchemaOf("json_schema_2020_12_tool")})],
+    "sep-2322-client-request-state": [(tool, {}) for tool in (
+        "test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated",
+        "test_mrtr_no_result_type")],
+}
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # the server entry's "protocol" (the suite passes env on)
 SECRET = "DSH_CONFORMANCE_CLIENT_SECRET"  # the entry's oauth.client_secret_env
 KEY = "DSH_CONFORMANCE_PRIVATE_KEY"  # the entry's oauth.private_key_env
@@ -80,6 +99,23 @@ async def log_in_again(servers: list, auth_dir: Path) -> None:
         print(f"dsh: {error.code}: {error.message}", file=sys.stderr)
 
 
+def scenario_calls(scenario: str, registry: ToolRegistry) -> list[tuple[str, object]]:
+    """The scenario's calls by model-facing name, each ``SchemaOf`` filled in from the
+    ``tools`` entries dsh gives the model (what it would copy)."""
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    asked = [(call["name"], call.get("arguments") or {}) for call in context.get("toolCalls", [])]
+    offered = {spec["function"]["name"]: spec["function"]["parameters"]
+               for spec in registry.specs()}
+    calls: list[tuple[str, object]] = []
+    for tool, arguments in [*CALLS.get(scenario, []), *asked]:
+        filled = {key: offered.get(tool_name("server", value)) if isinstance(value, SchemaOf)
+                  else value for key, value in arguments.items()}
+        calls.append((tool_name("server", tool), filled))
+    if scenario in CALL_EVERY_TOOL:
+        calls += [(name, {}) for name in registry.names]
+    return calls
+
+
 def skip_everything(context: object) -> dict[str, object]:
     """The human skips every question of the batch: the seam answers with the defaults."""
     request = getattr(context, "request", context)  # the batch (ScriptedProvider passes it)
@@ -109,11 +145,7 @@ async def main(url: str, scenario: str) -> int:
             toolset.register(registry)
             names = [tool.name for tool in toolset.tools]
             print("tools:", ", ".join(names), file=sys.stderr)
-            calls = {"tools_call": [("mcp__server__add_numbers", {"a": 5, "b": 3})],
-                     "auth/scope-step-up": [("mcp__server__test-tool", {})]}
-            if scenario in CALL_EVERY_TOOL:
-                calls[scenario] = [(name, {}) for name in names]
-            for name, arguments in calls.get(scenario, []):
+            for name, arguments in scenario_calls(scenario, registry):
                 ctx = ToolContext(user_interaction=ui, call_id=f"call_{name}")
                 result = await registry.execute(name, arguments, ctx)
                 print(f"{name}: {result.content[:300]}", file=sys.stderr)

@@ -59,6 +59,25 @@ NEWEST = {
         "http-client-sends-version-header", "http-version-header-matches-meta")],
     "http-standard-headers": ["sep-2243-client-includes-standard-headers"],
     "json-schema-ref-no-deref": ["sep-2106-no-network-ref-deref"],
+    "http-custom-headers": [f"sep-2243-client-{check}" for check in (
+        "supports-custom-headers", "mirrors-designated-params", "encode-values",
+        "base64-unsafe", "omit-null")],
+    "http-invalid-tool-headers": ["sep-2243-client-reject-invalid-tool", *[
+        f"sep-2243-x-mcp-header-{rule}" for rule in (
+            "not-empty", "primitive-only", "unique", "charset")]],
+    "json-schema-2020-12-preservation": [
+        *[f"json-schema-2020-12-client-{check}" for check in (
+            "tool-found", "echo-completed", "$schema-preserved", "$defs-preserved",
+            "additionalProperties-preserved")],
+        *[f"sep-2106-client-{kind}-preserved" for kind in (
+            "composition-keywords", "conditional-keywords", "anchor-keyword")],
+        "wire-schema-valid"],
+    "elicitation-sep1034-client-defaults": SCENARIOS["elicitation-sep1034-client-defaults"],
+    "sse-retry": SCENARIOS["sse-retry"],
+    "sep-2322-client-request-state": [f"sep-2322-{check}" for check in (
+        "client-request-state-echoed", "client-jsonrpc-id-different",
+        "client-no-state-omitted", "client-parallel-isolation",
+        "default-result-type-complete")],
 }
 PRM = "prm-pathbased-requested"
 APPLICATION_TYPE = "sep-837-application-type-present"
@@ -140,6 +159,12 @@ AUTH_REFUSED = {
 RETURNED = {
     "tools_call": "mcp__server__add_numbers: The sum of 5 and 3 is 8",
     "sse-retry": "Reconnection test completed successfully",
+    "http-custom-headers": "mcp__server__test_custom_headers_null: Custom headers test completed",
+    "http-invalid-tool-headers": "mcp__server__valid_tool: Tool call received",
+    "json-schema-2020-12-preservation": "mcp__server__json_schema_echo: echoed",
+    # a result without resultType is a complete one, not a failed call
+    "sep-2322-client-request-state":
+        "mcp__server__test_mrtr_no_result_type: no-result-type-test-ok",
 }
 VERDICTS = ("SUCCESS", "FAILURE", "WARNING")
 

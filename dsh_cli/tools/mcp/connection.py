@@ -35,6 +35,7 @@ from dsh_cli.core.errors import (
     format_line,
 )
 from dsh_cli.core.limits import REQUEST_STATE_BYTES
+from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.tasks import close_task
 from dsh_cli.tools.mcp.asking import CurrentCall, Elicitor
 from dsh_cli.tools.mcp.elicitation import INVALID_PARAMS
@@ -153,16 +154,18 @@ class McpConnection:
         from mcp import Client
         from mcp_types import Implementation
 
+        from dsh_cli.tools.mcp.result_type import complete_by_default
+
         info = Implementation(name=self.client_name, version=self.client_version)
         options: dict[str, Any] = {"client_info": info, "mode": self.config.protocol}
         self._elicits = self.elicitor.can_answer
         if self._elicits:
             options["elicitation_callback"] = self.elicitor
-        return Client(self._transport(), **options)
+        return Client(complete_by_default(self._transport()), **options)
 
     def _transport(self) -> Any:
         """The server's streams, each message bounded by ``max_mcp_message`` before it is
-        parsed (``bounded``)."""
+        parsed (``bounded``); ``_open`` fills in what a result leaves out (``result_type``)."""
         config = self.config
         limit = config.max_mcp_message
         if config.url is not None:
@@ -250,6 +253,8 @@ class McpConnection:
                                 MCP_AUTH_REQUIRED) from None
             if _is_protocol_error(error):
                 code, reason = MCP_TOOL_ERROR, _describe(error)
+            elif (misfit := _misfit(error)) is not None:  # it runs; that answer is wrong
+                code, reason = MCP_TOOL_ERROR, misfit
             else:  # the connection is gone: say why, when the transport knows
                 code, reason = MCP_UNAVAILABLE, self.failure or _describe(error)
             raise ToolError(f"{tool} on {self.config.name} failed: {reason}", code) from None
@@ -379,6 +384,18 @@ def _is_protocol_error(error: BaseException) -> bool:
     from mcp_types.jsonrpc import CONNECTION_CLOSED
 
     return isinstance(error, MCPError) and error.error.code != CONNECTION_CLOSED
+
+
+def _misfit(error: BaseException) -> str | None:
+    """A result the SDK could not read, in one line: where it first misfits, without the
+    server's values (a pydantic dump quotes them); None for any other error."""
+    from pydantic import ValidationError
+
+    if not isinstance(error, ValidationError):
+        return None
+    first = error.errors(include_url=False, include_input=False)[0]
+    where = sanitize_line(".".join(str(part)[:40] for part in first["loc"]))[:200]
+    return f"its result does not fit the MCP schema ({where}: {first['msg'][:120]})"
 
 
 def _login_required(error: BaseException) -> LoginRequired | None:

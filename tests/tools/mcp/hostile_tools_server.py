@@ -8,6 +8,8 @@ says what that tool's does:
 - ``{"text": N}``: one text item of N characters;
 - ``{"items": N}``: N text items of one character each;
 - ``{"values": N}``: one text item and a ``structuredContent`` array of N zeros;
+- ``{"bare": TEXT}``: one text item TEXT in a result without ``resultType``, as a server of
+  an earlier era sends it;
 - ``{"form": SCHEMA, "state": N}``: an input-required round asking ``SCHEMA`` with a
   ``requestState`` of N characters, asked again on every retry (a server that keeps asking);
   without ``form``, the schema is ``{"enum": N}`` (one property, an enum of N values) or
@@ -58,6 +60,8 @@ def answer(call: dict[str, Any]) -> str:
     if "text" in call:
         text = "x" * call["text"]
         return f'{{"content":[{{"type":"text","text":"{text}"}}],"resultType":"complete"}}'
+    if "bare" in call:
+        return json.dumps({"content": [{"type": "text", "text": call["bare"]}]})
     if "values" in call:
         zeros = ",".join(["0"] * call["values"])
         return (f'{{"content":[{{"type":"text","text":"z"}}],"structuredContent":{{"z":[{zeros}]}},'

@@ -109,6 +109,32 @@ def test_bad_and_colliding_tool_names_are_left_out_with_one_line_each(tmp_path):
     assert of_type(run, "turn/completed")
 
 
+def test_a_result_without_its_result_type_is_a_complete_one(tmp_path):
+    # 2026-07-28: a client MUST treat an absent resultType as "complete"; the SDK's check
+    # of the era's surface failed the call (MCP_UNAVAILABLE, a pydantic dump) without dsh's
+    run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": {"bare": "done"}})},
+                  calling("mcp__h__t"))
+    assert run.returncode == 0, run.stderr
+    [result] = of_type(run, "tool/result")
+    assert (result["content"], result["error"]) == ("done", None), run.stderr
+    assert not dsh_lines(run), run.stderr
+
+
+def test_a_result_that_does_not_fit_the_schema_fails_that_call_in_one_line(tmp_path):
+    # the server runs on: its next call answers (it was MCP_UNAVAILABLE, a pydantic dump
+    # quoting the server's values)
+    # a number where the schema has a string
+    plan = {"tools": ["bad", "ok"], "calls": {"bad": {"bare": 5}, "ok": {"text": 2}}}
+    run = dsh_run(tmp_path, {"h": entry(plan)}, [*calling("mcp__h__bad")[:1],
+                                                 *calling("mcp__h__ok")])
+    assert run.returncode == 0, run.stderr
+    bad, ok = of_type(run, "tool/result")
+    assert bad["error"] == {"name": "ToolError", "code": "MCP_TOOL_ERROR", "message": (
+        "bad on h failed: its result does not fit the MCP schema "
+        "(CallToolResult.content.0.TextContent.text: Input should be a valid string)")}
+    assert (ok["content"], ok["error"]) == ("xx", None)
+
+
 def test_a_huge_text_result_is_cut_marked_and_stays_small(tmp_path, idle):
     run = dsh_run(tmp_path, {"h": entry({"tools": ["t"], "call": {"text": BIG_TEXT}})},
                   calling("mcp__h__t"))
