@@ -114,7 +114,7 @@ async def follow(url: str) -> None:
 async def log_in_if_asked(servers: list, auth_dir: Path) -> None:
     """What a user does after ``MCP_AUTH_REQUIRED``: ``dsh mcp login server`` (its flow)."""
     oauth = servers[0].oauth
-    if oauth.client_secret_env or oauth.private_key_env or oauth.assertion_env:  # no browser
+    if oauth.browserless:  # a secret, a key or an assertion: no browser
         return
     with tempfile.TemporaryFile("w+") as errlog:
         probe = await McpToolset.start(servers, errlog=errlog, auth_dir=auth_dir)

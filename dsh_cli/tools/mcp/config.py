@@ -81,6 +81,13 @@ class OAuthSettings:
     idp_client_id: str | None = None
     scopes: tuple[str, ...] = ()
 
+    @property
+    def browserless(self) -> bool:
+        """Whether the entry logs in by itself (a secret, a key, an assertion): ``dsh mcp
+        login`` cannot help it."""
+        return bool((self.client_id and (self.client_secret_env or self.private_key_env))
+                    or self.assertion_env or self.id_token_env)
+
 
 @dataclass(frozen=True)
 class ServerConfig:
