@@ -107,8 +107,9 @@ def _grant_class() -> type[Any]:
     class AssertionGrant(IdentityAssertionOAuthProvider):
         def __init__(self, url: str, storage: MemoryLogin, client_id: str | None,
                      secret: str | None, issuer: str, assertion: Any, **options: Any) -> None:
-            # the SDK wants a secret; a public client's is never sent (_build_token_request)
-            super().__init__(url, storage, client_id or "", secret or "unused", issuer,
+            # the SDK wants a client ID and a secret; a public client sends neither unless
+            # given (_build_token_request): SEP-1933's workload needs no registration
+            super().__init__(url, storage, client_id or "unsent", secret or "unsent", issuer,
                              assertion, **options)
             self.public = secret is None
             self.public_id = client_id
