@@ -105,11 +105,12 @@ def test_an_unset_assertion_variable_says_which(tmp_path):
 
 
 @contextlib.contextmanager
-def identity_provider(private: ec.EllipticCurvePrivateKey, refuse: bool = False,
+def identity_provider(private: ec.EllipticCurvePrivateKey, mode: str = "grant",
                       ) -> Iterator[tuple[str, list[dict[str, str]]]]:
     """An RFC 8693 token endpoint on 127.0.0.1 that turns ``ID_TOKEN`` into an ID-JAG
     signed with ``private`` (for the request's audience and resource); its URL, and each
-    request's form."""
+    request's form. ``mode``: ``refuse`` answers invalid_grant, ``access-token`` an access
+    token instead of an ID-JAG, ``huge`` a megabyte of JSON."""
     seen: list[dict[str, str]] = []
 
     class Exchange(BaseHTTPRequestHandler):
@@ -117,9 +118,15 @@ def identity_provider(private: ec.EllipticCurvePrivateKey, refuse: bool = False,
             length = int(self.headers.get("Content-Length", "0"))
             form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
             seen.append(form)
-            if refuse or form.get("subject_token") != ID_TOKEN:
+            if mode == "refuse" or form.get("subject_token") != ID_TOKEN:
                 status, answer = 400, {"error": "invalid_grant",
                                        "error_description": "Invalid ID token"}
+            elif mode == "access-token":
+                status, answer = 200, {"access_token": "a.b.c", "token_type": "Bearer",
+                                       "issued_token_type":
+                                           "urn:ietf:params:oauth:token-type:access_token"}
+            elif mode == "huge":
+                status, answer = 200, {"padding": "x" * 1024 * 1024}
             else:
                 grant = signed(private, form["audience"], sub="alice",
                                resource=form["resource"], client_id="dsh-enterprise")
@@ -172,17 +179,23 @@ def test_an_id_token_is_exchanged_for_an_id_jag_which_is_the_grant(tmp_path, dsh
     no_trace(SECRET, dsh_home, stderr, json.dumps(server))
 
 
-def test_an_id_token_the_identity_provider_refuses_is_its_reason_in_one_line(
-        tmp_path, dsh_home, key):
+@pytest.mark.parametrize(("mode", "said"), [
+    ("refuse", "the identity provider refused the ID token (400): invalid_grant Invalid ID "
+               "token"),
+    ("access-token", "the identity provider's answer holds no ID-JAG (issued_token_type "
+                     "urn:ietf:params:oauth:token-type:access_token)"),
+    ("huge", "the identity provider's answer is over 65536 bytes: refused"),
+])
+def test_an_identity_provider_that_gives_no_id_jag_is_one_line(tmp_path, dsh_home, key,
+                                                               mode, said):
     private, public = key
     record = tmp_path / "grants.txt"
-    with identity_provider(private, refuse=True) as (endpoint, seen), protected_server(
+    with identity_provider(private, mode) as (endpoint, seen), protected_server(
             "--assertion-key", public, "--client", f"dsh-enterprise:{SECRET}",
             "--record", str(record)) as url:
         servers = enterprise_entry(tmp_path, url, endpoint)
         server, stderr = mcp_list(servers, DSH_TEST_SECRET=SECRET, DSH_TEST_ID_TOKEN=ID_TOKEN)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
-    assert server["error"] == ("prot cannot log in: the identity provider refused the ID "
-                               "token (400): invalid_grant Invalid ID token")
+    assert server["error"] == f"prot cannot log in: {said}"
     assert (len(seen), grants(record)) == (1, [])  # the authorization server saw nothing
     no_trace(ID_TOKEN, dsh_home, stderr, json.dumps(server))

@@ -37,7 +37,7 @@ TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 MAX_ANSWER = 64 * 1024  # bytes of the identity provider's answer; an ID-JAG is far shorter
-EXCHANGE_TIMEOUT = 30.0  # seconds for the token exchange, connect to last byte
+EXCHANGE_TIMEOUT = 30.0  # seconds for the whole token exchange, connect to last byte
 
 
 class MemoryLogin:
@@ -136,6 +136,7 @@ async def exchange_id_token(endpoint: str, id_token: str, *, client_id: str | No
                             audience: str, resource: str, scope: str | None = None) -> str:
     """SEP-990 leg 1: the ID-JAG the identity provider gives for ``id_token`` (RFC 8693),
     for the authorization server ``audience`` and the MCP server ``resource``."""
+    import anyio
     import httpx2
 
     from dsh_cli.tools.mcp.auth import check_endpoint
@@ -150,12 +151,17 @@ async def exchange_id_token(endpoint: str, id_token: str, *, client_id: str | No
         form["scope"] = scope
     where = endpoint.split("?")[0]
     try:
-        # no redirect followed: the ID token goes to the configured endpoint or nowhere
-        async with (httpx2.AsyncClient(timeout=EXCHANGE_TIMEOUT,
-                                       follow_redirects=False) as http,
-                    http.stream("POST", endpoint, data=form,
-                                headers={"Accept": "application/json"}) as response):
-            body = await _bounded(response)
+        # httpx2's timeout bounds each read, not a peer that trickles: the whole is bounded
+        # here; no redirect followed: the ID token goes to the configured endpoint or nowhere
+        with anyio.fail_after(EXCHANGE_TIMEOUT):
+            async with (httpx2.AsyncClient(timeout=EXCHANGE_TIMEOUT,
+                                           follow_redirects=False) as http,
+                        http.stream("POST", endpoint, data=form,
+                                    headers={"Accept": "application/json"}) as response):
+                body = await _bounded(response)
+    except TimeoutError:
+        raise CredentialsRefused(f"the identity provider at {where} did not answer within "
+                                 f"{EXCHANGE_TIMEOUT:g} s") from None
     except httpx2.HTTPError as error:
         raise CredentialsRefused(f"the identity provider at {where} did not answer: "
                                  f"{type(error).__name__}") from None
