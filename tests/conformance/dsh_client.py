@@ -19,6 +19,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.tools import ToolRegistry
@@ -49,13 +50,26 @@ CALLS: dict[str, list[tuple[str, dict[str, object]]]] = {
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # the server entry's "protocol" (the suite passes env on)
 SECRET = "DSH_CONFORMANCE_CLIENT_SECRET"  # the entry's oauth.client_secret_env
 KEY = "DSH_CONFORMANCE_PRIVATE_KEY"  # the entry's oauth.private_key_env
+ASSERTION = "DSH_CONFORMANCE_ASSERTION"  # the entry's oauth.assertion_env
+ID_TOKEN = "DSH_CONFORMANCE_ID_TOKEN"  # the entry's oauth.id_token_env
 # the suite's convention for the client under test's metadata document (auth/basic-cimd)
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
-def oauth_entry(scenario: str) -> dict[str, object]:
+def oauth_entry(scenario: str, url: str) -> dict[str, object]:
     """The ``oauth`` keys a user would write for this scenario's client (suite's context)."""
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    if context.get("valid_jwt"):  # workload identity: the CI job's token, for its issuer
+        os.environ[ASSERTION] = context["valid_jwt"]
+        return {"client_id": context["client_id"], "assertion_env": ASSERTION,
+                "issuer": audience_of(context["valid_jwt"])}
+    if context.get("idp_id_token"):  # enterprise-managed: the user's ID token at the IdP
+        os.environ[ID_TOKEN] = context["idp_id_token"]
+        os.environ[SECRET] = context["client_secret"]
+        return {"client_id": context["client_id"], "client_secret_env": SECRET,
+                "issuer": authorization_server_of(url), "id_token_env": ID_TOKEN,
+                "idp_token_endpoint": context["idp_token_endpoint"],
+                "idp_client_id": context["idp_client_id"]}
     if context.get("client_secret"):
         os.environ[SECRET] = context["client_secret"]
         return {"client_id": context["client_id"], "client_secret_env": SECRET}
@@ -66,6 +80,26 @@ def oauth_entry(scenario: str) -> dict[str, object]:
     if scenario == "auth/basic-cimd":
         return {"client_metadata_url": CLIENT_METADATA_URL}
     return {"client_id": context["client_id"]} if context.get("client_id") else {}
+
+
+def audience_of(jwt: str) -> str:
+    """The authorization server a workload's token is for: its ``aud``, which the user asked
+    the platform for and so writes as ``oauth.issuer`` (the signature is the server's)."""
+    import base64
+
+    payload = jwt.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return claims["aud"] if isinstance(claims["aud"], str) else claims["aud"][0]
+
+
+def authorization_server_of(url: str) -> str:
+    """The authorization server the MCP server names (RFC 9728 metadata), which the user
+    looks up once and writes as ``oauth.issuer``: dsh itself never asks the server."""
+    import httpx2
+
+    parts = urlsplit(url)
+    document = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    return str(httpx2.get(document, timeout=30).json()["authorization_servers"][0])
 
 
 async def follow(url: str) -> None:
@@ -80,7 +114,7 @@ async def follow(url: str) -> None:
 async def log_in_if_asked(servers: list, auth_dir: Path) -> None:
     """What a user does after ``MCP_AUTH_REQUIRED``: ``dsh mcp login server`` (its flow)."""
     oauth = servers[0].oauth
-    if oauth.client_secret_env or oauth.private_key_env:  # client_credentials: no browser
+    if oauth.browserless:  # a secret, a key or an assertion: no browser
         return
     with tempfile.TemporaryFile("w+") as errlog:
         probe = await McpToolset.start(servers, errlog=errlog, auth_dir=auth_dir)
@@ -128,7 +162,7 @@ async def main(url: str, scenario: str) -> int:
     # the entry a user would write: the era is negotiated (2026-07-28 probe, then the
     # session era these servers speak) unless the test asks for "protocol": "legacy"
     entry = {"type": "http", "url": url, "protocol": os.environ.get(PROTOCOL, "auto"),
-             "oauth": oauth_entry(scenario)}
+             "oauth": oauth_entry(scenario, url)}
     servers = parse_servers({"mcpServers": {"server": entry}}, "conformance", {})
     failed = 0
     auth_dir = Path(tempfile.mkdtemp(prefix="dsh-conformance-"))  # the config directory

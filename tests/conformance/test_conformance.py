@@ -126,6 +126,13 @@ AUTH_SCENARIOS = {
     # the tool call's 403 is MCP_AUTH_REQUIRED (a broader login); dsh_client.py logs in
     # again, asking the kept scope too, and calls once more
     "auth/scope-step-up": [*FLOW, PRM, "scope-step-up-initial", "scope-step-up-escalation"],
+    # a JWT as the grant at the configured issuer: no protected-resource metadata asked for
+    "auth/wif-jwt-bearer": ["authorization-server-metadata", "token-request",
+                            "valid-bearer-token", "wif-assertion-verified"],
+    # PRM: dsh_client.py's lookup of the issuer a user writes down, not dsh's request
+    "auth/enterprise-managed-authorization": [
+        "authorization-server-metadata", "complete-flow-token-exchange",
+        "complete-flow-jwt-bearer", PRM, "token-request", "valid-bearer-token"],
 }
 # scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
 LOGIN_FAILED = "dsh: MCP_LOGIN_FAILED: "

@@ -24,7 +24,10 @@ a server that ends logins early does; ``--one-shot-tokens``: an access token is 
 one request (a login then needs the browser again for the next); ``--write-scope``: a
 ``write_note`` tool that needs the ``write`` scope, which no login asks for at first (the
 server's metadata names only ``read``): a call without it is answered 403
-``insufficient_scope`` (a step-up).
+``insufficient_scope`` (a step-up). ``--assertion-key PEMFILE``: its ``/token`` takes the
+jwt-bearer grant (RFC 7523 2.1) of a JWT signed with the private half of PEMFILE's public
+key (audience the issuer, ES256 or RS256), the grant of a workload's token (SEP-1933) or an
+ID-JAG (SEP-990); one sent with ``client_secret_basic`` must name a ``--client`` too.
 """
 
 from __future__ import annotations
@@ -242,6 +245,58 @@ def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
     return wrapped
 
 
+def jwt_bearer(app: object, provider: ApprovingProvider, issuer: str, key: str,
+               secrets_by_client: dict[str, str]) -> object:
+    """``app`` with its ``/token`` taking the jwt-bearer grant first (its answer, or the
+    refusal RFC 7523 3.1 names); any other grant goes on to ``app``, its body replayed."""
+    from urllib.parse import parse_qs, unquote
+
+    import jwt
+
+    def answer(headers: dict[bytes, bytes], form: dict[str, list[str]]) -> tuple[int, dict]:
+        basic = headers.get(b"authorization", b"").decode()
+        if basic.lower().startswith("basic "):
+            client, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+            if secrets_by_client.get(unquote(client)) != unquote(secret):
+                return 401, {"error": "invalid_client"}
+        try:
+            claims = jwt.decode((form.get("assertion") or [""])[0], key,
+                                algorithms=["ES256", "RS256"], audience=[issuer, issuer + "/"])
+        except jwt.InvalidTokenError as error:
+            return 400, {"error": "invalid_grant", "error_description": str(error)}
+        token = provider._issue(str(claims.get("sub", "")), ["read"],
+                                (form.get("resource") or [None])[0])
+        return 200, token.model_dump(mode="json", exclude_none=True)
+
+    async def wrapped(scope: dict, receive: object, send: object) -> None:
+        if scope["type"] != "http" or scope["path"] != "/token":
+            return await app(scope, receive, send)  # type: ignore[operator]
+        body, more = b"", True
+        while more:
+            message = await receive()  # type: ignore[operator]
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        form = parse_qs(body.decode())
+        if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"]:
+            replayed = False
+
+            async def replay() -> dict:
+                nonlocal replayed
+                if replayed:
+                    return await receive()  # type: ignore[operator, no-any-return]
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            return await app(scope, replay, send)  # type: ignore[operator]
+        provider._note("jwt-bearer")
+        status, said = answer(dict(scope["headers"]), form)
+        await send({"type": "http.response.start", "status": status,  # type: ignore[operator]
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body",  # type: ignore[operator]
+                    "body": json.dumps(said).encode()})
+
+    return wrapped
+
+
 class WriteScope:
     """ASGI middleware: ``tools/call`` of ``write_note`` needs a token with ``write``."""
 
@@ -338,6 +393,9 @@ async def serve(options: argparse.Namespace) -> None:
                             f"{base}/.well-known/oauth-protected-resource/mcp")
     if clients or keys:
         served = client_credentials(served, provider, base, clients, keys)
+    if options.assertion_key:
+        with open(options.assertion_key, encoding="utf-8") as file:
+            served = jwt_bearer(served, provider, base, file.read(), clients)
     config = uvicorn.Config(served, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[listener])
@@ -355,6 +413,7 @@ def main() -> None:
     parser.add_argument("--revocable", action="store_true")
     parser.add_argument("--one-shot-tokens", action="store_true")
     parser.add_argument("--write-scope", action="store_true")
+    parser.add_argument("--assertion-key")
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -5,9 +5,10 @@ Tokens and client registrations live in one JSON file of the config directory
 entries naming one server share a login and a renamed entry keeps it. Nothing here writes
 a token anywhere else: not the session store, not the server log, not an error line.
 
-``http_auth`` gives a session's connection what it presents: the ``client_credentials``
-grant when the entry names its secret's variable (or its private key's, for a signed JWT:
-``private_key_jwt``), else the stored login, else nothing. The stored login is refreshed
+``http_auth`` gives a session's connection what it presents: a JWT as the grant when the
+entry names its variable (``assertion.py``), the ``client_credentials`` grant when it names
+its secret's (or its private key's, for a signed JWT: ``private_key_jwt``), else the stored
+login, else nothing. The stored login is refreshed
 before its expiry (the SDK) and once on a 401 that comes earlier (a token revoked early,
 or one whose expiry was not given); a newer login another process stored is taken up on a
 401 or 403. A session never opens a browser: a login that would need one (none stored, a
@@ -62,7 +63,7 @@ class LoginRequired(Exception):
 
 
 class SecretMissing(LoginRequired):
-    """``oauth.client_secret_env`` (or ``private_key_env``) names a variable that is not set."""
+    """``oauth.client_secret_env`` (or another ``*_env`` key) names a variable that is not set."""
 
     login_cannot_help = True
 
@@ -74,8 +75,9 @@ class KeyUnusable(LoginRequired):
 
 
 class CredentialsRefused(LoginRequired):
-    """The ``client_credentials`` grant failed: the authorization server, or the
-    ``oauth.issuer`` check, refused (the SDK's reason, which holds no secret)."""
+    """A grant with the entry's own credentials failed (``client_credentials``, or a JWT
+    as the grant): a server, or the ``oauth.issuer`` check, refused (a reason with no
+    secret)."""
 
     login_cannot_help = True
 
@@ -241,6 +243,10 @@ def http_auth(config: ServerConfig, config_dir: Path, *, refused: Refused,
     resource = resource_of(config.url)
     storage = StoredLogin(tokens_file(config_dir), resource)
     scope = " ".join(oauth.scopes) or None
+    if oauth.assertion_env or oauth.id_token_env:  # a JWT as the grant (assertion.py)
+        from dsh_cli.tools.mcp.assertion import assertion_auth
+
+        return assertion_auth(config.url, oauth, environ)
     if oauth.client_id and (oauth.client_secret_env or oauth.private_key_env):
         return _client_credentials(config.url, storage, oauth, scope, environ)
     if not storage.file.entry(resource).get("tokens"):

@@ -45,7 +45,11 @@ _VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 # the string keys of ``oauth``, then its one list
 _OAUTH_KEYS = ("client_id", "client_secret_env", "private_key_env", "signing_algorithm",
-               "issuer", "client_metadata_url", "scopes")
+               "issuer", "client_metadata_url", "assertion_env", "id_token_env",
+               "idp_token_endpoint", "idp_client_id", "scopes")
+# the keys naming a variable, and what it holds (never the value itself)
+_VARIABLE_KEYS = (("client_secret_env", "secret"), ("private_key_env", "key"),
+                  ("assertion_env", "assertion"), ("id_token_env", "ID token"))
 # asymmetric JWS algorithms (RFC 7518, 8037): a private key signs, the server holds the public
 SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256",
                       "ES384", "ES512", "EdDSA")
@@ -67,7 +71,22 @@ class OAuthSettings:
     issuer: str | None = None
     # a client metadata document the user hosts: the client_id where the server takes one
     client_metadata_url: str | None = None
+    # the variable holding a JWT the workload's platform issued: the jwt-bearer grant
+    # itself (workload identity, SEP-1933; no secret)
+    assertion_env: str | None = None
+    # the variable holding the user's ID token, exchanged at the identity provider's token
+    # endpoint (as idp_client_id) for an ID-JAG, the jwt-bearer grant (SEP-990)
+    id_token_env: str | None = None
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
     scopes: tuple[str, ...] = ()
+
+    @property
+    def browserless(self) -> bool:
+        """Whether the entry logs in by itself (a secret, a key, an assertion): ``dsh mcp
+        login`` cannot help it."""
+        return bool((self.client_id and (self.client_secret_env or self.private_key_env))
+                    or self.assertion_env or self.id_token_env)
 
 
 @dataclass(frozen=True)
@@ -273,7 +292,7 @@ def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> OAuthSettings:
     if not isinstance(scopes, list) or not all(isinstance(item, str) for item in scopes):
         raise ConfigError(f"{where}: oauth.scopes must be a list of strings")
     secret_env, key_env = value.get("client_secret_env"), value.get("private_key_env")
-    for key, what in (("client_secret_env", "secret"), ("private_key_env", "key")):
+    for key, what in _VARIABLE_KEYS:
         if value.get(key) is not None and not _VARIABLE_NAME.match(value[key]):
             raise ConfigError(f"{where}: oauth.{key} names an environment variable "
                               f"(letters, digits, '_'), not the {what}")
@@ -307,11 +326,49 @@ def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> OAuthSettings:
         if client_id:
             raise ConfigError(f"{where}: oauth.client_metadata_url and oauth.client_id are "
                               "two client IDs: give one")
+    assertion = _assertion_keys(value, where, environ)
     return OAuthSettings(client_id=expand(client_id, environ) if client_id else None,
                          client_secret_env=secret_env, private_key_env=key_env,
                          signing_algorithm=algorithm, issuer=issuer,
-                         client_metadata_url=document,
+                         client_metadata_url=document, **assertion,
                          scopes=tuple(expand(item, environ) for item in scopes))
+
+
+def _assertion_keys(value: dict[str, Any], where: str,
+                    environ: Mapping[str, str]) -> dict[str, str | None]:
+    """The keys of a login by assertion (``assertion.py``), checked with the rest."""
+    assertion, id_token = value.get("assertion_env"), value.get("id_token_env")
+    if assertion is not None and id_token is not None:
+        raise ConfigError(f"{where}: oauth.assertion_env and oauth.id_token_env are two ways "
+                          "to log in: give one")
+    for other in ("client_secret_env", "private_key_env", "client_metadata_url"):
+        if assertion is not None and value.get(other) is not None:
+            raise ConfigError(f"{where}: oauth.assertion_env and oauth.{other} are two ways "
+                              "to log in: give one")
+    for key in ("assertion_env", "id_token_env"):
+        if value.get(key) is not None and value.get("issuer") is None:
+            raise ConfigError(f"{where}: oauth.{key} needs oauth.issuer (the authorization "
+                              "server the grant is for)")
+    if id_token is not None:
+        for needed in ("client_id", "client_secret_env", "idp_token_endpoint",
+                       "idp_client_id"):
+            if not value.get(needed):
+                raise ConfigError(f"{where}: oauth.id_token_env needs oauth.{needed}")
+    for key in ("idp_token_endpoint", "idp_client_id"):
+        if value.get(key) is not None and id_token is None:
+            raise ConfigError(f"{where}: oauth.{key} needs oauth.id_token_env")
+    endpoint = value.get("idp_token_endpoint")
+    if endpoint is not None:
+        endpoint = expand(endpoint, environ)
+        from dsh_cli.tools.mcp.auth import travels_safely
+
+        if not (travels_safely(endpoint) and urlsplit(endpoint).hostname):
+            raise ConfigError(f"{where}: oauth.idp_token_endpoint must be an https URL (http "
+                              "only on 127.0.0.1 or localhost)")
+    idp_client = value.get("idp_client_id")
+    return {"assertion_env": assertion, "id_token_env": id_token,
+            "idp_token_endpoint": endpoint,
+            "idp_client_id": expand(idp_client, environ) if idp_client else None}
 
 
 def _document_url(url: str) -> bool:

@@ -121,7 +121,10 @@ class McpConnection:
             await self.close()
             # a login being made (``http_auth`` given) reports its own failure instead
             needed = _login_required(error) or self.login_refused
-            if (self.unauthorized and self.http_auth is None) or needed is not None:
+            # an entry that logs in by itself and met no refusal (its authorization server
+            # did not answer) is no login to run: the failure says what happened
+            wants_login = self.unauthorized and not self.config.oauth.browserless
+            if (wants_login and self.http_auth is None) or needed is not None:
                 self.failure = _login_line(self.config.name, needed)
                 raise ToolError(self.failure, MCP_AUTH_REQUIRED) from None
             raise ToolError(f"MCP server {self.config.name} failed to start: {self.failure}",

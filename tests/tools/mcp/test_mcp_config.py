@@ -111,6 +111,54 @@ def test_the_oauth_keys_of_a_signed_jwt_client_an_issuer_and_a_metadata_document
     assert local.oauth.issuer == "http://127.0.0.1:8000"
 
 
+def test_the_oauth_keys_of_logins_by_assertion():
+    [ci, user] = parse_servers({"mcpServers": {
+        "ci": {"type": "http", "url": "https://example.com/mcp",
+               "oauth": {"assertion_env": "CI_OIDC_TOKEN", "issuer": "https://auth.example.com"}},
+        "user": {"type": "http", "url": "https://example.com/mcp",
+                 "oauth": {"client_id": "dsh", "client_secret_env": "DSH_SECRET",
+                           "issuer": "https://auth.example.com", "id_token_env": "ID_TOKEN",
+                           "idp_token_endpoint": "${IDP}/token", "idp_client_id": "${IDC}"}}}},
+        "f.json", {"IDP": "https://idp.example.com", "IDC": "dsh-at-idp"})
+    assert (ci.oauth.assertion_env, ci.oauth.issuer, ci.oauth.client_id,
+            ci.oauth.id_token_env) == ("CI_OIDC_TOKEN", "https://auth.example.com", None, None)
+    assert (user.oauth.id_token_env, user.oauth.idp_token_endpoint, user.oauth.idp_client_id,
+            user.oauth.assertion_env) == (
+        "ID_TOKEN", "https://idp.example.com/token", "dsh-at-idp", None)
+
+
+SEP_990 = {"client_id": "a", "client_secret_env": "S", "issuer": "https://as.example.com",
+           "id_token_env": "T", "idp_token_endpoint": "https://idp.example.com/token",
+           "idp_client_id": "i"}
+
+
+@pytest.mark.parametrize(("oauth", "fragment"), [
+    ({"assertion_env": "eyJhbGciOiJSUzI1NiJ9.e30.sig", "issuer": "https://as.example.com"},
+     "oauth.assertion_env names an environment variable .*, not the assertion"),
+    ({**SEP_990, "id_token_env": "eyJ.e30.x"},
+     "oauth.id_token_env names an environment variable .*, not the ID token"),
+    ({"assertion_env": "T"}, r"oauth.assertion_env needs oauth.issuer \(the authorization "),
+    ({**SEP_990, "issuer": None}, "oauth.id_token_env needs oauth.issuer"),
+    ({"assertion_env": "T", "id_token_env": "U", "issuer": "https://as.example.com"},
+     "oauth.assertion_env and oauth.id_token_env are two ways to log in: give one"),
+    ({"client_id": "a", "client_secret_env": "S", "assertion_env": "T",
+      "issuer": "https://as.example.com"},
+     "oauth.assertion_env and oauth.client_secret_env are two ways to log in: give one"),
+    ({**SEP_990, "client_secret_env": None}, "oauth.id_token_env needs oauth.client_secret_env"),
+    ({**SEP_990, "idp_token_endpoint": None}, "oauth.id_token_env needs oauth.idp_token_endpoint"),
+    ({**SEP_990, "idp_client_id": None}, "oauth.id_token_env needs oauth.idp_client_id"),
+    ({**SEP_990, "id_token_env": None}, "oauth.idp_token_endpoint needs oauth.id_token_env"),
+    ({**SEP_990, "idp_token_endpoint": "http://idp.example.com/token"},
+     "oauth.idp_token_endpoint must be an https URL"),
+    ({**SEP_990, "idp_client_id": 7}, "oauth.idp_client_id must be a string"),
+])
+def test_bad_assertion_keys_are_one_config_error(oauth, fragment):
+    entry = {"type": "http", "url": "https://example.com/mcp",
+             "oauth": {key: value for key, value in oauth.items() if value is not None}}
+    with pytest.raises(ConfigError, match=fragment):
+        parse_servers({"mcpServers": {"docs": entry}}, "f.json", {})
+
+
 @pytest.mark.parametrize(("oauth", "fragment"), [
     ("yes", "oauth must be an object"),
     ({"client_secret": "s3cret"}, "oauth has no key 'client_secret'"),
