@@ -287,6 +287,9 @@ def _after_cut(line: Line, width: int) -> Line:
 # and the fewer lines a key redraws, the faster it answers.
 MAX_LIST_ROWS = 14
 PREVIEW_ROWS = MAX_LIST_ROWS  # a preview's lines, its marker included: J/K scroll the rest
+# blank cells the terminal already shows as blank: the renderer skips them (its screen
+# starts as these), so the padding beside a preview costs no bytes and no cell writes
+UNWRITTEN = "[transparent]"
 
 
 def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
@@ -560,7 +563,7 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
             row = body[number] if number < len(body) else []
             pad = left - sum(cell_width(part) for _, part in row)
             side = shown[number] if number < len(shown) else []
-            out.append([*row, ("", " " * pad), ("class:more", " │ "), *side])
+            out.append([*row, (UNWRITTEN, " " * pad), ("class:more", " │ "), *side])
         return out
     body = _option_list(state, width, room)
     space = min(avail - len(body) - 1, PREVIEW_ROWS)  # a rule line above the preview

@@ -134,6 +134,22 @@ def test_a_sixty_line_preview_is_drawn_scrolled_to_its_end_and_never_hides_other
     assert result == {"answers": [{"id": "cfg", "selected": [], "custom": "Z"}]}
 
 
+def test_the_blank_beside_a_preview_is_skipped_not_written():
+    @asking((120, 40), layout())
+    async def run(screen):
+        frame = screen.stream.getvalue()
+        lines = screen.lines()
+        await screen.keys(ENTER)
+        await screen.result()
+        return frame, lines
+
+    frame, lines = run
+    # the list's padding and the rows under it cost a cursor move, not 47 spaces a row
+    assert " " * 10 not in frame and "\x1b[47C" in frame
+    bars = {line.index("│") for line in lines if "│" in line}
+    assert len(bars) == 1 and sum("│" in line for line in lines) >= 13  # one column of it
+
+
 def test_shift_arrows_scroll_the_preview_from_the_other_field_and_k_scrolls_back():
     @asking((80, 24), layout())
     async def run(screen):
