@@ -14,7 +14,9 @@ or one whose expiry was not given); a newer login another process stored is take
 refresh token revoked) is a ``LoginRequired`` handed to the connection, which reports
 ``MCP_AUTH_REQUIRED``, as it does a refused ``client_credentials`` grant, with its reason;
 a 403 ``insufficient_scope`` (a step-up) keeps the scope the SDK would ask for in the entry
-(``wanted_scope``), and ``dsh mcp login`` asks for it too. ``mcp.client.auth`` is imported
+(``wanted_scope``), and ``dsh mcp login`` asks for it too. Where the authorization server
+offers DPoP, a login's tokens are bound to a key pair kept in its entry (``dpop_key``) and
+every request proves it (``dpop``; the SDK has no DPoP). ``mcp.client.auth`` is imported
 only here, and only for a server that needs it.
 """
 
