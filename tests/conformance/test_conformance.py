@@ -133,6 +133,13 @@ AUTH_SCENARIOS = {
     "auth/enterprise-managed-authorization": [
         "authorization-server-metadata", "complete-flow-token-exchange",
         "complete-flow-jwt-bearer", PRM, "token-request", "valid-bearer-token"],
+    # DPoP (SEP-1932): the suite's resource server judges the proofs, not valid-bearer-token
+    **{f"auth/{scenario}": [*[check for check in FLOW if check != "valid-bearer-token"], PRM,
+                            *[f"sep-1932-client-{check}" for check in checks]]
+       for scenario, checks in (
+           ("dpop", ["token-request-proof", "dpop-auth-scheme", "fresh-proof"]),
+           ("dpop-nonce", ["token-request-proof", "dpop-auth-scheme", "fresh-proof",
+                           "as-nonce", "rs-nonce"]))},
 }
 # scenarios whose server must be refused: every check SUCCESS, and dsh's one line says why
 LOGIN_FAILED = "dsh: MCP_LOGIN_FAILED: "

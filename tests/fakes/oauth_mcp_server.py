@@ -28,6 +28,13 @@ server's metadata names only ``read``): a call without it is answered 403
 jwt-bearer grant (RFC 7523 2.1) of a JWT signed with the private half of PEMFILE's public
 key (audience the issuer, ES256 or RS256), the grant of a workload's token (SEP-1933) or an
 ID-JAG (SEP-990); one sent with ``client_secret_basic`` must name a ``--client`` too.
+``--dpop``: DPoP (RFC 9449) in front of it all
+(``DpopGate``): its metadata offers ES256, a token request with a valid proof gets a token of
+``token_type`` DPoP bound to the proof's key, and ``/mcp`` takes that token only as
+``Authorization: DPoP`` with a fresh proof of that key (``ath``, ``htm``, ``htu``); with
+``--dpop-nonce`` both the token endpoint and ``/mcp`` first answer ``use_dpop_nonce``.
+``--record`` notes each proof taken (``dpop GRANT`` or ``dpop mcp``, ``+nonce`` with one)
+and each nonce challenge (``nonce token``, ``nonce mcp``).
 """
 
 from __future__ import annotations
@@ -341,6 +348,154 @@ class WriteScope:
         await self.app(scope, replay, send)  # type: ignore[operator]
 
 
+class DpopGate:
+    """ASGI middleware: the authorization server and the resource of RFC 9449 in front of
+    the SDK's Bearer-only ones (a bound token is handed on as Bearer once its proof holds)."""
+
+    NONCE = "fake-server-nonce"
+
+    def __init__(self, app: object, base: str, need_nonce: bool, record: str | None) -> None:
+        self.app, self.base, self.need_nonce, self.record = app, base, need_nonce, record
+        self.bound: dict[str, str] = {}  # access or refresh token: its key's thumbprint
+        self.jtis: set[str] = set()
+
+    def _note(self, line: str) -> None:
+        if self.record:
+            with open(self.record, "a", encoding="utf-8") as file:
+                file.write(line + "\n")
+
+    def _checked(self, proof: str, method: str, path: str, token: str | None) -> dict:
+        """The proof's claims and its key's thumbprint, or ValueError saying what is wrong."""
+        import hashlib
+
+        import jwt
+
+        header = jwt.get_unverified_header(proof)
+        if header.get("typ") != "dpop+jwt" or "d" in header.get("jwk", {"d": 1}):
+            raise ValueError("typ or jwk")
+        key = jwt.PyJWK(header["jwk"], algorithm=header.get("alg"))
+        claims = jwt.decode(proof, key.key, algorithms=["ES256", "ES384", "ES512"])
+        if (claims.get("htm"), claims.get("htu")) != (method, self.base + path):
+            raise ValueError("htm or htu")
+        if abs(time.time() - claims.get("iat", 0)) > 60 or claims.get("jti") in self.jtis:
+            raise ValueError("iat or jti")
+        digest = lambda data: base64.urlsafe_b64encode(  # noqa: E731
+            hashlib.sha256(data.encode()).digest()).decode().rstrip("=")
+        if token is not None and claims.get("ath") != digest(token):
+            raise ValueError("ath")
+        self.jtis.add(claims["jti"])
+        public = {name: header["jwk"][name] for name in ("crv", "kty", "x", "y")}
+        claims["jkt"] = digest(json.dumps(public, sort_keys=True, separators=(",", ":")))
+        return claims
+
+    async def _send_json(self, send: object, status: int, body: dict,
+                         headers: dict[str, str]) -> None:
+        raw = [(b"content-type", b"application/json"),
+               *[(k.encode(), v.encode()) for k, v in headers.items()]]
+        await send({"type": "http.response.start", "status": status,  # type: ignore[operator]
+                    "headers": raw})
+        await send({"type": "http.response.body",  # type: ignore[operator]
+                    "body": json.dumps(body).encode()})
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)  # type: ignore[operator]
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        path, proof = scope["path"], headers.get("dpop")
+        if path == "/.well-known/oauth-authorization-server":
+            return await self.app(scope, receive, self._offering(send))  # type: ignore[operator]
+        if path == "/token" and proof:
+            return await self._token(scope, receive, send, proof)
+        if path.rstrip("/") == "/mcp":
+            scheme, _, token = headers.get("authorization", "").partition(" ")
+            if token in self.bound and scheme.lower() != "dpop":
+                challenge = 'DPoP error="invalid_token", error_description="bound"'
+                return await self._send_json(send, 401, {"error": "invalid_token"},
+                                             {"WWW-Authenticate": challenge})
+            if scheme.lower() == "dpop":
+                try:
+                    claims = self._checked(proof or "", scope["method"], path, token)
+                    if claims["jkt"] != self.bound.get(token):
+                        raise ValueError("cnf")
+                except Exception as error:
+                    return await self._send_json(send, 401, {"error": "invalid_dpop_proof"}, {
+                        "WWW-Authenticate": f'DPoP error="invalid_dpop_proof", '
+                                            f'error_description="{type(error).__name__}"'})
+                if self.need_nonce and claims.get("nonce") != self.NONCE:
+                    self._note("nonce mcp")
+                    return await self._send_json(send, 401, {"error": "use_dpop_nonce"}, {
+                        "WWW-Authenticate": 'DPoP error="use_dpop_nonce"',
+                        "DPoP-Nonce": self.NONCE})
+                self._note("dpop mcp" + ("+nonce" if claims.get("nonce") else ""))
+                scope = {**scope, "headers": [
+                    (k, f"Bearer {token}".encode() if k.lower() == b"authorization" else v)
+                    for k, v in scope["headers"]]}
+        return await self.app(scope, receive, send)  # type: ignore[operator]
+
+    def _offering(self, send: object) -> object:
+        """``send`` with ``dpop_signing_alg_values_supported`` added to the metadata."""
+        started: dict = {}
+
+        async def offering(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+                return
+            document = json.loads(message.get("body") or b"{}")
+            document["dpop_signing_alg_values_supported"] = ["ES256"]
+            body = json.dumps(document).encode()
+            kept = [(k, v) for k, v in started.get("headers", []) if k != b"content-length"]
+            await send({**started, "headers": [  # type: ignore[operator]
+                *kept, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})  # type: ignore[operator]
+
+        return offering
+
+    async def _token(self, scope: dict, receive: object, send: object, proof: str) -> None:
+        from urllib.parse import parse_qs
+
+        body, more = b"", True
+        while more:
+            message = await receive()  # type: ignore[operator]
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        form = parse_qs(body.decode())
+        grant = (form.get("grant_type") or [""])[0]
+        try:
+            claims = self._checked(proof, "POST", "/token", None)
+        except Exception as error:
+            return await self._send_json(send, 400, {"error": "invalid_dpop_proof",
+                                                     "error_description": str(error)}, {})
+        if self.need_nonce and claims.get("nonce") != self.NONCE:
+            self._note("nonce token")
+            return await self._send_json(send, 400, {"error": "use_dpop_nonce"},
+                                         {"DPoP-Nonce": self.NONCE})
+        refresh = (form.get("refresh_token") or [""])[0]
+        if grant == "refresh_token" and self.bound.get(refresh) != claims["jkt"]:
+            return await self._send_json(send, 400, {"error": "invalid_grant"}, {})
+        self._note(f"dpop {grant}" + ("+nonce" if claims.get("nonce") else ""))
+        started: dict = {}
+
+        async def replay() -> dict:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def binding(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+                return
+            answer = json.loads(message.get("body") or b"{}")
+            if started.get("status") == 200:
+                answer["token_type"] = "DPoP"
+                for kind in ("access_token", "refresh_token"):
+                    if kind in answer:
+                        self.bound[answer[kind]] = claims["jkt"]
+            raw = json.dumps(answer).encode()
+            kept = [(k, v) for k, v in started.get("headers", []) if k != b"content-length"]
+            await send({**started, "headers": [  # type: ignore[operator]
+                *kept, (b"content-length", str(len(raw)).encode())]})
+            await send({"type": "http.response.body", "body": raw})  # type: ignore[operator]
+
+        await self.app(scope, replay, binding)  # type: ignore[operator]
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
@@ -396,6 +551,8 @@ async def serve(options: argparse.Namespace) -> None:
     if options.assertion_key:
         with open(options.assertion_key, encoding="utf-8") as file:
             served = jwt_bearer(served, provider, base, file.read(), clients)
+    if options.dpop or options.dpop_nonce:
+        served = DpopGate(served, base, options.dpop_nonce, options.record)
     config = uvicorn.Config(served, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[listener])
@@ -414,6 +571,8 @@ def main() -> None:
     parser.add_argument("--one-shot-tokens", action="store_true")
     parser.add_argument("--write-scope", action="store_true")
     parser.add_argument("--assertion-key")
+    parser.add_argument("--dpop", action="store_true")
+    parser.add_argument("--dpop-nonce", action="store_true")
     asyncio.run(serve(parser.parse_args()))
 
 

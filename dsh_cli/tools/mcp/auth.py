@@ -15,13 +15,16 @@ or one whose expiry was not given); a newer login another process stored is take
 refresh token revoked) is a ``LoginRequired`` handed to the connection, which reports
 ``MCP_AUTH_REQUIRED``, as it does a refused ``client_credentials`` grant, with its reason;
 a 403 ``insufficient_scope`` (a step-up) keeps the scope the SDK would ask for in the entry
-(``wanted_scope``), and ``dsh mcp login`` asks for it too. ``mcp.client.auth`` is imported
+(``wanted_scope``), and ``dsh mcp login`` asks for it too. Where the authorization server
+offers DPoP, a login's tokens are bound to a key pair kept in its entry (``dpop_key``) and
+every request proves it (``dpop``; the SDK has no DPoP). ``mcp.client.auth`` is imported
 only here, and only for a server that needs it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -42,7 +45,8 @@ __all__ = ["TOKENS_FILE", "CredentialsRefused", "KeyUnusable", "LoginRequired", 
 
 TOKENS_FILE = "mcp-tokens.json"  # in the config directory
 MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
-LOGIN_KEYS = ("tokens", "expires_at", "client")  # what a new login replaces
+DPOP_KEY = "dpop_key"  # the login's DPoP key pair (a private JWK): its tokens are bound to it
+LOGIN_KEYS = ("tokens", "expires_at", "client", DPOP_KEY)  # what a new login replaces
 WANTED_SCOPE = "wanted_scope"  # a step-up's scope, kept until a login asks for it
 # the SDK takes a zero expiry for "none given": a time long past is how it sees "expired"
 EXPIRED = 1.0
@@ -167,12 +171,11 @@ class StoredLogin:
         self.resource = resource
 
     async def get_tokens(self) -> OAuthToken | None:
-        from mcp.shared.auth import OAuthToken
         from pydantic import ValidationError
 
         value = self.file.entry(self.resource).get("tokens")
         with contextlib.suppress(ValidationError):
-            return OAuthToken.model_validate(value) if value else None
+            return _token_model().model_validate(value) if value else None
         return None
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
@@ -181,6 +184,13 @@ class StoredLogin:
         from mcp.shared.auth_utils import calculate_token_expiry
 
         self.file.update(self.resource, "expires_at", calculate_token_expiry(tokens.expires_in))
+
+    def dpop_key(self) -> object:
+        """The login's DPoP key pair as stored (``dpop.DpopKey.from_jwk`` judges it)."""
+        return self.file.entry(self.resource).get(DPOP_KEY)
+
+    def set_dpop_key(self, jwk: dict[str, Any]) -> None:
+        self.file.update(self.resource, DPOP_KEY, jwk)
 
     def expires_at(self) -> float | None:
         """When the stored access token expires (wall clock), if the server said."""
@@ -360,7 +370,8 @@ def _provider_class() -> type[Any]:
     a second pass for a refusal the stored login can still answer."""
     from mcp.client.auth import OAuthClientProvider
 
-    class RefreshingProvider(_endpoint_check(), OAuthClientProvider):  # type: ignore[misc]
+    class RefreshingProvider(_endpoint_check(), _dpop_binding(),  # type: ignore[misc]
+                             OAuthClientProvider):
         refused: Refused | None = None  # None: a login being made, which may ask
 
         # the SDK keeps a token's expiry in memory only: a token loaded from the file
@@ -415,8 +426,8 @@ def _provider_class() -> type[Any]:
             """What may answer the refusal of ``request``: a login stored since, else (a 401
             that no refresh preceded) one refresh; None: nothing stored can."""
             stored = await self.context.storage.get_tokens()
-            sent = request.headers.get("Authorization")
-            if stored is not None and sent != f"Bearer {stored.access_token}":
+            sent = request.headers.get("Authorization", "").partition(" ")[2]  # Bearer, DPoP
+            if stored is not None and sent != stored.access_token:
                 return self._reload
             if refusal == "login" and not refreshed and self.context.can_refresh_token():
                 return self._expire
@@ -440,6 +451,149 @@ def _provider_class() -> type[Any]:
             return LoginRequired(str(error), scope=storage.want_scope(error.scope))
 
     return RefreshingProvider
+
+
+@functools.cache
+def _token_model() -> type[OAuthToken]:
+    """The SDK's token, whose ``token_type`` may also be DPoP (RFC 9449 5): a bound token."""
+    from typing import Literal
+
+    from mcp.shared.auth import OAuthToken
+    from pydantic import field_validator
+
+    class Token(OAuthToken):
+        token_type: Literal["Bearer", "DPoP"] = "Bearer"  # type: ignore[assignment]
+
+        @field_validator("token_type", mode="before")
+        @classmethod
+        def normalize_token_type(cls, value: str | None) -> str | None:
+            # the SDK's title-cases, which would make DPoP "Dpop"; both are case-insensitive
+            if isinstance(value, str):
+                return {"bearer": "Bearer", "dpop": "DPoP"}.get(value.lower(), value)
+            return value
+
+    return Token
+
+
+def _dpop_binding() -> type[Any]:
+    """A mixin for the authorization-code provider: DPoP (``dpop``) where the authorization
+    server offers it or the login holds a key, the SDK's Bearer everywhere else."""
+    from dsh_cli.tools.mcp import dpop
+
+    class DpopBinding:
+        context: Any
+        _dpop: dpop.Proofs | None = None
+        _nonces: dpop.Nonces | None = None
+        # the authorization server's dpop_signing_alg_values_supported, which the SDK's
+        # metadata model drops: read from its metadata response as it passes
+        _offered: list[str] | None = None
+
+        def _proofs(self) -> dpop.Proofs | None:
+            """The login's proofs: its stored key, else a new one (stored with the tokens)
+            where the authorization server offers DPoP; None: Bearer."""
+            storage = self.context.storage
+            if self._dpop is not None or not isinstance(storage, StoredLogin):
+                return self._dpop
+            key = dpop.DpopKey.from_jwk(storage.dpop_key())
+            algorithm = dpop.choose_algorithm(self._offered)
+            if key is None and algorithm is None:
+                return None
+            if key is None:
+                assert algorithm is not None
+                key = dpop.DpopKey.generate(algorithm)
+                storage.set_dpop_key(key.to_jwk())
+            self._nonces = self._nonces or dpop.Nonces()
+            self._dpop = dpop.Proofs(key, self._nonces)
+            return self._dpop
+
+        async def _initialize(self) -> None:
+            self._dpop = None  # a login stored since may hold another key
+            await super()._initialize()  # type: ignore[misc]
+
+        def _proved(self, request: Any) -> Any:
+            proofs = self._proofs()
+            if proofs is not None:
+                proofs.sign(request)
+            return request
+
+        async def _exchange_token_authorization_code(self, code: str, verifier: str) -> Any:
+            return self._proved(await super()._exchange_token_authorization_code(  # type: ignore[misc]
+                code, verifier))
+
+        async def _refresh_token(self) -> Any:
+            return self._proved(await super()._refresh_token())  # type: ignore[misc]
+
+        async def _handle_token_response(self, response: Any) -> None:
+            bearer = dpop.as_bearer(response)
+            await super()._handle_token_response(bearer or response)  # type: ignore[misc]
+            if bearer is not None:
+                await self._bound()
+
+        async def _handle_refresh_response(self, response: Any) -> bool:
+            bearer = dpop.as_bearer(response)
+            done: bool = await super()._handle_refresh_response(  # type: ignore[misc]
+                bearer or response)
+            if done and bearer is not None:
+                await self._bound()
+            return done
+
+        async def _bound(self) -> None:
+            """The token just taken is DPoP-bound: kept (and stored) as such."""
+            tokens = self.context.current_tokens
+            self.context.current_tokens = _token_model().model_validate(
+                {**tokens.model_dump(), "token_type": "DPoP"})
+            await self.context.storage.set_tokens(self.context.current_tokens)
+
+        def _add_auth_header(self, request: Any) -> None:
+            tokens = self.context.current_tokens
+            proofs = self._proofs() if tokens is not None and (
+                tokens.token_type == "DPoP") else None
+            if proofs is None:
+                request.headers.pop("DPoP", None)
+                super()._add_auth_header(request)  # type: ignore[misc]
+                return
+            request.headers["Authorization"] = f"DPoP {tokens.access_token}"
+            proofs.sign(request)  # a fresh proof for each request, and each retry
+
+        async def async_auth_flow(self, request: Any) -> Any:
+            # each nonce a server hands out is kept for its origin; a refusal for want of
+            # one (RFC 9449 8, 9) is answered once with the new nonce, below the SDK's flow
+            flow = super().async_auth_flow(request)  # type: ignore[misc]
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if outgoing is not request:  # the flow's own: small, and read anyway
+                        await response.aread()
+                        if self._is_metadata(outgoing, response):
+                            self._offered = dpop.offered(response)
+                    proofs = self._dpop
+                    if (proofs is not None and "DPoP" in outgoing.headers
+                            and proofs.nonces.remember(response)
+                            and dpop.nonce_challenge(response)):
+                        proofs.sign(outgoing)
+                        response = yield outgoing
+                        if outgoing is not request:
+                            await response.aread()
+                        proofs.nonces.remember(response)
+                    try:
+                        outgoing = await flow.asend(response)
+                    except StopAsyncIteration:
+                        return
+            finally:
+                await flow.aclose()
+
+        def _is_metadata(self, outgoing: Any, response: Any) -> bool:
+            """Whether ``response`` is the authorization server's metadata, fetched where
+            the SDK's discovery looks for it."""
+            from mcp.client.auth.utils import (
+                build_oauth_authorization_server_metadata_discovery_urls as discovery_urls,
+            )
+
+            return response.status_code == 200 and str(outgoing.url) in discovery_urls(
+                self.context.auth_server_url, self.context.server_url)
+
+    return DpopBinding
 
 
 def _refusal(response: Any) -> str | None:
