@@ -28,7 +28,7 @@ def desk_frame() -> list[str]:
                                       "description": "One file, no server to run"}]),
         AskUserQuestionItem(id="name", question="What should the service be called?")])
     lines = render(state, WIDTH, HEIGHT, closes_desk=True)  # the desk teaches its ctrl-d
-    drawn = ["".join(text for style, text in line if not style.startswith("[")).rstrip()
+    drawn = ["".join(text for _, text in line).rstrip()
              for line in lines]
     return [IDLE, "", heading(EVENT), *drawn]
 

@@ -49,7 +49,7 @@ def form_frame(request) -> list[str]:
     state = BatchState(list(request.questions), heading=request.heading(),
                        declinable=request.declinable, review=request.review)
     lines = render(state, WIDTH, HEIGHT)
-    return ["".join(text for style, text in line if not style.startswith("[")).rstrip()
+    return ["".join(text for _, text in line).rstrip()
             for line in lines]
 
 

@@ -35,7 +35,7 @@ def preview_frame() -> list[str]:
                  {"label": "Per environment", "preview": "config/dev.toml\nconfig/prod.toml"},
                  {"label": "Environment only"}])
     lines = render(BatchState([question]), WIDTH, HEIGHT)
-    return ["".join(text for style, text in line if not style.startswith("[")).rstrip()
+    return ["".join(text for _, text in line).rstrip()
             for line in lines]
 
 

@@ -60,8 +60,7 @@ class Session:
 
     def frame(self) -> list[str]:
         """The lines of the frame the application draws now."""
-        text = "".join(t for style, t in self.provider.screen._fragments()
-                       if not style.startswith("["))
+        text = "".join(t for _, t in self.provider.screen._fragments())
         return text.split("\n")
 
     async def result(self):

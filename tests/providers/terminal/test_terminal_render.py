@@ -12,7 +12,7 @@ from dsh_cli.providers.terminal.text import cell_width, wrap
 
 
 def text_of(lines) -> list[str]:
-    return ["".join(text for style, text in line if not style.startswith("[")) for line in lines]
+    return ["".join(text for _, text in line) for line in lines]
 
 
 def screen(state: BatchState, width: int = 80, height: int = 24, **kw) -> list[str]:
