@@ -47,6 +47,7 @@ import secrets
 import socket
 import sys
 import time
+from collections.abc import Callable
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -189,11 +190,47 @@ def redirected_metadata(base: str) -> object:
     return Route("/.well-known/oauth-authorization-server", metadata)
 
 
+Answer = Callable[[dict[bytes, bytes], dict[str, list[str]]], tuple[int, dict]]
+
+
+def granting(app: object, grant_type: str, answer: Answer) -> object:
+    """``app`` with its ``/token`` taking ``grant_type`` first (``answer``: the status and the
+    JSON body); any other grant goes on to ``app`` with its body replayed."""
+    from urllib.parse import parse_qs
+
+    async def wrapped(scope: dict, receive: object, send: object) -> None:
+        if scope["type"] != "http" or scope["path"] != "/token":
+            return await app(scope, receive, send)  # type: ignore[operator]
+        body, more = b"", True
+        while more:
+            message = await receive()  # type: ignore[operator]
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        form = parse_qs(body.decode())
+        if form.get("grant_type") != [grant_type]:
+            replayed = False
+
+            async def replay() -> dict:
+                nonlocal replayed
+                if replayed:
+                    return await receive()  # type: ignore[operator, no-any-return]
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            return await app(scope, replay, send)  # type: ignore[operator]
+        status, said = answer(dict(scope["headers"]), form)
+        await send({"type": "http.response.start", "status": status,  # type: ignore[operator]
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body",  # type: ignore[operator]
+                    "body": json.dumps(said).encode()})
+
+    return wrapped
+
+
 def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
                        secrets_by_client: dict[str, str], keys: dict[str, str]) -> object:
     """``app`` with its ``/token`` taking the ``client_credentials`` grant first; any other
     grant goes on to the SDK's handler with its body replayed."""
-    from urllib.parse import parse_qs, unquote
+    from urllib.parse import unquote
 
     import jwt
 
@@ -217,46 +254,22 @@ def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
             return None
         return client if claims.get("sub") == client else None
 
-    async def wrapped(scope: dict, receive: object, send: object) -> None:
-        if scope["type"] != "http" or scope["path"] != "/token":
-            return await app(scope, receive, send)  # type: ignore[operator]
-        body, more = b"", True
-        while more:
-            message = await receive()  # type: ignore[operator]
-            body, more = body + message.get("body", b""), message.get("more_body", False)
-        form = parse_qs(body.decode())
-        if form.get("grant_type") != ["client_credentials"]:
-            replayed = False
-
-            async def replay() -> dict:
-                nonlocal replayed
-                if replayed:
-                    return await receive()  # type: ignore[operator, no-any-return]
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-
-            return await app(scope, replay, send)  # type: ignore[operator]
+    def answer(headers: dict[bytes, bytes], form: dict[str, list[str]]) -> tuple[int, dict]:
         provider._note("client_credentials")
-        client = authenticated(dict(scope["headers"]), form)
+        client = authenticated(headers, form)
         if client is None:
-            status, answer = 401, {"error": "invalid_client"}
-        else:
-            status = 200
-            token = provider._issue(client, ["read"], (form.get("resource") or [None])[0])
-            answer = token.model_dump(mode="json", exclude_none=True)
-        await send({"type": "http.response.start", "status": status,  # type: ignore[operator]
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body",  # type: ignore[operator]
-                    "body": json.dumps(answer).encode()})
+            return 401, {"error": "invalid_client"}
+        token = provider._issue(client, ["read"], (form.get("resource") or [None])[0])
+        return 200, token.model_dump(mode="json", exclude_none=True)
 
-    return wrapped
+    return granting(app, "client_credentials", answer)
 
 
 def jwt_bearer(app: object, provider: ApprovingProvider, issuer: str, key: str,
                secrets_by_client: dict[str, str]) -> object:
     """``app`` with its ``/token`` taking the jwt-bearer grant first (its answer, or the
     refusal RFC 7523 3.1 names); any other grant goes on to ``app``, its body replayed."""
-    from urllib.parse import parse_qs, unquote
+    from urllib.parse import unquote
 
     import jwt
 
@@ -275,33 +288,11 @@ def jwt_bearer(app: object, provider: ApprovingProvider, issuer: str, key: str,
                                 (form.get("resource") or [None])[0])
         return 200, token.model_dump(mode="json", exclude_none=True)
 
-    async def wrapped(scope: dict, receive: object, send: object) -> None:
-        if scope["type"] != "http" or scope["path"] != "/token":
-            return await app(scope, receive, send)  # type: ignore[operator]
-        body, more = b"", True
-        while more:
-            message = await receive()  # type: ignore[operator]
-            body, more = body + message.get("body", b""), message.get("more_body", False)
-        form = parse_qs(body.decode())
-        if form.get("grant_type") != ["urn:ietf:params:oauth:grant-type:jwt-bearer"]:
-            replayed = False
-
-            async def replay() -> dict:
-                nonlocal replayed
-                if replayed:
-                    return await receive()  # type: ignore[operator, no-any-return]
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-
-            return await app(scope, replay, send)  # type: ignore[operator]
+    def noted(headers: dict[bytes, bytes], form: dict[str, list[str]]) -> tuple[int, dict]:
         provider._note("jwt-bearer")
-        status, said = answer(dict(scope["headers"]), form)
-        await send({"type": "http.response.start", "status": status,  # type: ignore[operator]
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body",  # type: ignore[operator]
-                    "body": json.dumps(said).encode()})
+        return answer(headers, form)
 
-    return wrapped
+    return granting(app, "urn:ietf:params:oauth:grant-type:jwt-bearer", noted)
 
 
 class WriteScope:

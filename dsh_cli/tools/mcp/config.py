@@ -309,14 +309,7 @@ def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> OAuthSettings:
                           f"{', '.join(SIGNING_ALGORITHMS)}")
     if "signing_algorithm" in value and key_env is None:
         raise ConfigError(f"{where}: oauth.signing_algorithm needs oauth.private_key_env")
-    issuer = value.get("issuer")
-    if issuer is not None:
-        issuer = expand(issuer, environ)
-        from dsh_cli.tools.mcp.auth import travels_safely
-
-        if not (travels_safely(issuer) and urlsplit(issuer).hostname):
-            raise ConfigError(f"{where}: oauth.issuer must be an https URL (http only on "
-                              "127.0.0.1 or localhost)")
+    issuer = _credential_url(value, "issuer", where, environ)
     document = value.get("client_metadata_url")
     if document is not None:
         document = expand(document, environ)
@@ -332,6 +325,21 @@ def _oauth(value: Any, where: str, environ: Mapping[str, str]) -> OAuthSettings:
                          signing_algorithm=algorithm, issuer=issuer,
                          client_metadata_url=document, **assertion,
                          scopes=tuple(expand(item, environ) for item in scopes))
+
+
+def _credential_url(value: dict[str, Any], key: str, where: str,
+                    environ: Mapping[str, str]) -> str | None:
+    """``oauth.KEY``, a URL credentials are sent to: https, or http on this machine."""
+    url = value.get(key)
+    if url is None:
+        return None
+    url = expand(url, environ)
+    from dsh_cli.tools.mcp.auth import travels_safely
+
+    if not (travels_safely(url) and urlsplit(url).hostname):
+        raise ConfigError(f"{where}: oauth.{key} must be an https URL (http only on "
+                          "127.0.0.1 or localhost)")
+    return url
 
 
 def _assertion_keys(value: dict[str, Any], where: str,
@@ -357,14 +365,7 @@ def _assertion_keys(value: dict[str, Any], where: str,
     for key in ("idp_token_endpoint", "idp_client_id"):
         if value.get(key) is not None and id_token is None:
             raise ConfigError(f"{where}: oauth.{key} needs oauth.id_token_env")
-    endpoint = value.get("idp_token_endpoint")
-    if endpoint is not None:
-        endpoint = expand(endpoint, environ)
-        from dsh_cli.tools.mcp.auth import travels_safely
-
-        if not (travels_safely(endpoint) and urlsplit(endpoint).hostname):
-            raise ConfigError(f"{where}: oauth.idp_token_endpoint must be an https URL (http "
-                              "only on 127.0.0.1 or localhost)")
+    endpoint = _credential_url(value, "idp_token_endpoint", where, environ)
     idp_client = value.get("idp_client_id")
     return {"assertion_env": assertion, "id_token_env": id_token,
             "idp_token_endpoint": endpoint,
