@@ -1,9 +1,8 @@
-"""MCP authorization for remote servers: the token file and the SDK's OAuth providers.
+"""MCP authorization for remote servers: the SDK's OAuth providers, as dsh presents them.
 
-Tokens and client registrations live in one JSON file of the config directory
-(``mcp-tokens.json``, mode 0600), keyed by the server's resource URL (RFC 8707), so two
-entries naming one server share a login and a renamed entry keeps it. Nothing here writes
-a token anywhere else: not the session store, not the server log, not an error line.
+The logins they use and keep are in ``tokens.py`` (``mcp-tokens.json``, 0600); nothing
+here writes a token anywhere else: not the session store, not the server log, not an error
+line.
 
 ``http_auth`` gives a session's connection what it presents: a JWT as the grant when the
 entry names its variable (``assertion.py``), the ``client_credentials`` grant when it names
@@ -24,30 +23,29 @@ only here, and only for a server that needs it.
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.tools.mcp.tokens import (
+    StoredLogin,
+    resource_of,
+    token_model,
+    tokens_file,
+)
+
 Refused = Callable[["LoginRequired"], None]  # told of a login a session cannot make
 
 if TYPE_CHECKING:
     import httpx2
-    from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
     from dsh_cli.tools.mcp.config import OAuthSettings, ServerConfig
 
-__all__ = ["TOKENS_FILE", "CredentialsRefused", "KeyUnusable", "LoginRequired", "SecretMissing",
-           "StoredLogin", "TokenFile", "UnsafeEndpoint", "check_endpoint", "http_auth",
-           "interactive_auth", "resource_of", "tokens_file", "travels_safely"]
+__all__ = ["CredentialsRefused", "KeyUnusable", "LoginRequired", "SecretMissing",
+           "UnsafeEndpoint", "check_endpoint", "http_auth", "interactive_auth",
+           "travels_safely"]
 
-TOKENS_FILE = "mcp-tokens.json"  # in the config directory
-MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
-DPOP_KEY = "dpop_key"  # the login's DPoP key pair (a private JWK): its tokens are bound to it
-LOGIN_KEYS = ("tokens", "expires_at", "client", DPOP_KEY)  # what a new login replaces
-WANTED_SCOPE = "wanted_scope"  # a step-up's scope, kept until a login asks for it
 # the SDK takes a zero expiry for "none given": a time long past is how it sees "expired"
 EXPIRED = 1.0
 
@@ -90,140 +88,6 @@ class UnsafeEndpoint(Exception):
     """An authorization endpoint over plain http off loopback: a token would travel bare."""
 
 
-def resource_of(url: str) -> str:
-    """The server's canonical resource URL: the key of its login."""
-    from mcp.shared.auth_utils import resource_url_from_server_url
-
-    return resource_url_from_server_url(url)
-
-
-class TokenFile:
-    """``mcp-tokens.json``: ``{resource: {"tokens": ..., "client": ...}}``, written 0600."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def read(self) -> dict[str, dict[str, Any]]:
-        try:
-            with open(self.path, "rb") as file:
-                data = file.read(MAX_TOKENS_FILE + 1)
-        except FileNotFoundError:
-            return {}
-        if len(data) > MAX_TOKENS_FILE:
-            return {}
-        try:
-            document = json.loads(data)
-        except ValueError:
-            return {}
-        if not isinstance(document, dict):
-            return {}
-        return {key: value for key, value in document.items() if isinstance(value, dict)}
-
-    def entry(self, resource: str) -> dict[str, Any]:
-        return self.read().get(resource, {})
-
-    def update(self, resource: str, key: str, value: Any) -> None:
-        document = self.read()
-        document.setdefault(resource, {})[key] = value
-        self._write(document)
-
-    def drop(self, resource: str, *keys: str) -> None:
-        """Drop ``keys`` of ``resource``'s entry (an entry left empty goes too)."""
-        document = self.read()
-        entry = document.get(resource)
-        if entry is None or not any(key in entry for key in keys):
-            return
-        for key in keys:
-            entry.pop(key, None)
-        if not entry:
-            del document[resource]
-        self._write(document)
-
-    def forget(self, resource: str) -> bool:
-        """Drop ``resource``'s login; whether there was one."""
-        document = self.read()
-        if document.pop(resource, None) is None:
-            return False
-        self._write(document)
-        return True
-
-    def _write(self, document: dict[str, Any]) -> None:
-        """Atomically, and never readable by others, not even for a moment."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                json.dump(document, file)
-            os.chmod(temporary, 0o600)  # an umask cannot widen it, a stale file might
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-
-
-class StoredLogin:
-    """The SDK's ``TokenStorage`` over one resource's entry of the token file."""
-
-    def __init__(self, file: TokenFile, resource: str) -> None:
-        self.file = file
-        self.resource = resource
-
-    async def get_tokens(self) -> OAuthToken | None:
-        from pydantic import ValidationError
-
-        value = self.file.entry(self.resource).get("tokens")
-        with contextlib.suppress(ValidationError):
-            return _token_model().model_validate(value) if value else None
-        return None
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.file.update(self.resource, "tokens", tokens.model_dump(mode="json",
-                                                                     exclude_none=True))
-        from mcp.shared.auth_utils import calculate_token_expiry
-
-        self.file.update(self.resource, "expires_at", calculate_token_expiry(tokens.expires_in))
-
-    def dpop_key(self) -> object:
-        """The login's DPoP key pair as stored (``dpop.DpopKey.from_jwk`` judges it)."""
-        return self.file.entry(self.resource).get(DPOP_KEY)
-
-    def set_dpop_key(self, jwk: dict[str, Any]) -> None:
-        self.file.update(self.resource, DPOP_KEY, jwk)
-
-    def expires_at(self) -> float | None:
-        """When the stored access token expires (wall clock), if the server said."""
-        value = self.file.entry(self.resource).get("expires_at")
-        return float(value) if isinstance(value, int | float) else None
-
-    def wanted_scope(self) -> str | None:
-        """The scope a step-up wanted, which the next login asks for as well."""
-        value = self.file.entry(self.resource).get(WANTED_SCOPE)
-        return value if isinstance(value, str) and value.strip() else None
-
-    def want_scope(self, scope: str) -> str:
-        """Keep ``scope`` (with any kept before) for the next login; what is kept now."""
-        from mcp.client.auth.utils import union_scopes
-
-        kept = union_scopes(self.wanted_scope(), scope) or scope
-        self.file.update(self.resource, WANTED_SCOPE, kept)
-        return kept
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        from mcp.shared.auth import OAuthClientInformationFull
-        from pydantic import ValidationError
-
-        value = self.file.entry(self.resource).get("client")
-        with contextlib.suppress(ValidationError):
-            return OAuthClientInformationFull.model_validate(value) if value else None
-        return None
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.file.update(self.resource, "client", client_info.model_dump(mode="json",
-                                                                         exclude_none=True))
-
-
 def quiet_sdk_log() -> None:
     """The SDK logs a failed flow with its traceback (which can quote a token or a code) on
     stderr when nothing handles its log: dsh says one line itself instead."""
@@ -233,10 +97,6 @@ def quiet_sdk_log() -> None:
     if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
         logger.addHandler(logging.NullHandler())
     logger.propagate = False
-
-
-def tokens_file(config_dir: Path) -> TokenFile:
-    return TokenFile(config_dir / TOKENS_FILE)
 
 
 def http_auth(config: ServerConfig, config_dir: Path, *, refused: Refused,
@@ -453,28 +313,6 @@ def _provider_class() -> type[Any]:
     return RefreshingProvider
 
 
-@functools.cache
-def _token_model() -> type[OAuthToken]:
-    """The SDK's token, whose ``token_type`` may also be DPoP (RFC 9449 5): a bound token."""
-    from typing import Literal
-
-    from mcp.shared.auth import OAuthToken
-    from pydantic import field_validator
-
-    class Token(OAuthToken):
-        token_type: Literal["Bearer", "DPoP"] = "Bearer"  # type: ignore[assignment]
-
-        @field_validator("token_type", mode="before")
-        @classmethod
-        def normalize_token_type(cls, value: str | None) -> str | None:
-            # the SDK's title-cases, which would make DPoP "Dpop"; both are case-insensitive
-            if isinstance(value, str):
-                return {"bearer": "Bearer", "dpop": "DPoP"}.get(value.lower(), value)
-            return value
-
-    return Token
-
-
 def _dpop_binding() -> type[Any]:
     """A mixin for the authorization-code provider: DPoP (``dpop``) where the authorization
     server offers it or the login holds a key, the SDK's Bearer everywhere else."""
@@ -540,7 +378,7 @@ def _dpop_binding() -> type[Any]:
         async def _bound(self) -> None:
             """The token just taken is DPoP-bound: kept (and stored) as such."""
             tokens = self.context.current_tokens
-            self.context.current_tokens = _token_model().model_validate(
+            self.context.current_tokens = token_model().model_validate(
                 {**tokens.model_dump(), "token_type": "DPoP"})
             await self.context.storage.set_tokens(self.context.current_tokens)
 

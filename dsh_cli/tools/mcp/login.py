@@ -4,7 +4,7 @@ A listener on 127.0.0.1 (a free port) takes exactly one ``/callback?code=&state=
 closes; the SDK discovers the server's metadata, registers (or uses ``oauth.client_id``),
 builds the authorization URL with PKCE and the challenge's scopes (with the scope a
 session's step-up kept, which a successful login drops), checks the state, and stores the
-tokens (``auth.StoredLogin``). The URL is handed to ``show`` (and ``browse``
+tokens (``tokens.StoredLogin``). The URL is handed to ``show`` (and ``browse``
 where a browser can open); where none can, the redirected address pasted on a terminal's
 stdin is taken instead. No answer within ``timeout`` is ``LoginFailed``.
 """
@@ -102,16 +102,15 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
     from mcp.shared.auth import AuthorizationCodeResult
 
     from dsh_cli.core.errors import ToolError
-    from dsh_cli.tools.mcp.auth import (
+    from dsh_cli.tools.mcp.auth import check_endpoint, interactive_auth
+    from dsh_cli.tools.mcp.connection import McpConnection
+    from dsh_cli.tools.mcp.tokens import (
         LOGIN_KEYS,
         WANTED_SCOPE,
         StoredLogin,
-        check_endpoint,
-        interactive_auth,
         resource_of,
         tokens_file,
     )
-    from dsh_cli.tools.mcp.connection import McpConnection
 
     assert config.url is not None
     storage = StoredLogin(tokens_file(auth_dir), resource_of(config.url))
@@ -176,7 +175,7 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
 
 def log_out(config: ServerConfig, auth_dir: Path) -> bool:
     """Forget the server's login (tokens and registration); whether there was one."""
-    from dsh_cli.tools.mcp.auth import resource_of, tokens_file
+    from dsh_cli.tools.mcp.tokens import resource_of, tokens_file
 
     assert config.url is not None
     return tokens_file(auth_dir).forget(resource_of(config.url))

@@ -77,7 +77,7 @@ class McpToolset:
         registered on ``elicitation`` right after the servers start (the session's answer
         source), so the capability is declared now. ``notice`` takes a line for the user
         while the servers run (a refused resume state); by default it goes to ``errlog``.
-        ``auth_dir`` holds the logins of remote servers (``auth.TOKENS_FILE``); None
+        ``auth_dir`` holds the logins of remote servers (``tokens.TOKENS_FILE``); None
         presents none.
         """
         from dsh_cli.tools.mcp.connection import McpConnection

@@ -11,7 +11,7 @@ import jwt
 import pytest
 
 from dsh_cli.tools.mcp import dpop
-from dsh_cli.tools.mcp.auth import StoredLogin, tokens_file
+from dsh_cli.tools.mcp.tokens import StoredLogin, tokens_file
 
 # RFC 9449 section 7.1's example: an access token and the ath its proofs carry
 RFC_TOKEN = "Kz~8mXK1EalYznwH-LC-1fBAo.4Ljp~zsPE_NeO.gxU"
