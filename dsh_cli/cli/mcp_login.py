@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from dsh_cli.core.errors import format_line
+from dsh_cli.core.errors import USAGE, format_line
 
 __all__ = ["login", "logout"]
 
@@ -99,6 +99,12 @@ async def _login(server: str, mcp_config: tuple[str, ...], mcp_project: bool,
         config = _find(server, mcp_config, mcp_project)
     except HarnessError as error:
         _say(format_line(error.code, error.message))
+        return 2
+    if config.oauth.browserless:  # a browser login would sit beside one never presented
+        key = next(key for key in ("client_secret_env", "private_key_env", "assertion_env",
+                                   "id_token_env") if getattr(config.oauth, key))
+        _say(format_line(USAGE, f"{server} logs in by itself (oauth.{key}): there is "
+                                  "nothing for dsh mcp login to do"))
         return 2
     launch = browser_available(os.environ) if open_browser is None else open_browser
 

@@ -178,6 +178,17 @@ def test_login_to_an_unknown_or_stdio_server_is_one_line(tmp_path, name):
     assert out.stderr.startswith("dsh: USAGE: ")
 
 
+def test_login_to_a_server_that_logs_in_by_itself_says_so_and_opens_nothing(tmp_path):
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"ci": {
+        "type": "http", "url": "http://127.0.0.1:9/mcp",
+        "oauth": {"client_id": "ci", "client_secret_env": "CI_SECRET"}}}}))
+    out = dsh("mcp", "login", "ci", "--mcp-config", str(servers))
+    assert out.returncode == 2
+    assert out.stderr == ("dsh: USAGE: ci logs in by itself (oauth.client_secret_env): there "
+                          "is nothing for dsh mcp login to do\n")
+
+
 def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_path, dsh_home):
     with protected_server("--plain-http-endpoints") as url:
         servers = servers_file(tmp_path, url)
