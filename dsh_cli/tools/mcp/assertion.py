@@ -62,13 +62,13 @@ class MemoryLogin:
 def assertion_auth(url: str, oauth: OAuthSettings,
                    environ: Mapping[str, str]) -> httpx2.Auth:
     """The jwt-bearer grant for ``oauth.assertion_env`` or ``oauth.id_token_env``."""
-    from dsh_cli.tools.mcp.auth import _endpoint_check, _refusal_said
+    from dsh_cli.tools.mcp.auth import _endpoint_check
 
     assert oauth.issuer is not None
     scope = " ".join(oauth.scopes) or None
     key = "assertion_env" if oauth.assertion_env else "id_token_env"
     value = _variable(environ, key, oauth.assertion_env or oauth.id_token_env)
-    provider = type("CheckedAssertionGrant", (_refusal_said(), _endpoint_check(),
+    provider = type("CheckedAssertionGrant", (_endpoint_check(credentials=True),
                                               _grant_class()), {})
     if oauth.assertion_env:
         async def workload(audience: str, resource: str) -> str:

@@ -139,14 +139,14 @@ def _client_credentials(url: str, storage: StoredLogin, oauth: OAuthSettings,
     with _issuer_optional():
         if oauth.client_secret_env:
             checked = type("CheckedClientCredentials", (
-                _refusal_said(), _endpoint_check(), grant.ClientCredentialsOAuthProvider), {})
+                _endpoint_check(credentials=True), grant.ClientCredentialsOAuthProvider), {})
             return checked(url, storage, oauth.client_id, value, scope=scope,
                            issuer=oauth.issuer)
         signer = grant.SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id,
                                            signing_key=_private_key(value, variable, oauth),
                                            signing_algorithm=oauth.signing_algorithm)
         checked = type("CheckedPrivateKeyJWT", (
-            _refusal_said(), _endpoint_check(), grant.PrivateKeyJWTOAuthProvider), {})
+            _endpoint_check(credentials=True), grant.PrivateKeyJWTOAuthProvider), {})
         return checked(url, storage, oauth.client_id,
                        signer.create_assertion_provider(), scope=scope, issuer=oauth.issuer)
 
@@ -472,8 +472,11 @@ def check_endpoint(url: str) -> None:
                              "not https (plain http is only for 127.0.0.1): refused")
 
 
-def _endpoint_check() -> type[Any]:
-    """A mixin for the SDK's providers: every request the flow makes is checked first."""
+def _endpoint_check(credentials: bool = False) -> type[Any]:
+    """A mixin for the SDK's providers: every request the flow makes is checked first;
+    with ``credentials`` (a grant of the entry's own: a secret, a key, an assertion), a
+    failed flow is ``CredentialsRefused`` with the SDK's reason, not a login to run."""
+    from mcp.client.auth import OAuthFlowError
 
     class EndpointCheck:
         async def async_auth_flow(self, request: Any) -> Any:
@@ -488,33 +491,14 @@ def _endpoint_check() -> type[Any]:
                         outgoing = await flow.asend(response)
                     except StopAsyncIteration:
                         return
+            except OAuthFlowError as error:
+                if not credentials:
+                    raise
+                raise CredentialsRefused(" ".join(str(error).split())[:300]) from None
             finally:  # closed here, in this task: it holds the SDK's lock
                 await flow.aclose()
 
     return EndpointCheck
-
-
-def _refusal_said() -> type[Any]:
-    """A mixin for the ``client_credentials`` providers: a failed grant is
-    ``CredentialsRefused`` with the SDK's reason, not a login to run."""
-    from mcp.client.auth import OAuthFlowError
-
-    class RefusalSaid:
-        async def async_auth_flow(self, request: Any) -> Any:
-            flow = super().async_auth_flow(request)  # type: ignore[misc]
-            try:
-                outgoing = await flow.__anext__()
-                while True:
-                    response = yield outgoing
-                    outgoing = await flow.asend(response)
-            except StopAsyncIteration:
-                return
-            except OAuthFlowError as error:
-                raise CredentialsRefused(" ".join(str(error).split())[:300]) from None
-            finally:
-                await flow.aclose()
-
-    return RefusalSaid
 
 
 async def _no_browser(url: str) -> None:
