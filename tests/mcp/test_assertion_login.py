@@ -7,6 +7,7 @@ environment variables only, and are found nowhere it writes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
@@ -110,7 +111,8 @@ def identity_provider(private: ec.EllipticCurvePrivateKey, mode: str = "grant",
     """An RFC 8693 token endpoint on 127.0.0.1 that turns ``ID_TOKEN`` into an ID-JAG
     signed with ``private`` (for the request's audience and resource); its URL, and each
     request's form. ``mode``: ``refuse`` answers invalid_grant, ``access-token`` an access
-    token instead of an ID-JAG, ``huge`` a megabyte of JSON."""
+    token instead of an ID-JAG, ``huge`` a megabyte of JSON, ``trickle`` a byte of it every
+0.1 s, for ever (each read is answered; the whole never ends)."""
     seen: list[dict[str, str]] = []
 
     class Exchange(BaseHTTPRequestHandler):
@@ -125,6 +127,16 @@ def identity_provider(private: ec.EllipticCurvePrivateKey, mode: str = "grant",
                 status, answer = 200, {"access_token": "a.b.c", "token_type": "Bearer",
                                        "issued_token_type":
                                            "urn:ietf:params:oauth:token-type:access_token"}
+            elif mode == "trickle":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                with contextlib.suppress(OSError):
+                    for _ in range(600):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                return
             elif mode == "huge":
                 status, answer = 200, {"padding": "x" * 1024 * 1024}
             else:
@@ -199,3 +211,21 @@ def test_an_identity_provider_that_gives_no_id_jag_is_one_line(tmp_path, dsh_hom
     assert server["error"] == f"prot cannot log in: {said}"
     assert (len(seen), grants(record)) == (1, [])  # the authorization server saw nothing
     no_trace(ID_TOKEN, dsh_home, stderr, json.dumps(server))
+
+
+def test_an_identity_provider_that_trickles_is_cut_at_the_exchanges_bound(monkeypatch):
+    from dsh_cli.tools.mcp import assertion
+    from dsh_cli.tools.mcp.auth import CredentialsRefused
+
+    monkeypatch.setattr(assertion, "EXCHANGE_TIMEOUT", 1.0)  # 30 s in use
+    private = ec.generate_private_key(ec.SECP256R1())
+    with identity_provider(private, "trickle") as (endpoint, seen):
+        started = time.monotonic()
+        with pytest.raises(CredentialsRefused) as refused:
+            asyncio.run(assertion.exchange_id_token(
+                endpoint, ID_TOKEN, client_id="dsh-at-idp", audience="http://127.0.0.1:9",
+                resource="http://127.0.0.1:9/mcp"))
+        took = time.monotonic() - started
+    assert str(refused.value) == (f"the identity provider at {endpoint} did not answer "
+                                  "within 1 s")
+    assert took < 10 and len(seen) == 1  # cut at the bound (each read got a byte), no retry
