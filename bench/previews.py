@@ -5,11 +5,13 @@ First frame: from the ask to the first write of the question. Keys: a burst of `
 preview scrolled a page a key) against ↓/↑ on the plain list, then enter, in ms per key.
 A third row asks what the preview's length costs: the 200-line preview's first frame
 against one whose preview is only the lines a frame shows (so both draw as many cells).
+Each round drives the three back to back, after a collection: the ratios are paired.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
 from typing import Any
@@ -89,19 +91,21 @@ def measure(ctx: Context) -> list[Row]:
     kinds = {"none": None, "long": PREVIEW, "short": SHORT}
     frames: dict[str, list[float]] = {kind: [] for kind in kinds}
     per_key: dict[str, list[float]] = {kind: [] for kind in kinds}
-    for _ in range(ctx.runs(15)):
+    for _ in range(ctx.runs(31)):
         for kind, preview in kinds.items():
+            gc.collect()  # the last drive's garbage is not collected in this one's frame
             frame, key = asyncio.run(_drive(preview, keys if kind != "short" else 0))
             frames[kind].append(frame)
             per_key[kind].append(key)
     rows = [
         Row("first frame, a 200-line preview vs none", "ms", frames["long"], frames["none"],
-            "no preview", f"≤ {FRAME_FACTOR:g} × none", at_most(FRAME_FACTOR)),
+            "no preview", f"≤ {FRAME_FACTOR:g} × none", at_most(FRAME_FACTOR), paired=True),
         Row("first frame, a 200-line preview vs the 13 lines it shows", "ms", frames["long"],
             frames["short"], "13-line preview", f"≤ {FRAME_FACTOR:g} × short",
-            at_most(FRAME_FACTOR)),
+            at_most(FRAME_FACTOR), paired=True),
         Row("keys scrolling a preview vs a plain list", "ms/key", per_key["long"],
-            per_key["none"], "plain list", f"≤ {KEYS_FACTOR:g} × plain", at_most(KEYS_FACTOR)),
+            per_key["none"], "plain list", f"≤ {KEYS_FACTOR:g} × plain", at_most(KEYS_FACTOR),
+            paired=True),
     ]
     print("#   first frame medians: " + " / ".join(
         f"{kind} {statistics.median(frames[kind]):.2f}" for kind in kinds) + " ms", flush=True)

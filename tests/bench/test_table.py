@@ -20,6 +20,18 @@ def test_throughput_budgets_are_floors_and_absolute_rows_need_no_base():
     assert Row("r", "batches/s", [999.0]).met is None  # shown for context only
 
 
+def test_a_paired_row_takes_the_median_of_each_runs_own_ratio():
+    # the machine got twice as slow from the third run on, whose floor was taken just before
+    dsh, base = [10.5, 10.5, 21.0, 21.0, 21.0], [10.0, 10.0, 10.0, 20.0, 20.0]
+    unpaired = Row("frame", "ms", dsh, base, "none", "", at_most(1.1))
+    paired = Row("frame", "ms", dsh, base, "none", "", at_most(1.1), paired=True)
+    assert unpaired.ratio == 2.1 and unpaired.met is False
+    assert paired.ratio == 1.05 and paired.met is True
+    assert Row("f", "ms", [12.0, 12.0], [10.0, 10.0], "none", "", at_most(1.1),
+               paired=True).met is False
+    assert "1.05× paired" in format_table([paired])
+
+
 def test_a_missing_peer_never_counts_as_met():
     assert Row("k", "keys/s", [5000.0], [], "peer", "", at_least(3)).met is False
 
