@@ -46,6 +46,8 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
 
 def sanitize(text: str) -> str:
     """Text safe to print: escapes and controls removed, newlines and tabs kept."""
+    if text.isascii() and text.isprintable():  # space to tilde: nothing to remove, no regex
+        return text
     escapes, unsafe, joiners = _patterns()
     text = escapes.sub("", text.replace("\r\n", "\n"))
     return joiners.sub("", unsafe.sub("", text))

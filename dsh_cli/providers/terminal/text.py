@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from wcwidth import wcwidth
 
 from dsh_cli.interaction import display_width
 
-__all__ = ["CURSOR", "Fragment", "Line", "cell_width", "fit", "wrap"]
+__all__ = ["CURSOR", "RUN", "Fragment", "Line", "cell_width", "fit", "wrap"]
 
 Fragment = tuple[str, str]
 Line = list[Fragment]
 
 CURSOR: Fragment = ("[SetCursorPosition]", "")  # prompt-toolkit puts the cursor here
+# a style word prompt-toolkit ignores: the fragments a line ends with, so marked, are each
+# drawn as one cell (``runs.RunWindow``), compared and written at once, not a cell a character
+RUN = "[run]"
 _TOKENS = re.compile(r"\s+|\S+")
 
 
@@ -21,6 +25,12 @@ def cell_width(text: str) -> int:
     """Cells the text takes on a terminal (sanitised text: no controls)."""
     if text.isascii():  # sanitised ASCII is one cell a character: the common case, fast
         return len(text)
+    return _wide_width(text)
+
+
+@functools.lru_cache(maxsize=2048)
+def _wide_width(text: str) -> int:
+    """``display_width``, kept: a frame measures the same marks and rows again (›, │, ·)."""
     return display_width(text)
 
 
