@@ -27,7 +27,7 @@ def preview_lines(text: str) -> list[str]:
 
 def _drawn(line: str, width: int) -> Line:
     """One line sanitised, tabs expanded, cut to ``width`` cells (wide characters count two)."""
-    return [("class:preview", fit(sanitize(line).expandtabs(TAB).rstrip(), width))]
+    return [("", fit(sanitize(line).expandtabs(TAB).rstrip(), width))]
 
 
 def preview_window(lines: list[str], offset: int, room: int, width: int

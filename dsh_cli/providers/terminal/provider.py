@@ -55,7 +55,6 @@ _STYLE = {
     "source": "bold fg:ansicyan",
     "warning": "bold fg:ansired",
     "note": "dim",
-    "preview": "",
 }
 
 
@@ -254,11 +253,12 @@ class _Screen:
                  output: Any, *, keep: bool = True, interrupt: bool = False,
                  desk: bool = False) -> None:
         from prompt_toolkit.filters import Condition
-        from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+        from prompt_toolkit.layout import FormattedTextControl, Layout
         from prompt_toolkit.output import ColorDepth
         from prompt_toolkit.styles import Style
 
         from dsh_cli.providers.terminal.keys import build_key_bindings
+        from dsh_cli.providers.terminal.runs import RunWindow
 
         self.state = state
         self.deadline = deadline
@@ -267,7 +267,7 @@ class _Screen:
         self.handed_back = False  # ctrl-d closed the desk on this batch
         self._ticker: asyncio.Task[None] | None = None
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)
-        window = Window(control, wrap_lines=False, dont_extend_height=True,
+        self.window = window = RunWindow(control, wrap_lines=False, dont_extend_height=True,
                         always_hide_cursor=Condition(lambda: not self._cursor_shown()))
         self.app: Any = _inline_application_class()(
             layout=Layout(window),
@@ -291,7 +291,10 @@ class _Screen:
 
     def _fragments(self) -> list[tuple[str, str]]:
         from dsh_cli.providers.terminal.render import render
+        from dsh_cli.providers.terminal.runs import take_runs
 
+        runs = self.window.runs
+        runs.clear()
         if self.ending_line is not None:
             return [("", self.ending_line)]
         size = self.app.output.get_size()
@@ -301,8 +304,9 @@ class _Screen:
         for number, line in enumerate(lines):
             if number:
                 fragments.append(("", "\n"))
-            fragments.extend(line)
-            if _cursor_ends(line):
+            kept = take_runs(line, number, runs)
+            fragments.extend(kept)
+            if kept is line and _cursor_ends(line):  # a line ending in runs has no cursor
                 # prompt-toolkit places the cursor only on a drawn cell, else at the frame's
                 # top-left; an unstyled blank is a cell it never prints.
                 fragments.append(("", " "))

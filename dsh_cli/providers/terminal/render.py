@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
 from dsh_cli.providers.terminal.state import BatchState, Draft
-from dsh_cli.providers.terminal.text import CURSOR, Fragment, Line, cell_width, fit, wrap
+from dsh_cli.providers.terminal.text import (
+    CURSOR,
+    RUN,
+    Fragment,
+    Line,
+    cell_width,
+    fit,
+    wrap,
+)
 
 if TYPE_CHECKING:
     from dsh_cli.interaction import AskUserQuestionAnswerItem, AskUserQuestionItem
@@ -287,9 +295,6 @@ def _after_cut(line: Line, width: int) -> Line:
 # and the fewer lines a key redraws, the faster it answers.
 MAX_LIST_ROWS = 14
 PREVIEW_ROWS = MAX_LIST_ROWS  # a preview's lines, its marker included: J/K scroll the rest
-# blank cells the terminal already shows as blank: the renderer skips them (its screen
-# starts as these), so the padding beside a preview costs no bytes and no cell writes
-UNWRITTEN = "[transparent]"
 
 
 def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
@@ -563,7 +568,9 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
             row = body[number] if number < len(body) else []
             pad = left - sum(cell_width(part) for _, part in row)
             side = shown[number] if number < len(shown) else []
-            out.append([*row, (UNWRITTEN, " " * pad), ("class:more", " │ "), *side])
+            # the blank and the bar as one cell, the preview line as another: a frame writes
+            # each at once and compares it once (``runs.RunWindow``)
+            out.append([*row, *_as_runs([("class:more", " " * pad + " │ "), *side])])
         return out
     body = _option_list(state, width, room)
     space = min(avail - len(body) - 1, PREVIEW_ROWS)  # a rule line above the preview
@@ -574,7 +581,12 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
                                                       width - 3)
     draft.preview_page = page
     rule: Line = [("class:more", fit(" ┌ preview", width))]
-    return [*body, rule, *([("class:more", " │ "), *line] for line in shown)]
+    return [*body, rule, *(_as_runs([("class:more", " │ "), *line]) for line in shown)]
+
+
+def _as_runs(line: Line) -> Line:
+    """Each fragment drawn as one cell (``RUN``), as the last ones of a line must be."""
+    return [(f"{RUN} {style}", text) for style, text in line]
 
 
 def _preview_cache(state: BatchState, text: str, build: Any) -> list[str]:

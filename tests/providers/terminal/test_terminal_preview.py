@@ -20,7 +20,7 @@ from test_terminal_forgiving import DOWN, ENTER, ESC, TAB, assert_fits
 from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.terminal import TerminalProvider
 
-SHIFT_DOWN, SHIFT_UP = "\x1b[1;2B", "\x1b[1;2A"
+SHIFT_DOWN, SHIFT_UP, UP = "\x1b[1;2B", "\x1b[1;2A", "\x1b[A"
 SIZES = [(120, 40), (80, 24), (40, 10), (20, 6)]
 LONG = "\n".join(f"{n:02d}\tport = {8000 + n}  # 端口" for n in range(1, 61))
 
@@ -134,20 +134,44 @@ def test_a_sixty_line_preview_is_drawn_scrolled_to_its_end_and_never_hides_other
     assert result == {"answers": [{"id": "cfg", "selected": [], "custom": "Z"}]}
 
 
-def test_the_blank_beside_a_preview_is_skipped_not_written():
-    @asking((120, 40), layout())
-    async def run(screen):
-        frame = screen.stream.getvalue()
-        lines = screen.lines()
-        await screen.keys(ENTER)
-        await screen.result()
-        return frame, lines
+MIXED = "\n".join(["wide 端口 lines " * 5] * 13 + ["x"] * 13)  # long lines, then short
 
-    frame, lines = run
-    # the list's padding and the rows under it cost a cursor move, not 47 spaces a row
-    assert " " * 10 not in frame and "\x1b[47C" in frame
-    bars = {line.index("│") for line in lines if "│" in line}
-    assert len(bars) == 1 and sum("│" in line for line in lines) >= 13  # one column of it
+
+def drawn_afresh(screen: Screen) -> list[str]:
+    """The lines a first frame of the provider's state would show."""
+    from dsh_cli.providers.terminal.render import render
+
+    shown = ["".join(text for _, text in line).rstrip()
+             for line in render(screen.state, *screen.size)]
+    while shown and not shown[-1]:
+        shown.pop()
+    return shown
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_every_frame_shows_what_a_fresh_draw_of_it_would(size):
+    # a preview line, and the blank and bar beside it, are each one wide cell to the
+    # renderer (runs.RunWindow): nothing an earlier frame drew may be left on screen when
+    # long lines scroll to short ones, the highlight moves, or the layout loses its preview
+    question = AskUserQuestionItem(id="cfg", question="Which config?", options=[
+        {"label": "Mixed", "preview": MIXED}, {"label": "Short", "preview": "just\none"},
+        {"label": "A label long enough to reach the bar beside it", "preview": "p"},
+        {"label": "Plain"}])
+
+    @asking(size, question)
+    async def run(screen):
+        frames = []
+        for keys in ([], ["J"], ["K"], [DOWN], [DOWN], [DOWN], [UP, UP, UP], ["J"], [UP]):
+            await screen.keys(*keys)
+            frames.append((keys, screen.lines(), drawn_afresh(screen)))
+        await screen.keys(ESC)
+        return frames
+
+    for keys, shown, fresh in run:
+        assert shown == fresh, keys
+    first = run[0][1]
+    assert any("wide 端口 lines" in line for line in first)
+    assert any(line.rstrip().endswith("│ x") for line in run[1][1])  # scrolled to the short
 
 
 def test_shift_arrows_scroll_the_preview_from_the_other_field_and_k_scrolls_back():
