@@ -22,13 +22,13 @@ the agents ask for on the side) gets the text ``ok``.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+from fakes.local_http import LocalServer, QuietHandler
 
 __all__ = ["ModelServer", "Turn"]
 
@@ -228,32 +228,14 @@ def _gemini_body(decision: tuple[str, Any]) -> dict[str, Any]:
             "modelVersion": "fake"}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
+class _Server(LocalServer):
     def __init__(self, model: ModelServer) -> None:
         self.model = model
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Agents that hang up when they exit are expected; anything else is not."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
-            super().handle_error(request, client_address)
+        super().__init__(_Handler)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log on the test output."""
 
     def do_GET(self) -> None:
         self.server.model.seen.append((time.monotonic(), "GET", self.path))

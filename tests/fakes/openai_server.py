@@ -24,8 +24,9 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fakes.local_http import LocalServer, QuietHandler
 
 __all__ = ["FakeOpenAI", "RecordedRequest", "Reply"]
 
@@ -158,33 +159,14 @@ class RecordedRequest:
     received_at: float
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
+class _Server(LocalServer):
     def __init__(self, fake: FakeOpenAI) -> None:
         self.fake = fake
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients that hang up (timeouts, cancellations) are expected; anything else is not."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
-            super().handle_error(request, client_address)
+        super().__init__(_Handler)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        # Small SSE writes must not wait for Nagle and the client's delayed ACK (~40 ms).
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log on the test output."""
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
