@@ -14,7 +14,7 @@ import subprocess
 
 import pexpect
 import pytest
-from conftest import BATCH, finish
+from agent_rig import BATCH, finish
 from dsh_under_test import DSH
 from model_server import ModelServer
 

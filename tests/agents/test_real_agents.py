@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from conftest import AGENTS, BATCH, finish
+from agent_rig import AGENTS, BATCH, finish
 from model_server import ModelServer
 
 ANSWER = [{"id": "db", "selected": ["SQLite"]}]

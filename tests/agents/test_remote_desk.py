@@ -14,7 +14,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import BATCH, JsonlDesk
+from agent_rig import BATCH, JsonlDesk
 from dsh_under_test import DSH
 
 ANSWER = [{"id": "db", "selected": ["SQLite"]}]
