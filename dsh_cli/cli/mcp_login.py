@@ -100,9 +100,8 @@ async def _login(server: str, mcp_config: tuple[str, ...], mcp_project: bool,
     except HarnessError as error:
         _say(format_line(error.code, error.message))
         return 2
-    if config.oauth.browserless:  # a browser login would sit beside one never presented
-        key = next(key for key in ("client_secret_env", "private_key_env", "assertion_env",
-                                   "id_token_env") if getattr(config.oauth, key))
+    key = config.oauth.own_login
+    if key is not None:  # a browser login would sit beside one never presented
         _say(format_line(USAGE, f"{server} logs in by itself (oauth.{key}): there is "
                                   "nothing for dsh mcp login to do"))
         return 2

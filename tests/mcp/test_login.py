@@ -178,14 +178,21 @@ def test_login_to_an_unknown_or_stdio_server_is_one_line(tmp_path, name):
     assert out.stderr.startswith("dsh: USAGE: ")
 
 
-def test_login_to_a_server_that_logs_in_by_itself_says_so_and_opens_nothing(tmp_path):
+@pytest.mark.parametrize(("oauth", "key"), [
+    ({"client_id": "ci", "client_secret_env": "CI_SECRET"}, "client_secret_env"),
+    # an ID token's entry has a secret too: what it logs in with is the ID token
+    ({"client_id": "ci", "client_secret_env": "CI_SECRET", "id_token_env": "ID_TOKEN",
+      "issuer": "https://as.example", "idp_token_endpoint": "https://idp.example/token",
+      "idp_client_id": "dsh"}, "id_token_env"),
+], ids=["secret", "id-token"])
+def test_login_to_a_server_that_logs_in_by_itself_says_so_and_opens_nothing(tmp_path, oauth,
+                                                                           key):
     servers = tmp_path / "servers.json"
     servers.write_text(json.dumps({"mcpServers": {"ci": {
-        "type": "http", "url": "http://127.0.0.1:9/mcp",
-        "oauth": {"client_id": "ci", "client_secret_env": "CI_SECRET"}}}}))
+        "type": "http", "url": "http://127.0.0.1:9/mcp", "oauth": oauth}}}))
     out = dsh("mcp", "login", "ci", "--mcp-config", str(servers))
     assert out.returncode == 2
-    assert out.stderr == ("dsh: USAGE: ci logs in by itself (oauth.client_secret_env): there "
+    assert out.stderr == (f"dsh: USAGE: ci logs in by itself (oauth.{key}): there "
                           "is nothing for dsh mcp login to do\n")
 
 

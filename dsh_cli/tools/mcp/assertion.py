@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.tools.mcp.auth import CredentialsRefused, SecretMissing
+from dsh_cli.tools.mcp.auth import CredentialsRefused, env_value
 
 if TYPE_CHECKING:
     import httpx2
@@ -66,8 +66,10 @@ def assertion_auth(url: str, oauth: OAuthSettings,
 
     assert oauth.issuer is not None
     scope = " ".join(oauth.scopes) or None
-    key = "assertion_env" if oauth.assertion_env else "id_token_env"
-    value = _variable(environ, key, oauth.assertion_env or oauth.id_token_env)
+    key = oauth.own_login
+    assert key in ("assertion_env", "id_token_env")
+    # a JWT has no whitespace: a newline a file or a CI step left at its end goes
+    value = env_value(environ, key, oauth.assertion_env or oauth.id_token_env).strip()
     provider = type("CheckedAssertionGrant", (_endpoint_check(credentials=True),
                                               _grant_class()), {})
     if oauth.assertion_env:
@@ -77,7 +79,7 @@ def assertion_auth(url: str, oauth: OAuthSettings,
         return provider(url, MemoryLogin(), oauth.client_id, None, oauth.issuer,  # type: ignore[no-any-return]
                         workload, scope=scope)
     assert oauth.client_id and oauth.client_secret_env and oauth.idp_token_endpoint
-    secret = _variable(environ, "client_secret_env", oauth.client_secret_env)
+    secret = env_value(environ, "client_secret_env", oauth.client_secret_env)
     endpoint, idp_client = oauth.idp_token_endpoint, oauth.idp_client_id
 
     async def id_jag(audience: str, resource: str) -> str:
@@ -88,14 +90,6 @@ def assertion_auth(url: str, oauth: OAuthSettings,
     return provider(url, MemoryLogin(), oauth.client_id, secret,  # type: ignore[no-any-return]
                     oauth.issuer, id_jag, scope=scope,
                     token_endpoint_auth_method="client_secret_basic")
-
-
-def _variable(environ: Mapping[str, str], key: str, variable: str | None) -> str:
-    assert variable is not None
-    value = environ.get(variable, "").strip()
-    if not value:
-        raise SecretMissing(f"oauth.{key} names {variable}, which is not set")
-    return value
 
 
 def _grant_class() -> type[Any]:

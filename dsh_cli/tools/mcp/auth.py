@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from dsh_cli.tools.mcp.config import OAuthSettings, ServerConfig
 
 __all__ = ["CredentialsRefused", "KeyUnusable", "LoginRequired", "SecretMissing",
-           "UnsafeEndpoint", "check_endpoint", "http_auth", "interactive_auth",
+           "UnsafeEndpoint", "check_endpoint", "env_value", "http_auth", "interactive_auth",
            "travels_safely"]
 
 # the SDK takes a zero expiry for "none given": a time long past is how it sees "expired"
@@ -113,11 +113,12 @@ def http_auth(config: ServerConfig, config_dir: Path, *, refused: Refused,
     resource = resource_of(config.url)
     storage = StoredLogin(tokens_file(config_dir), resource)
     scope = " ".join(oauth.scopes) or None
-    if oauth.assertion_env or oauth.id_token_env:  # a JWT as the grant (assertion.py)
+    own = oauth.own_login
+    if own in ("assertion_env", "id_token_env"):  # a JWT as the grant (assertion.py)
         from dsh_cli.tools.mcp.assertion import assertion_auth
 
         return assertion_auth(config.url, oauth, environ)
-    if oauth.client_id and (oauth.client_secret_env or oauth.private_key_env):
+    if own is not None:
         return _client_credentials(config.url, storage, oauth, scope, environ)
     if not storage.file.entry(resource).get("tokens"):
         return None
@@ -131,9 +132,7 @@ def _client_credentials(url: str, storage: StoredLogin, oauth: OAuthSettings,
     key = "client_secret_env" if oauth.client_secret_env else "private_key_env"
     variable = oauth.client_secret_env or oauth.private_key_env
     assert variable is not None and oauth.client_id is not None
-    value = environ.get(variable)
-    if not value:
-        raise SecretMissing(f"oauth.{key} names {variable}, which is not set")
+    value = env_value(environ, key, variable)
     from mcp.client.auth.extensions import client_credentials as grant
 
     with _issuer_optional():
@@ -149,6 +148,16 @@ def _client_credentials(url: str, storage: StoredLogin, oauth: OAuthSettings,
             _endpoint_check(credentials=True), grant.PrivateKeyJWTOAuthProvider), {})
         return checked(url, storage, oauth.client_id,
                        signer.create_assertion_provider(), scope=scope, issuer=oauth.issuer)
+
+
+def env_value(environ: Mapping[str, str], key: str, variable: str | None) -> str:
+    """The value of the variable ``oauth.KEY`` names; ``SecretMissing`` when it is unset or
+    blank (the message names the variable, never a value)."""
+    assert variable is not None
+    value = environ.get(variable, "")
+    if not value.strip():
+        raise SecretMissing(f"oauth.{key} names {variable}, which is not set")
+    return value
 
 
 @contextlib.contextmanager

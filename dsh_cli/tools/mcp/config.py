@@ -82,11 +82,23 @@ class OAuthSettings:
     scopes: tuple[str, ...] = ()
 
     @property
+    def own_login(self) -> str | None:
+        """The key naming what the entry logs in with by itself, as ``auth.http_auth`` picks
+        it: a JWT as the grant, else a secret or a key with ``client_id``; None: a login
+        made in a browser (``dsh mcp login``)."""
+        for key in ("assertion_env", "id_token_env"):
+            if getattr(self, key):
+                return key
+        if self.client_id:
+            for key in ("client_secret_env", "private_key_env"):
+                if getattr(self, key):
+                    return key
+        return None
+
+    @property
     def browserless(self) -> bool:
-        """Whether the entry logs in by itself (a secret, a key, an assertion): ``dsh mcp
-        login`` cannot help it."""
-        return bool((self.client_id and (self.client_secret_env or self.private_key_env))
-                    or self.assertion_env or self.id_token_env)
+        """Whether the entry logs in by itself: ``dsh mcp login`` cannot help it."""
+        return self.own_login is not None
 
 
 @dataclass(frozen=True)
