@@ -60,9 +60,10 @@ class TokenFile:
     def entry(self, resource: str) -> dict[str, Any]:
         return self.read().get(resource, {})
 
-    def update(self, resource: str, key: str, value: Any) -> None:
+    def update(self, resource: str, values: dict[str, Any]) -> None:
+        """Set ``values`` in ``resource``'s entry, in one write."""
         document = self.read()
-        document.setdefault(resource, {})[key] = value
+        document.setdefault(resource, {}).update(values)
         self._write(document)
 
     def drop(self, resource: str, *keys: str) -> None:
@@ -117,18 +118,19 @@ class StoredLogin:
         return None
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.file.update(self.resource, "tokens", tokens.model_dump(mode="json",
-                                                                     exclude_none=True))
         from mcp.shared.auth_utils import calculate_token_expiry
 
-        self.file.update(self.resource, "expires_at", calculate_token_expiry(tokens.expires_in))
+        # one write: another process never reads the new tokens with the old expiry
+        self.file.update(self.resource, {
+            "tokens": tokens.model_dump(mode="json", exclude_none=True),
+            "expires_at": calculate_token_expiry(tokens.expires_in)})
 
     def dpop_key(self) -> object:
         """The login's DPoP key pair as stored (``dpop.DpopKey.from_jwk`` judges it)."""
         return self.file.entry(self.resource).get(DPOP_KEY)
 
     def set_dpop_key(self, jwk: dict[str, Any]) -> None:
-        self.file.update(self.resource, DPOP_KEY, jwk)
+        self.file.update(self.resource, {DPOP_KEY: jwk})
 
     def expires_at(self) -> float | None:
         """When the stored access token expires (wall clock), if the server said."""
@@ -145,7 +147,7 @@ class StoredLogin:
         from mcp.client.auth.utils import union_scopes
 
         kept = union_scopes(self.wanted_scope(), scope) or scope
-        self.file.update(self.resource, WANTED_SCOPE, kept)
+        self.file.update(self.resource, {WANTED_SCOPE: kept})
         return kept
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
@@ -158,8 +160,8 @@ class StoredLogin:
         return None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.file.update(self.resource, "client", client_info.model_dump(mode="json",
-                                                                         exclude_none=True))
+        self.file.update(self.resource, {
+            "client": client_info.model_dump(mode="json", exclude_none=True)})
 
 
 def tokens_file(config_dir: Path) -> TokenFile:

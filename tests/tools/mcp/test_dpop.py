@@ -130,7 +130,7 @@ def test_a_dpop_token_response_reads_as_the_sdks_bearer_and_is_stored_as_dpop(tm
                           ) is None
     assert dpop.as_bearer(answer(400, "http://a/token", body=body)) is None
     storage = StoredLogin(tokens_file(tmp_path), "http://a/mcp")
-    storage.file.update(storage.resource, "tokens", {**body, "token_type": "dpop"})
+    storage.file.update(storage.resource, {"tokens": {**body, "token_type": "dpop"}})
     stored = asyncio.run(storage.get_tokens())
     assert stored is not None and stored.token_type == "DPoP"
 
