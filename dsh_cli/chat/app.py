@@ -200,15 +200,9 @@ def _resumed(runtime: Runtime) -> str:
 
 def _clock(stamp: str) -> str:
     """``HH:MM`` in local time from a stored ISO timestamp (the stamp itself if unreadable)."""
-    import datetime
+    from dsh_cli.core.clock import local_time
 
-    try:
-        moment = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return stamp
-    if moment.tzinfo is not None:
-        moment = moment.astimezone()
-    return moment.strftime("%H:%M")
+    return local_time(stamp, "%H:%M")
 
 
 def _write_notices(notices: list[str], stream: TextIO) -> None:

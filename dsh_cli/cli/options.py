@@ -118,14 +118,3 @@ def check_session_flags(options: dict[str, Any]) -> None:
 JSON_HELP = "Machine output: JSON on stdout."
 
 
-def local_time(stamp: str) -> str:
-    """A stored UTC timestamp as local ``YYYY-MM-DD HH:MM`` (``?`` for none)."""
-    from datetime import datetime
-
-    if not stamp:
-        return "?"
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime(
-            "%Y-%m-%d %H:%M")
-    except ValueError:
-        return stamp

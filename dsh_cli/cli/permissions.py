@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from dsh_cli.cli.options import JSON_HELP, local_time
+from dsh_cli.cli.options import JSON_HELP
+from dsh_cli.core.clock import local_time
 from dsh_cli.core.errors import GRANT_NOT_FOUND, USAGE, format_line
 
 if TYPE_CHECKING:

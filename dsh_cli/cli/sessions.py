@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from dsh_cli.cli.options import JSON_HELP, local_time
+from dsh_cli.cli.options import JSON_HELP
+from dsh_cli.core.clock import local_time
 from dsh_cli.core.errors import format_line
 
 

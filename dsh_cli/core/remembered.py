@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
+
+from dsh_cli.core.clock import utc_stamp
 
 __all__ = ["Remembered"]
 
@@ -47,7 +48,7 @@ class Remembered:
         """Accept ``name`` with ``digest`` from now on (the file is its owner's only)."""
         entries = self._read()
         entries[name] = {**details, "digest": digest,
-                         "at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                         "at": utc_stamp(timespec="seconds")}
         self._write(entries)
 
     def forget(self, names: set[str]) -> int:

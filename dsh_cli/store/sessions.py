@@ -14,10 +14,10 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.clock import utc_stamp
 from dsh_cli.core.conversation import assistant_message, message_of
 from dsh_cli.core.events import (
     Event,
@@ -61,7 +61,7 @@ _SUMMARY = (
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return utc_stamp()
 
 
 @dataclass(frozen=True)
