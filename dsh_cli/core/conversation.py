@@ -50,10 +50,6 @@ class ToolCall:
     name: str
     arguments: str
 
-    def to_message(self) -> dict[str, Any]:
-        """The ``tool_calls`` entry of an assistant message."""
-        return _entry(self.id, self.name, self.arguments)
-
     def to_json(self) -> dict[str, str]:
         """The entry of an ``assistant/message`` event's ``tool_calls``."""
         return {"id": self.id, "name": self.name, "arguments": self.arguments}

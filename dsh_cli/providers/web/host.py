@@ -244,11 +244,8 @@ def _embedded_server(config: Any) -> Any:
         """uvicorn without its signal handlers: dsh owns SIGINT and SIGTERM."""
 
         @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:  # uvicorn >= 0.29
+        def capture_signals(self) -> Iterator[None]:
             yield
-
-        def install_signal_handlers(self) -> None:  # older uvicorn
-            return None
 
     return EmbeddedServer(config)
 
