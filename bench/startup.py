@@ -1,4 +1,4 @@
-"""Start-up: ``dsh --help`` and ``dsh --version`` vs a bare Click app's ``--help``."""
+"""Start-up: ``dsh --help`` and ``--version`` vs a bare Click app; ``permissions list`` vs help."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from bench.proc import dsh_argv, python_argv, run
 from bench.table import Row, at_most
 
 BUDGET = 1.3
+# ``dsh permissions list`` reads one JSON file: it pays for no MCP, agent or UI import
+LIST_BUDGET = 1.1
 
 BARE_CLICK = '''\
 import click
@@ -34,6 +36,7 @@ def measure(ctx: Context) -> list[Row]:
         "floor": python_argv(floor_script, "--help"),
         "help": dsh_argv("--help"),
         "version": dsh_argv("--version"),
+        "list": dsh_argv("permissions", "list"),
     }
     ms: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(ctx.runs(20)):  # interleaved, so drift hits every side alike
@@ -46,4 +49,5 @@ def measure(ctx: Context) -> list[Row]:
         Row(f"dsh {flag}", "ms", ms[name], ms["floor"], "click --help",
             f"≤ {BUDGET} × floor", at_most(BUDGET))
         for name, flag in (("help", "--help"), ("version", "--version"))
-    ]
+    ] + [Row("dsh permissions list", "ms", ms["list"], ms["help"], "dsh --help",
+             f"≤ {LIST_BUDGET} × dsh --help", at_most(LIST_BUDGET))]

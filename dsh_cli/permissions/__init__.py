@@ -5,16 +5,21 @@ A policy around ``ToolRegistry.execute`` (``dsh_cli.tools.permission_policy``) a
 provider. The question seam and the agent loop know nothing of it.
 """
 
-from dsh_cli.permissions.approvals import Approvals, definition_digest
-from dsh_cli.permissions.gate import PermissionGate, PermissionProvider
-from dsh_cli.permissions.rules import Rules, matches
-from dsh_cli.permissions.vocabulary import (
-    DECISIONS,
-    Hints,
-    PermissionDecision,
-    PermissionInfo,
-    PermissionRequest,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsh_cli.permissions.approvals import Approvals, definition_digest
+    from dsh_cli.permissions.gate import PermissionGate, PermissionProvider
+    from dsh_cli.permissions.rules import Rules, matches
+    from dsh_cli.permissions.vocabulary import (
+        DECISIONS,
+        Hints,
+        PermissionDecision,
+        PermissionInfo,
+        PermissionRequest,
+    )
 
 __all__ = [
     "DECISIONS",
@@ -29,3 +34,20 @@ __all__ = [
     "definition_digest",
     "matches",
 ]
+
+# Names load on first use: ``dsh permissions list`` reads the approvals file and pays for
+# neither the gate (asyncio) nor the rules.
+_HOMES = {"Approvals": "approvals", "definition_digest": "approvals",
+          "PermissionGate": "gate", "PermissionProvider": "gate",
+          "Rules": "rules", "matches": "rules",
+          **dict.fromkeys(["DECISIONS", "Hints", "PermissionDecision", "PermissionInfo",
+                           "PermissionRequest"], "vocabulary")}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{home}"), name)
