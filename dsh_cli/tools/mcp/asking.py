@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import (
+    ASK_DECLINED,
     EMPTY_QUESTIONS,
     INVALID_QUESTIONS,
     NO_PROVIDER,
@@ -49,11 +50,8 @@ if TYPE_CHECKING:
     # what one ask ended with: the human's answer, or the error (decline, cancel, ...)
     Outcome = AskUserQuestionAnswer | UserInteractionError
 
-__all__ = ["ASK_DECLINED", "CurrentCall", "Elicitor", "current_call"]
+__all__ = ["CurrentCall", "Elicitor", "current_call"]
 
-# The seam's decline outcome (added to core.errors with the vocabulary); named here so
-# this module works before and after that lands.
-ASK_DECLINED = "ASK_DECLINED"
 SINGLE_URL_ID = "open"
 _UNASKABLE = frozenset({INVALID_QUESTIONS, EMPTY_QUESTIONS})  # the seam refused the batch
 

@@ -91,7 +91,6 @@ class McpConnection:
         self.client_name = client_name
         self.client_version = client_version
         self.tools: list[Any] = []
-        self.server_name: str | None = None
         self.failure: str | None = None
         self._client: Any = None
         self._ready: asyncio.Future[None] | None = None
@@ -137,8 +136,6 @@ class McpConnection:
                 tools = await _list_all_tools(client)
                 self._client = client
                 self.tools = tools
-                info = client.server_info
-                self.server_name = getattr(info, "name", None)
                 self._ready.set_result(None)
                 await self._stop.wait()
         except BaseException as error:

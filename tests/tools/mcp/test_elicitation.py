@@ -7,9 +7,15 @@ import asyncio
 import pytest
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams, ErrorData
 
-from dsh_cli.core.errors import ASK_CANCELLED, ASK_TIMEOUT, INVALID_ANSWER, UserInteractionError
+from dsh_cli.core.errors import (
+    ASK_CANCELLED,
+    ASK_DECLINED,
+    ASK_TIMEOUT,
+    INVALID_ANSWER,
+    UserInteractionError,
+)
 from dsh_cli.interaction import AskUserQuestionAnswer, ScriptedProvider, UserInteraction
-from dsh_cli.tools.mcp.asking import ASK_DECLINED, Elicitor
+from dsh_cli.tools.mcp.asking import Elicitor
 from dsh_cli.tools.mcp.elicitation import (
     INVALID_PARAMS,
     SECRET_WARNING,

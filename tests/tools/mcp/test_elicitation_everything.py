@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.errors import ASK_CANCELLED, ASK_DECLINED, UserInteractionError
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.tools import ToolRegistry
 from dsh_cli.tools.mcp import McpToolset, parse_servers
-from dsh_cli.tools.mcp.asking import ASK_DECLINED
 from dsh_cli.tools.registry import ToolContext
 
 SERVER = (Path(__file__).resolve().parents[2] / "npm" / "node_modules" / "@modelcontextprotocol"

@@ -11,11 +11,10 @@ import tempfile
 
 from fakes.mcp_forms_server import entry as forms_entry
 
-from dsh_cli.core.errors import ASK_CANCELLED, MCP_TOOL_ERROR, UserInteractionError
+from dsh_cli.core.errors import ASK_CANCELLED, ASK_DECLINED, MCP_TOOL_ERROR, UserInteractionError
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.tools import ToolRegistry
 from dsh_cli.tools.mcp import McpToolset, parse_servers
-from dsh_cli.tools.mcp.asking import ASK_DECLINED
 from dsh_cli.tools.registry import ToolContext
 
 TARGET, GO = "deploy:target", "deploy:approval"
