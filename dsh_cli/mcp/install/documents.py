@@ -35,6 +35,8 @@ MAX_CONFIG_BYTES = 64 * 1024 * 1024  # ~/.claude.json keeps history; far below t
 
 Format = Literal["json", "toml"]
 
+# a FIFO opened without O_NONBLOCK waits for a writer; Windows has neither flag
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 # a code point a JSON text can hold only as an escape: what survives of "\ud83d" after parsing
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -116,7 +118,7 @@ class Document:
     def _read_bytes(self) -> bytes | None:
         """The file's bytes, None if missing; never blocks (a FIFO is opened non-blocking)."""
         try:
-            fd = os.open(self.target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(self.target, _READ_FLAGS)
         except FileNotFoundError:
             return None
         except OSError as error:
