@@ -32,12 +32,18 @@ def install(agent: str, scope: str, show: bool) -> None:
     from dsh_cli.mcp.install.agents import AGENTS, NOTES, dsh_command, edits_for
     from dsh_cli.mcp.install.documents import Document
 
+    project = Path.cwd()
     edits = edits_for(agent, scope,  # type: ignore[arg-type]
-                      home=Path.home(), project=Path.cwd(), command=dsh_command())
+                      home=Path.home(), project=project, command=dsh_command())
+    # a project's file may link only to another file of the project: its content is
+    # written back into the project, where the project's own agents read it
+    within = project if scope == "project" else None
+    documents = [Document(edit.path, edit.format, within=within) for edit in edits]
     try:
-        documents = [Document(edit.path, edit.format).read() for edit in edits]
         for document, edit in zip(documents, edits, strict=True):
-            document.apply(edit.settings)
+            document.read().apply(edit.settings)
+        for document in documents:
+            document.render()  # every file's new text made before the first is written
     except HarnessError as error:
         report(error, sys.stderr)
         sys.exit(2)
@@ -48,15 +54,40 @@ def install(agent: str, scope: str, show: bool) -> None:
             click.echo(_fragment(edit).rstrip("\n"))
         return
     for document, edit in zip(documents, edits, strict=True):
-        if document.write():
-            click.echo(f"dsh: wrote {edit.path}: {_keys(document.changed)}")
+        try:
+            wrote = document.write()
+        except HarnessError as error:
+            report(error, sys.stderr)
+            sys.exit(2)
+        where = (f"{edit.path} (through the link to {document.target})"
+                 if document.target != edit.path and wrote else f"{edit.path}")
+        if wrote:
+            click.echo(f"dsh: wrote {where}: {_keys(document.changed)}")
         else:
             click.echo(f"dsh: {edit.path} already has dsh; unchanged")
+        for setting, theirs in document.kept:
+            click.echo(f"dsh: kept your {_dotted(setting.keys)} = {_json(theirs)} in "
+                       f"{edit.path} (dsh's is {_json(setting.value)}; delete yours and run "
+                       "again to take it)")
     click.echo(f"dsh: {name} now starts `dsh mcp`; answer its questions at `dsh attach`")
     if (agent, scope) in NOTES:
         click.echo(f"dsh: note: {NOTES[agent, scope]}")
     click.echo("to undo: " + "; ".join(
         f"in {edit.path} {_undo(edit.settings)}" for edit in edits))
+
+
+def _dotted(keys: tuple[str, ...]) -> str:
+    from dsh_cli.mcp.install.documents import dotted
+
+    return dotted(keys)
+
+
+def _json(value: Any) -> str:
+    """A value as one line of JSON, whatever a config file held (a TOML date, a surrogate)."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _keys(settings: Any) -> str:

@@ -41,22 +41,28 @@ def install_dsh(agent: str, home: Path, project: Path, *, args: tuple[str, ...] 
 
     Only what an offline test run needs is added on top of what install wrote: ``ARGS`` after
     ``mcp`` and ``env`` in the server's entry (Codex passes a server only a few variables of
-    its own environment, so ``DSH_HOME`` and ``PYTHONPATH`` are named there), and ``entry``,
+    its own environment, so ``PYTHONPATH`` is named there; ``DSH_HOME`` is install's own,
+    run with the desk's ``DSH_HOME`` as a user would), and ``entry``,
     keys a test sets in that entry. Every key that lets the agent list and call the tool is
     install's own.
     """
-    environ = {key: value for key, value in os.environ.items() if key != "XDG_CONFIG_HOME"}
+    environ = {key: value for key, value in os.environ.items()
+               if key not in ("XDG_CONFIG_HOME", "DSH_HOME")}
+    extra = dict(env or {})
+    if "DSH_HOME" in extra:  # install run as the user would, with the DSH_HOME of the desk
+        environ["DSH_HOME"] = extra["DSH_HOME"]
     done = subprocess.run([DSH, "mcp", "install", agent], cwd=project,
                           env={**environ, "HOME": str(home)}, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
-    extra = dict(env or {})
     if agent == "codex":
         path = home / ".codex" / "config.toml"
         document = tomlkit.parse(path.read_text(encoding="utf-8"))
         server = document["mcp_servers"]["dsh"]  # type: ignore[index]
         server["args"] = [*server["args"], *args]  # type: ignore[index]
-        server["env"] = extra  # type: ignore[index]
+        # DSH_HOME in the entry is install's own (Codex passes a server none of its own)
+        extra.pop("DSH_HOME", None)
+        server.setdefault("env", {}).update(extra)  # type: ignore[union-attr]
         server.update(entry or {})  # type: ignore[union-attr]
         path.write_text(tomlkit.dumps(document), encoding="utf-8")
         return

@@ -18,7 +18,13 @@ schema or source of the version named), not written from memory:
   the tools can be missing, as ``tests/agents`` found with 0.171.0),
   ``startup_timeout_sec`` (default 10), ``tool_timeout_sec`` (default 60) and
   ``tools.ask_user_question.approval_mode = "approve"``; the project's file is read only
-  once Codex trusts the project.
+  once Codex trusts the project. A server gets only ``HOME``, ``LOGNAME``, ``PATH``,
+  ``SHELL``, ``USER``, ``LANG``, ``LC_ALL``, ``TERM``, ``TMPDIR``, ``TZ`` (and CA-bundle
+  variables) of Codex's environment plus its ``env`` table (``create_env_for_mcp_server``
+  in ``codex-rs/rmcp-client``; 0.171.0 run with a probe server saw no ``DSH_HOME``), so a
+  ``DSH_HOME`` set at install goes into ``[mcp_servers.dsh.env]``. Claude Code 2.1.197 and
+  Gemini CLI 0.61.0 pass their whole environment on (Gemini less a few credentials), as
+  the same probe saw; their entries get no ``env``.
 - Gemini CLI (0.61.0, its settings schema): ``mcpServers`` in ``~/.gemini/settings.json``
   or ``.gemini/settings.json``; ``timeout`` in ms (default 10 minutes), ``trust: true``
   skips its confirmation for this server's tools. It starts no MCP server in a folder it
@@ -82,8 +88,8 @@ def _claude(scope: Scope, home: Path, project: Path, command: list[str]) -> list
         "timeout": HUMAN_TIMEOUT * 1000})
     settings = (Setting(("permissions", "allow"), f"mcp__{SERVER}__{TOOL}", "add"),
                 # without "0", `claude -p` does not wait for servers at all
-                Setting(("env", "MCP_CONNECTION_NONBLOCKING"), "0", "default"),
-                Setting(("env", "MCP_CONNECT_TIMEOUT_MS"), str(STARTUP_WAIT * 1000), "default"))
+                Setting(("env", "MCP_CONNECTION_NONBLOCKING"), "0"),
+                Setting(("env", "MCP_CONNECT_TIMEOUT_MS"), str(STARTUP_WAIT * 1000)))
     if scope == "user":
         return [Edit(home / ".claude.json", "json", server),
                 Edit(home / ".claude" / "settings.json", "json", settings)]
@@ -102,6 +108,12 @@ def _codex(scope: Scope, home: Path, project: Path, command: list[str]) -> list[
                                 "required": True, "startup_timeout_sec": STARTUP_WAIT,
                                 "tool_timeout_sec": HUMAN_TIMEOUT}),
                 Setting((*keys, "tools", TOOL, "approval_mode"), "approve"))
+    dsh_home = os.environ.get("DSH_HOME")
+    if dsh_home:
+        # Codex passes a server only HOME, PATH and a few more of its own environment
+        # (codex-rs rmcp-client DEFAULT_ENV_VARS): without this its dsh mcp would look for
+        # the desk in another directory than the dsh attach started with DSH_HOME
+        settings = (*settings, Setting((*keys, "env", "DSH_HOME"), os.path.abspath(dsh_home)))
     return [Edit(base / ".codex" / "config.toml", "toml", settings)]
 
 
