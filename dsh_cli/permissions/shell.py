@@ -33,13 +33,14 @@ matched; such a command is never plain, so no allow rule covers it and it is ask
 
 from __future__ import annotations
 
+import functools
 import itertools
 import posixpath
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Reading", "covers", "read_command"]
+__all__ = ["MAX_COMMAND", "Reading", "covers", "read_command"]
 
 # unquoted characters every one of bash, zsh, dash and fish takes literally
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,+%@=")
@@ -49,7 +50,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=.*", re.S)
 # words the grammar puts before a command: the command starts after them
 _RESERVED = frozenset({"!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done",
-                       "while", "until", "time", "coproc", "esac", "-"})
+                       "while", "until", "coproc", "esac", "-"})
 # programs that run the command given in their arguments
 _RUNNERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "nice",
                       "ionice", "timeout", "xargs", "stdbuf", "setsid", "chroot", "time",
@@ -58,6 +59,8 @@ _RUNNERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohu
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"})
 _DEPTH = 8  # nested substitutions and -c strings read at most this deep
+MAX_COMMAND = 100_000  # characters: a longer command is not read (asked, never allowed)
+_LITERAL_RUN = re.compile(r"[A-Za-z0-9_./:+@-]+")  # safe anywhere in a word, no brace
 _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
          "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _OCTAL = re.compile("[0-7]{1,3}")
@@ -82,13 +85,27 @@ class _Unreadable(Exception):
     """The command cannot be read: unbalanced quotes, a here-document, a control character."""
 
 
+@dataclass
+class _Budget:
+    """What one reading may still spend: a hostile command is unreadable, never slow."""
+
+    chars: int = 4 * MAX_COMMAND  # the command's and every nested string's characters
+    nested: int = 64  # ``eval`` and ``-c`` strings read
+    words: int = 4096  # words made by brace expansion
+
+
 class _Reader:
     """One pass over ``text``; nested text (backticks, ``-c`` strings) gets its own reader."""
 
-    def __init__(self, text: str, commands: list[tuple[str, ...]], depth: int = 0) -> None:
+    def __init__(self, text: str, commands: list[tuple[str, ...]], depth: int = 0,
+                 budget: _Budget | None = None) -> None:
         if depth > _DEPTH:
             raise _Unreadable("nested too deep")
         self.text, self.at, self.depth = text, 0, depth
+        self.budget = budget or _Budget()
+        self.budget.chars -= len(text)
+        if self.budget.chars < 0:
+            raise _Unreadable("nested commands too long")
         self.commands = commands
         self.vanishing: list[frozenset[int]] = []
         self.simple = True
@@ -169,19 +186,22 @@ class _Reader:
         self.commands.append(command)
         self.vanishing.append(frozenset(gone))
         for start in _starts(command, gone):
-            name = posixpath.basename(start[0])
-            if name == "eval" and len(start) > 1:
-                self.nested(" ".join(start[1:]))
+            name = posixpath.basename(command[start])
+            if name == "eval" and start + 1 < len(command):
+                self.nested(" ".join(command[start + 1:]))
             elif name in _SHELLS:
-                for at, word in enumerate(start[1:], 1):
-                    if not word.startswith("-") or word.startswith("--"):
+                for at in range(start + 1, len(command) - 1):
+                    if not command[at].startswith("-") or command[at].startswith("--"):
                         break
-                    if "c" in word and at + 1 < len(start):
-                        self.nested(start[at + 1])
+                    if "c" in command[at]:
+                        self.nested(command[at + 1])
                         break
 
     def nested(self, text: str) -> None:
-        reader = _Reader(text, self.commands, self.depth + 1)
+        self.budget.nested -= 1
+        if self.budget.nested < 0:
+            raise _Unreadable("too many nested commands")
+        reader = _Reader(text, self.commands, self.depth + 1, self.budget)
         reader.sequence(None)
         self.vanishing.extend(reader.vanishing)
         self.simple = False
@@ -230,6 +250,10 @@ class _Reader:
             elif char == "`":
                 plain = False
                 parts.append((self.backticks(), False))
+            elif run := _LITERAL_RUN.match(self.text, self.at):
+                parts.append((run.group(), False))
+                literal = True
+                self.at = run.end()
             else:
                 if char not in _SAFE or (char in "=%" and self.at == start):
                     plain = False
@@ -241,7 +265,7 @@ class _Reader:
             return [], False, False  # only ``\<newline>``: no word at all
         raw = self.text[start:self.at]
         expansions_only = not quoted and not literal
-        return _braces(parts), raw.isascii() and raw.isdigit(), expansions_only
+        return _braces(parts, self.budget), raw.isascii() and raw.isdigit(), expansions_only
 
     def double_quoted(self) -> str:
         """The value of a double-quoted part (the opening quote consumed)."""
@@ -372,16 +396,16 @@ class _Reader:
         return self.text[start:self.at]
 
 
-def _braces(parts: list[tuple[str, bool]]) -> list[str]:
+def _braces(parts: list[tuple[str, bool]], budget: _Budget) -> list[str]:
     """Bash's brace expansion of a word's comma lists (``{rm,-rf,x}``, ``r{m,}``)."""
     chars = [text if not brace else {"{": "\0{", ",": "\0,", "}": "\0}"}[text]
              for text, brace in parts]
     if not any(brace and text == "{" for text, brace in parts):
         return ["".join(text for text, _ in parts)]
-    return [item.replace("\0", "") for item in _expand(chars)]
+    return [item.replace("\0", "") for item in _expand(chars, budget)]
 
 
-def _expand(chars: list[str]) -> list[str]:
+def _expand(chars: list[str], budget: _Budget) -> list[str]:
     """Expand the first brace group with a comma at its top level; the rest recursively."""
     for opened, token in enumerate(chars):
         if token != "\0{":
@@ -399,14 +423,20 @@ def _expand(chars: list[str]) -> list[str]:
                 cuts = [opened, *commas, at]
                 head, tail = chars[:opened], chars[at + 1:]
                 return [done for left, right in itertools.pairwise(cuts)
-                        for done in _expand(head + chars[left + 1:right] + tail)]
+                        for done in _expand(head + chars[left + 1:right] + tail, budget)]
             elif chars[at] == "\0," and not depth:
                 commas.append(at)
+    budget.words -= 1
+    if budget.words < 0:
+        raise _Unreadable("a brace expansion of too many words")
     return ["".join(char.replace("\0", "") for char in chars)]
 
 
+@functools.lru_cache(maxsize=64)  # each rule of a verdict reads the same command
 def read_command(text: str) -> Reading:
     """``text`` as the shell reads it; ``problem`` says why when it cannot be read."""
+    if len(text) > MAX_COMMAND:
+        return Reading((), False, False, f"longer than {MAX_COMMAND} characters")
     if _CONTROL.search(text):
         return Reading((), False, False, "a control character")
     commands: list[tuple[str, ...]] = []
@@ -420,23 +450,21 @@ def read_command(text: str) -> Reading:
                    vanishing=tuple(reader.vanishing))
 
 
-def _starts(words: tuple[str, ...], gone: Collection[int] = ()) -> list[tuple[str, ...]]:
+def _starts(words: tuple[str, ...], gone: Collection[int] = ()) -> Iterator[int]:
     """Where a rule may match in one command: after assignments, reserved words and words
     that may vanish (``gone``), and after a program that runs another, at any later word."""
     at = 0
     while at < len(words) and (words[at] in _RESERVED or _ASSIGNMENT.fullmatch(words[at])
                                or at in gone):
         at += 1
-    rest = words[at:]
-    if not rest:
-        return []
-    name = posixpath.basename(rest[0])
+    if at == len(words):
+        return
+    yield at
+    name = posixpath.basename(words[at])
     if name in _RUNNERS:
-        return [rest, *(rest[later:] for later in range(1, len(rest)))]
-    if name == "find":
-        return [rest, *(rest[later + 1:] for later, word in enumerate(rest)
-                        if word in _FIND_RUNS)]
-    return [rest]
+        yield from range(at + 1, len(words))
+    elif name == "find":
+        yield from (later + 1 for later in range(at, len(words)) if words[later] in _FIND_RUNS)
 
 
 def _rule_words(spec: str) -> tuple[tuple[str, ...], bool]:
@@ -449,14 +477,16 @@ def _rule_words(spec: str) -> tuple[tuple[str, ...], bool]:
     return tuple(text.split()), prefix
 
 
-def _starts_with(words: tuple[str, ...], rule: tuple[str, ...], prefix: bool, *,
+def _starts_with(words: tuple[str, ...], at: int, rule: tuple[str, ...], prefix: bool, *,
                  by_name: bool) -> bool:
-    if not words or len(words) < len(rule) or (not prefix and len(words) != len(rule)):
+    """Whether ``words`` from ``at`` are the rule's (or start with them, for a prefix)."""
+    left = len(words) - at
+    if left < len(rule) or (not prefix and left != len(rule)):
         return False
-    head = words[0]
+    head = words[at]
     if by_name and "/" not in rule[0]:
         head = posixpath.basename(head)
-    return head == rule[0] and words[1:len(rule)] == rule[1:]
+    return head == rule[0] and words[at + 1:at + len(rule)] == rule[1:]
 
 
 def covers(spec: str, command: str, *, every: bool) -> bool:
@@ -468,10 +498,10 @@ def covers(spec: str, command: str, *, every: bool) -> bool:
     reading = read_command(command)
     if every:
         return (reading.simple and reading.plain
-                and _starts_with(reading.commands[0], rule, prefix, by_name=False))
+                and _starts_with(reading.commands[0], 0, rule, prefix, by_name=False))
     if reading.problem is not None:
         flat = re.sub(r"[\"'\\]", "", command)
         return re.search(rf"(?<![\w.-]){re.escape(rule[0])}(?![\w.-])", flat) is not None
-    return any(_starts_with(start, rule, prefix, by_name=True)
+    return any(_starts_with(words, start, rule, prefix, by_name=True)
                for words, gone in zip(reading.commands, reading.vanishing, strict=True)
                for start in _starts(words, gone))

@@ -1,10 +1,10 @@
 """What a real shell executes: programs on ``PATH`` that record their argv and do nothing.
 
-``Sandbox(folder)`` makes ``folder/bin`` of shims (``git``, ``rm``, ``touch`` …, each
-appending its name and arguments to the log named by ``$SHIM_LOG``) plus links to the real
+``Sandbox.make(folder)`` makes ``folder/bin`` of shims (``git``, ``rm``, ``touch`` …, each
+writing its name and arguments to ``$SHIM_LOG.PID``) plus links to the real
 shells, so ``bash -c 'rm x'`` inside a command is recorded too. ``executed(shell, command)``
 runs ``SHELL -c COMMAND`` with only that ``PATH``, in the sandbox, and returns every argv
-the shims saw. Each call has its own log file, so tests (and calls) never share one.
+the shims saw. Each call has its own log, each shim run its own file: nothing is shared.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 SHIMS = ("git", "ls", "rm", "rmdir", "touch", "curl", "cat", "sudo", "env", "xargs", "find",
          "nohup", "grep")
 SHELLS = ("bash", "zsh", "dash", "sh")
-_SHIM = '#!/bin/sh\n{ printf \'%s\\0\' "${0##*/}" "$@"; printf \'\\036\\0\'; } >> "$SHIM_LOG"\n'
+# each run writes a file of its own: shims running at once (a pipe, ``<(…)``) never mix
+_SHIM = '#!/bin/sh\nprintf \'%s\\0\' "${0##*/}" "$@" > "$SHIM_LOG.$$"\n'
 
 
 def shell_path(name: str) -> str | None:
@@ -29,23 +30,27 @@ def shell_path(name: str) -> str | None:
 class Sandbox:
     """A folder whose ``bin`` holds recording shims; commands run with it as their cwd."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.bin = folder / "bin"
-        self.bin.mkdir(parents=True)
-        self.logs = folder / "logs"
-        self.logs.mkdir()
+    def __init__(self, folder: Path, *, tag: str = "") -> None:
+        self.folder, self.bin, self.logs = folder, folder / "bin", folder / "logs"
+        self._tag = tag  # another process using the sandbox names its logs apart
+        self._calls = itertools.count()
+
+    @classmethod
+    def make(cls, folder: Path) -> Sandbox:
+        """A new sandbox in ``folder``: the shims, links to the real shells, two files."""
+        (folder / "bin").mkdir(parents=True)
+        (folder / "logs").mkdir()
         for name in SHIMS:
-            shim = self.bin / name
+            shim = folder / "bin" / name
             shim.write_text(_SHIM)
             shim.chmod(0o755)
         for name in SHELLS:
             real = shell_path(name)
             if real is not None:
-                (self.bin / name).symlink_to(real)
+                (folder / "bin" / name).symlink_to(real)
         (folder / "VICTIM").write_text("still here\n")
         (folder / "a.txt").write_text("")
-        self._calls = itertools.count()
+        return cls(folder)
 
     def env(self, log: Path) -> dict[str, str]:
         return {"PATH": str(self.bin), "HOME": str(self.folder), "SHIM_LOG": str(log),
@@ -55,21 +60,14 @@ class Sandbox:
         """Every argv the shims saw while ``shell -c command`` ran (name first)."""
         real = shell_path(shell)
         assert real is not None, f"no {shell} on this machine"
-        log = self.logs / f"{shell}-{next(self._calls)}.log"
+        log = self.logs / f"{self._tag}{shell}-{next(self._calls)}.log"
         subprocess.run([real, "-c", command], cwd=self.folder, env=self.env(log),
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
         return read_log(log)
 
 
 def read_log(log: Path) -> list[tuple[str, ...]]:
-    """The argv records of one shim log, in the order they were written."""
-    if not log.exists():
-        return []
-    records, current = [], []
-    for field in log.read_bytes().split(b"\0")[:-1]:
-        if field == b"\x1e":
-            records.append(tuple(current))
-            current = []
-        else:
-            current.append(os.fsdecode(field))
-    return records
+    """The argv of every shim run that logged under ``log``, in the order they started."""
+    runs = sorted(log.parent.glob(log.name + ".*"), key=lambda path: path.stat().st_mtime_ns)
+    return [tuple(os.fsdecode(field) for field in run.read_bytes().split(b"\0")[:-1])
+            for run in runs]

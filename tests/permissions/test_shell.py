@@ -8,6 +8,8 @@ bash runs must be one the deny rule denies.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fakes.shell_commands import ALLOW, CASES, DENY
 from fakes.shell_shims import Sandbox, shell_path
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_cli.permissions.rules import Rules
-from dsh_cli.permissions.shell import read_command
+from dsh_cli.permissions.shell import MAX_COMMAND, read_command
 from dsh_cli.permissions.vocabulary import Hints
 
 RULES = Rules(allow=tuple(f"Bash({spec})" for spec in ALLOW),
@@ -38,7 +40,7 @@ def shells() -> list[str]:
 
 @pytest.fixture
 def sandbox(tmp_path):
-    return Sandbox(tmp_path / "sandbox")
+    return Sandbox.make(tmp_path / "sandbox")
 
 
 def test_the_table_has_sixty_commands_and_every_verdict():
@@ -106,3 +108,14 @@ def test_every_rm_bash_runs_is_denied(sandbox, pieces):
     command = " ".join(pieces)
     if any(argv[0] == "rm" for argv in sandbox.executed("bash", command)):
         assert verdict(command) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "{a,b}" * 40, "sudo " + "eval a " * 14000, "$(" * 5000, "(" * 5000, "`" * 3 + "\\`" * 9000,
+    "bash -c " * 12000, "sudo " + "a " * 49000 + "rm", "a" * (MAX_COMMAND + 1)])
+def test_a_hostile_command_is_read_in_bounded_time(command):
+    started = time.monotonic()
+    reading = read_command(command)
+    assert time.monotonic() - started < 10  # seconds, on a loaded machine; about 1 alone
+    if reading.problem is not None:
+        assert verdict(command) != "allow"
