@@ -58,8 +58,10 @@ _RUNNERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohu
                       "chrt", "taskset", "caffeinate", "script", "su", "runuser", "parallel"})
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"})
+_SHORT_C = re.compile(r"-[A-Za-z]*c[A-Za-z]*")  # a shell's options that include -c
 _DEPTH = 8  # nested substitutions and -c strings read at most this deep
 MAX_COMMAND = 100_000  # characters: a longer command is not read (asked, never allowed)
+_EXPANDS_QUOTED = re.compile(r"[$`\\!]")  # what some shell expands inside double quotes
 _LITERAL_RUN = re.compile(r"[A-Za-z0-9_./:+@-]+")  # safe anywhere in a word, no brace
 _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
          "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -133,11 +135,12 @@ class _Reader:
                 while self.at < len(self.text) and self.peek() not in "\n\r":
                     self.at += 1
             elif char in "<>" or (char == "&" and self.peek(1) == ">"):
-                if self.redirection():
-                    self.end(words, gone)
-                    words, gone = [], set()
-                else:
+                substituted = self.redirection()
+                if substituted is None:
                     target = True
+                else:  # ``<(…)`` is a word of the command (a path), its inside a command
+                    self.plain = False
+                    words.append(substituted)
             elif char in _OPERATORS:
                 self.simple = False
                 self.end(words, gone)
@@ -161,19 +164,20 @@ class _Reader:
             raise _Unreadable("a redirection names no target")
         self.end(words, gone)
 
-    def redirection(self) -> bool:
-        """Consume a redirection operator; True for a process substitution (read in full)."""
+    def redirection(self) -> str | None:
+        """Consume a redirection operator (None), or read a process substitution (its text)."""
         self.simple = False
         if self.text.startswith(("<(", ">("), self.at):
+            start = self.at
             self.at += 2
             self.sequence(")")
-            return True
+            return self.text[start:self.at]
         if self.text.startswith("<<", self.at) and not self.text.startswith("<<<", self.at):
             raise _Unreadable("a here-document")
         for operator in ("&>>", "<<<", ">>", ">|", "<>", "<&", ">&", "&>", "<", ">"):
             if self.text.startswith(operator, self.at):
                 self.at += len(operator)
-                return False
+                return None
         raise AssertionError("not at a redirection")  # pragma: no cover
 
     def end(self, words: list[str], gone: set[int]) -> None:
@@ -189,11 +193,9 @@ class _Reader:
             name = posixpath.basename(command[start])
             if name == "eval" and start + 1 < len(command):
                 self.nested(" ".join(command[start + 1:]))
-            elif name in _SHELLS:
+            elif name in _SHELLS:  # ``bash -c``, ``sh -ec``, ``bash --norc -o x -lc``
                 for at in range(start + 1, len(command) - 1):
-                    if not command[at].startswith("-") or command[at].startswith("--"):
-                        break
-                    if "c" in command[at]:
+                    if _SHORT_C.fullmatch(command[at]):
                         self.nested(command[at + 1])
                         break
 
@@ -233,8 +235,7 @@ class _Reader:
                 self.at += 1
                 parts.append((self.double_quoted(), False))
                 content = self.text[opened + 1:self.at - 1]
-                plain = plain and content.isprintable() and not any(
-                    char in content for char in "$`\\!")
+                plain = plain and content.isprintable() and not _EXPANDS_QUOTED.search(content)
                 quoted = True
             elif char == "\\":
                 plain = False

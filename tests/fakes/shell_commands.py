@@ -24,6 +24,7 @@ CASES: list[tuple[str, str]] = [
     ("git status ''", "allow"),
     ("git status a,b user@host:path --format=%h", "allow"),
     ("git status 'a*b' \"c?d\" '$HOME' '~' '{a,b}'", "allow"),
+    ("git status '&&' ';' '|' '#'", "allow"),
     ("ls", "allow"),
     # not the rule's command
     ("git statusx", "ask"),
@@ -123,6 +124,8 @@ CASES: list[tuple[str, str]] = [
     ("while rm -rf x; do break; done", "deny"),
     ("bash -c 'rm -rf x'", "deny"),
     ('sh -ec "rm -rf x"', "deny"),
+    ("bash --norc -o pipefail -c 'rm -rf x'", "deny"),
+    ("cat <(git status) rm", "ask"),
     ("eval 'rm -rf x'", "deny"),
     ("{rm,-rf,x}", "deny"),
     ("r{m,} x", "deny"),
