@@ -1,12 +1,13 @@
 """A Bash command read the way the shell reads it, for rules like ``Bash(git status:*)``.
 
 ``read_command`` splits a command into its simple commands and their words, quotes and
-backslashes removed as a POSIX shell removes them. Every place one command can start
-another is a boundary: ``;``, ``&``, ``|``, ``&&``, ``||``, ``|&``, newlines, carriage
-returns, ``(`` and ``)``, ``{`` and ``}`` as words, ``$(…)``, backticks, ``<(…)``, ``>(…)``,
-zsh's ``=(…)``, a redirection (its target is no word of the command), a ``#`` comment. The
-text of ``bash -c STRING``, ``sh -c …`` and ``eval …`` is read as commands too, and so are
-the commands inside ``$(…)`` and backticks, also within double quotes and ``${…}``.
+backslashes removed as a POSIX shell removes them (``$'…'`` decoded, braces expanded as bash
+expands them). Every place one command can start another is a boundary: ``;``, ``&``,
+``|``, ``&&``, ``||``, ``|&``, newlines, carriage returns, ``(`` and ``)``, ``{`` and ``}``
+opening and closing a group, a redirection (its target is no word of the command), a ``#``
+comment. The commands inside ``$(…)``, backticks, ``<(…)``, ``>(…)`` and zsh's ``=(…)``,
+also within double quotes and ``${…}``, are read as commands of their own, and so is the
+text of ``eval …``, ``bash -c STRING``, ``sh -ec …``.
 
 Python's ``shlex`` (even with ``punctuation_chars``) loses what a rule needs: it takes a
 new line for a space, ``'&&'`` for the operator, keeps ``"$(rm x)"`` as one harmless word,
@@ -15,19 +16,19 @@ leaves backticks in words and ``\\<newline>`` in place; hence this reader.
 ``covers`` applies one rule's specifier:
 
 - **deny and ask** (``every=False``) match when any command of the reading matches: its
-  words (after ``NAME=value`` assignments, reserved words like ``if``, ``!``, ``{``, and
-  the program named by its path's last part, ``/bin/rm`` for ``rm``) start with the rule's;
-  after a program that runs another (``sudo``, ``env``, ``xargs``, ``nohup``, ``find
-  -exec`` …) the rule's words may start at any later word. A command that cannot be read
-  matches when the rule's first word appears in it as a word once quotes and backslashes are
-  removed, so a deny rule never fails open on a command nobody can read.
-- **allow** (``every=True``) covers a command only when it is one simple command, nothing
-  chained, nested or redirected, every word a **plain literal**, read alike by bash, zsh,
-  dash and fish (``PLAIN``), and its words start with the rule's (exactly, the program
-  named as the rule names it). Anything else is asked.
+  words start with the rule's after ``NAME=value`` assignments, reserved words (``if``,
+  ``!``, ``{`` …) and words of expansions only (``$()`` may leave no word), the program
+  named by its path's last part (``/bin/rm`` is ``rm``); after a program that runs another
+  (``sudo``, ``env``, ``xargs``, ``find -exec`` …) the rule's words may start at any later
+  word. A command that cannot be read matches when the rule's first word appears in it as a
+  word once quotes and backslashes are deleted: a deny rule never fails open on a command
+  nobody can read.
+- **allow** (``every=True``) covers a command only when it is one simple command (nothing
+  chained, nested, redirected or commented), every word a plain literal read alike by bash,
+  zsh, dash and fish, and its words start with the rule's exactly. Anything else is asked.
 
 A deny rule is a guard against the usual spellings, not a sandbox: a program name built at
-run time (``$x``, a glob, ``$(…)``) or a program that runs another from a file is not
+run time (``$x``, a glob, ``$(echo rm)``) or run by another program's own means is not
 matched; such a command is never plain, so no allow rule covers it and it is asked.
 """
 
