@@ -15,9 +15,9 @@ by a rule meant for another server.
 
 Another agent's tool may be narrowed by its input, as Claude Code writes it:
 ``Bash(git status)`` is that command exactly, ``Bash(git status:*)`` any command that starts
-with those words. An allow rule never covers a command that chains another (``;``, ``&``,
-``|``, a substitution, a redirection, a new line): ``git status && curl … | sh`` is asked;
-a deny or ask rule matches any command of such a chain.
+with those words. The command is read as the shell reads it (``permissions.shell``): an
+allow rule covers one simple command of plain words only (``git status && curl … | sh`` is
+asked); a deny or ask rule matches any command in it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dsh_cli.permissions.shell import covers
 from dsh_cli.permissions.vocabulary import Hints
 
 __all__ = ["NEVER_ASKED", "Rules", "Verdict", "matches", "rule_warnings"]
@@ -67,8 +68,6 @@ def _names(rule: str, tool: str, reading: tuple[str, str] | None) -> bool:
 
 # ``Tool(specifier)``: the tool narrowed by its input's command
 _SPECIFIED = re.compile(r"([A-Za-z0-9_.-]+)\((.*)\)", re.S)
-# what lets one command line run another: chains, pipes, substitutions, redirections
-_CHAIN = re.compile(r"&&|\|\||[;&|\n`<>]|\$\(")
 
 
 def _specified(rule: str, tool: str, arguments: Mapping[str, Any] | None, *,
@@ -81,15 +80,7 @@ def _specified(rule: str, tool: str, arguments: Mapping[str, Any] | None, *,
     command = (arguments or {}).get("command")
     if name != tool or not isinstance(command, str) or not spec.strip():
         return False
-    prefix = spec[:-2].strip() if spec.endswith(":*") else None
-    parts = [part.strip() for part in _CHAIN.split(command)]
-    if every:  # allow: one plain command, nothing chained to it
-        if len(parts) != 1:
-            return False
-        parts = [command.strip()]
-    return any(part == (prefix if prefix is not None else spec.strip())
-               or (prefix is not None and part.startswith(prefix + " "))
-               for part in parts)
+    return covers(spec.strip(), command, every=every)
 
 
 def _match(rule: str, tool: str, server: str | None, *, every: bool,
