@@ -183,7 +183,7 @@ def _bases(pattern: str) -> list[str]:
     """The folders ``pattern`` is relative to (two for ``/path`` when the roots differ)."""
     if pattern.startswith("//"):
         return ["/"]
-    if pattern.startswith("~/"):
+    if pattern == "~" or pattern.startswith("~/"):
         return [os.path.expanduser("~")]
     if pattern.startswith("/"):
         return _project_roots()
@@ -191,14 +191,15 @@ def _bases(pattern: str) -> list[str]:
 
 
 def _pattern(pattern: str) -> str:
-    """The gitignore pattern relative to its base: anchored (``/x``) for the rooted forms."""
-    if pattern.startswith("//"):
-        return pattern[1:]
-    if pattern.startswith("~/"):
-        return pattern[1:]
-    if pattern.startswith("./"):
-        return pattern[2:] or "**"
-    return pattern
+    """The gitignore pattern relative to its base: anchored (``/x``) for the rooted forms;
+    a bare base (``//``, ``~``, ``./``) is everything in it."""
+    if pattern == "~":
+        return "**"
+    if pattern.startswith(("//", "~/")):
+        pattern = pattern[1:]
+    elif pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pattern if pattern.strip("/") else "**"
 
 
 @lru_cache(maxsize=256)
