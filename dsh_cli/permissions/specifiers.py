@@ -70,22 +70,20 @@ def bash_command(spec: str) -> str:
 
 def covers(name: str, spec: str, tool: str, arguments: Mapping[str, Any] | None, *,
            every: bool) -> bool | None:
-    """Whether the rule ``name(spec)`` covers this call of ``tool``; None for a Bash command
-    specifier (the command matcher's), and for a rule naming another tool of no family."""
-    family = _FAMILIES.get(name)
-    named = tool == name or (family is not None and tool in family)
-    if name == "Bash" and tool == "Bash" and _bash_readable(spec):
+    """Whether the rule ``name(spec)`` covers this call of ``tool``; None for a Bash rule
+    the command matcher reads (``rules``)."""
+    if name == "Bash" and (tool != "Bash" or _bash_readable(spec)):
         return None
-    if not named:
-        return False if name != "Bash" else None
+    family = _FAMILIES.get(name)
+    if tool != name and (family is None or tool not in family):
+        return False
     if spec.strip() == "*":
         return True
-    if problem(name, spec) is not None:  # unreadable: the whole tool, or nothing
-        return not every
-    arguments = arguments or {}
-    if name == "WebFetch":
+    if problem(name, spec) is not None or (name != "WebFetch" and family is None):
+        return not every  # unreadable: the whole tool for deny and ask, nothing for allow
+    arguments = arguments if isinstance(arguments, Mapping) else {}  # raw text: no fields
+    if family is None:
         return _covers_url(spec.strip()[len("domain:"):], arguments.get("url"), every=every)
-    assert family is not None
     return _covers_path(spec.strip(), tool, family[tool], arguments, every=every)
 
 
