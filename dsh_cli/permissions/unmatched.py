@@ -41,6 +41,7 @@ def agent_warnings(rules: Rules, servers: Mapping[str, Iterable[str] | None], *,
     """The warnings for dsh's own agent; ``servers`` maps each configured server to its tools'
     names (None: it did not start), ``shared`` are the rules ``approve_tool_use`` reads too."""
     tools = {server: None if names is None else list(names) for server, names in servers.items()}
+    shared = {rule.strip() for rule in shared}
 
     def problem(rule: str) -> Problem | None:
         mine = _agent_problem(rule, tools, shared=rule in shared)
