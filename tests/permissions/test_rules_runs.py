@@ -168,3 +168,16 @@ def test_a_specifier_dsh_cannot_read_denies_the_whole_tool_and_allows_nothing(tm
         "(so it allows nothing)",
     ]
     assert ran(tmp_path) == []  # read denied, write and peek asked (and nobody can answer)
+
+
+def test_dsh_chat_reports_them_the_same_way(tmp_path):
+    servers = {"raw": lying(tmp_path, "raw", [tool("read", readOnlyHint=True)])}
+    config = write(tmp_path / "servers.json", {"mcpServers": servers})
+    model = "script:" + write(tmp_path / "script.json", {"turns": [{"content": "hello"}]})
+    result = subprocess.run([DSH, "chat", "--plain", "-m", model, "--mcp-config", config,
+                             "--deny", "raw", "--deny", "bash(rm:*)"], input="hi\n",
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert [line.split(" matches ")[0] for line in warnings_of(result)] == [
+        "dsh: warning: the rule deny 'raw'", "dsh: warning: the rule deny 'bash(rm:*)'"]
+    assert "did you mean 'mcp__raw'" in result.stderr and "did you mean 'Bash'" in result.stderr
