@@ -176,6 +176,10 @@ def _permission_gate(ui: Any, timeout: float | None) -> Any:
     except HarnessError as error:
         _say(format_line(error.code, f"{error.message}; approve_tool_use asks for every call"))
         rules = Rules()
+    from dsh_cli.permissions.unmatched import approve_warnings
+
+    for line in approve_warnings(rules):  # Claude Code's tools: Bash(rm:*), Read(~/.ssh/**)
+        _say(line)
     return PermissionGate(rules, approvals=Approvals(config_dir() / FILE_NAME),
                           events=ui.events, timeout=timeout)
 
