@@ -24,7 +24,6 @@ asked); a deny or ask rule matches any command in it. The other tools' specifier
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal

@@ -74,6 +74,9 @@ def covers(name: str, spec: str, tool: str, arguments: Mapping[str, Any] | None,
     the command matcher reads (``rules``)."""
     if name == "Bash" and (tool != "Bash" or _bash_readable(spec)):
         return None
+    if (name == tool and name not in (*_FAMILIES, "Bash", "WebFetch")
+            and isinstance(arguments, Mapping) and isinstance(arguments.get("command"), str)):
+        return None  # another tool that runs a command (an MCP shell): read as a Bash rule
     family = _FAMILIES.get(name)
     if tool != name and (family is None or tool not in family):
         return False
