@@ -115,6 +115,8 @@ def problem(name: str, spec: str) -> str | None:
         host = text[len("domain:"):] if text.startswith("domain:") else ""
         return None if host and _HOST.fullmatch(host) else (
             "has a specifier dsh does not read: WebFetch takes 'domain:HOST'")
+    if name.startswith("mcp__") and _bash_readable(spec):
+        return None  # an MCP tool that runs a command: its ``command`` read as Bash's
     for family, members in _FAMILIES.items():
         if name in members:
             return f"has a specifier dsh does not read: did you mean '{family}({text})'?"

@@ -179,3 +179,15 @@ def test_a_symlink_out_of_an_allowed_folder_is_not_allowed(places, tmp_path):
     (tmp_path / "project" / "sub" / "docs" / "key").symlink_to(home / ".ssh" / "id")
     rules = Rules(allow=("Read(./docs/**)",))
     assert rules.verdict("Read", Hints(), None, {"file_path": "docs/key"})[0] == "ask"
+
+
+def test_a_command_rule_on_an_mcp_tool_that_runs_commands_is_read_and_not_warned_of():
+    from dsh_cli.permissions.unmatched import agent_warnings
+
+    rules = Rules(deny=("mcp__sh__run(rm:*)",), allow=("mcp__sh__run(git status:*)",))
+    assert agent_warnings(rules, {"sh": ["run"]}) == []
+    hints = Hints()
+    assert rules.verdict("mcp__sh__run", hints, "sh", {"command": "r\\m -rf x"})[0] == "deny"
+    assert rules.verdict("mcp__sh__run", hints, "sh", {"command": "git status -s"})[0] == "allow"
+    unread = agent_warnings(Rules(deny=("mcp__sh__run(a*b)",)), {"sh": ["run"]})
+    assert unread and "denies every mcp__sh__run call" in unread[0]
