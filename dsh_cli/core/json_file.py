@@ -58,7 +58,8 @@ def read(path: Path, *, cap: int = PRIVATE_FILE_BYTES) -> Any:
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as error:
-        detail = error.msg if isinstance(error, json.JSONDecodeError) else type(error).__name__
+        detail = (f"{error.msg} at line {error.lineno} column {error.colno}"
+                  if isinstance(error, json.JSONDecodeError) else "nested too deeply")
         raise PrivateFileError(path, f"is not valid JSON (torn or corrupt: {detail}); "
                                      "move it away or fix it") from None
 
