@@ -132,8 +132,10 @@ class PermissionGate:
         try:
             self.approvals.approve(request, digest)
         except PrivateFileError as error:
-            return PermissionDecision("allow_session", f'"always" was not remembered '
-                                      f"({error.message}); allowed for this session only")
+            said = f'"always" was not remembered: {error.message}'
+            if self.notice is not None:  # the provider said "allowed always" already
+                self.notice(format_line(error.code, f"{said}; allowed for this session only"))
+            return PermissionDecision("allow_session", said)
         return decision
 
     async def _ask(self, provider: PermissionProvider, request: PermissionRequest,
