@@ -225,6 +225,10 @@ class Desk:
         elif kind == "permission/resolved":
             self._withdraw(link, event.get("rpc_id"),
                            f"{event.get('decision') or event.get('outcome')} at the server")
+            message = event.get("message")
+            if str(event.get("decision")).startswith("allow") and isinstance(message, str):
+                # what the server made of an allow (an "always" it could not save)
+                self.say(f"dsh: {sanitize_line(message)}")
         elif kind == "question/resolved":
             self._withdraw(link, event.get("rpc_id"), f"{event.get('outcome')} at the server")
         elif kind == "response/ack" and not event.get("accepted"):

@@ -108,6 +108,7 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
         return
     import dsh_cli
     from dsh_cli.config import config_dir, data_dir
+    from dsh_cli.core.home import approvals_file
     from dsh_cli.permissions import Approvals, PermissionGate
     from dsh_cli.tools.mcp.server_log import ServerLog, sdk_logs_to
     from dsh_cli.tools.mcp.toolset import McpToolset
@@ -130,8 +131,8 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
             _warn_rules(plan, {status.name: [tool.remote_name for tool in status.tools]
                                if status.started else None for status in toolset.statuses},
                         stderr)
-            gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
-                                  events=runtime.events,
+            gate = PermissionGate(plan.rules(), Approvals(approvals_file()),
+                                  events=runtime.events, notice=lambda line: _line(stderr, line),
                                   timeout=runtime.settings.question_timeout,
                                   session_id=runtime.session_id)
             stack.callback(toolset.register(runtime.tools))

