@@ -12,8 +12,6 @@ settles nothing: the entry stays pending for a frame that names its session. The
 
 from __future__ import annotations
 
-import json
-
 from dsh_cli.core.events import WRONG_SESSION, ResponseAck
 
 __all__ = ["WRONG_SESSION", "refusal"]
@@ -25,6 +23,8 @@ def refusal(rpc_id: str, owner: str | None, named: str | None) -> ResponseAck | 
     """None when ``named`` (the frame's ``session_id``) is ``owner``; else the refusal."""
     if named == owner:
         return None
+    import json  # only on a refusal: dsh ask's terminal path imports no json before asking
+
     whose = f"session {owner}" if owner is not None else "no session"
     # the controller's text JSON-escaped and cut short: no control character reaches a
     # terminal that shows the refusal (dsh attach does)
