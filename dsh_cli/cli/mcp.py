@@ -136,7 +136,6 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
             gate.register_provider(DeskPermissions(hub, wait=wait, alert=_tty_alert))
         store = _open_store()
         service = AskService(ui, sources=hub.sources, store=store, report=_say)
-        hub.session_id = lambda: service.session_id
         stack.callback(service.close)
         # a signal marks pending batches interrupted before the unwinding aborts them
         stack.callback(on_termination(service.mark_interrupted, sigint=True))

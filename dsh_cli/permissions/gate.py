@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.errors import (
@@ -141,6 +142,8 @@ class PermissionGate:
     async def _ask(self, provider: PermissionProvider, request: PermissionRequest,
                    digest: str) -> PermissionDecision:
         rpc_id = "p_" + os.urandom(8).hex()
+        # the request belongs to the session it is announced in: only its frames settle it
+        request = replace(request, session_id=self.session_id)
         self.events.emit(PermissionRequested(
             rpc_id=rpc_id, session_id=self.session_id, call_id=request.call_id,
             tool=request.tool, server=request.server, arguments=request.arguments,
