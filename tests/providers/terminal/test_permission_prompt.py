@@ -159,7 +159,7 @@ def test_a_command_wider_than_the_screen_wraps_and_its_tail_is_shown():
     assert all(len(line) <= 80 for line in lines)
     assert not any(line.endswith("…") for line in lines)
     start = next(n for n, line in enumerate(lines) if line.startswith("   command: "))
-    rows = [lines[start][3:]] + [line[5:] for line in lines[start + 1:start + 4]]
+    rows = [lines[start][3:]] + [line[5:] for line in lines[start + 1:start + 3]]
     assert "".join(rows) == f'command: "{LONG}"'  # every character, the tail included
 
 
