@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import textwrap
 from dataclasses import dataclass, field
@@ -85,15 +84,6 @@ class PermissionPromptState:
         self.highlight = (self.highlight + step) % len(CHOICES)
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    except (TypeError, ValueError):
-        return repr(value)
-
-
 def _keys(request: PermissionRequest, state: PermissionPromptState, width: int) -> str:
     if state.reason is not None:
         return "enter deny with this reason · esc back"
@@ -128,16 +118,9 @@ def hard_wrap(text: str, width: int, indent: int) -> list[str]:
 
 
 def argument_rows(request: PermissionRequest, width: int) -> list[str]:
-    """The arguments as the rows drawn at ``width``: each value whole, invisible characters
-    escaped, wrapped where it is wide."""
-    arguments = request.arguments
-    items: list[str] = []
-    if isinstance(arguments, dict):
-        items = [f"{escape_invisible(str(name))}: {escape_invisible(_value_text(value))}"
-                 for name, value in arguments.items()]
-    elif arguments not in (None, "", {}):
-        items = [escape_invisible(_value_text(arguments))]
-    return [row for item in items for row in hard_wrap("   " + item, width, ARGUMENT_INDENT)]
+    """The arguments as the rows drawn at ``width``: each whole, wrapped where it is wide."""
+    return [row for item in wording.arguments(request)
+            for row in hard_wrap("   " + item, width, ARGUMENT_INDENT)]
 
 
 def permission_lines(request: PermissionRequest, state: PermissionPromptState,

@@ -180,7 +180,7 @@ def test_allowing_waits_until_an_input_taller_than_the_screen_was_scrolled_to_it
 ])
 def test_scrolling_to_the_end_offers_the_allows(keys, decision):
     tall = request(arguments={"content": "x" * 30_000})  # ~390 rows at 80 columns
-    outcome, screen = decide(keys, tall, columns=80)
+    outcome, _ = decide(keys, tall, columns=80)
     if decision is None:
         assert isinstance(outcome, TimeoutError)
     elif decision == "deny":
