@@ -62,6 +62,7 @@ class PermissionPromptState:
     offset: int = 0  # the first argument row on screen
     rows: int = 0  # argument rows in all (at the width last drawn)
     seen: int = 0  # how many argument rows from the top have been on screen
+    wrapped: dict[int, list[str]] = field(default_factory=dict)  # argument rows by width
 
     @property
     def read_all(self) -> bool:
@@ -103,7 +104,12 @@ def hard_wrap(text: str, width: int, indent: int) -> list[str]:
     from wcwidth import wcwidth
 
     width = max(width, indent + 2)
-    rows: list[str] = []
+    if text.isascii():  # one cell a character (escaped text has no control): slices
+        rows = [text[:width]]
+        rows.extend(" " * indent + text[start:start + width - indent]
+                    for start in range(width, len(text), width - indent))
+        return rows
+    rows = []
     row: list[str] = []
     used = 0
     for char in text:
@@ -143,7 +149,8 @@ def permission_lines(request: PermissionRequest, state: PermissionPromptState,
         wrapped = textwrap.wrap(f"what it does: {what}", max(width - 3, 10),
                                 subsequent_indent="  ")
         lines.extend([("class:hints", fit(f"   {text}", width))] for text in wrapped[:3])
-    rows = argument_rows(request, width)
+    if (rows := state.wrapped.get(width)) is None:  # once a width, not once a frame
+        rows = state.wrapped[width] = argument_rows(request, width)
     at = len(lines)  # the argument window goes here, once the room left is known
     warning, claimant, phrases = wording.hint_words(request.hints, request.server)
     if claimant is not None:
