@@ -1,16 +1,21 @@
 """Display safety: model-written text must never drive the terminal.
 
 ``sanitize`` removes ANSI/VT escape and control sequences, C0 and C1 controls other than
-newline and tab, bidirectional overrides, isolates and marks, and zero-width characters.
+newline and tab, bidirectional overrides, isolates and marks, zero-width characters and
+Unicode tag characters (U+E0000-U+E007F, invisible letters that can smuggle a second text).
 Wide characters stay; ``display_width`` measures them in terminal cells.
+
+``escape_invisible`` is for what a human grants (a permission prompt's arguments): nothing
+is removed, every character that would not show as itself becomes a visible escape.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 
-__all__ = ["display_width", "sanitize", "sanitize_line"]
+__all__ = ["display_width", "escape_invisible", "sanitize", "sanitize_line"]
 
 _ESCAPE_SEQUENCES = (
     r"""
@@ -27,6 +32,7 @@ _UNSAFE_CHARS = (
     "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but tab and newline), DEL, C1
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, overrides, isolates
     "\u200b\u200c\u2060-\u2064\ufeff\u180e"  # zero-width characters (ZWJ: below)
+    "\U000e0000-\U000e007f"  # tag characters: a flag's tags go too (🏴 stays, plain)
     "]"
 )
 
@@ -56,6 +62,44 @@ def sanitize(text: str) -> str:
 def sanitize_line(text: str) -> str:
     """``sanitize`` for a one-line slot: newlines and tabs become spaces."""
     return re.sub(r"[\n\t\u2028\u2029]", " ", sanitize(text))
+
+
+# drawn as blank or as nothing, yet letters: the Hangul fillers
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+# controls, format characters (bidi, zero-width, tags, soft hyphen), separators, surrogates,
+# private use and unassigned code points: none of them shows as itself
+_INVISIBLE_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` on one line with every character that would not show as itself escaped.
+
+    Newline, carriage return and tab become ``\\n``, ``\\r``, ``\\t``; any other control,
+    format character (bidi, zero-width, tag), separator, space other than U+0020 or
+    unassigned code point becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``. Nothing is removed:
+    what a human approves is every character of it.
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    out = []
+    for char in text:
+        if char in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[char])
+        elif char == " " or (char not in _INVISIBLE_LETTERS and _shows(char)):
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)
+
+
+def _shows(char: str) -> bool:
+    category = unicodedata.category(char)
+    return category not in _INVISIBLE_CATEGORIES and category != "Zs"
 
 
 def display_width(text: str) -> int:

@@ -3,21 +3,24 @@
 A prompt must explain itself to someone who does not know MCP (``spec/permissions.md``):
 who asks (the agent, or the server), what the tool does (its description, sanitised and
 cut), the server's hints in words and as the server's claim, and choices that say what
-they cover ("always" names its scope and how to undo it). Every string here is sanitised.
+they cover ("always" names its scope and how to undo it). Every string here is sanitised;
+what is granted (the tool's name, the arguments) is shown whole, with every character that
+would not show as itself escaped (``escape_invisible``), so nothing of it hides.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import escape_invisible, sanitize_line
 
 if TYPE_CHECKING:
     from dsh_cli.permissions.vocabulary import Decision, Hints, PermissionRequest
 
-__all__ = ["MAX_DESCRIPTION", "UNDO", "always_scope", "choice_labels", "description",
-           "hint_words", "title", "who"]
+__all__ = ["MAX_DESCRIPTION", "UNDO", "always_scope", "arguments", "choice_labels",
+           "description", "hint_words", "title", "who"]
 
 MAX_DESCRIPTION = 160  # characters of a tool's description shown in a prompt
 UNDO = "dsh permissions rm"
@@ -31,7 +34,28 @@ def who(request: PermissionRequest) -> str:
 
 def title(request: PermissionRequest) -> str:
     """``Claude Code wants to run Bash``."""
-    return f"{who(request)} wants to run {sanitize_line(request.tool)}"
+    return f"{who(request)} wants to run {escape_invisible(request.tool)}"
+
+
+def arguments(request: PermissionRequest) -> list[str]:
+    """Each argument as ``name: value`` on one line, whole: values in JSON (a string quoted,
+    a newline ``\\n``), any other invisible character escaped. Never cut: it is what is granted."""
+    given = request.arguments
+    if isinstance(given, dict):
+        return [f"{escape_invisible(str(name))}: {escape_invisible(_value_text(value))}"
+                for name, value in given.items()]
+    if given in (None, "", {}):
+        return []
+    return [escape_invisible(_value_text(given))]
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def description(request: PermissionRequest) -> str | None:

@@ -1,7 +1,9 @@
 """Permission requests in plain lines: the same prompt as the terminal, as numbered text.
 
 It shares the plain question provider's line reader (one reader per stdin), so questions
-and permission requests of one session read the same lines in order.
+and permission requests of one session read the same lines in order. What is granted is
+printed whole before the prompt line (``wording.arguments``: a newline shows as ``\\n``,
+never as a break or a space), so reading up to the prompt is reading all of it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ __all__ = ["PROMPT", "PlainPermissionPrompt"]
 PROMPT = "permission (1-4, or 4 followed by a reason; /cancel)> "
 _CHOICES = (("allow_once", "allow once"), ("allow_session", "allow for this session"),
             ("allow_always", "always"), ("deny", "deny"))
-MAX_VALUE = 200
 
 
 class PlainPermissionPrompt:
@@ -60,13 +61,7 @@ class PlainPermissionPrompt:
         lines = [f"[Permission] {wording.title(request)}"]
         if (what := wording.description(request)) is not None:
             lines.append(f"  what it does: {what}")
-        arguments = request.arguments
-        if isinstance(arguments, dict):
-            for name, value in arguments.items():
-                text = sanitize_line(str(value))
-                if len(text) > MAX_VALUE:
-                    text = text[:MAX_VALUE] + f"… ({len(text)} characters)"
-                lines.append(f"  {sanitize_line(str(name))}: {text}")
+        lines.extend(f"  {argument}" for argument in wording.arguments(request))
         warning, claimant, phrases = wording.hint_words(request.hints, request.server)
         if claimant is not None:
             lines.append(f"  {'warning: ' if warning else ''}{claimant} {'; '.join(phrases)}")

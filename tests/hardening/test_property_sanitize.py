@@ -12,6 +12,7 @@ from dsh_cli.interaction import display_width, sanitize, sanitize_line
 BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 ZERO_WIDTH = set("\u200b\u200c\u2060\u2061\u2062\u2063\u2064\ufeff\u180e")
 ZWJ = "\u200d"
+TAGS = {"\U000e0001", "\U000e0020", "\U000e0041", "\U000e0069", "\U000e007e", "\U000e007f"}
 
 
 def _is_pictograph(char: str) -> bool:
@@ -21,7 +22,7 @@ def _is_pictograph(char: str) -> bool:
 def _forbidden(char: str) -> bool:
     code = ord(char)
     return ((code < 0x20 and char not in "\n\t") or 0x7f <= code <= 0x9f
-            or char in BIDI or char in ZERO_WIDTH)
+            or char in BIDI or char in ZERO_WIDTH or 0xE0000 <= code <= 0xE007F)
 
 
 def assert_display_safe(text: str) -> None:
@@ -39,7 +40,7 @@ def assert_display_safe(text: str) -> None:
 TERMINAL_CHARS = st.sampled_from(
     ["\x1b", "[", "]", "\x07", "\x9b", "\x9d", "\x90", "\x9c", "\\", "P", "m", ";", "2",
      "\r", "\n", "\t", "\x00", "\x7f", "\x85", ZWJ, "\ufe0f", "😀", "👩", "名", "a", " ",
-     *sorted(BIDI), *sorted(ZERO_WIDTH)]
+     *sorted(BIDI), *sorted(ZERO_WIDTH), *sorted(TAGS), "\U0001f3f4"]
 )
 ANY_TEXT = st.one_of(
     st.text(max_size=40),
@@ -54,7 +55,7 @@ SEQUENCES = st.sampled_from([
     "\x1bP+q544e\x1b\\", "\x1b_apc\x1b\\", "\x1b^pm\x1b\\", "\x1bc", "\x1b7", "\x1b(B",
     "\x9b31m", "\x9d52;c;eA==\x9c", "\x90dcs\x9c",
     "\x00", "\x07", "\x08", "\r", "\x7f", "\x85", "\u202e", "\u2066", "\u2069",
-    "\u200e", "\u200b", "\ufeff", "\u2060", "\u061c",
+    "\u200e", "\u200b", "\ufeff", "\u2060", "\u061c", "\U000e0041\U000e0042", "\U000e007f",
 ])
 # Printable text: letters, digits, punctuation, spaces, CJK, emoji, newlines and tabs.
 PRINTABLE = st.text(
@@ -114,3 +115,16 @@ def test_spliced_sequences_go_and_the_text_and_its_width_stay(case):
 @given(ANY_TEXT)
 def test_display_width_of_sanitised_text_is_never_negative(text):
     assert display_width(sanitize_line(text)) >= 0
+
+
+@given(ANY_TEXT)
+def test_escape_invisible_hides_nothing_and_drops_nothing(text):
+    from dsh_cli.core.sanitize import escape_invisible
+
+    shown = escape_invisible(text)
+    assert_display_safe(shown)
+    assert "\n" not in shown and "\t" not in shown and ZWJ not in shown
+    assert all(unicodedata.category(char)[0] not in "CZ" or char == " " for char in shown)
+    # every character that shows as itself stays, in order; the rest became escapes
+    kept = iter(shown)
+    assert all(char in kept for char in text if escape_invisible(char) == char)

@@ -49,7 +49,8 @@ def test_a_number_decides(line, decision):
     outcome, shown = decide(line + "\n")
     assert outcome.decision == decision
     assert shown.startswith("[Permission] git wants to run mcp__git__git_reset\n")
-    assert "  repo_path: /r\n" in shown and "\x1b" not in shown
+    # the escape is shown, not sent to the terminal nor hidden
+    assert '  repo_path: "/r\\u001b[2J"\n' in shown and "\x1b" not in shown
     assert "warning: the server says: may change or delete things" in shown
     assert "  3. always (this tool, until `dsh permissions rm`)\n" in shown
     if decision == "allow_always":

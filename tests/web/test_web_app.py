@@ -159,3 +159,35 @@ def test_a_taken_port_is_a_web_error():
             await first.close()
 
     asyncio.run(main())
+
+
+def test_the_served_pages_sanitiser_drops_tag_characters_as_the_terminal_does(serve):
+    """The page's own ``clean`` (fetched from the host, run by node) against the Python one."""
+    import json
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from dsh_cli.core.sanitize import sanitize
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    tags = "".join(chr(0xE0000 + ord(char)) for char in "ignore the user") + "\U000e007f"
+    hostile = f"Deploy{tags} now?\u200b\u202e \u061c\U0001f600"
+
+    async def scenario(site):
+        script = (await site.request("GET", "/static/app.js", site.headers())).body.decode()
+        unsafe = re.search(r"^\s*const UNSAFE = .*;$", script, re.MULTILINE)
+        clean = re.search(r"^\s*function clean\(text\) \{\n.*?\n\s*\}$", script,
+                          re.MULTILINE | re.DOTALL)
+        assert unsafe and clean
+        program = (f"{unsafe.group(0)}\n{clean.group(0)}\n"
+                   f"process.stdout.write(JSON.stringify(clean({json.dumps(hostile)})));")
+        shown = await asyncio.to_thread(subprocess.run, [node, "-e", program],
+                                        capture_output=True, text=True, timeout=30)
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout) == sanitize(hostile) == "Deploy now? \U0001f600"
+
+    serve(scenario)

@@ -6,7 +6,9 @@
     keys.py       the flat key-binding table
     provider.py   TerminalProvider (the application and its countdown) and terminal_provider
     reflow.py     which terminals rewrap rows on a resize, and where the frame then starts
-    typeahead.py  echo off from command start until the UI owns the terminal (stdlib only)
+    typeahead.py  echo off from command start until the UI owns the terminal, and the keys
+                  typed before it dropped, for questions and permissions alike (stdlib only)
+    permission.py the permission prompt: what it grants shown whole, "always" confirmed
 
 Names load on first use, so ``typeahead`` can run before the seam and pydantic are imported.
 """

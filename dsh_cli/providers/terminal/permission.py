@@ -5,7 +5,13 @@ run what (the agent or the server, the tool), what the tool does, the arguments 
 long values folded), the server's hints as its claim (a destructive call in the warning
 colour), and the four choices one per line, "always" naming what it covers; a narrow
 screen gets the short words, still distinct at 40 columns.
-A digit decides at once; ``↑``/``↓`` (or ``←``/``→``) move and ``enter`` decides; ``tab``
+Every character of what is granted is shown: the tool and each argument wrap (never cut),
+newlines and invisible characters show as escapes (``escape_invisible``). Arguments taller
+than the screen scroll (``space``/``j`` down, ``k`` up), and allowing waits until their last
+row was on screen; deny is always there.
+Keys typed before the prompt appeared are dropped (``discard_typeahead``, as the question UI
+does). A digit decides, but "always" (``3``, or ``enter`` on it) asks first: ``y`` saves it,
+any other key goes back. ``↑``/``↓`` (or ``←``/``→``) move and ``enter`` decides; ``tab``
 opens a reason line (``enter`` then denies with that reason, ``esc`` goes back); ``esc``
 denies; ``ctrl-c`` dismisses the request (``ASK_CANCELLED``). The screen is restored however
 it ends and one summary line stays.
@@ -15,17 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
-from dsh_cli.core.sanitize import display_width, sanitize_line
+from dsh_cli.core.sanitize import display_width, escape_invisible, sanitize_line
 from dsh_cli.permissions import wording
 from dsh_cli.permissions.vocabulary import PermissionDecision
-from dsh_cli.providers.terminal.text import fit
+from dsh_cli.providers.terminal.text import cell_width, fit
+from dsh_cli.providers.terminal.typeahead import discard_typeahead
 
 if TYPE_CHECKING:
     from dsh_cli.permissions.vocabulary import Decision, PermissionRequest
@@ -37,7 +43,8 @@ CHOICES: tuple[tuple[Decision, str], ...] = (
     ("allow_always", "always"), ("deny", "deny"))  # the order keys 1-4 choose in
 SUMMARY = {"allow_once": "allowed once", "allow_session": "allowed for this session",
            "allow_always": "allowed always", "deny": "denied"}
-MAX_ARGUMENT_ROWS = 6
+ALWAYS = 2  # the index of "always" in CHOICES
+ARGUMENT_INDENT = 5  # continuation rows of an argument start here
 _STYLE = {"title": "bold", "warning": "bold fg:ansired", "hints": "dim", "current": "bold",
           "keys": "dim", "argument": "", "reason": "bold"}
 
@@ -51,35 +58,82 @@ class PermissionPromptState:
     decision: PermissionDecision | None = None
     dismissed: bool = False
     keys: list[str] = field(default_factory=list)
+    confirming: bool = False  # "always" was chosen: ``y`` saves it, any other key goes back
+    offset: int = 0  # the first argument row on screen
+    rows: int = 0  # argument rows in all (at the width last drawn)
+    seen: int = 0  # how many argument rows from the top have been on screen
+    wrapped: dict[int, list[str]] = field(default_factory=dict)  # argument rows by width
 
-    def choose(self, index: int) -> None:
+    @property
+    def read_all(self) -> bool:
+        """Every argument row has been on screen: allowing is offered only then."""
+        return self.seen >= self.rows
+
+    def choose(self, index: int) -> bool:
+        """Decide for ``CHOICES[index]``; False while that cannot be decided yet."""
         decision = CHOICES[index][0]
+        if decision != "deny" and not self.read_all:
+            return False  # an allow waits until the whole input was on screen
+        if decision == "allow_always" and not self.confirming:
+            self.confirming, self.highlight = True, index
+            return False
         message = (self.reason or "").strip() or None if decision == "deny" else None
         self.decision = PermissionDecision(decision, message)
+        return True
 
     def move(self, step: int) -> None:
         self.highlight = (self.highlight + step) % len(CHOICES)
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _keys(state: PermissionPromptState, width: int) -> str:
+def _keys(request: PermissionRequest, state: PermissionPromptState, width: int) -> str:
     if state.reason is not None:
         return "enter deny with this reason · esc back"
+    if state.confirming:
+        long = f"y to save always for {wording.always_scope(request)} · any other key back"
+        return long if len(long) + 1 <= width else "y to save always · other key back"
+    if not state.read_all:
+        long = "read it all to allow: space/j down · k up · 4 or esc deny"
+        return long if len(long) + 1 <= width else "space/j down · k up · esc deny"
     long = "1-4 choose · ↑↓ move · enter confirm · tab say why · esc deny"
     return long if len(long) + 1 <= width else "1-4 · ↑↓ · enter · tab why · esc deny"
 
 
+def hard_wrap(text: str, width: int, indent: int) -> list[str]:
+    """``text`` broken into rows of ``width`` cells, every character kept (none cut, no
+    space dropped at a break); continuation rows start ``indent`` spaces in."""
+    from wcwidth import wcwidth
+
+    width = max(width, indent + 2)
+    if text.isascii():  # one cell a character (escaped text has no control): slices
+        rows = [text[:width]]
+        rows.extend(" " * indent + text[start:start + width - indent]
+                    for start in range(width, len(text), width - indent))
+        return rows
+    rows = []
+    row: list[str] = []
+    used = 0
+    for char in text:
+        size = max(wcwidth(char), 0)
+        if used + size > width and row:
+            rows.append("".join(row))
+            row, used = [" " * indent], indent
+        row.append(char)
+        used += size
+    rows.append("".join(row))
+    return rows
+
+
+def argument_rows(request: PermissionRequest, width: int) -> list[str]:
+    """The arguments as the rows drawn at ``width``: each whole, wrapped where it is wide."""
+    return [row for item in wording.arguments(request)
+            for row in hard_wrap("   " + item, width, ARGUMENT_INDENT)]
+
+
 def permission_lines(request: PermissionRequest, state: PermissionPromptState,
-                     width: int) -> list[list[tuple[str, str]]]:
-    """The prompt as styled lines, each fitted to ``width`` cells (nothing wraps)."""
+                     width: int, height: int | None = None) -> list[list[tuple[str, str]]]:
+    """The prompt as styled lines of at most ``width`` cells: what is granted wraps, the rest
+    is fitted. With ``height``, arguments taller than the room left scroll in a window, and
+    ``state`` learns how many of their rows have been on screen."""
     width = max(width, 20)
     lines: list[list[tuple[str, str]]] = []
     title = next((text for text in (f" Permission · {wording.title(request)}",
@@ -87,26 +141,17 @@ def permission_lines(request: PermissionRequest, state: PermissionPromptState,
                   if display_width(text) <= width), None)
     if title is not None:
         lines.append([("class:title", title)])
-    else:  # the tool's name on a line of its own rather than cut off
+    else:  # the tool's name on rows of its own, wrapped rather than cut off
         lines.append([("class:title", fit(f" {wording.who(request)} wants to run", width))])
-        lines.append([("class:title", fit(f"   {sanitize_line(request.tool)}", width))])
+        lines.extend([("class:title", row)] for row in
+                      hard_wrap(f"   {escape_invisible(request.tool)}", width, ARGUMENT_INDENT))
     if (what := wording.description(request)) is not None:
         wrapped = textwrap.wrap(f"what it does: {what}", max(width - 3, 10),
                                 subsequent_indent="  ")
         lines.extend([("class:hints", fit(f"   {text}", width))] for text in wrapped[:3])
-    arguments = request.arguments
-    rows: list[str] = []
-    if isinstance(arguments, dict):
-        for name, value in arguments.items():
-            rows.append(f"{sanitize_line(str(name))}: {sanitize_line(_value_text(value))}")
-    elif arguments not in (None, "", {}):
-        rows.append(sanitize_line(_value_text(arguments)))
-    shown = rows[:MAX_ARGUMENT_ROWS]
-    for text in shown:
-        lines.append([("class:argument", fit("   " + text, width))])
-    if len(rows) > len(shown):
-        lines.append([("class:hints", fit(f"   … {len(rows) - len(shown)} more",
-                                          width))])
+    if (rows := state.wrapped.get(width)) is None:  # once a width, not once a frame
+        rows = state.wrapped[width] = argument_rows(request, width)
+    at = len(lines)  # the argument window goes here, once the room left is known
     warning, claimant, phrases = wording.hint_words(request.hints, request.server)
     if claimant is not None:
         style, mark = ("class:warning", "⚠ ") if warning else ("class:hints", "")
@@ -119,15 +164,37 @@ def permission_lines(request: PermissionRequest, state: PermissionPromptState,
     labels = wording.choice_labels(request)
     if any(len(label) + 5 > width for _, label in labels):  # a narrow screen: the short words
         labels = wording.choice_labels(request, short=True)
+    tail: list[list[tuple[str, str]]] = []
     for index, (_, label) in enumerate(labels):
         current = index == state.highlight
-        lines.append([("class:current" if current else "",
-                       fit(f" {'›' if current else ' '} {index + 1} {label}", width))])
+        tail.append([("class:current" if current else "",
+                      fit(f" {'›' if current else ' '} {index + 1} {label}", width))])
     if state.reason is not None:
-        lines.append([("class:reason", fit(f" why not? {sanitize_line(state.reason)}", width)),
-                      ("[SetCursorPosition]", "")])
-    lines.append([("class:keys", fit(" " + _keys(state, width), width))])
-    return lines
+        tail.append([("class:reason", fit(f" why not? {sanitize_line(state.reason)}", width)),
+                     ("[SetCursorPosition]", "")])
+    room = len(rows) if height is None else max(3, height - len(lines) - len(tail) - 2)
+    lines[at:at] = _argument_window(rows, state, room, width)
+    tail.append([("class:keys", fit(" " + _keys(request, state, width), width))])
+    return lines + tail
+
+
+def _argument_window(rows: list[str], state: PermissionPromptState, room: int,
+                     width: int) -> list[list[tuple[str, str]]]:
+    """At most ``room`` argument rows from ``state.offset``, a "rows a-b of n" marker last
+    when they do not all fit; records in ``state`` how far down has been seen."""
+    state.rows = len(rows)
+    if len(rows) <= room:
+        state.offset, state.seen = 0, len(rows)
+        return [[("class:argument", row)] for row in rows]
+    shown = room - 1
+    state.offset = min(max(0, state.offset), len(rows) - shown)
+    end = state.offset + shown
+    state.seen = max(state.seen, end)
+    marks = (f"   rows {state.offset + 1}-{end} of {len(rows)} · space/j down · k up",
+             f"   rows {state.offset + 1}-{end} of {len(rows)}")
+    mark = next((mark for mark in marks if cell_width(mark) <= width), marks[-1])
+    return [*([("class:argument", row)] for row in rows[state.offset:end]),
+            [("class:hints", fit(mark, width))]]
 
 
 def summary_line(request: PermissionRequest, decision: PermissionDecision | None,
@@ -171,6 +238,8 @@ class TerminalPermissionPrompt:
         state = self.state = PermissionPromptState()
         app = _application(request, state, self.input or session.input, output,
                            erase=not self.summary)
+        # a digit typed before the prompt was drawn must not grant what nobody saw
+        discard_typeahead(self.input or session.input, output)
         if self.notify == "bell":
             output.write_raw("\a")
             output.flush()
@@ -207,16 +276,25 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
     bindings = KeyBindings()
     holder: dict[str, Any] = {}
 
+    def measure(app: Any) -> None:
+        """The window as the next frame draws it: how far down is seen counts from the key
+        that scrolled, not from a frame drawn after keys that came in one read."""
+        size = app.output.get_size()
+        permission_lines(request, state, size.columns, size.rows)
+
     def finish(event: Any) -> None:
         width = event.app.output.get_size().columns
         holder["app"].ending = summary_line(request, state.decision, width)
         event.app.exit()
 
+    def decide(event: Any, index: int) -> None:
+        if state.choose(index):
+            finish(event)
+
     for number in range(1, len(CHOICES) + 1):
         @bindings.add(str(number), filter=_choosing(state))
         def _digit(event: Any, index: int = number - 1) -> None:
-            state.choose(index)
-            finish(event)
+            decide(event, index)
 
     @bindings.add("up", filter=_choosing(state))
     @bindings.add("left", filter=_choosing(state))
@@ -228,23 +306,43 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
     def _next(event: Any) -> None:
         state.move(1)
 
-    @bindings.add("enter")
+    @bindings.add("space", filter=_choosing(state))
+    @bindings.add("j", filter=_choosing(state))
+    @bindings.add("pagedown", filter=_choosing(state))
+    def _scroll_down(event: Any) -> None:
+        state.offset += _page(event.app)
+        measure(event.app)
+
+    @bindings.add("k", filter=_choosing(state))
+    @bindings.add("pageup", filter=_choosing(state))
+    def _scroll_up(event: Any) -> None:
+        state.offset = max(0, state.offset - _page(event.app))
+        measure(event.app)
+
+    @bindings.add("enter", filter=~_confirming(state))
     def _enter(event: Any) -> None:
-        state.choose(3 if state.reason is not None else state.highlight)
-        finish(event)
+        decide(event, 3 if state.reason is not None else state.highlight)
 
     @bindings.add("tab", filter=_choosing(state))
     def _reason(event: Any) -> None:
         state.reason = ""
         state.highlight = 3
 
-    @bindings.add("escape", eager=True)
+    @bindings.add("escape", eager=True, filter=~_confirming(state))
     def _escape(event: Any) -> None:
         if state.reason is not None:
             state.reason = None
             return
-        state.choose(3)
-        finish(event)
+        decide(event, 3)
+
+    @bindings.add("y", filter=_confirming(state))
+    @bindings.add("Y", filter=_confirming(state))
+    def _confirm(event: Any) -> None:
+        decide(event, ALWAYS)
+
+    @bindings.add("<any>", filter=_confirming(state))
+    def _back(event: Any) -> None:
+        state.confirming = False  # any key but y: nothing is saved, the choices are back
 
     @bindings.add("c-c")
     def _dismiss(event: Any) -> None:
@@ -267,8 +365,9 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
         if app.ending is not None:
             return [("", app.ending)]
         out: list[tuple[str, str]] = []
-        for number, line in enumerate(permission_lines(request, state,
-                                                       app.output.get_size().columns)):
+        size = app.output.get_size()
+        for number, line in enumerate(permission_lines(request, state, size.columns,
+                                                       size.rows)):
             if number:
                 out.append(("", "\n"))
             out.extend(line)
@@ -283,13 +382,25 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
     app.ending = None
     app.ttimeoutlen = 0.1
     holder["app"] = app
+    measure(app)  # before the first key: a long input is unread until scrolled
     return app
+
+
+def _page(app: Any) -> int:
+    """Rows a scroll key moves: a little less than a screen, so a row stays in view."""
+    return max(1, app.output.get_size().rows // 2)
 
 
 def _choosing(state: PermissionPromptState) -> Any:
     from prompt_toolkit.filters import Condition
 
-    return Condition(lambda: state.reason is None)
+    return Condition(lambda: state.reason is None and not state.confirming)
+
+
+def _confirming(state: PermissionPromptState) -> Any:
+    from prompt_toolkit.filters import Condition
+
+    return Condition(lambda: state.confirming)
 
 
 def _typing(state: PermissionPromptState) -> Any:

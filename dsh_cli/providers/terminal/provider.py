@@ -34,6 +34,7 @@ from dsh_cli.interaction import (
     sanitize_line,
 )
 from dsh_cli.providers.terminal.state import BatchState
+from dsh_cli.providers.terminal.typeahead import discard_typeahead
 
 __all__ = ["TerminalProvider", "terminal_provider"]
 
@@ -92,11 +93,7 @@ class TerminalProvider:
                                        output, keep=self.keep, interrupt=self.interrupt,
                                        desk=self.desk)
         self._alert(output, context.request)
-        if _discard_typeahead(self.input or session.input):
-            # the terminal echoed those keys before dsh could turn echo off ("2 Deploy
-            # now?"): the frame starts at column 0 of a line cleared of them
-            output.write_raw("\r\x1b[K")
-            output.flush()
+        discard_typeahead(self.input or session.input, output)
         # In raw mode ctrl-c is a key (cancel the batch); a SIGINT from outside belongs to
         # the command, and prompt-toolkit's own handler would remove the command's for good.
         task = asyncio.ensure_future(screen.app.run_async(handle_sigint=False))
@@ -137,37 +134,6 @@ class TerminalProvider:
             text = sanitize_line(first.header or first.question).replace(";", ",")[:80]
             output.write_raw(f"\x1b]9;dsh: {text}\x07")
         output.flush()
-
-
-def _discard_typeahead(input: Any) -> bool:
-    """Drop keys typed before the question appeared (say, while a reply streamed); whether
-    there were any.
-
-    Otherwise a digit typed ahead would silently pick an option the human never saw.
-    """
-    try:
-        fd = input.fileno()
-    except (AttributeError, NotImplementedError, OSError, ValueError):
-        return False
-    if not os.isatty(fd):
-        return False
-    import fcntl
-    import struct
-    import termios
-
-    pending = 0
-    with contextlib.suppress(termios.error, OSError):
-        # in canonical mode the count leaves out an unfinished line ("2" without enter)
-        saved = termios.tcgetattr(fd)
-        raw = termios.tcgetattr(fd)
-        raw[3] &= ~termios.ICANON
-        termios.tcsetattr(fd, termios.TCSANOW, raw)
-        try:
-            pending = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
-            termios.tcflush(fd, termios.TCIFLUSH)
-        finally:
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
-    return pending > 0
 
 
 def _drop_editing_defaults(app: Any) -> None:

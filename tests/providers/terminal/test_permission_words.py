@@ -80,7 +80,7 @@ def choice_lines(lines: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("columns", [100, 60, 40])
 def test_a_servers_tool_says_what_it_does_and_the_hints_in_words(columns):
-    before, after, outcome = drawn(notes_tool(), columns, "3")
+    before, after, outcome = drawn(notes_tool(), columns, "3y")
     text = "\n".join(before)
     assert "notes wants to run" in text and "mcp__notes__write_note" in text
     assert "what it does: Save a note" in text
@@ -101,7 +101,7 @@ def test_a_servers_tool_says_what_it_does_and_the_hints_in_words(columns):
 
 @pytest.mark.parametrize("columns", [100, 60, 40])
 def test_an_agents_call_names_the_agent_and_always_covers_this_input_here(columns):
-    before, after, outcome = drawn(agents_call(), columns, "3")
+    before, after, outcome = drawn(agents_call(), columns, "3y")
     text = "\n".join(before)
     assert "Claude Code wants to run Bash" in text
     assert "dsh wants" not in text

@@ -8,8 +8,9 @@
   const DRAFTS_KEY = "dsh-drafts";
   const INCOMPLETE = "Please answer or skip this question first.";
   const RECOMMENDED = /\s*(?:\(\s*recommended\s*\)|（\s*recommended\s*）|\(\s*推荐\s*\)|（\s*推荐\s*）)\s*$/i;
-  // display only: controls, bidi overrides/isolates and zero-width characters
-  const UNSAFE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]/g;
+  // display only: controls, bidi overrides/isolates, zero-width and tag characters (U+E0000-
+  // U+E007F, invisible letters), as dsh_cli/core/sanitize.py removes them from a terminal
+  const UNSAFE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/gu;
   const REFUSED = {
     "not-pending": "Not accepted: this batch is no longer pending (answered in another tab, or withdrawn).",
     "bad-response": "Not accepted: ",
