@@ -78,6 +78,15 @@
     return String(text == null ? "" : text).replace(UNSAFE, "");
   }
 
+  // what a permission grants is shown whole: an invisible character becomes its escape
+  function visible(text) {
+    return String(text == null ? "" : text).replace(UNSAFE, (char) =>
+      Array.from(char).map((c) => {
+        const code = c.codePointAt(0).toString(16).toUpperCase();
+        return code.length <= 4 ? `\\u${code.padStart(4, "0")}` : `\\U${code.padStart(8, "0")}`;
+      }).join(""));
+  }
+
   function displayLabel(label) {
     const stripped = label.replace(RECOMMENDED, "");
     return stripped.trim() ? stripped : label;
@@ -1010,11 +1019,11 @@
       body.push(el("p", { class: "warning", role: "note", id: "pc-warning",
                           text: `${claimant} says it may change or delete things that cannot be restored.` }));
     }
-    body.push(el("details", { class: "tool pc-arguments" }, [
-      el("summary", {}, [el("span", { class: "name", text: "arguments" }),
-                         el("span", { class: "args", text: shorten(argumentsText(request.arguments, false), 90) })]),
-      el("pre", { class: "detail", text: argumentsText(request.arguments, true) }),
-    ]));
+    // every byte of what a grant covers, wrapped, never cut; taller than its box, the allow
+    // buttons wait until it was scrolled to its end (deny never waits)
+    const shown = el("pre", { class: "detail pc-arguments", tabindex: "0", "aria-label": "arguments",
+                              text: visible(argumentsText(request.arguments, true)) });
+    body.push(shown);
     const rest = destructive ? words.slice(1) : words;
     if (rest.length) body.push(el("p", { class: "hint pc-hints", text: `${claimant} says: ${rest.join(" · ")}` }));
     const reason = el("textarea", { id: "pc-reason", rows: 1, disabled: asking.busy, "aria-describedby": "qc-error",
@@ -1029,7 +1038,17 @@
     }));
     composer.append(top, el("div", { class: `qc-body${destructive ? " destructive" : ""}` }, body),
                     el("div", { class: "actions" }, buttons));
-    if (focus) buttons[destructive ? 3 : 0].focus();
+    const allows = buttons.filter((button) => button.dataset.decision !== "deny");
+    const gate = () => {
+      asking.seen = asking.seen || shown.scrollTop + shown.clientHeight >= shown.scrollHeight - 2;
+      for (const button of allows) {
+        button.disabled = asking.busy || !asking.seen;
+        button.title = asking.seen ? "" : "Scroll the arguments to their end first";
+      }
+    };
+    shown.addEventListener("scroll", gate);
+    gate();
+    if (focus) buttons[destructive || !asking.seen ? 3 : 0].focus();
   }
 
   async function decide(decision) {
