@@ -354,8 +354,9 @@ class McpConnection:
         task = self._task
         if task is None:
             return
-        with contextlib.suppress(TimeoutError, Exception):
-            await asyncio.wait_for(asyncio.shield(task), CLOSE_GRACE_SECONDS)
+        # asyncio.wait, not a shielded wait_for: a task already cancelled (a close after a
+        # start that timed out) would raise its CancelledError here, past every handler
+        await asyncio.wait({task}, timeout=CLOSE_GRACE_SECONDS)
         await close_task(task)
 
 
