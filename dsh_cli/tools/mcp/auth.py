@@ -513,28 +513,19 @@ def _refusal(response: Any) -> str | None:
 
 def travels_safely(url: str) -> bool:
     """Whether a credential may travel to ``url``: https, or plain http on this machine."""
-    import ipaddress
-    from urllib.parse import urlsplit
+    from dsh_cli.core.urls import parse_endpoint
 
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-    except ValueError:
-        return False
-    if parts.scheme == "https":
-        return True
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
-    return parts.scheme == "http" and loopback
+    parsed = parse_endpoint(url)
+    return parsed is not None and (parsed.scheme == "https" or parsed.loopback)
 
 
 def check_endpoint(url: str) -> None:
     """Refuse an OAuth endpoint over http:// unless it is on this machine."""
+    from dsh_cli.core.urls import masked
+
     if not travels_safely(url):
-        raise UnsafeEndpoint(f"the authorization server's endpoint {url.split('?')[0]} is "
-                             "not https (plain http is only for 127.0.0.1): refused")
+        raise UnsafeEndpoint(f"the authorization server's endpoint {masked(url.split('?')[0])} "
+                             "is not https (plain http is only for 127.0.0.1): refused")
 
 
 def _endpoint_check(credentials: bool = False) -> type[Any]:
@@ -542,6 +533,8 @@ def _endpoint_check(credentials: bool = False) -> type[Any]:
     with ``credentials`` (a grant of the entry's own: a secret, a key, an assertion), a
     failed flow is ``CredentialsRefused`` with the SDK's reason, not a login to run."""
     from mcp.client.auth import OAuthFlowError
+
+    from dsh_cli.core.urls import masked
 
     class EndpointCheck:
         # the flow's own request still unanswered (metadata, registration, token): what a
@@ -555,7 +548,7 @@ def _endpoint_check(credentials: bool = False) -> type[Any]:
                 while True:
                     if outgoing is not request:
                         check_endpoint(str(outgoing.url))
-                        self.waiting_on = str(outgoing.url).split("?")[0]
+                        self.waiting_on = masked(str(outgoing.url).split("?")[0])
                     response = yield outgoing
                     self.waiting_on = None
                     try:
