@@ -19,9 +19,10 @@ from dsh_cli.core.errors import ConfigError
 __all__ = ["MASK", "Endpoint", "endpoint", "masked", "parse_endpoint", "where"]
 
 MASK = "***"
-# user information in a URL anywhere in a text: scheme://USERINFO@ (RFC 3986 3.2.1 has no
-# "/", "?", "#" or "@" in it; a space ends a URL in a message)
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@")
+# user information in a URL anywhere in a text: scheme://USERINFO@, up to the authority's
+# last "@" (as the parser takes a stray "@" in a password: user:pa@ss@host); the authority
+# ends at "/", "?", "#", and a space ends a URL in a message
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,11 @@ class Endpoint:
     def shown(self) -> str:
         """The whole URL for a message, user information masked."""
         return masked(self.url)
+
+    @property
+    def keeps_secrets(self) -> bool:
+        """Whether a credential may travel here: https, or plain http on this machine."""
+        return self.scheme == "https" or (self.scheme == "http" and self.loopback)
 
     @property
     def loopback(self) -> bool:

@@ -516,7 +516,7 @@ def travels_safely(url: str) -> bool:
     from dsh_cli.core.urls import parse_endpoint
 
     parsed = parse_endpoint(url)
-    return parsed is not None and (parsed.scheme == "https" or parsed.loopback)
+    return parsed is not None and parsed.keeps_secrets
 
 
 def check_endpoint(url: str) -> None:

@@ -347,10 +347,7 @@ def _credential_url(value: dict[str, Any], key: str, where: str,
     if url is None:
         return None
     url = expand(url, environ)
-    from dsh_cli.tools.mcp.auth import travels_safely
-
-    endpoint(url, f"{where}: oauth.{key}")
-    if not travels_safely(url):
+    if not endpoint(url, f"{where}: oauth.{key}").keeps_secrets:
         raise ConfigError(f"{where}: oauth.{key} must be an https URL (http only on "
                           "127.0.0.1 or localhost)")
     return url

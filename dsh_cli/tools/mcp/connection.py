@@ -92,6 +92,7 @@ class McpConnection:
         self.client_version = client_version
         self.tools: list[Any] = []
         self.failure: str | None = None
+        self.timed_out = False  # start() gave up waiting (startup_timeout)
         self._client: Any = None
         self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -111,6 +112,7 @@ class McpConnection:
             await asyncio.wait_for(asyncio.shield(self._ready), self.config.startup_timeout)
         except TimeoutError:
             self.failure = f"did not start within {self.config.startup_timeout:g} s"
+            self.timed_out = True
             self._ready.cancel()  # nobody waits for it any more
             await self.close()
             raise ToolError(f"MCP server {self.config.name} {self.failure}",

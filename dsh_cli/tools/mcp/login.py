@@ -212,7 +212,7 @@ def _reason(connection: Any, message: str, auth: Any, config: ServerConfig) -> s
     from dsh_cli.core.sanitize import sanitize_line
 
     pending = getattr(auth, "waiting_on", None)
-    if pending is not None and connection.failure and "did not start" in connection.failure:
+    if pending is not None and connection.timed_out:
         return (f"no answer from {sanitize_line(pending)} within "
                 f"{config.startup_timeout:g} s")
     return connection.failure or message
