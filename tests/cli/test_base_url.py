@@ -77,3 +77,13 @@ def test_a_bad_oauth_endpoint_is_one_config_line_naming_the_key(tmp_path, dsh_ho
     result = dsh("mcp", "list", "--mcp-config", str(servers))
     assert result.stderr == (f"dsh: CONFIG_ERROR: {servers}: server 'prot': oauth.issuer: "
                              "'https://***@[::1/' is not an http(s) URL with a host\n")
+
+
+def test_a_bad_mcp_server_url_is_one_config_line_not_a_server_that_failed(tmp_path, dsh_home):
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"prot": {
+        "type": "http", "url": f"http://me:{SECRET}@[::1/mcp"}}}))
+    result = dsh("mcp", "list", "--mcp-config", str(servers))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"dsh: CONFIG_ERROR: {servers}: server 'prot': url: "
+                             "'http://***@[::1/mcp' is not an http(s) URL with a host\n")

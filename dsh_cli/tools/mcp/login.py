@@ -55,7 +55,7 @@ class Callback:
         self.result: asyncio.Future[dict[str, str]] | None = None
         self._server: asyncio.Server | None = None
         self.port = 0
-        self.state: str | None = None  # the round's, from the URL shown; None: none yet
+        self.state: str | None = None  # the round's, from the URL shown; None: none shown
         self._open: dict[asyncio.StreamWriter, asyncio.Task[Any]] = {}
 
     @property
@@ -99,8 +99,8 @@ class Callback:
         """The round's first redirect with its state wins; whether this one is taken (a
         later one, or one with another state, changes nothing)."""
         values = {key: items[0] for key, items in parse_qs(query).items()}
-        if self.state is not None and values.get("state") != self.state:
-            return False
+        if self.state is None or values.get("state") != self.state:
+            return False  # before any URL was shown, nothing can be its answer
         if self.result is not None and not self.result.done():
             self.result.set_result(values)
         return True
