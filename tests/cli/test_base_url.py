@@ -68,15 +68,15 @@ def test_a_server_error_at_a_url_with_user_information_masks_it(server, dsh_home
     assert SECRET not in result.stderr + result.stdout
 
 
-def test_a_bad_oauth_endpoint_is_one_config_line_naming_the_key(tmp_path, dsh_home):
+def test_a_bad_oauth_endpoint_is_one_config_line_naming_the_key_and_quoting_nothing(tmp_path, dsh_home):
     servers = tmp_path / "servers.json"
     servers.write_text(json.dumps({"mcpServers": {"prot": {
         "type": "http", "url": "http://127.0.0.1:9/mcp",
         "oauth": {"client_id": "ci", "client_secret_env": "X",
                   "issuer": f"https://me:{SECRET}@[::1/"}}}}))
     result = dsh("mcp", "list", "--mcp-config", str(servers))
-    assert result.stderr == (f"dsh: CONFIG_ERROR: {servers}: server 'prot': oauth.issuer: "
-                             "'https://***@[::1/' is not an http(s) URL with a host\n")
+    assert result.stderr == (f"dsh: CONFIG_ERROR: {servers}: server 'prot': oauth.issuer "
+                             "must be an https URL (http only on 127.0.0.1 or localhost)\n")
 
 
 def test_a_bad_mcp_server_url_is_one_config_line_not_a_server_that_failed(tmp_path, dsh_home):

@@ -347,7 +347,8 @@ def _credential_url(value: dict[str, Any], key: str, where: str,
     if url is None:
         return None
     url = expand(url, environ)
-    if not endpoint(url, f"{where}: oauth.{key}").keeps_secrets:
+    parsed = parse_endpoint(url)
+    if parsed is None or not parsed.keeps_secrets:  # the line quotes no value
         raise ConfigError(f"{where}: oauth.{key} must be an https URL (http only on "
                           "127.0.0.1 or localhost)")
     return url
