@@ -68,7 +68,8 @@ def test_a_server_error_at_a_url_with_user_information_masks_it(server, dsh_home
     assert SECRET not in result.stderr + result.stdout
 
 
-def test_a_bad_oauth_endpoint_is_one_config_line_naming_the_key_and_quoting_nothing(tmp_path, dsh_home):
+def test_a_bad_oauth_endpoint_is_one_config_line_naming_the_key_and_quoting_nothing(
+        tmp_path, dsh_home):
     servers = tmp_path / "servers.json"
     servers.write_text(json.dumps({"mcpServers": {"prot": {
         "type": "http", "url": "http://127.0.0.1:9/mcp",
