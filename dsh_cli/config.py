@@ -23,6 +23,7 @@ from dsh_cli.core.defaults import (
 )
 from dsh_cli.core.errors import ConfigError
 from dsh_cli.core.home import config_dir, data_dir
+from dsh_cli.core.urls import endpoint, masked
 from dsh_cli.core.vendors import choose_key, default_base_url
 
 __all__ = [
@@ -75,7 +76,8 @@ class Settings:
 
     def __repr__(self) -> str:  # the key must never reach a log or a traceback
         key = "set" if self.api_key else "unset"
-        return f"Settings(model={self.model!r}, base_url={self.base_url!r}, api_key=<{key}>)"
+        return (f"Settings(model={self.model!r}, base_url={masked(self.base_url)!r}, "
+                f"api_key=<{key}>)")
 
     def for_model(self, model: str) -> Settings:
         """These settings talking to ``model``: its vendor's endpoint unless one was given,
@@ -193,6 +195,10 @@ def load_settings(
     keys = {name: env[name] for name in (*KEY_VARIABLES, *([named] if named else []))
             if env.get(name)}
     given_url = base_url or env.get("DSH_BASE_URL") or file.get("base_url")
+    if given_url:  # parsed once, here: a bad one is a line naming where it was given
+        url_key = ("--base-url" if base_url else "DSH_BASE_URL" if env.get("DSH_BASE_URL")
+                   else f"{where}: base_url")
+        given_url = endpoint(given_url, url_key).url
     notify = str(file.get("notify", "bell"))
     if notify not in NOTIFY_CHOICES:
         raise ConfigError(f"{where}: notify must be one of {', '.join(NOTIFY_CHOICES)}")

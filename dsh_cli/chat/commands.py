@@ -49,7 +49,9 @@ def _model(repl: Any, argument: str) -> None:
         repl.runtime.switch_model(argument)  # a ModelError is one line, the model unchanged
     settings = repl.runtime.settings
     name = repl.runtime.model.name
-    where = f" at {settings.base_url}" if needs_api_key(name) else ""
+    from dsh_cli.core.urls import masked
+
+    where = f" at {sanitize_line(masked(settings.base_url))}" if needs_api_key(name) else ""
     if argument:
         repl.renderer.line(f"model {sanitize_line(name)}{where} from the next message on")
     else:

@@ -4,14 +4,15 @@
 OpenAI's; ``DSH_API_KEY`` (and the variable ``api_key_env`` names in ``config.toml``) is
 the user's key for whatever endpoint dsh is pointed at. With no base URL given, a model
 OpenAI names (``gpt-4o-mini``, ``o3``) goes to OpenAI and every other to DeepSeek, the
-default. It imports nothing of dsh (and only the standard library).
+default. A URL is read by ``core.urls`` (the parser of the client that sends the key).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+
+from dsh_cli.core.urls import parse_endpoint, where
 
 __all__ = ["ANY_ENDPOINT", "DEEPSEEK", "OPENAI", "VENDORS", "KeyChoice", "Vendor", "choose_key",
            "default_base_url", "vendor_at"]
@@ -43,13 +44,10 @@ def default_base_url(model: str) -> str:
 
 def vendor_at(base_url: str) -> Vendor | None:
     """The vendor whose own endpoint ``base_url`` is (https and its exact host), else None."""
-    try:
-        parts = urlsplit(base_url.strip())
-        host = (parts.hostname or "").rstrip(".")
-    except ValueError:
+    parsed = parse_endpoint(base_url)
+    if parsed is None or parsed.scheme != "https":
         return None
-    if parts.scheme != "https":
-        return None
+    host = parsed.host.rstrip(".")
     return next((vendor for vendor in VENDORS if vendor.host == host), None)
 
 
@@ -93,8 +91,4 @@ def choose_key(base_url: str, environ: Mapping[str, str],
     chosen = next((name for name in usable if environ.get(name)), None)
     withheld = tuple(other.variable for other in VENDORS
                      if other.variable not in usable and environ.get(other.variable))
-    try:
-        host = urlsplit(base_url).netloc or base_url
-    except ValueError:
-        host = base_url
-    return KeyChoice(chosen, tuple(usable), withheld, host)
+    return KeyChoice(chosen, tuple(usable), withheld, where(base_url))

@@ -64,6 +64,7 @@ from dsh_cli.core.errors import (
     MODEL_TIMEOUT,
 )
 from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.urls import masked
 from dsh_cli.models.base import (
     ModelError,
     ReasoningDelta,
@@ -151,7 +152,7 @@ class OpenAIChatModel:
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # the key stays out of logs and tracebacks
-        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIChatModel(model={self.model!r}, base_url={masked(self.base_url)!r})"
 
     async def aclose(self) -> None:
         """Close the HTTP connections of the current event loop's client."""
@@ -407,7 +408,7 @@ class OpenAIChatModel:
         # Cut first: a 200 MB error body must not be sanitised whole to keep 300 characters.
         # The margin leaves room for what sanitising and the space collapse remove.
         text = text[:_MAX_DETAIL * 8]
-        text = scrub_key(sanitize_line(text), self.__key)
+        text = masked(scrub_key(sanitize_line(text), self.__key))
         text = re.sub(r"\s+", " ", text).strip()
         if len(text) > _MAX_DETAIL:
             text = text[:_MAX_DETAIL - 1] + "…"
@@ -481,10 +482,9 @@ class _Watchdog:
 
 
 def _host(base_url: str) -> str:
-    from urllib.parse import urlsplit
+    from dsh_cli.core.urls import where
 
-    parts = urlsplit(base_url)
-    return parts.netloc or base_url
+    return where(base_url)
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from dsh_cli.core.defaults import key_variables_hint
 from dsh_cli.core.errors import MISSING_API_KEY
+from dsh_cli.core.urls import where
 from dsh_cli.models.base import ModelError
 
 if TYPE_CHECKING:
@@ -91,15 +92,6 @@ def needs_api_key(name: str) -> bool:
     return backend_for(name)[0].needs_api_key
 
 
-def _host(base_url: str) -> str:
-    from urllib.parse import urlsplit
-
-    try:
-        return urlsplit(base_url).netloc or base_url
-    except ValueError:
-        return base_url
-
-
 def resolve_model(settings: Settings) -> ChatModel:
     """The model ``settings`` names; ``ModelError(MISSING_API_KEY)`` when a key is needed."""
     name = settings.model
@@ -107,7 +99,7 @@ def resolve_model(settings: Settings) -> ChatModel:
     if backend.needs_api_key and not settings.api_key:
         advice = settings.key_advice or key_variables_hint(settings.key_variables)
         origin = f" (named by {settings.model_origin})" if settings.model_origin else ""
-        raise ModelError(f"model {name}{origin} at {_host(settings.base_url)} needs an API key: "
+        raise ModelError(f"model {name}{origin} at {where(settings.base_url)} needs an API key: "
                          f"set {advice}; or use --model demo", MISSING_API_KEY)
     return backend.build(settings, rest)
 

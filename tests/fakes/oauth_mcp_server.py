@@ -33,6 +33,11 @@ ID-JAG (SEP-990); one sent with ``client_secret_basic`` must name a ``--client``
 ``token_type`` DPoP bound to the proof's key, and ``/mcp`` takes that token only as
 ``Authorization: DPoP`` with a fresh proof of that key (``ath``, ``htm``, ``htu``); with
 ``--dpop-nonce`` both the token endpoint and ``/mcp`` first answer ``use_dpop_nonce``.
+``--auth-server-apart FILE``: the authorization server listens on a port of its own (its
+issuer another origin, named in the protected-resource metadata), and each of the two
+servers appends every request it receives to FILE as one JSON line (``server``: ``mcp`` or
+``auth``, ``method``, ``path``, ``query``, ``body``); ``--hang-metadata``: the authorization
+server's metadata never answers (the request is held open).
 ``--record`` notes each proof taken (``dpop GRANT`` or ``dpop mcp``, ``+nonce`` with one)
 and each nonce challenge (``nonce token``, ``nonce mcp``).
 """
@@ -487,19 +492,65 @@ class DpopGate:
         await self.app(scope, replay, binding)  # type: ignore[operator]
 
 
+class Recording:
+    """ASGI middleware: every request ``app`` receives, one JSON line in ``path``."""
+
+    def __init__(self, app: object, name: str, path: str) -> None:
+        self.app, self.name, self.path = app, name, path
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)  # type: ignore[operator]
+        body, more = b"", True
+        while more:
+            message = await receive()  # type: ignore[operator]
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        with open(self.path, "a", encoding="utf-8") as file:
+            file.write(json.dumps({
+                "server": self.name, "method": scope["method"], "path": scope["path"],
+                "query": scope["query_string"].decode("latin-1"),
+                "body": body.decode("latin-1")}) + "\n")
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # type: ignore[operator, no-any-return]
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)  # type: ignore[operator]
+
+
+def hanging_metadata() -> object:
+    """``/.well-known/oauth-authorization-server`` that never answers."""
+    from starlette.routing import Route
+
+    async def metadata(request: object) -> None:
+        await asyncio.Event().wait()
+
+    return Route("/.well-known/oauth-authorization-server", metadata)
+
+
+def free_socket() -> tuple[socket.socket, str]:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    return listener, f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener, base = free_socket()
     provider = ApprovingProvider(options.expires_in, options.refuse_refresh, options.record)
     provider.one_shot = options.one_shot_tokens
+    registration = ClientRegistrationOptions(
+        enabled=True, valid_scopes=["read", "write"], default_scopes=["read"])
+    if options.auth_server_apart:
+        return await serve_apart(options, provider, registration, listener, base)
     server = MCPServer("protected", auth_server_provider=provider, auth=AuthSettings(
         issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False,
-        client_registration_options=ClientRegistrationOptions(
-            enabled=True, valid_scopes=["read", "write"], default_scopes=["read"]),
-        required_scopes=["read"]))
+        client_registration_options=registration, required_scopes=["read"]))
 
     @server.tool()
     def whoami() -> str:
@@ -522,6 +573,8 @@ async def serve(options: argparse.Namespace) -> None:
             return NOTED
 
     app = server.streamable_http_app()
+    if options.hang_metadata:
+        app.router.routes.insert(0, hanging_metadata())
     if options.plain_http_endpoints:
         app.router.routes.insert(0, lying_metadata(base))
     if options.redirect_metadata:
@@ -549,6 +602,39 @@ async def serve(options: argparse.Namespace) -> None:
     await uvicorn.Server(config).serve(sockets=[listener])
 
 
+async def serve_apart(options: argparse.Namespace, provider: ApprovingProvider,
+                      registration: ClientRegistrationOptions, listener: socket.socket,
+                      base: str) -> None:
+    """The MCP server at ``base`` and its authorization server on a port of its own."""
+    import uvicorn
+    from mcp.server.auth.provider import ProviderTokenVerifier
+    from mcp.server.auth.routes import create_auth_routes
+    from starlette.applications import Starlette
+
+    issuer_listener, issuer = free_socket()
+    settings = AuthSettings(issuer_url=issuer, resource_server_url=f"{base}/mcp",
+                            validate_token_resource=False, required_scopes=["read"])
+    server = MCPServer("protected", token_verifier=ProviderTokenVerifier(provider),
+                       auth=settings)
+
+    @server.tool()
+    def whoami() -> str:
+        """Who answers."""
+        return GREETING
+
+    routes = create_auth_routes(provider, issuer_url=settings.issuer_url,
+                                client_registration_options=registration)
+    if options.hang_metadata:
+        routes.insert(0, hanging_metadata())  # type: ignore[arg-type]
+    record = options.auth_server_apart
+    apps = [(Recording(server.streamable_http_app(), "mcp", record), listener),
+            (Recording(Starlette(routes=routes), "auth", record), issuer_listener)]
+    servers = [(uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")), sock)
+               for app, sock in apps]
+    print(f"{base}/mcp", flush=True)
+    await asyncio.gather(*(each.serve(sockets=[sock]) for each, sock in servers))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--expires-in", type=int, default=3600)
@@ -564,6 +650,8 @@ def main() -> None:
     parser.add_argument("--assertion-key")
     parser.add_argument("--dpop", action="store_true")
     parser.add_argument("--dpop-nonce", action="store_true")
+    parser.add_argument("--auth-server-apart")
+    parser.add_argument("--hang-metadata", action="store_true")
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -387,3 +387,145 @@ def test_a_session_takes_up_the_broader_login_made_beside_it(tmp_path, dsh_home)
         refused, noted = asyncio.run(asyncio.wait_for(session(url, servers), CEILING))
     assert refused is not None and refused["code"] == "MCP_AUTH_REQUIRED"
     assert noted == NOTED
+
+
+def received(record: Path, server: str) -> list[dict]:
+    """Every request the ``server`` (``mcp`` or ``auth``) of ``--auth-server-apart`` took."""
+    lines = record.read_text().splitlines() if record.exists() else []
+    return [request for request in map(json.loads, lines) if request["server"] == server]
+
+
+def test_a_refresh_goes_to_the_authorization_server_never_to_the_mcp_server(tmp_path,
+                                                                            dsh_home):
+    record = tmp_path / "requests.jsonl"
+    with protected_server("--auth-server-apart", str(record), "--expires-in",
+                          str(EXPIRES)) as url:
+        servers = servers_file(tmp_path, url)
+        login = log_in(servers)
+        assert login.returncode == 0, login.stderr
+        [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
+        refresh = entry["tokens"]["refresh_token"]
+        issuer = received(record, "auth")[0]
+        time.sleep(EXPIRES + 0.5)  # a later process, with the access token expired
+        server = listed(servers)
+    assert server["started"], server
+    token_requests = [request["body"] for request in received(record, "auth")
+                      if request["path"] == "/token"]
+    assert [parse_qs_one(body)["grant_type"] for body in token_requests] == [
+        "authorization_code", "refresh_token"]
+    for request in received(record, "mcp"):  # the refresh token never reached it
+        assert refresh not in json.dumps(request), request
+        assert "refresh_token" not in request["body"], request
+    assert issuer["path"].startswith("/.well-known/")
+    [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
+    assert entry["token_endpoint"].endswith("/token")
+    assert entry["token_endpoint"] != url.removesuffix("/mcp") + "/token"
+
+
+def test_a_login_stored_without_its_token_endpoint_is_never_refreshed_blind(tmp_path,
+                                                                           dsh_home):
+    record = tmp_path / "requests.jsonl"
+    with protected_server("--auth-server-apart", str(record), "--expires-in",
+                          str(EXPIRES)) as url:
+        servers = servers_file(tmp_path, url)
+        assert log_in(servers).returncode == 0
+        tokens = dsh_home / "mcp-tokens.json"
+        document = json.loads(tokens.read_text())
+        for entry in document.values():  # a login stored before dsh kept its endpoint
+            entry.pop("token_endpoint", None)
+            entry.pop("issuer", None)
+        tokens.write_text(json.dumps(document))
+        refresh = next(iter(document.values()))["tokens"]["refresh_token"]
+        before = len(record.read_text().splitlines())
+        time.sleep(EXPIRES + 0.5)
+        server = listed(servers)
+    assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
+    later = [json.loads(line) for line in record.read_text().splitlines()[before:]]
+    assert later and all(refresh not in json.dumps(request) for request in later)
+
+
+def parse_qs_one(body: str) -> dict[str, str]:
+    from urllib.parse import parse_qs
+
+    return {key: values[0] for key, values in parse_qs(body).items()}
+
+
+def start_login(servers: str, timeout: str = "30") -> tuple[subprocess.Popen[str], str]:
+    """``dsh mcp login prot`` running, and the authorization URL it printed."""
+    process = subprocess.Popen([DSH, "mcp", "login", "prot", "--mcp-config", servers,
+                                "--no-open", "--timeout", timeout], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    url = first.rsplit(" ", 1)[-1].strip()
+    assert "/authorize?" in url, first
+    return process, url
+
+
+def callback_of(url: str) -> str:
+    """The loopback callback address the authorization URL sends the browser back to."""
+    from urllib.parse import parse_qs, urlsplit
+
+    return parse_qs(urlsplit(url).query)["redirect_uri"][0]
+
+
+def test_a_callback_with_a_wrong_state_is_refused_and_the_login_waits_on(tmp_path, dsh_home):
+    with protected_server() as url:
+        process, authorize = start_login(servers_file(tmp_path, url))
+        # another local process guesses the port: it is refused, and told nothing else
+        bogus = httpx2.get(callback_of(authorize), params={"code": "forged", "state": "x"},
+                           timeout=CEILING)
+        stateless = httpx2.get(callback_of(authorize), params={"code": "forged"},
+                               timeout=CEILING)
+        assert process.poll() is None  # still waiting for the browser
+        page = httpx2.get(authorize, follow_redirects=True, timeout=CEILING)
+        _, err = process.communicate(timeout=CEILING)
+    assert (bogus.status_code, stateless.status_code) == (400, 400)
+    assert "logged in" not in bogus.text + stateless.text
+    assert page.status_code == 200 and "logged in" in page.text
+    assert process.returncode == 0, err
+    assert err == "dsh: prot: logged in\n"
+
+
+def test_a_wrong_state_until_the_timeout_is_the_timeout_line(tmp_path, dsh_home):
+    with protected_server() as url:
+        process, authorize = start_login(servers_file(tmp_path, url), timeout="3")
+        bogus = httpx2.get(callback_of(authorize), params={"code": "forged", "state": "x"},
+                           timeout=CEILING)
+        _, err = process.communicate(timeout=CEILING)
+    assert bogus.status_code == 400
+    assert process.returncode == 1
+    assert err == ("dsh: MCP_LOGIN_FAILED: prot: no answer from the browser within 3 s "
+                   "(run dsh mcp login prot again)\n")
+
+
+def test_idle_connections_to_the_callback_leave_no_traceback(tmp_path, dsh_home):
+    import socket
+    from urllib.parse import urlsplit
+
+    with protected_server() as url:
+        process, authorize = start_login(servers_file(tmp_path, url))
+        address = urlsplit(callback_of(authorize))
+        idle = [socket.create_connection((address.hostname, address.port)) for _ in range(3)]
+        idle[0].sendall(b"GET /callback?code=")  # a request line never finished
+        page = httpx2.get(authorize, follow_redirects=True, timeout=CEILING)
+        _, err = process.communicate(timeout=CEILING)
+        for each in idle:
+            each.close()
+    assert page.status_code == 200
+    assert process.returncode == 0, err
+    assert err == "dsh: prot: logged in\n"
+
+
+def test_metadata_that_never_answers_is_one_line(tmp_path, dsh_home):
+    servers = tmp_path / "servers.json"
+    with protected_server("--hang-metadata") as url:
+        servers.write_text(json.dumps({"mcpServers": {"prot": {
+            "type": "http", "url": url, "startup_timeout": 2}}}))
+        login = dsh("mcp", "login", "prot", "--mcp-config", str(servers), "--no-open",
+                    "--timeout", "1")
+    assert login.returncode == 1
+    base = url.removesuffix("/mcp")
+    assert login.stderr == (
+        f"dsh: MCP_LOGIN_FAILED: prot: no answer from {base}/.well-known/"
+        "oauth-authorization-server within 3 s\n"), login.stderr

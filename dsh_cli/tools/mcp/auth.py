@@ -16,7 +16,11 @@ refresh token revoked) is a ``LoginRequired`` handed to the connection, which re
 a 403 ``insufficient_scope`` (a step-up) keeps the scope the SDK would ask for in the entry
 (``wanted_scope``), and ``dsh mcp login`` asks for it too. Where the authorization server
 offers DPoP, a login's tokens are bound to a key pair kept in its entry (``dpop_key``) and
-every request proves it (``dpop``; the SDK has no DPoP). ``mcp.client.auth`` is imported
+every request proves it (``dpop``; the SDK has no DPoP). A refresh goes to the token
+endpoint the login's tokens came from, stored with them (``tokens.TOKEN_ENDPOINT``), or to
+the one this process's discovery found; a login stored without one is not refreshed (its
+refresh token would go to ``/token`` on the MCP server's origin): it needs a new login.
+``mcp.client.auth`` is imported
 only here, and only for a server that needs it.
 """
 
@@ -240,6 +244,7 @@ def _provider_class() -> type[Any]:
     from mcp.client.auth import OAuthClientProvider
 
     class RefreshingProvider(_endpoint_check(), _dpop_binding(),  # type: ignore[misc]
+                             _stored_endpoint(),  # type: ignore[misc]
                              OAuthClientProvider):
         refused: Refused | None = None  # None: a login being made, which may ask
 
@@ -320,6 +325,57 @@ def _provider_class() -> type[Any]:
             return LoginRequired(str(error), scope=storage.want_scope(error.scope))
 
     return RefreshingProvider
+
+
+def _stored_endpoint() -> type[Any]:
+    """A mixin for the authorization-code provider, below DPoP's (whose proof names the
+    URL): tokens are stored with the endpoint that issued them, and refreshed only there."""
+
+    class StoredEndpoint:
+        context: Any
+
+        def _issued_by(self, response: Any) -> None:
+            """Keep where ``response`` (a token response) came from, for the next write."""
+            storage = self.context.storage
+            if not isinstance(storage, StoredLogin) or response.request is None:
+                return
+            metadata = self.context.oauth_metadata
+            storage.issued_by = {"token_endpoint": str(response.request.url)}
+            if metadata is not None:
+                storage.issued_by["issuer"] = str(metadata.issuer)
+
+        async def _initialize(self) -> None:
+            await super()._initialize()  # type: ignore[misc]
+            storage, tokens = self.context.storage, self.context.current_tokens
+            if (isinstance(storage, StoredLogin) and tokens is not None and tokens.refresh_token
+                    and self.context.oauth_metadata is None and storage.token_endpoint() is None):
+                # nowhere known to send it: the token is used until refused, then a login
+                self.context.current_tokens = tokens.model_copy(update={"refresh_token": None})
+
+        async def _refresh_token(self) -> Any:
+            import httpx2
+
+            request = await super()._refresh_token()  # type: ignore[misc]
+            metadata = self.context.oauth_metadata
+            if metadata is not None and metadata.token_endpoint:
+                return request  # the SDK's: this process's discovery named the endpoint
+            storage = self.context.storage
+            stored = storage.token_endpoint() if isinstance(storage, StoredLogin) else None
+            if stored is None:
+                raise LoginRequired("the stored login names no token endpoint")
+            headers = [(name, value) for name, value in request.headers.raw
+                       if name.lower() not in (b"host", b"content-length")]
+            return httpx2.Request("POST", stored, headers=headers, content=request.content)
+
+        async def _handle_token_response(self, response: Any) -> None:
+            self._issued_by(response)
+            await super()._handle_token_response(response)  # type: ignore[misc]
+
+        async def _handle_refresh_response(self, response: Any) -> bool:
+            self._issued_by(response)
+            return await super()._handle_refresh_response(response)  # type: ignore[misc,no-any-return]
+
+    return StoredEndpoint
 
 
 def _dpop_binding() -> type[Any]:
@@ -457,28 +513,19 @@ def _refusal(response: Any) -> str | None:
 
 def travels_safely(url: str) -> bool:
     """Whether a credential may travel to ``url``: https, or plain http on this machine."""
-    import ipaddress
-    from urllib.parse import urlsplit
+    from dsh_cli.core.urls import parse_endpoint
 
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-    except ValueError:
-        return False
-    if parts.scheme == "https":
-        return True
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
-    return parts.scheme == "http" and loopback
+    parsed = parse_endpoint(url)
+    return parsed is not None and parsed.keeps_secrets
 
 
 def check_endpoint(url: str) -> None:
     """Refuse an OAuth endpoint over http:// unless it is on this machine."""
+    from dsh_cli.core.urls import masked
+
     if not travels_safely(url):
-        raise UnsafeEndpoint(f"the authorization server's endpoint {url.split('?')[0]} is "
-                             "not https (plain http is only for 127.0.0.1): refused")
+        raise UnsafeEndpoint(f"the authorization server's endpoint {masked(url.split('?')[0])} "
+                             "is not https (plain http is only for 127.0.0.1): refused")
 
 
 def _endpoint_check(credentials: bool = False) -> type[Any]:
@@ -487,7 +534,13 @@ def _endpoint_check(credentials: bool = False) -> type[Any]:
     failed flow is ``CredentialsRefused`` with the SDK's reason, not a login to run."""
     from mcp.client.auth import OAuthFlowError
 
+    from dsh_cli.core.urls import masked
+
     class EndpointCheck:
+        # the flow's own request still unanswered (metadata, registration, token): what a
+        # login that timed out names as the server that did not answer
+        waiting_on: str | None = None
+
         async def async_auth_flow(self, request: Any) -> Any:
             flow = super().async_auth_flow(request)  # type: ignore[misc]
             try:
@@ -495,7 +548,9 @@ def _endpoint_check(credentials: bool = False) -> type[Any]:
                 while True:
                     if outgoing is not request:
                         check_endpoint(str(outgoing.url))
+                        self.waiting_on = masked(str(outgoing.url).split("?")[0])
                     response = yield outgoing
+                    self.waiting_on = None
                     try:
                         outgoing = await flow.asend(response)
                     except StopAsyncIteration:

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from dsh_cli.core.errors import ConfigError
+from dsh_cli.core.urls import endpoint, parse_endpoint
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE",
@@ -269,6 +269,7 @@ def _server(name: str, entry: Any, source: str,
     if kind in ("http", "streamable-http", "streamableHttp") or (kind is None and url):
         if not url or not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}: an http server needs a \"url\" starting with http(s)://")
+        url = endpoint(url, f"{where}: url").url  # parsed as the request will be
         command = None
     elif kind in (None, "stdio"):
         if not command:
@@ -346,9 +347,8 @@ def _credential_url(value: dict[str, Any], key: str, where: str,
     if url is None:
         return None
     url = expand(url, environ)
-    from dsh_cli.tools.mcp.auth import travels_safely
-
-    if not (travels_safely(url) and urlsplit(url).hostname):
+    parsed = parse_endpoint(url)
+    if parsed is None or not parsed.keeps_secrets:  # the line quotes no value
         raise ConfigError(f"{where}: oauth.{key} must be an https URL (http only on "
                           "127.0.0.1 or localhost)")
     return url
@@ -386,8 +386,5 @@ def _assertion_keys(value: dict[str, Any], where: str,
 
 def _document_url(url: str) -> bool:
     """What the SDK takes as a URL-based client ID: https, with a path beyond ``/``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return False
-    return parts.scheme == "https" and bool(parts.hostname) and parts.path not in ("", "/")
+    parsed = parse_endpoint(url)
+    return parsed is not None and parsed.scheme == "https" and parsed.path not in ("", "/")

@@ -92,6 +92,7 @@ class McpConnection:
         self.client_version = client_version
         self.tools: list[Any] = []
         self.failure: str | None = None
+        self.timed_out = False  # start() gave up waiting (startup_timeout)
         self._client: Any = None
         self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -111,6 +112,7 @@ class McpConnection:
             await asyncio.wait_for(asyncio.shield(self._ready), self.config.startup_timeout)
         except TimeoutError:
             self.failure = f"did not start within {self.config.startup_timeout:g} s"
+            self.timed_out = True
             self._ready.cancel()  # nobody waits for it any more
             await self.close()
             raise ToolError(f"MCP server {self.config.name} {self.failure}",
@@ -354,8 +356,9 @@ class McpConnection:
         task = self._task
         if task is None:
             return
-        with contextlib.suppress(TimeoutError, Exception):
-            await asyncio.wait_for(asyncio.shield(task), CLOSE_GRACE_SECONDS)
+        # asyncio.wait, not a shielded wait_for: a task already cancelled (a close after a
+        # start that timed out) would raise its CancelledError here, past every handler
+        await asyncio.wait({task}, timeout=CLOSE_GRACE_SECONDS)
         await close_task(task)
 
 

@@ -1,12 +1,15 @@
 """``dsh mcp login``'s flow: the SDK's authorization code + PKCE with a one-shot callback.
 
-A listener on 127.0.0.1 (a free port) takes exactly one ``/callback?code=&state=`` and
-closes; the SDK discovers the server's metadata, registers (or uses ``oauth.client_id``),
-builds the authorization URL with PKCE and the challenge's scopes (with the scope a
-session's step-up kept, which a successful login drops), checks the state, and stores the
-tokens (``tokens.StoredLogin``). The URL is handed to ``show`` (and ``browse``
+A listener on 127.0.0.1 (a free port) takes exactly one ``/callback?code=&state=`` whose
+``state`` is the one of the authorization URL just shown (any other is refused with 400 and
+the listener waits on: any local process can reach the port) and closes, ending the
+connections left idle on it; the SDK discovers the server's metadata, registers (or uses
+``oauth.client_id``), builds the authorization URL with PKCE and the challenge's scopes
+(with the scope a session's step-up kept, which a successful login drops), checks the state,
+and stores the tokens (``tokens.StoredLogin``). The URL is handed to ``show`` (and ``browse``
 where a browser can open); where none can, the redirected address pasted on a terminal's
-stdin is taken instead. No answer within ``timeout`` is ``LoginFailed``.
+stdin is taken instead. No answer within ``timeout`` is ``LoginFailed``, and so is an
+authorization server that does not answer the flow's own requests (named in the line).
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ MAX_REQUEST_LINE = 16 * 1024  # bytes; a callback URL is far shorter
 PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
         b"\r\ndsh: logged in; you can close this tab.\n")
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+WRONG_STATE = (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+               b"Connection: close\r\n\r\ndsh: this is not the answer to the login's request "
+               b"(wrong state)\n")
 
 
 class LoginFailed(HarnessError):
@@ -49,6 +55,8 @@ class Callback:
         self.result: asyncio.Future[dict[str, str]] | None = None
         self._server: asyncio.Server | None = None
         self.port = 0
+        self.state: str | None = None  # the round's, from the URL shown; None: none shown
+        self._open: dict[asyncio.StreamWriter, asyncio.Task[Any]] = {}
 
     @property
     def redirect_uri(self) -> str:
@@ -60,6 +68,9 @@ class Callback:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._open[writer] = task
         try:
             line = await asyncio.wait_for(reader.readuntil(b"\r\n"), 10)
             parts = line[:MAX_REQUEST_LINE].decode("latin-1").split()
@@ -67,30 +78,44 @@ class Callback:
             if target is None or target.path != CALLBACK_PATH:
                 writer.write(NOT_FOUND)
                 return
-            self.settle(target.query)
-            writer.write(PAGE)
+            writer.write(PAGE if self.settle(target.query) else WRONG_STATE)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError,
                 ConnectionError):
             return
         finally:
+            self._open.pop(writer, None)
             with contextlib.suppress(ConnectionError):
                 await writer.drain()
             writer.close()
 
-    def arm(self) -> None:
-        """A new authorization round: the next redirect answers it, not the last one's."""
+    def arm(self, url: str) -> None:
+        """A new authorization round, ``url`` the one shown: the next redirect with its
+        state answers it, not the last one's."""
+        self.state = parse_qs(urlsplit(url).query).get("state", [None])[0]
         if self.result is not None and self.result.done():
             self.result = asyncio.get_running_loop().create_future()
 
-    def settle(self, query: str) -> None:
-        """The round's first redirect wins; a later one changes nothing."""
+    def settle(self, query: str) -> bool:
+        """The round's first redirect with its state wins; whether this one is taken (a
+        later one, or one with another state, changes nothing)."""
         values = {key: items[0] for key, items in parse_qs(query).items()}
+        if self.state is None or values.get("state") != self.state:
+            return False  # before any URL was shown, nothing can be its answer
         if self.result is not None and not self.result.done():
             self.result.set_result(values)
+        return True
 
     async def close(self) -> None:
+        """Stop listening, and end the connections left open (a browser's idle ones): a
+        handler still reading when the loop ends would be cancelled, and Python 3.11's
+        streams print that as a traceback."""
         if self._server is not None:
             self._server.close()
+        for writer in list(self._open):
+            writer.close()  # its handler reads the end of the stream and returns
+        if self._open:
+            await asyncio.wait(set(self._open.values()), timeout=1)
+        if self._server is not None:
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
 
@@ -132,7 +157,7 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
         # the SDK authorizes again within one login (at most once a request) when a token
         # it got is refused, the server wants more scope or names a new authorization server
         check_endpoint(url)
-        callback.arm()
+        callback.arm(url)
         show(url)
         if browse is not None:
             await browse(url)
@@ -162,7 +187,7 @@ async def log_in(config: ServerConfig, auth_dir: Path, *, show: Callable[[str], 
     try:
         await connection.start()
     except ToolError as error:
-        raise LoginFailed(_reason(connection, error.message)) from None
+        raise LoginFailed(_reason(connection, error.message, auth, waiting)) from None
     finally:
         unpaste()
         await connection.close()
@@ -181,8 +206,15 @@ def log_out(config: ServerConfig, auth_dir: Path) -> bool:
     return tokens_file(auth_dir).forget(resource_of(config.url))
 
 
-def _reason(connection: Any, message: str) -> str:
-    """The one line: the flow's own reason (``connection.failure``), not the wrapper's."""
+def _reason(connection: Any, message: str, auth: Any, config: ServerConfig) -> str:
+    """The one line: the flow's own reason (``connection.failure``), not the wrapper's; for
+    a timeout, the endpoint of the authorization server that did not answer."""
+    from dsh_cli.core.sanitize import sanitize_line
+
+    pending = getattr(auth, "waiting_on", None)
+    if pending is not None and connection.timed_out:
+        return (f"no answer from {sanitize_line(pending)} within "
+                f"{config.startup_timeout:g} s")
     return connection.failure or message
 
 

@@ -1,9 +1,10 @@
 """The MCP SDK's private names dsh overrides or reads, in one list a test checks.
 
-dsh subclasses the SDK's OAuth providers to keep a token's expiry across processes, bind
-DPoP proofs, check endpoints before credentials travel and answer a refusal the stored
-login can still answer (``auth.py``, ``assertion.py``); it builds the SDK's own HTTP client
-(``connection.py``). None of these is public API, so ``mcp`` is pinned below its next minor
+dsh subclasses the SDK's OAuth providers to keep a token's expiry and endpoint across
+processes (a refresh goes where the tokens came from), bind DPoP proofs, check endpoints
+before credentials travel and answer a refusal the stored login can still answer
+(``auth.py``, ``assertion.py``); it builds the SDK's own HTTP client (``connection.py``).
+None of these is public API, so ``mcp`` is pinned below its next minor
 and ``tests/tools/mcp/test_sdk_private.py`` fails the day one of them is gone.
 """
 

@@ -2,9 +2,10 @@
 
 Tokens and client registrations live in one JSON file (mode 0600), keyed by the server's
 resource URL (RFC 8707), so two entries naming one server share a login and a renamed entry
-keeps it; a step-up's scope and a DPoP key are kept beside them. The file is read bounded
-and changed under its lock, written atomically (``core/json_file.py``); nothing here writes
-a token anywhere else.
+keeps it; a step-up's scope and a DPoP key are kept beside them, and the token endpoint
+the tokens came from (with its issuer), the one place a later process sends their refresh
+token. The file is read bounded and changed under its lock, written atomically
+(``core/json_file.py``); nothing here writes a token anywhere else.
 """
 
 from __future__ import annotations
@@ -19,13 +20,18 @@ from dsh_cli.core.limits import PRIVATE_FILE_BYTES
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-__all__ = ["DPOP_KEY", "LOGIN_KEYS", "TOKENS_FILE", "WANTED_SCOPE", "StoredLogin", "TokenFile",
-           "resource_of", "token_model", "tokens_file"]
+__all__ = ["DPOP_KEY", "ISSUER", "LOGIN_KEYS", "TOKENS_FILE", "TOKEN_ENDPOINT", "WANTED_SCOPE",
+           "StoredLogin", "TokenFile", "resource_of", "token_model", "tokens_file"]
 
 TOKENS_FILE = "mcp-tokens.json"  # in the config directory
 MAX_TOKENS_FILE = PRIVATE_FILE_BYTES  # bytes; a bigger file is not ours
 DPOP_KEY = "dpop_key"  # the login's DPoP key pair (a private JWK): its tokens are bound to it
-LOGIN_KEYS = ("tokens", "expires_at", "client", DPOP_KEY)  # what a new login replaces
+# where the tokens were issued: a refresh goes there and nowhere else (the SDK, with no
+# metadata fetched in this process, would send it to /token on the MCP server's origin)
+TOKEN_ENDPOINT = "token_endpoint"
+ISSUER = "issuer"  # the authorization server's, from its metadata (absent: none fetched)
+LOGIN_KEYS = ("tokens", "expires_at", "client", DPOP_KEY, TOKEN_ENDPOINT,
+              ISSUER)  # what a new login replaces
 WANTED_SCOPE = "wanted_scope"  # a step-up's scope, kept until a login asks for it
 
 
@@ -110,6 +116,9 @@ class StoredLogin:
     def __init__(self, file: TokenFile, resource: str) -> None:
         self.file = file
         self.resource = resource
+        # where the tokens about to be stored were issued (TOKEN_ENDPOINT, ISSUER): the
+        # provider sets it from the token response, so they are one write with the tokens
+        self.issued_by: dict[str, str] = {}
 
     async def get_tokens(self) -> OAuthToken | None:
         from pydantic import ValidationError
@@ -125,7 +134,13 @@ class StoredLogin:
         # one write: another process never reads the new tokens with the old expiry
         self.file.update(self.resource, {
             "tokens": tokens.model_dump(mode="json", exclude_none=True),
-            "expires_at": calculate_token_expiry(tokens.expires_in)})
+            "expires_at": calculate_token_expiry(tokens.expires_in), **self.issued_by})
+
+    def token_endpoint(self) -> str | None:
+        """The endpoint the stored tokens came from; None: not known (stored before dsh
+        kept it), and then their refresh token goes nowhere."""
+        value = self.file.entry(self.resource).get(TOKEN_ENDPOINT)
+        return value if isinstance(value, str) and value else None
 
     def dpop_key(self) -> object:
         """The login's DPoP key pair as stored (``dpop.DpopKey.from_jwk`` judges it)."""
