@@ -186,3 +186,69 @@ def test_a_racing_writer_never_gets_the_evil_command_started_under_the_trusted_d
         stop.touch()
         racer.wait(timeout=10)
     assert runs >= 4 and (tmp_path / "good-ran").exists()
+
+
+# --- what an entry runs: issue 38 item 4 -------------------------------------------------
+
+PYTHON3 = str(Path(sys.executable).with_name("python3"))
+
+
+def writes(ran: Path, word: str) -> str:
+    """Python source that appends ``word`` to ``ran`` (a "server" that leaves a mark)."""
+    return f"open({str(ran)!r}, 'a').write({word + chr(10)!r})\n"
+
+
+def python_module(project: Path, ran: Path) -> tuple[dict[str, object], list[Path]]:
+    """``python3 -m pkg``: ``pkg/__main__.py`` runs ``pkg/impl.py``, found from the cwd."""
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "__main__.py").write_text("from pkg import impl\n")
+    (project / "pkg" / "impl.py").write_text(writes(ran, "good"))
+    return ({"command": PYTHON3, "args": ["-m", "pkg"]},
+            [project / "pkg" / "impl.py", project / "pkg" / "__main__.py"])
+
+
+def python_directory(project: Path, ran: Path) -> tuple[dict[str, object], list[Path]]:
+    """``python3 srvdir/``: its ``__main__.py``, and a module beside it that it imports."""
+    (project / "srvdir").mkdir()
+    (project / "srvdir" / "__main__.py").write_text("import impl\n")
+    (project / "srvdir" / "impl.py").write_text(writes(ran, "good"))
+    return ({"command": PYTHON3, "args": ["srvdir/"]},
+            [project / "srvdir" / "__main__.py", project / "srvdir" / "impl.py"])
+
+
+def shell_string(project: Path, ran: Path) -> tuple[dict[str, object], list[Path]]:
+    """``bash -c "exec python3 srv.py"``: the file the shell's string names."""
+    (project / "srv.py").write_text(writes(ran, "good"))
+    return {"command": "bash", "args": ["-c", "exec python3 srv.py"]}, [project / "srv.py"]
+
+
+def own_path(project: Path, ran: Path) -> tuple[dict[str, object], list[Path]]:
+    """A bare ``srv`` found through the entry's own ``env.PATH=./bin``, as exec finds it."""
+    (project / "bin").mkdir()
+    srv = project / "bin" / "srv"
+    srv.write_text(f"#!/bin/sh\necho good >> {ran}\n")
+    srv.chmod(0o755)
+    return {"command": "srv", "env": {"PATH": "./bin"}}, [srv]
+
+
+@pytest.mark.parametrize("build", [python_module, python_directory, shell_string, own_path])
+def test_trust_covers_what_an_entry_runs_and_changed_code_asks_again(tmp_path, build):
+    project, ran = tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    entry, files = build(project, ran)
+    write(project / ".mcp.json", {"mcpServers": {"s": entry}})
+    # the marker "server" exits at once: it ran, and did not start as a server (status 1)
+    assert mcp_list(project, "--mcp-project").returncode == 1
+    assert ran.read_text() == "good\n"
+    ran.unlink()
+    assert "not trusted" not in mcp_list(project).stderr and ran.exists()  # still trusted
+    for changed in files:
+        ran.unlink(missing_ok=True)
+        original = changed.read_text()
+        changed.write_text(original.replace("good", "EVIL") + "\n")
+        listed = mcp_list(project)
+        assert not ran.exists(), f"{changed} changed and ran: {ran.read_text()!r}"
+        assert listed.returncode == 0, listed.stderr
+        assert "not trusted" in listed.stderr and "--mcp-project" in listed.stderr
+        changed.write_text(original)

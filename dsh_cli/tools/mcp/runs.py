@@ -1,0 +1,331 @@
+"""What a project's stdio server entry runs inside the project: the files its trust covers.
+
+Nothing is run to find out: the entry is read the way the process that starts would read it.
+
+- The command: a path is taken from the entry's ``cwd``; a bare name is looked up on the
+  entry's own ``PATH`` (its ``env``, else dsh's), a relative directory from the entry's
+  ``cwd``, the first executable file winning, as ``exec`` does.
+- Every argument that names a file (``node server.js``, ``bash run.sh``).
+- Python (``python``, ``python3``, ``python3.12`` …): ``-m pkg`` covers the top-level
+  package (its whole directory) or module found first on the entry's ``cwd`` then its
+  ``PYTHONPATH`` (neither under ``-I``, ``-E``/``-P`` as Python reads them); a directory
+  covers its whole tree (its ``__main__.py`` and the modules beside it); ``-c CODE`` covers
+  the modules it imports and the files its string literals name.
+- A shell's ``-c STRING`` (sh, bash, dash, zsh, ksh): the string is split with ``shlex``
+  into simple commands at ``;``, ``&&``, ``|``, newlines …, each read as above, after its
+  ``VAR=value`` words (``PATH=./bin srv``), wrappers (``exec``, ``env``, ``nohup`` …) and
+  a ``cd DIR`` before it.
+
+What it cannot follow (a ``$`` expansion or glob in a shell string, a string ``shlex``
+cannot split) is said in ``Runs.gaps``; what a program imports, opens or downloads at run
+time beyond these is never covered (``docs/robustness.md``, issue 38 item 4).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shlex
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dsh_cli.tools.mcp.config import ServerConfig
+
+__all__ = ["Runs", "entry_runs"]
+
+# what the SDK's stdio client passes a server of dsh's own environment (its
+# DEFAULT_INHERITED_ENV_VARS), the entry's ``env`` on top: named here so the SDK is not
+# imported to read a config
+INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
+_PYTHON = re.compile(r"^python(\d+(\.\d+)*)?[tdm]?(-dbg)?$")
+# a shell string's operators: each ends a simple command (a redirection takes the next word)
+_OPERATORS = ";&|()<>\n"
+_REDIRECTIONS = frozenset({"<", ">", ">>", "<<", "<<<", ">&", "<&", "<>", ">|", "&>", "&>>"})
+# what a shell expands when it runs: the words it makes are unknown beforehand
+_EXPANSIONS = re.compile(r"[$`*?\[~]")
+# wrappers that run the rest of their words as a command, with their own options to skip
+_WRAPPERS = frozenset({"exec", "command", "builtin", "nohup", "env", "nice", "setsid",
+                       "timeout"})
+_NESTED = 4  # shell strings inside shell strings followed, at most
+_PY_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".abi3.so")
+
+
+@dataclass
+class Runs:
+    """What an entry runs inside the project: files and whole directories, and what not."""
+
+    files: set[Path] = field(default_factory=set)
+    trees: set[Path] = field(default_factory=set)
+    gaps: list[str] = field(default_factory=list)
+
+
+def entry_runs(server: ServerConfig, root: Path, cwd: Path,
+               environ: Mapping[str, str]) -> Runs:
+    """What starting ``server`` (a stdio entry of ``cwd/.mcp.json``) runs inside ``root``."""
+    runs = Runs()
+    if server.command is None:
+        return runs
+    env = {key: environ[key] for key in INHERITED if key in environ} | dict(server.env)
+    base = Path(os.path.abspath(cwd / server.cwd if server.cwd else cwd))
+    _Reader(runs, root, Path(os.path.abspath(cwd))).command(
+        [server.command, *server.args], base, env, 0)
+    return runs
+
+
+class _Reader:
+    """One entry's reading: where the project is, and what was found so far."""
+
+    def __init__(self, runs: Runs, root: Path, here: Path) -> None:
+        self.runs, self.root, self.here = runs, root, here
+
+    def inside(self, path: Path) -> bool:
+        """Whether ``path`` (absolute, as spelled) is in the project, or a link into it."""
+        try:
+            return path.is_relative_to(self.here) or path.resolve().is_relative_to(self.root)
+        except (OSError, RuntimeError, ValueError):
+            return False
+
+    def file(self, path: Path) -> None:
+        if self.inside(path) and _kind(path) == "file":
+            self.runs.files.add(path)
+
+    def tree(self, path: Path) -> None:
+        if self.inside(path):
+            self.runs.trees.add(path)
+
+    def command(self, words: list[str], base: Path, env: dict[str, str], depth: int) -> None:
+        """One command line as ``exec`` would start it from ``base`` with ``env``."""
+        words = [word for word in words if "\0" not in word]
+        if not words or not words[0]:
+            return
+        program = _which(words[0], base, env)
+        if program is not None:
+            self.file(program)
+        name = os.path.basename(words[0])
+        args = words[1:]
+        for word in args:  # an argument naming a file: a script, a config it reads
+            if word and not word.startswith("-"):
+                self.file(Path(os.path.abspath(base / word)))
+        if name in _WRAPPERS:
+            rest, env = _unwrapped(name, args, env)
+            self.command(rest, base, env, depth)
+        elif _PYTHON.match(name):
+            self.python(args, base, env)
+        elif name in SHELLS:
+            string = _shell_string(args)
+            if string is not None:
+                self.shell(string, base, env, depth)
+
+    def python(self, args: list[str], base: Path, env: dict[str, str]) -> None:
+        """What ``python ARGS`` runs from ``base``: a module's package, a directory, code."""
+        kind, target, flags = _python_target(args)
+        if target is None:
+            return
+        ignore_env = bool(flags & {"E", "I"})
+        safe = bool(flags & {"P", "I"}) or (not ignore_env and bool(env.get("PYTHONSAFEPATH")))
+        extra = [] if ignore_env else [base / part if part else base
+                                       for part in env.get("PYTHONPATH", "").split(":") if part]
+        if kind == "script":
+            script = Path(os.path.abspath(base / target))
+            if _kind(script) == "dir":  # a directory (or its __main__.py) and all beside it
+                self.tree(script)
+            return
+        search = [Path(os.path.abspath(entry)) for entry in ([] if safe else [base]) + extra]
+        if kind == "module":
+            self.module(target, search)
+            return
+        try:
+            code = ast.parse(target)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return  # Python refuses it too: it runs nothing
+        for node in ast.walk(code):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.module(alias.name, search)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                self.module(node.module, search)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                    0 < len(node.value) < 4096 and "\0" not in node.value):
+                self.file(Path(os.path.abspath(base / node.value)))
+
+    def module(self, dotted: str, search: list[Path]) -> None:
+        """The top-level package or module of ``dotted`` as Python's path finder finds it."""
+        top = dotted.split(".")[0]
+        if not top.isidentifier():
+            return
+        portions = []
+        for entry in search:
+            package = entry / top
+            if _kind(package) == "dir":
+                if any(_kind(package / f"__init__{suffix}") == "file" for suffix in _PY_SUFFIXES):
+                    self.tree(package)
+                    return
+                portions.append(package)  # a namespace portion, unless a module wins
+            for suffix in _PY_SUFFIXES:
+                if _kind(entry / f"{top}{suffix}") == "file":
+                    self.file(entry / f"{top}{suffix}")
+                    return
+        for portion in portions:
+            self.tree(portion)
+
+    def shell(self, string: str, base: Path, env: dict[str, str], depth: int) -> None:
+        """Each simple command of a shell's ``-c`` string, read as a command of its own."""
+        if depth >= _NESTED:
+            self.runs.gaps.append(f"it nests shell strings deeper than {_NESTED}: the inner "
+                                  "ones are not read")
+            return
+        lexer = shlex.shlex(string, posix=True, punctuation_chars=_OPERATORS)
+        lexer.whitespace = " \t\r"  # a newline ends a command, as ';' does
+        lexer.whitespace_split = True
+        lexer.commenters = ""  # '#' starts a comment only at a word's start: words stay words
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            self.runs.gaps.append("its shell string cannot be split into words (an open "
+                                  "quote?): what it runs is not read")
+            return
+        if _EXPANSIONS.search(string):
+            self.runs.gaps.append("its shell string has $, `, ~ or glob characters, expanded "
+                                  "only when it runs: the files they name are not covered")
+        words: list[str] = []
+        skip = False
+        for token in [*tokens, ";"]:
+            if skip:
+                skip = False
+                continue
+            if token and all(char in _OPERATORS for char in token):
+                if token in _REDIRECTIONS:
+                    skip = True  # the file redirected to or from is no command
+                    continue
+                base = self.simple(words, base, env, depth)
+                words = []
+                continue
+            words.append(token)
+
+    def simple(self, words: list[str], base: Path, env: dict[str, str], depth: int) -> Path:
+        """One simple command of a shell string; the directory the next one starts in."""
+        own = dict(env)
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            key, _, value = words.pop(0).partition("=")
+            own[key] = value
+        if not words:
+            env.update(own)  # `PATH=./bin; srv`: the shell's own variable from now on
+            return base
+        if words[0] == "cd" and len(words) == 2:
+            return Path(os.path.abspath(base / words[1]))
+        if words[0] in (".", "source") and len(words) >= 2:
+            self.file(Path(os.path.abspath(base / words[1])))
+            return base
+        self.command(words, base, own, depth + 1)
+        return base
+
+
+def _kind(path: Path) -> str:
+    """"file", "dir" or "" (neither, or nothing there), following links."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return ""
+    return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else ""
+
+
+def _which(program: str, base: Path, env: Mapping[str, str]) -> Path | None:
+    """The file ``exec`` runs for ``program`` started in ``base`` with ``env``, if any."""
+    if "/" in program:
+        return Path(os.path.abspath(base / program))
+    # as subprocess does: each PATH entry in turn, an empty one the cwd, relative ones from
+    # the cwd the child changed to; a file that is not executable is passed over
+    for entry in env.get("PATH", os.defpath).split(os.pathsep):
+        found = Path(os.path.abspath(base / (entry or ".") / program))
+        if _kind(found) == "file" and os.access(found, os.X_OK):
+            return found
+    return None
+
+
+def _unwrapped(name: str, args: list[str], env: dict[str, str]
+               ) -> tuple[list[str], dict[str, str]]:
+    """The command a wrapper (``exec``, ``env`` …) runs, and the environment it gets."""
+    env = dict(env)
+    rest = list(args)
+    takes = {"exec": {"-a"}, "nice": {"-n"}, "env": {"-u", "-C", "-S"},
+             "timeout": {"-s", "-k"}}.get(name, set())
+    while rest:
+        word = rest[0]
+        if word == "--":
+            rest.pop(0)
+            break
+        if name == "env" and word in ("-i", "-", "--ignore-environment"):
+            env = {}
+        elif name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+            key, _, value = word.partition("=")
+            env[key] = value
+        elif not word.startswith("-"):
+            break
+        rest.pop(0)
+        if word in takes and rest:
+            rest.pop(0)
+    if name == "timeout" and rest:
+        rest.pop(0)  # the duration
+    return rest, env
+
+
+def _shell_string(args: list[str]) -> str | None:
+    """The command string of ``sh [OPTIONS] -c STRING``, None when there is no ``-c``."""
+    with_c = False
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            index += 1
+            break
+        if word in ("-o", "+o", "-O", "+O"):
+            index += 2
+            continue
+        if len(word) > 1 and word[0] in "-+" and not word.startswith("--"):
+            with_c = with_c or (word[0] == "-" and "c" in word[1:])
+            index += 1
+            continue
+        if word.startswith("--"):  # bash's long options (--login, --norc …) take no value
+            index += 1
+            continue
+        break
+    return args[index] if with_c and index < len(args) else None
+
+
+def _python_target(args: list[str]) -> tuple[str, str | None, set[str]]:
+    """What ``python ARGS`` runs: ("module", name), ("code", source) or ("script", path),
+    and the one-letter options before it, as Python's own option parser reads them."""
+    flags: set[str] = set()
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            index += 1
+            break
+        if word == "--check-hash-based-pycs":
+            index += 2
+            continue
+        if word.startswith("--") or word == "-":
+            return "script", None, flags  # stdin, --help, --version: nothing in the project
+        if not word.startswith("-"):
+            break
+        for at, letter in enumerate(word[1:], start=1):
+            if letter in "cmWX":
+                attached = word[at + 1:]
+                value = attached or (args[index + 1] if index + 1 < len(args) else None)
+                index += 1 if attached else 2
+                if letter == "c":
+                    return "code", value, flags
+                if letter == "m":
+                    return "module", value, flags
+                break
+            flags.add(letter)
+        else:
+            index += 1
+    return "script", (args[index] if index < len(args) else None), flags
