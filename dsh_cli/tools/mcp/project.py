@@ -110,14 +110,14 @@ def project_coverage(data: bytes, servers: list[ServerConfig], root: Path, cwd: 
     from dsh_cli.tools.mcp.runs import entry_runs
 
     own = hashlib.sha256(data).hexdigest()
-    here = Path(os.path.abspath(cwd))
-    files: set[Path] = set()
-    trees: set[Path] = set()
+    here = os.path.abspath(cwd)
+    files: set[str] = set()
+    trees: set[str] = set()
     gaps = []
     for server in servers:
         runs = entry_runs(server, root, cwd, environ)
-        files |= runs.files
-        trees |= runs.trees
+        files.update(str(path) for path in runs.files)
+        trees.update(str(path) for path in runs.trees)
         gaps += [f"server {server.name!r}: {gap}" for gap in dict.fromkeys(runs.gaps)]
     try:
         for tree in sorted(trees):
@@ -128,13 +128,20 @@ def project_coverage(data: bytes, servers: list[ServerConfig], root: Path, cwd: 
             return Coverage(own, gaps=tuple(gaps))
         digest = hashlib.sha256(_SCHEME + own.encode() + b"\n")
         budget = _Budget(TRUST_BYTES)
-        for name in sorted(os.path.relpath(path, here) for path in files):
-            digest.update(f"{name}\0{_file_digest(here / name, budget)}\n".encode())
+        for name, path in sorted((_name(path, here), path) for path in files):
+            digest.update(f"{name}\0{_file_digest(path, budget)}\n".encode())
     except _OverCap as over:
         return Coverage(own, len(files), over=f"its servers run {over} inside the project, "
                         f"more than dsh hashes ({TRUST_FILES} files, "
                         f"{TRUST_BYTES // (1024 * 1024)} MiB)", gaps=tuple(gaps))
     return Coverage(digest.hexdigest(), len(files), gaps=tuple(gaps))
+
+
+def _name(path: str, here: str) -> str:
+    """``path`` relative to ``here`` as the digest names it (a slice when under it: fast)."""
+    if path.startswith(here + os.sep):
+        return path[len(here) + 1:]
+    return os.path.relpath(path, here)
 
 
 @dataclass
@@ -148,22 +155,22 @@ class _OverCap(Exception):
     """More to hash than ``TRUST_FILES`` or ``TRUST_BYTES``: what was over."""
 
 
-def _tree_files(top: Path, room: int) -> list[Path]:
+def _tree_files(top: str, room: int) -> list[str]:
     """Every file under ``top``, links followed (as an import follows them), each directory
     once; ``__pycache__`` left out, since Python rewrites it as the server runs."""
-    found: list[Path] = []
-    seen: set[Path] = set()
+    found: list[str] = []
+    seen: set[str] = set()
     pending = [top]
     entries = 0
     while pending:
         folder = pending.pop()
         try:
-            real = folder.resolve()
+            real = os.path.realpath(folder)
             if real in seen:
                 continue
             seen.add(real)
             listing = os.scandir(folder)
-        except (OSError, RuntimeError):
+        except (OSError, ValueError):
             found.append(folder)  # hashed as "unreadable": a folder that turns readable asks
             continue
         with listing:
@@ -173,18 +180,17 @@ def _tree_files(top: Path, room: int) -> list[Path]:
                     raise _OverCap(f"over {TRUST_FILES} files")
                 if item.name == "__pycache__":
                     continue
-                path = folder / item.name
                 try:
                     is_dir = item.is_dir()
                 except OSError:
                     is_dir = False
-                (pending if is_dir else found).append(path)
+                (pending if is_dir else found).append(os.path.join(folder, item.name))
     return found
 
 
-def _file_digest(path: Path, budget: _Budget) -> str:
-    """The SHA-256 of a regular file's bytes, read within ``budget``;
-    never opened when it is not a regular file (a FIFO would block the read)."""
+def _file_digest(path: str, budget: _Budget) -> str:
+    """The SHA-256 of a regular file's bytes, read within ``budget``; never opened when it
+    is not a regular file (reading a FIFO would wait for a writer)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return "not a file"
@@ -192,15 +198,16 @@ def _file_digest(path: Path, budget: _Budget) -> str:
     except (OSError, ValueError):
         return "unreadable"
     digest = hashlib.sha256()
-    with os.fdopen(descriptor, "rb") as file:
-        try:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # swapped since the stat
-                return "not a file"
-            while chunk := file.read(1024 * 1024):
-                budget.left -= len(chunk)
-                if budget.left < 0:
-                    raise _OverCap(f"over {TRUST_BYTES // (1024 * 1024)} MiB")
-                digest.update(chunk)
-        except OSError:
-            return "unreadable"
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # swapped since the stat
+            return "not a file"
+        while chunk := os.read(descriptor, 1024 * 1024):
+            budget.left -= len(chunk)
+            if budget.left < 0:
+                raise _OverCap(f"over {TRUST_BYTES // (1024 * 1024)} MiB")
+            digest.update(chunk)
+    except OSError:
+        return "unreadable"
+    finally:
+        os.close(descriptor)
     return digest.hexdigest()
