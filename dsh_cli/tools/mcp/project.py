@@ -71,9 +71,9 @@ def project_servers(cwd: Path, *, trust_now: bool, config_dir: Path,
         if trust.trusted(where, coverage.digest):
             return servers
     _say(notice, f"{path} is not trusted (it can run commands), or it or the code its servers "
-         "run changed since, so its servers are left out; pass --mcp-project to trust it and "
-         "the files its servers run inside the project (not modules they import from "
-         "elsewhere in it, or what they open as they run)")
+         "run changed since, so its servers are left out; pass --mcp-project to trust it with "
+         "the code its servers run inside the project (not modules a package imports from "
+         "outside itself, nor files that code opens or fetches as it runs)")
     return []
 
 

@@ -54,6 +54,9 @@ _WRAPPERS = frozenset({"exec", "command", "builtin", "nohup", "env", "nice", "se
                        "timeout"})
 _NESTED = 4  # shell strings inside shell strings followed, at most
 _PY_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".abi3.so")
+# a script's imports followed through module files: so many files, each up to so many bytes
+_PARSED = 200
+_PARSED_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -135,22 +138,61 @@ class _Reader:
             script = Path(os.path.abspath(base / target))
             if _kind(script) == "dir":  # a directory (or its __main__.py) and all beside it
                 self.tree(script)
+                return
+            # the script's own folder comes first on its path: the modules it imports there
+            search = [Path(os.path.abspath(entry))
+                      for entry in ([] if safe else [script.parent]) + extra]
+            self.imports([script], search, base)
             return
         search = [Path(os.path.abspath(entry)) for entry in ([] if safe else [base]) + extra]
+        before = set(self.runs.files)
         if kind == "module":
             self.module(target, search)
-            return
+        else:
+            self.source(target, search, base, strings=True)
+        self.imports(sorted(self.runs.files - before), search, base)
+
+    def imports(self, pending: list[Path], search: list[Path], base: Path) -> None:
+        """What these module files import, and those theirs, as far as they are module
+        files in the project (a package found is covered whole, so not read)."""
+        read: set[Path] = set()
+        while pending and len(read) < _PARSED:
+            path = pending.pop()
+            if path in read or path not in self.runs.files or path.suffix != ".py":
+                continue
+            read.add(path)
+            try:
+                with open(path, "rb") as file:
+                    code = file.read(_PARSED_BYTES + 1)
+            except OSError:
+                continue
+            if len(code) > _PARSED_BYTES:
+                self.runs.gaps.append(f"{path.name} is over {_PARSED_BYTES // 1024} KiB: the "
+                                      "modules it imports are not read")
+                continue
+            before = set(self.runs.files)
+            self.source(code, search, base)
+            pending += sorted(self.runs.files - before)
+        if set(pending) - read:
+            self.runs.gaps.append(f"it imports more than {_PARSED} module files: what the "
+                                  "later ones import is not read")
+
+    def source(self, code: str | bytes, search: list[Path], base: Path, *,
+               strings: bool = False) -> None:
+        """What Python source imports (absolute imports), and with ``strings`` the files its
+        string literals name (``-c "exec(open('srv.py').read())"``; a module's own strings
+        are more often data it writes, which would undo the trust each run)."""
         try:
-            code = ast.parse(target)
+            tree = ast.parse(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return  # Python refuses it too: it runs nothing
-        for node in ast.walk(code):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.module(alias.name, search)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 self.module(node.module, search)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+            elif strings and isinstance(node, ast.Constant) and isinstance(node.value, str) and (
                     0 < len(node.value) < 4096 and "\0" not in node.value):
                 self.file(Path(os.path.abspath(base / node.value)))
 

@@ -232,7 +232,16 @@ def own_path(project: Path, ran: Path) -> tuple[dict[str, object], list[Path]]:
     return {"command": "srv", "env": {"PATH": "./bin"}}, [srv]
 
 
-@pytest.mark.parametrize("build", [python_module, python_directory, shell_string, own_path])
+def script_imports(project: Path, ran: Path) -> tuple[dict[str, object], list[Path]]:
+    """``python3 tools/srv.py``: a module beside the script that it imports."""
+    (project / "tools").mkdir()
+    (project / "tools" / "srv.py").write_text("import helper\n")
+    (project / "tools" / "helper.py").write_text(writes(ran, "good"))
+    return {"command": PYTHON3, "args": ["tools/srv.py"]}, [project / "tools" / "helper.py"]
+
+
+@pytest.mark.parametrize("build", [python_module, python_directory, shell_string, own_path,
+                                   script_imports])
 def test_trust_covers_what_an_entry_runs_and_changed_code_asks_again(tmp_path, build):
     project, ran = tmp_path / "project", tmp_path / "ran"
     project.mkdir()
@@ -252,3 +261,44 @@ def test_trust_covers_what_an_entry_runs_and_changed_code_asks_again(tmp_path, b
         assert listed.returncode == 0, listed.stderr
         assert "not trusted" in listed.stderr and "--mcp-project" in listed.stderr
         changed.write_text(original)
+
+
+def test_a_package_over_the_cap_is_trusted_for_one_run_only_and_never_remembered(tmp_path):
+    from dsh_cli.core.limits import TRUST_FILES
+
+    project, ran = tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    entry, _ = python_module(project, ran)
+    for index in range(TRUST_FILES):
+        (project / "pkg" / f"data{index}.txt").write_bytes(b"")
+    write(project / ".mcp.json", {"mcpServers": {"s": entry}})
+    once = mcp_list(project, "--mcp-project")
+    assert ran.read_text() == "good\n"  # the human trusted it for this run, knowingly
+    assert once.stderr.count("\n") == 1 and "for this run only" in once.stderr, once.stderr
+    ran.unlink()
+    later = mcp_list(project)
+    assert not ran.exists() and later.returncode == 0, later.stderr
+    assert f"over {TRUST_FILES} files" in later.stderr and "--mcp-project" in later.stderr
+
+
+def test_a_fifo_in_a_package_is_named_not_read_and_trust_holds(tmp_path):
+    project, ran = tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    entry, _ = python_module(project, ran)
+    os.mkfifo(project / "pkg" / "pipe")  # reading it would wait for a writer forever
+    write(project / ".mcp.json", {"mcpServers": {"s": entry}})
+    assert mcp_list(project, "--mcp-project").returncode == 1 and ran.exists()
+    ran.unlink()
+    assert "not trusted" not in mcp_list(project).stderr and ran.exists()
+
+
+def test_trusting_says_what_a_shell_string_leaves_uncovered(tmp_path):
+    project, ran = tmp_path / "project", tmp_path / "ran"
+    project.mkdir()
+    (project / "srv.py").write_text(writes(ran, "good"))
+    write(project / ".mcp.json", {"mcpServers": {"s": {
+        "command": "bash", "args": ["-c", "exec python3 $SRV"], "env": {"SRV": "srv.py"}}}})
+    trusted = mcp_list(project, "--mcp-project")
+    assert ran.exists()
+    assert trusted.stderr.count("\n") == 1, trusted.stderr
+    assert "trusted, but server 's'" in trusted.stderr and "not covered" in trusted.stderr
