@@ -72,8 +72,9 @@ def project_servers(cwd: Path, *, trust_now: bool, config_dir: Path,
             return servers
     _say(notice, f"{path} is not trusted (it can run commands), or it or the code its servers "
          "run changed since, so its servers are left out; pass --mcp-project to trust it with "
-         "the code its servers run inside the project (not modules a package imports from "
-         "outside itself, nor files that code opens or fetches as it runs)")
+         "the code its servers run inside the project (not what a package, or a script in "
+         "another language, loads from elsewhere, nor what that code opens or fetches as it "
+         "runs)")
     return []
 
 

@@ -9,16 +9,19 @@ Nothing is run to find out: the entry is read the way the process that starts wo
 - Python (``python``, ``python3``, ``python3.12`` …): ``-m pkg`` covers the top-level
   package (its whole directory) or module found first on the entry's ``cwd`` then its
   ``PYTHONPATH`` (neither under ``-I``, ``-E``/``-P`` as Python reads them); a directory
-  covers its whole tree (its ``__main__.py`` and the modules beside it); ``-c CODE`` covers
-  the modules it imports and the files its string literals name.
-- A shell's ``-c STRING`` (sh, bash, dash, zsh, ksh): the string is split with ``shlex``
-  into simple commands at ``;``, ``&&``, ``|``, newlines …, each read as above, after its
-  ``VAR=value`` words (``PATH=./bin srv``), wrappers (``exec``, ``env``, ``nohup`` …) and
-  a ``cd DIR`` before it.
+  covers its whole tree (its ``__main__.py`` and the modules beside it); a script, the
+  modules it imports from its folder or ``PYTHONPATH`` (through module files; a package
+  found is covered whole); ``-c CODE``, the modules it imports and the files its string
+  literals name.
+- A shell's ``-c STRING`` (sh, bash, dash, zsh, ksh), and a shell script of the project:
+  split with ``shlex`` into simple commands at ``;``, ``&&``, ``|``, newlines …, each read
+  as above, after its ``VAR=value`` words (``PATH=./bin srv``), wrappers (``exec``,
+  ``env``, ``nohup`` …) and a ``cd DIR`` before it.
+- A script of the project with a ``#!`` line naming Python or a shell: read as one.
 
 What it cannot follow (a ``$`` expansion or glob in a shell string, a string ``shlex``
-cannot split) is said in ``Runs.gaps``; what a program imports, opens or downloads at run
-time beyond these is never covered (``docs/robustness.md``, issue 38 item 4).
+cannot split, more than it reads) is said in ``Runs.gaps``; what a program loads, opens or
+downloads as it runs beyond these is never covered (``docs/internals.md``).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ _PYTHON = re.compile(r"^python(\d+(\.\d+)*)?[tdm]?(-dbg)?$")
 _OPERATORS = ";&|()<>\n"
 _REDIRECTIONS = frozenset({"<", ">", ">>", "<<", "<<<", ">&", "<&", "<>", ">|", "&>", "&>>"})
 # what a shell expands when it runs: the words it makes are unknown beforehand
-_EXPANSIONS = re.compile(r"[$`*?\[~]")
+_EXPANSIONS = re.compile(r"[$`*?\[]|^~")
 # wrappers that run the rest of their words as a command, with their own options to skip
 _WRAPPERS = frozenset({"exec", "command", "builtin", "nohup", "env", "nice", "setsid",
                        "timeout"})
@@ -121,9 +124,31 @@ class _Reader:
         elif _PYTHON.match(name):
             self.python(args, base, env)
         elif name in SHELLS:
-            string = _shell_string(args)
-            if string is not None:
-                self.shell(string, base, env, depth)
+            kind, target = _shell_target(args)
+            if kind == "string":
+                self.shell(target, base, env, depth)
+            elif kind == "script":
+                self.script(Path(os.path.abspath(base / target)), base, env, depth)
+        elif program is not None and program in self.runs.files:
+            # a script of the project's run through its #! line: read as its interpreter would
+            interpreter = _shebang(program)
+            if interpreter and _PYTHON.match(os.path.basename(interpreter[0])):
+                self.python([*interpreter[1:], str(program), *args], base, env)
+            elif interpreter and os.path.basename(interpreter[0]) in SHELLS:
+                self.script(program, base, env, depth)
+
+    def script(self, path: Path, base: Path, env: dict[str, str], depth: int) -> None:
+        """A shell script of the project: its commands, read as a ``-c`` string's are."""
+        if path not in self.runs.files:
+            return
+        text = _head(path, _PARSED_BYTES + 1)
+        if text is None:
+            return
+        if len(text) > _PARSED_BYTES:
+            self.runs.gaps.append(f"{path.name} is over {_PARSED_BYTES // 1024} KiB: the "
+                                  "commands it runs are not read")
+            return
+        self.shell(text.decode("utf-8", "replace"), base, env, depth, what=path.name)
 
     def python(self, args: list[str], base: Path, env: dict[str, str]) -> None:
         """What ``python ARGS`` runs from ``base``: a module's package, a directory, code."""
@@ -161,10 +186,8 @@ class _Reader:
             if path in read or path not in self.runs.files or path.suffix != ".py":
                 continue
             read.add(path)
-            try:
-                with open(path, "rb") as file:
-                    code = file.read(_PARSED_BYTES + 1)
-            except OSError:
+            code = _head(path, _PARSED_BYTES + 1)
+            if code is None:
                 continue
             if len(code) > _PARSED_BYTES:
                 self.runs.gaps.append(f"{path.name} is over {_PARSED_BYTES // 1024} KiB: the "
@@ -216,25 +239,30 @@ class _Reader:
         for portion in portions:
             self.tree(portion)
 
-    def shell(self, string: str, base: Path, env: dict[str, str], depth: int) -> None:
-        """Each simple command of a shell's ``-c`` string, read as a command of its own."""
+    def shell(self, string: str, base: Path, env: dict[str, str], depth: int, *,
+              what: str = "") -> None:
+        """Each simple command of a shell's ``-c`` string (or, ``what``, of a script)."""
+        label = what or "its shell string"
         if depth >= _NESTED:
-            self.runs.gaps.append(f"it nests shell strings deeper than {_NESTED}: the inner "
+            self.runs.gaps.append(f"{label} nests shells deeper than {_NESTED}: the inner "
                                   "ones are not read")
             return
-        lexer = shlex.shlex(string, posix=True, punctuation_chars=_OPERATORS)
+        lexer = shlex.shlex(string.replace("\n", "\n;") if what else string, posix=True,
+                            punctuation_chars=_OPERATORS)
         lexer.whitespace = " \t\r"  # a newline ends a command, as ';' does
         lexer.whitespace_split = True
-        lexer.commenters = ""  # '#' starts a comment only at a word's start: words stay words
+        # in a -c string words stay whole; a script's comments go (an apostrophe in one
+        # would open a quote), and the ';' put after each newline survives the comment
+        lexer.commenters = "#" if what else ""
         try:
             tokens = list(lexer)
         except ValueError:
-            self.runs.gaps.append("its shell string cannot be split into words (an open "
-                                  "quote?): what it runs is not read")
+            self.runs.gaps.append(f"{label} cannot be split into words (an open quote?): "
+                                  "what it runs is not read")
             return
-        if _EXPANSIONS.search(string):
-            self.runs.gaps.append("its shell string has $, `, ~ or glob characters, expanded "
-                                  "only when it runs: the files they name are not covered")
+        if any(_expands(token) for token in tokens):
+            self.runs.gaps.append(f"{label} has $, `, ~ or glob characters, expanded only "
+                                  "when it runs: the files they name are not covered")
         words: list[str] = []
         skip = False
         for token in [*tokens, ";"]:
@@ -317,8 +345,9 @@ def _unwrapped(name: str, args: list[str], env: dict[str, str]
     return rest, env
 
 
-def _shell_string(args: list[str]) -> str | None:
-    """The command string of ``sh [OPTIONS] -c STRING``, None when there is no ``-c``."""
+def _shell_target(args: list[str]) -> tuple[str, str]:
+    """What ``sh [OPTIONS] …`` runs: ("string", STRING) with ``-c``, ("script", PATH), or
+    ("", "") (commands on stdin)."""
     with_c = False
     index = 0
     while index < len(args):
@@ -337,7 +366,45 @@ def _shell_string(args: list[str]) -> str | None:
             index += 1
             continue
         break
-    return args[index] if with_c and index < len(args) else None
+    if index >= len(args):
+        return "", ""
+    return ("string" if with_c else "script"), args[index]
+
+
+def _expands(word: str) -> bool:
+    """Whether a shell word holds an expansion or a glob (``[`` alone is the test command)."""
+    return word not in ("[", "]", "[[", "]]") and bool(_EXPANSIONS.search(word))
+
+
+def _head(path: Path, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file (opened without waiting: never a FIFO's)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0 and (chunk := os.read(descriptor, min(left, 1024 * 1024))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _shebang(path: Path) -> list[str]:
+    """The interpreter and its arguments that a ``#!`` line names (through ``env``)."""
+    head = _head(path, 256)
+    if head is None or not head.startswith(b"#!"):
+        return []
+    words = head[2:].split(b"\n")[0].decode("utf-8", "replace").split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+    return words
 
 
 def _python_target(args: list[str]) -> tuple[str, str | None, set[str]]:

@@ -240,8 +240,18 @@ def script_imports(project: Path, ran: Path) -> tuple[dict[str, object], list[Pa
     return {"command": PYTHON3, "args": ["tools/srv.py"]}, [project / "tools" / "helper.py"]
 
 
+def shell_script(project: Path, ran: Path) -> tuple[dict[str, object], list[Path]]:
+    """``./server.sh`` whose ``exec python3 -m pkg`` runs the package's code."""
+    _, files = python_module(project, ran)
+    server = project / "server.sh"
+    server.write_text(f"#!/bin/sh\n# don't wait: start it\ncd {project} && exec {PYTHON3} "
+                      "-m pkg\n")
+    server.chmod(0o755)
+    return {"command": "./server.sh"}, files
+
+
 @pytest.mark.parametrize("build", [python_module, python_directory, shell_string, own_path,
-                                   script_imports])
+                                   script_imports, shell_script])
 def test_trust_covers_what_an_entry_runs_and_changed_code_asks_again(tmp_path, build):
     project, ran = tmp_path / "project", tmp_path / "ran"
     project.mkdir()

@@ -113,3 +113,17 @@ def test_a_scripts_imports_are_followed_through_module_files_beside_it(tmp_path)
     files, trees, _ = runs(tmp_path, "python3", "-m", "mod", env={"PYTHONPATH": "lib"})
     assert files == {"mod.py"} and trees == {"lib/shared"}
     assert runs(tmp_path, "python3", "-P", "tools/srv.py")[0] == {"tools/srv.py"}
+
+
+def test_a_project_script_is_read_through_its_shebang(tmp_path):
+    touch(tmp_path / "pkg" / "__init__.py")
+    touch(tmp_path / "helper.py")
+    touch(tmp_path / "run.sh", "#!/usr/bin/env bash\n# it's the server: don't touch\n"
+          "if [ -f x ]; then :; fi\nexec python3 -m pkg  # the package\n", mode=0o755)
+    files, trees, gaps = runs(tmp_path, "./run.sh")
+    assert files == {"run.sh"} and trees == {"pkg"} and gaps == []
+    assert runs(tmp_path, "sh", "run.sh")[1] == {"pkg"}  # a shell given the script
+    touch(tmp_path / "srv.py", "#!/usr/bin/env -S python3 -u\nimport helper\n", mode=0o755)
+    assert runs(tmp_path, "./srv.py")[0] == {"srv.py", "helper.py"}
+    touch(tmp_path / "loop.sh", "#!/bin/sh\nexec ./loop.sh\n", mode=0o755)
+    assert "deeper" in runs(tmp_path, "./loop.sh")[2][0]  # a script running itself ends
