@@ -133,9 +133,14 @@ def project_coverage(data: bytes, servers: list[ServerConfig], root: Path, cwd: 
             digest.update(f"{name}\0{_file_digest(path, budget)}\n".encode())
     except _OverCap as over:
         return Coverage(own, len(files), over=f"its servers run {over} inside the project, "
-                        f"more than dsh hashes ({TRUST_FILES} files, "
-                        f"{TRUST_BYTES // (1024 * 1024)} MiB)", gaps=tuple(gaps))
+                        f"more than dsh hashes ({TRUST_FILES} files, {_size(TRUST_BYTES)})",
+                        gaps=tuple(gaps))
     return Coverage(digest.hexdigest(), len(files), gaps=tuple(gaps))
+
+
+def _size(count: int) -> str:
+    """Bytes as the cap is written: in MiB when it is one or more."""
+    return f"{count // (1024 * 1024)} MiB" if count >= 1024 * 1024 else f"{count} bytes"
 
 
 def _name(path: str, here: str) -> str:
@@ -205,7 +210,7 @@ def _file_digest(path: str, budget: _Budget) -> str:
         while chunk := os.read(descriptor, 1024 * 1024):
             budget.left -= len(chunk)
             if budget.left < 0:
-                raise _OverCap(f"over {TRUST_BYTES // (1024 * 1024)} MiB")
+                raise _OverCap(f"over {_size(TRUST_BYTES)}")
             digest.update(chunk)
     except OSError:
         return "unreadable"

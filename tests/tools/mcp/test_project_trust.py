@@ -106,6 +106,23 @@ def test_a_link_inside_the_project_is_covered_by_what_it_points_to(tmp_path):
     assert configured_servers([], project=False, cwd=project, config_dir=tmp_path) == []
 
 
+def test_more_bytes_than_the_cap_are_not_read_and_trust_is_for_one_run(tmp_path, monkeypatch):
+    from dsh_cli.tools.mcp import project
+
+    monkeypatch.setattr(project, "TRUST_BYTES", 1024)  # stands for 64 MiB: read no further
+    (tmp_path / "big.sh").write_bytes(b"#" * 4096)
+    write(tmp_path / ".mcp.json", {"mcpServers": {"x": {"command": "./big.sh"}}})
+    notices: list[str] = []
+    assert configured_servers([], project=True, cwd=tmp_path, config_dir=tmp_path,
+                              notice=notices.append)
+    assert len(notices) == 1 and "over 0 MiB" not in notices[0], notices
+    assert "for this run only" in notices[0]
+    notices.clear()
+    assert configured_servers([], project=False, cwd=tmp_path, config_dir=tmp_path,
+                              notice=notices.append) == []
+    assert len(notices) == 1 and "not trusted" in notices[0]
+
+
 # --- across the process boundary -------------------------------------------------------
 
 
