@@ -1,7 +1,7 @@
 """Settings and files: flag, then environment, then ``config.toml``, then default.
 
-``DSH_HOME`` puts config and data both under one directory (tests give each test its
-own). The API key is read from the environment only and never written anywhere.
+Where the files are is ``core/home.py`` (``config_dir`` and ``data_dir`` are re-exported
+here). The API key is read from the environment only and never written anywhere.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dsh_cli.core.defaults import (
     NOTIFY_CHOICES,
 )
 from dsh_cli.core.errors import ConfigError
+from dsh_cli.core.home import config_dir, data_dir
 from dsh_cli.core.vendors import choose_key, default_base_url
 
 __all__ = [
@@ -45,24 +46,6 @@ TIMEOUT_OFF = 0.0  # ``--question-timeout 0`` (or ``none``): no timeout, whateve
 # every key config.toml may hold; anything else is warned about (a typo is silent otherwise)
 CONFIG_KEYS = ("model", "base_url", "api_key_env", "question_timeout", "notify",
                "model_timeout", "model_deadline", "permissions")
-
-
-def config_dir() -> Path:
-    home = os.environ.get("DSH_HOME")
-    if home:
-        return Path(home)
-    from platformdirs import user_config_path
-
-    return user_config_path("dsh", appauthor=False)
-
-
-def data_dir() -> Path:
-    home = os.environ.get("DSH_HOME")
-    if home:
-        return Path(home)
-    from platformdirs import user_data_path
-
-    return user_data_path("dsh", appauthor=False)
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,6 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
             gate.register_provider(DeskPermissions(hub, wait=wait, alert=_tty_alert))
         store = _open_store()
         service = AskService(ui, sources=hub.sources, store=store, report=_say)
-        hub.session_id = lambda: service.session_id
         stack.callback(service.close)
         # a signal marks pending batches interrupted before the unwinding aborts them
         stack.callback(on_termination(service.mark_interrupted, sigint=True))
@@ -163,10 +162,10 @@ async def _start_web(ui: Any, *, host: str, port: int, open_browser: bool | None
 
 def _permission_gate(ui: Any, timeout: float | None) -> Any:
     """``approve_tool_use``'s gate: one per process ("for this session"), "always" saved."""
-    from dsh_cli.config import config_dir, load_settings
+    from dsh_cli.config import load_settings
     from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.home import approvals_file
     from dsh_cli.permissions import Approvals, PermissionGate, Rules
-    from dsh_cli.permissions.approvals import FILE_NAME
 
     # the human's own rules in config.toml ([permissions]: Bash(git status:*), Bash, ...)
     # are the broader grants; a config that cannot be read leaves every call asked
@@ -176,8 +175,12 @@ def _permission_gate(ui: Any, timeout: float | None) -> Any:
     except HarnessError as error:
         _say(format_line(error.code, f"{error.message}; approve_tool_use asks for every call"))
         rules = Rules()
-    return PermissionGate(rules, approvals=Approvals(config_dir() / FILE_NAME),
-                          events=ui.events, timeout=timeout)
+    from dsh_cli.permissions.unmatched import approve_warnings
+
+    for line in approve_warnings(rules):  # Claude Code's tools: Bash(rm:*), Read(~/.ssh/**)
+        _say(line)
+    return PermissionGate(rules, approvals=Approvals(approvals_file()),
+                          events=ui.events, timeout=timeout, notice=_say)
 
 
 def _open_store() -> Any:

@@ -63,7 +63,11 @@ def logout(server: str, mcp_config: tuple[str, ...], mcp_project: bool) -> None:
     except HarnessError as error:
         _say(format_line(error.code, error.message))
         sys.exit(2)
-    forgot = log_out(config, config_dir())
+    try:
+        forgot = log_out(config, config_dir())
+    except HarnessError as error:  # a token file that cannot be trusted is left as it is
+        _say(format_line(error.code, error.message))
+        sys.exit(1)
     _say(f"dsh: {server}: logged out" if forgot else f"dsh: {server}: was not logged in")
 
 

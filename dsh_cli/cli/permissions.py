@@ -7,8 +7,10 @@ both with what each covers and since when, and removes them by the id it shows.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +38,12 @@ class Entry:
 
 
 def _files() -> tuple[Approvals, ProjectTrust]:
-    from dsh_cli.config import config_dir
-    from dsh_cli.permissions.approvals import FILE_NAME, Approvals
+    from dsh_cli.core.home import approvals_file, config_dir
+    from dsh_cli.permissions.approvals import Approvals
     from dsh_cli.tools.mcp.trust import FILE_NAME as TRUST_FILE
     from dsh_cli.tools.mcp.trust import ProjectTrust
 
-    directory = config_dir()
-    return Approvals(directory / FILE_NAME), ProjectTrust(directory / TRUST_FILE)
+    return Approvals(approvals_file()), ProjectTrust(config_dir() / TRUST_FILE)
 
 
 def _covers(grant: Grant) -> str:
@@ -96,6 +97,17 @@ def _fail(code: str, message: str) -> None:
     sys.exit(1)
 
 
+@contextlib.contextmanager
+def _files_refused() -> Iterator[None]:
+    """A grants file that cannot be trusted is one line; nothing is written over it."""
+    from dsh_cli.core.errors import PrivateFileError
+
+    try:
+        yield
+    except PrivateFileError as error:
+        _fail(error.code, error.message)
+
+
 @click.group(invoke_without_command=True)
 @click.pass_context
 def permissions(ctx: click.Context) -> None:
@@ -108,7 +120,8 @@ def permissions(ctx: click.Context) -> None:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 def list_grants(as_json: bool) -> None:
     """List every remembered grant: its id, since when, and what it allows."""
-    found = entries()
+    with _files_refused():
+        found = entries()
     if as_json:
         click.echo(json.dumps([{"id": e.id, "kind": e.kind, "scope": e.scope, "at": e.at,
                                 "covers": e.covers, **e.detail} for e in found],
@@ -133,6 +146,11 @@ def rm(grant: str | None, everything: bool, as_json: bool) -> None:
     """Undo one remembered grant (its ID from `dsh permissions list`), or --all of them."""
     if everything == (grant is not None):
         _fail(USAGE, "give one ID from `dsh permissions list`, or --all")
+    with _files_refused():
+        _remove(grant, everything, as_json)
+
+
+def _remove(grant: str | None, everything: bool, as_json: bool) -> None:
     found = entries()
     prefix = (grant or "").strip().lower()
     chosen = found if everything else [e for e in found

@@ -11,6 +11,7 @@
     ├── AnswersFileError                an answers file cannot be read or has the wrong shape
     ├── WebError                        the web host could not start
     ├── PermissionRequestError          a tool call was refused, or nobody could be asked
+    ├── PrivateFileError                a private JSON file of dsh's cannot be read or written
     └── UsageError                      a command line or request that cannot be acted on
 
 Every code is a named constant here, so a reader finds them all in one place and a test
@@ -69,6 +70,7 @@ __all__ = [
     "NO_PERMISSION_PROVIDER",
     "NO_PROVIDER",
     "PERMISSION_DENIED",
+    "PRIVATE_FILE_ERROR",
     "SCRIPT_ERROR",
     "SESSION_AMBIGUOUS",
     "SESSION_BUSY",
@@ -83,6 +85,7 @@ __all__ = [
     "HarnessError",
     "ModelError",
     "PermissionRequestError",
+    "PrivateFileError",
     "SessionBusy",
     "SessionNotFound",
     "StoreError",
@@ -129,6 +132,9 @@ MCP_LOGIN_FAILED = "MCP_LOGIN_FAILED"
 PERMISSION_DENIED = "PERMISSION_DENIED"
 NO_PERMISSION_PROVIDER = "NO_PERMISSION_PROVIDER"
 GRANT_NOT_FOUND = "GRANT_NOT_FOUND"  # `dsh permissions rm ID`: no remembered grant has it
+# the approvals, trusted projects or token file is refused (torn, huge, a link, not private)
+# or cannot be written (core/json_file.py); it is never taken as empty
+PRIVATE_FILE_ERROR = "PRIVATE_FILE_ERROR"
 
 # The tool registry and the agent loop
 INVALID_ARGS = "INVALID_ARGS"
@@ -267,6 +273,15 @@ class WebError(HarnessError):
 
 class PermissionRequestError(HarnessError):
     """A tool call did not get permission: denied, nobody to ask, dismissed or timed out."""
+
+
+class PrivateFileError(HarnessError):
+    """A private JSON file cannot be used: ``path`` and ``why`` (no path in it) say which."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path} {why}", PRIVATE_FILE_ERROR)
+        self.path = path
+        self.why = why
 
 
 class UsageError(HarnessError):

@@ -50,7 +50,9 @@ class DeskDirRefused(HarnessError):
     """The desk directory exists but is not this user's own directory: it is not used."""
 
     def __init__(self, path: Path, why: str) -> None:
-        home = os.environ.get("DSH_HOME")
+        from dsh_cli.core.home import dsh_home
+
+        home = dsh_home()
         mine = home is not None and path.is_relative_to(home)
         fix = "remove it" if mine else "remove it, or set DSH_HOME for a desk of your own"
         super().__init__(f"{path} {why}; {fix}", DESK_DIR_REFUSED)
@@ -72,9 +74,11 @@ def _own_directory(path: Path, uid: int) -> bool:
 def runtime_dir(*, uid: int | None = None, run_user: Path = RUN_USER,
                 tmp: Path = SHARED_TMP) -> Path:
     """The directory of the desk sockets, the same in every environment (not created here)."""
-    home = os.environ.get("DSH_HOME")
-    if home:
-        return Path(home) / "run"
+    from dsh_cli.core.home import home_run_dir
+
+    under_home = home_run_dir()
+    if under_home is not None:
+        return under_home
     uid = os.getuid() if uid is None else uid
     if _own_directory(run_user / str(uid), uid):
         return run_user / str(uid) / "dsh"

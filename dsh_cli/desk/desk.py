@@ -167,7 +167,8 @@ class Desk:
                 self.say(f"(withdrawn: {batch.withdrawn.reason})")
                 return True
             if error.code == ASK_CANCELLED:
-                batch.link.send({"type": "question/cancel", "rpc_id": batch.rpc_id})
+                batch.link.send({"type": "question/cancel", "rpc_id": batch.rpc_id,
+                                 "session_id": batch.event.get("session_id")})
                 return True
             if error.code == ASK_ABORTED:
                 return False  # input closed: the batch stays pending at its server
@@ -207,7 +208,7 @@ class Desk:
             # dismissed: nothing would ever show it again here, so the agent hears no
             decision = PermissionDecision("deny", "the user dismissed the permission request")
         batch.link.send({"type": "permission/decision", "rpc_id": batch.rpc_id,
-                         **decision.to_json()})
+                         "session_id": batch.event.get("session_id"), **decision.to_json()})
         return True
 
     def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
@@ -225,6 +226,10 @@ class Desk:
         elif kind == "permission/resolved":
             self._withdraw(link, event.get("rpc_id"),
                            f"{event.get('decision') or event.get('outcome')} at the server")
+            message = event.get("message")
+            if str(event.get("decision")).startswith("allow") and isinstance(message, str):
+                # what the server made of an allow (an "always" it could not save)
+                self.say(f"dsh: {sanitize_line(message)}")
         elif kind == "question/resolved":
             self._withdraw(link, event.get("rpc_id"), f"{event.get('outcome')} at the server")
         elif kind == "response/ack" and not event.get("accepted"):

@@ -3,9 +3,11 @@
 It is the one place a batch is settled, whoever answers it: the provider that draws it,
 or a controller from outside the process (the JSON-lines relay, a browser). Settlement
 is first-wins: claiming an entry removes it at once, so a duplicate or late response is
-refused as ``not-pending``. A response that does not fit its request is refused as
-``bad-response`` (or ``wrong-session``) and the batch stays pending, so the controller
-can try again. The table knows nothing about stdio or HTTP.
+refused as ``not-pending``. Every verb (answer, cancel, decline, discuss) first passes the
+one ownership rule (``core/ownership.py``): a frame for another session is
+``wrong-session``. A response that does not fit its request is refused as
+``bad-response``; either way the batch stays pending, so the controller can try again.
+The table knows nothing about stdio or HTTP.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dsh_cli.core.events import (
     ResponseAck,
 )
 from dsh_cli.core.ids import mint_rpc_id
+from dsh_cli.core.ownership import refusal
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import (
     AskContext,
@@ -124,15 +127,18 @@ class PendingQuestions:
         """Forget an entry that its owner settled by other means."""
         self._entries.pop(rpc_id, None)
 
+    def _claim(self, rpc_id: str, session_id: str | None) -> PendingEntry | ResponseAck:
+        """The entry a frame may settle, or why not (``not-pending``, ``wrong-session``)."""
+        entry = self._entries.get(rpc_id)
+        if entry is None or entry.outcome.done():
+            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
+        return refusal(rpc_id, entry.session_id, session_id) or entry
+
     def respond(self, rpc_id: str, answers: Any, session_id: str | None = None) -> ResponseAck:
         """A controller's answer: validated, then first valid response wins."""
-        entry = self._entries.get(rpc_id)
-        if entry is None:
-            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
-        # the question's own session, null included: an answer naming another is refused
-        if session_id != entry.session_id:
-            owner = f"session {entry.session_id}" if entry.session_id else "no session"
-            return ResponseAck(rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to {owner}")
+        entry = self._claim(rpc_id, session_id)
+        if isinstance(entry, ResponseAck):
+            return entry
         try:
             answer = validate_answer(entry.request, {"answers": answers})
         except UserInteractionError as error:
@@ -140,22 +146,20 @@ class PendingQuestions:
         self.settle(rpc_id, answer)
         return ResponseAck(rpc_id, True)
 
-    def cancel(self, rpc_id: str) -> ResponseAck:
+    def cancel(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:
         """The human dismissed the batch from outside: ``ASK_CANCELLED``."""
-        error = UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
-        if not self.settle(rpc_id, error):
-            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
+        entry = self._claim(rpc_id, session_id)
+        if isinstance(entry, ResponseAck):
+            return entry
+        self.settle(rpc_id, UserInteractionError("the user cancelled the questions",
+                                                 ASK_CANCELLED))
         return ResponseAck(rpc_id, True)
 
     def decline(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:
         """The human declined a batch that offers it: ``ASK_DECLINED``."""
-        entry = self._entries.get(rpc_id)
-        if entry is None:
-            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
-        if self.session_id is not None and session_id != self.session_id:
-            return ResponseAck(
-                rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to session {self.session_id}"
-            )
+        entry = self._claim(rpc_id, session_id)
+        if isinstance(entry, ResponseAck):
+            return entry
         if not entry.request.declinable:
             return ResponseAck(rpc_id, False, BAD_RESPONSE,
                                f"{rpc_id} cannot be declined: answer or cancel it")
@@ -164,12 +168,9 @@ class PendingQuestions:
 
     def discuss(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:
         """The human left the model's batch to talk about it: ``ASK_DISCUSS``."""
-        entry = self._entries.get(rpc_id)
-        if entry is None:
-            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending question {rpc_id}")
-        if session_id != entry.session_id:
-            owner = f"session {entry.session_id}" if entry.session_id else "no session"
-            return ResponseAck(rpc_id, False, WRONG_SESSION, f"{rpc_id} belongs to {owner}")
+        entry = self._claim(rpc_id, session_id)
+        if isinstance(entry, ResponseAck):
+            return entry
         if entry.request.source is not None:  # an MCP server's form: the model is not asking
             return ResponseAck(rpc_id, False, BAD_RESPONSE,
                                f"{rpc_id} is a form of {entry.request.source.name}: answer, "

@@ -15,7 +15,9 @@ a batch no desk takes within ``TAKE_WITHIN`` seconds fails ``NO_PROVIDER`` (its
 Permission requests (``approve_tool_use``) travel the same sockets: ``permission/requested``
 (with its ``source``) and ``permission/resolved`` out, ``permission/decision`` frames in,
 settled first-wins in ``RemotePermissions`` and acknowledged with ``response/ack``. Those
-frames are parsed here, so the relay's question frames stay the dispatcher's alone.
+frames are parsed here, so the relay's question frames stay the dispatcher's alone. Every
+frame that settles something names the session of what it settles (``core/ownership.py``):
+a desk echoes the ``session_id`` of the event it answers.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class SourcedPermissionRequested(PermissionRequested):
 PERMISSION_EVENTS = frozenset({"permission/requested", "permission/resolved"})
 REQUESTED = (QuestionRequested, PermissionRequested)
 RESOLVED = (QuestionResolved, PermissionResolved)
-DECISION_FIELDS = frozenset({"type", "rpc_id", "decision", "message"})
+DECISION_FIELDS = frozenset({"type", "rpc_id", "session_id", "decision", "message"})
 
 
 class DeskHello(Event):
@@ -101,7 +103,6 @@ class _DeskRelay(JsonLinesRelay):
         super().__init__(ui, input=sock.fileno(), output=output, questions_only=True)
         self._sources = hub.sources
         self._permissions = hub.permissions
-        self._session_id = hub.session_id
         self._respond = hub.respond_permission
         self._took = hub.took
 
@@ -149,7 +150,7 @@ class _DeskRelay(JsonLinesRelay):
         if kind == "questions/replay":
             for rpc_id, request in self._permissions.requests():
                 self.write(PermissionRequested(
-                    rpc_id=rpc_id, session_id=self._session_id(), call_id=request.call_id,
+                    rpc_id=rpc_id, session_id=request.session_id, call_id=request.call_id,
                     tool=request.tool, server=request.server, arguments=request.arguments,
                     hints=request.hints.to_json()))
 
@@ -159,11 +160,14 @@ class _DeskRelay(JsonLinesRelay):
         if frame.get("type") != "permission/decision":
             return ErrorEvent(BAD_FRAME, f"{frame.get('type')} is not a frame dsh mcp takes")
         unknown = sorted(set(frame) - DECISION_FIELDS)
-        if unknown or not isinstance(frame.get("rpc_id"), str):
+        session_id = frame.get("session_id")
+        if unknown or not isinstance(frame.get("rpc_id"), str) \
+                or not isinstance(session_id, str | None):
             return ErrorEvent(BAD_FRAME, "permission/decision takes rpc_id (a string), "
-                                         "decision and message" +
+                                         "session_id (a string or null), decision and message" +
                               (f"; unknown: {', '.join(unknown)}" if unknown else ""))
-        self._respond(frame["rpc_id"], frame.get("decision"), frame.get("message"), self.write)
+        self._respond(frame["rpc_id"], frame.get("decision"), frame.get("message"), self.write,
+                      session_id)
         return None
 
 
@@ -186,7 +190,6 @@ class DeskHub:
         self.ui = ui
         self.sources: dict[str, dict[str, Any]] = {}
         self.permissions = RemotePermissions()
-        self.session_id: Callable[[], str | None] = lambda: None
         # announced permission requests, set once their decision is awaited: the gate
         # announces a request a moment before the provider waits for it, and a quick
         # desk's decision must not fall into that gap
@@ -268,16 +271,16 @@ class DeskHub:
             waiting.set()
 
     def respond_permission(self, rpc_id: str, decision: Any, message: Any,
-                           write: Callable[[Event], None]) -> None:
+                           write: Callable[[Event], None], session_id: str | None = None) -> None:
         """Settle ``rpc_id`` and ``write`` the ack, once the request is really awaited."""
         waiting = self._awaited.get(rpc_id)
         if waiting is None or waiting.is_set():
-            write(self.permissions.respond(rpc_id, decision, message))
+            write(self.permissions.respond(rpc_id, decision, message, session_id))
             return
 
         async def when_awaited() -> None:
             await waiting.wait()
-            write(self.permissions.respond(rpc_id, decision, message))
+            write(self.permissions.respond(rpc_id, decision, message, session_id))
 
         task = asyncio.ensure_future(when_awaited())
         self._responding.add(task)

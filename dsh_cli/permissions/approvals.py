@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.core.home import APPROVALS_FILE
 from dsh_cli.core.remembered import Remembered
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FILE_NAME", "Approvals", "Grant", "call_digest", "definition_digest", "grant_id"]
 
-FILE_NAME = "permissions.json"
+FILE_NAME = APPROVALS_FILE  # named in core/home.py, which builds its path
 MAX_INPUT_KEPT = 500  # characters of an approved input kept for `dsh permissions list`
 
 

@@ -3,8 +3,11 @@
 Rules first (deny, ``--yes``, ask, allow, the read-only default), then approvals given for
 this session or saved "always" for what the human saw (``approvals``), then the active permission
 provider. With nothing to ask, the call fails at once with ``NO_PERMISSION_PROVIDER``: a
-headless run never hangs. A request that is asked is announced on the event stream
-(``permission/requested``, ``permission/resolved``), so the store and the relay see it.
+headless run never hangs. An approvals file that cannot be read applies nothing (one
+``notice``); an "always" that cannot be saved still allows this call and this session, and
+the resolved event says in one line that it was not remembered. A request that is asked is
+announced on the event stream (``permission/requested``, ``permission/resolved``), so the
+store and the relay see it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.errors import (
@@ -23,6 +27,8 @@ from dsh_cli.core.errors import (
     PERMISSION_DENIED,
     HarnessError,
     PermissionRequestError,
+    PrivateFileError,
+    format_line,
 )
 from dsh_cli.core.events import EventStream, PermissionRequested, PermissionResolved
 from dsh_cli.core.tasks import close_task
@@ -48,8 +54,11 @@ class PermissionGate:
 
     def __init__(self, rules: Rules | None = None, approvals: Approvals | None = None, *,
                  events: EventStream | None = None, timeout: float | None = None,
-                 session_id: str | None = None) -> None:
+                 session_id: str | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.rules = rules or Rules()
+        self.notice = notice
+        self._unreadable: set[str] = set()  # files already named in a notice
         self.approvals = approvals
         self.events = events or EventStream()
         self.timeout = timeout
@@ -86,7 +95,7 @@ class PermissionGate:
         key = (request.tool, digest)
         if key in self._session:
             return PermissionDecision("allow_session", "allowed for this session")
-        if self.approvals is not None and self.approvals.approved(request, digest):
+        if self._approved(request, digest):
             return PermissionDecision("allow_always", "allowed always")
         provider = self._provider
         if provider is None:
@@ -94,28 +103,54 @@ class PermissionGate:
                 f"{request.tool} needs permission and nothing can ask the human; allow it "
                 f"with --allow {request.tool} (or --yes), or run where someone can answer",
                 NO_PERMISSION_PROVIDER)
-        decision = await self._ask(provider, request)
+        decision = await self._ask(provider, request, digest)
         if decision.decision == "deny":
             reason = f": {decision.message}" if decision.message else ""
             raise PermissionRequestError(f"the user denied {request.tool}{reason}",
                                          PERMISSION_DENIED)
-        if decision.decision == "allow_session":
+        if decision.decision in ("allow_session", "allow_always"):
             self._session.add(key)
-        elif decision.decision == "allow_always":
-            self._session.add(key)
-            if self.approvals is not None:
-                self.approvals.approve(request, digest)
         return decision
 
-    async def _ask(self, provider: PermissionProvider,
-                   request: PermissionRequest) -> PermissionDecision:
+    def _approved(self, request: PermissionRequest, digest: str) -> bool:
+        """Whether a saved "always" covers this call; an unreadable file covers nothing."""
+        if self.approvals is None:
+            return False
+        try:
+            return self.approvals.approved(request, digest)
+        except PrivateFileError as error:
+            if self.notice is not None and str(error.path) not in self._unreadable:
+                self._unreadable.add(str(error.path))
+                self.notice(format_line(error.code,
+                                        f"{error.message}; saved approvals are not applied"))
+            return False
+
+    def _remember(self, request: PermissionRequest, digest: str,
+                  decision: PermissionDecision) -> PermissionDecision:
+        """Save an "always"; one that cannot be saved is this session's, and says so."""
+        if decision.decision != "allow_always" or self.approvals is None:
+            return decision
+        try:
+            self.approvals.approve(request, digest)
+        except PrivateFileError as error:
+            said = f'"always" was not remembered: {error.message}'
+            if self.notice is not None:  # the provider said "allowed always" already
+                self.notice(format_line(error.code, f"{said}; allowed for this session only"))
+            return PermissionDecision("allow_session", said)
+        return decision
+
+    async def _ask(self, provider: PermissionProvider, request: PermissionRequest,
+                   digest: str) -> PermissionDecision:
         rpc_id = "p_" + os.urandom(8).hex()
+        # the request belongs to the session it is announced in: only its frames settle it
+        request = replace(request, session_id=self.session_id)
         self.events.emit(PermissionRequested(
             rpc_id=rpc_id, session_id=self.session_id, call_id=request.call_id,
             tool=request.tool, server=request.server, arguments=request.arguments,
             hints=request.hints.to_json(), description=request.description))
         try:
-            decision = await self._settle(provider, request, rpc_id)
+            decision = self._remember(request, digest,
+                                      await self._settle(provider, request, rpc_id))
         except HarnessError as error:
             self.events.emit(PermissionResolved(rpc_id, _OUTCOMES.get(error.code, "aborted")))
             raise

@@ -3,7 +3,9 @@
 ``RemotePermissions`` is a permission provider that shows nothing itself: the gate
 announces each request on the event stream (``permission/requested``) and a controller
 answers it with a ``permission/decision`` frame, which lands in ``respond``. First valid
-response wins; a bad one is refused and the request stays pending, as with questions.
+response wins; a bad one is refused and the request stays pending, as with questions. A
+request belongs to the session the gate asked it in (``PermissionRequest.session_id``), and
+a decision or cancel naming another is ``wrong-session`` (``core/ownership.py``).
 Once the front door closes (stdin ended, the web host stopped) every pending request and
 every later one ends ``ASK_ABORTED``: nobody is left to decide, and a run never hangs.
 """
@@ -15,6 +17,7 @@ from typing import Any
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
 from dsh_cli.core.events import BAD_RESPONSE, NOT_PENDING, PermissionRequested, ResponseAck
+from dsh_cli.core.ownership import refusal
 from dsh_cli.permissions.vocabulary import DECISIONS, PermissionDecision, PermissionRequest
 
 __all__ = ["BAD_RESPONSE", "NOT_PENDING", "RemotePermissions"]
@@ -41,9 +44,9 @@ class RemotePermissions:
         entry = self._pending.get(rpc_id) if isinstance(rpc_id, str) else None
         return entry is not None and not entry[1].done()
 
-    def replay(self, session_id: str | None = None) -> list[PermissionRequested]:
+    def replay(self) -> list[PermissionRequested]:
         """``permission/requested`` for every pending request, same ids, oldest first."""
-        return [PermissionRequested(rpc_id=rpc_id, session_id=session_id,
+        return [PermissionRequested(rpc_id=rpc_id, session_id=request.session_id,
                                     call_id=request.call_id, tool=request.tool,
                                     server=request.server, arguments=request.arguments,
                                     hints=request.hints.to_json(),
@@ -60,27 +63,36 @@ class RemotePermissions:
         finally:
             self._pending.pop(rpc_id, None)
 
-    def respond(self, rpc_id: str, decision: Any, message: Any = None) -> ResponseAck:
-        """A controller's decision; refused (and still pending) when it does not fit."""
+    def _claim(self, rpc_id: str, session_id: str | None
+               ) -> asyncio.Future[PermissionDecision] | ResponseAck:
+        """The decision a frame may settle, or why not (``not-pending``, ``wrong-session``)."""
         entry = self._pending.get(rpc_id)
         if entry is None or entry[1].done():
             return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending permission {rpc_id}")
+        return refusal(rpc_id, entry[0].session_id, session_id) or entry[1]
+
+    def respond(self, rpc_id: str, decision: Any, message: Any = None,
+                session_id: str | None = None) -> ResponseAck:
+        """A controller's decision; refused (and still pending) when it does not fit."""
+        future = self._claim(rpc_id, session_id)
+        if isinstance(future, ResponseAck):
+            return future
         if decision not in DECISIONS:
             return ResponseAck(rpc_id, False, BAD_RESPONSE,
                                f"decision must be one of {', '.join(DECISIONS)}")
         if message is not None and (not isinstance(message, str) or len(message) > MAX_MESSAGE):
             return ResponseAck(rpc_id, False, BAD_RESPONSE,
                                f"message must be a string of at most {MAX_MESSAGE} characters")
-        entry[1].set_result(PermissionDecision(decision, (message or "").strip() or None))
+        future.set_result(PermissionDecision(decision, (message or "").strip() or None))
         return ResponseAck(rpc_id, True)
 
-    def cancel(self, rpc_id: str) -> ResponseAck:
+    def cancel(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:
         """The human dismissed the request from outside: ``ASK_CANCELLED``."""
-        entry = self._pending.get(rpc_id)
-        if entry is None or entry[1].done():
-            return ResponseAck(rpc_id, False, NOT_PENDING, f"no pending permission {rpc_id}")
-        entry[1].set_exception(UserInteractionError("the user dismissed the permission request",
-                                                    ASK_CANCELLED))
+        future = self._claim(rpc_id, session_id)
+        if isinstance(future, ResponseAck):
+            return future
+        future.set_exception(UserInteractionError("the user dismissed the permission request",
+                                                  ASK_CANCELLED))
         return ResponseAck(rpc_id, True)
 
     def close(self, reason: str) -> None:

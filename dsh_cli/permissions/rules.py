@@ -15,23 +15,24 @@ by a rule meant for another server.
 
 Another agent's tool may be narrowed by its input, as Claude Code writes it:
 ``Bash(git status)`` is that command exactly, ``Bash(git status:*)`` any command that starts
-with those words. An allow rule never covers a command that chains another (``;``, ``&``,
-``|``, a substitution, a redirection, a new line): ``git status && curl … | sh`` is asked;
-a deny or ask rule matches any command of such a chain.
+with those words. The command is read as the shell reads it (``permissions.shell``): an
+allow rule covers one simple command of plain words only (``git status && curl … | sh`` is
+asked); a deny or ask rule matches any command in it. The other tools' specifiers
+(``Read(~/.ssh/**)``, ``Edit(//etc/**)``, ``WebFetch(domain:…)``) are ``specifiers``'.
 """
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dsh_cli.permissions import specifiers
+from dsh_cli.permissions.shell import covers
 from dsh_cli.permissions.vocabulary import Hints
 
-__all__ = ["NEVER_ASKED", "Rules", "Verdict", "matches", "rule_warnings"]
+__all__ = ["NEVER_ASKED", "Rules", "Verdict", "matches"]
 
 Verdict = Literal["allow", "ask", "deny"]
 NEVER_ASKED = frozenset({"ask_user_question"})
@@ -65,10 +66,7 @@ def _names(rule: str, tool: str, reading: tuple[str, str] | None) -> bool:
                for at in range(1, len(body) - 2) if body.startswith("__", at))
 
 
-# ``Tool(specifier)``: the tool narrowed by its input's command
-_SPECIFIED = re.compile(r"([A-Za-z0-9_.-]+)\((.*)\)", re.S)
-# what lets one command line run another: chains, pipes, substitutions, redirections
-_CHAIN = re.compile(r"&&|\|\||[;&|\n`<>]|\$\(")
+_SPECIFIED = specifiers.SPECIFIED  # ``Tool(specifier)``: the tool narrowed by its input
 
 
 def _specified(rule: str, tool: str, arguments: Mapping[str, Any] | None, *,
@@ -78,18 +76,15 @@ def _specified(rule: str, tool: str, arguments: Mapping[str, Any] | None, *,
     if found is None:
         return None
     name, spec = found.groups()
+    # Read/Edit paths, WebFetch domains, specifiers dsh does not read (``specifiers``)
+    decided = specifiers.covers(name, spec, tool, arguments, every=every)
+    if decided is not None:
+        return decided
+    spec = specifiers.bash_command(spec)  # Claude Code's ``rm *`` is ``rm:*``
     command = (arguments or {}).get("command")
     if name != tool or not isinstance(command, str) or not spec.strip():
         return False
-    prefix = spec[:-2].strip() if spec.endswith(":*") else None
-    parts = [part.strip() for part in _CHAIN.split(command)]
-    if every:  # allow: one plain command, nothing chained to it
-        if len(parts) != 1:
-            return False
-        parts = [command.strip()]
-    return any(part == (prefix if prefix is not None else spec.strip())
-               or (prefix is not None and part.startswith(prefix + " "))
-               for part in parts)
+    return covers(spec.strip(), command, every=every)
 
 
 def _match(rule: str, tool: str, server: str | None, *, every: bool,
@@ -101,8 +96,8 @@ def _match(rule: str, tool: str, server: str | None, *, every: bool,
     if specified is not None:
         return specified
     pairs = _readings(tool, server)
-    if not pairs:
-        return _names(rule, tool, None)
+    if not pairs:  # a plain ``Read`` names every tool that reads files too
+        return _names(rule, tool, None) or specifiers.names_family(rule, tool)
     found = (_names(rule, tool, pair) for pair in pairs)
     return all(found) if every else any(found)
 
@@ -151,68 +146,3 @@ def _first_match(rules: tuple[str, ...], tool: str, server: str | None,
                  arguments: Mapping[str, Any] | None, *, every: bool) -> str | None:
     return next((rule for rule in rules
                  if _match(rule, tool, server, every=every, arguments=arguments)), None)
-
-
-def rule_warnings(rules: Rules, servers: Mapping[str, Iterable[str] | None]) -> list[str]:
-    """One ``dsh: warning:`` line per MCP rule that cannot match, with the close match.
-
-    ``servers`` maps each configured server to the names of its tools (None when they are
-    not known: it did not start). A rule for a server that is not configured at all is
-    left alone (it may be meant for another project); one that is malformed, in the wrong
-    case or a near miss of a real name is reported; a deny rule says that it denies nothing.
-    """
-    candidates: list[str] = []
-    known: list[tuple[str, str | None]] = []
-    for server, tools in servers.items():
-        candidates.append(_PREFIX + server)
-        names = list(tools or ())
-        known.extend([(server, name) for name in names] or [(server, None)])
-        candidates.extend(f"{_PREFIX}{server}__{name}" for name in names)
-    lines = []
-    for kind in ("deny", "ask", "allow"):
-        for rule in getattr(rules, kind):
-            problem = _problem(rule.strip(), known, candidates)
-            if problem is not None:
-                lines.append(f"dsh: warning: the rule {kind} {rule!r} {problem}"
-                             + (" (nothing is denied by it)" if kind == "deny" else ""))
-    return lines
-
-
-def _problem(rule: str, known: list[tuple[str, str | None]],
-             candidates: list[str]) -> str | None:
-    """Why ``rule`` matches nothing here, naming the close match; None when it may match."""
-    if not rule:
-        return "is empty and matches nothing"
-    if not rule.lower().startswith(_PREFIX):
-        return None  # a plain tool name: another agent's tool (approve_tool_use) may be meant
-    if rule.startswith(_PREFIX) and _may_match(rule, known):
-        return None
-    close = _close(rule, candidates)
-    if close is not None:
-        return f"matches no tool: did you mean {close!r}?"
-    if not rule.startswith(_PREFIX):
-        return f"matches no tool: rules are case-sensitive and start with {_PREFIX!r}"
-    if rule == _PREFIX or rule.endswith("__") or "____" in rule:
-        return "matches no tool: write mcp__SERVER, mcp__SERVER__TOOL or mcp__SERVER__*"
-    return None
-
-
-def _may_match(rule: str, known: list[tuple[str, str | None]]) -> bool:
-    """Whether ``rule`` names a known tool, or may name a tool of a server not listed."""
-    body = rule[len(_PREFIX):]
-    heads = [body, *(body[:at] for at in range(1, len(body) - 2) if body.startswith("__", at))]
-    return any(_names(rule, f"{_PREFIX}{server}__{name}", (server, name)) if name is not None
-               else any(fnmatch.fnmatchcase(server, head) for head in heads)
-               for server, name in known)
-
-
-def _close(rule: str, candidates: list[str]) -> str | None:
-    """The real name ``rule`` most likely meant: the same but for case or ``_``, else a near one."""
-    def folded(name: str) -> str:
-        return name.lower().rstrip("_")
-
-    same = [name for name in candidates if folded(name) == folded(rule)]
-    if same:
-        return same[0]
-    near = difflib.get_close_matches(rule, candidates, n=1, cutoff=0.8)
-    return near[0] if near else None

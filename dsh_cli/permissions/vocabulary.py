@@ -79,6 +79,7 @@ class PermissionRequest:
     description: str | None = None
     scope: GrantScope = "definition"
     cwd: str | None = None  # where another agent's call runs (scope "input")
+    session_id: str | None = None  # the session it is asked in: set by the gate as it asks
 
     def to_json(self) -> dict[str, Any]:
         """The fields a relay event and the store carry."""

@@ -9,8 +9,10 @@ front door. The rules, in the order they are checked:
 2. its ``type`` is a string naming a row of ``FRAME_TYPES``;
 3. that row's fields are present and typed: ``rpc_id`` a string, ``answers`` a list,
    ``content`` text that is not blank; ``session_id`` is a string or null and absent means
-   null, so an answer without it is ``wrong-session`` for a question asked in a session.
-   Unknown extra fields are ignored, so controllers can send newer frames to older dsh;
+   null, so any frame that settles something (answer, cancel, decline, discuss, decision)
+   without it is ``wrong-session`` for a batch or request asked in a session
+   (``core/ownership.py``). Unknown extra fields are ignored, so controllers can send
+   newer frames to older dsh;
 4. the front door takes that kind (``accept``; ``user/message`` needs a message hook).
 
 Each failure is ``BadFrame`` (code ``BAD_FRAME``) and changes nothing. Whether an answer
@@ -120,11 +122,12 @@ class QuestionCancelFrame(Frame):
 
     type: Literal["question/cancel"]
     rpc_id: StrictStr
+    session_id: StrictStr | None = None
 
     def apply(self, to: FrameDispatcher) -> list[Event]:
         if to.permissions is not None and self.rpc_id in to.permissions:
-            return [to.permissions.cancel(self.rpc_id)]
-        return [to.pending.cancel(self.rpc_id)]
+            return [to.permissions.cancel(self.rpc_id, self.session_id)]
+        return [to.pending.cancel(self.rpc_id, self.session_id)]
 
 
 class QuestionDeclineFrame(Frame):
@@ -166,6 +169,7 @@ class PermissionDecisionFrame(Frame):
 
     type: Literal["permission/decision"]
     rpc_id: StrictStr
+    session_id: StrictStr | None = None
     decision: StrictStr
     message: StrictStr | None = None
 
@@ -173,7 +177,8 @@ class PermissionDecisionFrame(Frame):
         if to.permissions is None:
             raise BadFrame("permission/decision is not accepted here: nothing asks "
                            "permission through this front door", self.type)
-        return [to.permissions.respond(self.rpc_id, self.decision, self.message)]
+        return [to.permissions.respond(self.rpc_id, self.decision, self.message,
+                                       self.session_id)]
 
 
 class UserMessageFrame(Frame):
@@ -263,7 +268,7 @@ def pending_announcements(pending: PendingQuestions,
     """Every pending batch, then every pending permission request, with their ``rpc_id``s."""
     replay: list[Event] = list(pending.replay())
     if permissions is not None:
-        replay.extend(permissions.replay(pending.session_id))
+        replay.extend(permissions.replay())
     return replay
 
 

@@ -10,7 +10,8 @@ front of ``execute`` and closes the servers on the way out, however the block en
     async with session_tools(runtime, plan, sys.stderr) as gate:
         ...  # gate is None when no server is configured; else the door registers on it
 
-With no server configured, nothing MCP and nothing of ``dsh_cli.permissions`` is imported.
+With no server configured, nothing MCP is imported, and nothing of ``dsh_cli.permissions``
+unless rules were given (a rule that can match nothing is still reported).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class ToolPlan:
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     allow_all: bool = False
+    shared: frozenset[str] = frozenset()  # the rules of config.toml: approve_tool_use's too
 
     def rules(self) -> Rules:
         from dsh_cli.permissions import Rules
@@ -63,7 +65,8 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
     if yes:
         _line(stderr, YES_NOTICE)
     plan = ToolPlan(allow=(*settings.allow, *options.get("allow", ())), ask=settings.ask,
-                    deny=(*settings.deny, *options.get("deny", ())), allow_all=yes)
+                    deny=(*settings.deny, *options.get("deny", ())), allow_all=yes,
+                    shared=frozenset((*settings.allow, *settings.ask, *settings.deny)))
     if options.get("no_mcp"):
         return plan
     from dsh_cli.tools.mcp.config import configured_servers, parse_servers
@@ -86,7 +89,7 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
             names = ", ".join(f"${{{name}}}" for name in server.unset)
             _line(stderr, f"dsh: warning: server {server.name!r} of {server.source}: {names} "
                   "not set, so expanded to nothing")
-    return ToolPlan(servers, plan.allow, plan.ask, plan.deny, plan.allow_all)
+    return ToolPlan(servers, plan.allow, plan.ask, plan.deny, plan.allow_all, plan.shared)
 
 
 @contextlib.asynccontextmanager
@@ -99,10 +102,13 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
     a server is told nothing can answer and goes on without asking.
     """
     if not plan.servers:
+        if plan.allow or plan.ask or plan.deny:
+            _warn_rules(plan, {}, stderr)
         yield None
         return
     import dsh_cli
     from dsh_cli.config import config_dir, data_dir
+    from dsh_cli.core.home import approvals_file
     from dsh_cli.permissions import Approvals, PermissionGate
     from dsh_cli.tools.mcp.server_log import ServerLog, sdk_logs_to
     from dsh_cli.tools.mcp.toolset import McpToolset
@@ -122,9 +128,11 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
             if status.error is not None:
                 _line(stderr, format_line(status.code or MCP_UNAVAILABLE, status.error))
         try:
-            _warn_rules(plan.rules(), toolset, stderr)
-            gate = PermissionGate(plan.rules(), Approvals(config_dir() / "permissions.json"),
-                                  events=runtime.events,
+            _warn_rules(plan, {status.name: [tool.remote_name for tool in status.tools]
+                               if status.started else None for status in toolset.statuses},
+                        stderr)
+            gate = PermissionGate(plan.rules(), Approvals(approvals_file()),
+                                  events=runtime.events, notice=lambda line: _line(stderr, line),
                                   timeout=runtime.settings.question_timeout,
                                   session_id=runtime.session_id)
             stack.callback(toolset.register(runtime.tools))
@@ -135,13 +143,12 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
             await _close(toolset)
 
 
-def _warn_rules(rules: Rules, toolset: Any, stderr: TextIO) -> None:
-    """A rule that cannot match a started server's tools says so: a typo is silent otherwise."""
-    from dsh_cli.permissions.rules import rule_warnings
+def _warn_rules(plan: ToolPlan, servers: Mapping[str, list[str] | None],
+                stderr: TextIO) -> None:
+    """A rule that cannot match a tool offered here says so: a typo is silent otherwise."""
+    from dsh_cli.permissions.unmatched import agent_warnings
 
-    servers = {status.name: [tool.remote_name for tool in status.tools] if status.started
-               else None for status in toolset.statuses}
-    for line in rule_warnings(rules, servers):
+    for line in agent_warnings(plan.rules(), servers, shared=plan.shared):
         _line(stderr, line)
 
 

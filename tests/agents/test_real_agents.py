@@ -59,7 +59,8 @@ def test_cancelled_at_the_desk_the_model_reads_ask_cancelled(name, make_agent, d
         agent.install("--wait", "20")
         process = agent.start(PROMPT)
         requested = desk.event("question/requested", process)
-        desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+        desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                   "session_id": requested["session_id"]})
         status, _, err = finish(process)
     assert status == 0, err
     assert any("ASK_CANCELLED" in result for result in model.results()), model.results()
@@ -91,7 +92,8 @@ def test_claude_code_asks_the_desk_before_writing_a_file(decision, make_agent, d
                               "mcp__dsh__approve_tool_use")
         requested = desk.event("permission/requested", process)
         desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
-                   "decision": decision, "message": "not in this folder"})
+                   "session_id": requested["session_id"], "decision": decision,
+                   "message": "not in this folder"})
         status, _, err = finish(process)
     assert status == 0, err
     assert requested["tool"] == "Write"

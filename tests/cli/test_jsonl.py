@@ -195,7 +195,8 @@ def test_run_bad_frames_and_bad_responses_keep_the_question_pending(controller):
 def test_run_cancel_frame_becomes_ask_cancelled_for_the_model(controller):
     dsh = controller("run", "--jsonl", "--model", "demo", "x")
     requested = dsh.until("question/requested")
-    dsh.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+    dsh.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+              "session_id": requested["session_id"]})
     assert dsh.next()["accepted"] is True
     assert dsh.next() == {"type": "question/resolved", "rpc_id": requested["rpc_id"],
                           "outcome": "cancelled"}

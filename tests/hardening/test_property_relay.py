@@ -52,7 +52,7 @@ def frames(draw):
                  "session_id": draw(SESSIONS),
                  "answers": _answers(draw(answers_for(TEMPLATE)))}
     elif kind == "cancel":
-        frame = {"type": "question/cancel", "rpc_id": draw(RPC_IDS)}
+        frame = {"type": "question/cancel", "rpc_id": draw(RPC_IDS), "session_id": draw(SESSIONS)}
     elif kind == "replay":
         frame = {"type": "questions/replay"}
     elif kind == "message":

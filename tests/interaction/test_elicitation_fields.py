@@ -125,7 +125,7 @@ def test_question_requested_carries_the_fields_only_when_set(run):
     model = AskUserQuestionRequest.model_validate({"questions": [{"id": "q", "question": "Q?"}]})
     announced = []
     for request in (model, form(declinable=True, review=True)):
-        _, _, seen = _shown(run, request, lambda ui, rpc_id: ui.pending.cancel(rpc_id))
+        _, _, seen = _shown(run, request, lambda ui, rpc_id: ui.pending.cancel(rpc_id, "s1"))
         announced += [e.to_json() for e in seen if isinstance(e, QuestionRequested)]
     plain, elicited = announced
     assert set(plain) == {"type", "rpc_id", "session_id", "call_id", "questions"}
@@ -158,7 +158,7 @@ def _shown(run, request, act):
         rpc_id = seen[0].rpc_id
         ack = act(ui, rpc_id)
         if not ack.accepted:
-            ui.pending.cancel(rpc_id)
+            ui.pending.cancel(rpc_id, "s1")
         try:
             await task
         except UserInteractionError as error:

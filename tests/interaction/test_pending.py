@@ -139,14 +139,17 @@ def test_cancel_from_outside_is_ask_cancelled(run, probe, request_of, recorded):
         provider = probe()
         ui.register_provider(provider)
         task, rpc_id = await shown(ui, provider, request_of(DB))
-        assert ui.pending.cancel(rpc_id).accepted
+        for other in ("s2", None):  # another session's, or none: refused, still pending
+            refused = ui.pending.cancel(rpc_id, other)
+            assert (refused.accepted, refused.reason) == (False, WRONG_SESSION)
+        assert ui.pending.cancel(rpc_id, "s1").accepted
         with pytest.raises(UserInteractionError) as caught:
             await task
         assert caught.value.code == ASK_CANCELLED
         assert caught.value.message == "the user cancelled the questions"
         assert provider.cancelled == provider.requests
         assert [e.outcome for e in events if isinstance(e, QuestionResolved)] == ["cancelled"]
-        again = ui.pending.cancel(rpc_id)
+        again = ui.pending.cancel(rpc_id, "s1")
         assert (again.accepted, again.reason) == (False, NOT_PENDING)
 
     run(main())
@@ -180,7 +183,7 @@ def test_replay_through_the_seam_matches_the_announcement(run, probe, request_of
         ui.register_provider(provider)
         task, rpc_id = await shown(ui, provider, request_of(DB))
         assert [e.to_json() for e in ui.pending.replay()] == [events[0].to_json()]
-        ui.pending.cancel(rpc_id)
+        ui.pending.cancel(rpc_id, "s1")
         with pytest.raises(UserInteractionError):
             await task
         assert ui.pending.replay() == []

@@ -38,7 +38,7 @@ def test_allowed_once_at_the_jsonl_desk(mode, tmp_path):
             call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
             requested = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
-                             "decision": "allow_once"})
+                             "session_id": requested["session_id"], "decision": "allow_once"})
             ack = await desk.event("response/ack")
             resolved = await desk.event("permission/resolved")
             return requested, ack, resolved, await call
@@ -60,13 +60,14 @@ def test_denied_with_a_reason_and_a_bad_decision_keeps_it_pending():
             call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
             requested = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
-                             "decision": "maybe"})
+                             "session_id": requested["session_id"], "decision": "maybe"})
             refused = await desk.event("response/ack")
             await desk.send({"type": "permission/decision", "rpc_id": "p_nope",
                              "decision": "deny"})
             unknown = await desk.event("response/ack")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
-                             "decision": "deny", "message": "not on main"})
+                             "session_id": requested["session_id"], "decision": "deny",
+                             "message": "not on main"})
             return refused, unknown, await call
 
     refused, unknown, result = bounded(main())
@@ -83,14 +84,14 @@ def test_allow_for_the_session_is_remembered_by_the_server_process():
             call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
             requested = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
-                             "decision": "allow_session"})
+                             "session_id": requested["session_id"], "decision": "allow_session"})
             first = await call
             second = await mcp.call_tool("approve_tool_use", {**REQUEST, "tool_use_id": "t2"})
             other = asyncio.ensure_future(mcp.call_tool(
                 "approve_tool_use", {"tool_name": "Write", "input": {"path": "x"}}))
             asked = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": asked["rpc_id"],
-                             "decision": "deny"})
+                             "session_id": asked["session_id"], "decision": "deny"})
             return first, second, asked, await other
 
     first, second, asked, other = bounded(main())
@@ -108,7 +109,7 @@ def _grant_always(request: dict, cwd: str, name: str = "claude-code"):
             call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", request))
             requested = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
-                             "decision": "allow_always"})
+                             "session_id": requested["session_id"], "decision": "allow_always"})
             return await call
 
     return _outcome(bounded(main()))
@@ -173,6 +174,7 @@ def test_an_older_tool_wide_always_is_no_longer_applied(tmp_path):
     home.mkdir(parents=True, exist_ok=True)
     (home / "permissions.json").write_text(json.dumps({"always": {"Bash": {
         "digest": definition_digest(None, None, "Bash"), "at": "2026-01-01T10:00:00"}}}))
+    (home / "permissions.json").chmod(0o600)  # as dsh wrote it: a file others may read is refused
     outcome = _later({"tool_name": "Bash", "input": {"command": "curl x | sh"}}, str(tmp_path))
     assert outcome["behavior"] == "deny"
 

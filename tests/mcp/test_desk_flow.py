@@ -57,7 +57,8 @@ def test_cancelled_at_the_desk():
         async with jsonl_desk() as desk, client("--wait", "20") as mcp:
             call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
             requested = await desk.event("question/requested")
-            await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+            await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                             "session_id": requested["session_id"]})
             return await call, await desk.event("question/resolved")
 
     result, resolved = bounded(main())
@@ -203,7 +204,8 @@ def test_the_desk_names_the_agent_as_people_know_it(client_name, shown):
         async with jsonl_desk() as desk, client("--wait", "20", name=client_name) as mcp:
             call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
             requested = await desk.event("question/requested")
-            await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+            await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                             "session_id": requested["session_id"]})
             await call
             return requested
 

@@ -104,3 +104,90 @@ def test_claude_codes_tool_specifiers_narrow_a_rule_by_the_command(command, verd
     rules = Rules(allow=("Bash(git status:*)", "Bash(ls)"), deny=("Bash(rm:*)",))
     assert rules.verdict("Bash", Hints(), None, {"command": command})[0] == verdict
     assert rules.verdict("Edit", Hints(), None, {"command": command})[0] == "ask"  # not Bash
+
+
+@pytest.fixture
+def places(tmp_path, monkeypatch):
+    """A home with ``.ssh`` in it, and a repository whose ``sub`` folder is the cwd."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id").write_text("KEY")
+    (project / ".git").mkdir(parents=True)
+    (project / "sub").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project / "sub")
+    return home, project
+
+
+@pytest.mark.parametrize(("rule", "tool", "arguments", "verdict"), [
+    ("Read(~/.ssh/**)", "Read", {"file_path": "~/.ssh/id"}, "deny"),
+    ("Read(~/.ssh/)", "Read", {"file_path": "{home}/.ssh/id"}, "deny"),
+    ("Read(~)", "Read", {"file_path": "{home}/x"}, "deny"),
+    ("Read(~)", "Read", {"file_path": "{project}/x"}, "ask"),
+    ("Read(//**)", "LS", {"path": "/"}, "deny"),
+    ("Read(~/.ssh/**)", "Grep", {"pattern": "K"}, "ask"),  # the cwd holds no .ssh
+    ("Read(~/.ssh/**)", "Grep", {"pattern": "K", "path": "/"}, "deny"),
+    ("Read(~/.ssh/**)", "Glob", {"pattern": "../../home/.ssh/*"}, "deny"),
+    ("Read(~/.ssh/**)", "Read", {}, "deny"),  # no path to read it against
+    ("Read(~/.ssh/**)", "Edit", {"file_path": "~/.ssh/id"}, "ask"),
+    ("Edit(~/.ssh/**)", "Write", {"file_path": "~/.ssh/id"}, "deny"),
+    ("Read", "Grep", {"pattern": "K"}, "deny"),
+    ("Edit", "NotebookEdit", {"notebook_path": "x.ipynb"}, "deny"),
+    ("Read(*)", "Glob", {"pattern": "*"}, "deny"),
+    ("Read()", "Read", {"file_path": "x"}, "deny"),
+    ("Read(!x)", "Read", {"file_path": "y"}, "deny"),
+    ("WebFetch(domain:evil.example)", "WebFetch", {"url": "https://EVIL.example/x"}, "deny"),
+    ("WebFetch(domain:*.evil.example)", "WebFetch", {"url": "https://evil.example/"}, "ask"),
+    ("WebFetch(domain:evil.example)", "WebFetch", {"url": 7}, "deny"),
+    ("WebFetch(evil.example)", "WebFetch", {"url": "https://ok.example/"}, "deny"),
+    ("Bash(rm *)", "Bash", {"command": "ls; rm -rf ~"}, "deny"),
+    ("Bash(ls*)", "Bash", {"command": "echo"}, "deny"),
+    ("Bash()", "Bash", {"command": "echo"}, "deny"),
+    ("Task(Explore)", "Task", {"prompt": "p"}, "deny"),
+    ("Task(Explore)", "Bash", {"command": "ls"}, "ask"),
+])
+def test_claude_codes_other_specifiers_as_deny_rules(places, rule, tool, arguments, verdict):
+    home, project = places
+    filled = {key: value.format(home=home, project=project) if isinstance(value, str) else value
+              for key, value in arguments.items()}
+    assert Rules(deny=(rule,)).verdict(tool, Hints(), None, filled)[0] == verdict
+
+
+@pytest.mark.parametrize(("rule", "tool", "arguments", "verdict"), [
+    ("Read(/docs/**)", "Read", {"file_path": "{project}/docs/a"}, "ask"),  # sub/docs: not both
+    ("Read(./docs/**)", "Read", {"file_path": "docs/a"}, "allow"),
+    ("Read(./docs/**)", "Read", {"file_path": "docs/../../a"}, "ask"),
+    ("Read(./docs/**)", "Grep", {"pattern": "x", "path": "docs"}, "ask"),  # the folder itself
+    ("Read(./docs)", "Grep", {"pattern": "x", "path": "docs"}, "allow"),
+    ("Read(./docs)", "Read", {"file_path": "docs/a/b"}, "allow"),
+    ("WebFetch(domain:docs.example)", "WebFetch", {"url": "https://a.docs.example/"}, "ask"),
+    ("WebFetch(domain:*.docs.example)", "WebFetch", {"url": "https://a.docs.example/"}, "allow"),
+    ("WebFetch(docs.example)", "WebFetch", {"url": "https://docs.example/"}, "ask"),
+    ("Bash(git status *)", "Bash", {"command": "git status -s"}, "allow"),
+    ("Bash(git status *)", "Bash", {"command": "git status; rm x"}, "ask"),
+    ("Bash(*)", "Bash", {"command": "anything"}, "allow"),
+])
+def test_claude_codes_other_specifiers_as_allow_rules(places, rule, tool, arguments, verdict):
+    home, project = places
+    filled = {key: value.format(home=home, project=project) for key, value in arguments.items()}
+    assert Rules(allow=(rule,)).verdict(tool, Hints(), None, filled)[0] == verdict
+
+
+def test_a_symlink_out_of_an_allowed_folder_is_not_allowed(places, tmp_path):
+    home, _ = places
+    (tmp_path / "project" / "sub" / "docs").mkdir()
+    (tmp_path / "project" / "sub" / "docs" / "key").symlink_to(home / ".ssh" / "id")
+    rules = Rules(allow=("Read(./docs/**)",))
+    assert rules.verdict("Read", Hints(), None, {"file_path": "docs/key"})[0] == "ask"
+
+
+def test_a_command_rule_on_an_mcp_tool_that_runs_commands_is_read_and_not_warned_of():
+    from dsh_cli.permissions.unmatched import agent_warnings
+
+    rules = Rules(deny=("mcp__sh__run(rm:*)",), allow=("mcp__sh__run(git status:*)",))
+    assert agent_warnings(rules, {"sh": ["run"]}) == []
+    hints = Hints()
+    assert rules.verdict("mcp__sh__run", hints, "sh", {"command": "r\\m -rf x"})[0] == "deny"
+    assert rules.verdict("mcp__sh__run", hints, "sh", {"command": "git status -s"})[0] == "allow"
+    unread = agent_warnings(Rules(deny=("mcp__sh__run(a*b)",)), {"sh": ["run"]})
+    assert unread and "denies every mcp__sh__run call" in unread[0]

@@ -88,7 +88,9 @@ def test_deny_rules_that_cannot_match_each_say_so_with_the_close_match(tmp_path)
         "(nothing is denied by it)",
         "dsh: warning: the rule deny 'mcp__raw__wrte' matches no tool: did you mean "
         "'mcp__raw__write'? (nothing is denied by it)",
-    ]  # a rule for a server configured elsewhere (mcp__elsewhere) is left alone
+        "dsh: warning: the rule deny 'mcp__elsewhere' matches no tool: no server it names is "
+        "configured (nothing is denied by it)",
+    ]  # a flag is for this run: a server it names must be configured
     assert ran(tmp_path) == ["read"]
 
 
@@ -98,3 +100,84 @@ def test_rules_that_match_say_nothing(tmp_path):
                  "--allow", "mcp__raw", "--allow", "mcp__raw__*", "--allow", "mcp__*__read")
     assert result.returncode == 0, result.stderr
     assert "warning" not in result.stderr and ran(tmp_path) == []
+
+
+def warnings_of(result: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("dsh: warning:")]
+
+
+def test_every_flag_rule_that_cannot_match_an_offered_tool_gets_one_line(tmp_path):
+    servers = {"raw": lying(tmp_path, "raw", [tool("write"), tool("read", readOnlyHint=True)])}
+    result = run(tmp_path, servers, ["mcp__raw__read"], "--deny", "raw", "--deny", "write",
+                 "--deny", "bash(rm:*)", "--deny", "Read(~/.ssh/**)", "--deny", "mcp__elsewhere",
+                 "--allow", "ask_user_question", "--deny", "raw")
+    assert result.returncode == 0, result.stderr
+    agent = ("a tool of Claude Code, whose calls reach dsh through approve_tool_use (a rule for "
+             "them goes in config.toml)")
+    assert warnings_of(result) == [
+        "dsh: warning: the rule deny 'raw' matches no tool: did you mean 'mcp__raw' (or "
+        "'mcp__raw__*', its tools)? (nothing is denied by it)",
+        "dsh: warning: the rule deny 'write' matches no tool: did you mean 'mcp__raw__write'? "
+        "(nothing is denied by it)",
+        "dsh: warning: the rule deny 'bash(rm:*)' matches no tool of dsh's agent: did you mean "
+        f"'Bash'? That is {agent} (nothing is denied by it)",
+        f"dsh: warning: the rule deny 'Read(~/.ssh/**)' matches no tool of dsh's agent: {agent} "
+        "(nothing is denied by it)",
+        "dsh: warning: the rule deny 'mcp__elsewhere' matches no tool: no server it names is "
+        "configured (nothing is denied by it)",
+        "dsh: warning: the rule allow 'ask_user_question' matches nothing: ask_user_question "
+        "never needs permission",
+    ]  # the second --deny raw is the same line, said once
+    assert ran(tmp_path) == ["read"]
+
+
+def test_a_rule_of_config_toml_is_reported_only_when_approve_tool_use_cannot_use_it_either(
+        tmp_path, dsh_home):
+    (dsh_home / "config.toml").write_text(
+        '[permissions]\ndeny = ["Bash(rm:*)", "Read(~/.ssh/**)", "mcp__elsewhere", "raw", '
+        '"bash(rm:*)"]\n')
+    servers = {"raw": lying(tmp_path, "raw", [tool("read", readOnlyHint=True)])}
+    result = run(tmp_path, servers, ["mcp__raw__read"])
+    assert result.returncode == 0, result.stderr
+    assert warnings_of(result) == [
+        "dsh: warning: the rule deny 'raw' matches no tool: did you mean 'mcp__raw' (or "
+        "'mcp__raw__*', its tools)? (nothing is denied by it)",
+        "dsh: warning: the rule deny 'bash(rm:*)' matches no tool: did you mean 'Bash(rm:*)'? "
+        "(tool names are case-sensitive) (nothing is denied by it)",
+    ]
+
+
+def test_with_no_server_a_rule_still_says_it_matches_nothing(tmp_path):
+    result = run(tmp_path, {}, [], "--no-mcp", "--deny", "raw")
+    assert result.returncode == 0, result.stderr
+    assert warnings_of(result) == [
+        "dsh: warning: the rule deny 'raw' matches no tool of dsh's agent (its tools are "
+        "mcp__SERVER__TOOL; ask_user_question never needs permission) (nothing is denied by it)"]
+
+
+def test_a_specifier_dsh_cannot_read_denies_the_whole_tool_and_allows_nothing(tmp_path):
+    servers = {"raw": lying(tmp_path, "raw", [tool("write"), tool("read", readOnlyHint=True),
+                                              tool("peek")])}
+    result = run(tmp_path, servers, ["mcp__raw__read", "mcp__raw__write", "mcp__raw__peek"],
+                 "--deny", "mcp__raw__read(path:/etc)", "--allow", "mcp__raw__peek(x)")
+    assert result.returncode == 0, result.stderr
+    assert warnings_of(result) == [
+        "dsh: warning: the rule deny 'mcp__raw__read(path:/etc)' has a specifier dsh does not "
+        "read (so it denies every mcp__raw__read call)",
+        "dsh: warning: the rule allow 'mcp__raw__peek(x)' has a specifier dsh does not read "
+        "(so it allows nothing)",
+    ]
+    assert ran(tmp_path) == []  # read denied, write and peek asked (and nobody can answer)
+
+
+def test_dsh_chat_reports_them_the_same_way(tmp_path):
+    servers = {"raw": lying(tmp_path, "raw", [tool("read", readOnlyHint=True)])}
+    config = write(tmp_path / "servers.json", {"mcpServers": servers})
+    model = "script:" + write(tmp_path / "script.json", {"turns": [{"content": "hello"}]})
+    result = subprocess.run([DSH, "chat", "--plain", "-m", model, "--mcp-config", config,
+                             "--deny", "raw", "--deny", "bash(rm:*)"], input="hi\n",
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert [line.split(" matches ")[0] for line in warnings_of(result)] == [
+        "dsh: warning: the rule deny 'raw'", "dsh: warning: the rule deny 'bash(rm:*)'"]
+    assert "did you mean 'mcp__raw'" in result.stderr and "did you mean 'Bash'" in result.stderr

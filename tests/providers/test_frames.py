@@ -35,12 +35,12 @@ GOOD = [{"id": "db", "selected": ["SQLite"]}]
 SAMPLES = {
     "question/answer": {"type": "question/answer", "rpc_id": "q_1", "session_id": "s1",
                         "answers": GOOD},
-    "question/cancel": {"type": "question/cancel", "rpc_id": "q_1"},
+    "question/cancel": {"type": "question/cancel", "rpc_id": "q_1", "session_id": "s1"},
     "question/decline": {"type": "question/decline", "rpc_id": "q_1", "session_id": "s1"},
     "question/discuss": {"type": "question/discuss", "rpc_id": "q_1", "session_id": "s1"},
     "questions/replay": {"type": "questions/replay"},
     "user/message": {"type": "user/message", "content": "hello"},
-    "permission/decision": {"type": "permission/decision", "rpc_id": "p_1",
+    "permission/decision": {"type": "permission/decision", "rpc_id": "p_1", "session_id": "s1",
                             "decision": "allow_once", "message": "fine"},
 }
 
@@ -134,7 +134,7 @@ def test_bad_frame_carries_the_frame_type_when_it_is_known():
 
 def test_extra_fields_are_ignored_and_frames_are_immutable():
     frame = frame_from_json({"type": "question/cancel", "rpc_id": "q", "reason": "closed tab"})
-    assert frame.model_dump() == {"type": "question/cancel", "rpc_id": "q"}
+    assert frame.model_dump() == {"type": "question/cancel", "rpc_id": "q", "session_id": None}
     with pytest.raises(ValueError, match="frozen"):
         frame.rpc_id = "other"  # type: ignore[misc]
 
@@ -181,14 +181,16 @@ def test_answer_cancel_and_replay_reach_the_pending_table():
             {"type": "question/answer", "rpc_id": rpc_id, "answers": GOOD}))
         accepted = dispatcher.dispatch(json.dumps(
             {"type": "question/answer", "rpc_id": rpc_id, "session_id": "s1", "answers": GOOD}))
-        late = dispatcher.dispatch(json.dumps({"type": "question/cancel", "rpc_id": rpc_id}))
+        late = dispatcher.dispatch(json.dumps({"type": "question/cancel", "rpc_id": rpc_id,
+                                               "session_id": "s1"}))
         return rpc_id, replayed, refused, accepted, late, dispatcher.dispatch(
             '{"type": "questions/replay"}')
 
     rpc_id, replayed, refused, accepted, late, after = pending_question(scenario)
     assert isinstance(replayed, QuestionRequested) and replayed.rpc_id == rpc_id
     assert refused == [ResponseAck(rpc_id, False, "wrong-session",
-                                   f"{rpc_id} belongs to session s1")]
+                                   f"{rpc_id} belongs to session s1; the frame names no "
+                                   "session_id")]
     assert accepted == [ResponseAck(rpc_id, True)]
     assert late == [ResponseAck(rpc_id, False, "not-pending", f"no pending question {rpc_id}")]
     assert after == []
@@ -222,21 +224,28 @@ def test_permission_frames_reach_the_permission_table():
         table, permissions = PendingQuestions("s1"), RemotePermissions()
         dispatcher = FrameDispatcher(table, permissions=permissions)
         waiting = asyncio.ensure_future(permissions.decide(
-            PermissionRequest(tool="mcp__a__b", arguments={"x": 1}, call_id="c1"), "p_1"))
+            PermissionRequest(tool="mcp__a__b", arguments={"x": 1}, call_id="c1",
+                              session_id="s1"), "p_1"))
         await asyncio.sleep(0)
         (replayed,) = dispatcher.dispatch('{"type": "questions/replay"}')
         bad = dispatcher.dispatch('{"type": "permission/decision", "rpc_id": "p_1", '
-                                  '"decision": "maybe"}')
+                                  '"session_id": "s1", "decision": "maybe"}')
+        foreign = [dispatcher.dispatch(json.dumps({
+            "type": kind, "rpc_id": "p_1", "decision": "allow_always", **session}))
+            for kind in ("permission/decision", "question/cancel")
+            for session in ({}, {"session_id": "s2"})]
         good = dispatcher.dispatch('{"type": "permission/decision", "rpc_id": "p_1", '
-                                   '"decision": "deny", "message": " no "}')
-        cancel = dispatcher.dispatch('{"type": "question/cancel", "rpc_id": "p_1"}')
-        return replayed, bad, good, cancel, await waiting
+                                   '"session_id": "s1", "decision": "deny", "message": " no "}')
+        cancel = dispatcher.dispatch('{"type": "question/cancel", "rpc_id": "p_1", '
+                                     '"session_id": "s1"}')
+        return replayed, bad, foreign, good, cancel, await waiting
 
-    replayed, bad, good, cancel, decided = asyncio.run(go())
+    replayed, bad, foreign, good, cancel, decided = asyncio.run(go())
     assert replayed.to_json() == {"type": "permission/requested", "rpc_id": "p_1",
                                   "session_id": "s1", "call_id": "c1", "tool": "mcp__a__b",
                                   "server": None, "arguments": {"x": 1}, "hints": {}}
     assert bad[0].reason == "bad-response" and good == [ResponseAck("p_1", True)]
+    assert [acks[0].reason for acks in foreign] == ["wrong-session"] * 4
     # settled: no longer a permission rpc_id, so the cancel goes to the question table
     assert cancel == [ResponseAck("p_1", False, "not-pending", "no pending question p_1")]
     assert decided.decision == "deny" and decided.message == "no"

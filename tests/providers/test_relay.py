@@ -337,9 +337,11 @@ def test_cancel_frame_cancels_the_batch():
     async def scenario(ui, relay, wire):
         task = ask_task(ui)
         (requested,) = await wire.wait_for("question/requested")
-        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                   "session_id": SESSION})
         result = await outcome(task)
-        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                   "session_id": SESSION})
         await wire.wait_for("response/ack", 2)
         return requested["rpc_id"], result
 

@@ -32,7 +32,8 @@ def test_question_requested_carries_source_and_every_question_field():
     async def scenario(ui, relay, wire):
         task = ask_form(ui)
         [requested] = await wire.wait_for("question/requested")
-        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                   "session_id": SESSION})
         await outcome(task)
         return requested
 
@@ -73,7 +74,7 @@ def test_a_decline_of_a_batch_that_does_not_offer_it_is_refused():
         rpc_id = requested["rpc_id"]
         wire.send({"type": "question/decline", "rpc_id": rpc_id, "session_id": SESSION})
         [ack] = await wire.wait_for("response/ack")
-        wire.send({"type": "question/cancel", "rpc_id": rpc_id})
+        wire.send({"type": "question/cancel", "rpc_id": rpc_id, "session_id": SESSION})
         await outcome(task)
         return ack
 

@@ -53,7 +53,8 @@ async def settled(task):
 
 
 def decision(rpc_id, value, **fields):
-    return {"type": "permission/decision", "rpc_id": rpc_id, "decision": value, **fields}
+    return {"type": "permission/decision", "rpc_id": rpc_id, "session_id": SESSION,
+            "decision": value, **fields}
 
 
 def test_a_request_is_written_decided_acked_and_resolved():
@@ -110,7 +111,8 @@ def test_question_cancel_with_a_permission_rpc_id_dismisses_it():
     async def scenario(gate, ui, wire):
         task = check_task(gate)
         (requested,) = await wire.wait_for("permission/requested")
-        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"]})
+        wire.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                   "session_id": SESSION})
         return requested["rpc_id"], await settled(task)
 
     (rpc_id, result), wire = run(scenario)
@@ -133,7 +135,7 @@ def test_replay_resends_pending_questions_and_permission_requests():
         await wire.wait_for("permission/resolved")
         wire.send({"type": "questions/replay"})  # the settled request is not re-sent
         await wire.wait_for("question/requested", 3)
-        wire.send({"type": "question/cancel", "rpc_id": asked["rpc_id"]})
+        wire.send({"type": "question/cancel", "rpc_id": asked["rpc_id"], "session_id": SESSION})
         await wire.wait_for("question/resolved")
         return await settled(permission), question
 

@@ -305,6 +305,7 @@ def test_a_jsonl_controller_decides_permission_requests_by_frames(tmp_path):
                 assert event["tool"] == "mcp__notes__write_note" and event["server"] == "notes"
                 for decision, message in decisions:
                     frame = {"type": "permission/decision", "rpc_id": event["rpc_id"],
+                             "session_id": event["session_id"],
                              "decision": decision, **({"message": message} if message else {})}
                     process.stdin.write(json.dumps(frame) + "\n")
                     process.stdin.flush()

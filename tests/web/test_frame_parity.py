@@ -58,7 +58,13 @@ BAD_FRAME = ("error", "BAD_FRAME")
 CASES: dict[str, tuple[Frame, tuple[str, str], bool]] = {
     "a valid answer": (answer(), ACCEPTED, False),
     "a valid answer with unknown extra fields": (answer(note={"x": 1}), ACCEPTED, False),
-    "a cancel": ({"type": "question/cancel", "rpc_id": "{rpc}"}, ACCEPTED, False),
+    "a cancel": ({"type": "question/cancel", "rpc_id": "{rpc}", "session_id": "{session}"},
+                 ACCEPTED, False),
+    # issue 36: a cancel obeys the answer's ownership rule
+    "a cancel for another session": ({"type": "question/cancel", "rpc_id": "{rpc}",
+                                      "session_id": "s_other"}, refused("wrong-session"), True),
+    "a cancel without session_id": ({"type": "question/cancel", "rpc_id": "{rpc}"},
+                                    refused("wrong-session"), True),
     "an answer for another session": (answer(session_id="s_other"), refused("wrong-session"),
                                       True),
     "an answer without session_id": (answer(session_id=None), refused("wrong-session"), True),
@@ -221,7 +227,7 @@ def through_web(serve: Any, frames: list[Frame], *, route: str = "/api/respond",
         found["outcomes"], found["messages"] = outcomes, list(site.messages)
         if task is not None:
             if not task.done():
-                site.ui.pending.cancel(rpc_id)
+                site.ui.pending.cancel(rpc_id, session_id)
             await asyncio.gather(task, return_exceptions=True)
 
     serve(scenario, chat=chat, session_id=session_id)

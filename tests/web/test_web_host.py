@@ -77,7 +77,8 @@ def test_cancel_is_ask_cancelled_and_an_unknown_cancel_is_not_pending(serve):
         task, rpc_id = await asked(site)
         unknown = (await site.post("/api/respond", {"type": "question/cancel", "rpc_id": "q_0"}))
         assert unknown.json()["reason"] == "not-pending"
-        reply = await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id})
+        reply = await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id,
+                                                 "session_id": "s1"})
         assert reply.json()["accepted"] is True
         with pytest.raises(UserInteractionError) as caught:
             await task
@@ -213,7 +214,8 @@ def test_discuss_is_ask_discuss_in_a_chat_and_a_bad_frame_on_a_questions_page(se
         task, rpc_id = await asked(site, batch)
         reply = await site.post("/api/respond", discuss(rpc_id))
         assert reply.json()["reason"] == "bad-response" and not task.done()
-        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id})
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id,
+                                         "session_id": "s1"})
         with pytest.raises(UserInteractionError):
             await task
 
@@ -222,7 +224,8 @@ def test_discuss_is_ask_discuss_in_a_chat_and_a_bad_frame_on_a_questions_page(se
         reply = await site.post("/api/respond", discuss(rpc_id))
         assert reply.status == 400 and reply.json()["code"] == "BAD_FRAME"
         assert not task.done()
-        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id})
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": rpc_id,
+                                         "session_id": "s1"})
         with pytest.raises(UserInteractionError):
             await task
 

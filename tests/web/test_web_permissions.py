@@ -31,14 +31,14 @@ def test_a_decision_posted_to_respond_reaches_the_gate_and_a_reload_no_longer_sh
         assert requested["hints"] == {"destructive": True}
         assert done == {"type": REPLAY_DONE, "pending": [requested["rpc_id"]]}
         rpc_id = requested["rpc_id"]
-        bad = await site.post("/api/respond", {"type": "permission/decision", "rpc_id": rpc_id,
-                                               "decision": "sure"})
-        mistyped = await site.post("/api/respond", {"type": "permission/decision",
-                                                    "rpc_id": rpc_id, "decision": 1})
-        good = await site.post("/api/respond", {"type": "permission/decision", "rpc_id": rpc_id,
-                                                "decision": "allow_once"})
-        late = await site.post("/api/respond", {"type": "permission/decision", "rpc_id": rpc_id,
-                                                "decision": "deny"})
+        def decision(value):
+            return {"type": "permission/decision", "rpc_id": rpc_id, "session_id": "s1",
+                    "decision": value}
+
+        bad = await site.post("/api/respond", decision("sure"))
+        mistyped = await site.post("/api/respond", decision(1))
+        good = await site.post("/api/respond", decision("allow_once"))
+        late = await site.post("/api/respond", decision("deny"))
         assert (bad.status, bad.json()["reason"]) == (200, "bad-response")
         assert (mistyped.status, mistyped.json()["code"]) == (400, "BAD_FRAME")
         assert good.json() == {"type": "response/ack", "rpc_id": rpc_id, "accepted": True}

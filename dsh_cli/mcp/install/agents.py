@@ -108,12 +108,14 @@ def _codex(scope: Scope, home: Path, project: Path, command: list[str]) -> list[
                                 "required": True, "startup_timeout_sec": STARTUP_WAIT,
                                 "tool_timeout_sec": HUMAN_TIMEOUT}),
                 Setting((*keys, "tools", TOOL, "approval_mode"), "approve"))
-    dsh_home = os.environ.get("DSH_HOME")
-    if dsh_home:
+    from dsh_cli.core.home import HOME_VARIABLE, dsh_home
+
+    home_dir = dsh_home()
+    if home_dir is not None:
         # Codex passes a server only HOME, PATH and a few more of its own environment
         # (codex-rs rmcp-client DEFAULT_ENV_VARS): without this its dsh mcp would look for
         # the desk in another directory than the dsh attach started with DSH_HOME
-        settings = (*settings, Setting((*keys, "env", "DSH_HOME"), os.path.abspath(dsh_home)))
+        settings = (*settings, Setting((*keys, "env", HOME_VARIABLE), os.path.abspath(home_dir)))
     return [Edit(base / ".codex" / "config.toml", "toml", settings)]
 
 

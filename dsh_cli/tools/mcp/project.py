@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dsh_cli.core.errors import ConfigError
+from dsh_cli.core.errors import ConfigError, PrivateFileError
 from dsh_cli.core.limits import TRUST_BYTES, TRUST_FILES
 from dsh_cli.tools.mcp.config import PROJECT_FILE, ServerConfig, decode_file, parse_servers
 
@@ -63,13 +63,20 @@ def project_servers(cwd: Path, *, trust_now: bool, config_dir: Path,
                  "for one run")
             return []
         trust = ProjectTrust(config_dir / FILE_NAME)
-        if trust_now:
-            trust.trust(where, coverage.digest)
-            for gap in coverage.gaps:
-                _say(notice, f"{path}: trusted, but {gap}")
-            return servers
-        if trust.trusted(where, coverage.digest):
-            return servers
+        try:
+            if trust_now:
+                trust.trust(where, coverage.digest)
+                for gap in coverage.gaps:
+                    _say(notice, f"{path}: trusted, but {gap}")
+                return servers
+            if trust.trusted(where, coverage.digest):
+                return servers
+        except PrivateFileError as error:
+            # a trust file that cannot be trusted trusts nothing, and is not written over
+            if trust_now:
+                raise ConfigError(f"{error.message}; {path} is not trusted") from None
+            _say(notice, f"{error.message}; the servers of {path} are left out")
+            return []
     _say(notice, f"{path} is not trusted (it can run commands), or it or the code its servers "
          "run changed since, so its servers are left out; pass --mcp-project to trust it with "
          "the code its servers run inside the project (not what a package, or a script in "

@@ -3,17 +3,18 @@
 Tokens and client registrations live in one JSON file (mode 0600), keyed by the server's
 resource URL (RFC 8707), so two entries naming one server share a login and a renamed entry
 keeps it; a step-up's scope and a DPoP key are kept beside them. The file is read bounded
-and written atomically; nothing here writes a token anywhere else.
+and changed under its lock, written atomically (``core/json_file.py``); nothing here writes
+a token anywhere else.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from dsh_cli.core.limits import PRIVATE_FILE_BYTES
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
@@ -22,7 +23,7 @@ __all__ = ["DPOP_KEY", "LOGIN_KEYS", "TOKENS_FILE", "WANTED_SCOPE", "StoredLogin
            "resource_of", "token_model", "tokens_file"]
 
 TOKENS_FILE = "mcp-tokens.json"  # in the config directory
-MAX_TOKENS_FILE = 4 * 1024 * 1024  # bytes; a bigger file is not ours
+MAX_TOKENS_FILE = PRIVATE_FILE_BYTES  # bytes; a bigger file is not ours
 DPOP_KEY = "dpop_key"  # the login's DPoP key pair (a private JWK): its tokens are bound to it
 LOGIN_KEYS = ("tokens", "expires_at", "client", DPOP_KEY)  # what a new login replaces
 WANTED_SCOPE = "wanted_scope"  # a step-up's scope, kept until a login asks for it
@@ -36,25 +37,27 @@ def resource_of(url: str) -> str:
 
 
 class TokenFile:
-    """``mcp-tokens.json``: ``{resource: {"tokens": ..., "client": ...}}``, written 0600."""
+    """``mcp-tokens.json``: ``{resource: {"tokens": ..., "client": ...}}``, written 0600.
+
+    Read and changed through ``core/json_file.py``: each change is read-modify-write under
+    the file's lock, so two processes saving logins keep both; a file that cannot be
+    trusted (torn, huge, a link, not private) is a ``PrivateFileError``, never empty.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def read(self) -> dict[str, dict[str, Any]]:
-        try:
-            with open(self.path, "rb") as file:
-                data = file.read(MAX_TOKENS_FILE + 1)
-        except FileNotFoundError:
-            return {}
-        if len(data) > MAX_TOKENS_FILE:
-            return {}
-        try:
-            document = json.loads(data)
-        except ValueError:
+        from dsh_cli.core import json_file
+
+        document = json_file.read(self.path, cap=MAX_TOKENS_FILE)
+        if document is None:
             return {}
         if not isinstance(document, dict):
-            return {}
+            from dsh_cli.core.errors import PrivateFileError
+
+            raise PrivateFileError(self.path, "does not hold a JSON object of logins; "
+                                              "move it away or fix it")
         return {key: value for key, value in document.items() if isinstance(value, dict)}
 
     def entry(self, resource: str) -> dict[str, Any]:
@@ -62,44 +65,43 @@ class TokenFile:
 
     def update(self, resource: str, values: dict[str, Any]) -> None:
         """Set ``values`` in ``resource``'s entry, in one write."""
-        document = self.read()
-        document.setdefault(resource, {}).update(values)
-        self._write(document)
+        with self._locked():
+            document = self.read()
+            document.setdefault(resource, {}).update(values)
+            self._write(document)
 
     def drop(self, resource: str, *keys: str) -> None:
         """Drop ``keys`` of ``resource``'s entry (an entry left empty goes too)."""
-        document = self.read()
-        entry = document.get(resource)
-        if entry is None or not any(key in entry for key in keys):
-            return
-        for key in keys:
-            entry.pop(key, None)
-        if not entry:
-            del document[resource]
-        self._write(document)
+        with self._locked():
+            document = self.read()
+            entry = document.get(resource)
+            if entry is None or not any(key in entry for key in keys):
+                return
+            for key in keys:
+                entry.pop(key, None)
+            if not entry:
+                del document[resource]
+            self._write(document)
 
     def forget(self, resource: str) -> bool:
         """Drop ``resource``'s login; whether there was one."""
-        document = self.read()
-        if document.pop(resource, None) is None:
-            return False
-        self._write(document)
-        return True
+        with self._locked():
+            document = self.read()
+            if document.pop(resource, None) is None:
+                return False
+            self._write(document)
+            return True
+
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        from dsh_cli.core import json_file
+
+        return json_file.locked(self.path)
 
     def _write(self, document: dict[str, Any]) -> None:
         """Atomically, and never readable by others, not even for a moment."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                json.dump(document, file)
-            os.chmod(temporary, 0o600)  # an umask cannot widen it, a stale file might
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        from dsh_cli.core import json_file
+
+        json_file.write(self.path, document)
 
 
 class StoredLogin:

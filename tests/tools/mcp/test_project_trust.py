@@ -91,6 +91,7 @@ def test_a_file_trusted_before_scripts_were_covered_stays_trusted(tmp_path):
     (tmp_path / ".mcp.json").write_bytes(data)
     (tmp_path / "trusted-projects.json").write_text(json.dumps({"projects": {
         str(tmp_path.resolve()): {"digest": hashlib.sha256(data).hexdigest(), "at": "x"}}}))
+    (tmp_path / "trusted-projects.json").chmod(0o600)  # as dsh writes it: others' is refused
     assert len(configured_servers([], project=False, cwd=tmp_path, config_dir=tmp_path)) == 1
 
 

@@ -881,7 +881,8 @@
 
   async function dismiss() {
     if (view.busy) return;
-    await send({ type: "question/cancel", rpc_id: view.batch.rpc_id }, "Dismissed. Waiting for dsh…");
+    await send({ type: "question/cancel", rpc_id: view.batch.rpc_id, session_id: view.batch.session_id },
+               "Dismissed. Waiting for dsh…");
   }
 
   async function respond(frame) {
@@ -1036,7 +1037,9 @@
     current.busy = true;
     current.error = "";
     renderPermission(false);
-    const frame = { type: "permission/decision", rpc_id: current.request.rpc_id, decision };
+    // every settling frame names the session of what it settles (the one ownership rule)
+    const frame = { type: "permission/decision", rpc_id: current.request.rpc_id,
+                    session_id: current.request.session_id, decision };
     if (decision === "deny" && current.reason.trim()) frame.message = current.reason.trim();
     const { ack, failure } = await respond(frame);
     if (asking !== current) return; // resolved while the reply was on its way
