@@ -27,6 +27,7 @@ MEASURES = {
     "mcp_ready": "dsh mcp's initialize and tools/list answers vs a bare SDK server",
     "agent": "the agent loop vs the bare OpenAI SDK",
     "store": "session store append and resume",
+    "trust": "the digest a trusted project's python3 -m pkg entry takes (1,500 files)",
     "mcp": "an MCP tool call through dsh vs the bare SDK; the bounded stdio transport vs "
            "the SDK's; dsh chat start-up with MCP",
 }

@@ -1,5 +1,5 @@
 """What dsh keeps of a peer's words at most: the caps on what an MCP server sends, and on
-the private files dsh reads back.
+the private files dsh reads back, and on what trusting a project hashes.
 
 One place for each cap (``spec/mcp.md`` section 4, "A peer cannot hurt dsh"), so the code
 that applies one and the docs that name it read the same number. This module imports
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["FORM_SCHEMA_BYTES", "MESSAGE_VALUES", "PARSED_WHOLE_BYTES",
            "PRIVATE_FILE_BYTES", "REQUEST_STATE_BYTES",
-           "RESULT_CHARACTERS", "RESULT_ITEMS"]
+           "RESULT_CHARACTERS", "RESULT_ITEMS", "TRUST_BYTES", "TRUST_FILES"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -28,3 +28,8 @@ MESSAGE_VALUES = PARSED_WHOLE_BYTES // 2
 # a private JSON file of dsh's (approvals, trusted projects, MCP logins: core/json_file.py);
 # a bigger one is refused before a byte of it is read. Thousands of grants fit in it.
 PRIVATE_FILE_BYTES = 4 * 1024 * 1024
+# what trusting a project's .mcp.json hashes of the code its servers run inside the project
+# (``tools/mcp/runs.py``), at most: a project over either is trusted for one run, never
+# remembered, since dsh could not tell a later change
+TRUST_FILES = 5_000
+TRUST_BYTES = 64 * 1024 * 1024

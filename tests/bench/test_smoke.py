@@ -16,6 +16,7 @@ ROWS = ("dsh --help", "dsh --version", "pty: first frame", "pty: process exit",
         "dsh mcp + attach --jsonl round trips", "dsh mcp ready: initialize answered",
         "dsh mcp ready: tools/list answered", "agent loop per exchange, fresh chat",
         "agent loop per exchange, growing chat", "store: append", "store: resume",
+        "trust: digest of a",
         "MCP tool call through dsh", "MCP call over the bounded stdio transport",
         "dsh chat start-up, MCP server configured")
 
