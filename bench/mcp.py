@@ -26,9 +26,9 @@ async def _calls(count: int) -> tuple[list[float], list[float]]:
     from mcp import Client, StdioServerParameters
 
     from dsh_cli.interaction import UserInteraction
+    from dsh_cli.mcp_client import McpToolset, parse_servers
     from dsh_cli.permissions import PermissionGate, Rules
     from dsh_cli.tools import ToolContext, ToolRegistry
-    from dsh_cli.tools.mcp import McpToolset, parse_servers
     from dsh_cli.tools.permission_policy import permission_policy
 
     entry = {"command": sys.executable, "args": [NOTES]}
@@ -64,8 +64,8 @@ async def _transports(count: int) -> tuple[list[float], list[float]]:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    from dsh_cli.tools.mcp.config import DEFAULT_MAX_MESSAGE
-    from dsh_cli.tools.mcp.stdio import stdio_transport
+    from dsh_cli.mcp_client.config.servers import DEFAULT_MAX_MESSAGE
+    from dsh_cli.mcp_client.transport.stdio import stdio_transport
 
     params = StdioServerParameters(command=sys.executable, args=[NOTES])
     guarded_times, sdk_times = [], []

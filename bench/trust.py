@@ -1,6 +1,6 @@
 """Project trust: the digest of a ``python3 -m pkg`` entry whose package has 1,500 files.
 
-Taken on every start in a trusted project (``tools/mcp/project.py``, ``runs.py``). The
+Taken on every start in a trusted project (``mcp_client/config/project.py``, ``runs.py``). The
 floor reads and hashes the same files with ``pathlib`` and ``hashlib`` alone, in the same
 run; the difference is finding what the entry runs and walking the package.
 """
@@ -36,8 +36,8 @@ def package(root: Path, files: int) -> Path:
 
 
 def measure(ctx: Context) -> list[Row]:
-    from dsh_cli.tools.mcp.config import parse_servers
-    from dsh_cli.tools.mcp.project import project_coverage
+    from dsh_cli.mcp_client.config.project import project_coverage
+    from dsh_cli.mcp_client.config.servers import parse_servers
 
     files = 15 if ctx.smoke else FILES
     project = package(ctx.work, files)

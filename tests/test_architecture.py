@@ -36,6 +36,10 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"config", "core"},
     "permissions": _BASE,
     "tools": {"interaction", "permissions", "core"},
+    # the MCP client: a protocol client whose tools join the toolset, above tools/
+    "mcp_client": {"tools", "interaction", "permissions", "core"},
+    # the offline demo's notes server, a program of its own (python -m dsh_cli.demo_notes)
+    "demo_notes": set(),
     "providers": {"interaction", "permissions", "core"},
     "agent": {"tools", "models", "interaction", "core"},
     "extensions": {"tools", "models", "interaction", "core"},
@@ -44,14 +48,15 @@ ALLOWED: dict[str, set[str]] = {
     "sources": {"providers", "interaction", "permissions", "config", "core"},
     # opening a session (its MCP tools and permission gate too) and keeping it resumable
     # through signals, below chat and cli
-    "session": {"dsh_cli", "runtime", "sources", "tools", "permissions", "config", "core"},
+    "session": {"dsh_cli", "runtime", "sources", "mcp_client", "demo_notes", "tools",
+                "permissions", "config", "core"},
     "chat": {"runtime", "session", "sources", *_BELOW_FRONT_DOORS},
     # the attach desk (the human's side) and dsh mcp (the agents' side) of one Unix socket
     "desk": {"providers", "interaction", "permissions", "config", "core"},
-    "mcp": {"dsh_cli", "desk", "tools", "store", "providers", "interaction", "permissions",
-            "config", "core"},
-    "cli": {"dsh_cli", "chat", "desk", "mcp", "runtime", "session", "sources",
-            *_BELOW_FRONT_DOORS},
+    "mcp_server": {"dsh_cli", "desk", "tools", "store", "providers", "interaction",
+                   "permissions", "config", "core"},
+    "cli": {"dsh_cli", "chat", "desk", "mcp_server", "mcp_client", "runtime", "session",
+            "sources", *_BELOW_FRONT_DOORS},
     "__main__": {"cli"},
     "dsh_cli": set(),
 }
@@ -235,6 +240,21 @@ def test_no_cycles_between_packages():
         for component in found)
     if found:
         pytest.fail("packages that import each other:\n" + report, pytrace=False)
+
+
+def test_no_cycles_between_modules():
+    """Inside a package too, no two modules import each other, even lazily."""
+    edges: dict[str, dict[str, Import]] = defaultdict(dict)
+    for item in all_imports():
+        if item.source != item.target and not item.target.startswith(item.source + "."):
+            edges[item.source].setdefault(item.target, item)
+    found = cycles(edges)
+    report = "\n".join(
+        " <-> ".join(component) + "\n" + describe(
+            [edges[a][b] for a in component for b in component if b in edges.get(a, {})])
+        for component in found)
+    if found:
+        pytest.fail("modules that import each other:\n" + report, pytrace=False)
 
 
 # -- the table -----------------------------------------------------------------------------

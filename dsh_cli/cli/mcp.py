@@ -94,10 +94,10 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
     from dsh_cli.core.errors import HarnessError
     from dsh_cli.desk.channel import DeskDirRefused
     from dsh_cli.interaction import UserInteraction
-    from dsh_cli.mcp.approve import ApproveService
-    from dsh_cli.mcp.desks import DeskHub, DeskPermissions, DeskProvider
-    from dsh_cli.mcp.server import build_server, serve_http, serve_stdio
-    from dsh_cli.mcp.service import AskService
+    from dsh_cli.mcp_server.approve import ApproveService
+    from dsh_cli.mcp_server.desks import DeskHub, DeskPermissions, DeskProvider
+    from dsh_cli.mcp_server.server import build_server, serve_http, serve_stdio
+    from dsh_cli.mcp_server.service import AskService
     from dsh_cli.session.interrupts import on_termination
 
     try:
@@ -245,7 +245,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
         return 2
     statuses = []
     if plan.servers:
-        from dsh_cli.tools.mcp.toolset import McpToolset
+        from dsh_cli.mcp_client.toolset import McpToolset
 
         with tempfile.TemporaryFile("w+") as errlog:  # the servers' own chatter stays out
             # a tool left out (a bad or taken name) is news for whoever lists: stderr
@@ -267,7 +267,7 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
     if not statuses:
         from pathlib import Path
 
-        from dsh_cli.tools.mcp.config import PROJECT_FILE
+        from dsh_cli.mcp_client.config.servers import PROJECT_FILE
 
         if (Path.cwd() / PROJECT_FILE).is_file() and not mcp_project:
             click.echo(f"no MCP servers to start: this directory's {PROJECT_FILE} is not "

@@ -29,8 +29,8 @@ AGENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
 def install(agent: str, scope: str, show: bool) -> None:
     """Add dsh mcp to AGENT's config: its absolute path, timeouts, the tool's permission."""
     from dsh_cli.core.errors import HarnessError, report
-    from dsh_cli.mcp.install.agents import AGENTS, NOTES, dsh_command, edits_for
-    from dsh_cli.mcp.install.documents import Document
+    from dsh_cli.mcp_server.install.agents import AGENTS, NOTES, dsh_command, edits_for
+    from dsh_cli.mcp_server.install.documents import Document
 
     project = Path.cwd()
     edits = edits_for(agent, scope,  # type: ignore[arg-type]
@@ -77,7 +77,7 @@ def install(agent: str, scope: str, show: bool) -> None:
 
 
 def _dotted(keys: tuple[str, ...]) -> str:
-    from dsh_cli.mcp.install.documents import dotted
+    from dsh_cli.mcp_server.install.documents import dotted
 
     return dotted(keys)
 
@@ -91,7 +91,7 @@ def _json(value: Any) -> str:
 
 
 def _keys(settings: Any) -> str:
-    from dsh_cli.mcp.install.documents import dotted
+    from dsh_cli.mcp_server.install.documents import dotted
 
     return ", ".join(f"{dotted(s.keys)} += {json.dumps(s.value)}" if s.how == "add"
                      else f"{dotted(s.keys)} = {json.dumps(s.value)}" for s in settings)
@@ -99,7 +99,7 @@ def _keys(settings: Any) -> str:
 
 def _undo(settings: Any) -> str:
     """Delete the server's table; take our item out of a list; drop a default we set."""
-    from dsh_cli.mcp.install.documents import dotted
+    from dsh_cli.mcp_server.install.documents import dotted
 
     steps: list[str] = []
     for setting in settings:
@@ -118,7 +118,7 @@ def _undo(settings: Any) -> str:
 
 def _fragment(edit: Any) -> str:
     """The keys of ``edit`` alone, as a document in the file's own format."""
-    from dsh_cli.mcp.install.documents import Document
+    from dsh_cli.mcp_server.install.documents import Document
 
     fragment = Document(edit.path, edit.format)
     fragment.apply(edit.settings)

@@ -56,7 +56,7 @@ def logout(server: str, mcp_config: tuple[str, ...], mcp_project: bool) -> None:
     """Forget a remote MCP server's login (its tokens and registration)."""
     from dsh_cli.config import config_dir
     from dsh_cli.core.errors import HarnessError
-    from dsh_cli.tools.mcp.login import log_out
+    from dsh_cli.mcp_client.login import log_out
 
     try:
         config = _find(server, mcp_config, mcp_project)
@@ -96,8 +96,8 @@ async def _login(server: str, mcp_config: tuple[str, ...], mcp_project: bool,
     from dsh_cli.config import config_dir
     from dsh_cli.core.errors import HarnessError
     from dsh_cli.core.sanitize import sanitize_line
+    from dsh_cli.mcp_client.login import log_in
     from dsh_cli.sources.surroundings import browser_available
-    from dsh_cli.tools.mcp.login import log_in
 
     try:
         config = _find(server, mcp_config, mcp_project)

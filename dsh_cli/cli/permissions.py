@@ -21,8 +21,8 @@ from dsh_cli.core.clock import local_time
 from dsh_cli.core.errors import GRANT_NOT_FOUND, USAGE, format_line
 
 if TYPE_CHECKING:
+    from dsh_cli.mcp_client.config.trust import ProjectTrust
     from dsh_cli.permissions.approvals import Approvals, Grant
-    from dsh_cli.tools.mcp.trust import ProjectTrust
 
 @dataclass(frozen=True)
 class Entry:
@@ -39,9 +39,9 @@ class Entry:
 
 def _files() -> tuple[Approvals, ProjectTrust]:
     from dsh_cli.core.home import approvals_file, config_dir
+    from dsh_cli.mcp_client.config.trust import FILE_NAME as TRUST_FILE
+    from dsh_cli.mcp_client.config.trust import ProjectTrust
     from dsh_cli.permissions.approvals import Approvals
-    from dsh_cli.tools.mcp.trust import FILE_NAME as TRUST_FILE
-    from dsh_cli.tools.mcp.trust import ProjectTrust
 
     return Approvals(approvals_file()), ProjectTrust(config_dir() / TRUST_FILE)
 
@@ -75,8 +75,8 @@ def _home_relative(path: str) -> str:
 def entries() -> list[Entry]:
     """Saved approvals, then trusted projects, each oldest first."""
     from dsh_cli.core.sanitize import sanitize_line
+    from dsh_cli.mcp_client.config.trust import FILE_NAME as TRUST_FILE
     from dsh_cli.permissions.approvals import grant_id
-    from dsh_cli.tools.mcp.trust import FILE_NAME as TRUST_FILE
 
     approvals, trust = _files()
     found = [Entry(grant.id, "always", _covers(grant), grant.scope, grant.at, grant.name,

@@ -20,7 +20,7 @@ FORM_SCHEMA_BYTES = 256 * 1024
 # a 2026-07-28 round's requestState kept with its batch for a resume: a bigger one is not
 REQUEST_STATE_BYTES = 1024 * 1024
 # a stdio line up to this size goes to the SDK's parser as it is; a longer one is parsed as a
-# stream and only a bounded message is built from it (``tools/mcp/streamed.py``)
+# stream and only a bounded message is built from it (``mcp_client/transport/streamed.py``)
 PARSED_WHOLE_BYTES = 256 * 1024
 # what a streamed message may build beyond its cut parts: no more than a line parsed whole
 # can hold (a value and its comma), so a long line costs no more than a short one could
@@ -29,7 +29,7 @@ MESSAGE_VALUES = PARSED_WHOLE_BYTES // 2
 # a bigger one is refused before a byte of it is read. Thousands of grants fit in it.
 PRIVATE_FILE_BYTES = 4 * 1024 * 1024
 # what trusting a project's .mcp.json hashes of the code its servers run inside the project
-# (``tools/mcp/runs.py``), at most: a project over either is trusted for one run, never
+# (``mcp_client/config/runs.py``), at most: a project over either is trusted for one run, never
 # remembered, since dsh could not tell a later change
 TRUST_FILES = 5_000
 TRUST_BYTES = 64 * 1024 * 1024

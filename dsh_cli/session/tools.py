@@ -17,7 +17,7 @@ unless rules were given (a rule that can match nothing is still reported).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -26,9 +26,9 @@ from dsh_cli.core.errors import MCP_UNAVAILABLE, format_line
 
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
+    from dsh_cli.mcp_client.config.servers import ServerConfig
     from dsh_cli.permissions import PermissionGate, Rules
     from dsh_cli.runtime import Runtime
-    from dsh_cli.tools.mcp.config import ServerConfig
 
 __all__ = ["LOG_FILE", "NOTES_FOLDER", "YES_NOTICE", "ToolPlan", "plan_tools", "session_tools"]
 
@@ -69,11 +69,12 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
                     shared=frozenset((*settings.allow, *settings.ask, *settings.deny)))
     if options.get("no_mcp"):
         return plan
-    from dsh_cli.tools.mcp.config import configured_servers, parse_servers
+    from dsh_cli.mcp_client.config.configured import configured_servers
+    from dsh_cli.mcp_client.config.servers import parse_servers
 
     servers = []
     if demo:
-        from dsh_cli.tools.mcp.demo_notes import SERVER_NAME, entry
+        from dsh_cli.demo_notes import SERVER_NAME, entry
 
         notes = {"mcpServers": {SERVER_NAME: entry(data_dir() / NOTES_FOLDER)}}
         servers = parse_servers(notes, "dsh demo", {})
@@ -109,9 +110,9 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
     import dsh_cli
     from dsh_cli.config import config_dir, data_dir
     from dsh_cli.core.home import approvals_file
+    from dsh_cli.mcp_client.toolset import McpToolset
+    from dsh_cli.mcp_client.transport.server_log import ServerLog, sdk_logs_to
     from dsh_cli.permissions import Approvals, PermissionGate
-    from dsh_cli.tools.mcp.server_log import ServerLog, sdk_logs_to
-    from dsh_cli.tools.mcp.toolset import McpToolset
     from dsh_cli.tools.permission_policy import permission_policy
 
     with contextlib.ExitStack() as stack:
@@ -130,7 +131,9 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
         try:
             _warn_rules(plan, {status.name: [tool.remote_name for tool in status.tools]
                                if status.started else None for status in toolset.statuses},
-                        stderr)
+                        stderr, commands={tool.name for status in toolset.statuses
+                                          for tool in status.tools
+                                          if "command" in tool.schema.get("properties", {})})
             gate = PermissionGate(plan.rules(), Approvals(approvals_file()),
                                   events=runtime.events, notice=lambda line: _line(stderr, line),
                                   timeout=runtime.settings.question_timeout,
@@ -144,11 +147,12 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
 
 
 def _warn_rules(plan: ToolPlan, servers: Mapping[str, list[str] | None],
-                stderr: TextIO) -> None:
-    """A rule that cannot match a tool offered here says so: a typo is silent otherwise."""
+                stderr: TextIO, *, commands: Collection[str] = ()) -> None:
+    """A rule that cannot match a tool offered here says so: a typo is silent otherwise.
+    ``commands``: the tools whose input has a ``command`` (a rule's specifier is one)."""
     from dsh_cli.permissions.unmatched import agent_warnings
 
-    for line in agent_warnings(plan.rules(), servers, shared=plan.shared):
+    for line in agent_warnings(plan.rules(), servers, shared=plan.shared, commands=commands):
         _line(stderr, line)
 
 
@@ -157,8 +161,8 @@ def _opener(stderr: TextIO) -> Callable[[str], object]:
     else the URL printed on stderr."""
     import os
 
+    from dsh_cli.mcp_client.forms.url_mode import open_page
     from dsh_cli.sources.surroundings import browser_available
-    from dsh_cli.tools.mcp.url_mode import open_page
 
     launch = browser_available(os.environ)
     return lambda url: open_page(url, launch=launch,

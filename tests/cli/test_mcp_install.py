@@ -1,7 +1,7 @@
 """``dsh mcp install AGENT`` run for real: each agent's file parsed back and checked key by key.
 
 What each agent reads is written out here, from that agent's own schema or docs (see
-``dsh_cli/mcp/install/agents.py``), rather than asked of the code under test.
+``dsh_cli/mcp_server/install/agents.py``), rather than asked of the code under test.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ from pathlib import Path
 from dsh_under_test import DSH
 
 from dsh_cli.core.remembered import Remembered
+from dsh_cli.mcp_client.config.trust import ProjectTrust
 from dsh_cli.permissions.approvals import Approvals, call_digest, definition_digest
 from dsh_cli.permissions.vocabulary import PermissionRequest
-from dsh_cli.tools.mcp.trust import ProjectTrust
 
 
 def dsh(*args: str) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,7 @@
 ``@modelcontextprotocol/conformance client --command "python dsh_client.py" --scenario S``
 starts a server and runs this with its URL as the last argument and the scenario in
 ``MCP_CONFORMANCE_SCENARIO``. Everything goes through dsh's own client
-(``dsh_cli.tools.mcp``): the connection, the tools as the model sees them, and elicitation
+(``dsh_cli.mcp_client``): the connection, the tools as the model sees them, and elicitation
 answered through a real ``UserInteraction`` whose human skips every question, so a form's
 defaults are what is sent (scenario ``elicitation-sep1034-client-defaults``). A call that
 ends in ``MCP_AUTH_REQUIRED`` is followed by what its user would do: ``dsh mcp login``'s
@@ -22,9 +22,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
+from dsh_cli.mcp_client import McpToolset, parse_servers
+from dsh_cli.mcp_client.tool import tool_name
 from dsh_cli.tools import ToolRegistry
-from dsh_cli.tools.mcp import McpToolset, parse_servers
-from dsh_cli.tools.mcp.tool import tool_name
 from dsh_cli.tools.registry import ToolContext
 
 # scenarios whose server judges what happens while each of its tools (no arguments) runs
@@ -125,7 +125,7 @@ async def log_in_if_asked(servers: list, auth_dir: Path) -> None:
 
 async def log_in_again(servers: list, auth_dir: Path) -> None:
     """``dsh mcp login server``, its failure said in its one line."""
-    from dsh_cli.tools.mcp.login import LoginFailed, log_in
+    from dsh_cli.mcp_client.login import LoginFailed, log_in
 
     try:
         await log_in(servers[0], auth_dir, show=lambda url: None, browse=follow, timeout=30)

@@ -8,7 +8,7 @@ for the 2025 scenarios it has, and 0.2.0-alpha.12 (``tests/npm22``, which needs 
 brings its own from npm) for every ``auth/*`` scenario and the 2026-07-28 era's.
 
 The ``auth/*`` scenarios log in first through ``dsh mcp login``'s flow
-(``dsh_cli.tools.mcp.login``; the suite's authorization server approves at once, and
+(``dsh_cli.mcp_client.login``; the suite's authorization server approves at once, and
 ``dsh_client.py`` follows its redirect as the browser would), or with ``client_credentials``
 when the suite hands out a secret; then the session presents the stored login.
 

@@ -16,10 +16,10 @@ from fakes.mcp_forms_server import entry as forms_entry
 
 from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
+from dsh_cli.mcp_client import McpToolset, parse_servers
 from dsh_cli.providers.terminal.render import render
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.tools import ToolRegistry
-from dsh_cli.tools.mcp import McpToolset, parse_servers
 from dsh_cli.tools.registry import ToolContext
 
 WIDTH, HEIGHT = 90, 24

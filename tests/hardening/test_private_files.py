@@ -41,7 +41,7 @@ GRANTER = textwrap.dedent("""
 TOKEN_WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from dsh_cli.tools.mcp.tokens import TokenFile
+    from dsh_cli.mcp_client.auth.tokens import TokenFile
 
     path, who, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     tokens = TokenFile(path)

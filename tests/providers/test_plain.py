@@ -268,7 +268,7 @@ def test_terminal_input_is_not_echoed_again():
 
 
 def test_two_forms_in_one_batch_each_head_their_questions_with_their_own_message():
-    from dsh_cli.tools.mcp.elicitation import build_request
+    from dsh_cli.mcp_client.forms.elicitation import build_request
 
     batch = build_request("deploy", "Where should it go? · Approve the deploy?",
                           [DB, NAME], messages={"db": "Where should it go?",

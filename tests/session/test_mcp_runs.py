@@ -248,8 +248,8 @@ except SystemExit:
     pass
 sys.stderr.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
 """
-UNLOADED = ("mcp", "mcp_types", "anyio", "dsh_cli.permissions", "dsh_cli.tools.mcp.tool",
-            "dsh_cli.tools.mcp.toolset", "dsh_cli.tools.mcp.connection")
+UNLOADED = ("mcp", "mcp_types", "anyio", "dsh_cli.permissions", "dsh_cli.mcp_client.tool",
+            "dsh_cli.mcp_client.toolset", "dsh_cli.mcp_client.connection")
 
 
 def test_with_no_configuration_nothing_mcp_is_imported(tmp_path, answers):

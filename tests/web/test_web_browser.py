@@ -662,7 +662,7 @@ def test_the_message_placeholder_fits_a_phone(live, open_page):
 
 
 def test_two_forms_in_one_batch_each_head_their_questions_with_their_own_message(live, open_page):
-    from dsh_cli.tools.mcp.elicitation import build_request
+    from dsh_cli.mcp_client.forms.elicitation import build_request
 
     batch = build_request("deploy", "Where should it go? · Approve the deploy?", [
         {"id": "env", "question": "Environment?", "options": [{"label": "staging"}]},

@@ -63,8 +63,8 @@ def two_forms(columns: int, body):
     from test_terminal_forgiving import Session
 
     from dsh_cli.interaction import UserInteraction
+    from dsh_cli.mcp_client.forms.asking import Elicitor
     from dsh_cli.providers.terminal import TerminalProvider
-    from dsh_cli.tools.mcp.asking import Elicitor
 
     async def main():
         output = Vt100_Output(io.StringIO(), lambda: Size(rows=20, columns=columns),

@@ -11,10 +11,10 @@ import pytest
 from test_terminal_forgiving import DOWN, END, ENTER, ESC, PGDN, Session, ask, assert_fits
 
 from dsh_cli.interaction import AskUserQuestionRequest
+from dsh_cli.mcp_client.forms.elicitation import build_request, form_fields
+from dsh_cli.mcp_client.forms.url_mode import consent_question, parse_page
 from dsh_cli.providers.terminal.render import _text, render
 from dsh_cli.providers.terminal.state import BatchState
-from dsh_cli.tools.mcp.elicitation import build_request, form_fields
-from dsh_cli.tools.mcp.url_mode import consent_question, parse_page
 
 SMALL = (20, 6)
 TARGET = {"type": "object", "required": ["env"], "properties": {

@@ -1,0 +1,1 @@
+"""The MCP client's logins: OAuth providers, endpoint checks, grants, DPoP, tokens."""

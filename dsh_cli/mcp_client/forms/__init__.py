@@ -1,0 +1,1 @@
+"""The MCP client's forms: elicitation, URL consents, continuation."""

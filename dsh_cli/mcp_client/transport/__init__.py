@@ -1,0 +1,1 @@
+"""The MCP client's transports: stdio, bounded lines, streamed messages, server logs."""

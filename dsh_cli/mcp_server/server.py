@@ -1,0 +1,258 @@
+"""The MCP server of ``dsh mcp``: ``ask_user_question`` and ``approve_tool_use``, on stdio or HTTP.
+
+Built on the SDK's low-level ``Server`` (the layer ``MCPServer`` itself stands on) so the
+tool's input schema is exactly the model-facing one (``dsh schema``), not a schema derived
+from a Python signature, and its arguments reach dsh's own forgiving decoder unchanged.
+The SDK serves both protocol eras. A call the agent cancels (``notifications/cancelled``,
+or the client going away) aborts its batch, which the desks then drop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from dsh_cli import __version__
+from dsh_cli.core.signal import AbortSignal
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.context import ServerRequestContext
+
+    from dsh_cli.mcp_server.approve import ApproveService
+    from dsh_cli.mcp_server.service import AskService
+    from dsh_cli.tools.registry import ToolResult
+
+__all__ = ["AGENT_NAMES", "agent_name", "approve_result", "build_server", "call_result",
+           "output_schema", "serve_http", "serve_stdio"]
+
+INSTRUCTIONS = (
+    "ask_user_question asks the human structured questions (numbered options, multi-select, "
+    "free text) at their dsh desk and returns the answers. A result with isError carries "
+    "{error: {code}}: NO_PROVIDER means no human is at the desk; ASK_CANCELLED means the "
+    "human dismissed the questions. approve_tool_use asks the human whether one of your "
+    "tool calls may run (Claude Code's --permission-prompt-tool contract)."
+)
+
+
+def output_schema() -> dict[str, Any]:
+    """``ask_user_question``'s ``outputSchema``: the answer batch, or the error object.
+
+    An error result carries ``{"error": …}`` as ``structuredContent`` too, and the
+    TypeScript SDK's client (Claude Code, the Inspector, …) validates *every*
+    ``structuredContent`` against the schema, so the schema must admit both; the answer
+    is ``dsh schema --answer`` unchanged.
+    """
+    from dsh_cli.interaction import AskUserQuestionAnswer
+
+    answer = AskUserQuestionAnswer.model_json_schema()
+    definitions = answer.pop("$defs", {})
+    error = {"type": "object", "title": "ToolErrorResult", "required": ["error"],
+             "properties": {"error": {"type": "object", "required": ["code", "message"],
+                                      "properties": {"name": {"type": "string"},
+                                                     "code": {"type": "string"},
+                                                     "message": {"type": "string"}}}}}
+    return {"type": "object",
+            "$defs": {**definitions, "AskUserQuestionAnswer": answer, "ToolErrorResult": error},
+            "anyOf": [{"$ref": "#/$defs/AskUserQuestionAnswer"},
+                      {"$ref": "#/$defs/ToolErrorResult"}]}
+
+
+def call_result(result: ToolResult) -> Any:
+    """The MCP result: text and ``structuredContent`` carry the same JSON object."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=result.content)],
+                          structured_content=json.loads(result.content),
+                          is_error=result.is_error)
+
+
+def approve_result(outcome: dict[str, Any]) -> Any:
+    """``approve_tool_use``'s result: the contract's JSON as the text (what Claude Code reads)."""
+    from mcp.types import CallToolResult, TextContent
+
+    text = json.dumps(outcome, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+# ``clientInfo.name`` as the agents send it (Codex: CODEX_MCP_CLIENT_NAME in codex-rs),
+# and the name people know them by
+AGENT_NAMES = {"claude-code": "Claude Code", "codex-mcp-client": "Codex",
+               "gemini-cli-mcp-client": "Gemini CLI"}
+MAX_AGENT_NAME = 60
+
+
+def agent_name(client_name: str | None) -> str | None:
+    """The agent as people know it; an unknown name sanitised and cut, as given."""
+    from dsh_cli.core.sanitize import sanitize_line
+
+    if not isinstance(client_name, str) or not client_name.strip():
+        return None
+    known = AGENT_NAMES.get(client_name.strip())
+    return known or sanitize_line(client_name.strip())[:MAX_AGENT_NAME] or None
+
+
+def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    params = ctx.session.client_params
+    info = getattr(params, "client_info", None)
+    return agent_name(getattr(info, "name", None) if info is not None else None)
+
+
+async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
+    """Run ``work``; the agent cancelling or going away aborts it, and waits for it to end."""
+    import anyio
+
+    signal = AbortSignal()
+    task = asyncio.ensure_future(work(signal))
+    try:
+        return await asyncio.shield(task)
+    except BaseException:
+        # The agent cancelled or went away: the batch is aborted, the desks drop it.
+        signal.abort("the agent cancelled the call")
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait({task})
+        raise
+
+
+def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
+    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``."""
+    from mcp.server import Server
+    from mcp.types import ListToolsResult, Tool
+
+    from dsh_cli.mcp_server.approve import approve_tool_spec
+
+    spec = service.tool_spec()
+    tools = [Tool(name=spec["name"], description=spec["description"],
+                  input_schema=spec["parameters"], output_schema=output_schema())]
+    if approver is not None:
+        approve = approve_tool_spec()
+        tools.append(Tool(name=approve["name"], description=approve["description"],
+                          input_schema=approve["parameters"]))
+    by_name = {tool.name: tool for tool in tools}
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        from dsh_cli.core.errors import UNKNOWN_TOOL, ToolError
+        from dsh_cli.tools.registry import ToolResult
+
+        arguments = params.arguments if params.arguments is not None else {}
+        client = _client_name(ctx)
+        if params.name == spec["name"]:
+            session = ctx.session
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                await session.report_progress(done, total, message)
+
+            return call_result(await _abortable(lambda signal: service.ask(
+                arguments, client=client, signal=signal, progress=progress)))
+        if approver is not None and params.name == approve_tool_spec()["name"]:
+            return approve_result(await _abortable(lambda signal: approver.approve(
+                arguments, client=client, signal=signal)))
+        error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
+                          UNKNOWN_TOOL)
+        return call_result(ToolResult.failure(error))
+
+    def input_schema(name: str) -> Any:
+        tool = by_name.get(name)
+        return tool.input_schema if tool is not None else None
+
+    return Server("dsh", version=__version__, instructions=INSTRUCTIONS,
+                  get_tool_input_schema=input_schema,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+class _StdinLines:
+    """stdin's lines for the SDK's stdio transport, read by a daemon thread.
+
+    The SDK reads stdin in a worker thread that a cancel must wait for, so SIGTERM would
+    wait for the agent to close stdin; a ``LineReader``'s wait is cancellable at once.
+    """
+
+    def __init__(self) -> None:
+        import sys
+
+        from dsh_cli.providers.line_reader import LineReader
+
+        self._lines = LineReader(sys.stdin.buffer)
+
+    def __aiter__(self) -> _StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._lines.readline()
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+    def close(self) -> None:
+        self._lines.close()
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin or a signal ends it."""
+    from mcp.server.stdio import stdio_server
+
+    stdin = _StdinLines()
+    try:
+        # stdout stays the SDK's: it points fd 1 at stderr so stray output misses the wire
+        async with stdio_server(stdin=stdin) as (read_stream,  # type: ignore[arg-type]
+                                                 write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        stdin.close()
+
+
+GRACE_SECONDS = 3.0  # how long a stopping HTTP server may take to close its connections
+
+
+async def serve_http(server: Server[Any], *, port: int = 0,
+                     announce: Callable[[str], None]) -> None:
+    """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound."""
+    import secrets
+
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from dsh_cli.mcp_server.http_door import MAX_SESSIONS, TokenGate
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    port = sock.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
+        allowed_origins=[f"http://127.0.0.1:{port}", f"http://localhost:{port}"])
+    # the gate closes the idlest session to make room; the SDK's cap (a 503) is the backstop
+    app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
+                                     host="127.0.0.1", max_sessions=MAX_SESSIONS)
+    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}")
+    config = uvicorn.Config(gate, log_config=None,
+                            log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=1)
+    from dsh_cli.providers.web.host import _embedded_server  # signals stay dsh's
+
+    uvicorn_server = _embedded_server(config)
+    serving = asyncio.ensure_future(uvicorn_server.serve(sockets=[sock]))
+    while not uvicorn_server.started and not serving.done():
+        await asyncio.sleep(0.01)
+    if serving.done():
+        serving.result()
+        return
+    announce(f"http://127.0.0.1:{port}/{token}/mcp")
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        # ctrl-c or SIGTERM: let uvicorn shut down as it would on its own signal (a cancel
+        # in the middle of its lifespan prints the app's traceback on stderr)
+        uvicorn_server.should_exit = True
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(serving, GRACE_SECONDS)
+        raise

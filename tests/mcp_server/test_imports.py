@@ -1,0 +1,37 @@
+"""Nothing MCP is imported on the other paths: ``--help``, ``dsh ask``, ``dsh schema``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import json, sys
+from dsh_cli.cli import main
+try:
+    main(sys.argv[1:], prog_name="dsh", standalone_mode=False)
+except SystemExit:
+    pass
+sys.stderr.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+MCP_MODULES = ("mcp", "mcp_types", "anyio", "dsh_cli.mcp_server", "dsh_cli.desk")
+
+
+@pytest.mark.parametrize("args", [
+    ["--help"],
+    ["schema"],
+    ["ask", "-q", "Deploy?", "-o", "yes", "-o", "no", "--answers", "ANSWERS"],
+])
+def test_other_commands_import_nothing_mcp(args, tmp_path):
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"q1": ["yes"]}))
+    args = [str(answers) if arg == "ANSWERS" else arg for arg in args]
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                          timeout=60)
+    line = next(ln for ln in done.stderr.splitlines() if ln.startswith("MODULES "))
+    modules = json.loads(line.removeprefix("MODULES "))
+    loaded = [m for m in modules if any(m == p or m.startswith(p + ".") for p in MCP_MODULES)]
+    assert loaded == []
