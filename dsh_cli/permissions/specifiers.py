@@ -90,7 +90,7 @@ def covers(name: str, spec: str, tool: str, arguments: Mapping[str, Any] | None,
     return _covers_path(spec.strip(), tool, family[tool], arguments, every=every)
 
 
-def problem(name: str, spec: str) -> str | None:
+def problem(name: str, spec: str, *, runs_commands: bool = False) -> str | None:
     """Why dsh cannot read ``spec`` as a specifier of ``name``, and what it takes; None: it can."""
     text = spec.strip()
     if text == "*":
@@ -115,8 +115,8 @@ def problem(name: str, spec: str) -> str | None:
         host = text[len("domain:"):] if text.startswith("domain:") else ""
         return None if host and _HOST.fullmatch(host) else (
             "has a specifier dsh does not read: WebFetch takes 'domain:HOST'")
-    if name.startswith("mcp__") and _bash_readable(spec):
-        return None  # an MCP tool that runs a command: its ``command`` read as Bash's
+    if runs_commands and _bash_readable(spec):
+        return None  # an MCP tool whose input has a ``command``: read as Bash's
     for family, members in _FAMILIES.items():
         if name in members:
             return f"has a specifier dsh does not read: did you mean '{family}({text})'?"

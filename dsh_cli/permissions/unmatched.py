@@ -37,14 +37,15 @@ Problem = tuple[str, bool]
 
 
 def agent_warnings(rules: Rules, servers: Mapping[str, Iterable[str] | None], *,
-                   shared: Collection[str] = ()) -> list[str]:
+                   shared: Collection[str] = (), commands: Collection[str] = ()) -> list[str]:
     """The warnings for dsh's own agent; ``servers`` maps each configured server to its tools'
-    names (None: it did not start), ``shared`` are the rules ``approve_tool_use`` reads too."""
+    names (None: it did not start), ``shared`` are the rules ``approve_tool_use`` reads too,
+    ``commands`` the tools whose input has a ``command`` (their specifier is a command's)."""
     tools = {server: None if names is None else list(names) for server, names in servers.items()}
     shared = {rule.strip() for rule in shared}
 
     def problem(rule: str) -> Problem | None:
-        mine = _agent_problem(rule, tools, shared=rule in shared)
+        mine = _agent_problem(rule, tools, shared=rule in shared, commands=commands)
         if mine is None or rule not in shared:
             return mine
         theirs = _claude_problem(rule)  # None: approve_tool_use may be what it is for
@@ -84,7 +85,7 @@ def _effect(kind: str, rule: str, whole: bool) -> str:
 
 
 def _agent_problem(rule: str, servers: Mapping[str, list[str] | None], *,
-                   shared: bool) -> Problem | None:
+                   shared: bool, commands: Collection[str] = ()) -> Problem | None:
     name, spec = specifiers.split(rule)
     if name in NEVER_ASKED:
         return f"matches nothing: {name} never needs permission", False
@@ -94,7 +95,7 @@ def _agent_problem(rule: str, servers: Mapping[str, list[str] | None], *,
                   *(f"{_PREFIX}{server}__{tool}" for server, tool in known if tool)]
     if name.lower().startswith(_PREFIX):
         if name.startswith(_PREFIX) and _may_match(name, known):
-            return _specifier(name, spec)
+            return _specifier(name, spec, runs_commands=name in commands)
         close = _close(name, candidates)
         if close is not None:
             return f"matches no tool: did you mean {close!r}?", False
@@ -149,10 +150,10 @@ def _claude_problem(rule: str) -> Problem | None:
     return None  # a capitalised name: maybe a tool newer than this list
 
 
-def _specifier(name: str, spec: str | None) -> Problem | None:
+def _specifier(name: str, spec: str | None, *, runs_commands: bool = False) -> Problem | None:
     if spec is None:
         return None
-    found = specifiers.problem(name, spec)
+    found = specifiers.problem(name, spec, runs_commands=runs_commands)
     return None if found is None else (found, True)
 
 

@@ -185,9 +185,13 @@ def test_a_command_rule_on_an_mcp_tool_that_runs_commands_is_read_and_not_warned
     from dsh_cli.permissions.unmatched import agent_warnings
 
     rules = Rules(deny=("mcp__sh__run(rm:*)",), allow=("mcp__sh__run(git status:*)",))
-    assert agent_warnings(rules, {"sh": ["run"]}) == []
+    assert agent_warnings(rules, {"sh": ["run"]}, commands={"mcp__sh__run"}) == []
     hints = Hints()
     assert rules.verdict("mcp__sh__run", hints, "sh", {"command": "r\\m -rf x"})[0] == "deny"
     assert rules.verdict("mcp__sh__run", hints, "sh", {"command": "git status -s"})[0] == "allow"
-    unread = agent_warnings(Rules(deny=("mcp__sh__run(a*b)",)), {"sh": ["run"]})
+    unread = agent_warnings(Rules(deny=("mcp__sh__run(a*b)",)), {"sh": ["run"]},
+                            commands={"mcp__sh__run"})
     assert unread and "denies every mcp__sh__run call" in unread[0]
+    # a tool whose input has no command: its specifier is none dsh reads
+    other = agent_warnings(rules, {"sh": ["run"]})
+    assert len(other) == 2 and all("dsh does not read" in line for line in other)
