@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_PENDING", "LaterBatch", "LaterQuestions", "arrival_message"]
 
 MAX_PENDING = 10_000  # async batches waiting at once, per session: beyond it TOO_MANY_PENDING
+REMEMBERED = 1_000  # delivered tickets still known, so a late cancel is TICKET_NOT_PENDING
 
 Outcome = AskUserQuestionAnswer | UserInteractionError
 
@@ -106,6 +107,7 @@ class LaterQuestions:
         self._batches: dict[str, LaterBatch] = {}
         self._arrived: deque[str] = deque()
         self._unwatched: set[str] = set()  # open, but no provider is asking (restored)
+        self._delivered: dict[str, None] = {}  # the last REMEMBERED delivered, oldest first
         self._changed: asyncio.Event | None = None
 
     def __len__(self) -> int:
@@ -155,6 +157,7 @@ class LaterQuestions:
             if batch.watcher is not None:
                 batch.watcher.cancel()
         self._batches.clear()
+        self._delivered.clear()
         self._arrived.clear()
         self._unwatched.clear()
 
@@ -182,6 +185,9 @@ class LaterQuestions:
             ticket = self._arrived.popleft()
             batch = self._batches.pop(ticket)
             assert batch.outcome is not None
+            self._delivered[ticket] = None
+            if len(self._delivered) > REMEMBERED:
+                del self._delivered[next(iter(self._delivered))]
             taken.append((ticket, arrival_message(ticket, batch.outcome)))
         return taken
 
@@ -225,9 +231,7 @@ class LaterQuestions:
                 result = invalid
         if not self._ui.pending.settle(batch.ticket, result):
             raise _not_pending(batch.ticket)
-        if batch.watcher is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(batch.watcher)  # the outcome is recorded as arrived
+        await self._recorded(batch)
         return True
 
     async def show_open(self) -> bool:
@@ -243,8 +247,11 @@ class LaterQuestions:
             settled = True
         return settled
 
-    def cancel(self, ticket: str) -> None:
-        """The human dismissed an open batch: ``ASK_CANCELLED`` arrives for it."""
+    async def cancel(self, ticket: str) -> None:
+        """The human dismissed an open batch: ``ASK_CANCELLED`` arrives for it.
+
+        ``UNKNOWN_TICKET``, or ``TICKET_NOT_PENDING`` when it had been settled already (an
+        answer that came first wins)."""
         batch = self._open_batch(ticket)
         error = UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
         if batch.ticket in self._unwatched:  # nobody is asking it: settle it here
@@ -253,6 +260,13 @@ class LaterQuestions:
             return
         if not self._ui.pending.settle(batch.ticket, error):
             raise _not_pending(batch.ticket)
+        await self._recorded(batch)
+
+    async def _recorded(self, batch: LaterBatch) -> None:
+        """Until the watcher has recorded the outcome it was just given as arrived."""
+        if batch.watcher is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(batch.watcher)
 
     def _open_batch(self, ticket: str | None) -> LaterBatch:
         if ticket is None:
@@ -261,6 +275,8 @@ class LaterQuestions:
                 raise UserInteractionError("no async question is pending", UNKNOWN_TICKET)
             return open_[0]
         batch = self._batches.get(ticket)
+        if batch is None and ticket in self._delivered:
+            raise _not_pending(ticket)
         if batch is None:
             raise UserInteractionError(f"no async question has the ticket {ticket}",
                                        UNKNOWN_TICKET)
