@@ -15,7 +15,8 @@ ROWS = ("dsh --help", "dsh --version", "pty: first frame", "pty: process exit",
         "keys/s vs questionary", "relay round trips",
         "dsh mcp + attach --jsonl round trips", "dsh mcp ready: initialize answered",
         "dsh mcp ready: tools/list answered", "agent loop per exchange, fresh chat",
-        "agent loop per exchange, growing chat", "store: append", "store: resume",
+        "agent loop per exchange, growing chat",
+        "agent loop turn, 100 async batches pending", "store: append", "store: resume",
         "MCP tool call through dsh", "MCP call over the bounded stdio transport",
         "dsh chat start-up, MCP server configured")
 
