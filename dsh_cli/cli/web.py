@@ -91,12 +91,14 @@ async def _next_message(runtime: Runtime, messages: Any) -> str | None:
         arrival = asyncio.ensure_future(later.wait())
         try:
             await asyncio.wait({reading, arrival}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            await close_task(reading)
+            raise
         finally:
             await close_task(arrival)
-            if not reading.done():
-                await close_task(reading)  # Queue.get cancelled loses nothing
         if reading.done():
             return reading.result()  # type: ignore[no-any-return]
+        await close_task(reading)  # Queue.get cancelled loses nothing
     return None
 
 

@@ -36,7 +36,6 @@ from dsh_cli.core.errors import (
     UNKNOWN_TICKET,
     UserInteractionError,
 )
-from dsh_cli.core.events import QuestionRequested
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import (
@@ -295,10 +294,9 @@ class LaterQuestions:
         if ui.timeout is not None:
             deadline = Deadline(ui.timeout, asyncio.get_running_loop().time())
         entry = ui.pending.register(batch.request, rpc_id=batch.ticket, deadline=deadline)
-        shown = entry.announcement()
-        values = {name: getattr(shown, name) for name in shown._fields}
+        entry.delivery = "async"  # so a replay (a page reloaded) says so too
         try:
-            ui.events.emit(QuestionRequested(**{**values, "delivery": "async"}))
+            ui.events.emit(entry.announcement())
         except BaseException:
             ui.pending.discard(batch.ticket)
             raise
