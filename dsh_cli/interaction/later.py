@@ -37,6 +37,7 @@ from dsh_cli.core.errors import (
     UserInteractionError,
 )
 from dsh_cli.core.ids import mint_rpc_id
+from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import (
     AskContext,
@@ -217,8 +218,17 @@ class LaterQuestions:
         if entry is None or provider is None:
             return False
         result: Outcome
+        asking = asyncio.ensure_future(provider.ask(entry.context))
+        waiters: set[asyncio.Future[Any]] = {asking, entry.outcome}
+        try:  # a controller, the timeout or a disposal may settle it while it is drawn
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not asking.done():
+                await close_task(asking)  # the UI restores the screen first
+        if asking.cancelled():
+            raise _not_pending(batch.ticket)
         try:
-            raw = await provider.ask(entry.context)
+            raw = asking.result()
         except UserInteractionError as error:
             if error.code in (ASK_DISCUSS, ASK_ABORTED):
                 return False
