@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -81,6 +80,8 @@ class LaterBatch:
 
 def arrival_message(ticket: str, outcome: Outcome) -> str:
     """The user message that brings an async batch's outcome to the model."""
+    import json  # dsh ask's path imports the seam and no json before it answers
+
     if isinstance(outcome, AskUserQuestionAnswer):
         payload = json.dumps({"ticket": ticket, **outcome.to_json()}, ensure_ascii=False,
                              separators=(",", ":"))
