@@ -94,9 +94,12 @@ def permission_summary(tool: str, event: PermissionResolved) -> tuple[bool, str]
 
 def _answer_summary(content: str) -> str:
     try:
-        answers: list[Any] = json.loads(content).get("answers", [])
+        result = json.loads(content)
+        answers: list[Any] = result.get("answers", [])
     except (AttributeError, TypeError, ValueError):
         return _clip(content)
+    if result.get("accepted") is True:  # delivery "async": the answer comes later
+        return f"pending, ticket {_clip(str(result.get('ticket')), 40)} (/pending)"
     skipped = sum(
         1 for item in answers
         if isinstance(item, dict) and not item.get("selected") and item.get("custom") is None
@@ -174,6 +177,9 @@ class TranscriptRenderer:
             self.line(f"{self._style('✗', RED)} {summary}" if refused else f"✓ {summary}")
         elif isinstance(event, TurnCompleted):
             self.finish()
+        elif isinstance(event, UserMessage) and event.ticket:  # an async answer, not typed
+            self.line(f"· async question {_clip(event.ticket, 40)} settled: the model is told",
+                      dim=True)
         elif isinstance(event, ErrorEvent):
             self.line(f"! {_clip(event.code, 40)}: {_clip(event.message, 200)}")
         else:

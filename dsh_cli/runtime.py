@@ -70,6 +70,7 @@ class Runtime:
     def new_session(self) -> str:
         """A fresh conversation on the same model, tools and system prompt; its id."""
         self._leave_session()
+        self.ui.later.detach()  # the old session's async batches stay stored with it
         if self.store is not None:
             session_id = self.store.create_session(self.model.name, system=self.loop.system)
             self._closers.append(self.store.record(self.events, session_id))
@@ -96,6 +97,8 @@ class Runtime:
             raise
         self._leave_session(keep=full)
         self._closers[:] = [recording]
+        self.ui.later.detach()
+        self.ui.later.restore(record.later)
         self.loop.reset(full, messages=list(record.messages), system=record.system,
                         resume_rpc_ids=dict(record.pending_rpc_ids),
                         resume_continuations=dict(record.pending_continuations))
@@ -163,6 +166,7 @@ def build_runtime(
         session_id = record.id
         messages, pending = list(record.messages), dict(record.pending_rpc_ids)
         continuations = dict(record.pending_continuations)
+        ui.later.restore(record.later)
     elif store is not None:
         session_id = store.create_session(chat_model.name, system=system)
     else:

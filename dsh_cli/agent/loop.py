@@ -126,7 +126,10 @@ class AgentLoop:
         """Add the user message (if any), run until the model answers without tools.
 
         With ``content`` None the loop first completes tool calls left without a result
-        (a resumed session), then carries on. Returns the final assistant text.
+        (a resumed session), then carries on. Before each model call the outcomes of async
+        batches that have arrived are added as user messages naming their tickets
+        (``interaction/later.py``); ``content`` None with such outcomes waiting is how an
+        idle conversation takes them up. Returns the final assistant text.
         """
         signal = signal or AbortSignal()
         if content is not None:
@@ -137,6 +140,7 @@ class AgentLoop:
         for _ in range(self.max_model_calls):
             if signal.aborted:
                 raise TurnCancelled(signal.reason or "the turn was cancelled")
+            self.deliver_arrivals()
             completion = await self._model_turn(signal)
             if not completion.tool_calls:
                 self.events.emit(TurnCompleted(self.session_id))
@@ -146,6 +150,13 @@ class AgentLoop:
             f"the model made {self.max_model_calls} calls in one turn without finishing",
             "TURN_LIMIT",
         )
+
+    def deliver_arrivals(self) -> int:
+        """Add the arrived async outcomes as user messages; how many."""
+        arrived = self.ui.later.take_arrived()
+        for ticket, content in arrived:
+            self._add(UserMessage(content, ticket=ticket))
+        return len(arrived)
 
     async def _model_turn(self, signal: AbortSignal) -> Completion:
         """Stream one assistant message; a cancel keeps the text that had arrived.

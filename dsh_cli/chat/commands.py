@@ -1,7 +1,9 @@
-"""Slash commands of the chat: ``/help``, ``/exit``, ``/new``, ``/model``, ``/sessions``."""
+"""Slash commands of the chat: ``/help``, ``/exit``, ``/new``, ``/model``, ``/sessions``,
+and the async questions' ``/pending``, ``/answer``, ``/cancel``."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +17,7 @@ __all__ = ["COMMANDS", "EXIT", "RESUMED", "Command", "run_command", "start_new_s
 EXIT = object()
 RESUMED = object()  # the chat switched sessions: the REPL finishes a pending batch first
 KEYS = ("keys: enter send · alt-enter (or esc then enter) new line · ↑ history · "
+        "f2 answer a pending async question · "
         "ctrl-c stop the reply (or cancel a question) · ctrl-d exit")
 
 
@@ -85,6 +88,40 @@ def _resume(repl: Any, argument: str) -> object | None:
     return RESUMED
 
 
+def _pending(repl: Any, argument: str) -> None:
+    """The async question batches waiting for the human, oldest first."""
+    batches = repl.runtime.ui.later.open()
+    if not batches:
+        repl.renderer.line("no async question is pending")
+        return
+    for batch in batches[:20]:
+        first = sanitize_line(batch.questions[0])[:60]
+        more = f" (+{len(batch.questions) - 1} more)" if len(batch.questions) > 1 else ""
+        repl.renderer.line(f"  {batch.ticket}  {first}{more}")
+    if len(batches) > 20:
+        repl.renderer.line(f"  … and {len(batches) - 20:,} more")
+    repl.renderer.line("answer one with /answer [TICKET] (or f2), dismiss it with "
+                       "/cancel TICKET", dim=True)
+
+
+async def _answer(repl: Any, argument: str) -> None:
+    """Draw a pending async batch now (the oldest, or TICKET)."""
+    later = repl.runtime.ui.later
+    if not later.drawn_here():
+        repl.renderer.line("async questions are answered where they are shown here")
+        return
+    if not await later.show(argument or None):
+        repl.renderer.line("left pending (/pending lists it)", dim=True)
+
+
+async def _cancel(repl: Any, argument: str) -> None:
+    """Dismiss a pending async batch: the model is told ``ASK_CANCELLED``."""
+    if not argument:
+        repl.renderer.line("usage: /cancel TICKET (see /pending)")
+        return
+    await repl.runtime.ui.later.cancel(argument)
+
+
 def _field(item: Any, name: str) -> Any:
     return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
@@ -97,6 +134,9 @@ COMMANDS: dict[str, Command] = {
     "model": Command("show the model in use; /model NAME switches to NAME", _model),
     "sessions": Command("list recent stored sessions", _sessions),
     "resume": Command("switch to a stored session: /resume ID", _resume),
+    "pending": Command("list the async questions waiting for your answer", _pending),
+    "answer": Command("answer a pending async question: /answer [TICKET]", _answer),
+    "cancel": Command("dismiss a pending async question: /cancel TICKET", _cancel),
 }
 
 
@@ -108,7 +148,8 @@ async def run_command(repl: Any, text: str) -> object | None:
         repl.renderer.line(f"unknown command /{sanitize_line(name)[:40]}; /help lists them")
         return None
     try:
-        return command.handler(repl, argument.strip())
+        outcome = command.handler(repl, argument.strip())
+        return await outcome if inspect.isawaitable(outcome) else outcome
     except HarnessError as error:
         repl.renderer.line(format_line(error.code, error.message))
         return None

@@ -35,6 +35,7 @@ class TerminalPrompt:
         self.output = output
         self.message = message
         self._session: Any = None
+        self._kept = ""  # what was typed when an async answer or f2 ended the read
 
     def _prompt_session(self) -> Any:
         from prompt_toolkit import PromptSession
@@ -46,14 +47,37 @@ class TerminalPrompt:
         else:
             history = InMemoryHistory()
         return PromptSession(history=history, input=self.input, output=self.output,
-                             key_bindings=_newline_keys())
+                             key_bindings=self._keys())
+
+    def _keys(self) -> Any:
+        bindings = _newline_keys()
+
+        @bindings.add("f2")
+        def _(event: Any) -> None:  # draw a pending async question; the line is kept
+            self._kept = event.current_buffer.text
+            event.app.exit(result="/answer")
+
+        return bindings
+
+    def interrupt(self) -> None:
+        """End the read now with "" (an async answer arrived), keeping the typed text."""
+        app = getattr(self._session, "app", None)
+        if app is None or not app.is_running:
+            return
+        text = app.current_buffer.text
+        try:
+            app.exit(result="")
+        except Exception:  # it was ending anyway: the line typed is what it returns
+            return
+        self._kept = text
 
     async def read(self) -> str | None:
         if self._session is None:
             self._session = self._prompt_session()
         while True:
+            kept, self._kept = self._kept, ""
             try:
-                return await self._session.prompt_async(self.message)
+                return await self._session.prompt_async(self.message, default=kept)
             except EOFError:
                 return None
             except KeyboardInterrupt:

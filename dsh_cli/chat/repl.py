@@ -40,6 +40,9 @@ class ChatRepl:
         self.handle_sigint = handle_sigint
         self._turn_signal: AbortSignal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # draw pending async batches: at the start and after each turn (True); said they
+        # wait (None) once after drawing (False)
+        self._draw_later: bool | None = True
 
     async def run(self) -> int:
         """Until ctrl-d or ``/exit``; a resumed session first re-asks its pending batch."""
@@ -48,7 +51,8 @@ class ChatRepl:
             if self.runtime.has_pending_calls:
                 await self.turn(None)
             while True:
-                line = await self.prompt.read()
+                await self._take_up_later()
+                line = await self._read()
                 if line is None:
                     return 0
                 text = line.strip()
@@ -63,8 +67,49 @@ class ChatRepl:
                 if outcome is RESUMED and self.runtime.has_pending_calls:
                     await self.turn(None)
 
+    async def _take_up_later(self) -> None:
+        """At the end of a turn: arrived async answers start a turn; open batches are drawn
+        (terminal, plain) until the human leaves one pending for the prompt."""
+        later = self.runtime.ui.later
+        while True:
+            if later.has_arrived():
+                await self.turn(None)
+                continue
+            if self._draw_later and later.drawn_here() and later.open():
+                self._draw_later = False
+                if await later.show_open():
+                    continue
+            if self._draw_later is False and later.open():
+                count = len(later.open())
+                self.renderer.line(f"{count} async question{'s' if count > 1 else ''} "
+                                   "pending: /answer (or f2) to answer, /pending to list",
+                                   dim=True)
+                self._draw_later = None  # said once until the next turn
+            return
+
+    async def _read(self) -> str | None:
+        """The prompt's next line; an async outcome arriving meanwhile (a timeout, a web
+        answer) ends the read with "" and the prompt keeps what was typed."""
+        later = self.runtime.ui.later
+        interrupt = getattr(self.prompt, "interrupt", None)
+        if interrupt is None or not later.asking():
+            return await self.prompt.read()
+        from dsh_cli.core.tasks import close_task
+
+        reading = asyncio.ensure_future(self.prompt.read())
+        arrival = asyncio.ensure_future(later.wait())
+        try:
+            await asyncio.wait({reading, arrival}, return_when=asyncio.FIRST_COMPLETED)
+            if not reading.done() and later.has_arrived():
+                interrupt()
+            return await reading
+        finally:
+            await close_task(arrival)
+            await close_task(reading)
+
     async def turn(self, content: str | None) -> None:
         """One turn; a cancel or a model error is reported and the chat goes on."""
+        self._draw_later = True
         self._turn_signal = AbortSignal()
         try:
             await self.runtime.loop.run_turn(content, self._turn_signal)

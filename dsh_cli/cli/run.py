@@ -168,6 +168,9 @@ async def _drive(runtime: Runtime, text: str | None, source: Source) -> int:
     if final is None:
         return 1
     print_final(final)
+    from dsh_cli.session.later import still_pending_line
+
+    still_pending_line(runtime, sys.stderr)  # still exit 0: the run's answer is out
     return 0
 
 
@@ -197,6 +200,7 @@ def _progress_renderer() -> TranscriptRenderer:
 async def _turns(runtime: Runtime, text: str | None) -> str | None:
     """Finish a resumed batch, then run PROMPT; the final text, or None on a model error."""
     from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.session.later import take_up
 
     final = ""
     try:
@@ -204,6 +208,7 @@ async def _turns(runtime: Runtime, text: str | None) -> str | None:
             final = await runtime.loop.run_turn(None)
         if text is not None:
             final = await runtime.loop.run_turn(text)
+        final = await take_up(runtime, final)
     except HarnessError as error:
         report(error, sys.stderr)
         return None
@@ -214,6 +219,7 @@ async def _drive_jsonl(runtime: Runtime, text: str | None, source: Source) -> in
     """The relay: events out as JSON lines, frames in; ends at EOF after a completed turn."""
     from dsh_cli.core.errors import HarnessError
     from dsh_cli.core.events import ErrorEvent, SessionStarted
+    from dsh_cli.session.later import still_pending_line
 
     relay = source.relay
     assert relay is not None
@@ -223,9 +229,41 @@ async def _drive_jsonl(runtime: Runtime, text: str | None, source: Source) -> in
             await runtime.loop.run_turn(None)
         if text is not None:
             await runtime.loop.run_turn(text)
-        while (message := await relay.next_user_message()) is not None:
-            await runtime.loop.run_turn(message)
+        while (message := await _next_input(runtime, relay)) is not None:
+            await runtime.loop.run_turn(message or None)
     except HarnessError as error:
         runtime.events.emit(ErrorEvent(error.code, error.message))
         return 1
+    still_pending_line(runtime, sys.stderr)
     return 0
+
+
+async def _next_input(runtime: Runtime, relay: Any) -> str | None:
+    """The next ``user/message``, or "" when an async batch's outcome arrived first (a
+    turn takes it up); None at the end of input."""
+    import asyncio
+
+    from dsh_cli.core.tasks import close_task
+
+    later = runtime.ui.later
+    later.watch()  # a resumed session's stored batches are asked again from here
+    if later.has_arrived():
+        return ""
+    message = asyncio.ensure_future(relay.next_user_message())
+    while True:
+        arrival = asyncio.ensure_future(later.wait()) if later.asking() else None
+        waiters = {message} if arrival is None else {message, arrival}
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            await close_task(message)
+            raise
+        finally:
+            if arrival is not None:
+                await close_task(arrival)
+        if message.done():  # an arrival with it is taken up in the message's turn
+            result: str | None = message.result()
+            return result
+        if later.has_arrived():
+            await close_task(message)  # Queue.get cancelled loses nothing
+            return ""

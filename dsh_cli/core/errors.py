@@ -76,7 +76,10 @@ __all__ = [
     "SESSION_BUSY",
     "SESSION_NOT_FOUND",
     "STORE_ERROR",
+    "TICKET_NOT_PENDING",
+    "TOO_MANY_PENDING",
     "TURN_LIMIT",
+    "UNKNOWN_TICKET",
     "UNKNOWN_TOOL",
     "USAGE",
     "WEB_BIND_FAILED",
@@ -114,6 +117,10 @@ ASK_DISCUSS_MESSAGE = ("the user wants to discuss these questions before answeri
 ASK_ABORTED = "ASK_ABORTED"
 ASK_TIMEOUT = "ASK_TIMEOUT"
 INVALID_ANSWER = "INVALID_ANSWER"
+# async batches (delivery "async", docs/async-questions.md)
+UNKNOWN_TICKET = "UNKNOWN_TICKET"  # no async batch of this session has that ticket
+TICKET_NOT_PENDING = "TICKET_NOT_PENDING"  # it was answered, cancelled or timed out already
+TOO_MANY_PENDING = "TOO_MANY_PENDING"  # the cap on async batches waiting at once
 
 # MCP servers' tools (mcp.md, section 2)
 MCP_TOOL_ERROR = "MCP_TOOL_ERROR"

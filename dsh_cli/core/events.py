@@ -100,6 +100,8 @@ class UserMessage(Event):
 
     type: ClassVar[str] = "user/message"
     content: str
+    # the async batch whose answer this message carries: the store forgets the batch with it
+    ticket: str | None = None
 
 
 class AssistantDelta(Event):
@@ -148,12 +150,15 @@ class QuestionRequested(Event):
     # what the asker needs to carry on after a resume (an MCP call's requestState); the
     # store keeps it with the batch, no surface shows it
     continuation: dict[str, Any] | None = None
+    # "async": the asking tool call has returned a ticket; the answer arrives as a message
+    delivery: str = "wait"
 
     def to_json(self) -> dict[str, Any]:
         """The fields of asks from inside dsh only when set, so a model's batch reads as ever."""
         data = super().to_json()
         data.pop("continuation", None)
-        for name, unset in (("source", None), ("declinable", False), ("review", False)):
+        for name, unset in (("source", None), ("declinable", False), ("review", False),
+                            ("delivery", "wait")):
             if data.get(name) == unset:
                 data.pop(name, None)
         return data

@@ -52,6 +52,7 @@ class PendingEntry:
 
     context: AskContext
     outcome: asyncio.Future[AskUserQuestionAnswer] = field(repr=False)
+    delivery: str = "wait"  # "async": no tool call waits for it (interaction/later.py)
 
     @property
     def request(self) -> AskUserQuestionRequest:
@@ -76,6 +77,7 @@ class PendingEntry:
             declinable=self.request.declinable,
             review=self.request.review,
             continuation=self.request.continuation,
+            delivery=self.delivery,
         )
 
 

@@ -30,6 +30,7 @@ from dsh_cli.core.errors import (
 from dsh_cli.core.events import EventStream, QuestionResolved
 from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction.agents import Agent, AgentRegistry
+from dsh_cli.interaction.later import LaterQuestions
 from dsh_cli.interaction.pending import PendingEntry, PendingQuestions
 from dsh_cli.interaction.validation import check_questions, validate_answer
 from dsh_cli.interaction.vocabulary import (
@@ -73,6 +74,7 @@ class UserInteraction:
         self.events = events or EventStream()
         self.agents = agents or AgentRegistry()
         self.pending = PendingQuestions(session_id)
+        self.later = LaterQuestions(self)  # delivery "async": batches no tool call waits for
         self.timeout = timeout
         self._provider: UserInteractionProvider | None = None
         self._queue: deque[asyncio.Future[None]] = deque()
@@ -121,13 +123,7 @@ class UserInteraction:
         ``rpc_id`` reuses a stored request id (a resumed session re-asking a batch that was
         pending); otherwise each ask mints its own. ``request`` is only read.
         """
-        signal = request.signal
-        if signal is not None and signal.aborted:
-            raise aborted(f"the question was aborted before it was shown ({signal.reason})")
-        check_questions(request)
-        self._check_caller(request.agent)
-        if self._provider is None:
-            raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+        self.check_request(request)
         await self._wait_turn(request)
         try:
             provider = self._provider
@@ -146,6 +142,21 @@ class UserInteraction:
             return await self._settle(entry, provider)
         finally:
             self._next_turn()
+
+    def check_request(self, request: AskUserQuestionRequest) -> None:
+        """The documented checks, in order, before anything is shown (raises their codes)."""
+        signal = request.signal
+        if signal is not None and signal.aborted:
+            raise aborted(f"the question was aborted before it was shown ({signal.reason})")
+        check_questions(request)
+        self._check_caller(request.agent)
+        if self._provider is None:
+            raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+
+    async def settle_entry(self, entry: PendingEntry,
+                           provider: UserInteractionProvider) -> AskUserQuestionAnswer:
+        """Settle a registered, announced batch as ``ask`` does, without taking a turn."""
+        return await self._settle(entry, provider)
 
     def _check_caller(self, agent: Agent | None) -> None:
         if agent is None:

@@ -43,7 +43,7 @@ class AskService:
                  report: Callable[[str], None] | None = None) -> None:
         self.ui = ui
         self.sources = sources if sources is not None else {}
-        self.registry = ToolRegistry([AskUserQuestionTool()])
+        self.registry = ToolRegistry([AskUserQuestionTool(later=False)])
         self.store = store
         self.session_id: str | None = None
         self._report = report or (lambda line: None)

@@ -164,6 +164,8 @@ class LazyTerminal:
     prompt is drawn before the question UI is ever loaded.
     """
 
+    takes_turns = True  # it draws: async batches wait for the end of the turn
+
     def __init__(self, stack: contextlib.ExitStack, target: str, *, keep: bool = True,
                  interrupt: bool = False, discuss: bool = False) -> None:
         self._stack = stack

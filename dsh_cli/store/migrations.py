@@ -137,6 +137,23 @@ def m006_question_continuations(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE questions ADD COLUMN continuation TEXT")
 
 
+@migration
+def m007_async_questions(db: sqlite3.Connection) -> None:
+    """Async batches (``delivery: "async"``) until their outcome is in the conversation:
+    ``outcome`` is their ``question/resolved`` once settled, NULL while open; the row goes
+    in the transaction that writes the user message carrying the outcome."""
+    db.execute("""
+        CREATE TABLE later_questions (
+            ticket TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            call_id TEXT,
+            request TEXT NOT NULL,
+            outcome TEXT,
+            created_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX later_by_session ON later_questions(session_id, created_at)")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

@@ -26,6 +26,7 @@ from dsh_cli.core.events import (
     PermissionResolved,
     QuestionRequested,
     QuestionResolved,
+    UserMessage,
 )
 from dsh_cli.store.db import (
     BUSY_TIMEOUT,
@@ -105,6 +106,8 @@ class SessionRecord:
     pending_continuations: dict[str, dict[str, Any]] = field(default_factory=dict)
     system: str | None = None
     permissions: list[PermissionRecord] = field(default_factory=list)
+    # async batches not yet in the conversation: ticket, call_id, request, outcome (or None)
+    later: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "created_at": self.created_at, "updated_at": self.updated_at,
@@ -229,11 +232,15 @@ class SessionStore:
             )
         return session_id
 
-    def append_message(self, session_id: str, message: dict[str, Any]) -> None:
-        """Persist one OpenAI-format message at the end of the session."""
+    def append_message(self, session_id: str, message: dict[str, Any], *,
+                       ticket: str | None = None) -> None:
+        """Persist one OpenAI-format message at the end of the session; ``ticket``: the
+        message carries that async batch's outcome, which is forgotten with it."""
         tool_calls = message.get("tool_calls")
         now = _now()
         with self._lock, transaction(self._db, self.path) as db:
+            if ticket is not None:
+                db.execute("DELETE FROM later_questions WHERE ticket = ?", (ticket,))
             db.execute(
                 "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -270,6 +277,11 @@ class SessionStore:
                 "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
                 (event.rpc_id, session_id, event.call_id, request, continuation, now, now),
             )
+            if event.delivery == "async":  # a resumed one is the same row, still open
+                db.execute(
+                    "INSERT OR IGNORE INTO later_questions (ticket, session_id, call_id, "
+                    "request, outcome, created_at) VALUES (?, ?, ?, ?, NULL, ?)",
+                    (event.rpc_id, session_id, event.call_id, request, now))
             db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
 
     def question_resolved(self, session_id: str, event: QuestionResolved) -> None:
@@ -283,6 +295,10 @@ class SessionStore:
                 "WHERE rpc_id = ? AND status = 'pending'",
                 (status, answer, now, now, event.rpc_id),
             )
+            if status != "aborted":  # an aborted async batch stays open for the resume
+                db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
+                           "AND outcome IS NULL",
+                           (json.dumps(event.to_json(), ensure_ascii=False), event.rpc_id))
             db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
 
     def mark_interrupted(self, session_id: str) -> int:
@@ -320,7 +336,8 @@ class SessionStore:
                 return
             message = message_of(event)  # the very message the loop keeps for it
             if message is not None:
-                self.append_message(session_id, message)
+                ticket = event.ticket if isinstance(event, UserMessage) else None
+                self.append_message(session_id, message, ticket=ticket)
             elif isinstance(event, QuestionRequested):
                 self.question_requested(session_id, event)
             elif isinstance(event, QuestionResolved):
@@ -419,6 +436,10 @@ class SessionStore:
                     "WHERE session_id = ? AND call_id IS NOT NULL ORDER BY created_at, rowid",
                     (session_id,)
                 ).fetchall()
+                later = self._db.execute(
+                    "SELECT ticket, call_id, request, outcome FROM later_questions "
+                    "WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+                ).fetchall()
             finally:
                 self._db.execute("COMMIT")
         if row is None:
@@ -435,7 +456,8 @@ class SessionStore:
         return SessionRecord(found, model, created_at, updated_at, title, messages=messages,
                              pending_rpc_ids=pending, pending_continuations=continuations,
                              system=system,
-                             permissions=self.permission_requests(found))
+                             permissions=self.permission_requests(found),
+                             later=[_later_row(*entry) for entry in later])
 
     def question_batches(self, session_id: str) -> list[QuestionBatch]:
         """The session's question batches, oldest first."""
@@ -515,6 +537,14 @@ def _message(role: str, content: str | bytes | None, tool_calls: str | bytes | N
     if tool_call_id is not None:
         message["tool_call_id"] = tool_call_id
     return message
+
+
+def _later_row(ticket: str, call_id: str | None, request: str, outcome: str | None
+               ) -> dict[str, Any]:
+    """A stored async batch; a hand-edited request that no longer parses asks nothing."""
+    parsed = _json(request)
+    return {"ticket": ticket, "call_id": call_id,
+            "request": parsed if isinstance(parsed, dict) else {}, "outcome": _json(outcome)}
 
 
 def _json(text: str | bytes | None) -> Any:

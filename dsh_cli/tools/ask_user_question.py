@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -12,7 +13,10 @@ from dsh_cli.interaction import ELICITATION_FIELDS, AskUserQuestionItem, AskUser
 from dsh_cli.interaction.validation import LIMITS
 from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError, loads_arguments
 
-__all__ = ["DESCRIPTION", "PARAMETERS", "AskUserQuestionTool"]
+__all__ = ["DELIVERIES", "DESCRIPTION", "MCP_DESCRIPTION", "PARAMETERS", "AskUserQuestionTool",
+           "decode_questions"]
+
+DELIVERIES = ("wait", "async")
 
 DESCRIPTION = (
     "Ask the human a batch of structured questions and wait for the answers. Use it only "
@@ -28,6 +32,22 @@ DESCRIPTION = (
     "skipped it. A 'note' on an answer is extra text the human added ('PostgreSQL, but "
     "version 16'): honour it with the choice; it is present only when given."
 ).format(preview=f"{LIMITS['preview']:,}", preview_lines=LIMITS["preview_lines"])
+
+# what dsh's own agent does with delivery "async"; dsh mcp says what it does instead
+_ASYNC = (
+    " Set delivery to 'async' for a question whose answer you do not need for your next "
+    "step (a preference to apply later, a detail to confirm before the end): the call "
+    "returns at once {\"accepted\": true, \"ticket\": \"...\"}, you carry on working, and "
+    "the answer arrives later as a user message naming the ticket, with the same answers "
+    "(or the error, e.g. ASK_CANCELLED or ASK_TIMEOUT). Keep the default 'wait' when your "
+    "next step depends on the answer."
+)
+_MCP_ASYNC = (
+    " The 'delivery' argument is accepted, but here 'async' waits for the answer exactly "
+    "like 'wait' (no ticket is returned)."
+)
+MCP_DESCRIPTION = DESCRIPTION + _MCP_ASYNC
+DESCRIPTION = DESCRIPTION + _ASYNC
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -76,7 +96,13 @@ PARAMETERS: dict[str, Any] = {
                 },
                 "required": ["id", "question"],
             },
-        }
+        },
+        "delivery": {
+            "type": "string", "enum": list(DELIVERIES), "default": "wait",
+            "description": ("'wait' (default): the call returns the answers. 'async': only "
+                            "for questions whose answer the next step does not need; see "
+                            "the tool description."),
+        },
     },
     "required": ["questions"],
 }
@@ -126,12 +152,39 @@ def _forgive_item(item: object) -> object:
     return item
 
 
-def decode_questions(arguments: object) -> list[AskUserQuestionItem]:
-    """Raw tool arguments to question items, or ``INVALID_ARGS`` naming the path."""
+@dataclass(frozen=True)
+class AskCall:
+    """A decoded call: the questions, and whether the call waits for their answers."""
+
+    questions: list[AskUserQuestionItem]
+    delivery: str = "wait"
+
+
+def decode_call(arguments: object) -> AskCall:
+    """Raw tool arguments to an ``AskCall``, or ``INVALID_ARGS`` naming the path."""
+    arguments = _arguments_object(arguments)
+    delivery = arguments.get("delivery", "wait")
+    if delivery is None:
+        delivery = "wait"
+    if delivery not in DELIVERIES:
+        import json  # only for the message: dsh ask's start-up imports no json
+
+        raise ToolError(f"delivery: expected 'wait' or 'async', got {json.dumps(delivery)[:40]}",
+                        INVALID_ARGS)
+    return AskCall(decode_questions(arguments), delivery)
+
+
+def _arguments_object(arguments: object) -> dict[str, Any]:
     if isinstance(arguments, str):
         arguments = loads_arguments(arguments, "arguments") if arguments.strip() else {}
     if not isinstance(arguments, dict):
         raise ToolError("arguments: expected an object with a 'questions' list", INVALID_ARGS)
+    return arguments
+
+
+def decode_questions(arguments: object) -> list[AskUserQuestionItem]:
+    """Raw tool arguments to question items, or ``INVALID_ARGS`` naming the path."""
+    arguments = _arguments_object(arguments)
     if "questions" not in arguments:
         raise ToolError("questions: field required", INVALID_ARGS)
     questions = arguments["questions"]
@@ -149,21 +202,33 @@ def decode_questions(arguments: object) -> list[AskUserQuestionItem]:
     return items
 
 
-class AskUserQuestionTool(Tool[list[AskUserQuestionItem]]):
-    """Forwards ``{questions, agent, signal}`` to ``ctx.user_interaction.ask()``."""
+class AskUserQuestionTool(Tool[AskCall]):
+    """Forwards ``{questions, agent, signal}`` to ``ctx.user_interaction.ask()``, or, for
+    ``delivery: "async"``, to ``ctx.user_interaction.later.submit()`` (a ticket at once).
+
+    ``later=False`` (``dsh mcp``, whose async tickets are a later item): "async" waits like
+    "wait", and the description says so.
+    """
 
     name = "ask_user_question"
-    description = DESCRIPTION
+
+    def __init__(self, *, later: bool = True) -> None:
+        self.later = later
+        self.description = DESCRIPTION if later else MCP_DESCRIPTION
 
     def parameters(self) -> dict[str, Any]:
         return PARAMETERS
 
-    def decode(self, arguments: object) -> list[AskUserQuestionItem]:
-        return decode_questions(arguments)
+    def decode(self, arguments: object) -> AskCall:
+        return decode_call(arguments)
 
-    async def run(self, args: list[AskUserQuestionItem], ctx: ToolContext) -> str:
+    async def run(self, args: AskCall, ctx: ToolContext) -> str:
         request = AskUserQuestionRequest(
-            questions=args, agent=ctx.agent, signal=ctx.signal, call_id=ctx.call_id,
+            questions=args.questions, agent=ctx.agent, signal=ctx.signal, call_id=ctx.call_id,
         )
+        # a resumed call (rpc_id given) asks again the way it first asked: it is a wait one
+        if args.delivery == "async" and self.later and ctx.rpc_id is None:
+            ticket = ctx.user_interaction.later.submit(request)
+            return f'{{"accepted":true,"ticket":"{ticket}"}}'  # minted: JSON-safe as it is
         answer = await ctx.user_interaction.ask(request, rpc_id=ctx.rpc_id)
         return answer.to_compact_json()

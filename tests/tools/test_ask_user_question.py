@@ -369,3 +369,42 @@ def test_a_path_is_named_inside_questions_sent_as_a_string(invalid_args):
                          ids=["empty-text", "empty-object", "null"])
 def test_no_questions_is_invalid_args(invalid_args, arguments):
     assert "questions" in invalid_args(arguments)
+
+
+# -- delivery (docs/async-questions.md) ----------------------------------------------------
+
+def test_the_schema_offers_delivery_wait_or_async_and_the_description_teaches_when(schema):
+    delivery = schema["properties"]["delivery"]
+    assert (delivery["enum"], delivery["default"]) == (["wait", "async"], "wait")
+    description = AskUserQuestionTool().description
+    assert "answer you do not need for your next step" in description
+    assert '{"accepted": true, "ticket": "..."}' in description
+    assert "user message naming the ticket" in description
+
+
+@pytest.mark.parametrize("delivery", ["later", 1, True, ["async"]])
+def test_a_delivery_other_than_wait_or_async_is_invalid_args(invalid_args, delivery):
+    message = invalid_args({**DB_ARGS, "delivery": delivery})
+    assert message.startswith("delivery: expected 'wait' or 'async'")
+
+
+def test_delivery_null_or_wait_waits_for_the_answer(run):
+    for delivery in (None, "wait"):
+        result, requests = ask_tool(run, {**DB_ARGS, "delivery": delivery}, skip("db"))
+        assert json.loads(result.content) == {"answers": [{"id": "db", "selected": []}]}
+        assert len(requests) == 1
+
+
+def test_async_validates_first_then_returns_a_ticket_at_once(run):
+    result, _ = ask_tool(run, {"questions": [], "delivery": "async"})
+    assert result.error["code"] == "EMPTY_QUESTIONS"  # no ticket for a batch that is refused
+    result, _ = ask_tool(run, {**DB_ARGS, "delivery": "async"}, skip("db"))
+    assert result.error is None
+    accepted = json.loads(result.content)
+    assert accepted["accepted"] is True and accepted["ticket"].startswith("q_")
+
+
+def test_dsh_mcps_tool_waits_for_async_and_says_so():
+    tool = AskUserQuestionTool(later=False)
+    assert "'async' waits for the answer exactly like 'wait'" in tool.description
+    assert "ticket" not in tool.description.replace("(no ticket is returned)", "")

@@ -62,6 +62,8 @@ _STYLE = {
 class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
+    takes_turns = True  # draws on the screen: async batches wait for the turn to end
+
     def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
                  keep: bool = True, interrupt: bool = False, desk: bool = False,
                  discuss: bool = False) -> None:
