@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.errors import (
     ASK_ABORTED,
@@ -47,7 +47,25 @@ from dsh_cli.interaction.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from dsh_cli.interaction.service import UserInteraction
+    from dsh_cli.core.events import EventStream
+    from dsh_cli.interaction.pending import PendingEntry, PendingQuestions
+
+
+class QuestionService(Protocol):
+    """What the async table needs of ``service.UserInteraction`` (which owns the table)."""
+
+    timeout: float | None
+    events: EventStream
+
+    @property
+    def provider(self) -> Any: ...
+
+    @property
+    def pending(self) -> PendingQuestions: ...
+
+    def check_request(self, request: AskUserQuestionRequest) -> None: ...
+
+    async def settle_entry(self, entry: PendingEntry, provider: Any) -> AskUserQuestionAnswer: ...
 
 __all__ = ["MAX_PENDING", "LaterBatch", "LaterQuestions", "arrival_message"]
 
@@ -102,7 +120,7 @@ class _Waits:
 class LaterQuestions:
     """The async batches of the session ``ui`` holds, oldest first."""
 
-    def __init__(self, ui: UserInteraction, *, limit: int = MAX_PENDING) -> None:
+    def __init__(self, ui: QuestionService, *, limit: int = MAX_PENDING) -> None:
         self._ui = ui
         self.limit = limit
         self._batches: dict[str, LaterBatch] = {}
