@@ -12,7 +12,7 @@ def test_defaults_when_nothing_is_set():
     assert settings.model == "deepseek-chat" and settings.model_is_default
     assert settings.base_url == "https://api.deepseek.com"
     assert settings.api_key is None and settings.question_timeout is None
-    assert settings.notify == "bell"
+    assert settings.notify == "auto"
 
 
 def test_flag_beats_environment_beats_file():

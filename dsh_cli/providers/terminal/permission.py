@@ -171,7 +171,7 @@ class TerminalPermissionPrompt:
         state = self.state = PermissionPromptState()
         app = _application(request, state, self.input or session.input, output,
                            erase=not self.summary)
-        if self.notify == "bell":
+        if self.notify in ("bell", "auto"):
             output.write_raw("\a")
             output.flush()
         elif self.notify == "osc9":
