@@ -216,3 +216,70 @@ def test_the_notifier_notifies_at_once_when_unfocused_else_after_the_delay():
     at_once, before_delay, written = asyncio.run(main())
     assert at_once == ["\x1b]9;dsh: claude-code asks: Database: Which database?\x07"]
     assert before_delay == 1 and len(written) == 2
+
+
+def test_unfocused_desk_in_a_pty_notifies_a_real_dsh_mcp_batch(tmp_path):
+    """A real ``dsh attach`` in a pty and a real ``dsh mcp``: focus lost, a batch arrives,
+    the terminal gets OSC 777 and notify_command the summary; ctrl-d turns reporting off."""
+    import os
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    from dsh_under_test import DSH
+    from mcp_util import BATCH, bounded, client
+    from pty_util import spawn
+
+    got = tmp_path / "summary.json"
+    hook = tmp_path / "hook.py"
+    hook.write_text(f"import sys\nopen({str(got)!r}, 'w').write(sys.stdin.read())\n")
+    config = Path(os.environ["DSH_HOME"]) / "config.toml"
+    config.write_text(f"notify_command = [{json.dumps(sys.executable)}, {json.dumps(str(hook))}]"
+                      "\nnotify_delay = 600\n")
+
+    async def main():
+        child = spawn(f"env -u TMUX -u KITTY_WINDOW_ID -u VTE_VERSION TERM_PROGRAM=WezTerm "
+                      f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            await asyncio.to_thread(child.expect_exact, "\x1b[?1004h")
+            child.send("\x1b[O")  # the terminal reports: focus went elsewhere
+            await asyncio.sleep(0.3)
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await asyncio.to_thread(
+                    child.expect_exact, "\x1b]777;notify;dsh: pty-agent asks;Which database?\x07")
+                await asyncio.to_thread(child.expect, "Which database")
+                child.send("2")
+                await call
+                await asyncio.to_thread(child.expect, "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            closing = child.before
+            return closing
+        finally:
+            child.close(force=True)
+
+    closing = bounded(main())
+    assert "\x1b[?1004l" in closing
+    data = json.loads(got.read_text())
+    assert data["kind"] == "question" and data["agent"] == "pty-agent"
+    assert data["body"] == "Which database?"
+
+
+def test_sigterm_turns_focus_reporting_off(tmp_path):
+    """The terminal is restored however the desk ends: SIGTERM on an idle desk."""
+    import signal
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    from dsh_under_test import DSH
+    from pty_util import spawn
+
+    child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+    try:
+        child.expect_exact("\x1b[?1004h")
+        child.kill(signal.SIGTERM)
+        child.expect_exact("\x1b[?1004l")
+    finally:
+        child.close(force=True)
