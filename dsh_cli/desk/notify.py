@@ -201,6 +201,8 @@ class DeskNotifier:
 
     def arrived(self, event: Mapping[str, Any], waiting: Callable[[], bool]) -> None:
         """The desk's hook: a batch arrived; ``waiting`` tells whether it still does."""
+        if self.kind == "none" and not self.command:
+            return
         if self.focus.focused is False:
             self._start(self._notify(event))
         elif self.delay is not None:
