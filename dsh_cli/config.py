@@ -46,7 +46,9 @@ TIMEOUT_OFF = 0.0  # ``--question-timeout 0`` (or ``none``): no timeout, whateve
 
 # every key config.toml may hold; anything else is warned about (a typo is silent otherwise)
 CONFIG_KEYS = ("model", "base_url", "api_key_env", "question_timeout", "notify",
-               "model_timeout", "model_deadline", "permissions")
+               "notify_command", "notify_delay", "model_timeout", "model_deadline",
+               "permissions")
+DEFAULT_NOTIFY_DELAY = 30.0  # seconds a batch waits at a focused desk before it notifies
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class Settings:
     model_is_default: bool
     model_timeout: float = DEFAULT_MODEL_TIMEOUT
     model_deadline: float = DEFAULT_MODEL_DEADLINE
+    # the desk's notifications (desk/notify.py): a program given the batch, and the delay
+    notify_command: tuple[str, ...] = ()
+    notify_delay: float = DEFAULT_NOTIFY_DELAY
     # ``[permissions]`` of config.toml: tool rules in Claude Code's syntax (permissions.md)
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
@@ -165,6 +170,16 @@ def _permission_rules(file: dict[str, Any], source: str) -> dict[str, tuple[str,
     return rules
 
 
+def _notify_command(file: dict[str, Any], source: str) -> tuple[str, ...]:
+    """``notify_command`` as an argv (never a shell line): a non-empty list of strings."""
+    value = file.get("notify_command", [])
+    if not isinstance(value, list) or not all(isinstance(part, str) for part in value) \
+            or (value and not value[0]):
+        raise ConfigError(f"{source}: notify_command must be a list of strings, the program "
+                          'and its arguments (like ["ntfy", "publish", "mytopic"])')
+    return tuple(value)
+
+
 def load_settings(
     *,
     model: str | None = None,
@@ -199,7 +214,7 @@ def load_settings(
         url_key = ("--base-url" if base_url else "DSH_BASE_URL" if env.get("DSH_BASE_URL")
                    else f"{where}: base_url")
         given_url = endpoint(given_url, url_key).url
-    notify = str(file.get("notify", "bell"))
+    notify = str(file.get("notify", "auto"))
     if notify not in NOTIFY_CHOICES:
         raise ConfigError(f"{where}: notify must be one of {', '.join(NOTIFY_CHOICES)}")
     if question_timeout == TIMEOUT_OFF:
@@ -222,4 +237,6 @@ def load_settings(
         model_deadline=_model_seconds(env, file, "model_deadline", DEFAULT_MODEL_DEADLINE,
                                       where),
         allow=rules["allow"], ask=rules["ask"], deny=rules["deny"],
+        notify_command=_notify_command(file, source),
+        notify_delay=_model_seconds(env, file, "notify_delay", DEFAULT_NOTIFY_DELAY, where),
     )

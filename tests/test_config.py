@@ -12,7 +12,7 @@ def test_defaults_when_nothing_is_set():
     assert settings.model == "deepseek-chat" and settings.model_is_default
     assert settings.base_url == "https://api.deepseek.com"
     assert settings.api_key is None and settings.question_timeout is None
-    assert settings.notify == "bell"
+    assert settings.notify == "auto"
 
 
 def test_flag_beats_environment_beats_file():
@@ -129,3 +129,30 @@ def test_switching_model_moves_to_its_vendor_with_its_key():
     pinned = load_settings(base_url="https://api.deepseek.com", config={},
                            environ={"OPENAI_API_KEY": "o"}).for_model("gpt-4o-mini")
     assert pinned.base_url == "https://api.deepseek.com" and pinned.api_key is None
+
+
+def test_every_config_key_is_documented_in_the_readme():
+    from pathlib import Path
+
+    from dsh_cli.config import CONFIG_KEYS
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert [key for key in CONFIG_KEYS if f"`{key}" not in readme
+            and f"[{key}]" not in readme] == []
+
+
+@pytest.mark.parametrize("value", ["ntfy publish x", [], [""], ["ntfy", 3]])
+def test_notify_command_must_be_an_argv_list(value):
+    if value == []:
+        assert load_settings(config={"notify_command": value}).notify_command == ()
+        return
+    with pytest.raises(ConfigError, match="notify_command must be a list of strings"):
+        load_settings(config={"notify_command": value})
+
+
+def test_notify_command_and_delay_are_read():
+    settings = load_settings(config={"notify_command": ["ntfy", "publish", "t"],
+                                     "notify_delay": 5}, environ={})
+    assert settings.notify_command == ("ntfy", "publish", "t") and settings.notify_delay == 5
+    assert load_settings(config={}, environ={"DSH_NOTIFY_DELAY": "2"}).notify_delay == 2
+    assert load_settings(config={}, environ={}).notify_delay == 30

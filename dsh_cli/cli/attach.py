@@ -6,6 +6,7 @@ also used with ``TERM=dumb`` or without a terminal); ``--jsonl`` for a program.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,10 @@ import click
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from dsh_cli.config import Settings
+    from dsh_cli.desk.desk import Desk
+    from dsh_cli.desk.notify import DeskNotifier
 
 __all__ = ["attach"]
 
@@ -55,17 +60,48 @@ async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
     from dsh_cli.sources.surroundings import dumb_terminal
 
     try:
-        notify = load_settings().notify
+        settings = load_settings()
     except HarnessError as error:
         report(error, sys.stderr)
         return 2
     on_terminal = sys.stdin.isatty() and sys.stdout.isatty()
     if plain or not on_terminal or dumb_terminal(os.environ):
-        return await _plain_desk(notify, web, directory)
-    return await _terminal_desk(notify, web, directory)
+        return await _plain_desk(settings, web, directory)
+    return await _terminal_desk(settings, web, directory)
 
 
-async def _plain_desk(notify: str, web: bool, directory: Path) -> int:
+def _notifier(settings: Settings, *, terminal: bool) -> DeskNotifier:
+    """The desk's notifications: the terminal's own escape only on a terminal desk (a plain
+    desk rings its bell per question), ``notify_command`` on both."""
+    import os
+
+    from dsh_cli.desk.notify import DeskNotifier, protocol
+
+    def write(sequence: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write(sequence)
+            sys.stdout.flush()
+
+    def say(line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    chosen = {"auto": protocol(os.environ), "osc9": "osc9", "bell": "bell"}
+    kind = chosen.get(settings.notify, "none") if terminal else "none"
+    return DeskNotifier(write=write, say=say, kind=kind, tmux=bool(os.environ.get("TMUX")),
+                        command=list(settings.notify_command) or None,
+                        delay=settings.notify_delay)
+
+
+async def _run(desk: Desk, notifier: DeskNotifier) -> int:
+    try:
+        return await desk.run()
+    finally:
+        await notifier.close()
+
+
+async def _plain_desk(settings: Settings, web: bool, directory: Path) -> int:
     from dsh_cli.chat.alert import QuestionAlert
     from dsh_cli.desk.desk import Desk, ask_with, stdin_closed_waiter
     from dsh_cli.providers.plain import PlainProvider
@@ -73,7 +109,8 @@ async def _plain_desk(notify: str, web: bool, directory: Path) -> int:
 
     provider = PlainProvider(sys.stdin, sys.stdout)
     prompt = PlainPermissionPrompt(provider.lines, sys.stdout)
-    alert = QuestionAlert(sys.stdout, notify)
+    alert = QuestionAlert(sys.stdout, settings.notify)
+    notifier = _notifier(settings, terminal=False)
     ask = ask_with(provider)
 
     async def ask_and_alert(ui: Any, request: Any) -> Any:
@@ -84,22 +121,34 @@ async def _plain_desk(notify: str, web: bool, directory: Path) -> int:
         return await prompt.decide(request, "")
 
     desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit, web=web,
-                idle=stdin_closed_waiter(provider.lines.readline), directory=directory)
-    return await desk.run()
+                idle=stdin_closed_waiter(provider.lines.readline), directory=directory,
+                on_arrival=lambda batch: notifier.arrived(batch.event,
+                                                          lambda: desk.waiting(batch)))
+    return await _run(desk, notifier)
 
 
-async def _terminal_desk(notify: str, web: bool, directory: Path) -> int:
+async def _terminal_desk(settings: Settings, web: bool, directory: Path) -> int:
+    from functools import partial
+
     from dsh_cli.desk.desk import Desk, ask_with, tty_idle
+    from dsh_cli.desk.notify import FOCUS_OFF
     from dsh_cli.providers.terminal import terminal_provider
     from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
 
-    with terminal_provider("stdout", notify=notify, desk=True) as provider:
-        prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output,
-                                          notify=notify)
+    notifier = _notifier(settings, terminal=True)
+    # the notifier alerts (on arrival, when the desk is not looked at); the UI stays quiet
+    with terminal_provider("stdout", notify="none", desk=True) as provider:
+        prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output)
 
         async def permit(request: Any) -> Any:
             return await prompt.decide(request, "")
 
-        desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit, idle=tty_idle,
-                    web=web, directory=directory)
-        return await desk.run()
+        desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit,
+                    idle=partial(tty_idle, focus=notifier.focus), web=web,
+                    directory=directory,
+                    on_arrival=lambda batch: notifier.arrived(batch.event,
+                                                              lambda: desk.waiting(batch)))
+        try:
+            return await _run(desk, notifier)
+        finally:
+            notifier.write(FOCUS_OFF)  # however the desk ends, the terminal reports no more

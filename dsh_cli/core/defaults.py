@@ -30,4 +30,6 @@ def key_variables_hint(variables: tuple[str, ...] = KEY_VARIABLES) -> str:
 
 
 KEY_VARIABLES_HINT = key_variables_hint()
-NOTIFY_CHOICES = ("bell", "osc9", "none")  # the alert when a question appears
+# the alert when a question appears; ``auto``: the bell in the chat, at the desk the
+# terminal's own notification (desk/notify.py)
+NOTIFY_CHOICES = ("auto", "bell", "osc9", "none")

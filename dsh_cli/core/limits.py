@@ -8,9 +8,10 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["FORM_SCHEMA_BYTES", "MESSAGE_VALUES", "PARSED_WHOLE_BYTES",
-           "PRIVATE_FILE_BYTES", "REQUEST_STATE_BYTES",
-           "RESULT_CHARACTERS", "RESULT_ITEMS", "TRUST_BYTES", "TRUST_FILES"]
+__all__ = ["FORM_SCHEMA_BYTES", "MESSAGE_VALUES", "NOTIFICATION_CHARACTERS",
+           "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES",
+           "PRIVATE_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
+           "TRUST_BYTES", "TRUST_FILES"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -33,3 +34,9 @@ PRIVATE_FILE_BYTES = 4 * 1024 * 1024
 # remembered, since dsh could not tell a later change
 TRUST_FILES = 5_000
 TRUST_BYTES = 64 * 1024 * 1024
+# a desk notification's text (title and body each), after sanitising; a longer one is cut, marked
+NOTIFICATION_CHARACTERS = 200
+# what a ``notify_command`` may write (stdout and stderr together) before the rest is dropped
+NOTIFY_OUTPUT_BYTES = 4096
+# seconds a ``notify_command`` may run before it is killed
+NOTIFY_COMMAND_SECONDS = 10.0

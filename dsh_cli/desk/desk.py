@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, HarnessError, format_line
 from dsh_cli.core.sanitize import sanitize_line
@@ -28,6 +28,9 @@ from dsh_cli.core.tasks import close_task
 from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.permissions.vocabulary import Hints, PermissionDecision, PermissionRequest
+
+if TYPE_CHECKING:
+    from dsh_cli.desk.notify import Focus
 
 __all__ = ["IDLE", "Batch", "Desk", "heading"]
 
@@ -95,11 +98,13 @@ class Desk:
     """The queue of batches and the loop that shows them; ``ask`` draws one batch."""
 
     def __init__(self, *, output: IO[str], ask: Asker, idle: Callable[[], Awaitable[bool]],
-                 permit: Permitter | None = None, web: bool = False, **links: Any) -> None:
+                 permit: Permitter | None = None, web: bool = False,
+                 on_arrival: Callable[[Batch], None] | None = None, **links: Any) -> None:
         self.output = output
         self._ask = ask
         self._permit = permit
         self._idle = idle  # waits for input while nothing is pending; False: the desk closes
+        self._on_arrival = on_arrival  # the notifications' hook (desk/notify.py)
         self.web = web
         self.queue: list[Batch] = []
         self.current: Batch | None = None
@@ -221,8 +226,11 @@ class Desk:
         elif kind in ("question/requested", "permission/requested") \
                 and isinstance(event.get("rpc_id"), str):
             if not self._known(link, event["rpc_id"]):
-                self.queue.append(Batch(link, event))
+                batch = Batch(link, event)
+                self.queue.append(batch)
                 self._arrived.set()
+                if self._on_arrival is not None:
+                    self._on_arrival(batch)
         elif kind == "permission/resolved":
             self._withdraw(link, event.get("rpc_id"),
                            f"{event.get('decision') or event.get('outcome')} at the server")
@@ -234,6 +242,10 @@ class Desk:
             self._withdraw(link, event.get("rpc_id"), f"{event.get('outcome')} at the server")
         elif kind == "response/ack" and not event.get("accepted"):
             self.say(f"dsh: the server refused the answer: {event.get('message')}")
+
+    def waiting(self, batch: Batch) -> bool:
+        """Whether ``batch`` is still unanswered here (queued or on screen)."""
+        return batch is self.current or any(b is batch for b in self.queue)
 
     def _known(self, link: ServerLink, rpc_id: str) -> bool:
         batches = [*self.queue, *([self.current] if self.current else [])]
@@ -276,10 +288,13 @@ def stdin_closed_waiter(read: Callable[[], Awaitable[str | None]]) -> Callable[[
     return idle
 
 
-async def tty_idle(fd: int | None = None) -> bool:
-    """Idle on a terminal: no echo, one key at a time; ``ctrl-d`` closes (False)."""
+async def tty_idle(fd: int | None = None, focus: Focus | None = None) -> bool:
+    """Idle on a terminal: no echo, one key at a time; ``ctrl-d`` closes (False). With
+    ``focus``, focus reporting is on while idle and ``focus`` learns the reports."""
     import termios
     import tty
+
+    from dsh_cli.desk.notify import FOCUS_OFF, FOCUS_ON
 
     fd = sys.stdin.fileno() if fd is None else fd
     loop = asyncio.get_running_loop()
@@ -291,6 +306,8 @@ async def tty_idle(fd: int | None = None) -> bool:
             data = os.read(fd, 1024)
         except OSError:
             data = b""
+        if focus is not None and data:
+            data = focus.feed(data) or b" "  # a report alone is input, not the end of it
         if (not data or b"\x04" in data) and not closed.done():
             closed.set_result(False)
 
@@ -299,8 +316,20 @@ async def tty_idle(fd: int | None = None) -> bool:
     new[3] &= ~termios.ECHO
     termios.tcsetattr(fd, termios.TCSANOW, new)
     loop.add_reader(fd, readable)
+    # only while idle: a question's own UI would read the reports as keys
+    _focus_reporting(focus is not None, FOCUS_ON)
     try:
         return await closed
     finally:
         loop.remove_reader(fd)
+        _focus_reporting(focus is not None, FOCUS_OFF)
+        if focus is not None:
+            focus.focused = None  # not known again until the next report
         termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+def _focus_reporting(on: bool, sequence: str) -> None:
+    if on:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write(sequence)
+            sys.stdout.flush()

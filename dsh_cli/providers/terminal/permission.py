@@ -240,7 +240,7 @@ class TerminalPermissionPrompt:
                            erase=not self.summary)
         # a digit typed before the prompt was drawn must not grant what nobody saw
         discard_typeahead(self.input or session.input, output)
-        if self.notify == "bell":
+        if self.notify in ("bell", "auto"):
             output.write_raw("\a")
             output.flush()
         elif self.notify == "osc9":

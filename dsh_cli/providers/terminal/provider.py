@@ -129,7 +129,7 @@ class TerminalProvider:
         attach desk rings it per batch, the chat rings its own from the event stream."""
         if self.notify == "none":
             return
-        if self.notify == "bell":
+        if self.notify in ("bell", "auto"):
             output.write_raw("\a")
         else:
             first = request.questions[0]

@@ -1,0 +1,237 @@
+"""The desk's notifications: which escape the terminal understands, and its bytes.
+
+Pure functions choose the protocol from the environment (``protocol``), make the text
+(``notification``: sanitised, one line, bounded) and encode it (``encode``, wrapped for
+tmux by ``tmux_wrap``). ``DeskNotifier`` decides when (the terminal lost focus, or the
+batch still waits after ``notify_delay``) and runs ``notify_command``
+(``run_notify_command``: argv, no shell, a timeout, bounded output, one line on failure).
+
+Which terminal speaks which (docs/internals.md "Desk notifications" has the sources):
+kitty OSC 99; Ghostty, WezTerm, foot, rxvt-unicode and VTE OSC 777 (title and body);
+iTerm2, Warp and VS Code OSC 9; anything else the bell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dsh_cli.core.limits import (
+    NOTIFICATION_CHARACTERS,
+    NOTIFY_COMMAND_SECONDS,
+    NOTIFY_OUTPUT_BYTES,
+)
+from dsh_cli.core.sanitize import sanitize_line
+
+__all__ = ["FOCUS_OFF", "FOCUS_ON", "DeskNotifier", "Focus", "encode", "notification",
+           "protocol", "run_notify_command", "summary", "tmux_wrap"]
+
+FOCUS_ON = "\x1b[?1004h"  # the terminal then sends CSI I (focus in) and CSI O (focus out)
+FOCUS_OFF = "\x1b[?1004l"
+
+_OSC777 = ("ghostty", "wezterm", "foot", "rxvt-unicode")
+_OSC9 = ("iterm.app", "warpterminal", "vscode")
+
+
+def protocol(env: Mapping[str, str]) -> str:
+    """``osc99``, ``osc777``, ``osc9`` or ``bell``: what the desk's terminal shows."""
+    program = env.get("TERM_PROGRAM", "").lower()
+    term = env.get("TERM", "").lower()
+    if env.get("KITTY_WINDOW_ID") or term == "xterm-kitty":
+        return "osc99"
+    # inside tmux TERM_PROGRAM names tmux; the outer terminal's own variables still tell
+    if env.get("WEZTERM_PANE") or env.get("GHOSTTY_RESOURCES_DIR") or program in _OSC777 \
+            or term.startswith(_OSC777) or term == "xterm-ghostty" or env.get("VTE_VERSION"):
+        return "osc777"
+    if env.get("ITERM_SESSION_ID") or program in _OSC9:
+        return "osc9"
+    return "bell"
+
+
+def _cut(text: str, limit: int = NOTIFICATION_CHARACTERS) -> str:
+    """One safe line of at most ``limit`` characters, ``…`` where it was cut."""
+    # cut before sanitising: a megabyte is not scanned whole to keep 200 characters
+    line = " ".join(sanitize_line(text[:limit * 8]).split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def notification(event: Mapping[str, Any]) -> tuple[str, str]:
+    """The title (who asks) and body (header and first question) of a batch, each safe."""
+    given = event.get("source")
+    source: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    client = str(source.get("client") or "an MCP client")
+    if event.get("type") == "permission/requested":
+        return _cut(f"dsh: {client} asks permission"), _cut(str(event.get("tool") or "?"))
+    questions = event.get("questions")
+    first = questions[0] if isinstance(questions, list) and questions else {}
+    first = first if isinstance(first, Mapping) else {}
+    header, question = str(first.get("header") or ""), str(first.get("question") or "")
+    more = f" (+{len(questions) - 1} more)" if isinstance(questions, list) \
+        and len(questions) > 1 else ""
+    body = f"{_cut(header, 40)}: {question}" if header else question
+    return _cut(f"dsh: {client} asks"), _cut(body, NOTIFICATION_CHARACTERS - len(more)) + more
+
+
+def encode(kind: str, title: str, body: str, *, tmux: bool = False) -> str:
+    """The escape for ``kind`` carrying title and body (already safe); ``tmux`` wraps it."""
+    # ";" separates fields in OSC 777 and starts ConEmu's OSC 9 subcommands: never in a field
+    title, body = title.replace(";", ","), body.replace(";", ",")
+    if kind == "osc99":
+        # base64 (e=1): kitty reads the payload as is, so no byte of it can end the OSC early
+        def part(key: str, text: str, done: int) -> str:
+            data = base64.b64encode(text.encode()).decode()
+            return f"\x1b]99;i=dsh:d={done}:p={key}:e=1;{data}\x1b\\"
+        sequence = part("title", title, 0) + part("body", body, 1)
+    elif kind == "osc777":
+        sequence = f"\x1b]777;notify;{title};{body}\x07"
+    elif kind == "osc9":
+        sequence = f"\x1b]9;{title}: {body}\x07"
+    else:
+        return "\a"  # the bell passes tmux as it is
+    return tmux_wrap(sequence) if tmux else sequence
+
+
+def tmux_wrap(sequence: str) -> str:
+    """``sequence`` for tmux's passthrough (``allow-passthrough on``): escapes doubled."""
+    return "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
+
+
+def summary(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The batch as ``notify_command`` reads it on stdin: who asks, what, the text shown."""
+    given = event.get("source")
+    source: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    title, body = notification(event)
+    questions = event.get("questions")
+    kind = "permission" if event.get("type") == "permission/requested" else "question"
+    return {"kind": kind, "rpc_id": _cut(str(event.get("rpc_id") or "")),
+            "agent": _cut(str(source.get("client") or "")),
+            "cwd": _cut(str(source.get("cwd") or ""), 1000),
+            "pid": source.get("pid") if isinstance(source.get("pid"), int) else None,
+            "questions": len(questions) if isinstance(questions, list) else 0,
+            "title": title, "body": body}
+
+
+async def run_notify_command(argv: list[str], data: dict[str, Any], *,
+                             timeout: float = NOTIFY_COMMAND_SECONDS,
+                             limit: int = NOTIFY_OUTPUT_BYTES) -> str | None:
+    """Run ``argv`` (no shell) with ``data`` as JSON on stdin; None when it succeeded, else
+    the one line that says what went wrong."""
+    name = sanitize_line(argv[0])[:80]
+    try:
+        child = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    except OSError as error:
+        return f"dsh: notify_command {name}: cannot run it: {error.strerror or error}"
+    kept = bytearray()
+    flooded = False
+
+    async def drain() -> None:
+        nonlocal flooded
+        assert child.stdout is not None
+        while chunk := await child.stdout.read(65536):
+            room = limit - len(kept)
+            kept.extend(chunk[:max(room, 0)])
+            flooded = flooded or len(chunk) > room  # the rest is read and dropped
+
+    async def talk() -> int:
+        assert child.stdin is not None
+        with contextlib.suppress(OSError):  # a command that ignores stdin may close it
+            child.stdin.write(json.dumps(data).encode() + b"\n")
+            await child.stdin.drain()
+            child.stdin.close()
+        await drain()
+        return await child.wait()
+
+    try:
+        status = await asyncio.wait_for(talk(), timeout)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, 9)  # its whole group: a shell script's children too
+        await child.wait()
+        return f"dsh: notify_command {name} did not finish within {timeout:g} s; killed"
+    finally:
+        if child.returncode is None:  # cancelled (the desk closes): leave no child behind
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, 9)
+    said = _cut(kept.decode("utf-8", "replace"))
+    if status != 0:
+        return f"dsh: notify_command {name} exited {status}" + (f": {said}" if said else "")
+    if flooded:
+        return f"dsh: notify_command {name} wrote more than {limit} bytes; the rest was dropped"
+    return None
+
+
+@dataclass
+class Focus:
+    """Whether the desk's terminal has focus: True, False, or None (not known)."""
+
+    focused: bool | None = None
+
+    def feed(self, data: bytes) -> bytes:
+        """Take focus reports (CSI I, CSI O) out of input; the last one wins."""
+        for report, state in ((b"\x1b[I", True), (b"\x1b[O", False)):
+            if report in data:
+                position = data.rfind(report)
+                other = b"\x1b[O" if state else b"\x1b[I"
+                if position > data.rfind(other):
+                    self.focused = state
+        return data.replace(b"\x1b[I", b"").replace(b"\x1b[O", b"")
+
+
+@dataclass(eq=False)
+class DeskNotifier:
+    """When a batch arrives: notify now if the terminal is not focused, else after
+    ``delay`` seconds if it still waits; ``notify_command`` runs on each notification."""
+
+    write: Callable[[str], None]  # the escape to the terminal
+    say: Callable[[str], None]  # one line about a failed notify_command
+    kind: str  # a ``protocol`` result, or ``none``
+    tmux: bool = False
+    command: list[str] | None = None
+    delay: float | None = None
+    focus: Focus = field(default_factory=Focus)
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def arrived(self, event: Mapping[str, Any], waiting: Callable[[], bool]) -> None:
+        """The desk's hook: a batch arrived; ``waiting`` tells whether it still does."""
+        if self.kind == "none" and not self.command:
+            return
+        if self.focus.focused is False:
+            self._start(self._notify(event))
+        elif self.delay is not None:
+            self._start(self._later(event, waiting))
+
+    def _start(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _later(self, event: Mapping[str, Any], waiting: Callable[[], bool]) -> None:
+        assert self.delay is not None
+        await asyncio.sleep(self.delay)
+        if waiting():
+            await self._notify(event)
+
+    async def _notify(self, event: Mapping[str, Any]) -> None:
+        if self.kind != "none":
+            title, body = notification(event)
+            self.write(encode(self.kind, title, body, tmux=self.tmux and self.kind != "bell"))
+        if self.command:
+            line = await run_notify_command(self.command, summary(event))
+            if line:
+                self.say(line)
+
+    async def close(self) -> None:
+        """Cancel what is pending (a delay, a running command: its child is killed)."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
