@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from dsh_under_test import DSH
 from mcp_util import BATCH, CEILING, bounded, client

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from mcp_util import BATCH, bounded, client, jsonl_desk
 
 from dsh_cli.desk.channel import PeerRefused, check_peer, server_sockets

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
 from dsh_under_test import DSH
 from mcp_util import CEILING, JsonlDeskProcess, bounded
 

@@ -224,7 +224,7 @@ def test_unfocused_desk_in_a_pty_notifies_a_real_dsh_mcp_batch(tmp_path):
     import os
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
     from dsh_under_test import DSH
     from mcp_util import BATCH, bounded, client
