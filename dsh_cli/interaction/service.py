@@ -214,9 +214,11 @@ class UserInteraction:
         expiry = _expiry(entry.context.deadline)
         if expiry is not None:
             waiters.add(expiry)
+        answered_by = answerer_of(provider, through_table=True)
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             if not entry.outcome.done():
+                answered_by = answerer_of(provider)
                 self.pending.settle(entry.rpc_id, self._first_outcome(request, provider_task,
                                                                       expiry))
         except BaseException:
@@ -230,7 +232,7 @@ class UserInteraction:
                 await close_task(provider_task)  # the UI restores the screen first
             finally:
                 self.pending.discard(entry.rpc_id)
-                self._announce_resolution(entry)
+                self._announce_resolution(entry, answered_by)
         return entry.outcome.result()
 
     def _first_outcome(
@@ -254,16 +256,26 @@ class UserInteraction:
         reason = request.signal.reason if request.signal else None
         return aborted(f"the question was aborted ({reason})")
 
-    def _announce_resolution(self, entry: PendingEntry) -> None:
+    def _announce_resolution(self, entry: PendingEntry, answered_by: str) -> None:
         outcome = entry.outcome
         if outcome.cancelled():
             return
         error = outcome.exception()
         if error is None:
-            self.events.emit(QuestionResolved(entry.rpc_id, "answered", outcome.result().to_json()))
+            self.events.emit(QuestionResolved(entry.rpc_id, "answered", outcome.result().to_json(),
+                                              answered_by))
         else:
             code = getattr(error, "code", ASK_ABORTED)
             self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted")))
+
+
+def answerer_of(provider: object, *, through_table: bool = False) -> str:
+    """Who answered: ``answered_by``, or ``answered_through_table`` (else a controller)."""
+    if through_table:
+        name = getattr(provider, "answered_through_table", "controller")
+    else:
+        name = getattr(provider, "answered_by", None)
+    return name if isinstance(name, str) and name else type(provider).__name__
 
 
 def _abort_waiter(request: AskUserQuestionRequest) -> asyncio.Future[Any] | None:

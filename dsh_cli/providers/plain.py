@@ -75,6 +75,8 @@ def parse_numbers(line: str) -> list[int] | None:
 class PlainProvider:
     """Asks each question of a batch as text and reads the answers line by line."""
 
+    answered_by = "plain"  # the provenance the store keeps with each answer
+
     def __init__(self, input: IO[str] | IO[bytes] | None = None,
                  output: IO[str] | None = None, *, discuss: bool = False) -> None:
         self.input = input if input is not None else sys.stdin

@@ -164,6 +164,8 @@ class LazyTerminal:
     prompt is drawn before the question UI is ever loaded.
     """
 
+    answered_by = "terminal"  # the provenance the store keeps with each answer
+
     def __init__(self, stack: contextlib.ExitStack, target: str, *, keep: bool = True,
                  interrupt: bool = False, discuss: bool = False) -> None:
         self._stack = stack

@@ -137,6 +137,12 @@ def m006_question_continuations(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE questions ADD COLUMN continuation TEXT")
 
 
+@migration
+def m007_answer_provenance(db: sqlite3.Connection) -> None:
+    """Who answered a batch (terminal, plain, web, desk, ...); older rows stay NULL."""
+    db.execute("ALTER TABLE questions ADD COLUMN answered_by TEXT")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

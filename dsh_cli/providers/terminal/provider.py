@@ -61,6 +61,8 @@ _STYLE = {
 class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
+    answered_by = "terminal"  # the provenance the store keeps with each answer
+
     def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
                  keep: bool = True, interrupt: bool = False, desk: bool = False,
                  discuss: bool = False) -> None:
