@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -74,6 +75,8 @@ class UserInteraction:
         self.agents = agents or AgentRegistry()
         self.pending = PendingQuestions(session_id)
         self.timeout = timeout
+        # the labels last chosen for the same questions (the store's ``last_selections``)
+        self.recall: Callable[[AskUserQuestionRequest], dict[str, list[str]]] | None = None
         self._provider: UserInteractionProvider | None = None
         self._queue: deque[asyncio.Future[None]] = deque()
 
@@ -206,7 +209,7 @@ class UserInteraction:
         self, entry: PendingEntry, provider: UserInteractionProvider
     ) -> AskUserQuestionAnswer:
         request = entry.request
-        provider_task = asyncio.ensure_future(provider.ask(entry.context))
+        provider_task = asyncio.ensure_future(provider.ask(self._recalled(entry.context)))
         waiters: set[asyncio.Future[Any]] = {provider_task, entry.outcome}
         abort_wait = _abort_waiter(request)
         if abort_wait is not None:
@@ -234,6 +237,16 @@ class UserInteraction:
                 self.pending.discard(entry.rpc_id)
                 self._announce_resolution(entry, answered_by)
         return entry.outcome.result()
+
+    def _recalled(self, context: AskContext) -> AskContext:
+        """The context with the last answers to the same questions, when a store knows them."""
+        if self.recall is None:
+            return context
+        try:
+            last = self.recall(context.request)
+        except Exception:  # a store problem costs the hint, never the question
+            return context
+        return dataclasses.replace(context, last_answers=last) if last else context
 
     def _first_outcome(
         self,

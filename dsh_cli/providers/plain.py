@@ -264,6 +264,8 @@ class PlainProvider:
             text = sanitize_line(display_label(option.label))
             if is_recommended(option.label):
                 text += " (Recommended)"
+            if option.label in context.last_answers.get(question.id, ()):
+                text += " (last answer)"
             if option.description:
                 text += f" — {sanitize_line(option.description)}"
             if option.preview is not None:

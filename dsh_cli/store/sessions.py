@@ -60,6 +60,21 @@ _SUMMARY = (
 )
 
 
+def _chosen(request: dict[str, Any], answer: dict[str, Any], text: str,
+            labels: list[str]) -> list[str] | None:
+    """The labels an answered batch chose for the question ``text`` with options ``labels``;
+    None when the batch has no such question (same text, same options)."""
+    for asked in request.get("questions", []):
+        offered = [option.get("label") for option in asked.get("options") or []]
+        if asked.get("question") != text or offered != labels:
+            continue
+        for item in answer.get("answers", []):
+            if item.get("id") == asked.get("id"):
+                return [label for label in item.get("selected", []) if label in labels]
+        return []
+    return None
+
+
 def _like_prefix(prefix: str) -> str:
     """A LIKE pattern matching ids that start with ``prefix`` (its wildcards escaped)."""
     escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -516,6 +531,29 @@ class SessionStore:
                                  json.loads(answer) if answer else None, by, created, resolved)
                 for rpc, sid, model, request, status, answer, by, created, resolved
                 in reversed(rows)]
+
+    def last_selections(self, request: Any) -> dict[str, list[str]]:
+        """Per question id of ``request``, the labels chosen when a question with the same
+        text and options was last answered (in any session); labels no longer offered drop."""
+        found: dict[str, list[str]] = {}
+        for question in request.questions:
+            labels = [option.label for option in question.options or []]
+            if not labels:
+                continue
+            needle = json.dumps(question.question, ensure_ascii=False)
+            with self._lock, translated(self.path):
+                rows = self._db.execute(
+                    "SELECT request, answer FROM questions WHERE status = 'answered' "
+                    "AND instr(request, ?) > 0 ORDER BY resolved_at DESC, rowid DESC LIMIT 20",
+                    (needle,)).fetchall()
+            for request_text, answer_text in rows:
+                chosen = _chosen(json.loads(request_text), json.loads(answer_text or "{}"),
+                                 question.question, labels)
+                if chosen is not None:
+                    if chosen:
+                        found[question.id] = chosen
+                    break
+        return found
 
     # -- permission requests -----------------------------------------------------------
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from dsh_under_test import DSH
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
-from mcp_util import BATCH, bounded, client, jsonl_desk  # noqa: E402
+from mcp_util import BATCH, bounded, client, jsonl_desk
 
 WAIT = 30
 RECOMMENDED = "Python + FastAPI (Recommended)"  # the demo's recommended stack
@@ -175,3 +175,18 @@ def test_filters_and_sanitised_text(tmp_path):
     assert not {"\x1b", "\u202e", "\x07"} & set(text.stdout)
     none = dsh("history", "--session", "s_nothing")
     assert none.returncode == 0 and none.stdout == "" and none.stderr == "dsh: no questions match\n"
+
+
+def test_plain_offers_the_last_answer_of_the_same_question_and_never_sends_it(tmp_path):
+    """Second run: Go + chi is marked, an empty line is only a hint, the typed 2 wins."""
+    assert dsh("run", "-m", "demo", "--answers", answers_file(tmp_path), "x").returncode == 0
+    result = dsh("run", "--plain", "-m", "demo", "x", input="\n2\n/skip\nacme\n")
+    assert result.returncode == 0, result.stderr
+    assert "  3. Go + chi (last answer) — " in result.stderr
+    assert "  4. CI (last answer) — " in result.stderr
+    assert "(Recommended) (last answer)" not in result.stderr
+    assert "  type a number, text for Other, /skip, /back or /cancel\n" in result.stderr
+    assert "Stack: Node.js + Express" in result.stdout
+    assert [item["answered_by"] for item in history()] == ["answers file", "plain"]
+    assert history()[1]["answer"]["answers"][0] == {"id": "stack",
+                                                   "selected": ["Node.js + Express"]}

@@ -90,6 +90,7 @@ class TerminalProvider:
             list(request.questions), heading=request.heading(), declinable=request.declinable,
             review=request.review, discussable=self.discuss and request.source is None,
             headings=[request.heading(q.id) for q in request.questions] if own else None)
+        state.recall(context.last_answers)
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
                                        output, keep=self.keep, interrupt=self.interrupt,
                                        desk=self.desk)
