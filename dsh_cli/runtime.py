@@ -173,6 +173,7 @@ def build_runtime(
         session_id = mint_session_id()
     if store is not None:
         closers.append(store.record(events, session_id))
+        ui.recall = store.last_selections  # the same question again: its last answer offered
     agent = ui.agents.spawn("dsh")
     loop = AgentLoop(
         model=chat_model, tools=tools, ui=ui, events=events, system=system,

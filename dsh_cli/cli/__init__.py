@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("dsh_cli.cli.chat:demo", "Chat with the built-in offline demo model."),
     "schema": ("dsh_cli.cli.schema:schema", "Print the JSON schema of ask_user_question."),
     "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),
+    "history": ("dsh_cli.cli.history:history",
+                "Past questions and answers: who answered, and when."),
     "web": ("dsh_cli.cli.web:web", "Chat in the browser; questions in a web composer."),
     "mcp": ("dsh_cli.cli.mcp:mcp", "An MCP server: other agents ask, you answer at the desk."),
     "attach": ("dsh_cli.cli.attach:attach", "The desk: answer the questions of every dsh mcp."),

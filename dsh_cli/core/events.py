@@ -171,12 +171,15 @@ class QuestionResolved(Event):
     rpc_id: str
     outcome: str
     answer: dict[str, Any] | None = None
+    # who gave the answer (terminal, plain, web, desk, answers file, controller, ...): the
+    # store keeps it
+    answered_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type, "rpc_id": self.rpc_id, "outcome": self.outcome}
         if self.answer is not None:
             data["answer"] = self.answer
-        return data
+        return data  # answered_by stays off the wire: relay.md fixes the frame's fields
 
 
 class PermissionRequested(Event):

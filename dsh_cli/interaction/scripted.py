@@ -22,6 +22,8 @@ Reply = Any  # an answer (object or JSON), an exception to raise, or a function 
 class ScriptedProvider:
     """Answers each ask with the next scripted reply; records every request it saw."""
 
+    answered_by = "scripted"  # the provenance the store keeps with each answer
+
     def __init__(self, replies: Iterable[Reply] | Callable[[AskUserQuestionRequest], Any] = (),
                  *, delay: float = 0.0) -> None:
         self._function = replies if callable(replies) else None

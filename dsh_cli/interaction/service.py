@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -76,6 +77,8 @@ class UserInteraction:
         self.pending = PendingQuestions(session_id)
         self.later = LaterQuestions(self)  # delivery "async": batches no tool call waits for
         self.timeout = timeout
+        # the labels last chosen for the same questions (the store's ``last_selections``)
+        self.recall: Callable[[AskUserQuestionRequest], dict[str, list[str]]] | None = None
         self._provider: UserInteractionProvider | None = None
         self._queue: deque[asyncio.Future[None]] = deque()
 
@@ -217,7 +220,7 @@ class UserInteraction:
         self, entry: PendingEntry, provider: UserInteractionProvider
     ) -> AskUserQuestionAnswer:
         request = entry.request
-        provider_task = asyncio.ensure_future(provider.ask(entry.context))
+        provider_task = asyncio.ensure_future(provider.ask(self._recalled(entry.context)))
         waiters: set[asyncio.Future[Any]] = {provider_task, entry.outcome}
         abort_wait = _abort_waiter(request)
         if abort_wait is not None:
@@ -225,9 +228,11 @@ class UserInteraction:
         expiry = _expiry(entry.context.deadline)
         if expiry is not None:
             waiters.add(expiry)
+        answered_by = answerer_of(provider, through_table=True)
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             if not entry.outcome.done():
+                answered_by = answerer_of(provider)
                 self.pending.settle(entry.rpc_id, self._first_outcome(request, provider_task,
                                                                       expiry))
         except BaseException:
@@ -241,8 +246,18 @@ class UserInteraction:
                 await close_task(provider_task)  # the UI restores the screen first
             finally:
                 self.pending.discard(entry.rpc_id)
-                self._announce_resolution(entry)
+                self._announce_resolution(entry, answered_by)
         return entry.outcome.result()
+
+    def _recalled(self, context: AskContext) -> AskContext:
+        """The context with the last answers to the same questions, when a store knows them."""
+        if self.recall is None:
+            return context
+        try:
+            last = self.recall(context.request)
+        except Exception:  # a store problem costs the hint, never the question
+            return context
+        return dataclasses.replace(context, last_answers=last) if last else context
 
     def _first_outcome(
         self,
@@ -265,16 +280,26 @@ class UserInteraction:
         reason = request.signal.reason if request.signal else None
         return aborted(f"the question was aborted ({reason})")
 
-    def _announce_resolution(self, entry: PendingEntry) -> None:
+    def _announce_resolution(self, entry: PendingEntry, answered_by: str) -> None:
         outcome = entry.outcome
         if outcome.cancelled():
             return
         error = outcome.exception()
         if error is None:
-            self.events.emit(QuestionResolved(entry.rpc_id, "answered", outcome.result().to_json()))
+            self.events.emit(QuestionResolved(entry.rpc_id, "answered", outcome.result().to_json(),
+                                              answered_by))
         else:
             code = getattr(error, "code", ASK_ABORTED)
             self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted")))
+
+
+def answerer_of(provider: object, *, through_table: bool = False) -> str:
+    """Who answered: ``answered_by``, or ``answered_through_table`` (else a controller)."""
+    if through_table:
+        name = getattr(provider, "answered_through_table", "controller")
+    else:
+        name = getattr(provider, "answered_by", None)
+    return name if isinstance(name, str) and name else type(provider).__name__
 
 
 def _abort_waiter(request: AskUserQuestionRequest) -> asyncio.Future[Any] | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -212,6 +212,9 @@ class AskContext:
     rpc_id: str
     session_id: str | None = None
     deadline: Deadline | None = None
+    # per question id, the labels chosen when the same question was last answered: a UI
+    # highlights them, never submits them by itself
+    last_answers: dict[str, list[str]] = field(default_factory=dict)
 
 
 class AskUserQuestionAnswerItem(BaseModel):

@@ -374,6 +374,9 @@ async def _until_closed(conn: socket.socket) -> None:
 class DeskProvider:
     """Answers come from a desk through the pending table; with no desk, ``NO_PROVIDER``."""
 
+    # the provenance the store keeps with each answer, which comes through the table
+    answered_through_table = "desk"
+
     def __init__(self, hub: DeskHub, *, wait: float = 0.0,
                  alert: Callable[[], None] | None = None) -> None:
         self.hub = hub

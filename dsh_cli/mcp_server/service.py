@@ -106,6 +106,7 @@ class AskService:
             self.store = None
             return
         self.ui.session_id = self.session_id
+        self.ui.recall = self.store.last_selections  # a desk shows the last answer
 
     def emit(self, event: Any) -> None:
         """Put ``event`` on the stream the store records; a store failure is one line."""

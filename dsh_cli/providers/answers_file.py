@@ -69,6 +69,8 @@ def _named(questions: list[AskUserQuestionItem]) -> str:
 class AnswersFileProvider:
     """Answers from a parsed answers file; ``load`` reads and checks the file's shape."""
 
+    answered_by = "answers file"  # the provenance the store keeps with each answer
+
     def __init__(self, answers: dict[str, object], *, source: str = "answers",
                  report: Callable[[str], None] | None = None) -> None:
         self.source = source

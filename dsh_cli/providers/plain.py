@@ -76,6 +76,7 @@ class PlainProvider:
     """Asks each question of a batch as text and reads the answers line by line."""
 
     takes_turns = True  # draws on the screen: async batches wait for the turn to end
+    answered_by = "plain"  # the provenance the store keeps with each answer
 
     def __init__(self, input: IO[str] | IO[bytes] | None = None,
                  output: IO[str] | None = None, *, discuss: bool = False) -> None:
@@ -264,6 +265,8 @@ class PlainProvider:
             text = sanitize_line(display_label(option.label))
             if is_recommended(option.label):
                 text += " (Recommended)"
+            if option.label in context.last_answers.get(question.id, ()):
+                text += " (last answer)"
             if option.description:
                 text += f" — {sanitize_line(option.description)}"
             if option.preview is not None:

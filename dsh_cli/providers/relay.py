@@ -77,6 +77,9 @@ def controller_timeout(environ: Mapping[str, str]) -> float:
 class RelayProvider:
     """The relay's side of the seam: waits while the controller settles through the table."""
 
+    # the provenance the store keeps with each answer, which comes through the table
+    answered_through_table = "controller"
+
     def __init__(self, relay: JsonLinesRelay) -> None:
         self._relay = relay
 

@@ -165,6 +165,7 @@ class LazyTerminal:
     """
 
     takes_turns = True  # it draws: async batches wait for the end of the turn
+    answered_by = "terminal"  # the provenance the store keeps with each answer
 
     def __init__(self, stack: contextlib.ExitStack, target: str, *, keep: bool = True,
                  interrupt: bool = False, discuss: bool = False) -> None:

@@ -154,6 +154,12 @@ def m007_async_questions(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX later_by_session ON later_questions(session_id, created_at)")
 
 
+@migration
+def m008_answer_provenance(db: sqlite3.Connection) -> None:
+    """Who answered a batch (terminal, plain, web, desk, ...); older rows stay NULL."""
+    db.execute("ALTER TABLE questions ADD COLUMN answered_by TEXT")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

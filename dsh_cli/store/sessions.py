@@ -61,6 +61,27 @@ _SUMMARY = (
 )
 
 
+def _chosen(request: dict[str, Any], answer: dict[str, Any], text: str,
+            labels: list[str]) -> list[str] | None:
+    """The labels an answered batch chose for the question ``text`` with options ``labels``;
+    None when the batch has no such question (same text, same options)."""
+    for asked in request.get("questions", []):
+        offered = [option.get("label") for option in asked.get("options") or []]
+        if asked.get("question") != text or offered != labels:
+            continue
+        for item in answer.get("answers", []):
+            if item.get("id") == asked.get("id"):
+                return [label for label in item.get("selected", []) if label in labels]
+        return []
+    return None
+
+
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching ids that start with ``prefix`` (its wildcards escaped)."""
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
 def _now() -> str:
     return utc_stamp()
 
@@ -154,6 +175,28 @@ class QuestionBatch:
     updated_at: str
     resolved_at: str | None
     continuation: dict[str, Any] | None = None
+    answered_by: str | None = None
+
+
+@dataclass(frozen=True)
+class AnsweredQuestion:
+    """One batch of ``dsh history``: what was asked, how it ended, who answered and when."""
+
+    rpc_id: str
+    session_id: str
+    agent: str
+    request: dict[str, Any]
+    status: str
+    answer: dict[str, Any] | None
+    answered_by: str | None
+    created_at: str
+    resolved_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rpc_id": self.rpc_id, "session_id": self.session_id, "agent": self.agent,
+                "questions": self.request.get("questions", []), "status": self.status,
+                "answer": self.answer, "answered_by": self.answered_by,
+                "asked_at": self.created_at, "answered_at": self.resolved_at}
 
 
 class SessionStore:
@@ -272,7 +315,7 @@ class SessionStore:
                 "continuation, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, ?) "
                 "ON CONFLICT (rpc_id) DO UPDATE SET status = 'pending', answer = NULL, "
-                "resolved_at = NULL, request = excluded.request, "
+                "answered_by = NULL, resolved_at = NULL, request = excluded.request, "
                 "continuation = excluded.continuation, "
                 "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
                 (event.rpc_id, session_id, event.call_id, request, continuation, now, now),
@@ -291,9 +334,9 @@ class SessionStore:
         now = _now()
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
-                "UPDATE questions SET status = ?, answer = ?, updated_at = ?, resolved_at = ? "
-                "WHERE rpc_id = ? AND status = 'pending'",
-                (status, answer, now, now, event.rpc_id),
+                "UPDATE questions SET status = ?, answer = ?, answered_by = ?, updated_at = ?, "
+                "resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
+                (status, answer, event.answered_by, now, now, event.rpc_id),
             )
             if status != "aborted":  # an aborted async batch stays open for the resume
                 db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
@@ -464,16 +507,75 @@ class SessionStore:
         with self._lock, translated(self.path):
             rows = self._db.execute(
                 "SELECT rpc_id, session_id, call_id, request, status, answer, created_at, "
-                "updated_at, resolved_at, continuation FROM questions WHERE session_id = ? "
-                "ORDER BY created_at, rowid", (session_id,)
+                "updated_at, resolved_at, continuation, answered_by FROM questions "
+                "WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
             ).fetchall()
         return [
             QuestionBatch(rpc, sid, call, json.loads(request), status,
                           json.loads(answer) if answer else None, created, updated, resolved,
-                          _json(continuation))
+                          _json(continuation), by)
             for rpc, sid, call, request, status, answer, created, updated, resolved,
-            continuation in rows
+            continuation, by in rows
         ]
+
+    def question_history(self, *, session: str | None = None, agent: str | None = None,
+                         text: str | None = None, limit: int | None = None,
+                         ) -> list[AnsweredQuestion]:
+        """Settled and pending batches of every session, oldest first, filtered.
+
+        ``session`` is an id or its prefix, ``agent`` a substring of the session's model
+        (``mcp:<client>`` for ``dsh mcp``), ``text`` a case-insensitive substring of the
+        questions or the answer; ``limit`` keeps the newest that many.
+        """
+        clauses: list[str] = []
+        params: list[Any] = []
+        if session:
+            clauses.append("q.session_id LIKE ? ESCAPE '\\'")
+            params.append(_like_prefix(session))
+        if agent:
+            clauses.append("instr(lower(s.model), lower(?)) > 0")
+            params.append(agent)
+        if text:
+            clauses.append("(instr(lower(q.request), lower(?)) > 0 "
+                           "OR instr(lower(coalesce(q.answer, '')), lower(?)) > 0)")
+            params.extend([text, text])
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = ("SELECT q.rpc_id, q.session_id, s.model, q.request, q.status, q.answer, "
+               "q.answered_by, q.created_at, q.resolved_at FROM questions q "
+               f"JOIN sessions s ON s.id = q.session_id {where} "
+               "ORDER BY q.created_at DESC, q.rowid DESC")
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._lock, translated(self.path):
+            rows = self._db.execute(sql, params).fetchall()
+        return [AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
+                                 json.loads(answer) if answer else None, by, created, resolved)
+                for rpc, sid, model, request, status, answer, by, created, resolved
+                in reversed(rows)]
+
+    def last_selections(self, request: Any) -> dict[str, list[str]]:
+        """Per question id of ``request``, the labels chosen when a question with the same
+        text and options was last answered (in any session); labels no longer offered drop."""
+        found: dict[str, list[str]] = {}
+        for question in request.questions:
+            labels = [option.label for option in question.options or []]
+            if not labels:
+                continue
+            needle = json.dumps(question.question, ensure_ascii=False)
+            with self._lock, translated(self.path):
+                rows = self._db.execute(
+                    "SELECT request, answer FROM questions WHERE status = 'answered' "
+                    "AND instr(request, ?) > 0 ORDER BY resolved_at DESC, rowid DESC LIMIT 20",
+                    (needle,)).fetchall()
+            for request_text, answer_text in rows:
+                chosen = _chosen(json.loads(request_text), json.loads(answer_text or "{}"),
+                                 question.question, labels)
+                if chosen is not None:
+                    if chosen:
+                        found[question.id] = chosen
+                    break
+        return found
 
     # -- permission requests -----------------------------------------------------------
 

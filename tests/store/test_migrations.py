@@ -102,3 +102,21 @@ def test_title_is_one_line_and_truncated():
     assert title_of("  hello\n\tworld  ") == "hello world"
     long = title_of("word " * 40)
     assert len(long) == 60 and long.endswith("…") and "\n" not in long
+
+
+def test_answer_provenance_column_added_to_an_older_store_reads_as_unknown(tmp_path):
+    path = tmp_path / "v6.db"
+    _store_at(path, 7)  # the last schema without answered_by
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO sessions (id, model, created_at, updated_at) "
+                   "VALUES ('s_old', 'demo', '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z')")
+        db.execute("INSERT INTO questions (rpc_id, session_id, request, status, answer, "
+                   "created_at, updated_at, resolved_at) VALUES ('q_old', 's_old', "
+                   "'{\"questions\": []}', 'answered', '{\"answers\": []}', "
+                   "'2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z', '2025-01-01T00:00:01Z')")
+    with SessionStore.open(path) as store:
+        [item] = store.question_history()
+        [batch] = store.question_batches("s_old")
+    assert item.rpc_id == "q_old" and item.status == "answered"
+    assert item.answered_by is None and batch.answered_by is None
+    assert item.resolved_at == "2025-01-01T00:00:01Z"

@@ -63,6 +63,7 @@ class TerminalProvider:
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
     takes_turns = True  # draws on the screen: async batches wait for the turn to end
+    answered_by = "terminal"  # the provenance the store keeps with each answer
 
     def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
                  keep: bool = True, interrupt: bool = False, desk: bool = False,
@@ -91,6 +92,7 @@ class TerminalProvider:
             list(request.questions), heading=request.heading(), declinable=request.declinable,
             review=request.review, discussable=self.discuss and request.source is None,
             headings=[request.heading(q.id) for q in request.questions] if own else None)
+        state.recall(context.last_answers)
         screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
                                        output, keep=self.keep, interrupt=self.interrupt,
                                        desk=self.desk)

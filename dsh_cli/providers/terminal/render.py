@@ -164,6 +164,7 @@ def _title(state: BatchState) -> str:
 FOLDED_LINES = 3
 _BADGE = "  Recommended"
 _CHOSEN = "  ✓ chosen"
+_LAST = "  last answer"
 
 
 def _label_column(state: BatchState) -> int:
@@ -176,6 +177,8 @@ def _label_column(state: BatchState) -> int:
             size = cell_width(sanitize_line(display_label(option.label)))
             if is_recommended(option.label):
                 size += len(_BADGE)
+            if option.label in state.last[state.index]:
+                size += len(_LAST)
             widest = max(widest, size)
         cache["label_width"] = widest
     if state.draft.answer is not None and not state.question.is_multi:
@@ -202,6 +205,9 @@ def _option_row(state: BatchState, index: int, width: int) -> list[Line]:
     if is_recommended(option.label):
         fragments += [("", "  "), ("class:badge", "Recommended")]
         used += len(_BADGE)
+    if option.label in state.last[state.index]:
+        fragments += [("", "  "), ("class:badge", "last answer")]
+        used += len(_LAST)
     answer = draft.answer
     if answer is not None and not question.is_multi and answer.selected == [option.label]:
         fragments += [("", "  "), ("class:chosen", "✓ chosen")]

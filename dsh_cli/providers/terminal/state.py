@@ -95,6 +95,17 @@ class BatchState:
         self.review_top = 0
         self.confirming = False  # a first esc asked "esc again to discard N answers"
         self._haystacks: dict[int, list[str]] = {}  # per question: lowercased label + text
+        self.last: list[set[str]] = [set() for _ in questions]  # labels chosen last time
+
+    def recall(self, last_answers: dict[str, list[str]]) -> None:
+        """Highlight (never check or submit) what the same question was answered last time."""
+        for index, question in enumerate(self.questions):
+            chosen = last_answers.get(question.id) or []
+            labels = [option.label for option in question.options or []]
+            self.last[index] = {label for label in chosen if label in labels}
+            if self.last[index]:
+                self.drafts[index].highlight = min(labels.index(label)
+                                                   for label in self.last[index])
 
     # -- what is on screen -------------------------------------------------------------
 

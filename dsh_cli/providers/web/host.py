@@ -49,6 +49,9 @@ _WILDCARDS = {"0.0.0.0", "::", ""}
 class WebQuestionProvider:
     """Shows nothing itself: a browser settles the batch through ``ui.pending``."""
 
+    # the provenance the store keeps with each answer, which comes through the table
+    answered_through_table = "web"
+
     def __init__(self) -> None:
         self._closed: asyncio.Event | None = None
 

@@ -1,0 +1,69 @@
+"""``dsh history``: past question batches of every session, who answered them and when."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from dsh_cli.cli.options import JSON_HELP
+from dsh_cli.cli.sessions import _on_terminal, _with_store
+from dsh_cli.core.clock import local_time
+
+
+@click.command()
+@click.option("--session", "session", metavar="ID", help="Only this session (ID or a prefix).")
+@click.option("--agent", metavar="NAME",
+              help="Only sessions whose agent contains NAME (a model, or mcp:<client>).")
+@click.option("--grep", "text", metavar="TEXT",
+              help="Only batches whose questions or answer contain TEXT (any case).")
+@click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N",
+              help="Only the newest N batches.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def history(session: str | None, agent: str | None, text: str | None, limit: int | None,
+            as_json: bool) -> None:
+    """List past questions and their answers, oldest first, with who answered and when."""
+    found = _with_store(lambda store: store.question_history(
+        session=session, agent=agent, text=text, limit=limit))
+    if as_json:
+        click.echo(json.dumps([item.to_json() for item in found], ensure_ascii=_on_terminal()))
+        return
+    if not found:
+        click.echo("dsh: no questions match" if session or agent or text
+                   else "dsh: no questions asked yet", err=True)
+        return
+    for index, item in enumerate(found):
+        if index:
+            click.echo("")
+        for line in _block(item):
+            click.echo(line)
+
+
+def _block(item: Any) -> list[str]:
+    """One batch as sanitised lines: a header, then each question with its answer."""
+    from dsh_cli.core.sanitize import sanitize_line
+
+    when = local_time(item.resolved_at or item.created_at)
+    by = f" by {sanitize_line(item.answered_by)}" if item.answered_by else ""
+    lines = [f"{when}  {item.session_id[:8]}  {sanitize_line(item.agent)}  "
+             f"{item.status}{by}"]
+    answers = {entry.get("id"): entry for entry in (item.answer or {}).get("answers", [])
+               if isinstance(entry, dict)}
+    for question in item.request.get("questions", []):
+        lines.append(f"  ? {sanitize_line(str(question.get('question', '')))}")
+        entry = answers.get(question.get("id"))
+        if entry is not None:
+            lines.append(f"    = {sanitize_line(_answer_text(entry))}")
+    return lines
+
+
+def _answer_text(entry: dict[str, Any]) -> str:
+    """The chosen labels, the typed text and the note of one answer, or ``(skipped)``."""
+    parts = [str(label) for label in entry.get("selected", [])]
+    if entry.get("custom") is not None:
+        parts.append(f"\"{entry['custom']}\"")
+    text = ", ".join(parts) or "(skipped)"
+    if entry.get("note"):
+        text += f"  (note: {entry['note']})"
+    return text
