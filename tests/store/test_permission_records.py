@@ -46,8 +46,9 @@ def ask_twice(store, session_id):
         raise AssertionError("the call was allowed")
 
     async def main():
-        return (await one("c1", lambda r, i: r.respond(i, "deny", "not on main")),
-                await one("c2", lambda r, i: r.cancel(i)))
+        return (await one("c1", lambda r, i: r.respond(i, "deny", "not on main",
+                                                       session_id=session_id)),
+                await one("c2", lambda r, i: r.cancel(i, session_id=session_id)))
 
     try:
         return asyncio.run(main()), asked
