@@ -91,7 +91,7 @@ def test_a_signed_jwt_logs_in_and_the_key_is_nowhere_but_its_variable(tmp_path, 
 @pytest.mark.parametrize("value", [
     "not a key at all",
     pem(rsa.generate_private_key(public_exponent=65537, key_size=2048)),  # RS256's, not ES256's
-])
+], ids=["not-a-key", "an-rs256-key"])  # ids a fresh key leaves the same (two workers collect)
 def test_a_key_that_is_not_one_for_the_algorithm_is_one_line_naming_its_variable(tmp_path,
                                                                                   value):
     record = tmp_path / "grants.txt"
