@@ -22,6 +22,10 @@ _CLEARED = (
     "DSH_BASE_URL",
     "DSH_QUESTION_TIMEOUT",
     "NO_COLOR",
+    # a child in a pseudo-terminal measures its own width: a COLUMNS from the runner (or a
+    # test before) would override it (shutil.get_terminal_size reads COLUMNS first)
+    "COLUMNS",
+    "LINES",
 )
 
 

@@ -22,7 +22,7 @@ TOOL = AskUserQuestionTool()
 def _decode_and_check(arguments) -> AskUserQuestionRequest | str:
     """The accepted request, or the error code; any other exception fails the test."""
     try:
-        items = TOOL.decode(arguments)
+        items = TOOL.decode(arguments).questions
     except ToolError as error:
         assert error.code == INVALID_ARGS
         assert error.message and "\n" not in error.message

@@ -60,7 +60,7 @@ def _read_only(directory: Path, command: list[str], *, writable: Path | None = N
 
 DRIVER = textwrap.dedent("""
     import asyncio, json, sys
-    sys.path[:0] = [sys.argv[1], sys.argv[1] + "/mcp"]
+    sys.path[:0] = [sys.argv[1], sys.argv[1] + "/mcp_server"]
     from mcp_util import bounded, client, jsonl_desk
 
     REQUEST = {"tool_name": "Bash", "input": {"command": "make test"}, "tool_use_id": "t1"}
