@@ -82,7 +82,7 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
     configured = configured_servers(
         options.get("mcp_config", ()), project=bool(options.get("mcp_project")),
         cwd=cwd or Path.cwd(), config_dir=config_dir(), environ=environ,
-        notice=lambda text: _line(stderr, notice(text)))
+        notice=lambda line: _line(stderr, line))
     if configured:
         named = {server.name: server for server in (*servers, *configured)}
         servers = list(named.values())
