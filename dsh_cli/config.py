@@ -23,6 +23,7 @@ from dsh_cli.core.defaults import (
 )
 from dsh_cli.core.errors import ConfigError
 from dsh_cli.core.home import config_dir, data_dir
+from dsh_cli.core.lines import warning
 from dsh_cli.core.urls import endpoint, masked
 from dsh_cli.core.vendors import choose_key, default_base_url
 
@@ -125,7 +126,7 @@ def config_warnings(file: dict[str, Any], path: Path | str) -> list[str]:
             continue
         close = difflib.get_close_matches(key, CONFIG_KEYS, n=1)
         hint = f' (did you mean "{close[0]}"?)' if close else ""
-        lines.append(f'dsh: warning: {path}: unknown key "{key}" ignored{hint}')
+        lines.append(warning(f'{path}: unknown key "{key}" ignored{hint}'))
     return lines
 
 

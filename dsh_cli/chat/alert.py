@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TextIO
 
 from dsh_cli.core.events import Event, QuestionRequested
+from dsh_cli.core.lines import notice
 from dsh_cli.core.streams import is_terminal
 
 __all__ = ["BELL", "OSC9", "QuestionAlert"]
 
 BELL = "\a"
 # OSC 9 is a desktop notification in iTerm2, WezTerm, kitty, Windows Terminal and others.
-OSC9 = "\x1b]9;dsh: a question is waiting for you\x07"
+OSC9 = f"\x1b]9;{notice('a question is waiting for you')}\x07"
 
 
 class QuestionAlert:

@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
+from dsh_cli.core.lines import notice
 from dsh_cli.core.streams import is_terminal
 from dsh_cli.core.vendors import ANY_ENDPOINT, DEEPSEEK, OPENAI
 
@@ -20,10 +21,10 @@ if TYPE_CHECKING:
 
 __all__ = ["DEMO_NOTICE", "chat_main", "chat_settings", "open_chat_session"]
 
-DEMO_NOTICE = (f"dsh: no DeepSeek key ({DEEPSEEK.variable} or {ANY_ENDPOINT}) is set, so this "
-               "is the offline demo model; each key goes only to its own endpoint: "
-               f"{DEEPSEEK.variable} to DeepSeek, {OPENAI.variable} to OpenAI (with -m "
-               f"gpt-4o-mini), {ANY_ENDPOINT} to the --base-url you give")
+DEMO_NOTICE = notice(f"no DeepSeek key ({DEEPSEEK.variable} or {ANY_ENDPOINT}) is set, so this "
+                     "is the offline demo model; each key goes only to its own endpoint: "
+                     f"{DEEPSEEK.variable} to DeepSeek, {OPENAI.variable} to OpenAI (with -m "
+                     f"gpt-4o-mini), {ANY_ENDPOINT} to the --base-url you give")
 
 
 def warm_up_model_client(model_name: str) -> None:
@@ -206,6 +207,6 @@ def _clock(stamp: str) -> str:
 
 
 def _write_notices(notices: list[str], stream: TextIO) -> None:
-    for notice in notices:
-        stream.write(notice + "\n")
+    for line in notices:
+        stream.write(line + "\n")
     stream.flush()

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from dsh_cli.core.lines import notice
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -49,8 +51,8 @@ async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
         report(error, sys.stderr)
         return 2
     # stderr: stdout is the desk's (or, with --jsonl, the program's protocol)
-    sys.stderr.write(f"dsh: desk listening in {directory} for every dsh mcp of uid "
-                     f"{os.getuid()}\n")
+    sys.stderr.write(notice(f"desk listening in {directory} for every dsh mcp of uid "
+                            f"{os.getuid()}") + "\n")
     sys.stderr.flush()
     if jsonl:
         from dsh_cli.desk.jsonl import JsonlDesk

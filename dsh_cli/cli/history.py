@@ -10,6 +10,7 @@ import click
 from dsh_cli.cli.options import JSON_HELP
 from dsh_cli.cli.sessions import _on_terminal, _with_store
 from dsh_cli.core.clock import local_time
+from dsh_cli.core.lines import notice
 
 
 @click.command()
@@ -30,8 +31,8 @@ def history(session: str | None, agent: str | None, text: str | None, limit: int
         click.echo(json.dumps([item.to_json() for item in found], ensure_ascii=_on_terminal()))
         return
     if not found:
-        click.echo("dsh: no questions match" if session or agent or text
-                   else "dsh: no questions asked yet", err=True)
+        click.echo(notice("no questions match" if session or agent or text
+                          else "no questions asked yet"), err=True)
         return
     for index, item in enumerate(found):
         if index:

@@ -17,6 +17,7 @@ import click
 
 from dsh_cli.cli.options import QUESTION_TIMEOUT, QUESTION_TIMEOUT_HELP, web_options
 from dsh_cli.core.errors import format_line
+from dsh_cli.core.lines import notice, warning
 
 __all__ = ["mcp"]
 
@@ -127,7 +128,7 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
         except DeskDirRefused as refused:
             _say(format_line(refused.code, f"{refused.message} (no desk can reach this server)"))
         except OSError as error:
-            _say(f"dsh: warning: no desk socket at {hub.path}: {error.strerror}")
+            _say(warning(f"no desk socket at {hub.path}: {error.strerror}"))
         else:
             stack.push_async_callback(hub.close)
         gate = _permission_gate(ui, settings.question_timeout)
@@ -143,7 +144,8 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
             stack.callback(store.close)
         server = build_server(service, ApproveService(gate, service))
         if http:
-            await serve_http(server, port=http_port, announce=lambda url: _say(f"dsh: mcp {url}"))
+            await serve_http(server, port=http_port,
+                             announce=lambda url: _say(notice(f"mcp {url}")))
         else:
             await serve_stdio(server)
     return 0
@@ -202,8 +204,8 @@ def _started_by_hand(*, desk: bool) -> None:
         return
     if by_hand:
         where = "; answer its questions with `dsh attach` in another terminal" if desk else ""
-        _say(f"dsh: mcp waits for an agent on stdin (an agent starts `dsh mcp` as its MCP "
-             f"server){where}; ctrl-c to quit")
+        _say(notice(f"mcp waits for an agent on stdin (an agent starts `dsh mcp` as its MCP "
+                    f"server){where}; ctrl-c to quit"))
 
 
 def _tty_alert() -> None:
@@ -211,7 +213,7 @@ def _tty_alert() -> None:
     import contextlib
 
     with contextlib.suppress(OSError), open("/dev/tty", "w", encoding="utf-8") as tty:
-        tty.write("\adsh: an agent is asking a question: run `dsh attach` to answer it\n")
+        tty.write("\a" + notice("an agent is asking a question: run `dsh attach` to answer it\n"))
 
 
 @mcp.command("list")

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from dsh_cli.core.lines import notice
+
 __all__ = ["install"]
 
 AGENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
@@ -62,16 +64,16 @@ def install(agent: str, scope: str, show: bool) -> None:
         where = (f"{edit.path} (through the link to {document.target})"
                  if document.target != edit.path and wrote else f"{edit.path}")
         if wrote:
-            click.echo(f"dsh: wrote {where}: {_keys(document.changed)}")
+            click.echo(notice(f"wrote {where}: {_keys(document.changed)}"))
         else:
-            click.echo(f"dsh: {edit.path} already has dsh; unchanged")
+            click.echo(notice(f"{edit.path} already has dsh; unchanged"))
         for setting, theirs in document.kept:
-            click.echo(f"dsh: kept your {_dotted(setting.keys)} = {_json(theirs)} in "
-                       f"{edit.path} (dsh's is {_json(setting.value)}; delete yours and run "
-                       "again to take it)")
-    click.echo(f"dsh: {name} now starts `dsh mcp`; answer its questions at `dsh attach`")
+            click.echo(notice(f"kept your {_dotted(setting.keys)} = {_json(theirs)} in "
+                              f"{edit.path} (dsh's is {_json(setting.value)}; delete yours and "
+                              "run again to take it)"))
+    click.echo(notice(f"{name} now starts `dsh mcp`; answer its questions at `dsh attach`"))
     if (agent, scope) in NOTES:
-        click.echo(f"dsh: note: {NOTES[agent, scope]}")
+        click.echo(notice(f"note: {NOTES[agent, scope]}"))
     click.echo("to undo: " + "; ".join(
         f"in {edit.path} {_undo(edit.settings)}" for edit in edits))
 

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from dsh_cli.core.errors import USAGE, format_line
+from dsh_cli.core.lines import notice
 
 __all__ = ["login", "logout"]
 
@@ -68,7 +69,7 @@ def logout(server: str, mcp_config: tuple[str, ...], mcp_project: bool) -> None:
     except HarnessError as error:  # a token file that cannot be trusted is left as it is
         _say(format_line(error.code, error.message))
         sys.exit(1)
-    _say(f"dsh: {server}: logged out" if forgot else f"dsh: {server}: was not logged in")
+    _say(notice(f"{server}: logged out" if forgot else f"{server}: was not logged in"))
 
 
 def _find(server: str, mcp_config: tuple[str, ...], mcp_project: bool) -> Any:
@@ -112,9 +113,9 @@ async def _login(server: str, mcp_config: tuple[str, ...], mcp_project: bool,
     launch = browser_available(os.environ) if open_browser is None else open_browser
 
     def show(url: str) -> None:
-        _say(f"dsh: to log in to {server}, open this URL in a browser: {sanitize_line(url)}")
+        _say(notice(f"to log in to {server}, open this URL in a browser: {sanitize_line(url)}"))
         if not launch and sys.stdin.isatty():
-            _say("dsh: then paste here the address the browser was sent back to")
+            _say(notice("then paste here the address the browser was sent back to"))
 
     async def browse(url: str) -> None:
         import webbrowser
@@ -131,5 +132,5 @@ async def _login(server: str, mcp_config: tuple[str, ...], mcp_project: bool,
     except HarnessError as error:
         _say(format_line(error.code, f"{server}: {sanitize_line(error.message)}"))
         return 1
-    _say(f"dsh: {server}: logged in")
+    _say(notice(f"{server}: logged in"))
     return 0

@@ -19,6 +19,7 @@ import click
 from dsh_cli.cli.options import JSON_HELP
 from dsh_cli.core.clock import local_time
 from dsh_cli.core.errors import GRANT_NOT_FOUND, USAGE, format_line
+from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
     from dsh_cli.mcp_client.config.trust import ProjectTrust
@@ -128,7 +129,7 @@ def list_grants(as_json: bool) -> None:
                               ensure_ascii=sys.stdout.isatty()))
         return
     if not found:
-        click.echo("dsh: nothing remembered: no \"always\" grants, no trusted projects",
+        click.echo(notice("nothing remembered: no \"always\" grants, no trusted projects"),
                    err=True)
         return
     click.echo("ID        SINCE             GRANT")
@@ -168,4 +169,4 @@ def _remove(grant: str | None, everything: bool, as_json: bool) -> None:
         what = "always" if entry.kind == "always" else "trusted project"
         click.echo(f"removed {entry.id}: {what}: {entry.covers}")
     if not chosen:
-        click.echo("dsh: nothing remembered to remove", err=True)
+        click.echo(notice("nothing remembered to remove"), err=True)

@@ -11,6 +11,7 @@ import click
 from dsh_cli.cli.options import JSON_HELP
 from dsh_cli.core.clock import local_time
 from dsh_cli.core.errors import format_line
+from dsh_cli.core.lines import notice
 
 
 def _open() -> Any:
@@ -53,7 +54,7 @@ def list_sessions(as_json: bool) -> None:
         click.echo(json.dumps([s.to_json() for s in summaries], ensure_ascii=_on_terminal()))
         return
     if not summaries:
-        click.echo("dsh: no stored sessions yet", err=True)
+        click.echo(notice("no stored sessions yet"), err=True)
         return
     from dsh_cli.core.sanitize import sanitize_line
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import click
 
 from dsh_cli.cli.options import agent_options, check_session_flags, web_options
+from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
     from dsh_cli.providers.web import WebHost
@@ -63,7 +64,7 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
             except HarnessError as error:  # the web host could not start
                 report(error, stderr)
                 return 1
-            stderr.write("dsh: serving the chat; ctrl-c to stop\n")
+            stderr.write(notice("serving the chat; ctrl-c to stop\n"))
             stderr.flush()
             runtime.events.emit(SessionStarted(runtime.session_id, runtime.model.name))
             if started is not None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from dsh_cli.core.lines import coded
+
 __all__ = [
     "ABORTED",
     "ABORTED_BEFORE_DISPATCH",
@@ -300,7 +302,7 @@ class UsageError(HarnessError):
 
 def format_line(code: str, message: str) -> str:
     """The one line a failure is reported as: ``dsh: CODE: message``."""
-    return f"dsh: {code}: {message}"
+    return coded(code, message)
 
 
 def report(error: HarnessError, stream: TextIO) -> None:

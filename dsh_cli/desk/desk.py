@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, HarnessError, format_line
+from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.core.tasks import close_task
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["IDLE", "Batch", "Desk", "heading"]
 
 IDLE = "nothing pending — waiting for questions · ctrl-d to close"
-CLOSED = "dsh: desk closed; pending questions wait for the next `dsh attach`"
+CLOSED = notice("desk closed; pending questions wait for the next `dsh attach`")
 
 
 @dataclass(eq=False)
@@ -180,7 +181,7 @@ class Desk:
             self.say(format_line(error.code, error.message))
             return True
         except Exception as error:  # a batch the desk cannot show: say so, go on
-            self.say(f"dsh: cannot show {batch.rpc_id}: {error}")
+            self.say(notice(f"cannot show {batch.rpc_id}: {error}"))
             return True
         batch.link.send({"type": "question/answer", "rpc_id": batch.rpc_id,
                          "session_id": batch.event.get("session_id"),
@@ -190,7 +191,7 @@ class Desk:
     async def _decide(self, batch: Batch) -> bool:
         """Show one permission request; its withdrawal at the server takes it off screen."""
         if self._permit is None:
-            self.say(f"dsh: this desk cannot show permission request {batch.rpc_id}")
+            self.say(notice(f"this desk cannot show permission request {batch.rpc_id}"))
             return True
         deciding = asyncio.ensure_future(self._permit(permission_request(batch.event)))
         withdrawn = asyncio.ensure_future(batch.withdrawn.wait())
@@ -222,7 +223,7 @@ class Desk:
             url = event.get("web_url")
             if self.web and isinstance(url, str) and url not in self._shown_urls:
                 self._shown_urls.add(url)
-                self.say(f"dsh: dsh mcp pid {event.get('pid')} asks in the browser: {url}")
+                self.say(notice(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}"))
         elif kind in ("question/requested", "permission/requested") \
                 and isinstance(event.get("rpc_id"), str):
             if not self._known(link, event["rpc_id"]):
@@ -237,11 +238,11 @@ class Desk:
             message = event.get("message")
             if str(event.get("decision")).startswith("allow") and isinstance(message, str):
                 # what the server made of an allow (an "always" it could not save)
-                self.say(f"dsh: {sanitize_line(message)}")
+                self.say(notice(sanitize_line(message)))
         elif kind == "question/resolved":
             self._withdraw(link, event.get("rpc_id"), f"{event.get('outcome')} at the server")
         elif kind == "response/ack" and not event.get("accepted"):
-            self.say(f"dsh: the server refused the answer: {event.get('message')}")
+            self.say(notice(f"the server refused the answer: {event.get('message')}"))
 
     def waiting(self, batch: Batch) -> bool:
         """Whether ``batch`` is still unanswered here (queued or on screen)."""

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.lines import notice
 from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
 
 __all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink"]
@@ -120,7 +121,7 @@ class DeskLinks:
         try:
             check_peer(peer_uid(writer.get_extra_info("socket")))
         except PeerRefused as refused:
-            self._report(f"dsh: {refused} at {path}")
+            self._report(notice(f"{refused} at {path}"))
             self._refused.add(path)
             writer.close()
             return None

@@ -27,6 +27,7 @@ from dsh_cli.core.limits import (
     NOTIFY_COMMAND_SECONDS,
     NOTIFY_OUTPUT_BYTES,
 )
+from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
 
 __all__ = ["FOCUS_OFF", "FOCUS_ON", "DeskNotifier", "Focus", "encode", "notification",
@@ -67,7 +68,7 @@ def notification(event: Mapping[str, Any]) -> tuple[str, str]:
     source: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     client = str(source.get("client") or "an MCP client")
     if event.get("type") == "permission/requested":
-        return _cut(f"dsh: {client} asks permission"), _cut(str(event.get("tool") or "?"))
+        return _cut(notice(f"{client} asks permission")), _cut(str(event.get("tool") or "?"))
     questions = event.get("questions")
     first = questions[0] if isinstance(questions, list) and questions else {}
     first = first if isinstance(first, Mapping) else {}
@@ -75,7 +76,7 @@ def notification(event: Mapping[str, Any]) -> tuple[str, str]:
     more = f" (+{len(questions) - 1} more)" if isinstance(questions, list) \
         and len(questions) > 1 else ""
     body = f"{_cut(header, 40)}: {question}" if header else question
-    return _cut(f"dsh: {client} asks"), _cut(body, NOTIFICATION_CHARACTERS - len(more)) + more
+    return _cut(notice(f"{client} asks")), _cut(body, NOTIFICATION_CHARACTERS - len(more)) + more
 
 
 def encode(kind: str, title: str, body: str, *, tmux: bool = False) -> str:
@@ -128,7 +129,7 @@ async def run_notify_command(argv: list[str], data: dict[str, Any], *,
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True)
     except OSError as error:
-        return f"dsh: notify_command {name}: cannot run it: {error.strerror or error}"
+        return notice(f"notify_command {name}: cannot run it: {error.strerror or error}")
     kept = bytearray()
     flooded = False
 
@@ -155,16 +156,16 @@ async def run_notify_command(argv: list[str], data: dict[str, Any], *,
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, 9)  # its whole group: a shell script's children too
         await child.wait()
-        return f"dsh: notify_command {name} did not finish within {timeout:g} s; killed"
+        return notice(f"notify_command {name} did not finish within {timeout:g} s; killed")
     finally:
         if child.returncode is None:  # cancelled (the desk closes): leave no child behind
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, 9)
     said = _cut(kept.decode("utf-8", "replace"))
     if status != 0:
-        return f"dsh: notify_command {name} exited {status}" + (f": {said}" if said else "")
+        return notice(f"notify_command {name} exited {status}" + (f": {said}" if said else ""))
     if flooded:
-        return f"dsh: notify_command {name} wrote more than {limit} bytes; the rest was dropped"
+        return notice(f"notify_command {name} wrote more than {limit} bytes; the rest was dropped")
     return None
 
 

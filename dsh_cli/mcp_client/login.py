@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
 from dsh_cli.core.errors import MCP_LOGIN_FAILED, HarnessError
+from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
     from dsh_cli.mcp_client.config.servers import ServerConfig
@@ -33,11 +34,11 @@ __all__ = ["LoginFailed", "log_in", "log_out"]
 CALLBACK_PATH = "/callback"
 MAX_REQUEST_LINE = 16 * 1024  # bytes; a callback URL is far shorter
 PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
-        b"\r\ndsh: logged in; you can close this tab.\n")
+        b"\r\n" + notice("logged in; you can close this tab.\n").encode())
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 WRONG_STATE = (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
-               b"Connection: close\r\n\r\ndsh: this is not the answer to the login's request "
-               b"(wrong state)\n")
+               b"Connection: close\r\n\r\n"
+               + notice("this is not the answer to the login's request (wrong state)\n").encode())
 
 
 class LoginFailed(HarnessError):

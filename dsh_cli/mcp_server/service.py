@@ -16,6 +16,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.core.errors import format_line
 from dsh_cli.core.events import AssistantMessage, ToolResultEvent
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
@@ -85,7 +86,7 @@ class AskService:
         try:
             self.store.mark_interrupted(self.session_id)
         except StoreError as error:
-            self._report(f"dsh: {error.code}: {error.message}")
+            self._report(format_line(error.code, error.message))
 
     def close(self) -> None:
         if self._stop_recording is not None:
@@ -102,7 +103,7 @@ class AskService:
             self.session_id = self.store.create_session(f"mcp:{client or 'unknown'}")
             self._stop_recording = self.store.record(self.ui.events, self.session_id)
         except StoreError as error:
-            self._report(f"dsh: {error.code}: {error.message} (batches are not recorded)")
+            self._report(format_line(error.code, f"{error.message} (batches are not recorded)"))
             self.store = None
             return
         self.ui.session_id = self.session_id
@@ -115,7 +116,7 @@ class AskService:
         try:
             self.ui.events.emit(event)
         except StoreError as error:  # the answer still reaches the agent
-            self._report(f"dsh: {error.code}: {error.message}")
+            self._report(format_line(error.code, error.message))
 
 
 def _arguments_text(arguments: Any) -> str:

@@ -17,6 +17,7 @@ import difflib
 import fnmatch
 from collections.abc import Callable, Collection, Iterable, Mapping
 
+from dsh_cli.core.lines import warning
 from dsh_cli.permissions import specifiers
 from dsh_cli.permissions.rules import NEVER_ASKED, Rules, matches
 
@@ -70,7 +71,7 @@ def _lines(rules: Rules, problem: Callable[[str], Problem | None]) -> list[str]:
             if found is None:
                 continue
             text, whole = found
-            line = f"dsh: warning: the rule {kind} {rule!r} {text}{_effect(kind, rule, whole)}"
+            line = warning(f"the rule {kind} {rule!r} {text}{_effect(kind, rule, whole)}")
             if line not in lines:
                 lines.append(line)
     return lines

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from dsh_cli.core.errors import ANSWERS_FILE_ERROR, AnswersFileError, format_line
+from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.core.text import scrub_surrogates_in
@@ -125,7 +126,7 @@ class AnswersFileProvider:
         if missing:
             self._fail_missing(context)
         if left_out and self.report is not None:  # so a CI author still learns their ids
-            self.report(f"dsh: {self.source} leaves out {_named(left_out)}: skipped (optional)")
+            self.report(notice(f"{self.source} leaves out {_named(left_out)}: skipped (optional)"))
         return AskUserQuestionAnswer(answers=items)
 
     def _fail_missing(self, context: AskContext) -> None:

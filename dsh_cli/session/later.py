@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from dsh_cli.core.lines import notice
+
 if TYPE_CHECKING:
     from dsh_cli.runtime import Runtime
 
@@ -37,7 +39,7 @@ def still_pending_line(runtime: Runtime, stream: TextIO) -> bool:
         return False
     tickets = ", ".join(batch.ticket for batch in open_[:3]) + (", …" if len(open_) > 3 else "")
     count = f"{len(open_)} async question batch{'es' if len(open_) > 1 else ''}"
-    stream.write(f"dsh: {count} still pending ({tickets}), stored with session "
-                 f"{runtime.session_id}: answer with `dsh chat -r {runtime.session_id}`\n")
+    stream.write(notice(f"{count} still pending ({tickets}), stored with session "
+                        f"{runtime.session_id}: answer with `dsh chat -r {runtime.session_id}`\n"))
     stream.flush()
     return True

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dsh_cli.core.errors import MCP_UNAVAILABLE, format_line
+from dsh_cli.core.lines import notice, warning
 
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
@@ -34,7 +35,7 @@ __all__ = ["LOG_FILE", "NOTES_FOLDER", "YES_NOTICE", "ToolPlan", "plan_tools", "
 
 LOG_FILE = "mcp.log"  # in the data directory: the servers' stderr, never the screen (capped)
 NOTES_FOLDER = "notes"  # in the data directory: ``dsh demo``'s notes server keeps them here
-YES_NOTICE = "dsh: --yes: every tool call of this run is allowed without asking"
+YES_NOTICE = notice("--yes: every tool call of this run is allowed without asking")
 
 
 @dataclass(frozen=True)
@@ -81,15 +82,15 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
     configured = configured_servers(
         options.get("mcp_config", ()), project=bool(options.get("mcp_project")),
         cwd=cwd or Path.cwd(), config_dir=config_dir(), environ=environ,
-        notice=lambda text: _line(stderr, f"dsh: {text}"))
+        notice=lambda line: _line(stderr, line))
     if configured:
         named = {server.name: server for server in (*servers, *configured)}
         servers = list(named.values())
     for server in servers:
         if server.unset:
             names = ", ".join(f"${{{name}}}" for name in server.unset)
-            _line(stderr, f"dsh: warning: server {server.name!r} of {server.source}: {names} "
-                  "not set, so expanded to nothing")
+            _line(stderr, warning(f"server {server.name!r} of {server.source}: {names} "
+                                  "not set, so expanded to nothing"))
     return ToolPlan(servers, plan.allow, plan.ask, plan.deny, plan.allow_all, plan.shared)
 
 
@@ -166,7 +167,7 @@ def _opener(stderr: TextIO) -> Callable[[str], object]:
 
     launch = browser_available(os.environ)
     return lambda url: open_page(url, launch=launch,
-                                 say=lambda line: _line(stderr, f"dsh: {line}"))
+                                 say=lambda line: _line(stderr, notice(line)))
 
 
 async def _close(toolset: Any) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from dsh_cli.core.errors import ConfigError, PrivateFileError
 from dsh_cli.core.limits import TRUST_BYTES, TRUST_FILES
+from dsh_cli.core.lines import notice as dsh_line
 from dsh_cli.mcp_client.config.servers import PROJECT_FILE, ServerConfig, decode_file, parse_servers
 
 __all__ = ["MAX_PROJECT_FILE", "Coverage", "project_coverage", "project_servers"]
@@ -34,8 +35,9 @@ def project_servers(cwd: Path, *, trust_now: bool, config_dir: Path,
                     notice: Callable[[str], None] | None = None) -> list[ServerConfig]:
     """The servers of ``cwd/.mcp.json`` when it is trusted (``trust_now``: from now on).
 
-    An untrusted, changed or unreadable file gives no servers and one ``notice``; with
-    ``trust_now`` a bad file is a ``ConfigError`` instead (nothing bad is trusted).
+    An untrusted, changed or unreadable file gives no servers and one ``notice`` (a whole
+    ``dsh:`` line); with ``trust_now`` a bad file is a ``ConfigError`` instead (nothing bad
+    is trusted).
     """
     from dsh_cli.mcp_client.config.trust import FILE_NAME, ProjectTrust
 
@@ -85,9 +87,9 @@ def project_servers(cwd: Path, *, trust_now: bool, config_dir: Path,
     return []
 
 
-def _say(notice: Callable[[str], None] | None, line: str) -> None:
+def _say(notice: Callable[[str], None] | None, text: str) -> None:
     if notice is not None:
-        notice(line)
+        notice(dsh_line(text))
 
 
 def _read(path: Path) -> bytes | None:

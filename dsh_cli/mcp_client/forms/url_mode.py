@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dsh_cli.core.lines import notice
 from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.mcp_client.forms.elicitation import SchemaRefused
 
@@ -136,4 +137,4 @@ def open_page(url: str, *, launch: bool = False,
 
 
 def _to_stderr(line: str) -> None:
-    print(f"dsh: {line}", file=sys.stderr, flush=True)
+    print(notice(line), file=sys.stderr, flush=True)

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.limits import PARSED_WHOLE_BYTES
+from dsh_cli.core.lines import notice as dsh_line
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.mcp_client.transport.bounded import MessageTooLarge, lines
 from dsh_cli.mcp_client.transport.streamed import NotJSON, TooManyValues, bounded_message
@@ -71,8 +72,8 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
         if kind not in noted:
             noted.add(kind)
             quoted = sanitize_line(line[:QUOTED * 4].decode("utf-8", "replace"))[:QUOTED]
-            notice(f"dsh: MCP server {name} wrote a line that is not {kind} on stdout "
-                   f"(left out, as are any more like it): {quoted!r}")
+            notice(dsh_line(f"MCP server {name} wrote a line that is not {kind} on stdout "
+                            f"(left out, as are any more like it): {quoted!r}"))
 
     async def parsed(line: bytes) -> Any:
         adapter = mcp_types.jsonrpc_message_adapter

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
+from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import display_width, escape_invisible, sanitize_line
 from dsh_cli.permissions import wording
 from dsh_cli.permissions.vocabulary import PermissionDecision
@@ -245,7 +246,7 @@ class TerminalPermissionPrompt:
             output.flush()
         elif self.notify == "osc9":
             text = sanitize_line(request.tool).replace(";", ",")[:80]
-            output.write_raw(f"\x1b]9;dsh: permission for {text}\x07")
+            output.write_raw(f"\x1b]9;{notice(f'permission for {text}')}\x07")
             output.flush()
         task = asyncio.ensure_future(app.run_async(handle_sigint=False))
         try:

@@ -22,6 +22,7 @@ from typing import Any
 
 from dsh_cli.core.defaults import NOTIFY_CHOICES
 from dsh_cli.core.errors import discuss_instead
+from dsh_cli.core.lines import notice
 from dsh_cli.interaction import (
     ASK_ABORTED,
     ASK_CANCELLED,
@@ -136,7 +137,7 @@ class TerminalProvider:
         else:
             first = request.questions[0]
             text = sanitize_line(first.header or first.question).replace(";", ",")[:80]
-            output.write_raw(f"\x1b]9;dsh: {text}\x07")
+            output.write_raw(f"\x1b]9;{notice(text)}\x07")
         output.flush()
 
 

@@ -26,6 +26,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from dsh_cli.core.lines import notice
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
@@ -108,7 +109,7 @@ class Guard:
             await send(message)
 
         if refusal is not None:
-            body = f"dsh: forbidden: {refusal}\n".encode()
+            body = notice(f"forbidden: {refusal}\n").encode()
             await stamped({"type": "http.response.start", "status": 403, "headers": [
                 (b"content-type", b"text/plain; charset=utf-8"),
                 (b"content-length", str(len(body)).encode()),

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from dsh_cli.core.errors import INTERNAL_ERROR, WEB_BIND_FAILED, WebError, format_line
+from dsh_cli.core.lines import debug, notice, warning
 from dsh_cli.interaction import (
     ASK_ABORTED,
     AskContext,
@@ -139,9 +140,9 @@ class WebHost:
                 raise WebError("the web server stopped while starting", WEB_BIND_FAILED)
             await asyncio.sleep(0.005)
         if not _is_loopback(self.host):
-            self.say(f"dsh: warning: listening on {self.host}, reachable from other "
-                     "machines; anyone with the token can answer\n")
-        self.say(f"dsh: open {self.url}\n")
+            self.say(warning(f"listening on {self.host}, reachable from other "
+                             "machines; anyone with the token can answer\n"))
+        self.say(notice(f"open {self.url}\n"))
         if self.open_browser:
             import webbrowser
 
@@ -160,7 +161,7 @@ class WebHost:
     def note(self, message: str) -> None:
         """One ``dsh: debug:`` line, with ``DSH_DEBUG`` only."""
         if self.debug:
-            self.say(f"dsh: debug: {message}\n")
+            self.say(debug(f"{message}\n"))
 
     def _open_stderr(self) -> None:
         stderr = self.stderr or sys.stderr
