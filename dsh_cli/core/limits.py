@@ -1,5 +1,6 @@
-"""What dsh keeps of a peer's words at most: the caps on what an MCP server sends, and on
-the private files dsh reads back, and on what trusting a project hashes.
+"""What dsh keeps of a peer's words at most: the caps on what an MCP server, an agent, a model,
+a desk or a relay sends, on the private files dsh reads back, and on what trusting a project
+hashes.
 
 One place for each cap (``spec/mcp.md`` section 4, "A peer cannot hurt dsh"), so the code
 that applies one and the docs that name it read the same number. This module imports
@@ -8,10 +9,14 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["FORM_SCHEMA_BYTES", "MESSAGE_VALUES", "NOTIFICATION_CHARACTERS",
-           "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES",
-           "PRIVATE_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
-           "TRUST_BYTES", "TRUST_FILES"]
+__all__ = ["AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES", "DESK_LINE_BYTES",
+           "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
+           "IDENTITY_ANSWER_BYTES", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
+           "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES",
+           "PARSED_WHOLE_BYTES", "PERMISSION_MESSAGE_CHARACTERS", "PRIVATE_FILE_BYTES",
+           "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
+           "SERVER_LOG_BYTES", "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES",
+           "TURN_CHARACTERS", "URL_CHARACTERS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -40,3 +45,34 @@ NOTIFICATION_CHARACTERS = 200
 NOTIFY_OUTPUT_BYTES = 4096
 # seconds a ``notify_command`` may run before it is killed
 NOTIFY_COMMAND_SECONDS = 10.0
+# a project's .mcp.json, read at most: it is a few lines; a bigger one is not an MCP config
+PROJECT_FILE_BYTES = 1024 * 1024
+# each module file a project server's script imports, parsed to follow its imports
+# (``mcp_client/config/runs.py``): a bigger one is hashed, its imports noted as a gap
+TRUST_PARSED_BYTES = 1024 * 1024
+# one message from an MCP server, unless its entry sets ``max_mcp_message``
+MCP_MESSAGE_BYTES = 16 * 1024 * 1024
+# what a server's stderr log keeps before it rotates to NAME.1 (so two of these on disk)
+SERVER_LOG_BYTES = 10 * 1024 * 1024
+# a URL-mode elicitation's URL, checked before it is parsed: a sign-in URL is far shorter
+URL_CHARACTERS = 3000
+# the identity provider's answer during a cross-app login: an ID-JAG is far shorter
+IDENTITY_ANSWER_BYTES = 64 * 1024
+# a server's DPoP-Nonce header: a longer one is not kept
+DPOP_NONCE_CHARACTERS = 1024
+# the request line the browser sends to the login callback: a callback URL is far shorter
+CALLBACK_LINE_BYTES = 16 * 1024
+# one line from a dsh server to the desk: a batch of 20 questions × 50 options fits many times
+DESK_LINE_BYTES = 16 * 1024 * 1024
+# one frame (a relay line, a web body); past it nothing more is read: BAD_FRAME (relay), 413 (web)
+FRAME_BYTES = 1_000_000
+# a model's turn (text, reasoning, tool-call arguments): far beyond any real answer, small
+# enough that the text, its deltas and its stored copy stay well under a gigabyte
+TURN_CHARACTERS = 16 * 1024 * 1024
+# a permission answer's message from a remote answerer: a longer one is BAD_RESPONSE
+PERMISSION_MESSAGE_CHARACTERS = 2000
+# Streamable HTTP sessions ``dsh mcp --http`` holds at once: past it the longest idle one is
+# closed, and with none idle a new one is 503
+HTTP_SESSIONS = 100
+# an unknown agent's self-given name, after sanitising, as the desk shows it
+AGENT_NAME_CHARACTERS = 60

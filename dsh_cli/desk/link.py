@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.limits import DESK_LINE_BYTES as MAX_LINE
 from dsh_cli.core.lines import notice
 from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
 
@@ -25,7 +26,6 @@ __all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink"]
 
 TAKEN = frozenset({"question/requested", "permission/requested"})
 SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new servers
-MAX_LINE = 16 * 1024 * 1024  # a batch of 20 questions × 50 options fits many times over
 
 
 class ServerLink:

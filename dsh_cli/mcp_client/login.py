@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
 from dsh_cli.core.errors import MCP_LOGIN_FAILED, HarnessError
+from dsh_cli.core.limits import CALLBACK_LINE_BYTES as MAX_REQUEST_LINE
 from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["LoginFailed", "log_in", "log_out"]
 
 CALLBACK_PATH = "/callback"
-MAX_REQUEST_LINE = 16 * 1024  # bytes; a callback URL is far shorter
 PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
         b"\r\n" + notice("logged in; you can close this tab.\n").encode())
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"

@@ -16,9 +16,10 @@ import hmac
 from collections import OrderedDict
 from typing import Any
 
+from dsh_cli.core.limits import HTTP_SESSIONS as MAX_SESSIONS
+
 __all__ = ["MAX_SESSIONS", "TokenGate"]
 
-MAX_SESSIONS = 100
 SESSION_HEADER = b"mcp-session-id"
 
 Scope = dict[str, Any]

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli import __version__
+from dsh_cli.core.limits import AGENT_NAME_CHARACTERS as MAX_AGENT_NAME
 from dsh_cli.core.signal import AbortSignal
 
 if TYPE_CHECKING:
@@ -83,7 +84,6 @@ def approve_result(outcome: dict[str, Any]) -> Any:
 # and the name people know them by
 AGENT_NAMES = {"claude-code": "Claude Code", "codex-mcp-client": "Codex",
                "gemini-cli-mcp-client": "Gemini CLI"}
-MAX_AGENT_NAME = 60
 
 
 def agent_name(client_name: str | None) -> str | None:

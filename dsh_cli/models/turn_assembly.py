@@ -24,15 +24,13 @@ import re
 import uuid
 from typing import Any
 
+from dsh_cli.core.limits import TURN_CHARACTERS as MAX_TURN_CHARS
 from dsh_cli.core.text import scrub_surrogates, scrub_surrogates_in
 from dsh_cli.models.base import Completion, ModelToolCall, ReasoningDelta, TextDelta, Usage
 from dsh_cli.models.key_scrub import KeyFilter, mask_key
 
 __all__ = ["MAX_TURN_CHARS", "TurnAssembler", "TurnTooLong"]
 
-# 16 Mi characters: far beyond any real answer (a long one is tens of thousands), small
-# enough that the text, its deltas and its stored copy stay well under a gigabyte.
-MAX_TURN_CHARS = 16 * 1024 * 1024
 
 
 class TurnTooLong(Exception):

@@ -17,12 +17,12 @@ from typing import Any
 
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
 from dsh_cli.core.events import BAD_RESPONSE, NOT_PENDING, PermissionRequested, ResponseAck
+from dsh_cli.core.limits import PERMISSION_MESSAGE_CHARACTERS as MAX_MESSAGE
 from dsh_cli.core.ownership import refusal
 from dsh_cli.permissions.vocabulary import DECISIONS, PermissionDecision, PermissionRequest
 
 __all__ = ["BAD_RESPONSE", "NOT_PENDING", "RemotePermissions"]
 
-MAX_MESSAGE = 2000
 
 
 class RemotePermissions:

@@ -42,6 +42,7 @@ from pydantic_core import PydanticCustomError
 
 from dsh_cli.core.errors import BAD_FRAME, HarnessError
 from dsh_cli.core.events import ErrorEvent
+from dsh_cli.core.limits import FRAME_BYTES as MAX_FRAME_BYTES
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.core.text import scrub_surrogates_in
 
@@ -68,11 +69,6 @@ __all__ = [
     "parse_frame",
     "pending_announcements",
 ]
-
-
-# One frame (a relay line, a web body) is at most this many bytes; past it nothing more of
-# it is read and it is BAD_FRAME (relay) or 413 (web).
-MAX_FRAME_BYTES = 1_000_000
 
 
 class BadFrame(HarnessError):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.core.limits import IDENTITY_ANSWER_BYTES as MAX_ANSWER
 from dsh_cli.mcp_client.auth.login_required import CredentialsRefused, env_value
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ __all__ = ["ID_JAG", "MemoryLogin", "assertion_auth", "exchange_id_token"]
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
-MAX_ANSWER = 64 * 1024  # bytes of the identity provider's answer; an ID-JAG is far shorter
 EXCHANGE_TIMEOUT = 30.0  # seconds for the whole token exchange, connect to last byte
 
 

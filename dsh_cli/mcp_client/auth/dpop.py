@@ -24,6 +24,8 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
+from dsh_cli.core.limits import DPOP_NONCE_CHARACTERS as MAX_NONCE
+
 if TYPE_CHECKING:
     import httpx2
 
@@ -38,7 +40,6 @@ NONCE_HEADER = "DPoP-Nonce"
 USE_NONCE = "use_dpop_nonce"
 # a DPoP challenge (perhaps one of several) whose error is use_dpop_nonce
 CHALLENGE = re.compile(r'(?i)(?:^|,)\s*DPoP\s(?:[^,]*,)*?\s*error="?use_dpop_nonce\b')
-MAX_NONCE = 1024  # characters; a longer DPoP-Nonce is not kept
 
 
 def _b64(data: bytes) -> str:

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dsh_cli.core.errors import ConfigError, PrivateFileError
+from dsh_cli.core.limits import PROJECT_FILE_BYTES as MAX_PROJECT_FILE
 from dsh_cli.core.limits import TRUST_BYTES, TRUST_FILES
 from dsh_cli.core.lines import notice as dsh_line
 from dsh_cli.mcp_client.config.servers import PROJECT_FILE, ServerConfig, decode_file, parse_servers
 
 __all__ = ["MAX_PROJECT_FILE", "Coverage", "project_coverage", "project_servers"]
 
-MAX_PROJECT_FILE = 1024 * 1024  # bytes of .mcp.json read, at most: it is a few lines
 _SCHEME = b"dsh project trust 2\n"
 
 

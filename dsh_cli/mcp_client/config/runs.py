@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dsh_cli.core.limits import TRUST_PARSED_BYTES as _PARSED_BYTES
+
 if TYPE_CHECKING:
     from dsh_cli.mcp_client.config.servers import ServerConfig
 
@@ -59,7 +61,6 @@ _NESTED = 4  # shell strings inside shell strings followed, at most
 _PY_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".abi3.so")
 # a script's imports followed through module files: so many files, each up to so many bytes
 _PARSED = 200
-_PARSED_BYTES = 1024 * 1024
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_cli.core.errors import ConfigError
+from dsh_cli.core.limits import MCP_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE
 from dsh_cli.core.urls import endpoint, parse_endpoint
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
 
 DEFAULT_STARTUP_TIMEOUT = 10.0
 DEFAULT_TOOL_TIMEOUT = 120.0
-DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024  # bytes of one message from a server
 USER_FILE = "mcp.json"  # in the config directory
 PROJECT_FILE = ".mcp.json"  # in the working directory, only once trusted
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

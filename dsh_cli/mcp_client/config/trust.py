@@ -7,23 +7,14 @@ a digest of the ``.mcp.json`` that was trusted; a changed file is not trusted un
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from dsh_cli.core.remembered import Remembered
 
-__all__ = ["FILE_NAME", "ProjectTrust", "file_digest"]
+__all__ = ["FILE_NAME", "ProjectTrust"]
 
 FILE_NAME = "trusted-projects.json"
-
-
-def file_digest(path: Path) -> str | None:
-    """The SHA-256 of the file's bytes, or None when it cannot be read."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 class ProjectTrust:

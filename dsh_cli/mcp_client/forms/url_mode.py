@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dsh_cli.core.limits import URL_CHARACTERS as MAX_URL
 from dsh_cli.core.lines import notice
 from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.mcp_client.forms.elicitation import SchemaRefused
@@ -25,7 +26,6 @@ from dsh_cli.mcp_client.forms.elicitation import SchemaRefused
 __all__ = ["DECLINE", "MAX_URL", "OPEN", "Page", "consent_question", "open_page", "parse_page"]
 
 OPEN, DECLINE = "Open", "Decline"
-MAX_URL = 3000  # characters; checked before the URL is parsed (a sign-in URL is far shorter)
 
 
 @dataclass(frozen=True)

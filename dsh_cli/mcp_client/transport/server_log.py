@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["LOG_LIMIT", "LogSink", "ServerLog", "sdk_logs_to"]
+from dsh_cli.core.limits import SERVER_LOG_BYTES as LOG_LIMIT
 
-LOG_LIMIT = 10 * 1024 * 1024
+__all__ = ["LOG_LIMIT", "LogSink", "ServerLog", "sdk_logs_to"]
 
 
 class LogSink(Protocol):

@@ -57,8 +57,6 @@ class PermissionPromptState:
     highlight: int = 0
     reason: str | None = None  # a reason line is open while this is not None
     decision: PermissionDecision | None = None
-    dismissed: bool = False
-    keys: list[str] = field(default_factory=list)
     confirming: bool = False  # "always" was chosen: ``y`` saves it, any other key goes back
     offset: int = 0  # the first argument row on screen
     rows: int = 0  # argument rows in all (at the width last drawn)
@@ -347,7 +345,6 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
 
     @bindings.add("c-c")
     def _dismiss(event: Any) -> None:
-        state.dismissed = True
         holder["app"].ending = summary_line(request, None, event.app.output.get_size().columns)
         event.app.exit()
 
