@@ -58,6 +58,7 @@ class WebChat:
         _, _, page = self._request("GET", "/", {"Cookie": self.cookie})
         self.csrf = re.search(rb'name="dsh-csrf" content="([^"]+)"', page)[1].decode()
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.unread: list[dict[str, Any]] = []
         threading.Thread(target=self._feed, daemon=True).start()
 
     def _request(self, method: str, path: str, headers: dict[str, str],
@@ -86,10 +87,16 @@ class WebChat:
             return  # the server stopped
 
     def until(self, kind: str) -> dict[str, Any]:
+        """The next event of ``kind``; one read past while waiting for another stays to be
+        found (a feed that connects late replays the pending request before the history)."""
+        for index, event in enumerate(self.unread):
+            if event["type"] == kind:
+                return self.unread.pop(index)
         while True:
             event = self.events.get(timeout=WAIT)
             if event["type"] == kind:
                 return event
+            self.unread.append(event)
 
     def post(self, path: str, frame: dict[str, Any]) -> tuple[int, Any]:
         status, _, body = self._request("POST", path, {
