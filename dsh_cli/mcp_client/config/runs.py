@@ -138,16 +138,21 @@ class _Reader:
             elif interpreter and os.path.basename(interpreter[0]) in SHELLS:
                 self.script(program, base, env, depth)
 
+    def _parsed(self, path: Path, what: str) -> bytes | None:
+        """``path``'s bytes to read for what it runs; None (and the gap said) over the cap."""
+        text = _head(path, _PARSED_BYTES + 1)
+        if text is not None and len(text) > _PARSED_BYTES:
+            self.runs.gaps.append(f"{path.name} is over {_PARSED_BYTES // 1024} KiB: the "
+                                  f"{what} are not read")
+            return None
+        return text
+
     def script(self, path: Path, base: Path, env: dict[str, str], depth: int) -> None:
         """A shell script of the project: its commands, read as a ``-c`` string's are."""
         if path not in self.runs.files:
             return
-        text = _head(path, _PARSED_BYTES + 1)
+        text = self._parsed(path, "commands it runs")
         if text is None:
-            return
-        if len(text) > _PARSED_BYTES:
-            self.runs.gaps.append(f"{path.name} is over {_PARSED_BYTES // 1024} KiB: the "
-                                  "commands it runs are not read")
             return
         self.shell(text.decode("utf-8", "replace"), base, env, depth, what=path.name)
 
@@ -187,12 +192,8 @@ class _Reader:
             if path in read or path not in self.runs.files or path.suffix != ".py":
                 continue
             read.add(path)
-            code = _head(path, _PARSED_BYTES + 1)
+            code = self._parsed(path, "modules it imports")
             if code is None:
-                continue
-            if len(code) > _PARSED_BYTES:
-                self.runs.gaps.append(f"{path.name} is over {_PARSED_BYTES // 1024} KiB: the "
-                                      "modules it imports are not read")
                 continue
             before = set(self.runs.files)
             self.source(code, search, base)
