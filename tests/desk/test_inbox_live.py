@@ -111,3 +111,40 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
     assert result_a.structured_content["answers"][0]["selected"] == ["yes"]
     assert result_b.structured_content["answers"][0]["selected"] == ["no"]
     assert [entry["agent"] for entry in still["entries"]] == ["agent-c"]
+
+
+def test_the_same_question_again_offers_its_last_answer_and_never_submits_it():
+    from mcp_util import BATCH
+
+    async def main():
+        plain = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            async with jsonl_desk() as program, client("--wait", "20") as mcp:
+                first = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await _read_until(plain.stdout, r"\+ 1\. ")
+                plain.stdin.write(b"1\n")
+                await _read_until(plain.stdout, r"answer \(")
+                plain.stdin.write(b"2\n")  # SQLite
+                await asyncio.wait_for(first, CEILING)
+                again = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await program.event("question/requested")  # the first, answered
+                requested = await program.event("question/requested")
+                await _read_until(plain.stdout, r"\+ 2\. ")
+                plain.stdin.write(b"2\n")
+                shown = await _read_until(plain.stdout, r"answer \(")
+                await asyncio.sleep(0.5)
+                waited = not again.done()  # offered, not submitted
+                plain.stdin.write(b"1\n")
+                result = await asyncio.wait_for(again, CEILING)
+                return requested, shown, waited, result
+        finally:
+            if plain.returncode is None:
+                plain.kill()
+                await plain.wait()
+
+    requested, shown, waited, result = bounded(main(), 90)
+    assert requested["last_answers"] == {"db": ["SQLite"]}
+    assert "2. SQLite (last answer)" in shown
+    assert waited
+    assert result.structured_content["answers"][0]["selected"] == ["PostgreSQL (Recommended)"]
