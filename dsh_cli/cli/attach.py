@@ -1,6 +1,6 @@
-"""``dsh attach``: the desk where the human answers every ``dsh mcp`` of theirs.
+"""``dsh attach``: the desk where the human answers every ``dsh mcp`` of theirs, an inbox.
 
-The interactive terminal UI when stdin and stdout are a terminal (``--plain`` for lines,
+The interactive terminal list when stdin and stdout are a terminal (``--plain`` for lines,
 also used with ``TERM=dumb`` or without a terminal); ``--jsonl`` for a program.
 """
 
@@ -25,9 +25,12 @@ __all__ = ["attach"]
 
 
 @click.command()
-@click.option("--plain", is_flag=True, help="Plain line prompts instead of the terminal UI.")
+@click.option("--plain", is_flag=True,
+              help="The inbox as plain lines (type an entry's number to open it) instead of "
+                   "the terminal UI.")
 @click.option("--jsonl", is_flag=True,
-              help="The desk for a program: relay.md question events and frames on stdio.")
+              help="The desk for a program: relay.md question events, inbox/changed events "
+                   "and frames on stdio.")
 @click.option("--web", is_flag=True, help="Also print the URL of each dsh mcp that asks in "
                                           "the browser.")
 def attach(plain: bool, jsonl: bool, web: bool) -> None:

@@ -37,9 +37,9 @@ def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
             async with client("--wait", "20", name="agent-a", cwd=str(tmp_path / "a")) as a, \
                     client("--wait", "20", name="agent-b", cwd=str(tmp_path / "b")) as b:
                 call_a = asyncio.ensure_future(a.call_tool("ask_user_question", BATCH))
-                listed = await _read_until(desk.stdout, "+ 1. [question] agent-a")
+                listed = await _read_until(desk.stdout, "[question] 0s · agent-a")
                 call_b = asyncio.ensure_future(b.call_tool("ask_user_question", OTHER))
-                listed += await _read_until(desk.stdout, "+ 2. [question] agent-b")
+                listed += await _read_until(desk.stdout, "[question] 0s · agent-b")
                 desk.stdin.write(b"2\n")  # any entry, in any order: b's first
                 second = await _read_until(desk.stdout, "answer (")
                 desk.stdin.write(b"acme\n")

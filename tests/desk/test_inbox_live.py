@@ -66,10 +66,10 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
                 await program.answer({"rpc_id": entry_a["rpc_id"],
                                       "session_id": entry_a["session_id"]},
                                      [{"id": "q", "selected": ["yes"]}])
-                number_a = re.search(r"\+ (\d+)\. \[question\] agent-a", listed).group(1)
+                number_a = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-a", listed).group(1)
                 left = await _read_until(plain.stdout, rf"- {number_a}\. answered at the server")
                 # the plain desk opens b's entry: taken at the program's desk
-                number_b = re.search(r"\+ (\d+)\. \[question\] agent-b", listed).group(1)
+                number_b = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-b", listed).group(1)
                 plain.stdin.write(f"{number_b}\n".encode())
                 await _read_until(plain.stdout, r"Deploy b\?")
                 rpc_b = added["agent-b"]["entry"]["rpc_id"]
@@ -100,8 +100,8 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
     listed, left, taken, late_taken, listing, free, result_a, result_b, still = \
         bounded(main(), 120)
     for name in "abc":
-        assert re.search(rf"\[question\] agent-{name} · .*/{name} · pid \d+ · "
-                         rf"Pick: Deploy {name}\? · \d+s", listed), listed
+        assert re.search(rf"\[question\] \d+s · agent-{name} · .*/{name} · pid \d+ · "
+                         rf"Pick: Deploy {name}\?", listed), listed
     assert "answered at the server" in left  # the program's answer left the plain list
     assert taken["pending"] == 2 and taken["entry"]["taken"] is True
     assert late_taken["entry"]["agent"] == "agent-b"

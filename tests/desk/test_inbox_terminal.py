@@ -48,7 +48,7 @@ def test_the_cursor_stays_on_its_entry_as_others_come_and_go_and_x_dismisses():
         await asyncio.sleep(0.05)
         text = "".join(part for _style, part in picker._fragments())
         assert "inbox · 3 pending · 1 taken at another desk" in text
-        assert "❯ 2. [question] Codex" in text and "(taken at another desk)" in text
+        assert "❯ 2. [question] 0s · taken at another desk · Codex" in text
         pipe.send_text("\x1b[O")  # a focus report is no key: nothing is picked
         await asyncio.sleep(0.2)
         assert picker.focus.focused is False  # the notifier now knows: notify at once
