@@ -117,19 +117,16 @@ async def _plain_desk(settings: Settings, web: bool, directory: Path) -> int:
     prompt = PlainPermissionPrompt(provider.lines, sys.stdout)
     alert = QuestionAlert(sys.stdout, settings.notify)
     notifier = _notifier(settings, terminal=False)
-    ask = ask_with(provider)
-
-    async def ask_and_alert(ui: Any, request: Any) -> Any:
-        ui.events.subscribe(alert)
-        return await ask(ui, request)
-
     async def permit(request: Any) -> Any:
         return await prompt.decide(request, "")
 
-    desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit, web=web,
+    def arrived(entry: Any) -> None:
+        alert.ring()  # the bell per entry that arrives, as the list grows
+        notifier.arrived(entry.event, lambda: desk.waiting(entry))
+
+    desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit, web=web,
                 picker=PlainInbox(sys.stdout, provider.lines.readline), directory=directory,
-                on_arrival=lambda entry: notifier.arrived(entry.event,
-                                                          lambda: desk.waiting(entry)))
+                on_arrival=arrived)
     return await _run(desk, notifier)
 
 
