@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from dsh_cli.core.lines import notice
+from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
+from dsh_cli.providers.web.shown import refusal_text
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -49,7 +51,8 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 ]
-STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+# what /static/ serves: every script and style sheet shipped under static/, by suffix
+STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 MAX_BODY = MAX_FRAME_BYTES
 COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
@@ -162,6 +165,27 @@ def _static_text(name: str) -> str:
     return resources.files("dsh_cli.providers.web").joinpath("static", name).read_text("utf-8")
 
 
+def static_files() -> dict[str, str]:
+    """Every file ``/static/`` serves (``js/main.js``, ``style.css``) and its content type."""
+    found: dict[str, str] = {}
+
+    def walk(folder: Any, prefix: str) -> None:
+        for child in folder.iterdir():
+            if child.is_dir():
+                walk(child, f"{prefix}{child.name}/")
+            elif any(child.name.endswith(suffix) for suffix in STATIC_TYPES):
+                found[prefix + child.name] = STATIC_TYPES["." + child.name.rsplit(".", 1)[1]]
+
+    walk(resources.files("dsh_cli.providers.web").joinpath("static"), "")
+    return found
+
+
+def _refused(error: BadFrame) -> dict[str, Any]:
+    """The relay's ``error`` event for a refused body, with the words the page shows."""
+    data = error.event().to_json()
+    return {**data, "shown": {"error": sanitize_line(str(data.get("message") or ""))}}
+
+
 async def _capped_body(request: Request) -> bytes | None:
     """The body, or None when it is larger than ``MAX_BODY`` (reading stops at the cap)."""
     declared = request.headers.get("content-length")
@@ -197,6 +221,7 @@ def create_app(
     # a chat's page may leave a batch to talk about it; a questions-only page may not
     frames = FrameDispatcher(ui.pending, on_message, permissions, discuss=mode == "chat")
     page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
+    served = static_files()
 
     async def index(request: Request) -> Response:
         if "token" in request.query_params:
@@ -209,9 +234,9 @@ def create_app(
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
-        if name not in STATIC:
+        if name not in served:  # a fixed list: no path is ever joined from the request
             return Response("not found\n", status_code=404, media_type="text/plain")
-        return Response(_static_text(name), media_type=STATIC[name])
+        return Response(_static_text(name), media_type=served[name])
 
     async def events(request: Request) -> Response:
         queue = feed.connect()
@@ -245,19 +270,22 @@ def create_app(
             return Response(status_code=400)
         if body is None:
             too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
-            return JSONResponse(too_large.event().to_json(), status_code=413)
+            return JSONResponse(_refused(too_large), status_code=413)
         try:
             replies = frames.dispatch(body, accept=accept, default_type=default_type)
         except BadFrame as error:
-            return JSONResponse(error.event().to_json(), status_code=400)
+            return JSONResponse(_refused(error), status_code=400)
         if replies:  # an answer, a decision or a cancel: its response/ack
             (ack,) = replies
-            return JSONResponse(ack.to_json())
+            data = ack.to_json()
+            if not data.get("accepted"):
+                data["shown"] = {"error": refusal_text(data)}
+            return JSONResponse(data)
         return JSONResponse({"accepted": True}, status_code=202)
 
     routes = [
         Route("/", index, methods=["GET"]),
-        Route("/static/{name}", static, methods=["GET"]),
+        Route("/static/{name:path}", static, methods=["GET"]),
         Route("/api/events", events, methods=["GET"]),
         Route("/api/respond", respond, methods=["POST"]),
         Route("/api/message", message, methods=["POST"]),

@@ -9,6 +9,7 @@ Pending permission requests are replayed from what the feed itself saw on the st
 (announced, not yet resolved) rather than from a table: the gate announces a request a
 moment before its provider holds it, and a browser connecting in that moment must still
 see it.
+Each event carries its ``shown`` object (``shown.py``): the text the page shows of it.
 When the host closes, every stream ends with ``host/closed``, so the page says it is done
 instead of reconnecting.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 from dsh_cli.core.events import Event
 from dsh_cli.interaction import PendingQuestions
+from dsh_cli.providers.web.shown import PageText
 
 __all__ = ["HOST_CLOSED", "REPLAY_DONE", "EventFeed"]
 
@@ -44,6 +46,7 @@ class EventFeed:
         self.history: list[dict[str, Any]] = []
         self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._closed = False
+        self.text = PageText()  # each event's ``shown``: the page only renders
 
     def attach(self, subscribe: Callable[[Callable[[Event], None]], Callable[[], None]]
                ) -> Callable[[], None]:
@@ -52,7 +55,7 @@ class EventFeed:
 
     def publish(self, event: Event | dict[str, Any]) -> None:
         """Send one event to every connected browser and remember transcript events."""
-        data = event.to_json() if isinstance(event, Event) else dict(event)
+        data = self.text.add(event.to_json() if isinstance(event, Event) else dict(event))
         self._remember(data)
         for queue in self._clients:
             queue.put_nowait(data)
@@ -76,12 +79,13 @@ class EventFeed:
         """Put an earlier conversation (a resumed session) at the top of the transcript."""
         from dsh_cli.core.conversation import conversation_events  # `ask --web` has none
 
-        self.history[:0] = [event.to_json() for event in conversation_events(messages)]
+        self.history[:0] = [self.text.add(event.to_json())
+                            for event in conversation_events(messages)]
 
     def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new browser connection: replay first, then live events (no gap, no repeat)."""
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        replay = [event.to_json() for event in self.pending.replay()]
+        replay = [self.text.add(event.to_json()) for event in self.pending.replay()]
         replay.extend(self.asked.values())
         for item in replay:
             queue.put_nowait(item)

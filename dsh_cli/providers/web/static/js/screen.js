@@ -1,0 +1,117 @@
+// Which screen is up: a batch's questions, a permission card, or the message composer.
+
+import { $, MODE, el, follow } from "./dom.js";
+import { state } from "./state.js";
+import { loadDrafts, saveDrafts } from "./drafts.js";
+import { lastStep } from "./review.js";
+import { render } from "./question.js";
+import { renderPermission } from "./permission.js";
+
+const composer = () => $("composer");
+
+export function showNext() {
+  if (state.view || state.asking) return;
+  const messageForm = $("message-form");
+  if (state.batches.size) {
+    const batch = state.batches.values().next().value;
+    const stored = loadDrafts(batch);
+    state.view = { batch, index: Math.min(stored.index, lastStep(batch)), drafts: stored.drafts,
+                   busy: false, error: "" };
+    saveDrafts();
+    composer().hidden = false;
+    messageForm.hidden = true;
+    $("idle").hidden = true;
+    refreshGreeting();
+    render(true);
+    refreshStatus();
+    follow();
+  } else if (state.permissions.size) {
+    state.asking = { request: state.permissions.values().next().value, busy: false, error: "", reason: "" };
+    composer().hidden = false;
+    messageForm.hidden = true;
+    $("idle").hidden = true;
+    renderPermission(true);
+    refreshStatus();
+    follow();
+  } else {
+    composer().hidden = true;
+    composer().replaceChildren();
+    messageForm.hidden = MODE !== "chat" || Boolean(state.finished);
+    $("idle").hidden = MODE === "chat" && !state.finished;
+    refreshGreeting();
+    refreshStatus();
+  }
+}
+
+export function closeView() {
+  state.view = null;
+  state.asking = null;
+  composer().replaceChildren();
+}
+
+export function leave() {
+  // the batch or card on screen is settled: the next one, or the message box, takes focus
+  const hadFocus = composer().contains(document.activeElement);
+  closeView();
+  showNext();
+  if (hadFocus && !state.view && !state.asking) {
+    const messageForm = $("message-form");
+    (messageForm.hidden ? $("dock") : $("message")).focus();
+  }
+}
+
+function setStatus(text, kind) {
+  const line = $("status");
+  line.textContent = text;
+  line.dataset.state = kind;
+}
+
+export function refreshStatus() {
+  // one place decides the header: closed, offline, a question, working, idle
+  const { view, asking } = state;
+  if (state.finished) setStatus("done", "done");
+  else if (state.offline) setStatus("reconnecting…", "offline");
+  else if (view) setStatus(view.busy && view.waiting ? view.waiting : "question waiting", "asking");
+  else if (asking) setStatus(asking.busy ? "Sent. Waiting for dsh…" : "permission waiting", "asking");
+  else setStatus(state.working ? "working…" : "connected", "connected");
+}
+
+export function refreshGreeting() {
+  // the empty chat greets; it goes with the first message or question
+  $("greeting").hidden = MODE !== "chat" || Boolean(state.view) || $("transcript").childElementCount > 0;
+}
+
+export function append(node) {
+  $("transcript").append(node);
+  refreshGreeting();
+  follow();
+}
+
+export function note(text, outcome) {
+  append(el("div", { class: `note ${outcome || ""}`, "data-outcome": outcome, text }));
+}
+
+export function setWorking(on) {
+  state.working = on;
+  document.body.classList.toggle("working", on);
+  refreshStatus();
+}
+
+export function hostClosed() {
+  // dsh is done with this page: say so instead of reconnecting for ever
+  const texts = {
+    answered: "The answer was sent to dsh. You can close this tab.",
+    cancelled: "The questions were dismissed. You can close this tab.",
+  };
+  state.finished = (MODE === "questions" && texts[state.lastOutcome]) || "dsh has stopped. You can close this tab.";
+  if (state.source) state.source.close();
+  closeView();
+  composer().hidden = true;
+  $("message-form").hidden = true;
+  $("greeting").hidden = true;
+  const idle = $("idle");
+  idle.textContent = state.finished;
+  idle.hidden = false;
+  idle.dataset.state = "closed";
+  refreshStatus();
+}
