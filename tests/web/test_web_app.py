@@ -229,3 +229,22 @@ def test_a_refusal_carries_the_words_the_page_shows(serve):
         assert bad.status == 400 and "\u202e" not in bad.json()["shown"]["error"]
 
     serve(scenario)
+
+
+def test_the_last_answer_to_the_same_question_is_marked_never_chosen(serve):
+    """``ui.recall`` (the store's last selections) marks the options to highlight; the batch
+    stays unanswered until the human answers it."""
+
+    async def scenario(site):
+        site.ui.recall = lambda request: {"db": ["SQLite", "gone from the options"]}
+        task = asyncio.ensure_future(site.ui.ask(request()))
+        await until(lambda: len(site.ui.pending) == 1)
+        asked = next(e for e in await site.events() if e["type"] == "question/requested")
+        options = asked["shown"]["questions"][0]["options"]
+        assert [(o["label"], o["last"]) for o in options] == [("PostgreSQL", False),
+                                                              ("SQLite", True)]
+        assert not task.done()
+        site.ui.pending.cancel(asked["rpc_id"], "s1")
+        await asyncio.gather(task, return_exceptions=True)
+
+    serve(scenario)

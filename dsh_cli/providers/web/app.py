@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
     from dsh_cli.permissions.pending import RemotePermissions
 
-__all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
+__all__ = ["CSP", "Guard", "WebSecrets", "create_app", "page_routes", "read_frame_body",
+           "refused", "static_files"]
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -180,7 +181,7 @@ def static_files() -> dict[str, str]:
     return found
 
 
-def _refused(error: BadFrame) -> dict[str, Any]:
+def refused(error: BadFrame) -> dict[str, Any]:
     """The relay's ``error`` event for a refused body, with the words the page shows."""
     data = error.event().to_json()
     return {**data, "shown": {"error": sanitize_line(str(data.get("message") or ""))}}
@@ -201,25 +202,13 @@ async def _capped_body(request: Request) -> bytes | None:
     return b"".join(chunks)
 
 
-def create_app(
-    ui: UserInteraction,
-    feed: EventFeed,
-    secrets: WebSecrets,
-    on_message: Callable[[str], object] | None = None,
-    permissions: RemotePermissions | None = None,
-    debug: Callable[[str], object] | None = None,
-) -> Any:
-    """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions,
-    ``debug`` quiet one-line notes."""
+def page_routes(secrets: WebSecrets, mode: str, feed: EventFeed) -> list[Any]:
+    """What every dsh page serves: ``/`` (the token swapped for the cookie), ``/static/``
+    (the page's modules, from a fixed list) and ``/api/events`` (the feed, as SSE)."""
     from sse_starlette import EventSourceResponse
-    from starlette.applications import Starlette
-    from starlette.requests import ClientDisconnect
-    from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+    from starlette.responses import HTMLResponse, RedirectResponse, Response
     from starlette.routing import Route
 
-    mode = "chat" if on_message is not None else "questions"
-    # a chat's page may leave a batch to talk about it; a questions-only page may not
-    frames = FrameDispatcher(ui.pending, on_message, permissions, discuss=mode == "chat")
     page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
     served = static_files()
 
@@ -253,6 +242,46 @@ def create_app(
 
         return EventSourceResponse(stream(), ping=15)
 
+    return [Route("/", index, methods=["GET"]),
+            Route("/static/{name:path}", static, methods=["GET"]),
+            Route("/api/events", events, methods=["GET"])]
+
+
+async def read_frame_body(request: Request, debug: Callable[[str], object] | None = None
+                          ) -> bytes | Any:
+    """The body of a POST, or the response refusing it (too large: 413; hung up: 400)."""
+    from starlette.requests import ClientDisconnect
+    from starlette.responses import JSONResponse, Response
+
+    try:
+        body = await _capped_body(request)
+    except ClientDisconnect:  # nobody is left to read a reply
+        if debug is not None:
+            debug(f"the browser hung up during {request.method} {request.url.path}")
+        return Response(status_code=400)
+    if body is None:
+        too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
+        return JSONResponse(refused(too_large), status_code=413)
+    return body
+
+
+def create_app(
+    ui: UserInteraction,
+    feed: EventFeed,
+    secrets: WebSecrets,
+    on_message: Callable[[str], object] | None = None,
+    permissions: RemotePermissions | None = None,
+    debug: Callable[[str], object] | None = None,
+) -> Any:
+    """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions,
+    ``debug`` quiet one-line notes."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    mode = "chat" if on_message is not None else "questions"
+    # a chat's page may leave a batch to talk about it; a questions-only page may not
+    frames = FrameDispatcher(ui.pending, on_message, permissions, discuss=mode == "chat")
     async def respond(request: Request) -> Response:
         return await _dispatch(request, RESPOND_FRAMES)
 
@@ -262,19 +291,13 @@ def create_app(
     async def _dispatch(request: Request, accept: tuple[str, ...],
                         default_type: str | None = None) -> Response:
         """One body through the frame dispatcher: the ack (200), accepted (202) or 400."""
-        try:
-            body = await _capped_body(request)
-        except ClientDisconnect:  # nobody is left to read a reply
-            if debug is not None:
-                debug(f"the browser hung up during {request.method} {request.url.path}")
-            return Response(status_code=400)
-        if body is None:
-            too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
-            return JSONResponse(_refused(too_large), status_code=413)
+        body = await read_frame_body(request, debug)
+        if not isinstance(body, bytes):
+            return body
         try:
             replies = frames.dispatch(body, accept=accept, default_type=default_type)
         except BadFrame as error:
-            return JSONResponse(_refused(error), status_code=400)
+            return JSONResponse(refused(error), status_code=400)
         if replies:  # an answer, a decision or a cancel: its response/ack
             (ack,) = replies
             data = ack.to_json()
@@ -284,9 +307,7 @@ def create_app(
         return JSONResponse({"accepted": True}, status_code=202)
 
     routes = [
-        Route("/", index, methods=["GET"]),
-        Route("/static/{name:path}", static, methods=["GET"]),
-        Route("/api/events", events, methods=["GET"]),
+        *page_routes(secrets, mode, feed),
         Route("/api/respond", respond, methods=["POST"]),
         Route("/api/message", message, methods=["POST"]),
     ]

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.core.events import Event
-from dsh_cli.interaction import PendingQuestions
+from dsh_cli.interaction import AskUserQuestionRequest, PendingQuestions
 from dsh_cli.providers.web.shown import PageText
 
 __all__ = ["HOST_CLOSED", "REPLAY_DONE", "EventFeed"]
@@ -40,8 +40,11 @@ HISTORY_LIMIT = 2000
 class EventFeed:
     """Subscribes to one event stream; each browser connection gets its own queue."""
 
-    def __init__(self, pending: PendingQuestions) -> None:
+    def __init__(self, pending: PendingQuestions,
+                 recall: Callable[[AskUserQuestionRequest], dict[str, list[str]]] | None = None
+                 ) -> None:
         self.pending = pending
+        self.recall = recall  # the labels chosen when the same questions were last answered
         self.asked: dict[str, dict[str, Any]] = {}  # permission/requested, until resolved
         self.history: list[dict[str, Any]] = []
         self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
@@ -55,10 +58,24 @@ class EventFeed:
 
     def publish(self, event: Event | dict[str, Any]) -> None:
         """Send one event to every connected browser and remember transcript events."""
-        data = self.text.add(event.to_json() if isinstance(event, Event) else dict(event))
+        data = self.dress(event.to_json() if isinstance(event, Event) else dict(event))
         self._remember(data)
         for queue in self._clients:
             queue.put_nowait(data)
+
+    def dress(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The event with its ``shown`` words (a question's with its last answers)."""
+        last: dict[str, list[str]] | None = None
+        if data.get("type") == "question/requested" and self.recall is not None:
+            entry = self.pending.get(str(data.get("rpc_id")))
+            last = self.recall(entry.request) if entry is not None else None
+        return self.text.add(data, last)
+
+    def replay(self) -> list[dict[str, Any]]:
+        """What a browser that (re)connects gets first: everything still pending."""
+        replay = [self.dress(event.to_json()) for event in self.pending.replay()]
+        replay.extend(self.asked.values())
+        return replay
 
     def _remember(self, data: dict[str, Any]) -> None:
         kind = data.get("type")
@@ -85,8 +102,7 @@ class EventFeed:
     def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new browser connection: replay first, then live events (no gap, no repeat)."""
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        replay = [self.text.add(event.to_json()) for event in self.pending.replay()]
-        replay.extend(self.asked.values())
+        replay = self.replay()
         for item in replay:
             queue.put_nowait(item)
         for item in self.history:
