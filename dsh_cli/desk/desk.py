@@ -99,14 +99,13 @@ class Desk:
     """The queue of batches and the loop that shows them; ``ask`` draws one batch."""
 
     def __init__(self, *, output: IO[str], ask: Asker, idle: Callable[[], Awaitable[bool]],
-                 permit: Permitter | None = None, web: bool = False,
+                 permit: Permitter | None = None,
                  on_arrival: Callable[[Batch], None] | None = None, **links: Any) -> None:
         self.output = output
         self._ask = ask
         self._permit = permit
         self._idle = idle  # waits for input while nothing is pending; False: the desk closes
         self._on_arrival = on_arrival  # the notifications' hook (desk/notify.py)
-        self.web = web
         self.queue: list[Batch] = []
         self.current: Batch | None = None
         self._arrived = asyncio.Event()
@@ -221,7 +220,9 @@ class Desk:
         kind = event["type"]
         if kind == "desk/hello":
             url = event.get("web_url")
-            if self.web and isinstance(url, str) and url not in self._shown_urls:
+            # a server with its own page (`dsh mcp --web`) says where, once: its stderr is
+            # often hidden inside the MCP client
+            if isinstance(url, str) and url not in self._shown_urls:
                 self._shown_urls.add(url)
                 self.say(notice(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}"))
         elif kind in ("question/requested", "permission/requested") \

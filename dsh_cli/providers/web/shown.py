@@ -131,11 +131,13 @@ class PageText:
         from dsh_cli.interaction import AskUserQuestionRequest
 
         self._remember(self._batches, str(data["rpc_id"]), list(data["questions"]))
+        source = data.get("source")
+        named = _named(source)  # an elicitation form's; a desk's source says who, not what
         request = AskUserQuestionRequest.model_validate(
-            {"questions": data["questions"], "source": data.get("source")})
+            {"questions": data["questions"], "source": source if named else None})
         questions = []
         for item, raw in zip(request.questions, data["questions"], strict=True):
-            heading = request.heading(item.id) if _named(data.get("source")) else None
+            heading = request.heading(item.id) if named else None
             last = set((last_answers or {}).get(item.id) or [])
             questions.append({
                 "heading": sanitize_line(heading) if heading else None,
@@ -154,7 +156,8 @@ class PageText:
                     "preview": sanitize(option.preview) if option.preview else None,
                 } for option in item.options or []],
             })
-        return {"questions": questions}
+        # a form (an MCP server's) takes no note and is not discussed
+        return {"questions": questions, "form": named}
 
     def _question_resolved(self, data: dict[str, Any]) -> dict[str, Any]:
         questions = self._batches.pop(str(data.get("rpc_id")), None)

@@ -5,12 +5,13 @@ import { closeView, hostClosed, refreshGreeting, refreshStatus, showNext } from 
 import { clearTranscript, transcriptEvent } from "./transcript.js";
 import { batchRequested, batchResolved } from "./question.js";
 import { permissionRequested, permissionResolved } from "./permission.js";
+import { inboxList } from "./inbox.js";
 
 const TYPES = [
   "session/started", "user/message", "assistant/delta", "assistant/reasoning",
   "assistant/message", "tool/started", "tool/result", "turn/completed",
   "question/requested", "question/resolved", "response/ack", "error", "replay/done",
-  "host/closed", "permission/requested", "permission/resolved",
+  "host/closed", "permission/requested", "permission/resolved", "inbox/list",
 ];
 
 function replayDone(event) {
@@ -32,6 +33,7 @@ function handle(event) {
     case "permission/resolved": permissionResolved(event); break;
     case "replay/done": replayDone(event); break;
     case "host/closed": hostClosed(); break;
+    case "inbox/list": inboxList(event, () => { showNext(); refreshStatus(); }); break;
     default: break;
   }
 }

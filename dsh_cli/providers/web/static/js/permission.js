@@ -2,7 +2,8 @@
 
 import { $, el, refusal, respond } from "./dom.js";
 import { state } from "./state.js";
-import { leave, note, refreshStatus, showNext } from "./screen.js";
+import { askerLine, backButton } from "./inbox.js";
+import { backToInbox, leave, note, refreshStatus, showNext } from "./screen.js";
 
 export function permissionRequested(event) {
   state.permissions.set(event.rpc_id, event);
@@ -25,10 +26,11 @@ export function renderPermission(focus) {
   composer.replaceChildren();
   composer.setAttribute("aria-busy", asking.busy ? "true" : "false");
   const top = el("div", { class: "qc-top" }, [
+    backButton(backToInbox),
     el("span", { class: "kicker", text: shown.kicker || "" }),
     shown.chip ? el("span", { class: "chip", text: shown.chip }) : null,
   ]);
-  const body = [el("h2", { id: "qc-text", tabindex: "-1" }, [
+  const body = [askerLine(shown), el("h2", { id: "qc-text", tabindex: "-1" }, [
     document.createTextNode("Run "), el("code", { class: "tool-name", text: shown.tool || "" }), document.createTextNode("?"),
   ])];
   if (shown.what) body.push(el("p", { class: "hint pc-what", text: shown.what }));

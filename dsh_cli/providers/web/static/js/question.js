@@ -2,8 +2,9 @@
 
 import { $, MODE, el, refusal, respond } from "./dom.js";
 import { state } from "./state.js";
+import { askerLine, backButton } from "./inbox.js";
 import { forgetDrafts, saveDrafts } from "./drafts.js";
-import { leave, note, refreshStatus, showNext } from "./screen.js";
+import { backToInbox, leave, note, refreshStatus, showNext } from "./screen.js";
 import { lastStep, renderReview, reviewed, reviewing } from "./review.js";
 
 const INCOMPLETE = "Please answer or skip this question first.";
@@ -96,6 +97,7 @@ export function render(focus) {
     onclick: () => go(i, true),
   })));
   const top = el("div", { class: "qc-top" }, [
+    backButton(backToInbox),
     el("span", { class: "kicker", text: "dsh asks" }),
     shown.header ? el("span", { class: "chip", text: shown.header }) : null,
     el("nav", { class: "pager", "aria-label": "Questions" }, [
@@ -111,7 +113,7 @@ export function render(focus) {
                    title: "Dismiss all questions", disabled: view.busy, onclick: dismiss, text: "✕" }),
   ]);
 
-  const body = [];
+  const body = [askerLine(view.batch.shown)];
   // who asks, when it is not the model: "git asks: Configure the deploy"
   if (shown.heading) body.push(el("p", { id: "qc-source", class: "source", text: shown.heading }));
   body.push(el("h2", { id: "qc-text", tabindex: "-1", text: shown.question || "" }));
@@ -150,7 +152,7 @@ export function render(focus) {
     el("label", { for: "qc-other", text: options.length ? "Other" : "Your answer" }), other, overrides,
   ]));
   // an MCP server's form has no place for a note: offered only to the model's questions
-  if (!view.batch.source) body.push(noteField(d));
+  if (!(view.batch.shown && view.batch.shown.form)) body.push(noteField(d));
   body.push(el("p", { id: "qc-error", class: "error", role: "alert", text: view.error || "" }));
 
   const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
@@ -441,7 +443,7 @@ export function declineButton() {
 export function discussButton() {
   // only where the conversation goes on (a chat), and only for the model's own questions
   const view = state.view;
-  if (MODE !== "chat" || view.batch.source) return null;
+  if (MODE !== "chat" || (view.batch.shown && view.batch.shown.form)) return null;
   return el("button", { type: "button", class: "quiet", id: "qc-discuss", disabled: view.busy,
                         title: "Leave these questions and talk about them first", onclick: discuss,
                         text: "Discuss" });

@@ -1,7 +1,9 @@
 // The review step: every answer of a batch on one screen, before it is submitted.
 
 import { $, el } from "./dom.js";
+import { backToInbox } from "./screen.js";
 import { state } from "./state.js";
+import { backButton } from "./inbox.js";
 import { answerText, answers, complete, declineButton, discussButton, dismissAll, go, submit, words } from "./question.js";
 
 export function reviewed(batch) {
@@ -35,6 +37,7 @@ export function renderReview(focus) {
   composer.replaceChildren();
   composer.setAttribute("aria-busy", view.busy ? "true" : "false");
   const top = el("div", { class: "qc-top" }, [
+    backButton(backToInbox),
     el("span", { class: "kicker", text: "dsh asks" }),
     el("nav", { class: "pager", "aria-label": "Questions" }, [
       el("button", { type: "button", class: "icon", "aria-label": "Previous question", disabled: view.busy,

@@ -6,14 +6,37 @@ import { loadDrafts, saveDrafts } from "./drafts.js";
 import { lastStep } from "./review.js";
 import { render } from "./question.js";
 import { renderPermission } from "./permission.js";
+import { DESK, renderInbox } from "./inbox.js";
 
 const composer = () => $("composer");
+
+function first(table) {
+  // the page shows the oldest; the desk shows only the entry the human opened
+  if (!DESK) return table.size ? table.values().next().value : null;
+  return state.opened && table.has(state.opened) ? table.get(state.opened) : null;
+}
+
+export function openEntry(id) {
+  state.opened = id;
+  closeView();
+  showNext();
+}
+
+export function backToInbox() {
+  state.opened = null;
+  closeView();
+  showNext();
+  const row = $("inbox").querySelector("button.entry");
+  if (row) row.focus();
+}
 
 export function showNext() {
   if (state.view || state.asking) return;
   const messageForm = $("message-form");
-  if (state.batches.size) {
-    const batch = state.batches.values().next().value;
+  const batch = first(state.batches);
+  const request = batch ? null : first(state.permissions);
+  if (DESK) $("inbox").hidden = true;
+  if (batch) {
     const stored = loadDrafts(batch);
     state.view = { batch, index: Math.min(stored.index, lastStep(batch)), drafts: stored.drafts,
                    busy: false, error: "" };
@@ -25,8 +48,8 @@ export function showNext() {
     render(true);
     refreshStatus();
     follow();
-  } else if (state.permissions.size) {
-    state.asking = { request: state.permissions.values().next().value, busy: false, error: "", reason: "" };
+  } else if (request) {
+    state.asking = { request, busy: false, error: "", reason: "" };
     composer().hidden = false;
     messageForm.hidden = true;
     $("idle").hidden = true;
@@ -34,10 +57,12 @@ export function showNext() {
     refreshStatus();
     follow();
   } else {
+    state.opened = null;
     composer().hidden = true;
     composer().replaceChildren();
     messageForm.hidden = MODE !== "chat" || Boolean(state.finished);
-    $("idle").hidden = MODE === "chat" && !state.finished;
+    $("idle").hidden = MODE === "chat" && !state.finished || DESK && state.entries.length > 0;
+    if (DESK && !state.finished) renderInbox(openEntry);
     refreshGreeting();
     refreshStatus();
   }
@@ -73,6 +98,7 @@ export function refreshStatus() {
   else if (state.offline) setStatus("reconnecting…", "offline");
   else if (view) setStatus(view.busy && view.waiting ? view.waiting : "question waiting", "asking");
   else if (asking) setStatus(asking.busy ? "Sent. Waiting for dsh…" : "permission waiting", "asking");
+  else if (DESK) setStatus(state.entries.length ? `${state.entries.length} pending` : "connected", "connected");
   else setStatus(state.working ? "working…" : "connected", "connected");
 }
 
@@ -107,6 +133,7 @@ export function hostClosed() {
   if (state.source) state.source.close();
   closeView();
   composer().hidden = true;
+  $("inbox").hidden = true;
   $("message-form").hidden = true;
   $("greeting").hidden = true;
   const idle = $("idle");

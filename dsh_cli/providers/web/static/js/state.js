@@ -10,4 +10,6 @@ export const state = {
   finished: null, // what the page says once the host has closed
   lastOutcome: null,
   source: null, // the EventSource
+  entries: [], // the web desk's list (inbox/list), in arrival order
+  opened: null, // the web desk's entry on screen (its page id), or null for the list
 };
