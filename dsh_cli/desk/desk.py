@@ -162,6 +162,9 @@ class Desk:
         if batch.event["type"] == "permission/requested":
             return await self._decide(batch)
         ui = UserInteraction()
+        last = batch.event.get("last_answers")
+        if isinstance(last, dict):  # the server's store: the last answer is highlighted
+            ui.recall = lambda _request: last
         try:
             request = AskUserQuestionRequest.model_validate(
                 {"questions": batch.event.get("questions"), "rpc_id": batch.rpc_id})

@@ -71,7 +71,17 @@ SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on fore
 
 
 class SourcedQuestionRequested(QuestionRequested):
-    """``question/requested`` as a desk sees it: its ``source`` is ``{client, cwd, pid}``."""
+    """``question/requested`` as a desk sees it: its ``source`` is ``{client, cwd, pid}``;
+    ``last_answers`` (per question id, the labels chosen when the same question was last
+    answered here) when the store knows any, for the desk to highlight, never to submit."""
+
+    last_answers: dict[str, list[str]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        if not data.get("last_answers"):
+            data.pop("last_answers", None)
+        return data
 
 
 class SourcedPermissionRequested(PermissionRequested):
@@ -110,6 +120,16 @@ class _DeskRelay(JsonLinesRelay):
         found = self._sources.get(key) if key is not None else None
         return found or {"client": None, "cwd": os.getcwd(), "pid": os.getpid()}
 
+    def _last_answers(self, rpc_id: str) -> dict[str, list[str]] | None:
+        """What the same questions were last answered with, when the store knows."""
+        entry = self.ui.pending.get(rpc_id)
+        if entry is None or self.ui.recall is None:
+            return None
+        try:
+            return self.ui.recall(entry.request) or None
+        except Exception:  # a store problem costs the highlight, never the question
+            return None
+
     def _on_event(self, event: Event) -> None:
         if event.type in PERMISSION_EVENTS:
             self.write(event)
@@ -120,7 +140,8 @@ class _DeskRelay(JsonLinesRelay):
         if isinstance(event, QuestionRequested) and not isinstance(event, SourcedQuestionRequested):
             event = SourcedQuestionRequested(event.rpc_id, event.session_id, event.call_id,
                                              event.questions, self._source(event.rpc_id),
-                                             event.declinable, event.review)
+                                             event.declinable, event.review,
+                                             last_answers=self._last_answers(event.rpc_id))
         elif isinstance(event, PermissionRequested) \
                 and not isinstance(event, SourcedPermissionRequested):
             # a permission request's source is filed under its call id (the gate mints
