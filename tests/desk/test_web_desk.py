@@ -121,3 +121,34 @@ def test_an_answer_goes_back_through_the_batchs_own_server_under_the_pages_id(
 
     result_a = bounded(_with_desk(runtime_dir, scenario))
     assert result_a.structured_content["error"]["code"] == "ASK_CANCELLED"
+
+
+def test_web_is_a_desk_of_its_own_and_port_belongs_to_it():
+    import subprocess
+
+    from dsh_under_test import DSH
+
+    for args, said in ((["--web", "--plain"], "cannot be combined"),
+                       (["--web", "--jsonl"], "cannot be combined"),
+                       (["--port", "8765"], "--port needs --web")):
+        run = subprocess.run([DSH, "attach", *args], capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL)
+        assert run.returncode == 2, args
+        assert said in run.stderr, (args, run.stderr)
+
+
+def test_a_taken_port_is_one_line_and_exit_2(runtime_dir):
+    import socket
+    import subprocess
+
+    from dsh_under_test import DSH
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([DSH, "attach", "--web", "--port", str(port)], capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"dsh: WEB_BIND_FAILED: cannot listen on 127.0.0.1:{port}: "), last
