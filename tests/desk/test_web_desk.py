@@ -70,7 +70,7 @@ def test_the_web_desk_keeps_the_token_host_origin_and_csrf_rules_of_dsh_web(runt
 
 def test_an_answer_goes_back_through_the_batchs_own_server_under_the_pages_id(
         runtime_dir, tmp_path):
-    """Two real ``dsh mcp``; the page's ids are the desk's own (``n1``, ``n2``), the answer
+    """Two real ``dsh mcp``; the page's ids are the desk's own (``n1-RUN``, ``n2-RUN``), the answer
     reaches the server that asked, naming its session, and the reply is that server's ack."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -86,26 +86,28 @@ def test_an_answer_goes_back_through_the_batchs_own_server_under_the_pages_id(
                 await asyncio.sleep(0.05)
             events = await site.events(4)  # two entries, replay/done, then the list
             asked = [e for e in events if e["type"] == "question/requested"]
-            assert [e["rpc_id"] for e in asked] == ["n1", "n2"]
+            run = desk.feed.run
+            n1, n2 = f"n1-{run}", f"n2-{run}"
+            assert [e["rpc_id"] for e in asked] == [n1, n2]
             listing = next(e for e in events if e["type"] == "inbox/list")
             assert [(e["id"], e["kind"]) for e in listing["entries"]] == [
-                ("n1", "question"), ("n2", "question")]
+                (n1, "question"), (n2, "question")]
             assert listing["entries"][0]["who"].startswith("agent-a · ")
             assert asked[1]["shown"]["asker"].startswith("agent-b · ")
             assert asked[0]["shown"]["questions"][0]["options"][0] == {
                 "label": "PostgreSQL", "recommended": True, "last": False,
                 "description": None, "preview": None}
             bad = await site.post("/api/respond", {
-                "type": "question/answer", "rpc_id": "n2", "session_id": asked[1]["session_id"],
+                "type": "question/answer", "rpc_id": n2, "session_id": asked[1]["session_id"],
                 "answers": [{"id": "db", "selected": ["MySQL"]}]})
-            assert bad.json()["accepted"] is False and bad.json()["rpc_id"] == "n2"
+            assert bad.json()["accepted"] is False and bad.json()["rpc_id"] == n2
             assert bad.json()["reason"] == "bad-response"  # the server's own check
             foreign = await site.post("/api/respond", {
-                "type": "question/answer", "rpc_id": "n2", "session_id": "not-its-session",
+                "type": "question/answer", "rpc_id": n2, "session_id": "not-its-session",
                 "answers": [{"id": "db", "selected": ["SQLite"]}]})
             assert foreign.json()["reason"] == "wrong-session"
             good = await site.post("/api/respond", {
-                "type": "question/answer", "rpc_id": "n2", "session_id": asked[1]["session_id"],
+                "type": "question/answer", "rpc_id": n2, "session_id": asked[1]["session_id"],
                 "answers": [{"id": "db", "selected": ["SQLite"]}]})
             assert good.json()["accepted"] is True
             result_b = await call_b
@@ -114,7 +116,7 @@ def test_an_answer_goes_back_through_the_batchs_own_server_under_the_pages_id(
                 await asyncio.sleep(0.05)
             assert not call_a.done()  # the other server's batch is still pending
             assert [entry.number for entry in desk.inbox.entries()] == [1]
-            await site.post("/api/respond", {"type": "question/cancel", "rpc_id": "n1",
+            await site.post("/api/respond", {"type": "question/cancel", "rpc_id": n1,
                                              "session_id": asked[0]["session_id"]})
             result_a = await call_a
             return result_a

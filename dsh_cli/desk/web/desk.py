@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from dsh_cli.desk.inbox import Entry, Inbox
 from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.desk.web.app import Refused
-from dsh_cli.desk.web.feed import DeskFeed, page_id
+from dsh_cli.desk.web.feed import DeskFeed
 from dsh_cli.interaction.pending import NOT_PENDING
 from dsh_cli.providers.web.server import WebServer
 
@@ -125,11 +125,8 @@ class WebDesk:
     # -- what the page says -------------------------------------------------------------
 
     def entry(self, page_rpc_id: Any) -> Entry | None:
-        """The entry a page id (``n<number>``) names, while it is pending."""
-        if not isinstance(page_rpc_id, str) or not page_rpc_id.startswith("n") \
-                or not page_rpc_id[1:].isdigit():
-            return None
-        return self.inbox.numbered(int(page_rpc_id[1:]))
+        """The entry a page id (``n<number>-<run>``) names, while it is pending."""
+        return self.feed.numbered(page_rpc_id)
 
     async def respond(self, body: bytes) -> dict[str, Any]:
         """One frame from the page, through its batch's own server: the server's ack."""
@@ -150,7 +147,7 @@ class WebDesk:
             if waiting and future in waiting:
                 waiting.remove(future)
             raise Refused(504, "the dsh mcp that asked did not reply") from None
-        return {**ack, "rpc_id": page_id(entry)}
+        return {**ack, "rpc_id": self.feed.page_id(entry)}
 
 
 def _desk_frame(body: bytes) -> dict[str, Any]:

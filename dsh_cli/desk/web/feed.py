@@ -1,8 +1,10 @@
 """The web desk's feed: the inbox as the page sees it, fanned out to every browser.
 
-The page of ``dsh web`` keys what is pending by ``rpc_id``; two servers may mint the same
-one, so the desk gives each entry the page's own id, ``n<number>`` (its inbox number,
-never reused while the desk runs), and translates back when the page answers. Each
+The page of ``dsh web`` keys what is pending by ``rpc_id`` (and its drafts in the tab's
+storage); two servers may mint the same one, so the desk gives each entry the page's own
+id, ``n<number>-<run>`` (its inbox number, never reused while the desk runs, and a random
+word of this desk run, so a desk restarted on the same port never names another batch
+with an id a tab saw), and translates back when the page answers. Each
 entry's event reaches the page dressed as ``dsh web``'s events are (``shown``, from
 ``providers/web/shown.py``) plus ``shown.asker``, who asks; every change to the list also
 sends ``inbox/list``, the whole list worded (who, what, age, kind, taken), and so does a
@@ -11,20 +13,16 @@ tick while anything is pending, so the ages stay true.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from dsh_cli.desk.inbox import Entry, Inbox, age_text
 from dsh_cli.interaction import PendingQuestions
 from dsh_cli.providers.web.feed import EventFeed
 
-__all__ = ["INBOX_LIST", "DeskFeed", "page_id"]
+__all__ = ["INBOX_LIST", "DeskFeed"]
 
 INBOX_LIST = "inbox/list"
-
-
-def page_id(entry: Entry) -> str:
-    """The entry's id on the page: unique in this desk, whatever its server minted."""
-    return f"n{entry.number}"
 
 
 class DeskFeed(EventFeed):
@@ -34,9 +32,23 @@ class DeskFeed(EventFeed):
         super().__init__(PendingQuestions())  # nothing is asked here: the servers hold it
         self.inbox = inbox
         self.shown: dict[str, dict[str, Any]] = {}  # page id -> the entry's dressed event
+        self.run = secrets.token_hex(3)
+
+    def page_id(self, entry: Entry) -> str:
+        """The entry's id on the page: unique to this desk run, whatever its server minted."""
+        return f"n{entry.number}-{self.run}"
+
+    def numbered(self, page_rpc_id: Any) -> Entry | None:
+        """The pending entry a page id names, if any."""
+        if not isinstance(page_rpc_id, str):
+            return None
+        number, _, run = page_rpc_id.removeprefix("n").partition("-")
+        if run != self.run or not number.isdigit():
+            return None
+        return self.inbox.numbered(int(number))
 
     def entry_added(self, entry: Entry) -> None:
-        event = {**entry.event, "rpc_id": page_id(entry)}
+        event = {**entry.event, "rpc_id": self.page_id(entry)}
         event.pop("last_answers", None)
         dressed = self.text.add(event, _last_answers(entry.event))
         shown = dict(dressed.get("shown") or {})
@@ -44,13 +56,13 @@ class DeskFeed(EventFeed):
         if entry.kind != "permission":
             shown["form"] = entry.kind == "form"
         dressed["shown"] = shown
-        self.shown[page_id(entry)] = dressed
+        self.shown[self.page_id(entry)] = dressed
         self._send(dressed)
         self.list_changed()
 
     def entry_removed(self, entry: Entry, resolved: dict[str, Any]) -> None:
-        self.shown.pop(page_id(entry), None)
-        self._send(self.text.add({**resolved, "rpc_id": page_id(entry)}))
+        self.shown.pop(self.page_id(entry), None)
+        self._send(self.text.add({**resolved, "rpc_id": self.page_id(entry)}))
         self.list_changed()
 
     def list_changed(self) -> None:
@@ -60,14 +72,14 @@ class DeskFeed(EventFeed):
         """``inbox/list``: every entry as the page lists it, in arrival order."""
         now = self.inbox.now()
         return {"type": INBOX_LIST, "entries": [{
-            "id": page_id(entry), "kind": entry.kind, "who": entry.who.line(),
+            "id": self.page_id(entry), "kind": entry.kind, "who": entry.who.line(),
             "what": entry.what, "age": age_text(entry.age(now)), "taken": entry.taken,
             "delivery": entry.delivery,
         } for entry in self.inbox.entries()]}
 
     def replay(self) -> list[dict[str, Any]]:
-        return [self.shown[page_id(entry)] for entry in self.inbox.entries()
-                if page_id(entry) in self.shown]
+        return [self.shown[self.page_id(entry)] for entry in self.inbox.entries()
+                if self.page_id(entry) in self.shown]
 
     def connect(self) -> Any:
         queue = super().connect()
