@@ -138,6 +138,9 @@ def test_the_web_desk_lists_opens_and_answers_at_desktop_and_phone_width(tmp_pat
             card = page.locator(".pc-arguments")
             card.wait_for()
             assert page.locator("#qc-asker").text_content().startswith("agent-b · ")
+            # a desk grants per input where the agent runs, and says so as the terminal does
+            assert page.locator("button[data-decision='allow_always']").text_content() == \
+                "Always (this input, here, until dsh permissions rm)"
             _fits(page, 390)
             page.locator("button[data-decision='allow_once']").click()
             decided = permission.result(CEILING)

@@ -50,6 +50,8 @@ class DeskFeed(EventFeed):
     def entry_added(self, entry: Entry) -> None:
         event = {**entry.event, "rpc_id": self.page_id(entry)}
         event.pop("last_answers", None)
+        if entry.kind == "permission":
+            event["scope"] = "input"  # what a desk grants: this input where the agent runs
         dressed = self.text.add(event, _last_answers(entry.event))
         shown = dict(dressed.get("shown") or {})
         shown["asker"] = f"{entry.who.line()} · {entry.kind}"

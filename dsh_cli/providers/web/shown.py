@@ -63,7 +63,7 @@ class PageText:
     def __init__(self) -> None:
         self._batches: dict[str, list[dict[str, Any]]] = {}  # rpc_id -> questions
         self._calls: dict[str, list[dict[str, Any]]] = {}  # call_id -> asked questions
-        self._tools: dict[str, str] = {}  # permission rpc_id -> tool
+        self._requests: dict[str, Any] = {}  # permission rpc_id -> its PermissionRequest
 
     def add(self, data: dict[str, Any], last_answers: dict[str, list[str]] | None = None
             ) -> dict[str, Any]:
@@ -177,12 +177,16 @@ class PageText:
         from dsh_cli.permissions.vocabulary import Hints, PermissionRequest
 
         hints = data.get("hints") or {}
+        # a desk's request is another agent's, granted per input where it runs
+        per_input = data.get("scope") == "input"
+        cwd = (data.get("source") or {}).get("cwd") if per_input else None
         request = PermissionRequest(
             tool=str(data["tool"]), arguments=data.get("arguments"), server=data.get("server"),
             hints=Hints(hints.get("read_only"), hints.get("destructive"),
                         hints.get("idempotent"), hints.get("open_world")),
-            description=data.get("description"))
-        self._remember(self._tools, str(data["rpc_id"]), request.tool)
+            description=data.get("description"), scope="input" if per_input else "definition",
+            cwd=cwd if isinstance(cwd, str) else None)
+        self._remember(self._requests, str(data["rpc_id"]), request)
         claimant = "The server" if request.server else "The tool"
         warning, _, words = wording.hint_words(request.hints, request.server)
         server = sanitize_line(request.server) if request.server else None
@@ -206,12 +210,14 @@ class PageText:
     def _permission_resolved(self, data: dict[str, Any]) -> dict[str, Any]:
         from dsh_cli.permissions import wording
 
-        tool = self._tools.pop(str(data.get("rpc_id")), None)
-        name = escape_invisible(tool) if tool else "the tool"
+        request = self._requests.pop(str(data.get("rpc_id")), None)
+        name = escape_invisible(request.tool) if request is not None else "the tool"
         decision = data.get("decision")
         if data.get("outcome") == "decided" and isinstance(decision, str):
+            scope = wording.always_scope(request) if request is not None \
+                else "this tool as defined now"
             words = DECIDED.get(decision, sanitize_line(decision)).format(
-                scope="this tool as defined now", undo=wording.UNDO)
+                scope=scope, undo=wording.UNDO)
             text = f"{words}: {name}"
         else:
             text = f"Permission for {name} {sanitize_line(str(data.get('outcome')))}"
