@@ -49,6 +49,8 @@ def review() -> BatchState:
     for _ in range(30):
         state.skip()
     assert state.screen == "review"
+    for _ in range(29):  # scrolled down the rows, as far as a tall screen would clamp them
+        state.down()
     return state
 
 
