@@ -645,7 +645,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
 
     draft, window = state.draft, view.of(state.index)
     frame = _Frame(state, window)
-    window.follow(draft)
+    window.follow(draft.moves)
     window.paging, window.description_cut = "list", False
     title = _title(state)
     filter_line = [_filter_line(state, width)] if state.filtering else []

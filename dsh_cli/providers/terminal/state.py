@@ -405,7 +405,7 @@ class BatchState:
             view.review_top = max(0, view.review_top + direction * 5)
             return
         draft, shown = self.draft, view.of(self.index)
-        shown.follow(draft)
+        shown.follow(draft.moves)
         self.hint = None
         # a cut question text pages first; its end reached, a cut description pages next
         text = shown.paging == "text" or self.option_count == 0

@@ -11,10 +11,7 @@ draws a first frame.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from dsh_cli.providers.terminal.state import Draft
+from typing import Any
 
 __all__ = ["QuestionView", "Viewport"]
 
@@ -38,10 +35,11 @@ class QuestionView:
     preview_of: int = -1  # the option ``preview_offset`` belongs to (it follows the highlight)
     rows: dict[Any, Any] = field(default_factory=dict, repr=False)  # built rows, by what shows
 
-    def follow(self, draft: Draft) -> None:
-        """A move of the highlight (``Draft.moves``) starts its description from the top."""
-        if self.description_moves != draft.moves:
-            self.description_offset, self.description_moves = 0, draft.moves
+    def follow(self, moves: int) -> None:
+        """A move of the highlight (``Draft.moves`` is now ``moves``) starts its description
+        from the top."""
+        if self.description_moves != moves:
+            self.description_offset, self.description_moves = 0, moves
 
     def preview_for(self, highlight: int) -> None:
         """Another option's preview starts from its first line."""
