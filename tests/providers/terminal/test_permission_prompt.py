@@ -227,3 +227,16 @@ def test_drawing_the_prompt_at_another_size_leaves_its_state_as_the_human_left_i
         permission_lines(tall, state, columns, rows, view)
         assert state == before, (columns, rows)
     assert view.seen and view.rows and view.wrapped  # what was drawn went here
+
+
+def test_after_a_resize_to_a_narrower_screen_allowing_waits_for_the_rows_not_yet_shown():
+    tall = request(arguments={"content": "x" * 3000})
+    state, view = PermissionPromptState(), PermissionView()
+    permission_lines(tall, state, 200, 60, view)
+    assert view.read_all  # every row fits on the wide screen
+    permission_lines(tall, state, 40, 20, view)
+    assert not view.read_all and not state.choose(0, view)  # more rows at 40 columns
+    while not view.read_all:
+        view.offset += 10
+        permission_lines(tall, state, 40, 20, view)
+    assert state.choose(0, view) and state.decision.decision == "allow_once"
