@@ -52,8 +52,7 @@ class Draft:
     cursor: int = 0
     answer: AskUserQuestionAnswerItem | None = None
     filter: str | None = None  # the filter line's text while it is open
-    moves: int = 0  # how often a movement key moved the highlight (a description scrolled
-    # for one option starts over on the next: ``QuestionView.follow``)
+    moves: int = 0  # highlight moves by a movement key (``QuestionView.follow`` then resets)
     note: str = ""  # the human's note on this question, put on the answer
     noting: str | None = None  # the note as it was when the note field opened (it is open)
     replacing: bool = False  # enter on a multi-select with Other text asked: text or note?

@@ -95,3 +95,23 @@ def test_a_draft_holds_no_field_of_the_viewport():
         f.name for f in dataclasses.fields(Viewport)}
     assert not drawn & {f.name for f in dataclasses.fields(Draft)}
     assert not drawn & set(vars(review()))
+
+
+def test_a_paged_description_starts_over_once_the_highlight_moved_even_between_frames():
+    from dsh_cli.providers.terminal.viewport import Viewport
+
+    options = [AskUserQuestionOption(label=f"o{n}", description=" ".join(
+        f"w{n}.{i}" for i in range(80))) for n in range(3)]
+    state, view = BatchState([AskUserQuestionItem(id="q", question="Pick?",
+                                                  options=options)]), Viewport()
+
+    def shown() -> str:
+        return "\n".join("".join(text for _, text in line)
+                         for line in render(state, 40, 10, view=view))
+
+    assert "lines 1-6 of 16" in shown()
+    state.page(1, view)
+    assert "lines 7-12 of 16" in shown()
+    state.down()
+    state.up()  # back on the same option before a frame was drawn: the move still counts
+    assert "lines 1-6 of 16" in shown()
