@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.core.events import Event
+from dsh_cli.core.limits import WEB_HISTORY_EVENTS as HISTORY_LIMIT
 from dsh_cli.interaction import AskUserQuestionRequest, PendingQuestions
 from dsh_cli.providers.web.shown import PageText
 
@@ -34,7 +35,6 @@ HOST_CLOSED = "host/closed"
 _NOT_HISTORY = {"question/requested", "question/resolved", "response/ack",
                 "permission/requested", "permission/resolved"}
 _DELTAS = {"assistant/delta", "assistant/reasoning"}
-HISTORY_LIMIT = 2000
 
 
 class EventFeed:
