@@ -34,7 +34,7 @@ __all__ = ["attach"]
 @click.option("--port", type=int, default=None, metavar="PORT",
               help="Port for --web (default: any free port).")
 def attach(plain: bool, jsonl: bool, web: bool, port: int | None) -> None:
-    """Answer the questions of every `dsh mcp` here, one batch at a time."""
+    """The inbox of every `dsh mcp` here: open any pending question and answer it."""
     from dsh_cli.session.interrupts import run_main
 
     if sum((plain, jsonl, web)) > 1:
@@ -119,7 +119,8 @@ async def _run(desk: Desk, notifier: DeskNotifier) -> int:
 
 async def _plain_desk(settings: Settings, directory: Path) -> int:
     from dsh_cli.chat.alert import QuestionAlert
-    from dsh_cli.desk.desk import Desk, ask_with, stdin_closed_waiter
+    from dsh_cli.desk.desk import Desk, ask_with
+    from dsh_cli.desk.inbox_plain import PlainInbox
     from dsh_cli.providers.plain import PlainProvider
     from dsh_cli.providers.plain_permission import PlainPermissionPrompt
 
@@ -137,16 +138,15 @@ async def _plain_desk(settings: Settings, directory: Path) -> int:
         return await prompt.decide(request, "")
 
     desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit,
-                idle=stdin_closed_waiter(provider.lines.readline), directory=directory,
-                on_arrival=lambda batch: notifier.arrived(batch.event,
-                                                          lambda: desk.waiting(batch)))
+                picker=PlainInbox(sys.stdout, provider.lines.readline), directory=directory,
+                on_arrival=lambda entry: notifier.arrived(entry.event,
+                                                          lambda: desk.waiting(entry)))
     return await _run(desk, notifier)
 
 
 async def _terminal_desk(settings: Settings, directory: Path) -> int:
-    from functools import partial
-
-    from dsh_cli.desk.desk import Desk, ask_with, tty_idle
+    from dsh_cli.desk.desk import Desk, ask_with
+    from dsh_cli.desk.inbox_terminal import TerminalInbox, TitleCount
     from dsh_cli.desk.notify import FOCUS_OFF
     from dsh_cli.providers.terminal import terminal_provider
     from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
@@ -159,12 +159,15 @@ async def _terminal_desk(settings: Settings, directory: Path) -> int:
         async def permit(request: Any) -> Any:
             return await prompt.decide(request, "")
 
-        desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit,
-                    idle=partial(tty_idle, focus=notifier.focus),
+        picker = TerminalInbox(input=provider.input, output=provider.output,
+                               focus=notifier.focus)
+        desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit, picker=picker,
                     directory=directory,
-                    on_arrival=lambda batch: notifier.arrived(batch.event,
-                                                              lambda: desk.waiting(batch)))
+                    on_arrival=lambda entry: notifier.arrived(entry.event,
+                                                              lambda: desk.waiting(entry)))
+        title = TitleCount(desk.inbox, notifier.write)
         try:
             return await _run(desk, notifier)
         finally:
+            title.close()  # the terminal's own title back
             notifier.write(FOCUS_OFF)  # however the desk ends, the terminal reports no more

@@ -21,6 +21,7 @@ a server's text never reaches a screen unsanitised, however it is drawn.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Hashable, Mapping
@@ -105,7 +106,12 @@ def summary_of(event: Mapping[str, Any]) -> str:
         tool = _cut(str(event.get("tool") or "?"), WHO_CHARACTERS)
         arguments = event.get("arguments")
         command = arguments.get("command") if isinstance(arguments, Mapping) else None
-        said = command if isinstance(command, str) else event.get("description")
+        if isinstance(command, str) and command:
+            # a command as escapes, as the prompt shows it: a newline or a bidi control
+            # stays visible rather than joining or reordering what is read
+            shown = json.dumps(command[:WHAT_CHARACTERS * 8])[1:-1]
+            return f"{tool}: {_cut(shown, WHAT_CHARACTERS)}"
+        said = event.get("description")
         return f"{tool}: {_cut(said, WHAT_CHARACTERS)}" if isinstance(said, str) and said \
             else tool
     questions = event.get("questions")
@@ -198,6 +204,7 @@ class Inbox:
     _entries: dict[EntryKey, Entry] = field(default_factory=dict)
     _numbers: dict[int, Entry] = field(default_factory=dict)
     _snapshot: list[Entry] | None = None
+    _taken: int = 0  # how many entries another desk has open, kept as they change
     _next: int = 1
     _listeners: list[Listener] = field(default_factory=list)
 
@@ -219,9 +226,14 @@ class Inbox:
         return key in self._entries
 
     @property
+    def taken(self) -> int:
+        """How many entries another desk has open."""
+        return self._taken
+
+    @property
     def free(self) -> int:
         """How many entries no other desk has open."""
-        return sum(1 for entry in self._entries.values() if not entry.taken)
+        return len(self._entries) - self._taken
 
     def now(self) -> float:
         return self.clock()
@@ -261,6 +273,7 @@ class Inbox:
         if entry is None:
             return None
         del self._numbers[entry.number]
+        self._taken -= entry.taken
         self._tell(InboxChange("removed", entry, reason))
         return entry
 
@@ -278,5 +291,6 @@ class Inbox:
         if entry is None or entry.taken == taken:
             return None
         entry.taken = taken
+        self._taken += 1 if taken else -1
         self._tell(InboxChange("taken" if taken else "free", entry))
         return entry

@@ -154,3 +154,38 @@ def test_a_taken_port_is_one_line_and_exit_2(runtime_dir):
     assert run.returncode == 2
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith(f"dsh: WEB_BIND_FAILED: cannot listen on 127.0.0.1:{port}: "), last
+
+
+def test_an_entry_held_at_another_desk_is_listed_taken_and_the_pages_hold_reaches_it(
+        runtime_dir):
+    """A ``dsh attach --jsonl`` desk opens the entry: the web desk's list says taken; the
+    page opens it in turn, and the other desk hears it (``desk/opened`` via the server)."""
+    from mcp_util import jsonl_desk
+
+    async def scenario(desk, site):
+        async with jsonl_desk() as other, client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            requested = await other.event("question/requested")
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            await other.send({"type": "desk/opened", "rpc_id": requested["rpc_id"]})
+            while not desk.inbox.entries()[0].taken:
+                await asyncio.sleep(0.05)
+            listing = (await site.events(3))[-1]  # the entry, replay/done, the list
+            assert listing["type"] == "inbox/list"
+            assert listing["entries"][0]["taken"] is True
+            await other.send({"type": "desk/released", "rpc_id": requested["rpc_id"]})
+            while desk.inbox.entries()[0].taken:
+                await asyncio.sleep(0.05)
+            page_id = desk.feed.page_id(desk.inbox.entries()[0])
+            held = await site.post("/api/respond", {"type": "desk/opened", "rpc_id": page_id})
+            assert held.json()["accepted"] is True
+            change = await other.event("inbox/changed")
+            while change["change"] != "taken":
+                change = await other.event("inbox/changed")
+            await site.post("/api/respond", {"type": "question/cancel", "rpc_id": page_id,
+                                             "session_id": requested["session_id"]})
+            return await call
+
+    result = bounded(_with_desk(runtime_dir, scenario))
+    assert result.structured_content["error"]["code"] == "ASK_CANCELLED"

@@ -4,7 +4,10 @@ The desk is a proxy between the page and every ``dsh mcp``: an answer, a cancel,
 decline or a permission decision from the page goes to the server that asked, through
 that batch's own link and naming the batch's ``session_id`` (the one ownership rule,
 ``core/ownership.py``, is the server's to check), and the page's reply is the server's own
-``response/ack``. A server that does not reply within ``ACK_WAIT`` seconds, or goes away
+``response/ack``. Opening an entry on the page holds it (``desk/opened`` to its server,
+which marks it taken at every other desk) and going back to the list releases it
+(``desk/released``); the other desks' holds reach the list as ``taken``. A server that
+does not reply within ``ACK_WAIT`` seconds, or goes away
 meanwhile, is a 504 the page shows. The same token, cookie, Host, Origin and CSRF rules
 as ``dsh web`` guard every request (``providers/web/app.py``'s ``Guard``).
 """
@@ -33,6 +36,8 @@ AGE_TICK = 5.0  # seconds between list refreshes while anything is pending (its 
 # what the page may send a server: a desk has no conversation to discuss a batch in
 DESK_FRAMES = frozenset({"question/answer", "question/cancel", "question/decline",
                          "permission/decision"})
+# the page opened an entry, or went back to the list: the server tells the other desks
+HOLDS = frozenset({"desk/opened", "desk/released"})
 REQUESTED = frozenset({"question/requested", "permission/requested"})
 RESOLVED = frozenset({"question/resolved", "permission/resolved"})
 GONE = "its dsh mcp went away"
@@ -103,6 +108,9 @@ class WebDesk:
             entry = self.inbox.remove(link, rpc_id, str(event.get("outcome")))
             if entry is not None:
                 self.feed.entry_removed(entry, event)
+        elif kind in HOLDS:
+            if self.inbox.mark(link, rpc_id, kind == "desk/opened") is not None:
+                self.feed.list_changed()
         elif kind == "response/ack" and isinstance(rpc_id, str):
             waiting = self._acks.get((link, rpc_id))
             if waiting:
@@ -136,6 +144,9 @@ class WebDesk:
         if entry is None:
             return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": False,
                     "reason": NOT_PENDING, "message": f"no pending entry {page_rpc_id}"}
+        if frame["type"] in HOLDS:  # no ack: the other desks hear it from the server
+            entry.link.send({"type": frame["type"], "rpc_id": entry.rpc_id})
+            return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": True}
         key = (entry.link, entry.rpc_id)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._acks.setdefault(key, deque()).append(future)
@@ -156,9 +167,10 @@ def _desk_frame(body: bytes) -> dict[str, Any]:
         frame = json.loads(body)
     except (ValueError, RecursionError):
         raise Refused(400, "a frame is one JSON object") from None
-    if not isinstance(frame, dict) or frame.get("type") not in DESK_FRAMES:
+    if not isinstance(frame, dict) or frame.get("type") not in DESK_FRAMES | HOLDS:
         raise Refused(400, "the desk takes question/answer, question/cancel, "
-                           "question/decline and permission/decision")
+                           "question/decline, permission/decision, desk/opened and "
+                           "desk/released")
     if not isinstance(frame.get("rpc_id"), str):
         raise Refused(400, "a frame names its rpc_id (a string)")
     return frame

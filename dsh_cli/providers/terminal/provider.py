@@ -322,9 +322,13 @@ class _Screen:
             app.exit()
 
     def _finish(self, app: Any) -> None:
-        from dsh_cli.providers.terminal.render import summary
+        from dsh_cli.providers.terminal.render import BACK_TO_INBOX, summary
 
-        self.ending_line = summary(self.state, app.output.get_size().columns)
+        state = self.state
+        back = self.desk and state.outcome is None and not state.declined \
+            and not state.discussing
+        self.ending_line = summary(state, app.output.get_size().columns,
+                                   BACK_TO_INBOX if back else None)
         if not app.future.done():
             app.exit()
 

@@ -30,6 +30,8 @@ __all__ = ["HANDED_BACK", "key_line", "render", "summary"]
 
 # the summary's ending when the desk closes on a batch: neither answered nor aborted
 HANDED_BACK = "left pending for the next `dsh attach`"
+# at the desk, esc goes back to its inbox: the batch stays pending there, for any desk
+BACK_TO_INBOX = "left in the inbox"
 
 _MIN_WIDTH = 20
 _MIN_HEIGHT = 6
@@ -59,6 +61,8 @@ _Hint = tuple[tuple[str, ...], int]
 
 def _hints(state: BatchState, closes_desk: bool = False) -> tuple[_Hint, ...]:
     hints = _base_hints(state)
+    if closes_desk and hints[-1][0][0] == "esc cancel":
+        hints = (*hints[:-1], (("esc inbox", "esc back"), 0))
     if closes_desk and not state.declinable and not state.confirming:
         close: _Hint = (("ctrl-d close desk", "ctrl-d close"), 7)
         return (*hints[:-1], close, hints[-1])
@@ -694,7 +698,7 @@ def summary(state: BatchState, width: int, ending: str | None = None) -> str:
         return "\n".join([fit("… questions left to discuss:", width), *asked])
     if ending is not None or state.outcome is None:
         ending = ending or ("declined" if state.declined else "cancelled")
-        mark = "↩" if ending == HANDED_BACK else "✗"  # still open: not a failure
+        mark = "↩" if ending in (HANDED_BACK, BACK_TO_INBOX) else "✗"  # still open
         return fit(f"{mark} questions {ending}", width)
     parts = []
     for index, question in enumerate(state.questions):

@@ -1,6 +1,6 @@
 // Which screen is up: a batch's questions, a permission card, or the message composer.
 
-import { $, MODE, el, follow } from "./dom.js";
+import { $, MODE, el, follow, post } from "./dom.js";
 import { state } from "./state.js";
 import { loadDrafts, saveDrafts } from "./drafts.js";
 import { lastStep } from "./review.js";
@@ -16,13 +16,20 @@ function first(table) {
   return state.opened && table.has(state.opened) ? table.get(state.opened) : null;
 }
 
+function hold(type, id) {
+  // the desk tells the entry's server, which tells the other desks (taken, or free again)
+  post("/api/respond", { type, rpc_id: id }).catch(() => { /* the list says the rest */ });
+}
+
 export function openEntry(id) {
   state.opened = id;
+  hold("desk/opened", id);
   closeView();
   showNext();
 }
 
 export function backToInbox() {
+  if (state.opened) hold("desk/released", state.opened);
   state.opened = null;
   closeView();
   showNext();
