@@ -170,8 +170,9 @@ export function render(focus) {
   if (focus) {
     if (!options.length) other.focus();
     else {
+      // what is chosen, else the last answer to the same question (highlighted, not chosen)
       const chosen = group.querySelector('[aria-pressed="true"], input:checked')
-        || group.querySelector(".option.last button, .option.last input, button.option.last")
+        || group.querySelector("button.option.last, .option.last input")
         || group.querySelector("button, input");
       chosen.focus();
     }
