@@ -15,8 +15,9 @@ __all__ = ["AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES", "DESK_LINE_BYTES",
            "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES",
            "PARSED_WHOLE_BYTES", "PERMISSION_MESSAGE_CHARACTERS", "PRIVATE_FILE_BYTES",
            "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
-           "SERVER_LOG_BYTES", "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_FETCHED_SECONDS",
-           "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS", "TRUST_BYTES", "TRUST_FILES",
+           "SERVER_LOG_BYTES", "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS",
+           "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS", "TRUST_BYTES",
+           "TRUST_FILES",
            "TRUST_PARSED_BYTES", "TURN_CHARACTERS", "URL_CHARACTERS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
@@ -91,3 +92,5 @@ TICKET_FETCHED_SECONDS = 300.0
 # a request (the TypeScript and Python SDKs' default), so a long poll ends before the client
 # gives up on it; a bigger ``wait_seconds`` is clamped to it
 TICKET_WAIT_SECONDS = 55.0
+# a ticket as a client sends it back: dsh's are 18 characters; a longer one is refused unread
+TICKET_CHARACTERS = 128

@@ -89,6 +89,9 @@ class TicketStore:
     def __len__(self) -> int:
         return len(self._tickets)
 
+    def __contains__(self, ticket_id: object) -> bool:
+        return ticket_id in self._tickets
+
     @property
     def open_count(self) -> int:
         return self._open
