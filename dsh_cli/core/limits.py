@@ -89,8 +89,8 @@ TICKETS_SETTLED = 1_000
 TICKET_KEEP_SECONDS = 3600.0
 TICKET_FETCHED_SECONDS = 300.0
 # the longest one ``get_user_answer`` call waits: under the 60 s an MCP client commonly gives
-# a request (the TypeScript and Python SDKs' default), so a long poll ends before the client
-# gives up on it; a bigger ``wait_seconds`` is clamped to it
+# a request (Codex's ``tool_timeout_sec`` default, the TypeScript SDK's request timeout), so
+# a long poll ends before the client gives up on it; a bigger ``wait_seconds`` is clamped
 TICKET_WAIT_SECONDS = 55.0
 # a ticket as a client sends it back: dsh's are 18 characters; a longer one is refused unread
 TICKET_CHARACTERS = 128
