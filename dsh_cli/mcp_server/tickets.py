@@ -35,7 +35,9 @@ from dsh_cli.core.limits import (
     TICKETS_SETTLED,
 )
 
-__all__ = ["Ticket", "TicketStore"]
+__all__ = ["CLOSE_GRACE_SECONDS", "Ticket", "TicketStore"]
+
+CLOSE_GRACE_SECONDS = 3.0  # how long aborted work may take to end before it is cancelled
 
 
 @dataclass(eq=False)
@@ -181,8 +183,12 @@ class TicketStore:
                 else:
                     ticket.task.cancel()
                 running.append(ticket.task)
-        if running:
-            await asyncio.wait(running)
+        if running:  # aborted work settles itself; what does not within the grace is cancelled
+            _, stuck = await asyncio.wait(running, timeout=CLOSE_GRACE_SECONDS)
+            for task in stuck:
+                task.cancel()
+            if stuck:
+                await asyncio.wait(stuck)
         for ticket in tickets:
             self._forget(ticket, remember=False)
 
