@@ -104,7 +104,7 @@ class TicketStore:
         if self._open >= self.open_limit:
             raise TicketError(
                 f"{self._open:,} async requests are open already (at most "
-                f"{self.open_limit:,}): fetch their outcomes, or wait for one", TOO_MANY_PENDING)
+                f"{self.open_limit:,}): each one that ends makes room", TOO_MANY_PENDING)
 
     def add(self, ticket_id: str, owner: str, task: asyncio.Future[Any], *,
             ttl: float | None = None, abort: Callable[[], None] | None = None) -> Ticket:
