@@ -1,9 +1,10 @@
 """Tickets: work a client starts now and fetches later, seen only by the session that made it.
 
 A ticket names one piece of work running as an asyncio task (an async ``ask_user_question``
-batch; an MCP task): its id, its owner (an MCP session: ``owner_of`` in ``server.py``), when
-it was made, an optional ``ttl`` (seconds from creation, MCP tasks' contract), the task, and
-how to abort it. The store knows nothing of questions, UIs or the SDK.
+batch; an MCP task): its id, its owner (an MCP session: ``session_owner`` in
+``server.py``), when it was made, an optional ``ttl`` (seconds from creation, MCP tasks'
+contract), the task, how to abort it, and its ``kind`` (a fetch names the kind it reads).
+The store knows nothing of questions, UIs or the SDK.
 
 - ``add`` refuses past ``TICKETS_OPEN`` open tickets (``TOO_MANY_PENDING``); call ``admit``
   first to refuse before the work is started.
