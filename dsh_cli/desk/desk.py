@@ -120,14 +120,13 @@ class Desk:
     """The inbox of every server's batches and the loop that opens the ones picked."""
 
     def __init__(self, *, output: IO[str], ask: Asker, picker: Picker,
-                 permit: Permitter | None = None, web: bool = False,
+                 permit: Permitter | None = None,
                  on_arrival: Callable[[Entry], None] | None = None, **links: Any) -> None:
         self.output = output
         self._ask = ask
         self._permit = permit
         self._picker = picker
         self._on_arrival = on_arrival  # the notifications' hook (desk/notify.py)
-        self.web = web
         self.inbox = Inbox()
         self.current: Entry | None = None
         self._withdrawn = AbortSignal()
@@ -273,7 +272,9 @@ class Desk:
         rpc_id = event.get("rpc_id")
         if kind == "desk/hello":
             url = event.get("web_url")
-            if self.web and isinstance(url, str) and url not in self._shown_urls:
+            # a server with its own page (`dsh mcp --web`) says where, once: its stderr is
+            # often hidden inside the MCP client
+            if isinstance(url, str) and url not in self._shown_urls:
                 self._shown_urls.add(url)
                 self.say(notice(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}"))
         elif kind in ("question/requested", "permission/requested"):
