@@ -189,3 +189,48 @@ def test_an_entry_held_at_another_desk_is_listed_taken_and_the_pages_hold_reache
 
     result = bounded(_with_desk(runtime_dir, scenario))
     assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
+
+
+def test_a_malformed_frame_is_400_at_once_and_the_next_answer_gets_its_own_reply(runtime_dir):
+    """``answers`` not a list is ``BAD_FRAME`` at the desk (before: sent on, the server's
+    ``error`` left its reply slot waiting, 504 after 10 s, and the next valid answer's ack was
+    given to it); a decision with a field the server does not know is forwarded without it."""
+    permission = {"tool_name": "Bash", "input": {"command": "git push --force"},
+                  "tool_use_id": "toolu_9"}
+
+    async def scenario(desk, site):
+        async with client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            page_id, session = desk.feed.page_id(entry), entry.event["session_id"]
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            bad = asyncio.ensure_future(site.post("/api/respond", {
+                "type": "question/answer", "rpc_id": page_id, "session_id": session,
+                "answers": "bogus"}))
+            await asyncio.sleep(0.5)
+            good = await site.post("/api/respond", {
+                "type": "question/answer", "rpc_id": page_id, "session_id": session,
+                "answers": [{"id": "db", "selected": ["SQLite"]}]})
+            bad = await bad
+            assert bad.status == 400 and bad.json()["code"] == "BAD_FRAME", bad.body
+            assert "answers" in bad.json()["shown"]["error"]
+            assert good.status == 200 and good.json()["accepted"] is True, good.body
+            assert loop.time() - started < 5
+            answered = await call
+            asking = asyncio.ensure_future(agent.call_tool("approve_tool_use", permission))
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            decided = await site.post("/api/respond", {
+                "type": "permission/decision", "rpc_id": desk.feed.page_id(entry),
+                "session_id": entry.event["session_id"], "decision": "deny",
+                "message": "not now", "from_a_newer_page": True})
+            assert decided.status == 200 and decided.json()["accepted"] is True, decided.body
+            return answered, await asking
+
+    answered, decided = bounded(_with_desk(runtime_dir, scenario))
+    assert answered.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+    assert "deny" in decided.content[0].text
