@@ -20,6 +20,7 @@ from typing import Any
 
 from dsh_cli.core.limits import DESK_LINE_BYTES as MAX_LINE
 from dsh_cli.core.lines import notice
+from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
 
 __all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "frame_line"]
@@ -29,8 +30,11 @@ SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new s
 
 
 def frame_line(frame: dict[str, Any]) -> bytes:
-    """One frame as the line a server reads."""
-    return (json.dumps(frame, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+    """One frame as the UTF-8 line a server reads (not ASCII-escaped: a ``\\ud83d\\ude00``
+    pair is 12 bytes for a 4-byte emoji, and an answer within its characters' cap would
+    outgrow the server's ``FRAME_BYTES``)."""
+    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return scrub_surrogates(text).encode("utf-8")  # a lone surrogate is no UTF-8: U+FFFD
 
 
 class ServerLink:

@@ -234,3 +234,31 @@ def test_a_malformed_frame_is_400_at_once_and_the_next_answer_gets_its_own_reply
     answered, decided = bounded(_with_desk(runtime_dir, scenario))
     assert answered.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
     assert "deny" in decided.content[0].text
+
+
+def test_a_long_answer_of_emoji_reaches_its_server_whole(runtime_dir):
+    """90,000 emoji (360 KB of UTF-8, within the answer's characters) reach ``dsh mcp``:
+    before, the desk ASCII-escaped them into a line of more than a megabyte the server
+    refused as ``BAD_FRAME`` (``FRAME_BYTES``)."""
+    import json
+
+    custom = "\U0001f600" * 90_000
+
+    async def scenario(desk, site):
+        async with client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            body = json.dumps({
+                "type": "question/answer", "rpc_id": desk.feed.page_id(entry),
+                "session_id": entry.event["session_id"],
+                "answers": [{"id": "db", "selected": [], "custom": custom}]},
+                ensure_ascii=False).encode()
+            reply = await site.post("/api/respond", body)
+            assert reply.status == 200 and reply.json()["accepted"] is True, reply.body[:300]
+            return await call
+
+    result = bounded(_with_desk(runtime_dir, scenario))
+    assert result.structured_content["answers"] == [{"id": "db", "selected": [],
+                                                     "custom": custom}]
