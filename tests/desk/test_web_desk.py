@@ -262,3 +262,29 @@ def test_a_long_answer_of_emoji_reaches_its_server_whole(runtime_dir):
     result = bounded(_with_desk(runtime_dir, scenario))
     assert result.structured_content["answers"] == [{"id": "db", "selected": [],
                                                      "custom": custom}]
+
+
+def test_a_page_id_of_other_digits_names_no_entry(runtime_dir):
+    """``n²-RUN`` was a 500 (``"²".isdigit()``, ``int`` refuses it), ``n١-RUN`` (Arabic-Indic
+    one) cancelled entry 1, and 5000 digits were a 500 too: each is ``not-pending`` now."""
+    async def scenario(desk, site):
+        async with client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            run, session = desk.feed.run, entry.event["session_id"]
+            for page_id in (f"n\u00b2-{run}", f"n\u0661-{run}", f"n{'1' * 5000}-{run}",
+                            f"n1-{run.upper()}", f"n+1-{run}", f" n1-{run}", f"n1-{run}\n"):
+                reply = await site.post("/api/respond", {
+                    "type": "question/cancel", "rpc_id": page_id, "session_id": session})
+                assert reply.status == 200, (page_id, reply.status, reply.body[:200])
+                assert reply.json()["reason"] == "not-pending", page_id
+            assert not call.done() and len(desk.inbox) == 1
+            reply = await site.post("/api/respond", {
+                "type": "question/cancel", "rpc_id": f"n1-{run}", "session_id": session})
+            assert reply.json()["accepted"] is True
+            return await call
+
+    result = bounded(_with_desk(runtime_dir, scenario))
+    assert result.structured_content["error"]["code"] == "ASK_CANCELLED"

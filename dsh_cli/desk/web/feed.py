@@ -13,6 +13,7 @@ tick while anything is pending, so the ages stay true.
 
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Any
 
@@ -20,9 +21,10 @@ from dsh_cli.desk.inbox import Entry, Inbox, age_text
 from dsh_cli.interaction import PendingQuestions
 from dsh_cli.providers.web.feed import EventFeed
 
-__all__ = ["INBOX_LIST", "DeskFeed"]
+__all__ = ["INBOX_LIST", "PAGE_ID", "DeskFeed"]
 
 INBOX_LIST = "inbox/list"
+PAGE_ID = re.compile(r"n(?P<number>[0-9]{1,18})-(?P<run>[0-9a-f]{6})", re.ASCII)
 
 
 class DeskFeed(EventFeed):
@@ -42,10 +44,12 @@ class DeskFeed(EventFeed):
         """The pending entry a page id names, if any."""
         if not isinstance(page_rpc_id, str):
             return None
-        number, _, run = page_rpc_id.removeprefix("n").partition("-")
-        if run != self.run or not number.isdigit():
+        # ASCII digits only (str.isdigit takes "²", which int refuses, and reads "١" as 1),
+        # and few enough that int never refuses them
+        found = PAGE_ID.fullmatch(page_rpc_id)
+        if found is None or found["run"] != self.run:
             return None
-        return self.inbox.numbered(int(number))
+        return self.inbox.numbered(int(found["number"]))
 
     def entry_added(self, entry: Entry) -> None:
         event = {**entry.event, "rpc_id": self.page_id(entry)}
