@@ -178,13 +178,14 @@ def test_an_entry_held_at_another_desk_is_listed_taken_and_the_pages_hold_reache
             while desk.inbox.entries()[0].taken:
                 await asyncio.sleep(0.05)
             page_id = desk.feed.page_id(desk.inbox.entries()[0])
-            held = await site.post("/api/respond", {"type": "desk/opened", "rpc_id": page_id})
-            assert held.json()["accepted"] is True
+            tab = await _Tab(site).open()
+            await tab.hold("desk/opened", page_id)
             change = await other.event("inbox/changed")
             while change["change"] != "taken":
                 change = await other.event("inbox/changed")
             await site.post("/api/respond", {"type": "question/cancel", "rpc_id": page_id,
                                              "session_id": requested["session_id"]})
+            await tab.close()
             return await call
 
     result = bounded(_with_desk(runtime_dir, scenario))
@@ -288,3 +289,98 @@ def test_a_page_id_of_other_digits_names_no_entry(runtime_dir):
 
     result = bounded(_with_desk(runtime_dir, scenario))
     assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
+
+
+class _Tab:
+    """A browser tab's event stream, kept open: its ``connection`` id names its holds."""
+
+    def __init__(self, site: Any) -> None:
+        self.site = site
+        self.connection = ""
+        self._http: Any = None
+        self._response: Any = None
+
+    def _open(self) -> None:
+        import http.client
+        import json
+
+        self._http = http.client.HTTPConnection("127.0.0.1", self.site.host.port, timeout=10)
+        self._http.putrequest("GET", "/api/events", skip_host=True)
+        for key, value in self.site.headers().items():
+            self._http.putheader(key, value)
+        self._http.endheaders()
+        self._response = self._http.getresponse()
+        while True:
+            line = self._response.fp.readline().decode()
+            if line.startswith("data: "):
+                data = json.loads(line[len("data: "):])
+                if data["type"] == "replay/done":
+                    self.connection = data["connection"]
+                    return
+
+    async def open(self) -> _Tab:
+        await asyncio.to_thread(self._open)
+        return self
+
+    async def close(self) -> None:
+        self._response.close()
+        self._http.close()
+
+    async def hold(self, kind: str, page_id: str) -> None:
+        reply = await self.site.post("/api/respond", {"type": kind, "rpc_id": page_id,
+                                                      "connection": self.connection})
+        assert reply.json()["accepted"] is True, reply.body
+
+
+def test_an_entry_is_held_while_any_tab_has_it_open_and_a_closed_tab_lets_it_go(runtime_dir):
+    """Two tabs open one entry; one goes back: still taken at the other desk (before: freed
+    while the second tab had it open); the second tab is closed without going back: free
+    (before: taken until the web desk ended)."""
+    from mcp_util import jsonl_desk
+
+    async def next_change(other: Any) -> dict[str, Any]:
+        return await other.event("inbox/changed")
+
+    async def scenario(desk, site):
+        async with jsonl_desk() as other, client("--wait", "20", name="agent-a") as agent:
+            first = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            requested = await other.event("question/requested")
+            assert (await next_change(other))["change"] == "added"
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            page_id = desk.feed.page_id(entry)
+            one, two = await _Tab(site).open(), await _Tab(site).open()
+            assert one.connection != two.connection
+            no_stream = await site.post("/api/respond", {"type": "desk/opened",
+                                                         "rpc_id": page_id})
+            assert no_stream.status == 400 and no_stream.json()["code"] == "BAD_FRAME"
+            await one.hold("desk/opened", page_id)
+            assert (await next_change(other))["change"] == "taken"
+            await two.hold("desk/opened", page_id)
+            await one.hold("desk/released", page_id)
+            # a round trip through the same server, then a permission request: had the
+            # release reached the other desk, its "free" would come before this "added"
+            refused = await site.post("/api/respond", {
+                "type": "question/answer", "rpc_id": page_id,
+                "session_id": entry.event["session_id"],
+                "answers": [{"id": "db", "selected": ["MySQL"]}]})
+            assert refused.json()["reason"] == "bad-response"
+            second = asyncio.ensure_future(agent.call_tool("approve_tool_use", {
+                "tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "toolu_1"}))
+            assert (await next_change(other))["change"] == "added"
+            await two.close()
+            freed = await next_change(other)
+            assert (freed["change"], freed["entry"]["rpc_id"]) == ("free", requested["rpc_id"])
+            await one.close()
+            while len(desk.inbox) < 2:
+                await asyncio.sleep(0.05)
+            for pending in desk.inbox.entries():
+                settle = {"type": "permission/decision", "decision": "deny"} \
+                    if pending.kind == "permission" else {"type": "question/cancel"}
+                await site.post("/api/respond", {**settle, "rpc_id": desk.feed.page_id(pending),
+                                                 "session_id": pending.event["session_id"]})
+            return (await first).structured_content["error"]["code"], (await second).content
+
+    asked, decided = bounded(_with_desk(runtime_dir, scenario))
+    assert asked == "ASK_CANCELLED" and "deny" in decided[0].text

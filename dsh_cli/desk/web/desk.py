@@ -4,9 +4,10 @@ The desk is a proxy between the page and every ``dsh mcp``: an answer, a cancel,
 decline or a permission decision from the page goes to the server that asked, through
 that batch's own link and naming the batch's ``session_id`` (the one ownership rule,
 ``core/ownership.py``, is the server's to check), and the page's reply is the server's own
-``response/ack``. Opening an entry on the page holds it (``desk/opened`` to its server,
-which marks it taken at every other desk) and going back to the list releases it
-(``desk/released``); the other desks' holds reach the list as ``taken``. A server that
+``response/ack``. Opening an entry in a tab holds it (``desk/opened`` to its server,
+which marks it taken at every other desk) while any tab's event stream has it open: the
+last tab to go back to the list, or to close, releases it (``desk/released``); the other
+desks' holds reach the list as ``taken``. A server that
 does not reply within ``ACK_WAIT`` seconds, or goes away
 meanwhile, is a 504 the page shows. The same token, cookie, Host, Origin and CSRF rules
 as ``dsh web`` guard every request (``providers/web/app.py``'s ``Guard``).
@@ -59,6 +60,9 @@ class WebDesk:
         # per server: the rpc_id of the one frame in flight and where its reply goes
         self._replies: dict[ServerLink, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
         self._sending: dict[ServerLink, asyncio.Lock] = {}
+        # page id -> the event streams (tabs) that have the entry open: held while any does
+        self._holding: dict[str, set[str]] = {}
+        self.feed.on_disconnect = self._connection_gone
 
     async def start(self) -> None:
         from dsh_cli.desk.web.app import create_desk_app  # starlette: only once serving
@@ -108,6 +112,7 @@ class WebDesk:
         elif kind in RESOLVED:
             entry = self.inbox.remove(link, rpc_id, str(event.get("outcome")))
             if entry is not None:
+                self._holding.pop(self.feed.page_id(entry), None)
                 self.feed.entry_removed(entry, event)
         elif kind in HOLDS:
             if self.inbox.mark(link, rpc_id, kind == "desk/opened") is not None:
@@ -119,6 +124,7 @@ class WebDesk:
 
     def _on_closed(self, link: ServerLink) -> None:
         for entry in self.inbox.remove_link(link, GONE):
+            self._holding.pop(self.feed.page_id(entry), None)
             kind = "permission/resolved" if entry.kind == "permission" else "question/resolved"
             self.feed.entry_removed(entry, {"type": kind, "outcome": "aborted",
                                             "message": GONE})
@@ -141,7 +147,10 @@ class WebDesk:
             return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": False,
                     "reason": NOT_PENDING, "message": f"no pending entry {page_rpc_id}"}
         if kind in HOLDS:  # no ack: the other desks hear it from the server
-            entry.link.send({"type": kind, "rpc_id": entry.rpc_id})
+            if not self.feed.live(frame["connection"]):
+                raise Refused(400, f"{kind} names no open event stream of this desk "
+                                   "(connection)", BAD_FRAME)
+            self._hold(entry, page_rpc_id, frame["connection"], kind == "desk/opened")
             return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": True}
         line = frame_line({**frame, "rpc_id": entry.rpc_id})
         if len(line) > FRAME_BYTES:  # the server would refuse it: say so now
@@ -169,6 +178,28 @@ class WebDesk:
             ack["message"] = ack["message"].replace(entry.rpc_id, page_rpc_id)
         return ack
 
+    def _hold(self, entry: Entry, page_rpc_id: str, connection: str, opened: bool) -> None:
+        """One tab opened (or left) the entry: its server hears of the first and the last."""
+        holders = self._holding.get(page_rpc_id, set())
+        if opened and not holders:
+            entry.link.send({"type": "desk/opened", "rpc_id": entry.rpc_id})
+        if opened:
+            self._holding[page_rpc_id] = holders | {connection}
+        elif connection in holders:
+            holders.discard(connection)
+            if not holders:
+                del self._holding[page_rpc_id]
+                entry.link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+
+    def _connection_gone(self, connection: str) -> None:
+        """A tab's event stream ended (closed, reloaded, offline): what it held is let go."""
+        for page_rpc_id in [key for key, held in self._holding.items() if connection in held]:
+            entry = self.entry(page_rpc_id)
+            if entry is None:
+                self._holding.pop(page_rpc_id, None)
+            else:
+                self._hold(entry, page_rpc_id, connection, False)
+
 
 def _desk_frame(body: bytes) -> tuple[str, str, dict[str, Any]]:
     """The page's frame, checked by the rules of ``dsh web`` (``providers/frames.py``): its
@@ -176,9 +207,12 @@ def _desk_frame(body: bytes) -> tuple[str, str, dict[str, Any]]:
     try:
         value = decode_frame(body)
         if isinstance(value, dict) and value.get("type") in HOLDS:
-            if not isinstance(value.get("rpc_id"), str):
-                raise BadFrame(f"{value['type']} takes rpc_id (a string)", value["type"])
-            return value["type"], value["rpc_id"], {}
+            if not isinstance(value.get("rpc_id"), str) \
+                    or not isinstance(value.get("connection"), str):
+                raise BadFrame(f"{value['type']} takes rpc_id and connection (strings: the "
+                               "entry, and the event stream of the tab that holds it)",
+                               value["type"])
+            return value["type"], value["rpc_id"], {"connection": value["connection"]}
         frame = frame_from_json(value)
         if frame.type not in DESK_FRAMES:
             raise BadFrame(f"{frame.type} is not accepted here (accepted: "

@@ -13,8 +13,10 @@ tick while anything is pending, so the ages stay true.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.desk.inbox import Entry, Inbox, age_text
@@ -35,6 +37,9 @@ class DeskFeed(EventFeed):
         self.inbox = inbox
         self.shown: dict[str, dict[str, Any]] = {}  # page id -> the entry's dressed event
         self.run = secrets.token_hex(3)
+        # each open event stream's id (sent in its replay/done), which the page's holds name
+        self._connections: dict[asyncio.Queue[dict[str, Any] | None], str] = {}
+        self.on_disconnect: Callable[[str], object] | None = None
 
     def page_id(self, entry: Entry) -> str:
         """The entry's id on the page: unique to this desk run, whatever its server minted."""
@@ -86,6 +91,23 @@ class DeskFeed(EventFeed):
     def replay(self) -> list[dict[str, Any]]:
         return [self.shown[self.page_id(entry)] for entry in self.inbox.entries()
                 if self.page_id(entry) in self.shown]
+
+    def live(self, connection: str) -> bool:
+        """True while the event stream ``connection`` names is open."""
+        return connection in self._connections.values()
+
+    def _replay_done(self, queue: asyncio.Queue[dict[str, Any] | None], pending: list[str]
+                     ) -> dict[str, Any]:
+        connection = secrets.token_hex(8)
+        if not self._closed:
+            self._connections[queue] = connection
+        return {**super()._replay_done(queue, pending), "connection": connection}
+
+    def disconnect(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        super().disconnect(queue)
+        connection = self._connections.pop(queue, None)
+        if connection is not None and self.on_disconnect is not None:
+            self.on_disconnect(connection)  # a tab closed, reloaded or offline: its holds end
 
     def connect(self) -> Any:
         queue = super().connect()
