@@ -106,6 +106,9 @@ def test_an_answer_goes_back_through_the_batchs_own_server_under_the_pages_id(
                 "type": "question/answer", "rpc_id": n2, "session_id": "not-its-session",
                 "answers": [{"id": "db", "selected": ["SQLite"]}]})
             assert foreign.json()["reason"] == "wrong-session"
+            # the page's words name the page's id, never the server's (an async ticket)
+            assert foreign.json()["message"].startswith(f"{n2} belongs to "), foreign.body
+            assert n2 in foreign.json()["shown"]["error"]
             good = await site.post("/api/respond", {
                 "type": "question/answer", "rpc_id": n2, "session_id": asked[1]["session_id"],
                 "answers": [{"id": "db", "selected": ["SQLite"]}]})
@@ -384,3 +387,38 @@ def test_an_entry_is_held_while_any_tab_has_it_open_and_a_closed_tab_lets_it_go(
 
     asked, decided = bounded(_with_desk(runtime_dir, scenario))
     assert asked == "ASK_CANCELLED" and "deny" in decided[0].text
+
+
+def test_a_server_killed_while_an_answer_waits_is_504_gone_at_once(runtime_dir):
+    """``dsh mcp`` stopped (SIGSTOP) as the answer is sent, then killed: the page hears at once
+    that its server went away (its link ends the wait), not after ``ACK_WAIT``."""
+    import os
+    import signal
+
+    async def scenario(desk, site):
+        async with client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            os.kill(entry.link.pid, signal.SIGSTOP)
+            reply = asyncio.ensure_future(site.post("/api/respond", {
+                "type": "question/answer", "rpc_id": desk.feed.page_id(entry),
+                "session_id": entry.event["session_id"],
+                "answers": [{"id": "db", "selected": ["SQLite"]}]}))
+            while not desk._replies:
+                await asyncio.sleep(0.01)
+            loop = asyncio.get_running_loop()
+            killed = loop.time()
+            os.kill(entry.link.pid, signal.SIGKILL)
+            reply = await reply
+            waited = loop.time() - killed
+            await asyncio.gather(call, return_exceptions=True)
+            return reply, waited
+
+    try:
+        reply, waited = bounded(_with_desk(runtime_dir, scenario))
+    except BaseException as error:  # the SDK's client may complain that its server died
+        raise AssertionError(f"the scenario failed: {error!r}") from error
+    assert reply.status == 504 and "went away" in reply.json()["message"], reply.body
+    assert waited < 5
