@@ -135,7 +135,9 @@ def test_web_is_a_desk_of_its_own_and_port_belongs_to_it():
 
     for args, said in ((["--web", "--plain"], "cannot be combined"),
                        (["--web", "--jsonl"], "cannot be combined"),
-                       (["--port", "8765"], "--port needs --web")):
+                       (["--port", "8765"], "--port needs --web"),
+                       (["--web", "--port", "70000"], "70000 is not in the range 0<=x<=65535"),
+                       (["--web", "--port", "-1"], "is not in the range")):
         run = subprocess.run([DSH, "attach", *args], capture_output=True, text=True,
                              timeout=60, stdin=subprocess.DEVNULL)
         assert run.returncode == 2, args
