@@ -20,7 +20,7 @@ __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
            "SERVER_LOG_BYTES", "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS",
            "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
            "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
-           "URL_CHARACTERS", "WEB_HISTORY_EVENTS"]
+           "URL_CHARACTERS", "WEB_HISTORY_EVENTS", "WEB_REMEMBERED"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -94,6 +94,9 @@ MODEL_CALLS = 50
 INPUT_ROUNDS = 10
 # events a ``dsh web`` page's feed keeps for a page that reconnects; older ones are dropped
 WEB_HISTORY_EVENTS = 2000
+# batches, calls and permission requests the page's words are remembered for at once (a
+# peer's flood); the oldest are forgotten (``providers/web/shown.py``)
+WEB_REMEMBERED = 1000
 # bytes queued for a pipe's reader before the reader counts as gone (``providers/pipe_writer.py``)
 PIPE_QUEUE_BYTES = 64 * 1024 * 1024
 # another agent's config file ``dsh mcp install`` reads (~/.claude.json keeps history)
