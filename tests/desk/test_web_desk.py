@@ -424,3 +424,38 @@ def test_a_server_killed_while_an_answer_waits_is_504_gone_at_once(runtime_dir):
         raise AssertionError(f"the scenario failed: {error!r}") from error
     assert reply.status == 504 and "went away" in reply.json()["message"], reply.body
     assert waited < 5
+
+
+def test_a_tab_that_stops_reading_holds_one_list_and_no_tab_builds_none(runtime_dir):
+    """A list is built only for a connected browser (before: on every change and every 5 s
+    with nobody there), and a tab that reads nothing (a phone asleep) holds the latest list
+    only, however many changes it sleeps through (before: one list queued per change)."""
+    async def scenario(desk, site):
+        built = 0
+        listing = desk.feed.listing
+
+        def counted() -> dict[str, Any]:
+            nonlocal built
+            built += 1
+            return listing()
+
+        desk.feed.listing = counted  # type: ignore[method-assign]
+        async with client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            assert built == 0, built  # an entry came, nobody was connected
+            tab = await _Tab(site).open()  # it then reads nothing more
+            for _ in range(1000):
+                desk.feed.list_changed()
+            queued = [queue.qsize() for queue in desk.feed._clients]
+            entry = desk.inbox.entries()[0]
+            await site.post("/api/respond", {
+                "type": "question/cancel", "rpc_id": desk.feed.page_id(entry),
+                "session_id": entry.event["session_id"]})
+            await call
+            await tab.close()
+            return queued
+
+    queued = bounded(_with_desk(runtime_dir, scenario))
+    assert queued and max(queued) <= 2, queued

@@ -8,7 +8,8 @@ with an id a tab saw), and translates back when the page answers. Each
 entry's event reaches the page dressed as ``dsh web``'s events are (``shown``, from
 ``providers/web/shown.py``) plus ``shown.asker``, who asks; every change to the list also
 sends ``inbox/list``, the whole list worded (who, what, age, kind, taken), and so does a
-tick while anything is pending, so the ages stay true.
+tick while anything is pending, so the ages stay true: built only while a browser is
+connected, and queued once per browser (the latest replaces the one not yet read).
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ class DeskFeed(EventFeed):
         self.list_changed()
 
     def list_changed(self) -> None:
-        self._send(self.listing())
+        if self._clients:  # nobody to tell: a list is built for a browser only
+            self._send(self.listing())
 
     def listing(self) -> dict[str, Any]:
         """``inbox/list``: every entry as the page lists it, in arrival order."""
@@ -95,6 +97,9 @@ class DeskFeed(EventFeed):
     def live(self, connection: str) -> bool:
         """True while the event stream ``connection`` names is open."""
         return connection in self._connections.values()
+
+    def _queue(self) -> asyncio.Queue[dict[str, Any] | None]:
+        return _Stream()
 
     def _replay_done(self, queue: asyncio.Queue[dict[str, Any] | None], pending: list[str]
                      ) -> dict[str, Any]:
@@ -127,3 +132,30 @@ def _last_answers(event: dict[str, Any]) -> dict[str, list[str]] | None:
         return None
     return {str(key): [str(label) for label in value] for key, value in given.items()
             if isinstance(value, list)}
+
+
+_LISTING: dict[str, Any] = {"type": INBOX_LIST}  # where a browser's latest list waits
+
+
+class _Stream(asyncio.Queue[dict[str, Any] | None]):
+    """One browser's queue, holding one ``inbox/list`` at most: a newer one replaces it (at
+    the end, after the events it lists), so a browser that stops reading (a phone asleep)
+    costs one list however many changes and ticks it sleeps through."""
+
+    def _init(self, maxsize: int) -> None:
+        super()._init(maxsize)
+        self._listing: dict[str, Any] | None = None
+
+    def _put(self, item: dict[str, Any] | None) -> None:
+        if item is not None and item is not _LISTING and item.get("type") == INBOX_LIST:
+            if self._listing is not None:
+                self._queue.remove(_LISTING)  # type: ignore[attr-defined]
+            self._listing = item
+            item = _LISTING
+        super()._put(item)  # type: ignore[misc]
+
+    def _get(self) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = super()._get()  # type: ignore[misc]
+        if item is _LISTING:
+            item, self._listing = self._listing, None
+        return item
