@@ -459,3 +459,39 @@ def test_a_tab_that_stops_reading_holds_one_list_and_no_tab_builds_none(runtime_
 
     queued = bounded(_with_desk(runtime_dir, scenario))
     assert queued and max(queued) <= 2, queued
+
+
+def test_a_late_reply_is_never_given_to_the_next_frame(runtime_dir, monkeypatch):
+    """``dsh mcp`` stopped: a refused answer gets 504 when the wait runs out; resumed, its
+    late ``bad-response`` ack must not be taken for the next, valid answer's reply."""
+    import os
+    import signal
+
+    import dsh_cli.desk.web.desk as desk_module
+
+    monkeypatch.setattr(desk_module, "ACK_WAIT", 1.0)
+
+    async def scenario(desk, site):
+        async with client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            page_id, session = desk.feed.page_id(entry), entry.event["session_id"]
+            os.kill(entry.link.pid, signal.SIGSTOP)
+            try:
+                late = await site.post("/api/respond", {
+                    "type": "question/answer", "rpc_id": page_id, "session_id": session,
+                    "answers": [{"id": "db", "selected": ["MySQL"]}]})
+                good = asyncio.ensure_future(site.post("/api/respond", {
+                    "type": "question/answer", "rpc_id": page_id, "session_id": session,
+                    "answers": [{"id": "db", "selected": ["SQLite"]}]}))
+                await asyncio.sleep(0.3)  # the valid answer waits while the server is stopped
+            finally:
+                os.kill(entry.link.pid, signal.SIGCONT)
+            return late, await good, await call
+
+    late, good, result = bounded(_with_desk(runtime_dir, scenario))
+    assert late.status == 504 and "did not reply" in late.json()["message"]
+    assert good.status == 200 and good.json()["accepted"] is True, good.body
+    assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}

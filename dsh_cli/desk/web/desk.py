@@ -119,8 +119,10 @@ class WebDesk:
                 self.feed.list_changed()
         elif kind in ("response/ack", "error") and link in self._replies:
             waiting, slot = self._replies[link]
-            if (kind == "error" or rpc_id == waiting) and not slot.done():
-                slot.set_result(event)
+            if kind == "error" or rpc_id == waiting:
+                del self._replies[link]
+                if not slot.done():
+                    slot.set_result(event)
 
     def _on_closed(self, link: ServerLink) -> None:
         for entry in self.inbox.remove_link(link, GONE):
@@ -156,20 +158,23 @@ class WebDesk:
         if len(line) > FRAME_BYTES:  # the server would refuse it: say so now
             raise Refused(413, f"the frame is more than {FRAME_BYTES} bytes", BAD_FRAME)
         # one frame in flight per server: its reply (an ack, or an error, which names no
-        # rpc_id) is then that frame's, whatever else is pending
-        lock = self._sending.setdefault(entry.link, asyncio.Lock())
-        async with lock:
-            if entry.link.closed:
-                raise Refused(504, f"the dsh mcp that asked went away ({GONE})")
-            slot: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-            self._replies[entry.link] = (entry.rpc_id, slot)
-            entry.link.send_line(line)
-            try:
-                reply = await asyncio.wait_for(slot, ACK_WAIT)
-            except TimeoutError:
-                raise Refused(504, "the dsh mcp that asked did not reply") from None
-            finally:
-                self._replies.pop(entry.link, None)
+        # rpc_id) is then that frame's, whatever else is pending; a frame whose wait ran
+        # out keeps its slot until its late reply comes, so no later frame is given it
+        link = entry.link
+        try:
+            async with asyncio.timeout(ACK_WAIT), self._sending.setdefault(link, asyncio.Lock()):
+                earlier = self._replies.get(link)
+                if earlier is not None:
+                    await asyncio.shield(earlier[1])
+                if link.closed:
+                    raise Refused(504, f"the dsh mcp that asked went away ({GONE})")
+                slot: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+                slot.add_done_callback(_retrieved)
+                self._replies[link] = (entry.rpc_id, slot)
+                link.send_line(line)
+                reply = await asyncio.shield(slot)
+        except TimeoutError:
+            raise Refused(504, "the dsh mcp that asked did not reply") from None
         if reply["type"] == "error":  # the server found the frame malformed after all
             raise Refused(400, str(reply.get("message") or "the server refused the frame"),
                           str(reply.get("code") or BAD_FRAME))
@@ -199,6 +204,12 @@ class WebDesk:
                 self._holding.pop(page_rpc_id, None)
             else:
                 self._hold(entry, page_rpc_id, connection, False)
+
+
+def _retrieved(slot: asyncio.Future[Any]) -> None:
+    """A slot whose frame stopped waiting (504) may fail later with nobody to hear it."""
+    if not slot.cancelled():
+        slot.exception()
 
 
 def _desk_frame(body: bytes) -> tuple[str, str, dict[str, Any]]:
