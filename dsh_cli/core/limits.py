@@ -10,7 +10,7 @@ nothing.
 from __future__ import annotations
 
 __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
-           "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DPOP_NONCE_CHARACTERS",
+           "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS",
            "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES",
            "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS",
            "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES",
@@ -97,6 +97,9 @@ WEB_HISTORY_EVENTS = 2000
 # batches, calls and permission requests the page's words are remembered for at once (a
 # peer's flood); the oldest are forgotten (``providers/web/shown.py``)
 WEB_REMEMBERED = 1000
+# events queued for one browser of the web desk that does not read them (a phone asleep)
+# before its stream is ended; it reconnects and gets the replay (``desk/web/feed.py``)
+DESK_QUEUED_EVENTS = 2000
 # bytes queued for a pipe's reader before the reader counts as gone (``providers/pipe_writer.py``)
 PIPE_QUEUE_BYTES = 64 * 1024 * 1024
 # another agent's config file ``dsh mcp install`` reads (~/.claude.json keeps history)

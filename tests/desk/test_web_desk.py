@@ -495,3 +495,38 @@ def test_a_late_reply_is_never_given_to_the_next_frame(runtime_dir, monkeypatch)
     assert late.status == 504 and "did not reply" in late.json()["message"]
     assert good.status == 200 and good.json()["accepted"] is True, good.body
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_a_tab_too_far_behind_is_ended_and_its_hold_let_go(runtime_dir):
+    """A tab that reads nothing while more than ``DESK_QUEUED_EVENTS`` events come is ended
+    (before: its queue grew without bound); what it held is free again at the server."""
+    from mcp_util import jsonl_desk
+
+    from dsh_cli.core.limits import DESK_QUEUED_EVENTS
+
+    async def scenario(desk, site):
+        async with jsonl_desk() as other, client("--wait", "20", name="agent-a") as agent:
+            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+            await other.event("question/requested")
+            while len(desk.inbox) < 1:
+                await asyncio.sleep(0.05)
+            entry = desk.inbox.entries()[0]
+            page_id = desk.feed.page_id(entry)
+            tab = await _Tab(site).open()
+            await tab.hold("desk/opened", page_id)
+            while (await other.event("inbox/changed"))["change"] != "taken":
+                pass
+            for number in range(DESK_QUEUED_EVENTS + 10):
+                desk.feed._send({"type": "question/resolved", "rpc_id": f"x{number}",
+                                 "outcome": "answered"})
+            queued = [queue.qsize() for queue in desk.feed._clients]
+            freed = await other.event("inbox/changed")
+            await tab.close()
+            await site.post("/api/respond", {"type": "question/cancel", "rpc_id": page_id,
+                                             "session_id": entry.event["session_id"]})
+            await call
+            return queued, freed
+
+    queued, freed = bounded(_with_desk(runtime_dir, scenario))
+    assert queued == [], queued  # the tab's stream was ended, not kept growing
+    assert freed["change"] == "free"

@@ -20,6 +20,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from dsh_cli.core.limits import DESK_QUEUED_EVENTS
 from dsh_cli.desk.inbox import Entry, Inbox, age_text
 from dsh_cli.interaction import PendingQuestions
 from dsh_cli.providers.web.feed import EventFeed
@@ -121,7 +122,13 @@ class DeskFeed(EventFeed):
         return queue
 
     def _send(self, data: dict[str, Any]) -> None:
-        for queue in self._clients:
+        for queue in list(self._clients):
+            if queue.qsize() >= DESK_QUEUED_EVENTS:
+                # a browser this far behind is ended: it reconnects and gets the replay
+                self._clients.discard(queue)
+                if isinstance(queue, _Stream):
+                    queue.end()
+                continue
             queue.put_nowait(data)
 
 
@@ -153,6 +160,12 @@ class _Stream(asyncio.Queue[dict[str, Any] | None]):
             self._listing = item
             item = _LISTING
         super()._put(item)  # type: ignore[misc]
+
+    def end(self) -> None:
+        """Drop what is queued; the stream ends at its next read."""
+        self._queue.clear()  # type: ignore[attr-defined]
+        self._listing = None
+        self.put_nowait(None)
 
     def _get(self) -> dict[str, Any] | None:
         item: dict[str, Any] | None = super()._get()  # type: ignore[misc]
