@@ -170,14 +170,28 @@ def test_a_taken_port_is_a_web_error():
 
 
 def test_the_page_keeps_no_copy_of_a_python_decision():
-    """The sanitiser, the recommended rule and the permission words live in Python only:
-    a page module with a copy of one fails here (the page renders what ``shown`` says)."""
+    """The sanitiser, the recommended rule, the question rules and every word of them live
+    in Python only: a page module with a copy of one fails here (the page renders what
+    ``shown`` says and keeps only assembly and identities)."""
     copies = {
         "a sanitiser's character class": re.compile(r"\\u200B|\\u\{E0000\}|\\u202A", re.I),
         "the recommended rule": re.compile(r"recommended\\s|推荐"),
         "the hint words": re.compile(r"only reads|safe to run twice|reaches outside"),
         "the decision words": re.compile(r"Allowed once|until dsh permissions rm"),
         "the outcome words": re.compile(r"Questions dismissed|timed out \(timeout\)"),
+        # an answer read back (shown.py answer_text): the skip's words, the labels' joiner
+        "the answer words": re.compile(r"return\s*[\"'`]skipped|[\"'`]skipped \(|join\(\s*[\"'`],"),
+        "the trimming of a read-back answer": re.compile(r"custom\)?\.trim\(\)\)\s*return"),
+        # the review step (interaction/vocabulary.py ends_on_review)
+        "the review rule": re.compile(r"questions\.length\s*>\s*1|batch\.review\b"),
+        # skipping and free text (AskUserQuestionItem.can_skip, .takes_text)
+        "the skip rule": re.compile(r"\.required\b|q\.default\b"),
+        "the free-text rule": re.compile(r"\.other\s*!==?\s*false|\.other\b\s*\|\|"),
+        "the skip words": re.compile(r"Skip \(use|Skip this question|default: \$\{|when you skip"),
+        # where a refusal points (interaction/validation.py failing_answer)
+        "the answer path parser": re.compile(r"answers\\\[|answers\[\("),
+        # a permission note's look (shown.py _permission_resolved)
+        "the outcome mapping": re.compile(r"=== \"deny\" \?|outcome === \"decided\""),
     }
     for name in static_files():
         if not name.endswith(".js"):
