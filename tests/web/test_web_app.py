@@ -245,6 +245,55 @@ def test_a_refusal_carries_the_words_the_page_shows(serve):
     serve(scenario)
 
 
+def test_the_server_decides_the_rules_the_page_follows(serve):
+    """Review step, skipping, free text and a skip's words: decided in the seam, sent in
+    ``shown``, the same rules the terminal follows (``AskUserQuestionItem``)."""
+    from dsh_cli.interaction.vocabulary import SKIPPED
+
+    batch = {"questions": [
+        {"id": "a", "question": "Port?", "required": True, "default": {"custom": "3"}},
+        {"id": "b", "question": "Stack?", "required": True, "other": False,
+         "options": [{"label": "Go"}, {"label": "Rust"}]},
+        {"id": "c", "question": "Name?"}]}
+
+    async def scenario(site):
+        task = asyncio.ensure_future(site.ui.ask(request(batch)))
+        one = asyncio.ensure_future(site.ui.ask(request({"questions": [batch["questions"][2]]})))
+        await until(lambda: len(site.ui.pending) == 1)
+        asked = next(e for e in await site.events() if e["type"] == "question/requested")
+        shown = asked["shown"]
+        assert shown["review"] is True and shown["joiner"] == ", "
+        port, stack, name = shown["questions"]
+        assert (port["can_skip"], port["skip_label"], port["skipped"]) == (
+            True, "Skip (use the default)", "skipped (default: 3)")
+        assert (stack["can_skip"], stack["skip_label"], stack["takes_text"]) == (False, None, False)
+        assert (name["can_skip"], name["skip_label"], name["skipped"], name["takes_text"]) == (
+            True, "Skip this question", SKIPPED, True)
+        # a refused answer names the question the page goes back to
+        reply = await site.post("/api/respond", {
+            "type": "question/answer", "rpc_id": asked["rpc_id"], "session_id": "s1",
+            "answers": [{"id": "a", "selected": []}, {"id": "b", "selected": []},
+                        {"id": "c", "selected": []}]})
+        refused = reply.json()
+        assert refused["accepted"] is False and refused["shown"]["at"] == 1
+        assert refused["shown"]["error"].startswith("Not accepted: answers[1]")
+        gone = await site.post("/api/respond", {"type": "question/cancel", "rpc_id": "q_x",
+                                                "session_id": "s1"})
+        assert gone.json()["shown"]["at"] is None
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": asked["rpc_id"],
+                                         "session_id": "s1"})
+        await asyncio.gather(task, return_exceptions=True)
+        await until(lambda: len(site.ui.pending) == 1)
+        single = [e for e in await site.events() if e["type"] == "question/requested"][-1]
+        assert single["rpc_id"] != asked["rpc_id"]
+        assert single["shown"]["review"] is False  # one question, not asked to review
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": single["rpc_id"],
+                                         "session_id": "s1"})
+        await asyncio.gather(one, return_exceptions=True)
+
+    serve(scenario)
+
+
 def test_the_last_answer_to_the_same_question_is_marked_never_chosen(serve):
     """``ui.recall`` (the store's last selections) marks the options to highlight; the batch
     stays unanswered until the human answers it."""
