@@ -292,6 +292,12 @@ def test_the_server_decides_the_rules_the_page_follows(serve):
         await asyncio.gather(one, return_exceptions=True)
 
     serve(scenario)
+    # a form asks for its review even of one question (the event's own ``review``)
+    from dsh_cli.providers.web.shown import PageText
+
+    form = {"type": "question/requested", "rpc_id": "q_1", "review": True,
+            "questions": [{"id": "a", "question": "A?"}]}
+    assert PageText().add(form)["shown"]["review"] is True
 
 
 def test_the_last_answer_to_the_same_question_is_marked_never_chosen(serve):

@@ -145,7 +145,8 @@ class PageText:
         source = data.get("source")
         named = _named(source)  # an elicitation form's; a desk's source says who, not what
         request = AskUserQuestionRequest.model_validate(
-            {"questions": data["questions"], "source": source if named else None})
+            {"questions": data["questions"], "source": source if named else None,
+             "review": data.get("review") is True})
         questions = []
         for item, raw in zip(request.questions, data["questions"], strict=True):
             heading = request.heading(item.id) if named else None
