@@ -15,7 +15,8 @@ __all__ = ["AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES", "DESK_LINE_BYTES",
            "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES",
            "PARSED_WHOLE_BYTES", "PERMISSION_MESSAGE_CHARACTERS", "PRIVATE_FILE_BYTES",
            "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
-           "SERVER_LOG_BYTES", "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES",
+           "SERVER_LOG_BYTES", "TASKS_PER_SESSION", "TASK_TTL_DEFAULT_MS",
+           "TASK_TTL_MAX_MS", "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES",
            "TURN_CHARACTERS", "URL_CHARACTERS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
@@ -76,3 +77,10 @@ PERMISSION_MESSAGE_CHARACTERS = 2000
 HTTP_SESSIONS = 100
 # an unknown agent's self-given name, after sanitising, as the desk shows it
 AGENT_NAME_CHARACTERS = 60
+# MCP tasks of ``dsh mcp`` (both protocol eras): live and kept tasks one client session holds
+# at once (past it the oldest finished one is forgotten, and with none finished a new task is
+# refused), and how long a task is kept from its creation: a client's ``ttl`` is cut to the
+# maximum, and a task still waiting for the human when its time runs out is withdrawn
+TASKS_PER_SESSION = 32
+TASK_TTL_DEFAULT_MS = 60 * 60 * 1000
+TASK_TTL_MAX_MS = 24 * 60 * 60 * 1000

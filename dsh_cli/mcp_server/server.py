@@ -119,20 +119,47 @@ async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
 
 
 def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
-    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``."""
+    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``.
+
+    Both tools may run as MCP tasks (``dsh_cli.mcp_server.tasks``), in either era.
+    """
     from mcp.server import Server
-    from mcp.types import ListToolsResult, Tool
+    from mcp.types import ListToolsResult, Tool, ToolExecution
 
     from dsh_cli.mcp_server.approve import approve_tool_spec
+    from dsh_cli.mcp_server.tasks import install_tasks
 
     spec = service.tool_spec()
+    optional = ToolExecution(task_support="optional")
     tools = [Tool(name=spec["name"], description=spec["description"],
-                  input_schema=spec["parameters"], output_schema=output_schema())]
+                  input_schema=spec["parameters"], output_schema=output_schema(),
+                  execution=optional)]
     if approver is not None:
         approve = approve_tool_spec()
         tools.append(Tool(name=approve["name"], description=approve["description"],
-                          input_schema=approve["parameters"]))
+                          input_schema=approve["parameters"], execution=optional))
     by_name = {tool.name: tool for tool in tools}
+
+    def work_for(ctx: Any, name: str, arguments: Any, *,
+                 progress: bool = False) -> Callable[[AbortSignal], Awaitable[Any]] | None:
+        """The call of tool ``name``, to run with an abort signal; None for an unknown tool."""
+        client = _client_name(ctx)
+        if name == spec["name"]:
+            session = ctx.session
+
+            async def report(done: float, total: float | None, message: str | None) -> None:
+                await session.report_progress(done, total, message)
+
+            async def ask(signal: AbortSignal) -> Any:
+                return call_result(await service.ask(arguments, client=client, signal=signal,
+                                                     progress=report if progress else None))
+            return ask
+        if approver is not None and name == approve_tool_spec()["name"]:
+            async def approve_call(signal: AbortSignal) -> Any:
+                return approve_result(await approver.approve(arguments, client=client,
+                                                             signal=signal))
+            return approve_call
+        return None
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(tools=tools)
@@ -142,18 +169,9 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         from dsh_cli.tools.registry import ToolResult
 
         arguments = params.arguments if params.arguments is not None else {}
-        client = _client_name(ctx)
-        if params.name == spec["name"]:
-            session = ctx.session
-
-            async def progress(done: float, total: float | None, message: str | None) -> None:
-                await session.report_progress(done, total, message)
-
-            return call_result(await _abortable(lambda signal: service.ask(
-                arguments, client=client, signal=signal, progress=progress)))
-        if approver is not None and params.name == approve_tool_spec()["name"]:
-            return approve_result(await _abortable(lambda signal: approver.approve(
-                arguments, client=client, signal=signal)))
+        work = work_for(ctx, params.name, arguments, progress=True)
+        if work is not None:
+            return await _abortable(work)
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
         return call_result(ToolResult.failure(error))
@@ -162,9 +180,22 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         tool = by_name.get(name)
         return tool.input_schema if tool is not None else None
 
-    return Server("dsh", version=__version__, instructions=INSTRUCTIONS,
-                  get_tool_input_schema=input_schema,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("dsh", version=__version__, instructions=INSTRUCTIONS,
+                    get_tool_input_schema=input_schema,
+                    on_list_tools=list_tools, on_call_tool=call_tool)
+
+    def task_work(ctx: Any, name: str, arguments: Any) -> Any:
+        work = work_for(ctx, name, arguments)  # no progress: the request has been answered
+        if work is None:
+            return None
+
+        async def wire(signal: AbortSignal) -> dict[str, Any]:
+            result = await work(signal)
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return wire
+
+    install_tasks(server, task_work)
+    return server
 
 
 class _StdinLines:
@@ -198,6 +229,8 @@ async def serve_stdio(server: Server[Any]) -> None:
     """Serve MCP on stdin/stdout until the client closes stdin or a signal ends it."""
     from mcp.server.stdio import stdio_server
 
+    from dsh_cli.mcp_server.tasks import close_tasks
+
     stdin = _StdinLines()
     try:
         # stdout stays the SDK's: it points fd 1 at stderr so stray output misses the wire
@@ -205,6 +238,7 @@ async def serve_stdio(server: Server[Any]) -> None:
                                                  write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
+        close_tasks(server)
         stdin.close()
 
 
@@ -247,6 +281,8 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         serving.result()
         return
     announce(f"http://127.0.0.1:{port}/{token}/mcp")
+    from dsh_cli.mcp_server.tasks import close_tasks
+
     try:
         await asyncio.shield(serving)
     except asyncio.CancelledError:
@@ -256,3 +292,5 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(serving, GRACE_SECONDS)
         raise
+    finally:
+        close_tasks(server)

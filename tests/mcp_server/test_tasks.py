@@ -1,0 +1,199 @@
+"""MCP tasks on ``dsh mcp``, both eras, over HTTP and stdio, through the real process.
+
+2025-11-25: ``task`` on ``tools/call``, ``tasks/get|result|list|cancel``,
+``notifications/tasks/status``. 2026-07-28: the tasks extension (``resultType: "task"``,
+``tasks/get`` inlining the result, ``tasks/update``, ``tasks/cancel``). A task is its
+session's alone; its TTL is honoured and bounded; a client back within the TTL gets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from mcp_util import bounded, jsonl_desk
+from tasks_wire import EXTENSION, Legacy, Modern, StdioDsh, ask_call, http_dsh
+
+from dsh_cli.core.limits import TASK_TTL_MAX_MS
+
+ANSWERED = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+NOT_FOUND = -32602
+
+
+@pytest.fixture
+def answers(tmp_path):
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"db": ["SQLite"]}))
+    return str(path)
+
+
+def until_ended(poll, task_id: str) -> dict:
+    """``tasks/get`` until the task has ended (the process's own time bounds the test)."""
+    while True:
+        got = poll("tasks/get", {"taskId": task_id})
+        task = got["result"]
+        if task["status"] in ("completed", "failed", "cancelled"):
+            return task
+
+
+def test_a_2025_task_over_http_runs_apart_and_tasks_result_returns_the_answer(answers):
+    with http_dsh("--answers", answers) as url:
+        session = Legacy(url)
+        assert session.initialized["capabilities"]["tasks"] == {
+            "list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        tools = session.request("tools/list")["result"]["tools"]
+        assert {tool["name"]: tool["execution"] for tool in tools} == {
+            "ask_user_question": {"taskSupport": "optional"},
+            "approve_tool_use": {"taskSupport": "optional"}}
+        created = session.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+        assert created["status"] == "working" and created["ttl"] == 60_000
+        assert len(created["taskId"]) >= 43  # 256 random bits
+        result = session.request("tasks/result", {"taskId": created["taskId"]})["result"]
+        assert result["structuredContent"] == ANSWERED and result["isError"] is False
+        assert "resultType" not in result
+        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {
+            "taskId": created["taskId"]}
+        task = session.request("tasks/get", {"taskId": created["taskId"]})["result"]
+        assert task["status"] == "completed"
+        listed = session.request("tasks/list", {})["result"]["tasks"]
+        assert [entry["taskId"] for entry in listed] == [created["taskId"]]
+        refused = session.request("tasks/cancel", {"taskId": created["taskId"]})["error"]
+        assert refused["code"] == NOT_FOUND and "already completed" in refused["message"]
+        # a call without ``task`` is served as ever
+        plain = session.request("tools/call", ask_call())["result"]
+        assert plain["structuredContent"] == ANSWERED and "task" not in plain
+
+
+def test_a_2025_task_over_stdio_sends_its_status_notifications(answers):
+    dsh = StdioDsh("--answers", answers)
+    try:
+        dsh.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                   "clientInfo": {"name": "tasks-test", "version": "1.0"}})
+        dsh.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        created = dsh.request("tools/call", ask_call({}))["result"]["task"]
+        assert created["ttl"] == 60 * 60 * 1000  # no ttl asked: an hour
+        status = dsh.until(lambda message: message.get("method") == "notifications/tasks/status")
+        assert status["params"]["taskId"] == created["taskId"]
+        assert status["params"]["status"] == "completed"
+        result = dsh.request("tasks/result", {"taskId": created["taskId"]})["result"]
+        assert result["structuredContent"] == ANSWERED
+    finally:
+        dsh.close()
+
+
+def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answers):
+    with http_dsh("--answers", answers) as url:
+        wire = Modern(url)
+        created = wire.request("tools/call", ask_call())["result"]
+        assert created["resultType"] == "task" and created["status"] == "working"
+        assert created["ttlMs"] == 60 * 60 * 1000 and "task" not in created
+        task = until_ended(wire.request, created["taskId"])
+        assert task["resultType"] == "complete" and task["status"] == "completed"
+        assert task["result"]["structuredContent"] == ANSWERED
+        update = wire.request("tasks/update", {"taskId": created["taskId"],
+                                               "inputResponses": {}})
+        assert update["result"] == {"resultType": "complete"}
+        for _ in range(2):  # an ended task's cancel is the same empty ack
+            cancelled = wire.request("tasks/cancel", {"taskId": created["taskId"]})
+            assert cancelled["result"] == {"resultType": "complete"}
+        for gone in ("tasks/result", "tasks/list"):
+            assert wire.request(gone, {"taskId": created["taskId"]})["error"]["code"] == -32601
+        unknown = wire.request("tasks/get", {"taskId": "no-such-task"})["error"]
+        assert unknown["code"] == NOT_FOUND
+        mismatched = wire.request("tasks/get", {"taskId": created["taskId"]},
+                                  headers={"Mcp-Name": "another-task"})["error"]
+        assert mismatched["code"] == -32020
+
+
+def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(answers):
+    with http_dsh("--answers", answers) as url:
+        created = Modern(url).request("tools/call", ask_call())["result"]
+        plain = Modern(url, tasks=False)
+        result = plain.request("tools/call", ask_call())["result"]
+        assert result["resultType"] == "complete"
+        assert result["structuredContent"] == ANSWERED
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            error = plain.request(method, {"taskId": created["taskId"]})["error"]
+            assert error["code"] == -32021
+            assert error["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+        # and a 2025 session cannot reach a 2026 task either
+        session = Legacy(url)
+        assert session.request("tasks/get", {"taskId": created["taskId"]})["error"][
+            "code"] == NOT_FOUND
+
+
+def test_a_task_is_its_own_http_sessions_alone():
+    with http_dsh("--wait", "60") as url:  # no desk: the question waits
+        mine, theirs = Legacy(url), Legacy(url)
+        created = mine.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+        task_id = {"taskId": created["taskId"]}
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            error = theirs.request(method, task_id)["error"]
+            assert error["code"] == NOT_FOUND, method
+        assert theirs.request("tasks/list", {})["result"]["tasks"] == []
+        assert mine.request("tasks/get", task_id)["result"]["status"] == "working"
+        cancelled = mine.request("tasks/cancel", task_id)["result"]
+        assert cancelled["status"] == "cancelled"
+        assert mine.request("tasks/get", task_id)["result"]["status"] == "cancelled"
+
+
+def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it():
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                session = await asyncio.to_thread(Legacy, url)
+                created = (await asyncio.to_thread(
+                    session.request, "tools/call", ask_call({})))["result"]["task"]
+                requested = await desk.event("question/requested")
+                await asyncio.to_thread(session.request, "tasks/cancel",
+                                        {"taskId": created["taskId"]})
+                resolved = await desk.event("question/resolved")
+                return requested, resolved
+
+    requested, resolved = bounded(main())
+    assert requested["questions"][0]["id"] == "db"
+    assert resolved["rpc_id"] == requested["rpc_id"] and resolved["outcome"] == "aborted"
+
+
+def test_a_tasks_ttl_is_bounded_and_a_task_past_it_is_withdrawn_and_forgotten():
+    with http_dsh("--wait", "60") as url:
+        session = Legacy(url)
+        huge = session.request("tools/call", ask_call({"ttl": 10 ** 12}))["result"]["task"]
+        assert huge["ttl"] == TASK_TTL_MAX_MS
+        brief = session.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
+        while "error" not in (got := session.request("tasks/get",
+                                                     {"taskId": brief["taskId"]})):
+            assert got["result"]["status"] in ("working", "cancelled")
+        assert got["error"]["code"] == NOT_FOUND
+        listed = session.request("tasks/list", {})["result"]["tasks"]
+        assert [task["taskId"] for task in listed] == [huge["taskId"]]
+
+
+def test_a_client_back_within_the_ttl_gets_its_result():
+    """The wait on ``tasks/result`` broke (the connection dropped); the task went on, and
+    the same session on a new connection, and the 2026 wire by task id, get the answer."""
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                session = await asyncio.to_thread(Legacy, url)
+                created = (await asyncio.to_thread(
+                    session.request, "tools/call", ask_call({"ttl": 60_000})))["result"]["task"]
+                first = await desk.event("question/requested")
+                with pytest.raises(TimeoutError):
+                    await asyncio.to_thread(session.request, "tasks/result",
+                                            {"taskId": created["taskId"]}, 0.5)
+                await desk.answer(first, [{"id": "db", "selected": ["SQLite"]}])
+                result = await asyncio.to_thread(session.request, "tasks/result",
+                                                 {"taskId": created["taskId"]})
+                modern = Modern(url)
+                later = (await asyncio.to_thread(modern.request, "tools/call",
+                                                 ask_call()))["result"]
+                second = await desk.event("question/requested")
+                await desk.answer(second, [{"id": "db", "selected": ["SQLite"]}])
+                task = await asyncio.to_thread(until_ended, modern.request, later["taskId"])
+                return result["result"], task
+
+    result, task = bounded(main())
+    assert result["structuredContent"] == ANSWERED
+    assert task["status"] == "completed" and task["result"]["structuredContent"] == ANSWERED
