@@ -34,9 +34,11 @@ MODERN_VERSIONS = ("2026-07-28",)
 class TaskLayer:
     """A ``Server.middleware`` entry: the task surface, over one ``TaskStore``."""
 
-    def __init__(self, work_for: WorkFor, store: TaskStore | None = None) -> None:
+    def __init__(self, work_for: WorkFor, store: TaskStore | None = None, *,
+                 required: frozenset[str] = frozenset()) -> None:
         self.work_for = work_for
         self.store = store if store is not None else TaskStore()
+        self.required = required  # tools that run only as tasks (dsh's own: none)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any],
                        call_next: CallNext) -> HandlerResult:
@@ -56,6 +58,10 @@ class TaskLayer:
             record = self._create(ctx, params, owner, params["task"].get("ttl"),
                                   _status_notifier(ctx))
             return legacy.create_result(record) if record is not None else await call_next(ctx)
+        if method == "tools/call" and params.get("name") in self.required:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(-32601, f"tool {params['name']!r} runs only as a task")
         if method == "tasks/get":
             return legacy.get(self.store, owner, params)
         if method == "tasks/result":
@@ -72,6 +78,8 @@ class TaskLayer:
         if method == "tools/call" and declared:
             record = self._create(ctx, params, MODERN_OWNER, None, None)
             return modern.create_result(record) if record is not None else await call_next(ctx)
+        if method == "tools/call" and params.get("name") in self.required:
+            raise modern.missing_capability()
         if method in modern.METHODS:
             if not declared:
                 raise modern.missing_capability()
@@ -139,9 +147,10 @@ def _status_notifier(ctx: ServerRequestContext[Any, Any],
     return notify
 
 
-def install_tasks(server: Server[Any], work_for: WorkFor) -> TaskLayer:
+def install_tasks(server: Server[Any], work_for: WorkFor, *,
+                  required: frozenset[str] = frozenset()) -> TaskLayer:
     """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``."""
-    layer = TaskLayer(work_for)
+    layer = TaskLayer(work_for, required=required)
     server.middleware.append(layer)
     server.extensions[modern.EXTENSION] = {}
     return layer
