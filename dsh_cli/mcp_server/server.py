@@ -267,7 +267,10 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     # the gate closes the idlest session to make room; the SDK's cap (a 503) is the backstop
     app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
                                      host="127.0.0.1", max_sessions=MAX_SESSIONS)
-    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}")
+    from dsh_cli.mcp_server.tasks import close_tasks, end_session_tasks
+
+    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}",
+                     on_end=lambda session: end_session_tasks(server, session))
     config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)
@@ -281,8 +284,6 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         serving.result()
         return
     announce(f"http://127.0.0.1:{port}/{token}/mcp")
-    from dsh_cli.mcp_server.tasks import close_tasks
-
     try:
         await asyncio.shield(serving)
     except asyncio.CancelledError:

@@ -28,6 +28,12 @@ def answers(tmp_path):
     return str(path)
 
 
+def unstamped(result: dict) -> dict:
+    """A 2026 result without its ``_meta``, which names the server as every 2026 result does."""
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "dsh"
+    return {key: value for key, value in result.items() if key != "_meta"}
+
+
 def until_ended(poll, task_id: str) -> dict:
     """``tasks/get`` until the task has ended (the process's own time bounds the test)."""
     while True:
@@ -93,10 +99,10 @@ def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answers):
         assert task["result"]["structuredContent"] == ANSWERED
         update = wire.request("tasks/update", {"taskId": created["taskId"],
                                                "inputResponses": {}})
-        assert update["result"] == {"resultType": "complete"}
+        assert unstamped(update["result"]) == {"resultType": "complete"}
         for _ in range(2):  # an ended task's cancel is the same empty ack
             cancelled = wire.request("tasks/cancel", {"taskId": created["taskId"]})
-            assert cancelled["result"] == {"resultType": "complete"}
+            assert unstamped(cancelled["result"]) == {"resultType": "complete"}
         for gone in ("tasks/result", "tasks/list"):
             assert wire.request(gone, {"taskId": created["taskId"]})["error"]["code"] == -32601
         unknown = wire.request("tasks/get", {"taskId": "no-such-task"})["error"]
@@ -197,3 +203,84 @@ def test_a_client_back_within_the_ttl_gets_its_result():
     result, task = bounded(main())
     assert result["structuredContent"] == ANSWERED
     assert task["status"] == "completed" and task["result"]["structuredContent"] == ANSWERED
+
+
+def test_approve_tool_use_runs_as_a_2026_task_decided_at_the_desk(tmp_path):
+    request = {"tool_name": "Bash", "input": {"command": "rm -rf build"},
+               "tool_use_id": "toolu_01"}
+
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                wire = Modern(url)
+                created = (await asyncio.to_thread(wire.request, "tools/call", {
+                    "name": "approve_tool_use", "arguments": request}))["result"]
+                requested = await desk.event("permission/requested")
+                await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
+                                 "session_id": requested["session_id"],
+                                 "decision": "allow_once"})
+                task = await asyncio.to_thread(until_ended, wire.request, created["taskId"])
+                return created, requested, task
+
+    created, requested, task = bounded(main())
+    assert created["resultType"] == "task"
+    assert created["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "dsh"
+    assert requested["tool"] == "Bash" and requested["source"]["client"] == "tasks-test"
+    assert task["status"] == "completed"
+    assert json.loads(task["result"]["content"][0]["text"]) == {
+        "behavior": "allow", "updatedInput": {"command": "rm -rf build"}}
+
+
+def test_a_session_that_ends_withdraws_its_waiting_tasks():
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                session = await asyncio.to_thread(Legacy, url)
+                await asyncio.to_thread(session.request, "tools/call", ask_call({}))
+                requested = await desk.event("question/requested")
+                await asyncio.to_thread(_delete, url, session.headers())
+                return requested, await desk.event("question/resolved")
+
+    requested, resolved = bounded(main())
+    assert resolved["rpc_id"] == requested["rpc_id"] and resolved["outcome"] == "aborted"
+
+
+def _delete(url: str, headers: dict[str, str]) -> int:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    connection.request("DELETE", parts.path, headers=headers)
+    status = connection.getresponse().status
+    connection.close()
+    assert status < 400, status
+    return status
+
+
+def test_a_session_holds_32_tasks_the_oldest_ended_one_forgotten_first(answers):
+    from dsh_cli.core.limits import TASKS_PER_SESSION
+
+    with http_dsh("--answers", answers) as url:
+        session = Legacy(url)
+        ids = [session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
+               for _ in range(TASKS_PER_SESSION)]
+        for task_id in ids:
+            session.request("tasks/result", {"taskId": task_id})
+        newest = session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
+        listed = [task["taskId"] for task in session.request("tasks/list", {})["result"]["tasks"]]
+        assert listed == [*ids[1:], newest]
+        assert session.request("tasks/get", {"taskId": ids[0]})["error"]["code"] == NOT_FOUND
+
+
+def test_with_32_tasks_waiting_a_33rd_is_refused():
+    from dsh_cli.core.limits import TASKS_PER_SESSION
+
+    with http_dsh("--wait", "60") as url:
+        session = Legacy(url)
+        for _ in range(TASKS_PER_SESSION):
+            assert "result" in session.request("tools/call", ask_call({}))
+        refused = session.request("tools/call", ask_call({}))["error"]
+        assert refused["code"] == -32600 and "too many tasks" in refused["message"]
+        other = Legacy(url)  # the cap is a session's, not the process's
+        assert "result" in other.request("tools/call", ask_call({}))

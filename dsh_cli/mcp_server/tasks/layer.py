@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-__all__ = ["TaskLayer", "WorkFor", "close_tasks", "install_tasks"]
+__all__ = ["TaskLayer", "WorkFor", "close_tasks", "end_session_tasks", "install_tasks"]
 
 # the work of one call of a task-supporting tool, or None for any other name
 WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
@@ -35,10 +35,12 @@ class TaskLayer:
     """A ``Server.middleware`` entry: the task surface, over one ``TaskStore``."""
 
     def __init__(self, work_for: WorkFor, store: TaskStore | None = None, *,
-                 required: frozenset[str] = frozenset()) -> None:
+                 required: frozenset[str] = frozenset(),
+                 stamp: Callable[[], dict[str, Any]] | None = None) -> None:
         self.work_for = work_for
         self.store = store if store is not None else TaskStore()
         self.required = required  # tools that run only as tasks (dsh's own: none)
+        self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any],
                        call_next: CallNext) -> HandlerResult:
@@ -77,19 +79,30 @@ class TaskLayer:
         declared = modern.declared(ctx.meta)
         if method == "tools/call" and declared:
             record = self._create(ctx, params, MODERN_OWNER, None, None)
-            return modern.create_result(record) if record is not None else await call_next(ctx)
+            if record is not None:
+                return self._stamped(modern.create_result(record))
         if method == "tools/call" and params.get("name") in self.required:
             raise modern.missing_capability()
         if method in modern.METHODS:
             if not declared:
                 raise modern.missing_capability()
-            headers = _headers(ctx)
-            if method == "tasks/get":
-                return modern.get(self.store, MODERN_OWNER, params, headers)
-            if method == "tasks/update":
-                return modern.update(self.store, MODERN_OWNER, params, headers)
-            return modern.cancel(self.store, MODERN_OWNER, params, headers)
+            serve = {"tasks/get": modern.get, "tasks/update": modern.update,
+                     "tasks/cancel": modern.cancel}[method]
+            return self._stamped(serve(self.store, MODERN_OWNER, params, _headers(ctx)))
         return await call_next(ctx)  # tasks/result and tasks/list are gone: -32601
+
+    def _stamped(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A 2026 result carries the server's identity in ``_meta``, as the SDK's own do."""
+        if self.stamp is None:
+            return result
+        return {**result, "_meta": {**(result.get("_meta") or {}),
+                                    "io.modelcontextprotocol/serverInfo": self.stamp()}}
+
+    def end_session(self, session_id: str) -> None:
+        """An HTTP session ended: its live tasks are withdrawn, and all of it forgotten."""
+        for record in self.store.owned(f"http:{session_id}"):
+            self.store.cancel(record, "the client's session ended")
+            self.store.forget(record)
 
     def _create(self, ctx: ServerRequestContext[Any, Any], params: dict[str, Any],
                 owner: str, ttl: Any, watcher: Any) -> TaskRecord | None:
@@ -150,7 +163,8 @@ def _status_notifier(ctx: ServerRequestContext[Any, Any],
 def install_tasks(server: Server[Any], work_for: WorkFor, *,
                   required: frozenset[str] = frozenset()) -> TaskLayer:
     """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``."""
-    layer = TaskLayer(work_for, required=required)
+    layer = TaskLayer(work_for, required=required,
+                      stamp=lambda: server.server_info_stamp)
     server.middleware.append(layer)
     server.extensions[modern.EXTENSION] = {}
     return layer
@@ -161,3 +175,10 @@ def close_tasks(server: Server[Any]) -> None:
     for layer in server.middleware:
         if isinstance(layer, TaskLayer):
             layer.store.close()
+
+
+def end_session_tasks(server: Server[Any], session_id: str) -> None:
+    """HTTP session ``session_id`` ended (closed by its client, or the idlest one evicted)."""
+    for layer in server.middleware:
+        if isinstance(layer, TaskLayer):
+            layer.end_session(session_id)
