@@ -143,11 +143,14 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
         if store is not None:
             stack.callback(store.close)
         server = build_server(service, ApproveService(gate, service))
-        if http:
-            await serve_http(server, port=http_port,
-                             announce=lambda url: _say(notice(f"mcp {url}")))
-        else:
-            await serve_stdio(server)
+        try:
+            if http:
+                await serve_http(server, port=http_port,
+                                 announce=lambda url: _say(notice(f"mcp {url}")))
+            else:
+                await serve_stdio(server)
+        finally:  # open async batches end with the server, as waiting ones do: desks drop them
+            await service.tickets.close()
     return 0
 
 

@@ -2,6 +2,7 @@
 
     HarnessError(message, code)         root: every error a caller routes on ``code``
     ├── UserInteractionError            the question seam (questions.md, "Errors")
+    ├── TicketError                     a ``dsh mcp`` ticket: unknown, expired, one too many
     ├── ToolError                       the tool registry: bad arguments, unknown tool, aborts
     ├── ModelError                      a model could not produce a turn (MODEL_*, SCRIPT_ERROR)
     ├── ConfigError                     config.toml or a setting holds a bad value
@@ -78,6 +79,7 @@ __all__ = [
     "SESSION_BUSY",
     "SESSION_NOT_FOUND",
     "STORE_ERROR",
+    "TICKET_EXPIRED",
     "TICKET_NOT_PENDING",
     "TOO_MANY_PENDING",
     "TURN_LIMIT",
@@ -94,6 +96,7 @@ __all__ = [
     "SessionBusy",
     "SessionNotFound",
     "StoreError",
+    "TicketError",
     "ToolError",
     "UsageError",
     "UserInteractionError",
@@ -123,6 +126,8 @@ INVALID_ANSWER = "INVALID_ANSWER"
 UNKNOWN_TICKET = "UNKNOWN_TICKET"  # no async batch of this session has that ticket
 TICKET_NOT_PENDING = "TICKET_NOT_PENDING"  # it was answered, cancelled or timed out already
 TOO_MANY_PENDING = "TOO_MANY_PENDING"  # the cap on async batches waiting at once
+# a ticket of ``dsh mcp`` whose outcome was kept for its time and then forgotten
+TICKET_EXPIRED = "TICKET_EXPIRED"
 
 # MCP servers' tools (mcp.md, section 2)
 MCP_TOOL_ERROR = "MCP_TOOL_ERROR"
@@ -208,6 +213,10 @@ class UserInteractionError(HarnessError):
 def discuss_instead() -> UserInteractionError:
     """What a batch settles with when the human leaves it to talk about it."""
     return UserInteractionError(ASK_DISCUSS_MESSAGE, ASK_DISCUSS)
+
+
+class TicketError(HarnessError):
+    """A ticket of ``dsh mcp`` (``mcp_server/tickets.py``) unknown, expired, or one too many."""
 
 
 class ToolError(HarnessError):

@@ -15,9 +15,10 @@ __all__ = ["AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES", "DESK_LINE_BYTES",
            "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES",
            "PARSED_WHOLE_BYTES", "PERMISSION_MESSAGE_CHARACTERS", "PRIVATE_FILE_BYTES",
            "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
-           "SERVER_LOG_BYTES", "TASKS_PER_SESSION", "TASK_TTL_DEFAULT_MS",
-           "TASK_TTL_MAX_MS", "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES",
-           "TURN_CHARACTERS", "URL_CHARACTERS"]
+           "SERVER_LOG_BYTES", "TASKS_PER_SESSION", "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS",
+           "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS", "TICKET_FETCHED_SECONDS",
+           "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS", "TRUST_BYTES", "TRUST_FILES",
+           "TRUST_PARSED_BYTES", "TURN_CHARACTERS", "URL_CHARACTERS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -77,6 +78,22 @@ PERMISSION_MESSAGE_CHARACTERS = 2000
 HTTP_SESSIONS = 100
 # an unknown agent's self-given name, after sanitising, as the desk shows it
 AGENT_NAME_CHARACTERS = 60
+# ``dsh mcp``'s tickets (``mcp_server/tickets.py``: async ``ask_user_question`` batches, MCP
+# tasks), across all of the server's sessions: open at once, past it TOO_MANY_PENDING
+TICKETS_OPEN = 10_000
+# settled outcomes kept at once (the oldest settled is forgotten first), and as many forgotten
+# ids remembered, so a late fetch reads TICKET_EXPIRED rather than UNKNOWN_TICKET
+TICKETS_SETTLED = 1_000
+# how long a settled outcome is kept before anyone fetched it, and after its first fetch (a
+# client whose response was lost asks again)
+TICKET_KEEP_SECONDS = 3600.0
+TICKET_FETCHED_SECONDS = 300.0
+# the longest one ``get_user_answer`` call waits: under the 60 s an MCP client commonly gives
+# a request (Codex's ``tool_timeout_sec`` default, the TypeScript SDK's request timeout), so
+# a long poll ends before the client gives up on it; a bigger ``wait_seconds`` is clamped
+TICKET_WAIT_SECONDS = 55.0
+# a ticket as a client sends it back: dsh's are 18 characters; a longer one is refused unread
+TICKET_CHARACTERS = 128
 # MCP tasks of ``dsh mcp`` (both protocol eras): live and kept tasks one client session holds
 # at once (past it the oldest finished one is forgotten, and with none finished a new task is
 # refused), and how long a task is kept from its creation: a client's ``ttl`` is cut to the

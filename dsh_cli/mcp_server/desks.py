@@ -383,6 +383,11 @@ class DeskProvider:
         self.wait = wait
         self._alert = alert
 
+    def refusal(self) -> str | None:
+        """Why a batch asked now would fail at once (no desk, no ``--wait``), else None: an
+        async batch is refused before it gets a ticket, as a waiting one fails at once."""
+        return NO_DESK if self.wait <= 0 and not self.hub.connected else None
+
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert,
                                   "question")

@@ -1,10 +1,12 @@
-"""The MCP server of ``dsh mcp``: ``ask_user_question`` and ``approve_tool_use``, on stdio or HTTP.
+"""The MCP server of ``dsh mcp``: ``ask_user_question``, ``get_user_answer`` and
+``approve_tool_use``, on stdio or HTTP.
 
 Built on the SDK's low-level ``Server`` (the layer ``MCPServer`` itself stands on) so the
 tool's input schema is exactly the model-facing one (``dsh schema``), not a schema derived
 from a Python signature, and its arguments reach dsh's own forgiving decoder unchanged.
 The SDK serves both protocol eras. A call the agent cancels (``notifications/cancelled``,
-or the client going away) aborts its batch, which the desks then drop.
+or the client going away) aborts its batch, which the desks then drop. An async batch's
+ticket belongs to the session that asked (``session_owner``) and ends with it.
 """
 
 from __future__ import annotations
@@ -26,27 +28,31 @@ if TYPE_CHECKING:
 
     from dsh_cli.mcp_server.approve import ApproveService
     from dsh_cli.mcp_server.service import AskService
+    from dsh_cli.mcp_server.tickets import TicketStore
     from dsh_cli.tools.registry import ToolResult
 
 __all__ = ["AGENT_NAMES", "agent_name", "approve_result", "build_server", "call_result",
-           "output_schema", "serve_http", "serve_stdio"]
+           "output_schema", "serve_http", "serve_stdio", "session_owner"]
 
 INSTRUCTIONS = (
     "ask_user_question asks the human structured questions (numbered options, multi-select, "
     "free text) at their dsh desk and returns the answers. A result with isError carries "
     "{error: {code}}: NO_PROVIDER means no human is at the desk; ASK_CANCELLED means the "
-    "human dismissed the questions. approve_tool_use asks the human whether one of your "
-    "tool calls may run (Claude Code's --permission-prompt-tool contract)."
+    "human dismissed the questions. With delivery 'async' it returns a ticket at once; "
+    "get_user_answer returns that ticket's answers, or pending, or the error. "
+    "approve_tool_use asks the human whether one of your tool calls may run (Claude Code's "
+    "--permission-prompt-tool contract)."
 )
 
 
 def output_schema() -> dict[str, Any]:
-    """``ask_user_question``'s ``outputSchema``: the answer batch, or the error object.
+    """``ask_user_question``'s ``outputSchema``: the answer batch, the error object, or an
+    async call's ticket.
 
     An error result carries ``{"error": …}`` as ``structuredContent`` too, and the
     TypeScript SDK's client (Claude Code, the Inspector, …) validates *every*
-    ``structuredContent`` against the schema, so the schema must admit both; the answer
-    is ``dsh schema --answer`` unchanged.
+    ``structuredContent`` against the schema, so the schema must admit all three; the
+    answer is ``dsh schema --answer`` unchanged.
     """
     from dsh_cli.interaction import AskUserQuestionAnswer
 
@@ -57,10 +63,14 @@ def output_schema() -> dict[str, Any]:
                                       "properties": {"name": {"type": "string"},
                                                      "code": {"type": "string"},
                                                      "message": {"type": "string"}}}}}
+    accepted = {"type": "object", "title": "TicketAccepted", "required": ["accepted", "ticket"],
+                "properties": {"accepted": {"const": True}, "ticket": {"type": "string"}}}
     return {"type": "object",
-            "$defs": {**definitions, "AskUserQuestionAnswer": answer, "ToolErrorResult": error},
+            "$defs": {**definitions, "AskUserQuestionAnswer": answer, "ToolErrorResult": error,
+                      "TicketAccepted": accepted},
             "anyOf": [{"$ref": "#/$defs/AskUserQuestionAnswer"},
-                      {"$ref": "#/$defs/ToolErrorResult"}]}
+                      {"$ref": "#/$defs/ToolErrorResult"},
+                      {"$ref": "#/$defs/TicketAccepted"}]}
 
 
 def call_result(result: ToolResult) -> Any:
@@ -102,6 +112,27 @@ def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return agent_name(getattr(info, "name", None) if info is not None else None)
 
 
+def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore) -> str:
+    """Whose tickets a call sees: the stdio process's, or its Streamable HTTP session's.
+
+    A session's tickets go when the session ends (a ``DELETE``, the gate closing the idlest,
+    the SDK's idle timeout), not when a connection drops: a client that reconnects with
+    its session id gets its outcomes. A 2026-07-28 HTTP request has no session, so those
+    requests share one owner: the unguessable ticket, behind the URL's token, is the key.
+    """
+    if ctx.request is None:
+        return "stdio"
+    connection = getattr(ctx.session, "_connection", None)  # the SDK keeps it unexported
+    session_id = getattr(connection, "session_id", None)
+    if not session_id or connection is None:
+        return "http"
+    owner = f"http:{session_id}"
+    if not connection.state.get("dsh_tickets"):  # once per session: its end closes them
+        connection.state["dsh_tickets"] = True
+        connection.exit_stack.push_async_callback(tickets.close_owner, owner)
+    return owner
+
+
 async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
     """Run ``work``; the agent cancelling or going away aborts it, and waits for it to end."""
     import anyio
@@ -126,14 +157,20 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
     from mcp.server import Server
     from mcp.types import ListToolsResult, Tool, ToolExecution
 
+    from dsh_cli.mcp_server import get_user_answer as answers
     from dsh_cli.mcp_server.approve import approve_tool_spec
     from dsh_cli.mcp_server.tasks import install_tasks
 
     spec = service.tool_spec()
+    fetch = answers.tool_spec()
+    # both asking tools may run as tasks; get_user_answer needs none (its wait is capped)
     optional = ToolExecution(task_support="optional")
     tools = [Tool(name=spec["name"], description=spec["description"],
                   input_schema=spec["parameters"], output_schema=output_schema(),
-                  execution=optional)]
+                  execution=optional),
+             Tool(name=fetch["name"], description=fetch["description"],
+                  input_schema=fetch["parameters"],
+                  output_schema=answers.output_schema(output_schema()))]
     if approver is not None:
         approve = approve_tool_spec()
         tools.append(Tool(name=approve["name"], description=approve["description"],
@@ -150,9 +187,12 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             async def report(done: float, total: float | None, message: str | None) -> None:
                 await session.report_progress(done, total, message)
 
+            owner = session_owner(ctx, service.tickets)
+
             async def ask(signal: AbortSignal) -> Any:
                 return call_result(await service.ask(arguments, client=client, signal=signal,
-                                                     progress=report if progress else None))
+                                                     progress=report if progress else None,
+                                                     owner=owner))
             return ask
         if approver is not None and name == approve_tool_spec()["name"]:
             async def approve_call(signal: AbortSignal) -> Any:
@@ -172,6 +212,9 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         work = work_for(ctx, params.name, arguments, progress=True)
         if work is not None:
             return await _abortable(work)
+        if params.name == fetch["name"]:  # a cancel ends the wait, never the question
+            return call_result(await answers.get_user_answer(
+                service.tickets, arguments, session_owner(ctx, service.tickets)))
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
         return call_result(ToolResult.failure(error))
@@ -194,7 +237,8 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             return result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return wire
 
-    install_tasks(server, task_work)
+    # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner)
+    install_tasks(server, task_work, owner_of=lambda ctx: session_owner(ctx, service.tickets))
     return server
 
 

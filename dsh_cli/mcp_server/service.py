@@ -4,6 +4,11 @@ The call goes through the same ``ToolRegistry`` and ``AskUserQuestionTool`` as t
 model-facing tool, so decoding, validation, error codes and the result text are exactly
 theirs. Around it: who asks (the batch's ``source``), progress while the human thinks,
 and the session record (one session per ``dsh mcp`` process, created at the first call).
+
+``delivery: "async"`` is checked as a waiting call is (a bad batch, or no desk to take it,
+fails at once), then asked with no call waiting: the result is the ticket, and the batch's
+own result (the one a waiting call would have returned) is kept in ``tickets`` for its
+caller's session to fetch with ``get_user_answer``.
 """
 
 from __future__ import annotations
@@ -16,15 +21,16 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.errors import format_line
+from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError, format_line
 from dsh_cli.core.events import AssistantMessage, ToolResultEvent
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
-from dsh_cli.tools.ask_user_question import AskUserQuestionTool
+from dsh_cli.mcp_server.tickets import TicketStore
+from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION, AskUserQuestionTool
 from dsh_cli.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
-    from dsh_cli.interaction import UserInteraction
+    from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
     from dsh_cli.store import SessionStore
 
 __all__ = ["PROGRESS_INTERVAL", "AskService", "Progress"]
@@ -41,10 +47,14 @@ class AskService:
 
     def __init__(self, ui: UserInteraction, *, sources: dict[str, dict[str, Any]] | None = None,
                  store: SessionStore | None = None,
-                 report: Callable[[str], None] | None = None) -> None:
+                 report: Callable[[str], None] | None = None,
+                 tickets: TicketStore | None = None) -> None:
         self.ui = ui
         self.sources = sources if sources is not None else {}
-        self.registry = ToolRegistry([AskUserQuestionTool(later=False)])
+        self.tickets = tickets if tickets is not None else TicketStore()
+        self.registry = ToolRegistry([AskUserQuestionTool(submit=self._submit,
+                                                          description=MCP_DESCRIPTION)])
+        self._owners: dict[str, str] = {}  # call id -> the session it was made in
         self.store = store
         self.session_id: str | None = None
         self._report = report or (lambda line: None)
@@ -57,12 +67,14 @@ class AskService:
         return function
 
     async def ask(self, arguments: Any, *, client: str | None, signal: AbortSignal,
-                  progress: Progress | None = None) -> ToolResult:
-        """Ask one batch for ``client``; any failure is a result carrying its code."""
+                  progress: Progress | None = None, owner: str = "stdio") -> ToolResult:
+        """Ask one batch for ``client`` in session ``owner`` (whose tickets an async one
+        joins); any failure is a result carrying its code."""
         self.open_session(client)
         call_id = f"mcp_{next(self._calls)}"
         rpc_id = mint_rpc_id()
         self.sources[rpc_id] = {"client": client, "cwd": os.getcwd(), "pid": os.getpid()}
+        self._owners[call_id] = owner
         self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
                                           "arguments": _arguments_text(arguments)}]))
         ticker = asyncio.ensure_future(_tick(progress)) if progress is not None else None
@@ -73,9 +85,40 @@ class AskService:
         finally:
             if ticker is not None:
                 ticker.cancel()
-            self.sources.pop(rpc_id, None)
+            self._owners.pop(call_id, None)
+            if rpc_id not in self.tickets:  # an async batch keeps its label while asked
+                self.sources.pop(rpc_id, None)
         self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
         return result
+
+    def _submit(self, request: AskUserQuestionRequest, ctx: ToolContext) -> str:
+        """An async batch: checked as a waiting one is, then asked with no call waiting."""
+        assert ctx.rpc_id is not None and ctx.call_id is not None  # ``ask`` gives both
+        self.ui.check_request(request)
+        refusal = getattr(self.ui.provider, "refusal", None)
+        why = refusal() if callable(refusal) else None
+        if why is not None:  # a desk provider with no desk and no --wait: as a wait call
+            raise UserInteractionError(why, NO_PROVIDER)
+        self.tickets.admit()
+        # the batch outlives the call: its own signal, aborted only when its session ends
+        own = AbortSignal()
+        request = request.model_copy(update={"signal": own})
+        task = asyncio.ensure_future(self._ask_later(request, ctx.rpc_id))
+        self.tickets.add(ctx.rpc_id, self._owners[ctx.call_id], task,
+                         abort=lambda: own.abort("the agent's session ended"))
+        return ctx.rpc_id
+
+    async def _ask_later(self, request: AskUserQuestionRequest, rpc_id: str) -> ToolResult:
+        """The async batch's result: what a waiting call would have returned."""
+        try:
+            answer = await self.ui.ask(request, rpc_id=rpc_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the seam's errors, as the registry makes them results
+            return ToolResult.failure(error)
+        finally:
+            self.sources.pop(rpc_id, None)
+        return ToolResult(answer.to_compact_json())
 
     def mark_interrupted(self) -> None:
         """The process is ending (a signal): its pending batches are stored interrupted."""

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from dsh_cli.core.limits import TICKET_WAIT_SECONDS
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.interaction import ELICITATION_FIELDS, AskUserQuestionItem, AskUserQuestionRequest
 from dsh_cli.interaction.validation import LIMITS
 from dsh_cli.tools.registry import INVALID_ARGS, Tool, ToolContext, ToolError, loads_arguments
 
 __all__ = ["DELIVERIES", "DESCRIPTION", "MCP_DESCRIPTION", "PARAMETERS", "AskUserQuestionTool",
-           "decode_questions"]
+           "Submit", "decode_questions"]
 
 DELIVERIES = ("wait", "async")
 
@@ -33,7 +35,7 @@ DESCRIPTION = (
     "version 16'): honour it with the choice; it is present only when given."
 ).format(preview=f"{LIMITS['preview']:,}", preview_lines=LIMITS["preview_lines"])
 
-# what dsh's own agent does with delivery "async"; dsh mcp says what it does instead
+# what dsh's own agent does with delivery "async"; dsh mcp's tickets are fetched by a tool
 _ASYNC = (
     " Set delivery to 'async' for a question whose answer you do not need for your next "
     "step (a preference to apply later, a detail to confirm before the end): the call "
@@ -43,9 +45,15 @@ _ASYNC = (
     "next step depends on the answer."
 )
 _MCP_ASYNC = (
-    " The 'delivery' argument is accepted, but here 'async' waits for the answer exactly "
-    "like 'wait' (no ticket is returned)."
-)
+    " Set delivery to 'async' for a question whose answer you do not need for your next "
+    "step (a preference to apply later, a detail to confirm before the end): the call "
+    "returns at once {{\"accepted\": true, \"ticket\": \"...\"}} and you carry on working "
+    "while the human answers at their dsh desk. Fetch the outcome with the get_user_answer "
+    "tool (the ticket, and wait_seconds: how long to wait for it, at most {cap}): it returns "
+    "the same answers, {{\"status\": \"pending\"}} while the human has not answered yet, or "
+    "the error (e.g. ASK_CANCELLED or ASK_TIMEOUT). Keep the default 'wait' when your next "
+    "step depends on the answer."
+).format(cap=f"{TICKET_WAIT_SECONDS:g}")
 MCP_DESCRIPTION = DESCRIPTION + _MCP_ASYNC
 DESCRIPTION = DESCRIPTION + _ASYNC
 
@@ -202,19 +210,23 @@ def decode_questions(arguments: object) -> list[AskUserQuestionItem]:
     return items
 
 
+# delivery "async" handed to someone else than the session's ``later`` table (``dsh mcp``'s
+# tickets): checks and starts the batch, returns its ticket, or raises the seam's errors
+Submit = Callable[[AskUserQuestionRequest, ToolContext], str]
+
+
 class AskUserQuestionTool(Tool[AskCall]):
     """Forwards ``{questions, agent, signal}`` to ``ctx.user_interaction.ask()``, or, for
     ``delivery: "async"``, to ``ctx.user_interaction.later.submit()`` (a ticket at once).
 
-    ``later=False`` (``dsh mcp``, whose async tickets are a later item): "async" waits like
-    "wait", and the description says so.
+    ``submit`` (``dsh mcp``) takes the async batches instead, with its own ``description``.
     """
 
     name = "ask_user_question"
 
-    def __init__(self, *, later: bool = True) -> None:
-        self.later = later
-        self.description = DESCRIPTION if later else MCP_DESCRIPTION
+    def __init__(self, *, submit: Submit | None = None, description: str = DESCRIPTION) -> None:
+        self.submit = submit
+        self.description = description
 
     def parameters(self) -> dict[str, Any]:
         return PARAMETERS
@@ -226,9 +238,13 @@ class AskUserQuestionTool(Tool[AskCall]):
         request = AskUserQuestionRequest(
             questions=args.questions, agent=ctx.agent, signal=ctx.signal, call_id=ctx.call_id,
         )
+        ticket = None
+        if args.delivery == "async" and self.submit is not None:
+            ticket = self.submit(request, ctx)
         # a resumed call (rpc_id given) asks again the way it first asked: it is a wait one
-        if args.delivery == "async" and self.later and ctx.rpc_id is None:
+        elif args.delivery == "async" and ctx.rpc_id is None:
             ticket = ctx.user_interaction.later.submit(request)
+        if ticket is not None:
             return f'{{"accepted":true,"ticket":"{ticket}"}}'  # minted: JSON-safe as it is
         answer = await ctx.user_interaction.ask(request, rpc_id=ctx.rpc_id)
         return answer.to_compact_json()

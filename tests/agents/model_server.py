@@ -16,7 +16,9 @@
 The script is one rule, the same for every API: a request that carries a tool result gets
 the text ``done``; a request that offers a tool whose name ends with ``call[0]`` gets a call
 of that tool with ``call[1]`` as arguments; any other request (titles, routing, summaries
-the agents ask for on the side) gets the text ``ok``.
+the agents ask for on the side) gets the text ``ok``. With ``then``, a request carrying tool
+results gets instead the call ``then(results)`` returns (a second tool, its arguments made
+from the first result), and ``done`` once it returns None.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -49,8 +52,11 @@ class Turn:
 class ModelServer:
     """The scripted model; ``turns`` records every request, in order."""
 
-    def __init__(self, call: tuple[str, dict[str, Any]]) -> None:
+    def __init__(self, call: tuple[str, dict[str, Any]], *,
+                 then: Callable[[list[str]], tuple[str, dict[str, Any]] | None] | None = None,
+                 ) -> None:
         self.call = call
+        self.then = then
         self.turns: list[Turn] = []
         self.seen: list[tuple[float, str, str]] = []  # (time, method, path) of every request
         self._lock = threading.Lock()
@@ -83,12 +89,18 @@ class ModelServer:
         """``("text", str)`` or ``("call", ((namespace, name), arguments))`` for this request."""
         with self._lock:
             self.turns.append(turn)
+        call: tuple[str, dict[str, Any]] | None = self.call
         if turn.results:
-            return "text", "done"
-        suffix, arguments = self.call
+            call = self.then(turn.results) if self.then is not None else None
+            if call is None:
+                return "text", "done"
+        assert call is not None
+        suffix, arguments = call
         for name in turn.tools:
             if name == suffix or name.endswith("_" + suffix):
-                return "call", (turn.namespaced.get(name, (None, name)), arguments)
+                # a fresh id for each call of a conversation (1 for the first)
+                number = len(turn.results) + 1
+                return "call", (turn.namespaced.get(name, (None, name)), arguments, number)
         return "text", "ok"
 
 
@@ -162,10 +174,11 @@ def _anthropic_events(model: str, decision: tuple[str, Any]) -> list[tuple[str, 
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": 10, "output_tokens": 1}}})]
     if kind == "call":
-        (_, name), arguments = value
+        (_, name), arguments, number = value
         events += [
             ("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "tool_use", "id": "toolu_fake_1",
+                                     "content_block": {"type": "tool_use",
+                                                       "id": f"toolu_fake_{number}",
                                                        "name": name, "input": {}}}),
             ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                      "delta": {"type": "input_json_delta",
@@ -193,9 +206,9 @@ def _anthropic_events(model: str, decision: tuple[str, Any]) -> list[tuple[str, 
 def _responses_events(decision: tuple[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     kind, value = decision
     if kind == "call":
-        (namespace, name), arguments = value
-        item: dict[str, Any] = {"type": "function_call", "id": "fc_fake_1",
-                                "call_id": "call_fake_1", "name": name,
+        (namespace, name), arguments, number = value
+        item: dict[str, Any] = {"type": "function_call", "id": f"fc_fake_{number}",
+                                "call_id": f"call_fake_{number}", "name": name,
                                 "arguments": json.dumps(arguments)}
         if namespace:
             item["namespace"] = namespace
@@ -217,7 +230,7 @@ def _responses_events(decision: tuple[str, Any]) -> list[tuple[str, dict[str, An
 def _gemini_body(decision: tuple[str, Any]) -> dict[str, Any]:
     kind, value = decision
     if kind == "call":
-        (_, name), arguments = value
+        (_, name), arguments, _number = value
         part: dict[str, Any] = {"functionCall": {"name": name, "args": arguments}}
     else:
         part = {"text": value}

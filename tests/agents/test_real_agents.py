@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from agent_rig import AGENTS, BATCH, finish
@@ -22,6 +23,8 @@ COMPACT = json.dumps({"answers": ANSWER}, separators=(",", ":"))
 CLIENTS = {"claude": {"claude-code", "Claude Code"}, "codex": {"codex-mcp-client", "Codex"},
            "gemini": {"gemini-cli-mcp-client", "Gemini CLI"}}
 PROMPT = "Ask me which database to use."
+# an async call's ticket, inside whatever the agent wraps the result in (escaped or not)
+TICKET = re.compile(r'ticket\\?"\s*:\s*\\?"(q_[0-9a-f]{16})')
 
 
 def _ask_tool(offered: set[str]) -> str:
@@ -120,3 +123,30 @@ def test_when_claude_code_gives_up_on_the_call_the_desk_drops_the_batch(make_age
     assert resolved["rpc_id"] == requested["rpc_id"]
     assert resolved["outcome"] == "aborted"
     assert any("timed out" in result for result in model.results()), model.results()
+
+
+def _fetch_the_ticket(results: list[str]) -> tuple[str, dict[str, object]] | None:
+    """After the async call's result, the model fetches the answer by its ticket; then done."""
+    if len(results) != 1:
+        return None
+    found = TICKET.search(results[0])
+    assert found, f"no ticket in the async call's result: {results}"
+    return "get_user_answer", {"ticket": found.group(1), "wait_seconds": 30}
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_an_async_question_gives_a_ticket_and_get_user_answer_the_answer(name, make_agent, desk):
+    with ModelServer(call=("ask_user_question", {**BATCH, "delivery": "async"}),
+                     then=_fetch_the_ticket) as model:
+        agent = make_agent(name, model.url)
+        agent.install("--wait", "20")
+        process = agent.start(PROMPT)
+        requested = desk.event("question/requested", process)
+        desk.send({"type": "question/answer", "rpc_id": requested["rpc_id"],
+                   "session_id": requested["session_id"], "answers": ANSWER})
+        status, _, err = finish(process)
+    assert status == 0, err
+    results = model.results()
+    assert requested["rpc_id"] in results[0] and "accepted" in results[0], results
+    assert any(other.endswith("get_user_answer") for other in model.offered())
+    assert any(COMPACT in result for result in results[1:]), results

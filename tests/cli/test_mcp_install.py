@@ -16,6 +16,7 @@ import pytest
 from dsh_under_test import DSH
 
 TOOL_RULE = "mcp__dsh__ask_user_question"
+FETCH_RULE = "mcp__dsh__get_user_answer"
 HOUR_MS = 3_600_000
 AGENTS = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
 
@@ -58,6 +59,7 @@ def check_claude(base: Path, scope: str) -> list[Path]:
     stdio_entry(load(servers)["mcpServers"]["dsh"], type="stdio", timeout=HOUR_MS)
     settings = load(base / ".claude" / "settings.json")
     assert TOOL_RULE in settings["permissions"]["allow"]
+    assert FETCH_RULE in settings["permissions"]["allow"]
     # `claude -p` waits for its servers only when MCP_CONNECTION_NONBLOCKING is false (as
     # read in the 2.1.197 binary); then up to MCP_CONNECT_TIMEOUT_MS
     assert settings["env"]["MCP_CONNECTION_NONBLOCKING"] == "0"
@@ -78,6 +80,7 @@ def check_codex(base: Path, scope: str) -> list[Path]:
     assert entry["required"] is True  # else `codex exec` may ask the model before dsh is up
     assert entry["startup_timeout_sec"] >= 20
     assert entry["tools"]["ask_user_question"]["approval_mode"] == "approve"
+    assert entry["tools"]["get_user_answer"]["approval_mode"] == "approve"
     return [path]
 
 
@@ -94,6 +97,7 @@ def check_opencode(base: Path, scope: str) -> list[Path]:
     assert config["mcp"]["dsh"] == {"type": "local", "command": [*command(), "mcp"],
                                     "enabled": True, "timeout": HOUR_MS}
     assert config["permission"]["dsh_ask_user_question"] == "allow"
+    assert config["permission"]["dsh_get_user_answer"] == "allow"
     return [path]
 
 
@@ -182,7 +186,7 @@ def test_install_merges_into_an_existing_file_and_keeps_the_users_entries(where,
         assert after["model"] == "o3"
         assert after["mcp_servers"]["other"] == {"command": "other-mcp", "args": ["--quiet"]}
     elif agent == "claude":
-        assert after["permissions"] == {"allow": ["Bash(git status)", TOOL_RULE],
+        assert after["permissions"] == {"allow": ["Bash(git status)", TOOL_RULE, FETCH_RULE],
                                         "deny": ["WebFetch"]}
         assert after["env"] == {"MCP_CONNECT_TIMEOUT_MS": "45000",  # the user's own wait
                                 "MCP_CONNECTION_NONBLOCKING": "0"}

@@ -91,7 +91,8 @@ def test_a_linked_directory_of_the_users_is_written_through(where):
     assert done.returncode == 0, done.stderr
     assert (home / ".claude").is_symlink()
     settings = json.loads((dots / "claude" / "settings.json").read_text())
-    assert settings["permissions"]["allow"] == ["mcp__dsh__ask_user_question"]
+    assert settings["permissions"]["allow"] == ["mcp__dsh__ask_user_question",
+                                                "mcp__dsh__get_user_answer"]
 
 
 def test_a_dangling_link_is_refused(where):
@@ -206,7 +207,8 @@ def test_the_users_own_permission_for_the_tool_stays(where):
     path.parent.mkdir(parents=True)
     path.write_text('{"permission": {"dsh_ask_user_question": "ask"}}')
     assert install(where, "opencode").returncode == 0
-    assert json.loads(path.read_text())["permission"] == {"dsh_ask_user_question": "ask"}
+    assert json.loads(path.read_text())["permission"] == {"dsh_ask_user_question": "ask",
+                                                          "dsh_get_user_answer": "allow"}
 
 
 # --- what json would have changed -------------------------------------------------------
@@ -223,7 +225,7 @@ def test_a_lone_surrogate_is_kept_and_both_files_are_written(where):
     assert '"text": "\\ud83d half"' in text and '"key\\udc00": 1' in text  # the same escapes
     value = node_parse(settings)
     assert isinstance(value, dict) and value["permissions"]["allow"] == [
-        "mcp__dsh__ask_user_question"]
+        "mcp__dsh__ask_user_question", "mcp__dsh__get_user_answer"]
     assert "dsh" in json.loads((home / ".claude.json").read_text())["mcpServers"]
 
 

@@ -1,40 +1,259 @@
-"""``dsh mcp``'s ``ask_user_question`` shares the ``delivery`` argument, but no tickets yet:
-there ``"async"`` waits like ``"wait"``, and the description says so (it must not promise a
-ticket). Through ``mcp.Client`` and a desk (``dsh attach --jsonl``)."""
+"""``dsh mcp``'s ``delivery: "async"``: a ticket at once, the outcome by ``get_user_answer``.
+
+Through ``mcp.Client`` over stdio and ``--http``, a desk (``dsh attach --jsonl``) or an
+answers file answering.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+from contextlib import asynccontextmanager
 
-from mcp_util import bounded, client, jsonl_desk
+import pytest
+from dsh_under_test import DSH
+from mcp_util import BATCH, bounded, client, jsonl_desk
+
+ASYNC = {**BATCH, "delivery": "async"}
+ANSWER = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+ERAS = ["legacy", "auto"]
 
 
-def test_the_offered_description_says_async_waits_here_and_promises_no_ticket():
+async def ask_async(mcp) -> str:
+    result = await mcp.call_tool("ask_user_question", ASYNC)
+    assert result.is_error is False, result.structured_content
+    assert result.structured_content["accepted"] is True
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content["ticket"]
+
+
+async def fetch(mcp, ticket, wait=0):
+    return await mcp.call_tool("get_user_answer", {"ticket": ticket, "wait_seconds": wait})
+
+
+@asynccontextmanager
+async def http_mcp(*args: str):
+    """``dsh mcp --http ARGS``; yields its URL."""
+    process = await asyncio.create_subprocess_exec(
+        DSH, "mcp", "--http", *args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE)
+    try:
+        assert process.stderr is not None
+        line = (await asyncio.wait_for(process.stderr.readline(), 20)).decode()
+        assert line.startswith("dsh: mcp http://127.0.0.1:"), line
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated():
     async def main():
         async with client() as mcp:
-            return (await mcp.list_tools()).tools
+            return {tool.name: tool for tool in (await mcp.list_tools()).tools}
 
-    (tool, *_) = bounded(main())
-    assert tool.input_schema["properties"]["delivery"]["enum"] == ["wait", "async"]
-    description = tool.description or ""
-    assert "'async' waits for the answer exactly like 'wait'" in description
-    assert "ticket" not in description.replace("(no ticket is returned)", "")
+    tools = bounded(main())
+    ask, fetch_tool = tools["ask_user_question"], tools["get_user_answer"]
+    assert ask.input_schema["properties"]["delivery"]["enum"] == ["wait", "async"]
+    assert "get_user_answer" in (ask.description or "")
+    assert "waits for the answer exactly like 'wait'" not in (ask.description or "")
+    assert fetch_tool.input_schema["required"] == ["ticket"]
+    assert "at most 55 seconds" in (fetch_tool.description or "")
+    titles = {definition.get("title") for definition in fetch_tool.output_schema["$defs"].values()}
+    assert {"PendingAnswer", "TicketAccepted", "ToolErrorResult"} <= titles
 
 
-def test_an_async_call_over_mcp_waits_and_returns_the_answers():
-    batch = {"questions": [{"id": "db", "question": "Which database?",
-                            "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}],
-             "delivery": "async"}
+@pytest.mark.parametrize("mode", ERAS)
+def test_a_ticket_at_once_pending_at_the_desk_then_the_answer(mode):
+    async def main():
+        async with jsonl_desk() as desk, client("--wait", "20", mode=mode) as mcp:
+            ticket = await ask_async(mcp)  # returns while the desk has not answered
+            requested = await desk.event("question/requested")
+            pending = await fetch(mcp, ticket)
+            waiting = asyncio.ensure_future(fetch(mcp, ticket, wait=30))
+            await asyncio.sleep(0.2)
+            assert not waiting.done()  # it waits for the human
+            await desk.answer(requested, ANSWER["answers"])
+            answered = await waiting
+            again = await fetch(mcp, ticket)  # kept after the first fetch
+            return ticket, requested, pending, answered, again
 
+    ticket, requested, pending, answered, again = bounded(main())
+    assert requested["rpc_id"] == ticket
+    assert "delivery" not in requested  # at the desk it is a batch like any other
+    assert pending.is_error is False
+    assert pending.structured_content == {"status": "pending", "ticket": ticket,
+                                          "waited_seconds": 0}
+    assert answered.is_error is False and answered.structured_content == ANSWER
+    assert again.structured_content == ANSWER
+
+
+def test_cancelled_at_the_desk_is_ask_cancelled_through_get_user_answer():
     async def main():
         async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", batch))
+            ticket = await ask_async(mcp)
             requested = await desk.event("question/requested")
-            await asyncio.sleep(0.2)
-            assert not call.done()  # it waits for the human, as "wait" does
-            await desk.answer(requested, [{"id": "db", "selected": ["SQLite"]}])
-            return requested, await call
+            await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
+                             "session_id": requested["session_id"]})
+            await desk.event("question/resolved")
+            return await fetch(mcp, ticket, wait=30)
 
-    requested, result = bounded(main())
-    assert "delivery" not in requested  # a waiting batch, as the desk sees it
-    assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+    result = bounded(main())
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
+
+
+def test_a_question_timeout_is_ask_timeout_through_get_user_answer():
+    async def main():
+        async with jsonl_desk() as desk, \
+                client("--wait", "20", "--question-timeout", "1") as mcp:
+            ticket = await ask_async(mcp)
+            await desk.event("question/requested")
+            return await fetch(mcp, ticket, wait=30)
+
+    result = bounded(main())
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == "ASK_TIMEOUT"
+
+
+def test_answered_from_the_answers_file_and_a_huge_wait_is_clamped_not_refused(tmp_path):
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"db": ["SQLite"]}))
+
+    async def main():
+        async with client("--answers", str(answers)) as mcp:
+            ticket = await ask_async(mcp)
+            return await fetch(mcp, ticket, wait=10**9)
+
+    result = bounded(main())
+    assert result.is_error is False and result.structured_content == ANSWER
+
+
+def test_with_no_desk_the_async_call_fails_at_once_with_no_ticket():
+    async def main():
+        async with client() as mcp:
+            return await mcp.call_tool("ask_user_question", ASYNC)
+
+    result = bounded(main())
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == "NO_PROVIDER"
+
+
+def test_a_bad_batch_fails_at_once_with_no_ticket():
+    async def main():
+        async with jsonl_desk(), client("--wait", "20") as mcp:
+            return await mcp.call_tool("ask_user_question", {"questions": [],
+                                                             "delivery": "async"})
+
+    result = bounded(main())
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == "EMPTY_QUESTIONS"
+
+
+@pytest.mark.parametrize(("arguments", "code"), [
+    ({"ticket": "q_0000000000000000"}, "UNKNOWN_TICKET"),
+    ({"ticket": 5}, "INVALID_ARGS"),
+    ({"ticket": ""}, "INVALID_ARGS"),
+    ({"ticket": "q_" + "0" * 500}, "INVALID_ARGS"),
+    ({}, "INVALID_ARGS"),
+    ({"ticket": "q_0000000000000000", "wait_seconds": -1}, "INVALID_ARGS"),
+    ({"ticket": "q_0000000000000000", "wait_seconds": "soon"}, "INVALID_ARGS"),
+    ({"ticket": "q_0000000000000000", "wait_seconds": True}, "INVALID_ARGS"),
+], ids=["unknown", "number", "empty", "too-long", "missing", "negative-wait", "word-wait",
+        "bool-wait"])
+def test_an_unknown_or_malformed_ticket_is_a_clear_error(arguments, code):
+    async def main():
+        async with client() as mcp:
+            return await mcp.call_tool("get_user_answer", arguments)
+
+    result = bounded(main())
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == code
+
+
+def test_cancelling_the_wait_leaves_the_question_pending():
+    async def main():
+        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+            ticket = await ask_async(mcp)
+            requested = await desk.event("question/requested")
+            waiting = asyncio.ensure_future(fetch(mcp, ticket, wait=30))
+            await asyncio.sleep(0.2)
+            waiting.cancel()  # the SDK sends notifications/cancelled
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            await desk.answer(requested, ANSWER["answers"])
+            ack = await desk.event("response/ack")
+            return ack, await fetch(mcp, ticket, wait=30)
+
+    ack, result = bounded(main())
+    assert ack["accepted"] is True  # still pending when the desk answered
+    assert result.structured_content == ANSWER
+
+
+def test_a_client_that_goes_away_aborts_its_async_batch_at_the_desk():
+    async def main():
+        async with jsonl_desk() as desk:
+            async with client("--wait", "20") as mcp:
+                ticket = await ask_async(mcp)
+                await desk.event("question/requested")
+            return ticket, await desk.event("question/resolved")
+
+    ticket, resolved = bounded(main())
+    assert resolved["rpc_id"] == ticket
+    assert resolved["outcome"] == "aborted"
+
+
+def test_over_http_a_ticket_is_its_sessions_only_and_survives_its_connections():
+    from mcp import Client
+
+    async def main():
+        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+            async with Client(url, mode="legacy") as asker, \
+                    Client(url, mode="legacy") as other:
+                ticket = await ask_async(asker)
+                requested = await desk.event("question/requested")
+                refused = await fetch(other, ticket)
+                pending = await fetch(asker, ticket)
+                await desk.answer(requested, ANSWER["answers"])
+                answered = await fetch(asker, ticket, wait=30)
+                still_refused = await fetch(other, ticket)
+            return refused, pending, answered, still_refused
+
+    refused, pending, answered, still_refused = bounded(main())
+    assert refused.is_error is True
+    assert refused.structured_content["error"]["code"] == "UNKNOWN_TICKET"
+    assert pending.structured_content["status"] == "pending"
+    assert answered.structured_content == ANSWER
+    assert still_refused.structured_content["error"]["code"] == "UNKNOWN_TICKET"
+
+
+def test_over_http_a_session_that_ends_aborts_its_open_batch():
+    from mcp import Client
+
+    async def main():
+        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+            async with Client(url, mode="legacy") as asker:
+                ticket = await ask_async(asker)
+                await desk.event("question/requested")
+            # leaving the block ended the session (a DELETE)
+            return ticket, await desk.event("question/resolved")
+
+    ticket, resolved = bounded(main())
+    assert resolved["rpc_id"] == ticket
+    assert resolved["outcome"] == "aborted"
+
+
+def test_over_http_the_sessionless_era_answers_by_ticket():
+    from mcp import Client
+
+    async def main():
+        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url, \
+                Client(url, mode="auto") as asker:
+            assert asker.protocol_version == "2026-07-28"
+            ticket = await ask_async(asker)
+            requested = await desk.event("question/requested")
+            await desk.answer(requested, ANSWER["answers"])
+            return await fetch(asker, ticket, wait=30)
+
+    assert bounded(main()).structured_content == ANSWER

@@ -25,7 +25,7 @@ def test_inspector_lists_the_model_facing_tool(tmp_path):
     schema = json.loads(subprocess.run([DSH, "schema"], capture_output=True, text=True,
                                        check=True, timeout=60).stdout)
     tools = {tool["name"]: tool for tool in listed["tools"]}
-    assert set(tools) == {"ask_user_question", "approve_tool_use"}
+    assert set(tools) == {"ask_user_question", "get_user_answer", "approve_tool_use"}
     tool = tools["ask_user_question"]
     assert tool["inputSchema"] == schema
     assert "AskUserQuestionAnswer" in tool["outputSchema"]["$defs"]
@@ -48,3 +48,18 @@ def test_inspector_sees_invalid_questions_as_an_error_result(tmp_path):
                         "--tool-arg", "questions=[]")
     assert called["isError"] is True
     assert called["structuredContent"]["error"]["code"] == "EMPTY_QUESTIONS"
+
+
+def test_inspector_validates_an_async_ticket_and_a_get_user_answer_error(tmp_path):
+    # the TypeScript SDK checks every structuredContent against the tool's outputSchema
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"db": ["SQLite"]}))
+    accepted = _inspector(answers, "--method", "tools/call", "--tool-name", "ask_user_question",
+                          "--tool-arg", f"questions={json.dumps([QUESTION])}",
+                          "--tool-arg", "delivery=async")
+    assert accepted["isError"] is False
+    assert accepted["structuredContent"]["accepted"] is True
+    unknown = _inspector(answers, "--method", "tools/call", "--tool-name", "get_user_answer",
+                         "--tool-arg", "ticket=q_0000000000000000")
+    assert unknown["isError"] is True
+    assert unknown["structuredContent"]["error"]["code"] == "UNKNOWN_TICKET"

@@ -63,3 +63,24 @@ def test_a_signal_ends_dsh_mcp_with_stdin_open_and_the_pending_batch_is_interrup
         [batch] = store.question_batches(session.id)
     assert batch.rpc_id == requested["rpc_id"]
     assert batch.status == "interrupted"
+
+
+def test_sigterm_ends_dsh_mcp_at_once_with_an_async_batch_pending():
+    async def main():
+        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+            result = await mcp.call_tool("ask_user_question", {**BATCH, "delivery": "async"})
+            requested = await desk.event("question/requested")
+            pid = requested["source"]["pid"]
+            os.kill(pid, signal.SIGTERM)
+            took, exit_status = await ended(pid, BOUND)
+            return result, requested, took, exit_status
+
+    result, requested, took, exit_status = bounded(main())
+    print(f"dsh mcp ended {took:.3f} s after SIGTERM with an async batch pending")
+    assert result.structured_content == {"accepted": True, "ticket": requested["rpc_id"]}
+    assert took < BOUND
+    assert exit_status in (143, None)
+    with SessionStore.open() as store:
+        [session] = store.list_sessions()
+        [batch] = store.question_batches(session.id)
+    assert batch.status == "interrupted"

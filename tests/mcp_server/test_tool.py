@@ -28,16 +28,19 @@ def test_tools_list_is_the_model_facing_tool(mode):
             return (await mcp.list_tools()).tools
 
     tools = bounded(main())
-    assert [tool.name for tool in tools] == ["ask_user_question", "approve_tool_use"]
+    assert [tool.name for tool in tools] == ["ask_user_question", "get_user_answer",
+                                             "approve_tool_use"]
     assert tools[0].input_schema == dsh_json("schema")
-    # the answer (``dsh schema --answer``) or the error object an isError result carries
+    # the answer (``dsh schema --answer``), the error object an isError result carries, or
+    # an async call's ticket
     output = tools[0].output_schema
     answer = {key: value for key, value in dsh_json("schema", "--answer").items()
               if key != "$defs"}
     assert output["$defs"]["AskUserQuestionAnswer"] == answer
     assert output["anyOf"] == [{"$ref": "#/$defs/AskUserQuestionAnswer"},
-                               {"$ref": "#/$defs/ToolErrorResult"}]
-    # the model-facing one, saying that async waits here (no tickets over MCP yet)
+                               {"$ref": "#/$defs/ToolErrorResult"},
+                               {"$ref": "#/$defs/TicketAccepted"}]
+    # the model-facing one, saying that async tickets are fetched with get_user_answer
     assert tools[0].description == MCP_DESCRIPTION
 
 

@@ -17,13 +17,14 @@ schema or source of the version named), not written from memory:
   ``required`` (``codex exec`` waits for the server before its first request; without it
   the tools can be missing, as ``tests/agents`` found with 0.171.0),
   ``startup_timeout_sec`` (default 10), ``tool_timeout_sec`` (default 60) and
-  ``tools.ask_user_question.approval_mode = "approve"``; the project's file is read only
-  once Codex trusts the project. A server gets only ``HOME``, ``LOGNAME``, ``PATH``,
-  ``SHELL``, ``USER``, ``LANG``, ``LC_ALL``, ``TERM``, ``TMPDIR``, ``TZ`` (and CA-bundle
-  variables) of Codex's environment plus its ``env`` table (``create_env_for_mcp_server``
-  in ``codex-rs/rmcp-client``; 0.171.0 run with a probe server saw no ``DSH_HOME``), so a
-  ``DSH_HOME`` set at install goes into ``[mcp_servers.dsh.env]``. Claude Code 2.1.197 and
-  Gemini CLI 0.61.0 pass their whole environment on (Gemini less a few credentials), as
+  ``tools.ask_user_question.approval_mode = "approve"`` (``get_user_answer`` the same);
+  the project's file is read only once Codex trusts the project. A server gets only
+  ``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``USER``, ``LANG``, ``LC_ALL``, ``TERM``,
+  ``TMPDIR``, ``TZ`` (and CA-bundle variables) of Codex's environment plus its ``env``
+  table (``create_env_for_mcp_server`` in ``codex-rs/rmcp-client``; 0.171.0 run with a
+  probe server saw no ``DSH_HOME``), so a ``DSH_HOME`` set at install goes into
+  ``[mcp_servers.dsh.env]``. Claude Code 2.1.197 and Gemini CLI 0.61.0 pass their whole
+  environment on (Gemini less a few credentials), as
   the same probe saw; their entries get no ``env``.
 - Gemini CLI (0.61.0, its settings schema): ``mcpServers`` in ``~/.gemini/settings.json``
   or ``.gemini/settings.json``; ``timeout`` in ms (default 10 minutes), ``trust: true``
@@ -33,7 +34,7 @@ schema or source of the version named), not written from memory:
 - opencode (``packages/opencode/src/config/mcp.ts``, ``permission.ts``): ``mcp.dsh`` of
   type ``local`` with the command as one array and ``timeout`` in ms (default 5000), in
   ``~/.config/opencode/opencode.json`` or ``opencode.json``; ``permission`` keyed by the
-  tool's name there, ``dsh_ask_user_question``.
+  tool's name there, ``dsh_ask_user_question`` (and ``dsh_get_user_answer``).
 - Cursor (cursor.com/docs/mcp): ``mcpServers`` in ``~/.cursor/mcp.json`` or
   ``.cursor/mcp.json``; no timeout or permission key is documented.
 - VS Code (code.visualstudio.com, MCP configuration reference): ``servers`` with
@@ -56,7 +57,9 @@ __all__ = ["AGENTS", "HUMAN_TIMEOUT", "NOTES", "STARTUP_WAIT", "Edit", "dsh_comm
 Scope = Literal["user", "project"]
 
 SERVER = "dsh"
-TOOL = "ask_user_question"
+# the tools an agent's permission layer is told to let run: the question, and the fetch of
+# an async one's answer (it only reads what the human answered)
+TOOLS = ("ask_user_question", "get_user_answer")
 HUMAN_TIMEOUT = 3600  # seconds a tool call may wait for a human: an hour, not the agents' 60 s
 STARTUP_WAIT = 30  # seconds an agent may wait for dsh mcp to start on a loaded machine
 
@@ -86,7 +89,8 @@ def _claude(scope: Scope, home: Path, project: Path, command: list[str]) -> list
     server = _server(("mcpServers", SERVER), {
         "type": "stdio", "command": command[0], "args": [*command[1:], "mcp"],
         "timeout": HUMAN_TIMEOUT * 1000})
-    settings = (Setting(("permissions", "allow"), f"mcp__{SERVER}__{TOOL}", "add"),
+    settings = (*(Setting(("permissions", "allow"), f"mcp__{SERVER}__{tool}", "add")
+                  for tool in TOOLS),
                 # without "0", `claude -p` does not wait for servers at all
                 Setting(("env", "MCP_CONNECTION_NONBLOCKING"), "0"),
                 Setting(("env", "MCP_CONNECT_TIMEOUT_MS"), str(STARTUP_WAIT * 1000)))
@@ -107,7 +111,7 @@ def _codex(scope: Scope, home: Path, project: Path, command: list[str]) -> list[
     settings = (*_server(keys, {"command": command[0], "args": [*command[1:], "mcp"],
                                 "required": True, "startup_timeout_sec": STARTUP_WAIT,
                                 "tool_timeout_sec": HUMAN_TIMEOUT}),
-                Setting((*keys, "tools", TOOL, "approval_mode"), "approve"))
+                *(Setting((*keys, "tools", tool, "approval_mode"), "approve") for tool in TOOLS))
     from dsh_cli.core.home import HOME_VARIABLE, dsh_home
 
     home_dir = dsh_home()
@@ -132,7 +136,7 @@ def _opencode(scope: Scope, home: Path, project: Path, command: list[str]) -> li
     return [Edit(path, "json", (
         *_server(("mcp", SERVER), {"type": "local", "command": [*command, "mcp"],
                                    "enabled": True, "timeout": HUMAN_TIMEOUT * 1000}),
-        Setting(("permission", f"{SERVER}_{TOOL}"), "allow")))]
+        *(Setting(("permission", f"{SERVER}_{tool}"), "allow") for tool in TOOLS)))]
 
 
 def _cursor(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:

@@ -28,6 +28,9 @@ __all__ = ["TaskLayer", "WorkFor", "close_tasks", "end_session_tasks", "install_
 # the work of one call of a task-supporting tool, or None for any other name
 WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
 
+# the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio")
+OwnerOf = Callable[["ServerRequestContext[Any, Any]"], str]
+
 MODERN_VERSIONS = ("2026-07-28",)
 
 
@@ -36,8 +39,10 @@ class TaskLayer:
 
     def __init__(self, work_for: WorkFor, store: TaskStore | None = None, *,
                  required: frozenset[str] = frozenset(),
-                 stamp: Callable[[], dict[str, Any]] | None = None) -> None:
+                 stamp: Callable[[], dict[str, Any]] | None = None,
+                 owner_of: OwnerOf | None = None) -> None:
         self.work_for = work_for
+        self.owner_of = owner_of or _owner
         self.store = store if store is not None else TaskStore()
         self.required = required  # tools that run only as tasks (dsh's own: none)
         self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
@@ -55,7 +60,7 @@ class TaskLayer:
 
     async def _legacy(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
                       method: str, params: dict[str, Any]) -> HandlerResult:
-        owner = _owner(ctx)
+        owner = self.owner_of(ctx)
         if method == "tools/call" and isinstance(params.get("task"), Mapping):
             record = self._create(ctx, params, owner, params["task"].get("ttl"),
                                   _status_notifier(ctx))
@@ -161,9 +166,10 @@ def _status_notifier(ctx: ServerRequestContext[Any, Any],
 
 
 def install_tasks(server: Server[Any], work_for: WorkFor, *,
-                  required: frozenset[str] = frozenset()) -> TaskLayer:
+                  required: frozenset[str] = frozenset(),
+                  owner_of: OwnerOf | None = None) -> TaskLayer:
     """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``."""
-    layer = TaskLayer(work_for, required=required,
+    layer = TaskLayer(work_for, required=required, owner_of=owner_of,
                       stamp=lambda: server.server_info_stamp)
     server.middleware.append(layer)
     server.extensions[modern.EXTENSION] = {}

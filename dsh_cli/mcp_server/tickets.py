@@ -1,0 +1,222 @@
+"""Tickets: work a client starts now and fetches later, seen only by the session that made it.
+
+A ticket names one piece of work running as an asyncio task (an async ``ask_user_question``
+batch; an MCP task): its id, its owner (an MCP session: ``owner_of`` in ``server.py``), when
+it was made, an optional ``ttl`` (seconds from creation, MCP tasks' contract), the task, and
+how to abort it. The store knows nothing of questions, UIs or the SDK.
+
+- ``add`` refuses past ``TICKETS_OPEN`` open tickets (``TOO_MANY_PENDING``); call ``admit``
+  first to refuse before the work is started.
+- ``get``/``wait`` see only the owner's tickets: another owner's id reads ``UNKNOWN_TICKET``,
+  exactly like an id never made, so an id tells nobody else anything.
+- A settled outcome is kept ``TICKET_KEEP_SECONDS`` until fetched, then
+  ``TICKET_FETCHED_SECONDS`` more (a client whose response was lost asks again); at most
+  ``TICKETS_SETTLED`` are kept, the oldest settled forgotten first. A forgotten id is
+  remembered (as many again) and reads ``TICKET_EXPIRED``. Expiry is swept at each use:
+  nothing runs on a timer.
+- ``wait`` waits for the work without owning it: a cancelled wait leaves the work running.
+- ``close_owner`` (the session ended) aborts the owner's open work and forgets its tickets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dsh_cli.core.errors import TICKET_EXPIRED, TOO_MANY_PENDING, UNKNOWN_TICKET, TicketError
+from dsh_cli.core.limits import (
+    TICKET_FETCHED_SECONDS,
+    TICKET_KEEP_SECONDS,
+    TICKETS_OPEN,
+    TICKETS_SETTLED,
+)
+
+__all__ = ["CLOSE_GRACE_SECONDS", "Ticket", "TicketStore"]
+
+CLOSE_GRACE_SECONDS = 3.0  # how long aborted work may take to end before it is cancelled
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One piece of work: open while its task runs; its outcome is the task's result."""
+
+    id: str
+    owner: str
+    task: asyncio.Future[Any]
+    created: float
+    ttl: float | None = None  # seconds from ``created`` after which it goes, whatever its state
+    abort: Callable[[], None] | None = None  # asks the work to end (the session went away)
+    settled: float | None = None
+    fetched: float | None = None  # the first time its outcome was handed out
+
+    @property
+    def done(self) -> bool:
+        return self.task.done()
+
+    def outcome(self) -> Any:
+        """The task's result (or its exception, raised); only once ``done``."""
+        return self.task.result()
+
+    def expires(self, keep: float, keep_fetched: float) -> float | None:
+        """When it is forgotten; None while it may stay (open, without a ttl)."""
+        ends = [self.created + self.ttl] if self.ttl is not None else []
+        if self.settled is not None:
+            ends.append(self.settled + keep)
+        if self.fetched is not None:
+            ends.append(self.fetched + keep_fetched)
+        return min(ends) if ends else None
+
+
+class TicketStore:
+    """The tickets of one ``dsh mcp`` process, all sessions together."""
+
+    def __init__(self, *, open_limit: int = TICKETS_OPEN, settled_limit: int = TICKETS_SETTLED,
+                 keep: float = TICKET_KEEP_SECONDS, keep_fetched: float = TICKET_FETCHED_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.open_limit = open_limit
+        self.settled_limit = settled_limit
+        self.keep = keep
+        self.keep_fetched = keep_fetched
+        self._clock = clock
+        self._tickets: dict[str, Ticket] = {}
+        self._open = 0
+        self._settled: OrderedDict[str, None] = OrderedDict()  # settled ids, oldest first
+        self._timed: dict[str, None] = {}  # open ids with a ttl (the only open ones that expire)
+        self._forgotten: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._tickets)
+
+    def __contains__(self, ticket_id: object) -> bool:
+        return ticket_id in self._tickets
+
+    @property
+    def open_count(self) -> int:
+        return self._open
+
+    def admit(self) -> None:
+        """Raise ``TOO_MANY_PENDING`` if one more open ticket is one too many."""
+        self.sweep()
+        if self._open >= self.open_limit:
+            raise TicketError(
+                f"{self._open:,} async requests are open already (at most "
+                f"{self.open_limit:,}): fetch their outcomes, or wait for one", TOO_MANY_PENDING)
+
+    def add(self, ticket_id: str, owner: str, task: asyncio.Future[Any], *,
+            ttl: float | None = None, abort: Callable[[], None] | None = None) -> Ticket:
+        """Keep ``task`` under ``ticket_id`` for ``owner``; ``TOO_MANY_PENDING`` past the cap."""
+        self.admit()
+        if ticket_id in self._tickets:
+            raise ValueError(f"ticket {ticket_id} exists already")
+        ticket = Ticket(ticket_id, owner, task, self._clock(), ttl, abort)
+        self._tickets[ticket_id] = ticket
+        self._open += 1
+        if ttl is not None:
+            self._timed[ticket_id] = None
+        task.add_done_callback(lambda _: self._settle(ticket))
+        return ticket
+
+    def get(self, ticket_id: str, owner: str) -> Ticket:
+        """``owner``'s ticket; ``UNKNOWN_TICKET`` (never made, or another's) or
+        ``TICKET_EXPIRED``."""
+        self.sweep()
+        ticket = self._tickets.get(ticket_id)
+        if ticket is not None and ticket.owner == owner:
+            return ticket
+        if (owner, ticket_id) in self._forgotten:
+            raise TicketError(
+                f"the outcome of ticket {ticket_id} is no longer kept (kept "
+                f"{self.keep_fetched:,.0f} s after it was first fetched, "
+                f"{self.keep:,.0f} s if never fetched)", TICKET_EXPIRED)
+        raise TicketError(f"no request of this session has the ticket {ticket_id}",
+                          UNKNOWN_TICKET)
+
+    async def wait(self, ticket_id: str, owner: str, seconds: float) -> Ticket:
+        """``owner``'s ticket once it settled, or after ``seconds``; a settled one is marked
+        fetched. Cancelling the wait leaves the work alone."""
+        ticket = self.get(ticket_id, owner)
+        if not ticket.done and seconds > 0:
+            await asyncio.wait({ticket.task}, timeout=seconds)  # never cancels the task
+        if ticket.done:
+            self.mark_fetched(ticket)
+        return ticket
+
+    def mark_fetched(self, ticket: Ticket) -> None:
+        """Its outcome was handed out: from now on it is kept ``keep_fetched`` seconds."""
+        if ticket.fetched is None and ticket.done:
+            ticket.fetched = self._clock()
+
+    def owned(self, owner: str) -> list[Ticket]:
+        """``owner``'s tickets, oldest first."""
+        self.sweep()
+        return [ticket for ticket in self._tickets.values() if ticket.owner == owner]
+
+    def sweep(self) -> None:
+        """Forget what has outlived its time: settled ones, and open ones past their ttl."""
+        now = self._clock()
+        for ticket_id in [*self._settled, *self._timed]:
+            ticket = self._tickets.get(ticket_id)
+            if ticket is None:
+                continue
+            ends = ticket.expires(self.keep, self.keep_fetched)
+            if ends is not None and now >= ends:
+                self._forget(ticket, remember=True)
+
+    async def close_owner(self, owner: str) -> None:
+        """``owner`` went away: abort its open work, wait for it to end, forget its tickets."""
+        await self._close([t for t in self._tickets.values() if t.owner == owner])
+
+    async def close(self) -> None:
+        """The server is ending: every ticket as ``close_owner``."""
+        await self._close(list(self._tickets.values()))
+
+    async def _close(self, tickets: list[Ticket]) -> None:
+        running = []
+        for ticket in tickets:
+            if not ticket.done:
+                if ticket.abort is not None:
+                    ticket.abort()
+                else:
+                    ticket.task.cancel()
+                running.append(ticket.task)
+        if running:  # aborted work settles itself; what does not within the grace is cancelled
+            _, stuck = await asyncio.wait(running, timeout=CLOSE_GRACE_SECONDS)
+            for task in stuck:
+                task.cancel()
+            if stuck:
+                await asyncio.wait(stuck)
+        for ticket in tickets:
+            self._forget(ticket, remember=False)
+
+    def _settle(self, ticket: Ticket) -> None:
+        if self._tickets.get(ticket.id) is not ticket:
+            return  # forgotten before it ended (its ttl, or its owner closed)
+        ticket.settled = self._clock()
+        self._open -= 1
+        self._timed.pop(ticket.id, None)
+        self._settled[ticket.id] = None
+        while len(self._settled) > self.settled_limit:
+            oldest = self._tickets[next(iter(self._settled))]
+            self._forget(oldest, remember=True)
+
+    def _forget(self, ticket: Ticket, *, remember: bool) -> None:
+        if self._tickets.get(ticket.id) is not ticket:
+            return
+        del self._tickets[ticket.id]
+        self._timed.pop(ticket.id, None)
+        if ticket.id in self._settled:
+            del self._settled[ticket.id]
+        else:  # open: past its ttl, or its owner went away
+            self._open -= 1
+            if ticket.abort is not None:
+                ticket.abort()
+            else:
+                ticket.task.cancel()
+        if remember:
+            self._forgotten[(ticket.owner, ticket.id)] = None
+            while len(self._forgotten) > self.settled_limit:
+                del self._forgotten[next(iter(self._forgotten))]
