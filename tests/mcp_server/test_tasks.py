@@ -285,3 +285,26 @@ def test_with_32_tasks_waiting_a_33rd_is_refused():
         assert refused["code"] == -32600 and "too many tasks" in refused["message"]
         other = Legacy(url)  # the cap is a session's, not the process's
         assert "result" in other.request("tools/call", ask_call({}))
+
+
+BAD_TASK_IDS = [None, {}, {"taskId": 5}, {"taskId": None}, {"taskId": ["x"]},
+                {"taskId": "x" * 100_000}]
+
+
+def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answers):
+    with http_dsh("--answers", answers) as url:
+        session, wire = Legacy(url), Modern(url)
+        for params in BAD_TASK_IDS:
+            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                assert session.request(method, params)["error"]["code"] == NOT_FOUND
+            for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+                assert wire.request(method, params or {})["error"]["code"] == NOT_FOUND
+        for ttl in ("big", -1, 1.5, True, None):  # not a positive integer: the default hour
+            task = session.request("tools/call", ask_call({"ttl": ttl}))["result"]["task"]
+            assert task["ttl"] == 60 * 60 * 1000
+        for task in ("x", 5, []):  # not an object: the SDK's own params check refuses it
+            assert session.request("tools/call", {**ask_call(), "task": task})["error"][
+                "code"] == -32602
+        # and the server still serves
+        assert session.request("tools/call", ask_call())["result"]["structuredContent"] == \
+            ANSWERED
