@@ -144,6 +144,13 @@ class StdioDsh:
         self.send(message)
         return self.until(lambda message: message.get("id") == request_id)
 
+    def notification(self, method: str) -> dict[str, Any]:
+        """The first ``method`` notification, whether it came already or is still to come."""
+        for message in self.notifications:
+            if message.get("method") == method:
+                return message
+        return self.until(lambda message: message.get("method") == method)
+
     def until(self, wanted) -> dict[str, Any]:
         """Read messages until one is ``wanted`` (notifications are kept on the way)."""
         assert self.process.stdout is not None

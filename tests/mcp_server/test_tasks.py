@@ -80,7 +80,7 @@ def test_a_2025_task_over_stdio_sends_its_status_notifications(answers):
         dsh.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         created = dsh.request("tools/call", ask_call({}))["result"]["task"]
         assert created["ttl"] == 60 * 60 * 1000  # no ttl asked: an hour
-        status = dsh.until(lambda message: message.get("method") == "notifications/tasks/status")
+        status = dsh.notification("notifications/tasks/status")
         assert status["params"]["taskId"] == created["taskId"]
         assert status["params"]["status"] == "completed"
         result = dsh.request("tasks/result", {"taskId": created["taskId"]})["result"]
