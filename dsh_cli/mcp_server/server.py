@@ -282,8 +282,8 @@ async def serve_stdio(server: Server[Any]) -> None:
                                                  write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
-        close_tasks(server)
         stdin.close()
+        await close_tasks(server)
 
 
 GRACE_SECONDS = 3.0  # how long a stopping HTTP server may take to close its connections
@@ -338,4 +338,4 @@ async def serve_http(server: Server[Any], *, port: int = 0,
             await asyncio.wait_for(serving, GRACE_SECONDS)
         raise
     finally:
-        close_tasks(server)
+        await asyncio.shield(close_tasks(server))

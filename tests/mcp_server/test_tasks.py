@@ -308,3 +308,33 @@ def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answers):
         # and the server still serves
         assert session.request("tools/call", ask_call())["result"]["structuredContent"] == \
             ANSWERED
+
+
+def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
+    import subprocess
+
+    from dsh_under_test import DSH
+
+    async def main():
+        async with jsonl_desk() as desk:
+            process = subprocess.Popen([DSH, "mcp", "--http", "--wait", "20"],
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True)
+            try:
+                line = await asyncio.to_thread(process.stderr.readline)
+                session = await asyncio.to_thread(Legacy, line.split()[-1])
+                await asyncio.to_thread(session.request, "tools/call", ask_call({}))
+                requested = await desk.event("question/requested")
+                process.terminate()
+                resolved = await desk.event("question/resolved")
+                _, err = await asyncio.to_thread(process.communicate, None, 30)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=30)
+            return requested, resolved, process.returncode, err
+
+    requested, resolved, status, err = bounded(main())
+    assert resolved["rpc_id"] == requested["rpc_id"], resolved
+    assert resolved["outcome"] == "aborted", resolved
+    assert status == 143 and err == "", err

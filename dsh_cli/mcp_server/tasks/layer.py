@@ -176,11 +176,11 @@ def install_tasks(server: Server[Any], work_for: WorkFor, *,
     return layer
 
 
-def close_tasks(server: Server[Any]) -> None:
+async def close_tasks(server: Server[Any]) -> None:
     """The server is stopping: its live tasks are withdrawn (their batches aborted)."""
     for layer in server.middleware:
         if isinstance(layer, TaskLayer):
-            layer.store.close()
+            await layer.store.close()
 
 
 def end_session_tasks(server: Server[Any], session_id: str) -> None:

@@ -30,6 +30,7 @@ __all__ = ["POLL_INTERVAL_MS", "TERMINAL", "TaskError", "TaskRecord", "TaskStore
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 POLL_INTERVAL_MS = 1000  # what a client is told to poll at: a human answers in seconds
+CLOSE_GRACE_SECONDS = 3.0  # as tickets': aborted work may take this long to end at exit
 WAITING = "waiting for the human at the dsh desk"
 
 # the tool call itself: given the task's abort signal, the CallToolResult as a wire dict
@@ -155,13 +156,22 @@ class TaskStore:
         if record.expiry is not None:
             record.expiry.cancel()
 
-    def close(self) -> None:
-        """The process is ending: every live task is withdrawn."""
+    async def close(self, grace: float = CLOSE_GRACE_SECONDS) -> None:
+        """The process is ending: every live task is withdrawn; its work gets ``grace``
+        seconds to end (its batch aborted, recorded), then is cancelled."""
+        running = [record.runner for record in self._tasks.values()
+                   if record.runner is not None and not record.runner.done()]
         for record in list(self._tasks.values()):
             if not record.terminal:
                 record.settle("cancelled", "dsh mcp stopped")
                 record.signal.abort("dsh mcp stopped")
             self.forget(record)
+        if running:
+            _, stuck = await asyncio.wait(running, timeout=grace)
+            for runner in stuck:
+                runner.cancel()
+            if stuck:
+                await asyncio.wait(stuck)
 
     async def _run(self, record: TaskRecord, work: Work) -> None:
         try:
