@@ -338,3 +338,28 @@ def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
     assert resolved["rpc_id"] == requested["rpc_id"], resolved
     assert resolved["outcome"] == "aborted", resolved
     assert status == 143 and err == "", err
+
+
+def test_a_2025_tasks_status_notifications_reach_the_sessions_get_stream(answers):
+    """Not the ``tools/call`` response's stream: that one ended with the task's creation."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    with http_dsh("--answers", answers) as url:
+        session = Legacy(url)
+        parts = urlsplit(url)
+        stream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+        stream.request("GET", parts.path, headers={**session.headers(),
+                                                   "Accept": "text/event-stream"})
+        response = stream.getresponse()
+        assert response.status == 200
+        created = session.request("tools/call", ask_call({}))["result"]["task"]
+        while True:
+            line = response.fp.readline()
+            assert line, "the stream ended"
+            if line.startswith(b"data:") and b"notifications/tasks/status" in line:
+                status = json.loads(line[5:])["params"]
+                break
+        stream.close()
+    assert status["taskId"] == created["taskId"] and status["status"] == "completed"
+    assert status["ttl"] == created["ttl"]
