@@ -24,6 +24,7 @@ from dsh_cli.core.events import (
     TurnCompleted,
     UserMessage,
 )
+from dsh_cli.core.limits import MODEL_CALLS as MAX_MODEL_CALLS
 from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction import AbortSignal, HarnessError, UserInteraction
 from dsh_cli.models.base import (
@@ -38,7 +39,6 @@ from dsh_cli.tools import ToolContext, ToolRegistry, ToolResult
 
 __all__ = ["INTERRUPTED_MARKER", "MAX_MODEL_CALLS", "AgentLoop", "TurnCancelled"]
 
-MAX_MODEL_CALLS = 50
 # ends a reply stopped with ctrl-c, as stored: the next turn's model sees it was cut
 INTERRUPTED_MARKER = "\n\n[interrupted by the user]"
 

@@ -1,7 +1,8 @@
 """``dsh attach``: the desk where the human answers every ``dsh mcp`` of theirs.
 
 The interactive terminal UI when stdin and stdout are a terminal (``--plain`` for lines,
-also used with ``TERM=dumb`` or without a terminal); ``--jsonl`` for a program.
+also used with ``TERM=dumb`` or without a terminal); ``--jsonl`` for a program; ``--web``
+for a browser on 127.0.0.1 (``desk/web/``).
 """
 
 from __future__ import annotations
@@ -28,18 +29,22 @@ __all__ = ["attach"]
 @click.option("--plain", is_flag=True, help="Plain line prompts instead of the terminal UI.")
 @click.option("--jsonl", is_flag=True,
               help="The desk for a program: relay.md question events and frames on stdio.")
-@click.option("--web", is_flag=True, help="Also print the URL of each dsh mcp that asks in "
-                                          "the browser.")
-def attach(plain: bool, jsonl: bool, web: bool) -> None:
-    """Answer the questions of every `dsh mcp` here, one batch at a time."""
+@click.option("--web", is_flag=True,
+              help="The inbox in a browser on 127.0.0.1 (prints its URL; ctrl-c closes it).")
+@click.option("--port", type=int, default=None, metavar="PORT",
+              help="Port for --web (default: any free port).")
+def attach(plain: bool, jsonl: bool, web: bool, port: int | None) -> None:
+    """The inbox of every `dsh mcp` here: open any pending question and answer it."""
     from dsh_cli.session.interrupts import run_main
 
-    if plain and jsonl:
-        raise click.UsageError("--plain and --jsonl cannot be combined")
-    sys.exit(run_main(_main(plain=plain, jsonl=jsonl, web=web)))
+    if sum((plain, jsonl, web)) > 1:
+        raise click.UsageError("--plain, --jsonl and --web cannot be combined")
+    if port is not None and not web:
+        raise click.UsageError("--port needs --web")
+    sys.exit(run_main(_main(plain=plain, jsonl=jsonl, web=web, port=port or 0)))
 
 
-async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
+async def _main(*, plain: bool, jsonl: bool, web: bool, port: int = 0) -> int:
     import os
 
     from dsh_cli.core.errors import HarnessError, report
@@ -58,6 +63,15 @@ async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
         from dsh_cli.desk.jsonl import JsonlDesk
 
         return await JsonlDesk(directory=directory).run()
+    if web:
+        from dsh_cli.desk.web import WebDesk
+        from dsh_cli.providers.web import WebError
+
+        try:
+            return await WebDesk(port=port, stderr=sys.stderr, directory=directory).run()
+        except WebError as error:
+            report(error, sys.stderr)
+            return 2
     from dsh_cli.config import load_settings
     from dsh_cli.sources.surroundings import dumb_terminal
 
@@ -68,8 +82,8 @@ async def _main(*, plain: bool, jsonl: bool, web: bool) -> int:
         return 2
     on_terminal = sys.stdin.isatty() and sys.stdout.isatty()
     if plain or not on_terminal or dumb_terminal(os.environ):
-        return await _plain_desk(settings, web, directory)
-    return await _terminal_desk(settings, web, directory)
+        return await _plain_desk(settings, directory)
+    return await _terminal_desk(settings, directory)
 
 
 def _notifier(settings: Settings, *, terminal: bool) -> DeskNotifier:
@@ -103,9 +117,10 @@ async def _run(desk: Desk, notifier: DeskNotifier) -> int:
         await notifier.close()
 
 
-async def _plain_desk(settings: Settings, web: bool, directory: Path) -> int:
+async def _plain_desk(settings: Settings, directory: Path) -> int:
     from dsh_cli.chat.alert import QuestionAlert
-    from dsh_cli.desk.desk import Desk, ask_with, stdin_closed_waiter
+    from dsh_cli.desk.desk import Desk, ask_with
+    from dsh_cli.desk.inbox_plain import PlainInbox
     from dsh_cli.providers.plain import PlainProvider
     from dsh_cli.providers.plain_permission import PlainPermissionPrompt
 
@@ -122,17 +137,16 @@ async def _plain_desk(settings: Settings, web: bool, directory: Path) -> int:
     async def permit(request: Any) -> Any:
         return await prompt.decide(request, "")
 
-    desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit, web=web,
-                idle=stdin_closed_waiter(provider.lines.readline), directory=directory,
-                on_arrival=lambda batch: notifier.arrived(batch.event,
-                                                          lambda: desk.waiting(batch)))
+    desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit,
+                picker=PlainInbox(sys.stdout, provider.lines.readline), directory=directory,
+                on_arrival=lambda entry: notifier.arrived(entry.event,
+                                                          lambda: desk.waiting(entry)))
     return await _run(desk, notifier)
 
 
-async def _terminal_desk(settings: Settings, web: bool, directory: Path) -> int:
-    from functools import partial
-
-    from dsh_cli.desk.desk import Desk, ask_with, tty_idle
+async def _terminal_desk(settings: Settings, directory: Path) -> int:
+    from dsh_cli.desk.desk import Desk, ask_with
+    from dsh_cli.desk.inbox_terminal import TerminalInbox, TitleCount
     from dsh_cli.desk.notify import FOCUS_OFF
     from dsh_cli.providers.terminal import terminal_provider
     from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
@@ -145,12 +159,15 @@ async def _terminal_desk(settings: Settings, web: bool, directory: Path) -> int:
         async def permit(request: Any) -> Any:
             return await prompt.decide(request, "")
 
-        desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit,
-                    idle=partial(tty_idle, focus=notifier.focus), web=web,
+        picker = TerminalInbox(input=provider.input, output=provider.output,
+                               focus=notifier.focus)
+        desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit, picker=picker,
                     directory=directory,
-                    on_arrival=lambda batch: notifier.arrived(batch.event,
-                                                              lambda: desk.waiting(batch)))
+                    on_arrival=lambda entry: notifier.arrived(entry.event,
+                                                              lambda: desk.waiting(entry)))
+        title = TitleCount(desk.inbox, notifier.write)
         try:
             return await _run(desk, notifier)
         finally:
+            title.close()  # the terminal's own title back
             notifier.write(FOCUS_OFF)  # however the desk ends, the terminal reports no more

@@ -75,7 +75,6 @@ def _home_relative(path: str) -> str:
 
 def entries() -> list[Entry]:
     """Saved approvals, then trusted projects, each oldest first."""
-    from dsh_cli.core.sanitize import sanitize_line
     from dsh_cli.mcp_client.config.trust import FILE_NAME as TRUST_FILE
     from dsh_cli.permissions.approvals import grant_id
 
@@ -86,6 +85,8 @@ def entries() -> list[Entry]:
              for grant in approvals.grants()]
     projects = sorted(trust.entries().items(), key=lambda item: str(item[1].get("at", "")))
     for path, entry in projects:
+        from dsh_cli.core.sanitize import sanitize_line  # loaded only when there is a name
+
         found.append(Entry(grant_id(TRUST_FILE, path), "project",
                            f"{sanitize_line(_home_relative(path))}/.mcp.json "
                            "(this file's content)", "file", str(entry.get("at", "")), path,

@@ -9,16 +9,18 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES", "DESK_LINE_BYTES",
-           "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
-           "IDENTITY_ANSWER_BYTES", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
+__all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
+           "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DPOP_NONCE_CHARACTERS",
+           "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES",
+           "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS",
            "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES",
-           "PARSED_WHOLE_BYTES", "PERMISSION_MESSAGE_CHARACTERS", "PRIVATE_FILE_BYTES",
+           "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS", "PENDING_BATCHES",
+           "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES", "PRIVATE_FILE_BYTES",
            "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
            "SERVER_LOG_BYTES", "TASKS_PER_SESSION", "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS",
            "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS", "TICKET_FETCHED_SECONDS",
            "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS", "TRUST_BYTES", "TRUST_FILES",
-           "TRUST_PARSED_BYTES", "TURN_CHARACTERS", "URL_CHARACTERS"]
+           "TRUST_PARSED_BYTES", "TURN_CHARACTERS", "URL_CHARACTERS", "WEB_HISTORY_EVENTS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -78,6 +80,24 @@ PERMISSION_MESSAGE_CHARACTERS = 2000
 HTTP_SESSIONS = 100
 # an unknown agent's self-given name, after sanitising, as the desk shows it
 AGENT_NAME_CHARACTERS = 60
+# a shell command a permission rule reads (``permissions/shell.py``): a longer one is not read,
+# so it is asked, never allowed by a rule
+COMMAND_CHARACTERS = 100_000
+# a question's free-text ``pattern`` from the model (``interaction/constraints.py``)
+PATTERN_CHARACTERS = 500
+# async batches waiting at once in one session (``interaction/later.py``): past it
+# TOO_MANY_PENDING
+PENDING_BATCHES = 10_000
+# model calls in one turn of the agent loop: past it the turn ends with TURN_LIMIT
+MODEL_CALLS = 50
+# input rounds a 2026-07-28 MCP server may ask for in one tool call (as the SDK's driver cuts off)
+INPUT_ROUNDS = 10
+# events a ``dsh web`` page's feed keeps for a page that reconnects; older ones are dropped
+WEB_HISTORY_EVENTS = 2000
+# bytes queued for a pipe's reader before the reader counts as gone (``providers/pipe_writer.py``)
+PIPE_QUEUE_BYTES = 64 * 1024 * 1024
+# another agent's config file ``dsh mcp install`` reads (~/.claude.json keeps history)
+AGENT_CONFIG_BYTES = 64 * 1024 * 1024
 # ``dsh mcp``'s tickets (``mcp_server/tickets.py``: async ``ask_user_question`` batches, MCP
 # tasks), across all of the server's sessions: open at once, past it TOO_MANY_PENDING
 TICKETS_OPEN = 10_000

@@ -6,6 +6,14 @@ Every server's question events go to stdout as they come (``question/requested``
 and leaves every pending batch with its server for the next desk. Permission requests
 (``approve_tool_use``) pass through the same way: ``permission/requested`` and
 ``permission/resolved`` out, ``permission/decision`` frames in (the server checks them).
+
+The inbox (``desk/inbox.py``) is exposed too, the same list a human's desk shows: each
+change is an ``inbox/changed`` event (``change``: ``added``, ``removed``, ``taken``,
+``free``; the ``entry`` as ``Entry.to_json``; ``reason`` for a removal; ``pending``, the
+count after it), and an ``inbox/list`` frame is answered with an ``inbox/list`` event
+(``entries``, in arrival order). A program takes an entry for answering with a
+``desk/opened`` frame (``rpc_id``) and gives it back with ``desk/released``; the other
+desks' lists show it taken meanwhile, and end of stdin releases whatever was held.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import sys
 from typing import IO, Any
 
 from dsh_cli.core.errors import BAD_FRAME
+from dsh_cli.desk.inbox import Inbox, InboxChange
 from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.interaction.pending import NOT_PENDING
 from dsh_cli.providers.frames import (
@@ -33,6 +42,7 @@ __all__ = ["DESK_EVENTS", "JsonlDesk"]
 
 DESK_EVENTS = QUESTION_EVENTS | {"permission/requested", "permission/resolved"}
 REQUESTED = frozenset({"question/requested", "permission/requested"})
+HOLDS = frozenset({"desk/opened", "desk/released"})
 RESOLVED = frozenset({"question/resolved", "permission/resolved"})
 
 
@@ -46,6 +56,8 @@ class JsonlDesk:
                                  errors="surrogateescape")
         self._owners: dict[str, ServerLink] = {}
         self._permissions: set[str] = set()  # the owned rpc_ids that are permission requests
+        self.inbox = Inbox()
+        self.inbox.subscribe(self._on_change)
         self.links = DeskLinks(self._on_event, self._on_closed, **links)
 
     async def run(self) -> int:
@@ -69,20 +81,38 @@ class JsonlDesk:
             self.output.write(line)
             self.output.flush()
 
+    def _on_change(self, change: InboxChange) -> None:
+        event: dict[str, Any] = {"type": "inbox/changed", "change": change.kind,
+                                 "entry": change.entry.to_json(self.inbox.now())}
+        if change.reason is not None:
+            event["reason"] = change.reason
+        event["pending"] = len(self.inbox)
+        self.write(event)
+
     def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
         kind = event["type"]
+        rpc_id = event.get("rpc_id")
+        if kind in HOLDS:
+            self.inbox.mark(link, rpc_id, kind == "desk/opened")
+            return
         if kind not in DESK_EVENTS:
             return
-        rpc_id = event.get("rpc_id")
         if kind in REQUESTED and isinstance(rpc_id, str):
             if self._owners.get(rpc_id) is link:
                 return  # already announced (a replay racing the live event)
             self._owners[rpc_id] = link
             if kind == "permission/requested":
                 self._permissions.add(rpc_id)
-        elif kind in RESOLVED and isinstance(rpc_id, str):
+            self.write(event)
+            self.inbox.add(link, event)  # after the event, so inbox/changed follows it
+            return
+        if kind in RESOLVED and isinstance(rpc_id, str):
             self._owners.pop(rpc_id, None)
             self._permissions.discard(rpc_id)
+            self.write(event)
+            self.inbox.remove(link, rpc_id, f"{event.get('decision') or event.get('outcome')} "
+                                            "at the server")
+            return
         self.write(event)
 
     def _on_closed(self, link: ServerLink) -> None:
@@ -93,9 +123,22 @@ class JsonlDesk:
                     "question/resolved"
                 self._permissions.discard(rpc_id)
                 self.write({"type": kind, "rpc_id": rpc_id, "outcome": "aborted"})
+        self.inbox.remove_link(link, "its dsh mcp went away")
 
     def _dispatch(self, line: str) -> None:
-        decision = _permission_decision(line)
+        decision = _desk_frame(line)
+        if decision is not None and decision["type"] == "inbox/list":
+            now = self.inbox.now()
+            self.write({"type": "inbox/list",
+                        "entries": [entry.to_json(now) for entry in self.inbox.entries()]})
+            return
+        if decision is not None and decision["type"] in HOLDS:
+            if isinstance(decision.get("rpc_id"), str):
+                self._route({"type": decision["type"], "rpc_id": decision["rpc_id"]})
+            else:
+                self.write({"type": "error", "code": BAD_FRAME,
+                            "message": f"{decision['type']} takes rpc_id (a string)"})
+            return
         if decision is not None:
             self._route(decision)
             return
@@ -130,12 +173,16 @@ class JsonlDesk:
         owner.send(frame)
 
 
-def _permission_decision(line: str) -> dict[str, Any] | None:
-    """A ``permission/decision`` frame as sent (its server validates the rest), else None."""
+DESK_FRAMES = frozenset({"permission/decision", "inbox/list", *HOLDS})
+
+
+def _desk_frame(line: str) -> dict[str, Any] | None:
+    """A frame of the desk's own (``permission/decision``, ``inbox/list``, ``desk/opened``,
+    ``desk/released``) as sent (its server validates a decision), else None."""
     try:
         frame = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if isinstance(frame, dict) and frame.get("type") == "permission/decision":
+    if isinstance(frame, dict) and frame.get("type") in DESK_FRAMES:
         return frame
     return None

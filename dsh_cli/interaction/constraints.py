@@ -16,11 +16,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from dsh_cli.core.limits import PATTERN_CHARACTERS as MAX_PATTERN
+
 __all__ = ["MAX_PATTERN", "TextRule", "compile_pattern"]
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
-MAX_PATTERN = 500
 PATTERN_SECONDS = 0.25  # a check of one answer against a server's pattern, at the most
 
 

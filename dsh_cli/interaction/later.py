@@ -36,6 +36,7 @@ from dsh_cli.core.errors import (
     UserInteractionError,
 )
 from dsh_cli.core.ids import mint_rpc_id
+from dsh_cli.core.limits import PENDING_BATCHES as MAX_PENDING
 from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import (
@@ -69,7 +70,6 @@ class QuestionService(Protocol):
 
 __all__ = ["MAX_PENDING", "LaterBatch", "LaterQuestions", "arrival_message"]
 
-MAX_PENDING = 10_000  # async batches waiting at once, per session: beyond it TOO_MANY_PENDING
 REMEMBERED = 1_000  # delivered tickets still known, so a late cancel is TICKET_NOT_PENDING
 
 Outcome = AskUserQuestionAnswer | UserInteractionError

@@ -34,6 +34,7 @@ from dsh_cli.core.errors import (
     ToolError,
     format_line,
 )
+from dsh_cli.core.limits import INPUT_ROUNDS as MAX_INPUT_ROUNDS
 from dsh_cli.core.limits import REQUEST_STATE_BYTES
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.tasks import close_task
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 __all__ = ["McpConnection"]
 
 CLOSE_GRACE_SECONDS = 3.0
-MAX_INPUT_ROUNDS = 10  # a server that keeps asking is cut off, as the SDK's driver does
 STATE_ONLY_PAUSE = 0.05
 
 

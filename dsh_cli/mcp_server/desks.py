@@ -60,8 +60,9 @@ from dsh_cli.providers.relay import JsonLinesRelay
 if TYPE_CHECKING:
     from dsh_cli.permissions.vocabulary import PermissionDecision, PermissionRequest
 
-__all__ = ["NOT_TAKEN", "NO_DESK", "TAKE_WITHIN", "DeskHello", "DeskHub", "DeskPermissions",
-           "DeskProvider", "SourcedPermissionRequested", "SourcedQuestionRequested"]
+__all__ = ["NOT_TAKEN", "NO_DESK", "TAKE_WITHIN", "DeskHello", "DeskHub", "DeskOpened",
+           "DeskPermissions", "DeskProvider", "DeskReleased", "SourcedPermissionRequested",
+           "SourcedQuestionRequested"]
 
 NO_DESK = "no one is at the dsh desk: run `dsh attach` in a terminal"
 TAKE_WITHIN = 5.0  # seconds a connected desk has to take a batch before it does not count
@@ -71,7 +72,17 @@ SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on fore
 
 
 class SourcedQuestionRequested(QuestionRequested):
-    """``question/requested`` as a desk sees it: its ``source`` is ``{client, cwd, pid}``."""
+    """``question/requested`` as a desk sees it: its ``source`` is ``{client, cwd, pid}``
+    (and ``server`` for an MCP server's form), with ``last_answers`` when the same
+    questions were answered before (a desk highlights them, never submits them)."""
+
+    last_answers: dict[str, list[str]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        if not data.get("last_answers"):
+            data.pop("last_answers", None)
+        return data
 
 
 class SourcedPermissionRequested(PermissionRequested):
@@ -83,7 +94,22 @@ class SourcedPermissionRequested(PermissionRequested):
 PERMISSION_EVENTS = frozenset({"permission/requested", "permission/resolved"})
 REQUESTED = (QuestionRequested, PermissionRequested)
 RESOLVED = (QuestionResolved, PermissionResolved)
+DESK_FRAMES = frozenset({"desk/taken", "desk/opened", "desk/released"})
 DECISION_FIELDS = frozenset({"type", "rpc_id", "session_id", "decision", "message"})
+
+
+class DeskOpened(Event):
+    """To every other desk: a desk has opened ``rpc_id`` for answering (it is taken)."""
+
+    type: ClassVar[str] = "desk/opened"
+    rpc_id: str
+
+
+class DeskReleased(Event):
+    """To every other desk: no desk has ``rpc_id`` open any more (it is free again)."""
+
+    type: ClassVar[str] = "desk/released"
+    rpc_id: str
 
 
 class DeskHello(Event):
@@ -105,6 +131,7 @@ class _DeskRelay(JsonLinesRelay):
         self._permissions = hub.permissions
         self._respond = hub.respond_permission
         self._took = hub.took
+        self._hub = hub
 
     def _source(self, key: str | None) -> dict[str, Any]:
         found = self._sources.get(key) if key is not None else None
@@ -118,9 +145,13 @@ class _DeskRelay(JsonLinesRelay):
 
     def write(self, event: Event) -> None:
         if isinstance(event, QuestionRequested) and not isinstance(event, SourcedQuestionRequested):
-            event = SourcedQuestionRequested(event.rpc_id, event.session_id, event.call_id,
-                                             event.questions, self._source(event.rpc_id),
-                                             event.declinable, event.review)
+            source = self._source(event.rpc_id)
+            if isinstance(event.source, dict) and isinstance(event.source.get("name"), str):
+                source = {**source, "server": event.source["name"]}  # whose form it is
+            event = SourcedQuestionRequested(
+                event.rpc_id, event.session_id, event.call_id, event.questions, source,
+                event.declinable, event.review, delivery=event.delivery,
+                last_answers=self._hub.last_answers(event.rpc_id) or None)
         elif isinstance(event, PermissionRequested) \
                 and not isinstance(event, SourcedPermissionRequested):
             # a permission request's source is filed under its call id (the gate mints
@@ -134,12 +165,14 @@ class _DeskRelay(JsonLinesRelay):
 
     def _dispatch(self, line: str) -> None:
         kind = _frame_type(line)
-        if kind == "desk/taken":
+        if kind in DESK_FRAMES:
             rpc_id = json.loads(line).get("rpc_id")
-            if isinstance(rpc_id, str):
+            if not isinstance(rpc_id, str):
+                self.write(ErrorEvent(BAD_FRAME, f"{kind} takes rpc_id (a string)"))
+            elif kind == "desk/taken":
                 self._took(rpc_id)
             else:
-                self.write(ErrorEvent(BAD_FRAME, "desk/taken takes rpc_id (a string)"))
+                self._hub.hold(self, rpc_id, kind == "desk/opened")
             return
         if kind is not None and kind.startswith("permission/"):
             refused = self._permission_frame(line)
@@ -153,6 +186,8 @@ class _DeskRelay(JsonLinesRelay):
                     rpc_id=rpc_id, session_id=request.session_id, call_id=request.call_id,
                     tool=request.tool, server=request.server, arguments=request.arguments,
                     hints=request.hints.to_json()))
+            for rpc_id in self._hub.held_elsewhere(self):
+                self.write(DeskOpened(rpc_id))  # after the events that announce them
 
     def _permission_frame(self, line: str) -> Event | None:
         """A ``permission/decision`` frame goes to the hub (which acks it); others are refused."""
@@ -197,6 +232,10 @@ class DeskHub:
         # batches and permission requests announced and not yet resolved, each set once a
         # desk has taken it; only those are kept, so a desk's frames cannot grow it
         self._taken: dict[str, asyncio.Event] = {}
+        # which desks have each pending batch open for answering (desk/opened), so the
+        # others show it as taken; only pending rpc_ids, so a desk's frames cannot grow it
+        self._holders: dict[str, set[_DeskRelay]] = {}
+        self._relays: set[_DeskRelay] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self._responding: set[asyncio.Task[None]] = set()
         self.relay_questions = relay_questions
@@ -252,11 +291,55 @@ class DeskHub:
         if taken is not None:
             taken.set()
 
+    def last_answers(self, rpc_id: str) -> dict[str, list[str]]:
+        """The labels last chosen for the same questions, when the store knows them."""
+        entry = self.ui.pending.get(rpc_id)
+        recall = self.ui.recall
+        if entry is None or recall is None:
+            return {}
+        try:
+            return recall(entry.request)
+        except Exception:  # a store problem costs the hint, never the question
+            return {}
+
+    def hold(self, desk: _DeskRelay, rpc_id: str, opened: bool) -> None:
+        """``desk`` opened (or released) ``rpc_id``; the other desks hear what changed."""
+        if rpc_id not in self._taken:
+            return  # settled already, or never announced: nothing to hold
+        holders = self._holders.setdefault(rpc_id, set())
+        before = {other: bool(holders - {other}) for other in self._relays}
+        (holders.add if opened else holders.discard)(desk)
+        if not holders:
+            del self._holders[rpc_id]
+        self._tell_holders(rpc_id, before)
+
+    def held_elsewhere(self, desk: _DeskRelay) -> list[str]:
+        """The batches another desk has open, for ``desk``'s replay."""
+        return [rpc_id for rpc_id, holders in self._holders.items() if holders - {desk}]
+
+    def _tell_holders(self, rpc_id: str, before: dict[_DeskRelay, bool]) -> None:
+        holders = self._holders.get(rpc_id, set())
+        for other, was in before.items():
+            now = bool(holders - {other})
+            if now != was:
+                other.write(DeskOpened(rpc_id) if now else DeskReleased(rpc_id))
+
+    def _gone(self, desk: _DeskRelay) -> None:
+        """A desk hung up (closed, or killed mid-answer): what it held is free again."""
+        self._relays.discard(desk)
+        for rpc_id in [rpc_id for rpc_id, holders in self._holders.items() if desk in holders]:
+            before = {other: bool(self._holders[rpc_id] - {other}) for other in self._relays}
+            self._holders[rpc_id].discard(desk)
+            if not self._holders[rpc_id]:
+                del self._holders[rpc_id]
+            self._tell_holders(rpc_id, before)
+
     def _on_event(self, event: Event) -> None:
         if isinstance(event, REQUESTED):
             self._taken.setdefault(event.rpc_id, asyncio.Event())
         elif isinstance(event, RESOLVED):
             self._taken.pop(event.rpc_id, None)
+            self._holders.pop(event.rpc_id, None)  # its resolution says the rest
         if isinstance(event, PermissionRequested):
             self._awaited.setdefault(event.rpc_id, asyncio.Event())
         elif isinstance(event, PermissionResolved):
@@ -331,6 +414,7 @@ class DeskHub:
         output = cast("IO[bytes]", conn.makefile("wb", buffering=0))  # a raw SocketIO
         relay = _DeskRelay(self.ui, conn, output, self)
         relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url))
+        self._relays.add(relay)
         self._connected += 1
         self._changed.set()
         try:
@@ -342,6 +426,7 @@ class DeskHub:
         finally:
             self._connected -= 1
             self._changed.set()
+            self._gone(relay)
             await relay.close()
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)  # ends the relay thread's blocking read

@@ -15,8 +15,15 @@ import json
 import math
 from typing import Any
 
-from dsh_cli.core.errors import INVALID_ARGS, HarnessError, ToolError
+from dsh_cli.core.errors import (
+    ASK_ABORTED,
+    INVALID_ARGS,
+    HarnessError,
+    ToolError,
+    UserInteractionError,
+)
 from dsh_cli.core.limits import TICKET_CHARACTERS, TICKET_WAIT_SECONDS
+from dsh_cli.mcp_server.service import TICKET_KIND
 from dsh_cli.mcp_server.tickets import TicketStore
 from dsh_cli.tools.registry import ToolResult, loads_arguments
 
@@ -68,13 +75,15 @@ async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str) -> T
     """The result for ``owner``'s ticket: its outcome, pending, or the error as a result."""
     try:
         ticket_id, seconds = _decode(arguments)
-        ticket = await tickets.wait(ticket_id, owner, seconds)
+        ticket = await tickets.wait(ticket_id, owner, seconds, kind=TICKET_KIND)
     except HarnessError as error:
         return ToolResult.failure(error)
     if not ticket.done:
         return ToolResult(json.dumps({"status": "pending", "ticket": ticket.id,
                                       "waited_seconds": seconds}, separators=(",", ":")))
-    outcome: ToolResult = ticket.outcome()
+    if ticket.task.cancelled():  # only while the server stops: no outcome to give
+        return ToolResult.failure(UserInteractionError("the question was aborted", ASK_ABORTED))
+    outcome: ToolResult = ticket.outcome()  # the batch's own result, never raised
     return outcome
 
 

@@ -318,9 +318,9 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)
-    from dsh_cli.providers.web.host import _embedded_server  # signals stay dsh's
+    from dsh_cli.providers.web.server import embedded_server  # signals stay dsh's
 
-    uvicorn_server = _embedded_server(config)
+    uvicorn_server = embedded_server(config)
     serving = asyncio.ensure_future(uvicorn_server.serve(sockets=[sock]))
     while not uvicorn_server.started and not serving.done():
         await asyncio.sleep(0.01)

@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
     from dsh_cli.store import SessionStore
 
-__all__ = ["PROGRESS_INTERVAL", "AskService", "Progress"]
+__all__ = ["PROGRESS_INTERVAL", "TICKET_KIND", "AskService", "Progress"]
 
 TOOL_NAME = "ask_user_question"
+TICKET_KIND = "ask"  # the tickets ``get_user_answer`` fetches (``tickets.py`` holds others too)
 PROGRESS_INTERVAL = 10.0  # seconds between progress notifications while a batch waits
 WAITING = "waiting for the human at the dsh desk"
 
@@ -105,7 +106,7 @@ class AskService:
         request = request.model_copy(update={"signal": own})
         task = asyncio.ensure_future(self._ask_later(request, ctx.rpc_id))
         self.tickets.add(ctx.rpc_id, self._owners[ctx.call_id], task,
-                         abort=lambda: own.abort("the agent's session ended"))
+                         abort=lambda: own.abort("the agent's session ended"), kind=TICKET_KIND)
         return ctx.rpc_id
 
     async def _ask_later(self, request: AskUserQuestionRequest, rpc_id: str) -> ToolResult:

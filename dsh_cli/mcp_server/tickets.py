@@ -1,9 +1,10 @@
 """Tickets: work a client starts now and fetches later, seen only by the session that made it.
 
 A ticket names one piece of work running as an asyncio task (an async ``ask_user_question``
-batch; an MCP task): its id, its owner (an MCP session: ``owner_of`` in ``server.py``), when
-it was made, an optional ``ttl`` (seconds from creation, MCP tasks' contract), the task, and
-how to abort it. The store knows nothing of questions, UIs or the SDK.
+batch; an MCP task): its id, its owner (an MCP session: ``session_owner`` in
+``server.py``), when it was made, an optional ``ttl`` (seconds from creation, MCP tasks'
+contract), the task, how to abort it, and its ``kind`` (a fetch names the kind it reads).
+The store knows nothing of questions, UIs or the SDK.
 
 - ``add`` refuses past ``TICKETS_OPEN`` open tickets (``TOO_MANY_PENDING``); call ``admit``
   first to refuse before the work is started.
@@ -50,6 +51,7 @@ class Ticket:
     created: float
     ttl: float | None = None  # seconds from ``created`` after which it goes, whatever its state
     abort: Callable[[], None] | None = None  # asks the work to end (the session went away)
+    kind: str = ""  # what made it ("ask": an async ask_user_question), so a fetch sees its own
     settled: float | None = None
     fetched: float | None = None  # the first time its outcome was handed out
 
@@ -104,15 +106,16 @@ class TicketStore:
         if self._open >= self.open_limit:
             raise TicketError(
                 f"{self._open:,} async requests are open already (at most "
-                f"{self.open_limit:,}): fetch their outcomes, or wait for one", TOO_MANY_PENDING)
+                f"{self.open_limit:,}): each one that ends makes room", TOO_MANY_PENDING)
 
     def add(self, ticket_id: str, owner: str, task: asyncio.Future[Any], *,
-            ttl: float | None = None, abort: Callable[[], None] | None = None) -> Ticket:
+            ttl: float | None = None, abort: Callable[[], None] | None = None,
+            kind: str = "") -> Ticket:
         """Keep ``task`` under ``ticket_id`` for ``owner``; ``TOO_MANY_PENDING`` past the cap."""
         self.admit()
         if ticket_id in self._tickets:
             raise ValueError(f"ticket {ticket_id} exists already")
-        ticket = Ticket(ticket_id, owner, task, self._clock(), ttl, abort)
+        ticket = Ticket(ticket_id, owner, task, self._clock(), ttl, abort, kind)
         self._tickets[ticket_id] = ticket
         self._open += 1
         if ttl is not None:
@@ -120,12 +123,12 @@ class TicketStore:
         task.add_done_callback(lambda _: self._settle(ticket))
         return ticket
 
-    def get(self, ticket_id: str, owner: str) -> Ticket:
-        """``owner``'s ticket; ``UNKNOWN_TICKET`` (never made, or another's) or
-        ``TICKET_EXPIRED``."""
+    def get(self, ticket_id: str, owner: str, kind: str | None = None) -> Ticket:
+        """``owner``'s ticket (of ``kind``, if given); ``UNKNOWN_TICKET`` (never made, or
+        another's) or ``TICKET_EXPIRED``."""
         self.sweep()
         ticket = self._tickets.get(ticket_id)
-        if ticket is not None and ticket.owner == owner:
+        if ticket is not None and ticket.owner == owner and kind in (None, ticket.kind):
             return ticket
         if (owner, ticket_id) in self._forgotten:
             raise TicketError(
@@ -135,10 +138,11 @@ class TicketStore:
         raise TicketError(f"no request of this session has the ticket {ticket_id}",
                           UNKNOWN_TICKET)
 
-    async def wait(self, ticket_id: str, owner: str, seconds: float) -> Ticket:
+    async def wait(self, ticket_id: str, owner: str, seconds: float,
+                   kind: str | None = None) -> Ticket:
         """``owner``'s ticket once it settled, or after ``seconds``; a settled one is marked
         fetched. Cancelling the wait leaves the work alone."""
-        ticket = self.get(ticket_id, owner)
+        ticket = self.get(ticket_id, owner, kind)
         if not ticket.done and seconds > 0:
             await asyncio.wait({ticket.task}, timeout=seconds)  # never cancels the task
         if ticket.done:

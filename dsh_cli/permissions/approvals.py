@@ -12,7 +12,6 @@ no longer applied, until ``dsh permissions rm`` removes them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,8 @@ MAX_INPUT_KEPT = 500  # characters of an approved input kept for `dsh permission
 
 
 def _digest(value: Any) -> str:
+    import hashlib  # OpenSSL's load is a tenth of `dsh permissions list` with nothing to list
+
     text = json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"),
                       default=str)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
@@ -48,6 +49,8 @@ def call_digest(agent: str | None, tool: str, arguments: Any, cwd: str | None) -
 
 def grant_id(file: str, name: str) -> str:
     """The short id ``dsh permissions`` shows for an entry: stable while the entry lives."""
+    import hashlib
+
     return hashlib.sha256(f"{file}\0{name}".encode()).hexdigest()[:8]
 
 

@@ -41,6 +41,8 @@ import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
+from dsh_cli.core.limits import COMMAND_CHARACTERS as MAX_COMMAND
+
 __all__ = ["MAX_COMMAND", "Reading", "covers", "read_command"]
 
 # unquoted characters every one of bash, zsh, dash and fish takes literally
@@ -61,7 +63,6 @@ _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"})
 _SHORT_C = re.compile(r"-[A-Za-z]*c[A-Za-z]*")  # a shell's options that include -c
 _DEPTH = 8  # nested substitutions and -c strings read at most this deep
-MAX_COMMAND = 100_000  # characters: a longer command is not read (asked, never allowed)
 _EXPANDS_QUOTED = re.compile(r"[$`\\!]")  # what some shell expands inside double quotes
 _LITERAL_RUN = re.compile(r"[A-Za-z0-9_./:+@-]+")  # safe anywhere in a word, no brace
 _ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",

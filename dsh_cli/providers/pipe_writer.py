@@ -26,9 +26,10 @@ import threading
 import time
 from collections.abc import Callable
 
+from dsh_cli.core.limits import PIPE_QUEUE_BYTES as DEFAULT_LIMIT
+
 __all__ = ["DEFAULT_LIMIT", "DEFAULT_STALL", "PipeWriter", "descriptor_of"]
 
-DEFAULT_LIMIT = 64 * 1024 * 1024  # bytes queued before the reader counts as gone
 DEFAULT_STALL = 30.0  # seconds a reader may take nothing while bytes wait
 _PIECE = select.PIPE_BUF if hasattr(select, "PIPE_BUF") else 512  # never blocks once writable
 _TICK = 0.25  # how often the thread looks at the clock while the reader takes nothing

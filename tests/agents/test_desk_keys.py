@@ -3,7 +3,8 @@
 Real ``claude -p`` (the quickest agent) asks through ``dsh mcp``; a real ``dsh attach`` on
 a 100×30 pseudo-terminal shows the batch headed by the agent's name as people know it. A
 digit answers it, and the scripted model finds the answer in the tool result it receives;
-a second ``claude -p`` asks again, esc cancels that one, and the model reads ASK_CANCELLED.
+a second ``claude -p`` asks again, esc takes it back to the inbox and ``x`` dismisses it
+there, and the model reads ASK_CANCELLED.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def attach(dsh_home) -> pexpect.spawn:
 def asked(desk: pexpect.spawn, screen: Screen, agent: subprocess.Popen[str]) -> str:
     """The desk's screen once it shows the batch; fails with the agent's words if it ended."""
     try:
-        return wait_for_screen(desk, screen, "1. PostgreSQL", timeout=60)
+        wait_for_screen(desk, screen, "enter open", timeout=60)  # the inbox lists it
+        desk.send("\r")  # enter opens it
+        return wait_for_screen(desk, screen, "1. PostgreSQL", timeout=30)
     except AssertionError:
         if agent.poll() is not None:
             out, err = agent.communicate()
@@ -66,9 +69,10 @@ def test_claude_code_at_a_terminal_desk_answered_by_a_digit_then_cancelled_by_es
             wait_for_screen(desk, screen, "✓ Which database?: SQLite")
             process = agent.start(PROMPT)
             asked(desk, screen, process)
-            desk.send(ESC)
+            desk.send(ESC)  # back to the inbox: still pending
+            wait_for_screen(desk, screen, "↩ questions left in the inbox")
+            desk.send("x")  # dismissed from the inbox: cancelled for the agent
             cancelled = finish(process)
-            wait_for_screen(desk, screen, "✗ questions cancelled")
     finally:
         desk.close(force=True)
         if process is not None and process.poll() is None:  # a failed wait left it asking

@@ -25,7 +25,7 @@ async def _read_until(stream, text: str) -> str:
     return seen
 
 
-def test_plain_desk_queues_two_servers_and_labels_each(tmp_path):
+def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
 
@@ -37,25 +37,32 @@ def test_plain_desk_queues_two_servers_and_labels_each(tmp_path):
             async with client("--wait", "20", name="agent-a", cwd=str(tmp_path / "a")) as a, \
                     client("--wait", "20", name="agent-b", cwd=str(tmp_path / "b")) as b:
                 call_a = asyncio.ensure_future(a.call_tool("ask_user_question", BATCH))
-                first = await _read_until(desk.stdout, "answer (")
+                listed = await _read_until(desk.stdout, "+ 1. [question] agent-a")
                 call_b = asyncio.ensure_future(b.call_tool("ask_user_question", OTHER))
-                await asyncio.sleep(0.5)  # b's batch arrives while a's is on screen: queued
-                desk.stdin.write(b"2\n")
+                listed += await _read_until(desk.stdout, "+ 2. [question] agent-b")
+                desk.stdin.write(b"2\n")  # any entry, in any order: b's first
                 second = await _read_until(desk.stdout, "answer (")
                 desk.stdin.write(b"acme\n")
+                back = await _read_until(desk.stdout, "- 2. answered at the server")
+                desk.stdin.write(b"1\n")
+                first = await _read_until(desk.stdout, "answer (")
+                desk.stdin.write(b"2\n")
                 result_a, result_b = await call_a, await call_b
                 idle = await _read_until(desk.stdout, "nothing pending")
             desk.stdin.close()
             status = await asyncio.wait_for(desk.wait(), CEILING)
-            return first, second, idle, result_a, result_b, status
+            return listed, first, second, back, idle, result_a, result_b, status
         finally:
             if desk.returncode is None:
                 desk.kill()
 
-    first, second, idle, result_a, result_b, status = bounded(main())
+    listed, first, second, back, idle, result_a, result_b, status = bounded(main())
+    assert "Which database?" in listed and "Project name?" in listed
     assert "agent-a asks" in first and "Which database?" in first
     assert "agent-b" not in first
     assert "agent-b asks" in second and "Project name?" in second
+    assert "Which database?" not in second
+    assert "- 2. answered at the server" in back  # the list heard it leave
     assert result_a.structured_content["answers"][0]["selected"] == ["SQLite"]
     assert result_b.structured_content["answers"][0]["custom"] == "acme"
     assert "nothing pending" in idle  # both answered: the desk waits again
@@ -68,7 +75,9 @@ def test_plain_desk_closed_mid_batch_leaves_it_pending(tmp_path):
             call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
             desk = await asyncio.create_subprocess_exec(
                 DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            await _read_until(desk.stdout, "Which database?")
+            await _read_until(desk.stdout, "+ 1.")
+            desk.stdin.write(b"1\n")
+            await _read_until(desk.stdout, "answer (")
             desk.stdin.close()  # ctrl-d: the desk closes, the batch stays with its server
             closing = (await desk.stdout.read()).decode()
             await desk.wait()
@@ -99,6 +108,9 @@ def test_terminal_desk_answers_by_keys_in_a_pty(tmp_path):
             await asyncio.to_thread(child.expect, "nothing pending")
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await asyncio.to_thread(child.expect, "inbox · 1 pending")
+                await asyncio.to_thread(child.expect, "pty-agent")
+                child.send("\r")  # enter opens the entry under the cursor
                 await asyncio.to_thread(child.expect, "pty-agent asks")
                 await asyncio.to_thread(child.expect, "Which database")
                 child.send("2")  # single-select: the digit picks and submits
@@ -121,8 +133,10 @@ def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
 
     async def shown(name: str):
         child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        await asyncio.to_thread(child.expect, "enter open")
+        child.send("\r")
         await asyncio.to_thread(child.expect, "Which database")
-        await asyncio.to_thread(child.expect, "esc cancel")  # the key help, drawn in full
+        await asyncio.to_thread(child.expect, "esc inbox")  # the key help, drawn in full
         return child
 
     async def main():

@@ -26,6 +26,18 @@ async def _read_until(stream, text: str) -> str:
     return seen
 
 
+async def _open_next(desk, text: str) -> str:
+    """Wait for the next entry in the plain inbox (``+ N. …``), open it, read to ``text``."""
+    import re
+
+    seen = await _read_until(desk.stdout, "+ ")
+    while not re.search(r"\+ (\d+)\. .*\n", seen):
+        seen += await _read_until(desk.stdout, "\n")
+    number = re.search(r"\+ (\d+)\. ", seen).group(1)
+    desk.stdin.write(f"{number}\n".encode())
+    return seen + await _read_until(desk.stdout, text)
+
+
 def test_plain_desk_denies_with_a_reason(tmp_path):
     async def main():
         desk = await asyncio.create_subprocess_exec(
@@ -34,7 +46,7 @@ def test_plain_desk_denies_with_a_reason(tmp_path):
             await _read_until(desk.stdout, "nothing pending")
             async with client("--wait", "20", name="claude-code") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
-                shown = await _read_until(desk.stdout, "permission (1-4")
+                shown = await _open_next(desk, "permission (1-4")
                 desk.stdin.write(b"4 not on a shared branch\n")
                 result = await call
                 await _read_until(desk.stdout, "nothing pending")
@@ -65,7 +77,7 @@ def test_plain_desk_allows_once_and_the_next_call_is_asked_again(tmp_path):
                 outcomes = []
                 for _ in range(2):
                     call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
-                    await _read_until(desk.stdout, "permission (1-4")
+                    await _open_next(desk, "permission (1-4")
                     desk.stdin.write(b"1\n")
                     outcomes.append(json.loads((await call).content[0].text))
             desk.stdin.close()
@@ -88,6 +100,8 @@ def test_terminal_desk_allows_by_a_key_in_a_pty(tmp_path):
             await asyncio.to_thread(child.expect, "nothing pending")
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                await asyncio.to_thread(child.expect, "enter open")
+                child.send("\r")
                 await asyncio.to_thread(child.expect, "pty-agent asks permission")
                 await asyncio.to_thread(child.expect, "allow once")
                 child.send("2")  # allow for this session
@@ -119,7 +133,7 @@ def test_the_plain_desk_shows_a_newline_in_a_command_as_an_escape(tmp_path):
             async with client("--wait", "20") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool(
                     "approve_tool_use", _asked("git status\nrm -rf ~/\u202e\U000e0041")))
-                shown = await _read_until(desk.stdout, "permission (1-4")
+                shown = await _open_next(desk, "permission (1-4")
                 desk.stdin.write(b"4\n")
                 await call
             desk.stdin.close()
@@ -150,6 +164,8 @@ def test_the_terminal_desk_wraps_a_long_command_and_always_takes_a_second_key(tm
             await asyncio.to_thread(child.expect, "nothing pending")
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", _asked(WIDE)))
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("\r")
                 shown = await asyncio.to_thread(wait_for_screen, child, screen, "4 deny")
                 child.send("3")
                 confirming = await asyncio.to_thread(wait_for_screen, child, screen,
@@ -191,6 +207,8 @@ def test_the_terminal_desk_offers_allowing_a_tall_command_only_after_it_was_scro
             await asyncio.to_thread(child.expect, "nothing pending")
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", _asked(tall)))
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("\r")
                 first = await asyncio.to_thread(wait_for_screen, child, screen,
                                                 "read it all to allow")
                 child.send("3y1")  # not yet: nothing is allowed unseen

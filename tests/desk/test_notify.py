@@ -249,6 +249,8 @@ def test_unfocused_desk_in_a_pty_notifies_a_real_dsh_mcp_batch(tmp_path):
                 call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
                 await asyncio.to_thread(
                     child.expect_exact, "\x1b]777;notify;dsh: pty-agent asks;Which database?\x07")
+                await asyncio.to_thread(child.expect, "enter open")
+                child.send("\r")
                 await asyncio.to_thread(child.expect, "Which database")
                 child.send("2")
                 await call

@@ -32,6 +32,8 @@ NOT_RUN = {
     "export DSH_API_KEY": "needs a real API key and the network",
     # run with a TCP forwarder standing in for ssh by tests/agents/test_remote_desk.py
     "# on your machine": "needs a second machine, ssh, and a human at the desk",
+    # the web desk itself is run by tests/desk/test_web_desk_browser.py
+    "ssh -t -L 8765": "needs a second machine, ssh, and a human at the browser",
     # run as written by tests/docs/test_readme_form_answers.py, against a server of ours
     "# answers for the deploy server's form": "needs an MCP server that asks (servers.json) "
                                               "and a model that calls it",

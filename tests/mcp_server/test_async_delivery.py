@@ -7,9 +7,11 @@ answers file answering.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import subprocess
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import pytest
 from dsh_under_test import DSH
@@ -204,7 +206,7 @@ def test_a_client_that_goes_away_aborts_its_async_batch_at_the_desk():
     assert resolved["outcome"] == "aborted"
 
 
-def test_over_http_a_ticket_is_its_sessions_only_and_survives_its_connections():
+def test_over_http_a_ticket_is_its_sessions_only():
     from mcp import Client
 
     async def main():
@@ -257,3 +259,57 @@ def test_over_http_the_sessionless_era_answers_by_ticket():
             return await fetch(asker, ticket, wait=30)
 
     assert bounded(main()).structured_content == ANSWER
+
+
+def _post(url: str, message: dict, session: str | None = None) -> tuple[str | None, dict]:
+    """One JSON-RPC message on a TCP connection of its own: the session id, the reply."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=40)
+    headers = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2025-11-25"}
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+    connection.request("POST", parts.path, body=json.dumps(message).encode(), headers=headers)
+    response = connection.getresponse()
+    body = response.read().decode()
+    connection.close()
+    assert response.status in (200, 202), (response.status, body)
+    replies = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:")]
+    if not replies and body.strip():
+        replies = [json.loads(body)]
+    reply = next((r for r in replies if "id" in r and ("result" in r or "error" in r)), {})
+    return response.getheader("mcp-session-id"), reply
+
+
+def _call(name: str, arguments: dict, number: int) -> dict:
+    return {"jsonrpc": "2.0", "id": number, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+def test_over_http_the_outcome_outlives_the_connections_of_its_session():
+    """Every request on a new TCP connection, as a client that reconnects sends them: the
+    session id, not the connection, keeps the ticket."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                             "clientInfo": {"name": "reconnecting", "version": "1"}}}
+
+    async def main():
+        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+            session, _ = await asyncio.to_thread(_post, url, initialize)
+            await asyncio.to_thread(_post, url, {"jsonrpc": "2.0",
+                                                 "method": "notifications/initialized"},
+                                    session)
+            _, accepted = await asyncio.to_thread(
+                _post, url, _call("ask_user_question", ASYNC, 2), session)
+            ticket = accepted["result"]["structuredContent"]["ticket"]
+            requested = await desk.event("question/requested")
+            await desk.answer(requested, ANSWER["answers"])
+            await desk.event("question/resolved")
+            _, answered = await asyncio.to_thread(
+                _post, url, _call("get_user_answer", {"ticket": ticket}, 3), session)
+            return answered["result"]
+
+    result = bounded(main())
+    assert result["isError"] is False
+    assert result["structuredContent"] == ANSWER

@@ -70,8 +70,8 @@ def test_a_batch_cancelled_at_the_plain_desk_is_cancelled_for_the_agent():
             await _read_until(desk.stdout, "nothing pending")
             async with client("--wait", "20") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
-                await _read_until(desk.stdout, "Which database?")
-                desk.stdin.write(b"/cancel\n")
+                await _read_until(desk.stdout, "+ 1.")
+                desk.stdin.write(b"x 1\n")  # dismissed from the inbox: cancelled
                 result = await asyncio.wait_for(call, CEILING)
             desk.stdin.close()
             await asyncio.wait_for(desk.wait(), CEILING)

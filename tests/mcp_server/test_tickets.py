@@ -143,3 +143,15 @@ def test_closing_an_owner_aborts_its_open_work_and_keeps_the_others():
         return mine.result(), gone.value.code, store.get("q_2", "b").done, store.open_count
 
     assert run(main()) == ("aborted", UNKNOWN_TICKET, False, 1)
+
+
+def test_a_fetch_of_one_kind_does_not_see_a_ticket_of_another():
+    async def main():
+        store = TicketStore()
+        store.add("t_1", "a", asyncio.get_running_loop().create_future(), kind="task")
+        assert store.get("t_1", "a").kind == "task"
+        with pytest.raises(TicketError) as other_kind:
+            store.get("t_1", "a", kind="ask")
+        return other_kind.value.code
+
+    assert run(main()) == UNKNOWN_TICKET

@@ -1,4 +1,4 @@
-"""``dsh mcp --wait SECONDS`` and ``dsh attach --web``: who answers, and when."""
+"""``dsh mcp --wait SECONDS`` and a line desk naming a server's own page: who answers, when."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_no_desk_within_the_wait_is_no_provider_after_it():
     assert waited >= 1.5  # it did wait (an upper bound is the bench's business)
 
 
-def test_attach_web_prints_the_url_a_web_server_serves(tmp_path):
+def test_a_line_desk_prints_the_url_a_web_server_serves(tmp_path):
     async def main():
         server = await asyncio.create_subprocess_exec(
             DSH, "mcp", "--web", "--no-open", stdin=subprocess.PIPE,
@@ -51,7 +51,7 @@ def test_attach_web_prints_the_url_a_web_server_serves(tmp_path):
                 announced = line.decode()
             url = announced[announced.index("http://"):].split()[0]
             desk = await asyncio.create_subprocess_exec(
-                DSH, "attach", "--plain", "--web", stdin=subprocess.PIPE,
+                DSH, "attach", "--plain", stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE)
             seen = ""
             while "asks in the browser" not in seen:

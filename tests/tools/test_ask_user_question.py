@@ -404,7 +404,20 @@ def test_async_validates_first_then_returns_a_ticket_at_once(run):
     assert accepted["accepted"] is True and accepted["ticket"].startswith("q_")
 
 
-def test_dsh_mcps_tool_waits_for_async_and_says_so():
-    tool = AskUserQuestionTool(later=False)
-    assert "'async' waits for the answer exactly like 'wait'" in tool.description
-    assert "ticket" not in tool.description.replace("(no ticket is returned)", "")
+def test_a_submit_hook_takes_async_batches_and_its_description_names_the_fetch(run):
+    from dsh_cli.interaction import UserInteraction
+    from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION, decode_call
+
+    submitted = []
+
+    def submit(request, ctx):
+        submitted.append((request.questions[0].id, ctx.rpc_id))
+        return "q_0123456789abcdef"
+
+    tool = AskUserQuestionTool(submit=submit, description=MCP_DESCRIPTION)
+    ctx = ToolContext(user_interaction=UserInteraction(), rpc_id="q_0123456789abcdef")
+    text = run(tool.run(decode_call({**DB_ARGS, "delivery": "async"}), ctx))
+    assert json.loads(text) == {"accepted": True, "ticket": "q_0123456789abcdef"}
+    assert submitted == [("db", "q_0123456789abcdef")]  # even with an rpc_id given
+    assert "get_user_answer" in tool.description
+    assert "get_user_answer" not in AskUserQuestionTool().description

@@ -218,6 +218,9 @@ def through_web(serve: Any, frames: list[Frame], *, route: str = "/api/respond",
         for frame in frames:
             reply = await site.post(route, wire(frame, rpc_id, session_id))
             replies = [] if reply.status == 202 else [reply.json()]
+            for data in replies:
+                # the page's words for a refusal (shown.py) ride along; the frame is the relay's
+                assert isinstance(data.pop("shown", {}).get("error", ""), str)
             if replies:
                 assert reply.status == STATUS[replies[0]["type"]], (reply.status, replies)
             else:

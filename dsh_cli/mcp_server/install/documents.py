@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dsh_cli.core.errors import ConfigError
+from dsh_cli.core.limits import AGENT_CONFIG_BYTES as MAX_CONFIG_BYTES
 
 __all__ = ["ConfigFileRefused", "Document", "Setting", "dotted"]
 
-MAX_CONFIG_BYTES = 64 * 1024 * 1024  # ~/.claude.json keeps history; far below this still
 
 Format = Literal["json", "toml"]
 

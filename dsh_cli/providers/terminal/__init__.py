@@ -1,6 +1,8 @@
 """The interactive question UI on a terminal (prompt-toolkit, imported only when asking).
 
-    state.py      a batch's state machine: every key of spec/terminal.md, no prompt-toolkit
+    state.py      a batch's state machine: every key of spec/terminal.md, no prompt-toolkit;
+                  only what the human did
+    viewport.py   what the screen shows of a batch: scroll offsets, page sizes, built rows
     text.py       styled text wrapped by display width (CJK, emoji)
     render.py     the screen of a state as styled lines; only visible option rows are built
     keys.py       the flat key-binding table

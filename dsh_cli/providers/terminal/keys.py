@@ -1,17 +1,20 @@
-"""Key bindings: one flat table, each key one ``BatchState`` method (the state keeps modes)."""
+"""Key bindings: one flat table, each key one ``BatchState`` method (the state keeps modes;
+the keys that scroll also get the screen's ``Viewport``)."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dsh_cli.providers.terminal.state import BatchState
+if TYPE_CHECKING:
+    from dsh_cli.providers.terminal.state import BatchState
+    from dsh_cli.providers.terminal.viewport import Viewport
 
 __all__ = ["build_key_bindings"]
 
 
-def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
+def build_key_bindings(state: BatchState, view: Viewport, *, on_key: Callable[[], None],
                        on_done: Callable[[Any], None],
                        on_ctrl_c: Callable[[], None] | None = None,
                        on_ctrl_d: Callable[[Any], None] | None = None) -> Any:
@@ -39,7 +42,8 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
                 on_done(event.app)
 
     table: dict[str, Callable[[], None]] = {
-        "up": state.up, "down": state.down, "left": state.left, "right": state.right,
+        "up": functools.partial(state.up, view), "down": functools.partial(state.down, view),
+        "left": state.left, "right": state.right,
         "space": state.space, "enter": state.enter, "c-j": state.enter,
         "tab": state.focus_other, "c-s": state.skip, "escape": state.escape,
         "c-t": state.discuss,
@@ -47,9 +51,10 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
         "backspace": state.backspace, "delete": state.delete,
         "home": state.home, "c-a": state.home, "end": state.end, "c-e": state.end,
         "c-u": state.kill_before,
-        "pageup": functools.partial(state.page, -1), "pagedown": functools.partial(state.page, 1),
-        "s-down": functools.partial(state.scroll_preview, 1),
-        "s-up": functools.partial(state.scroll_preview, -1),
+        "pageup": functools.partial(state.page, -1, view),
+        "pagedown": functools.partial(state.page, 1, view),
+        "s-down": functools.partial(state.scroll_preview, 1, view),
+        "s-up": functools.partial(state.scroll_preview, -1, view),
     }
     for key, method in table.items():
         bind(key, action=_ignoring_event(method))
@@ -61,7 +66,7 @@ def build_key_bindings(state: BatchState, *, on_key: Callable[[], None],
     bind(Keys.BracketedPaste, action=lambda event: state.insert(event.data))
     # Not eager: an eager catch-all would swallow the terminal's cursor-position reply
     # (prompt-toolkit's own binding handles it) and leave a "no CPR" warning on screen.
-    bind(Keys.Any, action=lambda event: _printable(state, event.data), eager=False)
+    bind(Keys.Any, action=lambda event: _printable(state, view, event.data), eager=False)
     return bindings
 
 
@@ -74,6 +79,6 @@ def _ignoring_event(method: Callable[[], None]) -> Callable[[Any], None]:
     return lambda event: method()
 
 
-def _printable(state: BatchState, data: str) -> None:
+def _printable(state: BatchState, view: Viewport, data: str) -> None:
     if data and data.isprintable():
-        state.letter(data)
+        state.letter(data, view)

@@ -8,7 +8,9 @@ screen gets the short words, still distinct at 40 columns.
 Every character of what is granted is shown: the tool and each argument wrap (never cut),
 newlines and invisible characters show as escapes (``escape_invisible``). Arguments taller
 than the screen scroll (``space``/``j`` down, ``k`` up), and allowing waits until their last
-row was on screen; deny is always there.
+row was on screen; deny is always there. What the screen shows of them (the scroll, how far
+down was seen, the rows wrapped) is a ``PermissionView`` the drawing writes, apart from the
+``PermissionPromptState`` of what the human chose.
 Keys typed before the prompt appeared are dropped (``discard_typeahead``, as the question UI
 does). A digit decides, but "always" (``3``, or ``enter`` on it) asks first: ``y`` saves it,
 any other key goes back. ``↑``/``↓`` (or ``←``/``→``) move and ``enter`` decides; ``tab``
@@ -37,7 +39,8 @@ from dsh_cli.providers.terminal.typeahead import discard_typeahead
 if TYPE_CHECKING:
     from dsh_cli.permissions.vocabulary import Decision, PermissionRequest
 
-__all__ = ["PermissionPromptState", "TerminalPermissionPrompt", "permission_lines"]
+__all__ = ["PermissionPromptState", "PermissionView", "TerminalPermissionPrompt",
+           "permission_lines"]
 
 CHOICES: tuple[tuple[Decision, str], ...] = (
     ("allow_once", "allow once"), ("allow_session", "allow for this session"),
@@ -51,13 +54,10 @@ _STYLE = {"title": "bold", "warning": "bold fg:ansired", "hints": "dim", "curren
 
 
 @dataclass
-class PermissionPromptState:
-    """The prompt's state: the highlighted choice, the reason being typed, the outcome."""
+class PermissionView:
+    """What the screen shows of the arguments: written by ``permission_lines``, scrolled by
+    the keys."""
 
-    highlight: int = 0
-    reason: str | None = None  # a reason line is open while this is not None
-    decision: PermissionDecision | None = None
-    confirming: bool = False  # "always" was chosen: ``y`` saves it, any other key goes back
     offset: int = 0  # the first argument row on screen
     rows: int = 0  # argument rows in all (at the width last drawn)
     seen: int = 0  # how many argument rows from the top have been on screen
@@ -68,10 +68,21 @@ class PermissionPromptState:
         """Every argument row has been on screen: allowing is offered only then."""
         return self.seen >= self.rows
 
-    def choose(self, index: int) -> bool:
-        """Decide for ``CHOICES[index]``; False while that cannot be decided yet."""
+
+@dataclass
+class PermissionPromptState:
+    """The prompt's state: the highlighted choice, the reason being typed, the outcome."""
+
+    highlight: int = 0
+    reason: str | None = None  # a reason line is open while this is not None
+    decision: PermissionDecision | None = None
+    confirming: bool = False  # "always" was chosen: ``y`` saves it, any other key goes back
+
+    def choose(self, index: int, view: PermissionView) -> bool:
+        """Decide for ``CHOICES[index]``; False while that cannot be decided yet (an allow
+        before ``view`` has shown every argument row)."""
         decision = CHOICES[index][0]
-        if decision != "deny" and not self.read_all:
+        if decision != "deny" and not view.read_all:
             return False  # an allow waits until the whole input was on screen
         if decision == "allow_always" and not self.confirming:
             self.confirming, self.highlight = True, index
@@ -84,13 +95,14 @@ class PermissionPromptState:
         self.highlight = (self.highlight + step) % len(CHOICES)
 
 
-def _keys(request: PermissionRequest, state: PermissionPromptState, width: int) -> str:
+def _keys(request: PermissionRequest, state: PermissionPromptState, view: PermissionView,
+          width: int) -> str:
     if state.reason is not None:
         return "enter deny with this reason · esc back"
     if state.confirming:
         long = f"y to save always for {wording.always_scope(request)} · any other key back"
         return long if len(long) + 1 <= width else "y to save always · other key back"
-    if not state.read_all:
+    if not view.read_all:
         long = "read it all to allow: space/j down · k up · 4 or esc deny"
         return long if len(long) + 1 <= width else "space/j down · k up · esc deny"
     long = "1-4 choose · ↑↓ move · enter confirm · tab say why · esc deny"
@@ -129,11 +141,14 @@ def argument_rows(request: PermissionRequest, width: int) -> list[str]:
 
 
 def permission_lines(request: PermissionRequest, state: PermissionPromptState,
-                     width: int, height: int | None = None) -> list[list[tuple[str, str]]]:
+                     width: int, height: int | None = None, view: PermissionView | None = None
+                     ) -> list[list[tuple[str, str]]]:
     """The prompt as styled lines of at most ``width`` cells: what is granted wraps, the rest
-    is fitted. With ``height``, arguments taller than the room left scroll in a window, and
-    ``state`` learns how many of their rows have been on screen."""
+    is fitted. With ``height``, arguments taller than the room left scroll in a window from
+    ``view`` (none: a first frame), and ``view`` learns how many of their rows have been on
+    screen."""
     width = max(width, 20)
+    view = PermissionView() if view is None else view
     lines: list[list[tuple[str, str]]] = []
     title = next((text for text in (f" Permission · {wording.title(request)}",
                                      f" {wording.title(request)}")
@@ -148,8 +163,8 @@ def permission_lines(request: PermissionRequest, state: PermissionPromptState,
         wrapped = textwrap.wrap(f"what it does: {what}", max(width - 3, 10),
                                 subsequent_indent="  ")
         lines.extend([("class:hints", fit(f"   {text}", width))] for text in wrapped[:3])
-    if (rows := state.wrapped.get(width)) is None:  # once a width, not once a frame
-        rows = state.wrapped[width] = argument_rows(request, width)
+    if (rows := view.wrapped.get(width)) is None:  # once a width, not once a frame
+        rows = view.wrapped[width] = argument_rows(request, width)
     at = len(lines)  # the argument window goes here, once the room left is known
     warning, claimant, phrases = wording.hint_words(request.hints, request.server)
     if claimant is not None:
@@ -172,27 +187,27 @@ def permission_lines(request: PermissionRequest, state: PermissionPromptState,
         tail.append([("class:reason", fit(f" why not? {sanitize_line(state.reason)}", width)),
                      ("[SetCursorPosition]", "")])
     room = len(rows) if height is None else max(3, height - len(lines) - len(tail) - 2)
-    lines[at:at] = _argument_window(rows, state, room, width)
-    tail.append([("class:keys", fit(" " + _keys(request, state, width), width))])
+    lines[at:at] = _argument_window(rows, view, room, width)
+    tail.append([("class:keys", fit(" " + _keys(request, state, view, width), width))])
     return lines + tail
 
 
-def _argument_window(rows: list[str], state: PermissionPromptState, room: int,
+def _argument_window(rows: list[str], view: PermissionView, room: int,
                      width: int) -> list[list[tuple[str, str]]]:
-    """At most ``room`` argument rows from ``state.offset``, a "rows a-b of n" marker last
-    when they do not all fit; records in ``state`` how far down has been seen."""
-    state.rows = len(rows)
+    """At most ``room`` argument rows from ``view.offset``, a "rows a-b of n" marker last
+    when they do not all fit; records in ``view`` how far down has been seen."""
+    view.rows = len(rows)
     if len(rows) <= room:
-        state.offset, state.seen = 0, len(rows)
+        view.offset, view.seen = 0, len(rows)
         return [[("class:argument", row)] for row in rows]
     shown = room - 1
-    state.offset = min(max(0, state.offset), len(rows) - shown)
-    end = state.offset + shown
-    state.seen = max(state.seen, end)
-    marks = (f"   rows {state.offset + 1}-{end} of {len(rows)} · space/j down · k up",
-             f"   rows {state.offset + 1}-{end} of {len(rows)}")
+    view.offset = min(max(0, view.offset), len(rows) - shown)
+    end = view.offset + shown
+    view.seen = max(view.seen, end)
+    marks = (f"   rows {view.offset + 1}-{end} of {len(rows)} · space/j down · k up",
+             f"   rows {view.offset + 1}-{end} of {len(rows)}")
     mark = next((mark for mark in marks if cell_width(mark) <= width), marks[-1])
-    return [*([("class:argument", row)] for row in rows[state.offset:end]),
+    return [*([("class:argument", row)] for row in rows[view.offset:end]),
             [("class:hints", fit(mark, width))]]
 
 
@@ -228,6 +243,7 @@ class TerminalPermissionPrompt:
         # nothing behind (said once, not twice)
         self.summary = summary
         self.state: PermissionPromptState | None = None
+        self.view: PermissionView | None = None  # what of the arguments the screen showed
 
     async def decide(self, request: PermissionRequest, rpc_id: str) -> PermissionDecision:
         from prompt_toolkit.application.current import get_app_session
@@ -235,7 +251,8 @@ class TerminalPermissionPrompt:
         session = get_app_session()
         output = self.output or session.output
         state = self.state = PermissionPromptState()
-        app = _application(request, state, self.input or session.input, output,
+        view = self.view = PermissionView()
+        app = _application(request, state, view, self.input or session.input, output,
                            erase=not self.summary)
         # a digit typed before the prompt was drawn must not grant what nobody saw
         discard_typeahead(self.input or session.input, output)
@@ -264,8 +281,8 @@ class TerminalPermissionPrompt:
         return state.decision
 
 
-def _application(request: PermissionRequest, state: PermissionPromptState, input: Any,
-                 output: Any, *, erase: bool = False) -> Any:
+def _application(request: PermissionRequest, state: PermissionPromptState,
+                 view: PermissionView, input: Any, output: Any, *, erase: bool = False) -> Any:
     from prompt_toolkit.application import Application
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
@@ -279,7 +296,7 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
         """The window as the next frame draws it: how far down is seen counts from the key
         that scrolled, not from a frame drawn after keys that came in one read."""
         size = app.output.get_size()
-        permission_lines(request, state, size.columns, size.rows)
+        permission_lines(request, state, size.columns, size.rows, view)
 
     def finish(event: Any) -> None:
         width = event.app.output.get_size().columns
@@ -287,7 +304,7 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
         event.app.exit()
 
     def decide(event: Any, index: int) -> None:
-        if state.choose(index):
+        if state.choose(index, view):
             finish(event)
 
     for number in range(1, len(CHOICES) + 1):
@@ -309,13 +326,13 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
     @bindings.add("j", filter=_choosing(state))
     @bindings.add("pagedown", filter=_choosing(state))
     def _scroll_down(event: Any) -> None:
-        state.offset += _page(event.app)
+        view.offset += _page(event.app)
         measure(event.app)
 
     @bindings.add("k", filter=_choosing(state))
     @bindings.add("pageup", filter=_choosing(state))
     def _scroll_up(event: Any) -> None:
-        state.offset = max(0, state.offset - _page(event.app))
+        view.offset = max(0, view.offset - _page(event.app))
         measure(event.app)
 
     @bindings.add("enter", filter=~_confirming(state))
@@ -365,7 +382,7 @@ def _application(request: PermissionRequest, state: PermissionPromptState, input
         out: list[tuple[str, str]] = []
         size = app.output.get_size()
         for number, line in enumerate(permission_lines(request, state, size.columns,
-                                                       size.rows)):
+                                                       size.rows, view)):
             if number:
                 out.append(("", "\n"))
             out.extend(line)

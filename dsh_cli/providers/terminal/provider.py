@@ -36,6 +36,7 @@ from dsh_cli.interaction import (
 )
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.providers.terminal.typeahead import discard_typeahead
+from dsh_cli.providers.terminal.viewport import Viewport
 
 __all__ = ["TerminalProvider", "terminal_provider"]
 
@@ -79,6 +80,7 @@ class TerminalProvider:
         self.desk = desk
         self.discuss = discuss  # a conversation goes on: offer leaving a batch to discuss it
         self.state: BatchState | None = None  # the batch on screen, for tests and callers
+        self.view: Viewport | None = None  # what of it the screen shows (scroll, pages)
         self.screen: _Screen | None = None
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
@@ -94,7 +96,8 @@ class TerminalProvider:
             review=request.review, discussable=self.discuss and request.source is None,
             headings=[request.heading(q.id) for q in request.questions] if own else None)
         state.recall(context.last_answers)
-        screen = self.screen = _Screen(state, context.deadline, self.input or session.input,
+        view = self.view = Viewport()
+        screen = self.screen = _Screen(state, view, context.deadline, self.input or session.input,
                                        output, keep=self.keep, interrupt=self.interrupt,
                                        desk=self.desk)
         self._alert(output, context.request)
@@ -218,9 +221,9 @@ def _ending(deadline: Deadline | None) -> str:
 
 
 class _Screen:
-    """The prompt-toolkit application drawing one ``BatchState``."""
+    """The prompt-toolkit application drawing one ``BatchState`` through its ``Viewport``."""
 
-    def __init__(self, state: BatchState, deadline: Deadline | None, input: Any,
+    def __init__(self, state: BatchState, view: Viewport, deadline: Deadline | None, input: Any,
                  output: Any, *, keep: bool = True, interrupt: bool = False,
                  desk: bool = False) -> None:
         from prompt_toolkit.filters import Condition
@@ -232,6 +235,7 @@ class _Screen:
         from dsh_cli.providers.terminal.runs import RunWindow
 
         self.state = state
+        self.view = view
         self.deadline = deadline
         self.ending_line: str | None = None
         self.desk = desk
@@ -242,7 +246,8 @@ class _Screen:
                         always_hide_cursor=Condition(lambda: not self._cursor_shown()))
         self.app: Any = _inline_application_class()(
             layout=Layout(window),
-            key_bindings=build_key_bindings(state, on_key=self._on_key, on_done=self._finish,
+            key_bindings=build_key_bindings(state, view, on_key=self._on_key,
+                                            on_done=self._finish,
                                             on_ctrl_c=_interrupt if interrupt else None,
                                             on_ctrl_d=self._hand_back if desk else None),
             style=Style.from_dict(_STYLE),
@@ -270,7 +275,7 @@ class _Screen:
             return [("", self.ending_line)]
         size = self.app.output.get_size()
         lines = render(self.state, size.columns, size.rows, countdown=self._countdown(),
-                       closes_desk=self.desk)
+                       closes_desk=self.desk, view=self.view)
         fragments: list[tuple[str, str]] = []
         for number, line in enumerate(lines):
             if number:
@@ -317,9 +322,13 @@ class _Screen:
             app.exit()
 
     def _finish(self, app: Any) -> None:
-        from dsh_cli.providers.terminal.render import summary
+        from dsh_cli.providers.terminal.render import BACK_TO_INBOX, summary
 
-        self.ending_line = summary(self.state, app.output.get_size().columns)
+        state = self.state
+        back = self.desk and state.outcome is None and not state.declined \
+            and not state.discussing
+        self.ending_line = summary(state, app.output.get_size().columns,
+                                   BACK_TO_INBOX if back else None)
         if not app.future.done():
             app.exit()
 

@@ -2,15 +2,16 @@
 
 Only the option rows that fit are built, so a 1,000-option list costs what a 3-option one
 does. All caller text is model-written: it is sanitised here before it is drawn, while the
-state keeps (and returns) the labels unchanged.
+state keeps (and returns) the labels unchanged. What is cut on screen (scroll offsets, page
+sizes, built rows) goes into a ``Viewport``; the state is only read.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
-from dsh_cli.providers.terminal.state import BatchState, Draft
+from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.providers.terminal.text import (
     CURSOR,
     RUN,
@@ -20,6 +21,7 @@ from dsh_cli.providers.terminal.text import (
     fit,
     wrap,
 )
+from dsh_cli.providers.terminal.viewport import QuestionView, Viewport
 
 if TYPE_CHECKING:
     from dsh_cli.interaction import AskUserQuestionAnswerItem, AskUserQuestionItem
@@ -28,9 +30,18 @@ __all__ = ["HANDED_BACK", "key_line", "render", "summary"]
 
 # the summary's ending when the desk closes on a batch: neither answered nor aborted
 HANDED_BACK = "left pending for the next `dsh attach`"
+# at the desk, esc goes back to its inbox: the batch stays pending there, for any desk
+BACK_TO_INBOX = "left in the inbox"
 
 _MIN_WIDTH = 20
 _MIN_HEIGHT = 6
+
+
+class _Frame(NamedTuple):
+    """A question being drawn: the state read, its window written."""
+
+    state: BatchState
+    view: QuestionView
 
 
 def _block(style: str, text: str, width: int, indent: int = 1) -> list[Line]:
@@ -50,6 +61,8 @@ _Hint = tuple[tuple[str, ...], int]
 
 def _hints(state: BatchState, closes_desk: bool = False) -> tuple[_Hint, ...]:
     hints = _base_hints(state)
+    if closes_desk and hints[-1][0][0] == "esc cancel":
+        hints = (*hints[:-1], (("esc inbox", "esc back"), 0))
     if closes_desk and not state.declinable and not state.confirming:
         close: _Hint = (("ctrl-d close desk", "ctrl-d close"), 7)
         return (*hints[:-1], close, hints[-1])
@@ -167,9 +180,9 @@ _CHOSEN = "  ✓ chosen"
 _LAST = "  last answer"
 
 
-def _label_column(state: BatchState) -> int:
+def _label_column(frame: _Frame) -> int:
     """Cells of the widest label with its badges: where descriptions start (cached)."""
-    cache = state.draft.rows
+    state, cache = frame.state, frame.view.rows
     widest = cache.get("label_width")
     if widest is None:
         widest = 0
@@ -186,7 +199,8 @@ def _label_column(state: BatchState) -> int:
     return widest
 
 
-def _option_row(state: BatchState, index: int, width: int) -> list[Line]:
+def _option_row(frame: _Frame, index: int, width: int) -> list[Line]:
+    state = frame.state
     question, draft = state.question, state.draft
     count = state.option_count
     number = f"{index + 1}.".rjust(len(str(count + 1)) + 1)
@@ -216,7 +230,7 @@ def _option_row(state: BatchState, index: int, width: int) -> list[Line]:
     if not option.description:
         return wrap(fragments, width, indent=indent)
     description = ("class:description", sanitize_line(option.description))
-    column = indent + _label_column(state) + 2
+    column = indent + _label_column(frame) + 2
     if column <= width // 2:  # one column after the longest label
         fragments += [("", " " * (column - indent - used)), description]
         lines = wrap(fragments, width, indent=column)
@@ -303,18 +317,19 @@ MAX_LIST_ROWS = 14
 PREVIEW_ROWS = MAX_LIST_ROWS  # a preview's lines, its marker included: J/K scroll the rest
 
 
-def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
+def _option_list(frame: _Frame, width: int, room: int) -> list[Line]:
     """The option rows that fit in ``room`` lines, scrolled to keep the highlight in view.
 
     With the filter open only the matches (and the Other row) are listed, by their numbers.
     """
+    state, view = frame
     draft = state.draft
     count = state.option_count
     order: range | list[int] = range(state.last_row + 1)
     if state.filtering:
         order = [*state.matches(), *([count] if state.has_other else [])]
     total = len(order)
-    cache = draft.rows  # a key changes one or two rows, not the twenty on screen
+    cache = view.rows  # a key changes one or two rows, not the twenty on screen
     if len(cache) > 4096:
         cache.clear()
     chosen = tuple(draft.answer.selected) if draft.answer else None
@@ -322,40 +337,40 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     def rows(position: int) -> list[Line]:
         index = order[position]
         if index == count:  # the Other row shows live text: never kept
-            return _option_row(state, index, width)
+            return _option_row(frame, index, width)
         key = (index, width, draft.highlight == index, index in draft.checked, chosen)
         if key not in cache:
-            cache[key] = _option_row(state, index, width)
+            cache[key] = _option_row(frame, index, width)
         return cache[key]
 
     highlight = order.index(draft.highlight) if draft.highlight in order else 0
-    draft.page_rows = max(1, room - 2)
+    view.page_rows = max(1, room - 2)
     if total <= room and sum(len(rows(i)) for i in range(total)) <= room:
-        draft.top = 0
+        view.top = 0
         return [line for i in range(total) for line in rows(i)]
     tall = rows(highlight)
     if room < 3:
         if room == 2 and total > 1:  # a line at a time, each marked "…": a cell kept free
-            tall = _option_row(state, order[highlight], width - 1)
-        return _compact_list(state, tall, highlight, total, room, width)
+            tall = _option_row(frame, order[highlight], width - 1)
+        return _compact_list(view, tall, highlight, total, room, width)
     inner = room - 2  # one line each for the "more above / below" markers
     if len(tall) > inner:  # the highlighted row alone is taller than the room: page it
-        top = draft.top = highlight
+        top = view.top = highlight
         end = top + 1
         space = room - (1 if top else 0) - (1 if end < total else 0)
         if space == 1:  # a line at a time, each marked "…": one cell kept free for it
-            tall = _option_row(state, order[highlight], width - 1)
-        body, draft.description_offset, draft.description_page = _window(
-            tall, draft.description_offset, space, width)
+            tall = _option_row(frame, order[highlight], width - 1)
+        body, view.description_offset, view.description_page = _window(
+            tall, view.description_offset, space, width)
         if len(tall) > space:
-            _description_cut(draft)
+            _description_cut(view)
     else:
-        top = min(max(0, draft.top), total - 1)
+        top = min(max(0, view.top), total - 1)
         top = min(top, highlight)
         top = max(top, highlight - inner + 1)
         while sum(len(rows(i)) for i in range(top, highlight + 1)) > inner:
             top += 1
-        draft.top = top
+        view.top = top
         capacity = room - (1 if top else 0)  # no marker row above the first option
         body, heights = [], []
         end = top
@@ -371,25 +386,24 @@ def _option_list(state: BatchState, width: int, room: int) -> list[Line]:
     return [*above, *body, *below]
 
 
-def _description_cut(draft: Draft) -> None:
+def _description_cut(view: QuestionView) -> None:
     """The highlighted description is cut: pgup/pgdn page it (after a cut question text)."""
-    draft.description_cut = True
-    if draft.paging == "list":
-        draft.paging = "description"
+    view.description_cut = True
+    if view.paging == "list":
+        view.paging = "description"
 
 
-def _compact_list(state: BatchState, tall: list[Line], highlight: int, total: int,
+def _compact_list(view: QuestionView, tall: list[Line], highlight: int, total: int,
                   room: int, width: int) -> list[Line]:
     """One or two rows of room: the highlighted row, then one line counting the rest."""
-    draft = state.draft
-    draft.top = highlight
+    view.top = highlight
     space = room - 1 if total > 1 else room
     if space < 1:  # a single line: the highlight, its cut marked on itself
         return [_cut(tall[0], width)]
-    body, draft.description_offset, draft.description_page = _window(
-        tall, draft.description_offset, space, width)
+    body, view.description_offset, view.description_page = _window(
+        tall, view.description_offset, space, width)
     if len(tall) > space:
-        _description_cut(draft)
+        _description_cut(view)
     if total == 1:
         return body
     hidden = [f"↑ {highlight}" if highlight else "",
@@ -464,7 +478,7 @@ def _notes(state: BatchState, width: int) -> list[Line]:
     return lines
 
 
-def _review(state: BatchState, width: int, height: int) -> list[Line]:
+def _review(state: BatchState, view: Viewport, width: int, height: int) -> list[Line]:
     count = len(state.questions)
     lines: list[Line] = [[("class:title", fit(
         f" Review · {count} question{'s' if count != 1 else ''}", width))]]
@@ -482,8 +496,7 @@ def _review(state: BatchState, width: int, height: int) -> list[Line]:
     room = max(1, height - 1)
     if len(rows) > room:
         shown = max(1, room - 1)
-        top = min(state.review_top, len(rows) - shown)
-        state.review_top = top
+        top = view.review_top = min(view.review_top, len(rows) - shown)
         note = f"   ↑↓ scroll · lines {top + 1}-{top + shown} of {len(rows)}"
         rows = [*rows[top : top + shown], [("class:more", fit(note, width))]]
     if 1 + len(rows) > height:
@@ -551,24 +564,23 @@ def _note_line(state: BatchState, width: int) -> list[Line]:
     return [[("class:note", fit(" note: " + text, width))]]
 
 
-def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[Line]:
+def _with_preview(frame: _Frame, width: int, room: int, avail: int) -> list[Line]:
     """The option list with the highlighted option's preview beside it (from 100 columns)
     or below it, in ``avail`` lines; the preview gives way first, the list never does."""
     from dsh_cli.providers.terminal.preview import SIDE_BY_SIDE, preview_lines, preview_window
 
-    draft = state.draft
+    state, view = frame
     text = state.preview or ""
-    if draft.preview_of != draft.highlight:
-        draft.preview_of, draft.preview_offset = draft.highlight, 0
+    view.preview_for(state.draft.highlight)
     if width + 1 >= SIDE_BY_SIDE:
         left = min(width // 2, max(36, width * 2 // 5))
-        body = _option_list(state, left, room)
+        body = _option_list(frame, left, room)
         inner = width - left - 3
-        lines = _preview_cache(state, text, preview_lines)
-        shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset,
+        lines = _preview_cache(frame, text, preview_lines)
+        shown, view.preview_offset, page = preview_window(lines, view.preview_offset,
                                                           max(len(body), min(avail, PREVIEW_ROWS)),
                                                           inner)
-        draft.preview_page = page
+        view.preview_page = page
         out: list[Line] = []
         for number in range(max(len(body), len(shown))):
             row = body[number] if number < len(body) else []
@@ -578,14 +590,14 @@ def _with_preview(state: BatchState, width: int, room: int, avail: int) -> list[
             # each at once and compares it once (``runs.RunWindow``)
             out.append([*row, *_as_runs([("class:more", " " * pad + " │ "), *side])])
         return out
-    body = _option_list(state, width, room)
+    body = _option_list(frame, width, room)
     space = min(avail - len(body) - 1, PREVIEW_ROWS)  # a rule line above the preview
     if space < 2:  # no room for a line and its marker: the preview gives way
         return body
-    lines = _preview_cache(state, text, preview_lines)
-    shown, draft.preview_offset, page = preview_window(lines, draft.preview_offset, space,
+    lines = _preview_cache(frame, text, preview_lines)
+    shown, view.preview_offset, page = preview_window(lines, view.preview_offset, space,
                                                       width - 3)
-    draft.preview_page = page
+    view.preview_page = page
     rule: Line = [("class:more", fit(" ┌ preview", width))]
     return [*body, rule, *(_as_runs([("class:more", " │ "), *line]) for line in shown)]
 
@@ -595,10 +607,10 @@ def _as_runs(line: Line) -> Line:
     return [(f"{RUN} {style}", text) for style, text in line]
 
 
-def _preview_cache(state: BatchState, text: str, build: Any) -> list[str]:
+def _preview_cache(frame: _Frame, text: str, build: Any) -> list[str]:
     """The highlighted preview's lines, built once (keys redraw it often)."""
-    key = ("preview", state.draft.highlight)
-    cache = state.draft.rows
+    key = ("preview", frame.state.draft.highlight)
+    cache = frame.view.rows
     if key not in cache:
         cache[key] = build(text)
     lines: list[str] = cache[key]
@@ -616,9 +628,10 @@ def _filter_line(state: BatchState, width: int) -> Line:
 
 
 def render(state: BatchState, width: int, height: int, *, countdown: str | None = None,
-           closes_desk: bool = False) -> list[Line]:
+           closes_desk: bool = False, view: Viewport | None = None) -> list[Line]:
     """The lines to draw for ``state`` on a ``width`` × ``height`` terminal (``closes_desk``:
-    the key help teaches the desk's ``ctrl-d``).
+    the key help teaches the desk's ``ctrl-d``), scrolled as ``view`` is (and clamped into
+    it); without a ``view``, a first frame.
 
     Every line fits in ``width - 1`` cells and there are at most ``height`` lines (from
     20 × 6 up): the key help never wraps, and the title, the question and then the list
@@ -626,15 +639,18 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     """
     width = max(width, _MIN_WIDTH) - 1  # the last column stays free: no auto-wrap surprises
     height = max(height, _MIN_HEIGHT)
+    view = Viewport() if view is None else view
     tail = _tail(state, width, height, countdown, closes_desk)
     free = height - len(tail)
     if state.screen == "review":
         # the title and two rows (or a row and the scroll note) come before who asks
         heading, _ = _heading(state, width, free - min(len(state.questions) + 1, 3))
-        return heading + _review(state, width, free - len(heading)) + tail
+        return heading + _review(state, view, width, free - len(heading)) + tail
 
-    draft = state.draft
-    draft.paging, draft.description_cut = "list", False
+    draft, window = state.draft, view.of(state.index)
+    frame = _Frame(state, window)
+    window.follow(draft.moves)
+    window.paging, window.description_cut = "list", False
     title = _title(state)
     filter_line = [_filter_line(state, width)] if state.filtering else []
     filter_line += _note_line(state, width)  # what sits under the text like the filter
@@ -644,7 +660,7 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
         rows = len(state.matches()) + state.has_other if state.filtering else state.last_row + 1
         body_min = min(rows, 3 if free >= 6 else 2)  # the highlight and a "more" line
         if rows > 1 and free >= 6 and (not state.filtering or draft.highlight in state.matches()):
-            tall = len(_option_row(state, draft.highlight, width))  # a wrapped highlight
+            tall = len(_option_row(frame, draft.highlight, width))  # a wrapped highlight
             body_min = min(3, max(body_min, tall + 1))
     # What the smallest terminals give up, last first: the heading's second line, the
     # title, the heading; the question keeps one line and the list its minimum.
@@ -656,20 +672,20 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
     text_room = max(1, free - len(heading) - len(head) - len(filter_line) - body_min)
     # a text shown a line at a time marks each line with "…": one cell kept free for it
     text = _text(state, width - (text_room == 1), cut)
-    shown, draft.text_offset, draft.text_page = _window(text, draft.text_offset, text_room,
-                                                        width)
+    shown, window.text_offset, window.text_page = _window(text, window.text_offset, text_room,
+                                                          width)
     if len(shown) < len(text):
-        draft.paging = "text"
-        draft.text_more = draft.text_offset + draft.text_page < len(text)
+        window.paging = "text"
+        window.text_more = window.text_offset + window.text_page < len(text)
     room = max(1, min(free - len(heading) - len(head) - len(shown) - len(filter_line),
                       MAX_LIST_ROWS))
     if state.option_count == 0:
         body = _text_field(state, width)[-room:]
     elif state.preview is not None:
         avail = free - len(heading) - len(head) - len(shown) - len(filter_line)
-        body = _with_preview(state, width, room, avail)
+        body = _with_preview(frame, width, room, avail)
     else:
-        body = _option_list(state, width, room)
+        body = _option_list(frame, width, room)
     return heading + head + shown + filter_line + body + tail
 
 
@@ -682,7 +698,7 @@ def summary(state: BatchState, width: int, ending: str | None = None) -> str:
         return "\n".join([fit("… questions left to discuss:", width), *asked])
     if ending is not None or state.outcome is None:
         ending = ending or ("declined" if state.declined else "cancelled")
-        mark = "↩" if ending == HANDED_BACK else "✗"  # still open: not a failure
+        mark = "↩" if ending in (HANDED_BACK, BACK_TO_INBOX) else "✗"  # still open
         return fit(f"{mark} questions {ending}", width)
     parts = []
     for index, question in enumerate(state.questions):

@@ -7,9 +7,10 @@ always in their text field). Drafts (checks, Other text, highlight) live per que
 so moving between questions keeps them; an answer is recorded only when the human
 confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
 
-A filter (``/``) narrows the list while it has focus; ``paging`` and the page sizes are
-written by the renderer (what ``pgup``/``pgdn`` scroll, how far a page moves), since only it
-knows what is cut on screen. A first ``esc`` with work in the batch only arms ``confirming``.
+A filter (``/``) narrows the list while it has focus. What is cut on screen is the
+renderer's (``viewport.Viewport``: scroll offsets, page sizes, what ``pgup``/``pgdn`` scroll):
+the keys that scroll take it as ``view``, and nothing the renderer computes is kept here.
+A first ``esc`` with work in the batch only arms ``confirming``.
 
 An asker inside dsh (an MCP server's form) may take the Other row away (``other``), the
 skip (``required``), answer a skip with a ``default``, check typed text by a ``rule`` and
@@ -21,7 +22,7 @@ decline key (``declined``); ``review`` ends even one question on the review scre
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dsh_cli.interaction import (
     AskUserQuestionAnswer,
@@ -29,6 +30,9 @@ from dsh_cli.interaction import (
     AskUserQuestionItem,
     problem_with,
 )
+
+if TYPE_CHECKING:
+    from dsh_cli.providers.terminal.viewport import Viewport
 
 __all__ = ["ANSWER_FIRST", "AT_LEAST_ONE", "NO_MATCH", "BatchState", "Draft"]
 
@@ -47,20 +51,8 @@ class Draft:
     text: str = ""
     cursor: int = 0
     answer: AskUserQuestionAnswerItem | None = None
-    top: int = 0  # first visible row of the option list (kept by the renderer)
-    text_offset: int = 0  # first visible line of a long question or detail
-    rows: dict[Any, Any] = field(default_factory=dict, repr=False)  # the renderer's row cache
     filter: str | None = None  # the filter line's text while it is open
-    description_offset: int = 0  # first visible line of the highlighted long description
-    paging: str = "list"  # what pgup/pgdn scroll: "list", "text" or "description"
-    text_more: bool = False  # a cut question text has lines below the ones shown
-    description_cut: bool = False  # the highlighted description is cut too (after the text)
-    page_rows: int = 5  # option rows a page moves (the renderer sets the real figure)
-    text_page: int = 5  # lines of the question a page moves: as many as are shown
-    description_page: int = 3  # lines of the highlighted description a page moves
-    preview_page: int = 5  # lines of the preview a J/K moves (the renderer sets it)
-    preview_offset: int = 0  # first visible line of the highlighted option's preview
-    preview_of: int = -1  # the option ``preview_offset`` belongs to (it follows the highlight)
+    moves: int = 0  # highlight moves by a movement key (``QuestionView.follow`` then resets)
     note: str = ""  # the human's note on this question, put on the answer
     noting: str | None = None  # the note as it was when the note field opened (it is open)
     replacing: bool = False  # enter on a multi-select with Other text asked: text or note?
@@ -92,7 +84,6 @@ class BatchState:
         self.hint: str | None = None
         self.outcome: AskUserQuestionAnswer | None = None
         self.cancelled = False
-        self.review_top = 0
         self.confirming = False  # a first esc asked "esc again to discard N answers"
         self._haystacks: dict[int, list[str]] = {}  # per question: lowercased label + text
         self.last: list[set[str]] = [set() for _ in questions]  # labels chosen last time
@@ -190,27 +181,31 @@ class BatchState:
 
     # -- keys ----------------------------------------------------------------------------
 
-    def up(self) -> None:
+    def up(self, view: Viewport | None = None) -> None:
+        """``↑``; on the review it scrolls ``view`` (none given: there is no screen to scroll)."""
         self.hint = None
         if self.noting:
             return
         if self.filtering:
             self._move_match(-1)
         elif self.screen == "review":
-            self.review_top = max(0, self.review_top - 1)
+            if view is not None:
+                view.review_top = max(0, view.review_top - 1)
         elif self.option_count == 0:
             self.prev()
         else:
             self._move(-1)
 
-    def down(self) -> None:
+    def down(self, view: Viewport | None = None) -> None:
+        """``↓``; on the review it scrolls ``view``, as ``up`` does."""
         self.hint = None
         if self.noting:
             return
         if self.filtering:
             self._move_match(+1)
         elif self.screen == "review":
-            self.review_top = min(len(self.questions) - 1, self.review_top + 1)
+            if view is not None:
+                view.review_top = min(len(self.questions) - 1, view.review_top + 1)
         elif self.option_count == 0:
             self.next()
         else:
@@ -309,8 +304,9 @@ class BatchState:
             self.hint = None
             self.draft.highlight = self.option_count
 
-    def letter(self, char: str) -> None:
-        """A printable key: text in a text field, a command letter on the list."""
+    def letter(self, char: str, view: Viewport | None = None) -> None:
+        """A printable key: text in a text field, a command letter on the list (``J``/``K``
+        scroll the preview in ``view``)."""
         if self.draft.replacing and self.screen == "question":
             self.draft.replacing = False
             if char == "n":
@@ -321,7 +317,8 @@ class BatchState:
         elif self.screen == "question" and char == "n":
             self.open_note()
         elif self.screen == "question" and char in "JK" and self.preview is not None:
-            self.scroll_preview(1 if char == "J" else -1)
+            if view is not None:
+                self.scroll_preview(1 if char == "J" else -1, view)
         elif self.screen == "question" and char == "/" and self.option_count:
             self.hint = None
             self.draft.filter = ""
@@ -401,26 +398,27 @@ class BatchState:
         else:
             self.hint = "answer or skip this question"
 
-    def page(self, direction: int) -> None:
-        """``pgup``/``pgdn``: scroll what is cut on screen (the renderer clamps), else a page."""
+    def page(self, direction: int, view: Viewport) -> None:
+        """``pgup``/``pgdn``: scroll what ``view`` has cut (the renderer clamps), else a page."""
         if self.screen == "review":
-            self.review_top = max(0, self.review_top + direction * 5)
+            view.review_top = max(0, view.review_top + direction * 5)
             return
-        draft = self.draft
+        draft, shown = self.draft, view.of(self.index)
+        shown.follow(draft.moves)
         self.hint = None
         # a cut question text pages first; its end reached, a cut description pages next
-        text = draft.paging == "text" or self.option_count == 0
-        if draft.description_cut and (not text or (direction > 0 and not draft.text_more)
-                                      or (direction < 0 and draft.description_offset > 0)):
-            step = direction * max(1, draft.description_page)
-            draft.description_offset = max(0, draft.description_offset + step)
+        text = shown.paging == "text" or self.option_count == 0
+        if shown.description_cut and (not text or (direction > 0 and not shown.text_more)
+                                      or (direction < 0 and shown.description_offset > 0)):
+            step = direction * max(1, shown.description_page)
+            shown.description_offset = max(0, shown.description_offset + step)
         elif text:
-            draft.text_offset = max(0, draft.text_offset + direction * max(1, draft.text_page))
+            shown.text_offset = max(0, shown.text_offset + direction * max(1, shown.text_page))
         elif self.filtering:
-            self._move_match(direction * max(1, draft.page_rows))
+            self._move_match(direction * max(1, shown.page_rows))
         else:  # a page stops at the last option: landing in Other would turn keys into text
             last = max(draft.highlight, self.option_count - 1)
-            step = direction * max(1, draft.page_rows)
+            step = direction * max(1, shown.page_rows)
             self._highlight(min(last, max(0, draft.highlight + step)))
 
     def home(self) -> None:
@@ -449,16 +447,15 @@ class BatchState:
         elif self.screen == "question":
             self._highlight(max(0, self.option_count - 1))
 
-    def scroll_preview(self, direction: int) -> None:
+    def scroll_preview(self, direction: int, view: Viewport) -> None:
         """``J``/``K`` on the list, shift-↓/shift-↑ anywhere: the preview by a page (the
         renderer clamps it and sets the page)."""
         if self.screen != "question" or self.preview is None:
             return
-        draft = self.draft
-        if draft.preview_of != draft.highlight:
-            draft.preview_of, draft.preview_offset = draft.highlight, 0
-        draft.preview_offset = max(0, draft.preview_offset + direction
-                                   * max(1, draft.preview_page))
+        shown = view.of(self.index)
+        shown.preview_for(self.draft.highlight)
+        shown.preview_offset = max(0, shown.preview_offset + direction
+                                   * max(1, shown.preview_page))
 
     # -- the note field --------------------------------------------------------------
 
@@ -550,7 +547,7 @@ class BatchState:
     def _highlight(self, index: int) -> None:
         if index != self.draft.highlight:
             self.draft.highlight = index
-            self.draft.description_offset = 0
+            self.draft.moves += 1
             self.draft.replacing = False
 
     def _move_match(self, delta: int) -> None:

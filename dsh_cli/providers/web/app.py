@@ -27,16 +27,19 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from dsh_cli.core.lines import notice
+from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
+from dsh_cli.providers.web.shown import refusal_text
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
     from dsh_cli.permissions.pending import RemotePermissions
 
-__all__ = ["CSP", "Guard", "WebSecrets", "create_app"]
+__all__ = ["CSP", "Guard", "WebSecrets", "create_app", "page_routes", "read_frame_body",
+           "refused", "static_files"]
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -49,7 +52,8 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 ]
-STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+# what /static/ serves: every script and style sheet shipped under static/, by suffix
+STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 MAX_BODY = MAX_FRAME_BYTES
 COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 # the frame kinds each POST route takes (a /api/message body may leave out its type)
@@ -162,6 +166,27 @@ def _static_text(name: str) -> str:
     return resources.files("dsh_cli.providers.web").joinpath("static", name).read_text("utf-8")
 
 
+def static_files() -> dict[str, str]:
+    """Every file ``/static/`` serves (``js/main.js``, ``style.css``) and its content type."""
+    found: dict[str, str] = {}
+
+    def walk(folder: Any, prefix: str) -> None:
+        for child in folder.iterdir():
+            if child.is_dir():
+                walk(child, f"{prefix}{child.name}/")
+            elif any(child.name.endswith(suffix) for suffix in STATIC_TYPES):
+                found[prefix + child.name] = STATIC_TYPES["." + child.name.rsplit(".", 1)[1]]
+
+    walk(resources.files("dsh_cli.providers.web").joinpath("static"), "")
+    return found
+
+
+def refused(error: BadFrame) -> dict[str, Any]:
+    """The relay's ``error`` event for a refused body, with the words the page shows."""
+    data = error.event().to_json()
+    return {**data, "shown": {"error": sanitize_line(str(data.get("message") or ""))}}
+
+
 async def _capped_body(request: Request) -> bytes | None:
     """The body, or None when it is larger than ``MAX_BODY`` (reading stops at the cap)."""
     declared = request.headers.get("content-length")
@@ -177,26 +202,15 @@ async def _capped_body(request: Request) -> bytes | None:
     return b"".join(chunks)
 
 
-def create_app(
-    ui: UserInteraction,
-    feed: EventFeed,
-    secrets: WebSecrets,
-    on_message: Callable[[str], object] | None = None,
-    permissions: RemotePermissions | None = None,
-    debug: Callable[[str], object] | None = None,
-) -> Any:
-    """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions,
-    ``debug`` quiet one-line notes."""
+def page_routes(secrets: WebSecrets, mode: str, feed: EventFeed) -> list[Any]:
+    """What every dsh page serves: ``/`` (the token swapped for the cookie), ``/static/``
+    (the page's modules, from a fixed list) and ``/api/events`` (the feed, as SSE)."""
     from sse_starlette import EventSourceResponse
-    from starlette.applications import Starlette
-    from starlette.requests import ClientDisconnect
-    from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+    from starlette.responses import HTMLResponse, RedirectResponse, Response
     from starlette.routing import Route
 
-    mode = "chat" if on_message is not None else "questions"
-    # a chat's page may leave a batch to talk about it; a questions-only page may not
-    frames = FrameDispatcher(ui.pending, on_message, permissions, discuss=mode == "chat")
     page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
+    served = static_files()
 
     async def index(request: Request) -> Response:
         if "token" in request.query_params:
@@ -209,9 +223,9 @@ def create_app(
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
-        if name not in STATIC:
+        if name not in served:  # a fixed list: no path is ever joined from the request
             return Response("not found\n", status_code=404, media_type="text/plain")
-        return Response(_static_text(name), media_type=STATIC[name])
+        return Response(_static_text(name), media_type=served[name])
 
     async def events(request: Request) -> Response:
         queue = feed.connect()
@@ -228,6 +242,46 @@ def create_app(
 
         return EventSourceResponse(stream(), ping=15)
 
+    return [Route("/", index, methods=["GET"]),
+            Route("/static/{name:path}", static, methods=["GET"]),
+            Route("/api/events", events, methods=["GET"])]
+
+
+async def read_frame_body(request: Request, debug: Callable[[str], object] | None = None
+                          ) -> bytes | Any:
+    """The body of a POST, or the response refusing it (too large: 413; hung up: 400)."""
+    from starlette.requests import ClientDisconnect
+    from starlette.responses import JSONResponse, Response
+
+    try:
+        body = await _capped_body(request)
+    except ClientDisconnect:  # nobody is left to read a reply
+        if debug is not None:
+            debug(f"the browser hung up during {request.method} {request.url.path}")
+        return Response(status_code=400)
+    if body is None:
+        too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
+        return JSONResponse(refused(too_large), status_code=413)
+    return body
+
+
+def create_app(
+    ui: UserInteraction,
+    feed: EventFeed,
+    secrets: WebSecrets,
+    on_message: Callable[[str], object] | None = None,
+    permissions: RemotePermissions | None = None,
+    debug: Callable[[str], object] | None = None,
+) -> Any:
+    """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions,
+    ``debug`` quiet one-line notes."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    mode = "chat" if on_message is not None else "questions"
+    # a chat's page may leave a batch to talk about it; a questions-only page may not
+    frames = FrameDispatcher(ui.pending, on_message, permissions, discuss=mode == "chat")
     async def respond(request: Request) -> Response:
         return await _dispatch(request, RESPOND_FRAMES)
 
@@ -237,28 +291,23 @@ def create_app(
     async def _dispatch(request: Request, accept: tuple[str, ...],
                         default_type: str | None = None) -> Response:
         """One body through the frame dispatcher: the ack (200), accepted (202) or 400."""
-        try:
-            body = await _capped_body(request)
-        except ClientDisconnect:  # nobody is left to read a reply
-            if debug is not None:
-                debug(f"the browser hung up during {request.method} {request.url.path}")
-            return Response(status_code=400)
-        if body is None:
-            too_large = BadFrame(f"body too large (more than {MAX_BODY} bytes)")
-            return JSONResponse(too_large.event().to_json(), status_code=413)
+        body = await read_frame_body(request, debug)
+        if not isinstance(body, bytes):
+            return body
         try:
             replies = frames.dispatch(body, accept=accept, default_type=default_type)
         except BadFrame as error:
-            return JSONResponse(error.event().to_json(), status_code=400)
+            return JSONResponse(refused(error), status_code=400)
         if replies:  # an answer, a decision or a cancel: its response/ack
             (ack,) = replies
-            return JSONResponse(ack.to_json())
+            data = ack.to_json()
+            if not data.get("accepted"):
+                data["shown"] = {"error": refusal_text(data)}
+            return JSONResponse(data)
         return JSONResponse({"accepted": True}, status_code=202)
 
     routes = [
-        Route("/", index, methods=["GET"]),
-        Route("/static/{name}", static, methods=["GET"]),
-        Route("/api/events", events, methods=["GET"]),
+        *page_routes(secrets, mode, feed),
         Route("/api/respond", respond, methods=["POST"]),
         Route("/api/message", message, methods=["POST"]),
     ]

@@ -9,6 +9,7 @@ Pending permission requests are replayed from what the feed itself saw on the st
 (announced, not yet resolved) rather than from a table: the gate announces a request a
 moment before its provider holds it, and a browser connecting in that moment must still
 see it.
+Each event carries its ``shown`` object (``shown.py``): the text the page shows of it.
 When the host closes, every stream ends with ``host/closed``, so the page says it is done
 instead of reconnecting.
 """
@@ -20,7 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.core.events import Event
-from dsh_cli.interaction import PendingQuestions
+from dsh_cli.core.limits import WEB_HISTORY_EVENTS as HISTORY_LIMIT
+from dsh_cli.interaction import AskUserQuestionRequest, PendingQuestions
+from dsh_cli.providers.web.shown import PageText
 
 __all__ = ["HOST_CLOSED", "REPLAY_DONE", "EventFeed"]
 
@@ -32,18 +35,21 @@ HOST_CLOSED = "host/closed"
 _NOT_HISTORY = {"question/requested", "question/resolved", "response/ack",
                 "permission/requested", "permission/resolved"}
 _DELTAS = {"assistant/delta", "assistant/reasoning"}
-HISTORY_LIMIT = 2000
 
 
 class EventFeed:
     """Subscribes to one event stream; each browser connection gets its own queue."""
 
-    def __init__(self, pending: PendingQuestions) -> None:
+    def __init__(self, pending: PendingQuestions,
+                 recall: Callable[[AskUserQuestionRequest], dict[str, list[str]]] | None = None
+                 ) -> None:
         self.pending = pending
+        self.recall = recall  # the labels chosen when the same questions were last answered
         self.asked: dict[str, dict[str, Any]] = {}  # permission/requested, until resolved
         self.history: list[dict[str, Any]] = []
         self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._closed = False
+        self.text = PageText()  # each event's ``shown``: the page only renders
 
     def attach(self, subscribe: Callable[[Callable[[Event], None]], Callable[[], None]]
                ) -> Callable[[], None]:
@@ -52,10 +58,24 @@ class EventFeed:
 
     def publish(self, event: Event | dict[str, Any]) -> None:
         """Send one event to every connected browser and remember transcript events."""
-        data = event.to_json() if isinstance(event, Event) else dict(event)
+        data = self.dress(event.to_json() if isinstance(event, Event) else dict(event))
         self._remember(data)
         for queue in self._clients:
             queue.put_nowait(data)
+
+    def dress(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The event with its ``shown`` words (a question's with its last answers)."""
+        last: dict[str, list[str]] | None = None
+        if data.get("type") == "question/requested" and self.recall is not None:
+            entry = self.pending.get(str(data.get("rpc_id")))
+            last = self.recall(entry.request) if entry is not None else None
+        return self.text.add(data, last)
+
+    def replay(self) -> list[dict[str, Any]]:
+        """What a browser that (re)connects gets first: everything still pending."""
+        replay = [self.dress(event.to_json()) for event in self.pending.replay()]
+        replay.extend(self.asked.values())
+        return replay
 
     def _remember(self, data: dict[str, Any]) -> None:
         kind = data.get("type")
@@ -76,13 +96,13 @@ class EventFeed:
         """Put an earlier conversation (a resumed session) at the top of the transcript."""
         from dsh_cli.core.conversation import conversation_events  # `ask --web` has none
 
-        self.history[:0] = [event.to_json() for event in conversation_events(messages)]
+        self.history[:0] = [self.text.add(event.to_json())
+                            for event in conversation_events(messages)]
 
     def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new browser connection: replay first, then live events (no gap, no repeat)."""
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        replay = [event.to_json() for event in self.pending.replay()]
-        replay.extend(self.asked.values())
+        replay = self.replay()
         for item in replay:
             queue.put_nowait(item)
         for item in self.history:

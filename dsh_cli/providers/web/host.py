@@ -4,33 +4,19 @@
 session's permission provider: register it on a ``PermissionGate`` built with
 ``events=ui.events`` and the browser shows a permission card for each request.
 
-dsh keeps its signal handling (Ctrl-C, SIGTERM restore the terminal and save the
-session), so the server is started without uvicorn's signal capture, on a socket dsh
-binds itself (the port is known before the first request, and a bind failure is a
-``WebError`` rather than uvicorn exiting the process).
-
-Everything the host says on stderr (its URL line, uvicorn's log) goes through a
-``PipeWriter`` when stderr is a descriptor, so a stderr pipe nobody drains never blocks the
-loop. uvicorn's log is quiet: what a client causes (a hang-up, a malformed request) is a
-debug line (``DSH_DEBUG``), and a server error is one line, its traceback with
-``DSH_DEBUG`` only.
+The server itself (bind, uvicorn in dsh's loop, the URL line, a quiet log) is
+``WebServer`` (``server.py``), which the web desk of ``dsh attach --web`` shares. The
+feed dresses each question with the labels chosen when the same question was last
+answered (``ui.recall``), so the page highlights them (never chooses or submits them).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ipaddress
-import logging
-import os
-import secrets
-import socket
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from dsh_cli.core.errors import INTERNAL_ERROR, WEB_BIND_FAILED, WebError, format_line
-from dsh_cli.core.lines import debug, notice, warning
+from dsh_cli.core.errors import WEB_BIND_FAILED, WebError
 from dsh_cli.interaction import (
     ASK_ABORTED,
     AskContext,
@@ -39,13 +25,10 @@ from dsh_cli.interaction import (
     UserInteractionError,
 )
 from dsh_cli.permissions.pending import RemotePermissions
-from dsh_cli.providers.pipe_writer import PipeWriter, descriptor_of
 from dsh_cli.providers.web.feed import EventFeed
+from dsh_cli.providers.web.server import WebServer
 
 __all__ = ["WEB_BIND_FAILED", "WebError", "WebHost", "WebQuestionProvider"]
-
-_WILDCARDS = {"0.0.0.0", "::", ""}
-
 
 class WebQuestionProvider:
     """Shows nothing itself: a browser settles the batch through ``ui.pending``."""
@@ -86,102 +69,56 @@ class WebHost:
         debug: bool | None = None,
     ) -> None:
         self.ui = ui
-        self.host = host
-        self.port = port
-        self.open_browser = open_browser
         self.on_message = on_message
-        self.stderr = stderr
-        self.debug = bool(os.environ.get("DSH_DEBUG")) if debug is None else debug
-        self._stderr_pipe: PipeWriter | None = None
-        self._log_handler: logging.Handler | None = None
-        self.token = secrets.token_urlsafe(32)
-        self.csrf = secrets.token_urlsafe(32)
+        self.server = WebServer(host=host, port=port, open_browser=open_browser,
+                                stderr=stderr, debug=debug)
         self.provider = WebQuestionProvider()
         self.permissions = RemotePermissions()
-        self.feed = EventFeed(ui.pending)
+        self.feed = EventFeed(ui.pending, recall=self._recalled)
         self._unsubscribe: Callable[[], None] | None = None
-        self._server: Any = None
-        self._task: asyncio.Task[None] | None = None
 
-    @property
-    def origin(self) -> str:
-        """``http://HOST:PORT`` as printed (loopback for a wildcard bind)."""
-        shown = "127.0.0.1" if self.host in _WILDCARDS else self.host
-        if ":" in shown:
-            shown = f"[{shown}]"
-        return f"http://{shown}:{self.port}"
+    # what callers and tests read of the server
+    host = property(lambda self: self.server.host)
+    port = property(lambda self: self.server.port)
+    token = property(lambda self: self.server.token)
+    csrf = property(lambda self: self.server.csrf)
+    origin = property(lambda self: self.server.origin)
+    url = property(lambda self: self.server.url)
+    debug = property(lambda self: self.server.debug)
 
-    @property
-    def url(self) -> str:
-        return f"{self.origin}/?token={self.token}"
+    def _recalled(self, request: Any) -> dict[str, list[str]]:
+        """The labels last chosen for these questions, when a store knows them."""
+        recall = self.ui.recall
+        if recall is None:
+            return {}
+        try:
+            return recall(request)
+        except Exception:  # a store problem costs the highlight, never the question
+            return {}
 
     async def start(self) -> None:
         """Bind, serve, subscribe to ``ui.events`` and print the URL on stderr."""
-        import uvicorn
+        from dsh_cli.providers.web.app import create_app
 
-        from dsh_cli.providers.web.app import WebSecrets, create_app
+        def make_app(web_secrets: Any) -> Any:
+            return create_app(self.ui, self.feed, web_secrets, self.on_message, self.permissions,
+                              debug=self.note if self.debug else None)
 
-        sock = _bind(self.host, self.port)
-        self.port = sock.getsockname()[1]
-        web_secrets = WebSecrets(self.token, self.csrf, f"dsh_{self.port}",
-                                 frozenset(_allowed_hosts(self.host, self.port)))
-        self._open_stderr()
-        app = create_app(self.ui, self.feed, web_secrets, self.on_message, self.permissions,
-                         debug=self.note if self.debug else None)
-        config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
-                                lifespan="off", ws="none", timeout_graceful_shutdown=1)
-        self._server = _embedded_server(config)
         self._unsubscribe = self.feed.attach(self.ui.events.subscribe)
-        self._task = asyncio.ensure_future(self._server.serve(sockets=[sock]))
-        while not self._server.started:
-            if self._task.done():
-                sock.close()
-                self._task.result()  # surfaces the failure
-                raise WebError("the web server stopped while starting", WEB_BIND_FAILED)
-            await asyncio.sleep(0.005)
-        if not _is_loopback(self.host):
-            self.say(warning(f"listening on {self.host}, reachable from other "
-                             "machines; anyone with the token can answer\n"))
-        self.say(notice(f"open {self.url}\n"))
-        if self.open_browser:
-            import webbrowser
-
-            await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, self.url)
+        try:
+            await self.server.start(make_app)
+        except BaseException:
+            self._unsubscribe()
+            self._unsubscribe = None
+            raise
 
     def say(self, text: str) -> None:
         """Write ``text`` on stderr without ever blocking the loop."""
-        if self._stderr_pipe is not None:
-            self._stderr_pipe.write(text.encode("utf-8", "replace"))
-            return
-        stderr = self.stderr or sys.stderr
-        with contextlib.suppress(OSError, ValueError):
-            stderr.write(text)
-            stderr.flush()
+        self.server.say(text)
 
     def note(self, message: str) -> None:
         """One ``dsh: debug:`` line, with ``DSH_DEBUG`` only."""
-        if self.debug:
-            self.say(debug(f"{message}\n"))
-
-    def _open_stderr(self) -> None:
-        stderr = self.stderr or sys.stderr
-        fd = descriptor_of(stderr)
-        if fd is not None:
-            with contextlib.suppress(OSError, ValueError):
-                stderr.flush()
-            # a stderr nobody reads loses the host's lines, never the run
-            self._stderr_pipe = PipeWriter(fd)
-        self._log_handler = _QuietLog(self)
-        uvicorn_log = logging.getLogger("uvicorn")
-        uvicorn_log.addHandler(self._log_handler)
-        uvicorn_log.propagate = False
-
-    def _close_stderr(self) -> None:
-        if self._log_handler is not None:
-            uvicorn_log = logging.getLogger("uvicorn")
-            uvicorn_log.removeHandler(self._log_handler)
-            uvicorn_log.propagate = True
-            self._log_handler = None
+        self.server.note(message)
 
     async def close(self) -> None:
         """Stop serving: pending asks and permission requests end ``ASK_ABORTED``; streams end."""
@@ -191,108 +128,4 @@ class WebHost:
             self._unsubscribe()
             self._unsubscribe = None
         self.feed.close()
-        if self._task is None:
-            return
-        self._server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), timeout=3)
-        except TimeoutError:
-            self._server.force_exit = True
-            with contextlib.suppress(BaseException):
-                await self._task
-        except Exception:  # the server failing on the way out must not mask the caller's exit
-            pass
-        self._task = None
-        self._close_stderr()
-        if self._stderr_pipe is not None:
-            await self._stderr_pipe.flush(0.2)
-
-
-class _QuietLog(logging.Handler):
-    """uvicorn's log as dsh lines: a client's doing is debug, a server error one line."""
-
-    def __init__(self, host: WebHost) -> None:
-        super().__init__(logging.DEBUG)
-        self.host = host
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            message = record.getMessage()
-            if record.levelno < logging.ERROR or _client_went_away(record):
-                self.host.note(f"web: {message}")
-                return
-            if record.exc_info and record.exc_info[1] is not None:
-                error = record.exc_info[1]
-                message = f"{message}: {type(error).__name__}: {error}"
-            self.host.say(format_line(INTERNAL_ERROR, message.splitlines()[0]) + "\n")
-            if self.host.debug and record.exc_info:
-                self.host.say(logging.Formatter().formatException(record.exc_info) + "\n")
-        except Exception:  # a log line must never break the server (nor block it)
-            pass
-
-
-def _client_went_away(record: logging.LogRecord) -> bool:
-    """A failure that is a client hanging up, not a fault of dsh."""
-    error = record.exc_info[1] if record.exc_info else None
-    if error is None:
-        return False
-    from starlette.requests import ClientDisconnect
-
-    return isinstance(error, ClientDisconnect | ConnectionError)
-
-
-def _embedded_server(config: Any) -> Any:
-    import uvicorn
-
-    class EmbeddedServer(uvicorn.Server):
-        """uvicorn without its signal handlers: dsh owns SIGINT and SIGTERM."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-    return EmbeddedServer(config)
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A bound (not yet listening) socket; ``WebError`` when the address will not do."""
-    try:
-        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
-                                   flags=socket.AI_PASSIVE)
-    except socket.gaierror as error:
-        raise WebError(f"cannot resolve --host {host}: {error.strerror}", WEB_BIND_FAILED) from None
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as error:
-        sock.close()
-        raise WebError(f"cannot listen on {host}:{port}: {error.strerror}",
-                       WEB_BIND_FAILED) from None
-    return sock
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _allowed_hosts(host: str, port: int) -> set[str]:
-    """``Host`` header values a request may carry: the bound address (DNS rebinding guard)."""
-    names = {host.lower()}
-    if _is_loopback(host) or host in _WILDCARDS:
-        names |= {"127.0.0.1", "localhost", "[::1]"}
-    if host in _WILDCARDS:
-        # a wildcard bind is reached by this machine's names and addresses; IP literals
-        # cannot be rebound, and the token is still required
-        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
-        with contextlib.suppress(OSError):
-            names |= {str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)}
-    bracketed = {f"[{name}]" if ":" in name and not name.startswith("[") else name
-                 for name in names}
-    return {f"{name}:{port}" for name in bracketed}
+        await self.server.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 
 import pytest
@@ -21,6 +22,7 @@ from dsh_cli.permissions import (
 from dsh_cli.providers.terminal.permission import (
     CHOICES,
     PermissionPromptState,
+    PermissionView,
     TerminalPermissionPrompt,
     permission_lines,
 )
@@ -165,13 +167,13 @@ def test_a_command_wider_than_the_screen_wraps_and_its_tail_is_shown():
 
 def test_allowing_waits_until_an_input_taller_than_the_screen_was_scrolled_to_its_end():
     tall = request(arguments={"content": "\n".join(f"line {n}" for n in range(400))})
-    state = PermissionPromptState()
-    lines = texts(permission_lines(tall, state, 80, 20))
-    assert len(lines) <= 20 and not state.read_all
+    state, view = PermissionPromptState(), PermissionView()
+    lines = texts(permission_lines(tall, state, 80, 20, view))
+    assert len(lines) <= 20 and not view.read_all
     assert any("rows 1-" in line and "space/j down" in line for line in lines)
     assert "read it all to allow" in lines[-1]
-    assert not state.choose(0) and state.decision is None  # allow once: not yet
-    assert state.choose(3) and state.decision.decision == "deny"  # deny: always there
+    assert not state.choose(0, view) and state.decision is None  # allow once: not yet
+    assert state.choose(3, view) and state.decision.decision == "deny"  # deny: always there
 
 
 @pytest.mark.parametrize(("keys", "decision"), [
@@ -214,3 +216,27 @@ def test_an_abort_closes_the_prompt_and_restores_the_screen():
     error = asyncio.run(main())
     assert error.code == "ASK_ABORTED"
     assert "aborted" in screen.getvalue()
+
+
+def test_drawing_the_prompt_at_another_size_leaves_its_state_as_the_human_left_it():
+    # issue 37: the scroll, the rows seen and the wrapped rows are the PermissionView's
+    tall = request(arguments={"content": "\n".join(f"line {n}" for n in range(400))})
+    state, view = PermissionPromptState(highlight=3, reason="not now"), PermissionView()
+    before = dataclasses.replace(state)
+    for columns, rows in [(120, 40), (80, 20), (40, 10), (20, 6), (80, None)]:
+        permission_lines(tall, state, columns, rows, view)
+        assert state == before, (columns, rows)
+    assert view.seen and view.rows and view.wrapped  # what was drawn went here
+
+
+def test_after_a_resize_to_a_narrower_screen_allowing_waits_for_the_rows_not_yet_shown():
+    tall = request(arguments={"content": "x" * 3000})
+    state, view = PermissionPromptState(), PermissionView()
+    permission_lines(tall, state, 200, 60, view)
+    assert view.read_all  # every row fits on the wide screen
+    permission_lines(tall, state, 40, 20, view)
+    assert not view.read_all and not state.choose(0, view)  # more rows at 40 columns
+    while not view.read_all:
+        view.offset += 10
+        permission_lines(tall, state, 40, 20, view)
+    assert state.choose(0, view) and state.decision.decision == "allow_once"

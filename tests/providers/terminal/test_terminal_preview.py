@@ -142,7 +142,7 @@ def drawn_afresh(screen: Screen) -> list[str]:
     from dsh_cli.providers.terminal.render import render
 
     shown = ["".join(text for _, text in line).rstrip()
-             for line in render(screen.state, *screen.size)]
+             for line in render(screen.state, *screen.size, view=screen.provider.view)]
     while shown and not shown[-1]:
         shown.pop()
     return shown
@@ -184,7 +184,7 @@ def test_shift_arrows_scroll_the_preview_from_the_other_field_and_k_scrolls_back
         await screen.keys(*[DOWN] * 3)  # Other: J would be text, shift-↓ still scrolls
         await screen.keys(DOWN, DOWN, DOWN)  # back round to the first option
         await screen.keys(TAB, SHIFT_DOWN)
-        from_field = screen.state.drafts[0].preview_offset
+        from_field = screen.provider.view.of(0).preview_offset
         await screen.keys(SHIFT_UP, ESC, ENTER)
         return down, back, from_field, await screen.result()
 

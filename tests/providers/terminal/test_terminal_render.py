@@ -9,6 +9,7 @@ from dsh_cli.providers.terminal import render as render_module
 from dsh_cli.providers.terminal.render import render, summary
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.providers.terminal.text import cell_width, wrap
+from dsh_cli.providers.terminal.viewport import Viewport
 
 
 def text_of(lines) -> list[str]:
@@ -64,13 +65,13 @@ def test_every_rendered_line_fits_a_narrow_terminal():
 
 def test_short_terminal_pages_a_long_question_and_says_what_is_hidden():
     question = AskUserQuestionItem(id="q", question="word " * 200, options=[{"label": "A"}])
-    state = BatchState([question])
-    lines = screen(state, width=40, height=12)
+    state, view = BatchState([question]), Viewport()
+    lines = screen(state, width=40, height=12, view=view)
     assert len(lines) <= 12
     assert any("pgup/pgdn" in line for line in lines)
     assert any("1. A" in line for line in lines)
-    state.page(+1)
-    assert screen(state, width=40, height=12) != lines
+    state.page(+1, view)
+    assert screen(state, width=40, height=12, view=view) != lines
 
 
 def test_thousand_options_render_only_visible_rows(monkeypatch):

@@ -15,6 +15,7 @@ from dsh_cli.mcp_client.forms.elicitation import build_request, form_fields
 from dsh_cli.mcp_client.forms.url_mode import consent_question, parse_page
 from dsh_cli.providers.terminal.render import _text, render
 from dsh_cli.providers.terminal.state import BatchState
+from dsh_cli.providers.terminal.viewport import Viewport
 
 SMALL = (20, 6)
 TARGET = {"type": "object", "required": ["env"], "properties": {
@@ -108,8 +109,10 @@ def test_at_20x6_a_long_option_at_the_end_of_the_list_keeps_to_the_frame():
 HOSTILE = ("\x1b]0;owned\x07\x1b[2J\u202e\u2066 数据🎉" * 40 + "word " * 600 + "THE-END")
 
 
-def screen_of(state: BatchState, width: int, height: int) -> list[str]:
-    lines = ["".join(text for _, text in line) for line in render(state, width, height)]
+def screen_of(state: BatchState, width: int, height: int, view: Viewport | None = None
+              ) -> list[str]:
+    lines = ["".join(text for _, text in line) for line in render(state, width, height,
+                                                                  view=view)]
     assert_fits(lines, (width, height))
     for line in lines:  # nothing a terminal would act on: no controls, no bidi overrides
         assert not any(unicodedata.category(char) in ("Cc", "Cf") for char in line), line
@@ -122,15 +125,16 @@ def test_a_message_too_long_for_the_heading_is_read_whole_by_paging(size):
         "title": {"type": "string", "title": "标题🎉" * 30 + "\x1b[5m", "enum": ["a", "b"]}}})
     state = BatchState(list(request.questions), heading=request.heading(),
                        declinable=request.declinable, review=request.review)
-    first = screen_of(state, *size)
+    view = Viewport()
+    first = screen_of(state, *size, view)
     assert first[0].startswith(" ── forms asks:")
     assert first[0].endswith("…") or first[1].endswith("…")  # the heading's cut is marked
     seen = "\n".join(first)
     for _ in range(400):
         if "THE-END" in seen:
             break
-        state.page(1)
-        seen += "\n".join(screen_of(state, *size))
+        state.page(1, view)
+        seen += "\n".join(screen_of(state, *size, view))
     assert "THE-END" in seen, "the end of the server's message is reachable"
     assert state.draft.highlight == 0  # paging the text, not the list
 
@@ -144,8 +148,9 @@ def test_the_url_consent_pages_its_whole_text_then_the_options_description(size)
     request = build_request("everything", "Please sign in at the page below", [question])
     state = BatchState(list(request.questions), heading=request.heading(),
                        declinable=request.declinable, review=request.review)
+    view = Viewport()
     def lines(width: int, height: int) -> list[str]:  # a line shown alone ends in "…"
-        return [line.strip(" …") for line in screen_of(state, width, height)]
+        return [line.strip(" …") for line in screen_of(state, width, height, view)]
 
     # the question's whole text as wrapped on this screen (a line at a time at 20x6: a
     # cell narrower, for the "…")
@@ -154,7 +159,7 @@ def test_the_url_consent_pages_its_whole_text_then_the_options_description(size)
              for line in _text(state, narrow, heading_cut=False)]
     seen = set(lines(*size))
     for _ in range(100):
-        state.page(1)
+        state.page(1, view)
         seen.update(lines(*size))
     assert state.draft.highlight == 0
     missed = [line for line in whole if line not in seen]

@@ -1,0 +1,296 @@
+"""The inbox: every batch pending at every ``dsh mcp`` of the user, as one list (no UI).
+
+An ``Entry`` is one batch or permission request, keyed by ``(link, rpc_id)`` (``link`` is
+the desk's connection to the server that asked; two servers may mint the same ``rpc_id``).
+It knows who asks (the agent, its working directory, the server's pid, for a form the MCP
+server), what (the first question's header and text, or the tool), when it arrived, its
+kind (``question``, ``permission``, ``form``) and whether another desk has it open.
+
+Every entry gets a ``number`` at arrival, counting up from 1 and never reused while the
+desk runs: the plain inbox opens entry N by that number, and a number read a moment ago
+never names another entry. ``Inbox`` keeps the entries in arrival order in a dict (add,
+remove and mark are O(1)); ``entries()`` is a snapshot list rebuilt only after a change,
+so a UI moving a cursor over 500 entries does no work per key that grows with the list.
+Each change reaches the listeners as an ``InboxChange`` (``added``, ``removed``, ``taken``,
+``free``), in the order it happened: the terminal list, the plain lines, the ``--jsonl``
+events, the notifications and the web desk all read the same stream.
+
+Everything an entry shows is made here once, sanitised and bounded (``core/sanitize.py``):
+a server's text never reaches a screen unsanitised, however it is drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dsh_cli.core.sanitize import sanitize_line
+
+__all__ = ["KINDS", "Entry", "EntryKey", "Inbox", "InboxChange", "Who", "age_text",
+           "entry_kind", "summary_of", "who_of"]
+
+Kind = Literal["question", "permission", "form"]
+KINDS: tuple[Kind, ...] = ("question", "permission", "form")
+ChangeKind = Literal["added", "removed", "taken", "free"]
+EntryKey = tuple[Hashable, str]  # (the server link, the batch's rpc_id)
+
+WHAT_CHARACTERS = 160  # what an entry shows of its first question
+WHO_CHARACTERS = 80  # of the agent's and the server's names
+CWD_CHARACTERS = 120  # of the agent's directory
+
+
+def _cut(text: str, limit: int) -> str:
+    """One safe line of at most ``limit`` characters, ``…`` where it was cut."""
+    # cut before sanitising: a megabyte of question is not scanned whole to keep 160
+    line = " ".join(sanitize_line(text[:limit * 8]).split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _home_relative(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
+
+
+@dataclass(frozen=True)
+class Who:
+    """Who asks an entry: the agent, its directory, its ``dsh mcp``, a form's MCP server."""
+
+    agent: str
+    cwd: str
+    pid: int | None
+    server: str | None = None  # the MCP server whose form this is (kind ``form``)
+
+    def line(self) -> str:
+        """``agent · cwd · pid N`` (``agent via server`` for a form), already safe."""
+        name = f"{self.agent} via {self.server}" if self.server else self.agent
+        pid = f"pid {self.pid}" if self.pid is not None else "pid ?"
+        return f"{name} · {self.cwd} · {pid}"
+
+
+def _source(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    given = event.get("source")
+    return given if isinstance(given, Mapping) else {}
+
+
+def who_of(event: Mapping[str, Any]) -> Who:
+    """Who asks, from a ``question/requested`` or ``permission/requested`` event's ``source``."""
+    source = _source(event)
+    pid = source.get("pid")
+    server = source.get("server")
+    return Who(agent=_cut(str(source.get("client") or "an MCP client"), WHO_CHARACTERS),
+               cwd=_cut(_home_relative(str(source.get("cwd") or "?")), CWD_CHARACTERS),
+               pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+               server=_cut(server, WHO_CHARACTERS) if isinstance(server, str) and server
+               else None)
+
+
+def entry_kind(event: Mapping[str, Any]) -> Kind:
+    """``permission`` for a permission request; ``form`` for an MCP server's form (a
+    declinable batch, or one that names its server); else ``question``."""
+    if event.get("type") == "permission/requested":
+        return "permission"
+    if event.get("declinable") is True or isinstance(_source(event).get("server"), str):
+        return "form"
+    return "question"
+
+
+def summary_of(event: Mapping[str, Any]) -> str:
+    """What an entry asks, one safe line: ``header: question (+N more)``, or the tool."""
+    if event.get("type") == "permission/requested":
+        tool = _cut(str(event.get("tool") or "?"), WHO_CHARACTERS)
+        arguments = event.get("arguments")
+        command = arguments.get("command") if isinstance(arguments, Mapping) else None
+        if isinstance(command, str) and command:
+            # a command as escapes, as the prompt shows it: a newline or a bidi control
+            # stays visible rather than joining or reordering what is read
+            shown = json.dumps(command[:WHAT_CHARACTERS * 8])[1:-1]
+            return f"{tool}: {_cut(shown, WHAT_CHARACTERS)}"
+        said = event.get("description")
+        return f"{tool}: {_cut(said, WHAT_CHARACTERS)}" if isinstance(said, str) and said \
+            else tool
+    questions = event.get("questions")
+    first = questions[0] if isinstance(questions, list) and questions else {}
+    first = first if isinstance(first, Mapping) else {}
+    header, question = str(first.get("header") or ""), str(first.get("question") or "")
+    more = f" (+{len(questions) - 1} more)" if isinstance(questions, list) \
+        and len(questions) > 1 else ""
+    body = f"{_cut(header, 40)}: {question}" if header else question
+    return _cut(body or "?", WHAT_CHARACTERS - len(more)) + more
+
+
+def age_text(seconds: float) -> str:
+    """An age as people say it: ``4s``, ``3m``, ``2h``, ``5d``."""
+    seconds = max(0, int(seconds))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@dataclass(eq=False)
+class Entry:
+    """One pending batch or permission request, as every desk UI shows it."""
+
+    link: Any  # the desk's ServerLink to the server that asked (answers go back through it)
+    event: dict[str, Any]
+    number: int  # arrival order, from 1, never reused in this desk
+    arrived: float  # the inbox clock's time at arrival
+    kind: Kind
+    who: Who
+    what: str
+    taken: bool = False  # another desk has it open
+    opened: bool = False  # this desk has it open
+
+    @property
+    def rpc_id(self) -> str:
+        return str(self.event["rpc_id"])
+
+    @property
+    def key(self) -> EntryKey:
+        return (self.link, self.rpc_id)
+
+    @property
+    def session_id(self) -> Any:
+        return self.event.get("session_id")
+
+    @property
+    def delivery(self) -> str:
+        """``async`` when no tool call waits for the answer (``docs/async-questions.md``)."""
+        return "async" if self.event.get("delivery") == "async" else "wait"
+
+    def age(self, now: float) -> float:
+        return max(0.0, now - self.arrived)
+
+    def line(self, now: float) -> str:
+        """``N. [kind] who · what · age``, and ``(taken at another desk)`` when it is."""
+        tags = "".join((" · async" if self.delivery == "async" else "",
+                        " (taken at another desk)" if self.taken else ""))
+        return (f"{self.number}. [{self.kind}] {self.who.line()} · {self.what} · "
+                f"{age_text(self.age(now))}{tags}")
+
+    def to_json(self, now: float) -> dict[str, Any]:
+        """The entry for a program (``--jsonl``, the web desk): every shown field, safe."""
+        return {"number": self.number, "rpc_id": self.rpc_id, "session_id": self.session_id,
+                "kind": self.kind, "agent": self.who.agent, "cwd": self.who.cwd,
+                "pid": self.who.pid, "server": self.who.server, "what": self.what,
+                "age": round(self.age(now), 1), "delivery": self.delivery,
+                "taken": self.taken}
+
+
+@dataclass(frozen=True)
+class InboxChange:
+    """One change to the list: an entry ``added``, ``removed`` (with why), ``taken`` by
+    another desk, or ``free`` again."""
+
+    kind: ChangeKind
+    entry: Entry
+    reason: str | None = None
+
+
+Listener = Callable[[InboxChange], None]
+
+
+@dataclass(eq=False)
+class Inbox:
+    """The entries of every server link, in arrival order; listeners hear each change."""
+
+    clock: Callable[[], float] = time.monotonic
+    _entries: dict[EntryKey, Entry] = field(default_factory=dict)
+    _numbers: dict[int, Entry] = field(default_factory=dict)
+    _snapshot: list[Entry] | None = None
+    _taken: int = 0  # how many entries another desk has open, kept as they change
+    _next: int = 1
+    _listeners: list[Listener] = field(default_factory=list)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Hear every change from now on; returns the way to stop."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners \
+            else None
+
+    def _tell(self, change: InboxChange) -> None:
+        self._snapshot = None
+        for listener in list(self._listeners):
+            listener(change)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    @property
+    def taken(self) -> int:
+        """How many entries another desk has open."""
+        return self._taken
+
+    @property
+    def free(self) -> int:
+        """How many entries no other desk has open."""
+        return len(self._entries) - self._taken
+
+    def now(self) -> float:
+        return self.clock()
+
+    def entries(self) -> list[Entry]:
+        """The entries in arrival order (a snapshot: do not change it)."""
+        if self._snapshot is None:
+            self._snapshot = list(self._entries.values())
+        return self._snapshot
+
+    def get(self, link: Hashable, rpc_id: Any) -> Entry | None:
+        return self._entries.get((link, rpc_id)) if isinstance(rpc_id, str) else None
+
+    def numbered(self, number: int) -> Entry | None:
+        """The entry with this arrival number, while it is pending."""
+        return self._numbers.get(number)
+
+    def add(self, link: Hashable, event: dict[str, Any]) -> Entry | None:
+        """A ``question/requested`` or ``permission/requested`` event; None when it was
+        known already (a replay racing the live event) or has no ``rpc_id``."""
+        rpc_id = event.get("rpc_id")
+        if not isinstance(rpc_id, str) or (link, rpc_id) in self._entries:
+            return None
+        entry = Entry(link=link, event=event, number=self._next, arrived=self.clock(),
+                      kind=entry_kind(event), who=who_of(event), what=summary_of(event))
+        self._next += 1
+        self._entries[entry.key] = entry
+        self._numbers[entry.number] = entry
+        self._tell(InboxChange("added", entry))
+        return entry
+
+    def remove(self, link: Hashable, rpc_id: Any, reason: str) -> Entry | None:
+        """The entry settled (answered, cancelled, timed out, its server gone)."""
+        if not isinstance(rpc_id, str):
+            return None
+        entry = self._entries.pop((link, rpc_id), None)
+        if entry is None:
+            return None
+        del self._numbers[entry.number]
+        self._taken -= entry.taken
+        self._tell(InboxChange("removed", entry, reason))
+        return entry
+
+    def remove_link(self, link: Hashable, reason: str) -> list[Entry]:
+        """Every entry of a server that went away."""
+        gone = [entry for entry in self._entries.values() if entry.link is link]
+        for entry in gone:
+            self.remove(link, entry.rpc_id, reason)
+        return gone
+
+    def mark(self, link: Hashable, rpc_id: Any, taken: bool) -> Entry | None:
+        """Another desk opened (``taken``) or released the entry; None when unchanged or
+        unknown (a server announces a batch before it says who has it open)."""
+        entry = self.get(link, rpc_id)
+        if entry is None or entry.taken == taken:
+            return None
+        entry.taken = taken
+        self._taken += 1 if taken else -1
+        self._tell(InboxChange("taken" if taken else "free", entry))
+        return entry

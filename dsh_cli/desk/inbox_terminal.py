@@ -1,0 +1,227 @@
+"""The inbox on a terminal: a live list to pick from, and the pending count in the title.
+
+``TerminalInbox`` is an inline prompt-toolkit application (``full_screen=False``, like
+``choice_input.py``) showing the inbox (``desk/inbox.py``): a header with the count, one
+row per entry (arrival order; rows another desk has open are dim and say so), the key
+help. ``↑↓`` (``k``/``j``, page keys, home/end) move, ``enter`` opens the entry under the
+cursor, ``x`` dismisses it, ``ctrl-d`` (or ``ctrl-c``) closes the desk. The list follows
+the inbox as entries come and go; the cursor stays on its entry, or on the next one when
+its entry leaves. Only the visible rows are drawn and a key moves an index, so a key costs
+the same with 500 entries as with one (``python -m bench --only inbox``).
+
+While the list is shown the terminal reports focus (``CSI ? 1004 h``), so a notification
+comes at once when the desk is not looked at (``desk/notify.py``); the reports are keys
+to prompt-toolkit, bound here and handed to ``Focus``.
+
+``TitleCount`` keeps ``dsh attach · N pending`` in the terminal's title (OSC 2) while the
+desk runs, the old title saved on the terminal's title stack (``CSI 22 ; 2 t``) and
+restored at the end (``CSI 23 ; 2 t``). The title holds only dsh's own words and a number:
+no server's text ever reaches it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any, Literal
+
+from dsh_cli.desk.desk import IDLE, Pick
+from dsh_cli.desk.inbox import Entry, Inbox, InboxChange
+from dsh_cli.desk.notify import FOCUS_OFF, FOCUS_ON, Focus
+
+__all__ = ["KEY_HELP", "TerminalInbox", "TitleCount", "title_text"]
+
+KEY_HELP = "↑↓ move · enter open · x dismiss · ctrl-d close desk"
+MAX_ROWS = 15  # entries shown at once; the rest scroll
+TITLE_PUSH, TITLE_POP = "\x1b[22;2t", "\x1b[23;2t"  # xterm's title stack (window title)
+
+
+def title_text(inbox: Inbox) -> str:
+    """The terminal title for the inbox: dsh's words and the count only."""
+    pending = len(inbox)
+    return f"dsh attach · {pending} pending" if pending else "dsh attach · nothing pending"
+
+
+class TitleCount:
+    """The pending count in the terminal title, live; ``close`` gives the old title back."""
+
+    def __init__(self, inbox: Inbox, write: Callable[[str], None]) -> None:
+        self._inbox = inbox
+        self._write = write
+        self._shown: str | None = None
+        self._write(TITLE_PUSH)
+        self._unsubscribe = inbox.subscribe(lambda change: self.update())
+        self.update()
+
+    def update(self) -> None:
+        text = title_text(self._inbox)
+        if text != self._shown:
+            self._shown = text
+            self._write(f"\x1b]2;{text}\x07")
+
+    def close(self) -> None:
+        self._unsubscribe()
+        self._write(TITLE_POP)
+
+
+class TerminalInbox:
+    """A ``Picker`` drawn with prompt-toolkit on ``input``/``output``."""
+
+    def __init__(self, *, input: Any = None, output: Any = None,
+                 focus: Focus | None = None) -> None:
+        self.input = input
+        self.output = output
+        self.focus = focus
+        self.app: Any = None  # the list on screen, for tests and the bench
+        self._inbox: Inbox | None = None
+        self._index = 0
+        self._selected: Entry | None = None
+        self._top = 0  # the first row shown
+
+    # --- the cursor: an index into the inbox's snapshot, kept on its entry ---
+
+    def _on_change(self, change: InboxChange) -> None:
+        inbox = self._inbox
+        if inbox is None:
+            return
+        entries = inbox.entries()
+        if self._selected is not None and self._selected.key in inbox:
+            self._index = entries.index(self._selected)  # once per change, not per key
+        else:
+            self._index = min(self._index, max(len(entries) - 1, 0))
+            self._selected = entries[self._index] if entries else None
+        if self.app is not None:
+            self.app.invalidate()
+
+    def move(self, step: int) -> None:
+        """Move the cursor ``step`` rows (clamped); O(1) whatever the list's length."""
+        if self._inbox is None:
+            return
+        entries = self._inbox.entries()
+        if not entries:
+            return
+        self._index = max(0, min(len(entries) - 1, self._index + step))
+        self._selected = entries[self._index]
+
+    # --- drawing ---
+
+    def _rows(self) -> int:
+        size = self.app.output.get_size() if self.app is not None else None
+        return max(1, min(MAX_ROWS, (size.rows - 4) if size is not None else MAX_ROWS))
+
+    def _fragments(self) -> list[tuple[str, str]]:
+        from dsh_cli.providers.terminal.text import fit
+
+        inbox = self._inbox
+        assert inbox is not None
+        width = max(20, self.app.output.get_size().columns - 1) if self.app else 80
+        if not len(inbox):
+            return [("class:hint", fit(IDLE, width))]
+        entries = inbox.entries()
+        rows = self._rows()
+        if self._index < self._top:
+            self._top = self._index
+        elif self._index >= self._top + rows:
+            self._top = self._index - rows + 1
+        self._top = max(0, min(self._top, max(len(entries) - rows, 0)))
+        taken = f" · {inbox.taken} taken at another desk" if inbox.taken else ""
+        out: list[tuple[str, str]] = [("class:header", fit(f"inbox · {len(inbox)} pending"
+                                                           f"{taken}", width)), ("", "\n")]
+        now = inbox.now()
+        for position in range(self._top, min(self._top + rows, len(entries))):
+            entry = entries[position]
+            here = position == self._index
+            style = "class:cursor" if here else ("class:taken" if entry.taken else "")
+            out += [(style, fit(("❯ " if here else "  ") + entry.line(now), width)), ("", "\n")]
+        hidden = len(entries) - rows
+        more = f" · {hidden} more (↑↓ to scroll)" if hidden > 0 else ""
+        out.append(("class:hint", fit(" " + KEY_HELP + more, width)))
+        return out
+
+    # --- the application ---
+
+    def _application(self, done: Callable[[Pick], None]) -> Any:
+        from prompt_toolkit.application import Application
+        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+        from prompt_toolkit.styles import Style
+
+        bindings = KeyBindings()
+
+        def on(*keys: str) -> Callable[[Callable[[], None]], Any]:
+            def register(action: Callable[[], None]) -> Any:
+                for key in keys:
+                    bindings.add(*key.split(" "))(lambda event: action())
+                return action
+            return register
+
+        on("up", "k")(lambda: self.move(-1))
+        on("down", "j")(lambda: self.move(1))
+        on("pageup")(lambda: self.move(-self._rows()))
+        on("pagedown")(lambda: self.move(self._rows()))
+        on("home")(lambda: self.move(-len(self._inbox or ())))
+        on("end")(lambda: self.move(len(self._inbox or ())))
+        def chosen(action: Literal["open", "dismiss"]) -> Callable[[], None]:
+            def pick() -> None:
+                if self._selected is not None:
+                    done(Pick(action, self._selected))
+            return pick
+
+        on("enter")(chosen("open"))
+        on("x", "delete")(chosen("dismiss"))
+        on("c-d", "c-c")(lambda: done(Pick("close")))
+
+        def focused(state: bool) -> Callable[[], None]:
+            def learn() -> None:
+                if self.focus is not None:
+                    self.focus.focused = state
+            return learn
+
+        # focus reports (CSI I, CSI O) reach prompt-toolkit as escape, "[", a letter
+        on("escape [ I")(focused(True))
+        on("escape [ O")(focused(False))
+        on("escape")(lambda: None)  # esc alone: nothing to go back from here
+        control = FormattedTextControl(self._fragments, focusable=True, show_cursor=False)
+        app: Any = Application(
+            layout=Layout(Window(control, wrap_lines=False, dont_extend_height=True)),
+            key_bindings=bindings, full_screen=False, erase_when_done=True,
+            input=self.input, output=self.output, refresh_interval=1.0,  # ages tick
+            style=Style.from_dict({"header": "bold", "cursor": "reverse", "taken": "#888888",
+                                   "hint": "#888888"}))
+        app.ttimeoutlen = 0.1  # a lone esc is known at once; sequences come in one read
+        return app
+
+    async def pick(self, inbox: Inbox) -> Pick:
+        if self._inbox is not inbox:
+            self._inbox = inbox
+            inbox.subscribe(self._on_change)
+        entries = inbox.entries()
+        if self._selected is None or self._selected.key not in inbox:
+            self._index = min(self._index, max(len(entries) - 1, 0))
+            self._selected = entries[self._index] if entries else None
+        chosen: list[Pick] = []
+
+        def done(pick: Pick) -> None:
+            chosen.append(pick)
+            if self.app is not None and not self.app.future.done():
+                self.app.exit()
+
+        self.app = self._application(done)
+        self._report_focus(FOCUS_ON)
+        try:
+            await self.app.run_async(handle_sigint=False)
+        except EOFError:
+            return Pick("close")
+        finally:
+            self._report_focus(FOCUS_OFF)
+            if self.focus is not None:
+                self.focus.focused = None  # not known again until the next report
+            self.app = None
+        return chosen[0] if chosen else Pick("close")
+
+    def _report_focus(self, sequence: str) -> None:
+        if self.focus is None or self.output is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            self.output.write_raw(sequence)
+            self.output.flush()

@@ -1,0 +1,58 @@
+"""The web desk's routes: the page of ``dsh web`` in ``desk`` mode, its feed, ``/api/respond``.
+
+Everything passes the ``Guard`` of ``dsh web`` first (token, cookie, Host, Origin, CSRF;
+``providers/web/app.py``), and the page, its modules and the feed are served by the same
+``page_routes``; only what a POST does differs: it goes to a server, not to a table here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.providers.web.app import Guard, WebSecrets, page_routes, read_frame_body
+from dsh_cli.providers.web.shown import refusal_text
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from dsh_cli.providers.web.feed import EventFeed
+
+__all__ = ["Refused", "create_desk_app"]
+
+
+class Refused(Exception):
+    """A body the desk will not forward: ``status`` and the page's words."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def create_desk_app(respond_with: Callable[[bytes], Awaitable[dict[str, Any]]],
+                    feed: EventFeed, secrets: WebSecrets,
+                    note: Callable[[str], object] | None = None) -> Any:
+    """The Starlette app of the web desk, wrapped in its ``Guard``: ``respond_with`` takes a
+    POST's body to the server that asked and returns its ack (or raises ``Refused``)."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    async def respond(request: Request) -> Response:
+        body = await read_frame_body(request, note)
+        if not isinstance(body, bytes):
+            return body
+        try:
+            ack = await respond_with(body)
+        except Refused as refused:
+            return JSONResponse({"type": "error", "message": str(refused),
+                                 "shown": {"error": sanitize_line(str(refused))}},
+                                status_code=refused.status)
+        if not ack.get("accepted"):
+            ack["shown"] = {"error": refusal_text(ack)}
+        return JSONResponse(ack)
+
+    routes = [*page_routes(secrets, "desk", feed),
+              Route("/api/respond", respond, methods=["POST"])]
+    return Guard(Starlette(routes=routes), secrets)

@@ -1,0 +1,67 @@
+// The event feed: one EventSource; a (re)connect replays what is pending, then live events.
+
+import { state } from "./state.js";
+import { closeView, hostClosed, refreshGreeting, refreshStatus, showNext } from "./screen.js";
+import { clearTranscript, transcriptEvent } from "./transcript.js";
+import { batchRequested, batchResolved } from "./question.js";
+import { permissionRequested, permissionResolved } from "./permission.js";
+import { inboxList } from "./inbox.js";
+
+const TYPES = [
+  "session/started", "user/message", "assistant/delta", "assistant/reasoning",
+  "assistant/message", "tool/started", "tool/result", "turn/completed",
+  "question/requested", "question/resolved", "response/ack", "error", "replay/done",
+  "host/closed", "permission/requested", "permission/resolved", "inbox/list",
+];
+
+function replayDone(event) {
+  // anything settled while the page was away is dropped
+  for (const table of [state.batches, state.permissions]) {
+    for (const rpcId of Array.from(table.keys())) if (!event.pending.includes(rpcId)) table.delete(rpcId);
+  }
+  if (state.view && !state.batches.has(state.view.batch.rpc_id)) closeView();
+  if (state.asking && !state.permissions.has(state.asking.request.rpc_id)) closeView();
+  showNext();
+}
+
+function handle(event) {
+  if (transcriptEvent(event)) return;
+  switch (event.type) {
+    case "question/requested": batchRequested(event); break;
+    case "question/resolved": batchResolved(event); break;
+    case "permission/requested": permissionRequested(event); break;
+    case "permission/resolved": permissionResolved(event); break;
+    case "replay/done": replayDone(event); break;
+    case "host/closed": hostClosed(); break;
+    case "inbox/list": inboxList(event, () => { showNext(); refreshStatus(); }); break;
+    default: break;
+  }
+}
+
+export function connect() {
+  const source = new EventSource("/api/events");
+  state.source = source;
+  source.addEventListener("open", () => {
+    // a (re)connect replays pending batches and the transcript from the start
+    clearTranscript();
+    state.offline = false;
+    refreshStatus();
+    refreshGreeting();
+  });
+  source.addEventListener("error", () => {
+    if (state.finished) return;
+    state.offline = true;
+    refreshStatus();
+  });
+  for (const type of TYPES) {
+    source.addEventListener(type, (message) => {
+      let data;
+      try {
+        data = JSON.parse(message.data);
+      } catch (_) {
+        return;
+      }
+      handle(data);
+    });
+  }
+}

@@ -1,0 +1,78 @@
+// The review step: every answer of a batch on one screen, before it is submitted.
+
+import { $, el } from "./dom.js";
+import { backToInbox } from "./screen.js";
+import { state } from "./state.js";
+import { backButton } from "./inbox.js";
+import { answerText, answers, complete, declineButton, discussButton, dismissAll, go, submit, words } from "./question.js";
+
+export function reviewed(batch) {
+  // a batch of two or more ends on a review step, and so does one that asks for it
+  // (an MCP server's form, even of one question)
+  return batch.questions.length > 1 || Boolean(batch.review);
+}
+
+export function lastStep(batch) {
+  // the review step is one past the last question
+  return reviewed(batch) ? batch.questions.length : batch.questions.length - 1;
+}
+
+export function reviewing() {
+  const view = state.view;
+  return reviewed(view.batch) && view.index === view.batch.questions.length;
+}
+
+function reviewValue(index, item) {
+  // a skip the server will fill with its default says so
+  const skipped = !(item.custom != null && String(item.custom).trim()) && !(item.selected || []).length;
+  const shown = words(index);
+  if (!skipped || !shown.default) return answerText(index, item);
+  return `skipped (default: ${shown.default})`;
+}
+
+export function renderReview(focus) {
+  const view = state.view;
+  const composer = $("composer");
+  const total = view.batch.questions.length;
+  composer.replaceChildren();
+  composer.setAttribute("aria-busy", view.busy ? "true" : "false");
+  const top = el("div", { class: "qc-top" }, [
+    backButton(backToInbox),
+    el("span", { class: "kicker", text: "dsh asks" }),
+    el("nav", { class: "pager", "aria-label": "Questions" }, [
+      el("button", { type: "button", class: "icon", "aria-label": "Previous question", disabled: view.busy,
+                     onclick: () => go(total - 1, true), text: "‹" }),
+      el("span", { class: "count", "aria-live": "polite", text: "Review" }),
+    ]),
+    el("button", { type: "button", class: "icon dismiss", "aria-label": "Dismiss all questions",
+                   title: "Dismiss all questions", disabled: view.busy, onclick: dismissAll, text: "✕" }),
+  ]);
+  const given = answers();
+  const rows = el("ol", { class: "review", "aria-labelledby": "qc-text" }, view.batch.questions.map((q, i) => {
+    const item = given[i];
+    const open = !complete(i);
+    return el("li", {}, [el("button", {
+      type: "button", class: "review-row" + (open ? " open" : ""), disabled: view.busy, "data-index": String(i),
+      "aria-label": `Change answer ${i + 1}`, onclick: () => go(i, true),
+    }, [
+      el("span", { class: "key", "aria-hidden": "true", text: i < 9 ? String(i + 1) : "" }),
+      el("span", { class: "name", text: words(i).name || q.id }),
+      el("span", { class: "value" }, [
+        document.createTextNode(open ? "not answered yet" : reviewValue(i, item)),
+        item.note ? el("span", { class: "review-note", text: `Note: ${item.note}` }) : null,
+      ]),
+    ])]);
+  }));
+  const body = [el("h2", { id: "qc-text", tabindex: "-1", text: "Review your answers" }), rows,
+                el("p", { id: "qc-error", class: "error", role: "alert", text: view.error || "" })];
+  const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
+                                 onclick: () => submit(), text: view.busy ? "Sending…" : "Submit" });
+  const actions = el("div", { class: "actions" }, [
+    declineButton(),
+    discussButton(),
+    el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ submit · 1-9 or click a row to change it" }),
+    primary,
+  ]);
+  composer.append(top, el("div", { class: "qc-body" }, body), actions);
+  if (focus) primary.focus();
+}

@@ -1,0 +1,113 @@
+"""The inbox with several real ``dsh mcp`` processes and several desks (pipes, no pty).
+
+Three agents ask at once; a plain desk lists all three live, a ``--jsonl`` desk sees the
+same list as ``inbox/changed`` events. An entry the plain desk opens is taken in the other
+desks' lists (also in a desk that attaches later, from its replay); the plain desk killed
+mid-answer gives it back, free, and it is answered at the other desk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
+from dsh_under_test import DSH
+from mcp_util import CEILING, bounded, client, jsonl_desk
+
+
+def _batch(text: str) -> dict:
+    return {"questions": [{"id": "q", "header": "Pick", "question": text,
+                           "options": [{"label": "yes"}, {"label": "no"}]}]}
+
+
+async def _read_until(stream, pattern: str) -> str:
+    seen = ""
+    while not re.search(pattern, seen):
+        chunk = await asyncio.wait_for(stream.read(4096), CEILING)
+        assert chunk, f"the desk ended before {pattern!r}; it wrote {seen!r}"
+        seen += chunk.decode()
+    return seen
+
+
+async def _change(desk, change: str, rpc_id: str | None = None) -> dict:
+    while True:
+        event = await desk.event("inbox/changed")
+        if event["change"] == change and rpc_id in (None, event["entry"]["rpc_id"]):
+            return event
+
+
+def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
+    for name in "abc":
+        (tmp_path / name).mkdir()
+
+    async def main():
+        plain = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            async with jsonl_desk() as program, \
+                    client("--wait", "20", name="agent-a", cwd=str(tmp_path / "a")) as a, \
+                    client("--wait", "20", name="agent-b", cwd=str(tmp_path / "b")) as b, \
+                    client("--wait", "20", name="agent-c", cwd=str(tmp_path / "c")) as c:
+                calls = {name: asyncio.ensure_future(agent.call_tool(
+                    "ask_user_question", _batch(f"Deploy {name}?")))
+                    for name, agent in (("a", a), ("b", b), ("c", c))}
+                listed = await _read_until(plain.stdout, r"(\+ \d+\. .*\n.*){3}")
+                added = {}
+                while len(added) < 3:
+                    event = await _change(program, "added")
+                    added[event["entry"]["agent"]] = event
+                # the program answers a's batch: it leaves the plain desk's list
+                entry_a = added["agent-a"]["entry"]
+                await program.answer({"rpc_id": entry_a["rpc_id"],
+                                      "session_id": entry_a["session_id"]},
+                                     [{"id": "q", "selected": ["yes"]}])
+                number_a = re.search(r"\+ (\d+)\. \[question\] agent-a", listed).group(1)
+                left = await _read_until(plain.stdout, rf"- {number_a}\. answered at the server")
+                # the plain desk opens b's entry: taken at the program's desk
+                number_b = re.search(r"\+ (\d+)\. \[question\] agent-b", listed).group(1)
+                plain.stdin.write(f"{number_b}\n".encode())
+                await _read_until(plain.stdout, r"Deploy b\?")
+                rpc_b = added["agent-b"]["entry"]["rpc_id"]
+                taken = await _change(program, "taken", rpc_b)
+                # a desk that attaches now learns it from its replay
+                async with jsonl_desk() as late:
+                    late_taken = await _change(late, "taken", rpc_b)
+                    await late.send({"type": "inbox/list"})
+                    listing = await late.event("inbox/list")
+                plain.send_signal(signal.SIGKILL)  # killed mid-answer
+                await plain.wait()
+                free = await _change(program, "free", rpc_b)
+                entry_b = added["agent-b"]["entry"]
+                await program.answer({"rpc_id": rpc_b, "session_id": entry_b["session_id"]},
+                                     [{"id": "q", "selected": ["no"]}])
+                result_b = await asyncio.wait_for(calls["b"], CEILING)
+                result_a = await asyncio.wait_for(calls["a"], CEILING)
+                await program.send({"type": "inbox/list"})
+                still = await program.event("inbox/list")
+                calls["c"].cancel()
+                return (listed, left, taken, late_taken, listing, free, result_a, result_b,
+                        still)
+        finally:
+            if plain.returncode is None:
+                plain.kill()
+                await plain.wait()
+
+    listed, left, taken, late_taken, listing, free, result_a, result_b, still = \
+        bounded(main(), 120)
+    for name in "abc":
+        assert re.search(rf"\[question\] agent-{name} · .*/{name} · pid \d+ · "
+                         rf"Pick: Deploy {name}\? · \d+s", listed), listed
+    assert "answered at the server" in left  # the program's answer left the plain list
+    assert taken["pending"] == 2 and taken["entry"]["taken"] is True
+    assert late_taken["entry"]["agent"] == "agent-b"
+    assert [entry["taken"] for entry in listing["entries"]
+            if entry["agent"] == "agent-b"] == [True]
+    assert free["entry"]["taken"] is False
+    assert result_a.structured_content["answers"][0]["selected"] == ["yes"]
+    assert result_b.structured_content["answers"][0]["selected"] == ["no"]
+    assert [entry["agent"] for entry in still["entries"]] == ["agent-c"]
