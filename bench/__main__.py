@@ -26,6 +26,7 @@ MEASURES = {
     "mcp_desk": "dsh mcp + dsh attach --jsonl round trips vs the bare SDK echo floor",
     "mcp_ready": "dsh mcp's initialize and tools/list answers vs a bare SDK server",
     "agent": "the agent loop vs the bare OpenAI SDK",
+    "inbox": "keys in dsh attach's inbox list with 500 entries vs one",
     "later": "an agent loop turn with 100 async question batches pending vs none",
     "store": "session store append and resume",
     "trust": "the digest a trusted project's python3 -m pkg entry takes (1,500 files)",

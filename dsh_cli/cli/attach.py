@@ -1,6 +1,6 @@
-"""``dsh attach``: the desk where the human answers every ``dsh mcp`` of theirs.
+"""``dsh attach``: the desk where the human answers every ``dsh mcp`` of theirs, an inbox.
 
-The interactive terminal UI when stdin and stdout are a terminal (``--plain`` for lines,
+The interactive terminal list when stdin and stdout are a terminal (``--plain`` for lines,
 also used with ``TERM=dumb`` or without a terminal); ``--jsonl`` for a program; ``--web``
 for a browser on 127.0.0.1 (``desk/web/``).
 """
@@ -26,9 +26,12 @@ __all__ = ["attach"]
 
 
 @click.command()
-@click.option("--plain", is_flag=True, help="Plain line prompts instead of the terminal UI.")
+@click.option("--plain", is_flag=True,
+              help="The inbox as plain lines (type an entry's number to open it) instead of "
+                   "the terminal UI.")
 @click.option("--jsonl", is_flag=True,
-              help="The desk for a program: relay.md question events and frames on stdio.")
+              help="The desk for a program: relay.md question events, inbox/changed events "
+                   "and frames on stdio.")
 @click.option("--web", is_flag=True,
               help="The inbox in a browser on 127.0.0.1 (prints its URL; ctrl-c closes it).")
 @click.option("--port", type=int, default=None, metavar="PORT",
@@ -128,19 +131,17 @@ async def _plain_desk(settings: Settings, directory: Path) -> int:
     prompt = PlainPermissionPrompt(provider.lines, sys.stdout)
     alert = QuestionAlert(sys.stdout, settings.notify)
     notifier = _notifier(settings, terminal=False)
-    ask = ask_with(provider)
-
-    async def ask_and_alert(ui: Any, request: Any) -> Any:
-        ui.events.subscribe(alert)
-        return await ask(ui, request)
 
     async def permit(request: Any) -> Any:
         return await prompt.decide(request, "")
 
-    desk = Desk(output=sys.stdout, ask=ask_and_alert, permit=permit,
+    def arrived(entry: Any) -> None:
+        alert.ring()  # the bell per entry that arrives, as the list grows
+        notifier.arrived(entry.event, lambda: desk.waiting(entry))
+
+    desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit,
                 picker=PlainInbox(sys.stdout, provider.lines.readline), directory=directory,
-                on_arrival=lambda entry: notifier.arrived(entry.event,
-                                                          lambda: desk.waiting(entry)))
+                on_arrival=arrived)
     return await _run(desk, notifier)
 
 

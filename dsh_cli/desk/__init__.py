@@ -2,7 +2,10 @@
 
     channel.py   the runtime directory, the server sockets, the peer check
     link.py      one desk-side connection to one server (its events in, frames out)
-    desk.py      the human's desk: batches one at a time in the terminal or plain lines
+    inbox.py     the inbox: every pending entry of every server, no UI (who, what, age, kind)
+    desk.py      the human's desk: the inbox, an entry opened at a time, answered
+    inbox_terminal.py  the inbox as a live prompt-toolkit list, and the title count
+    inbox_plain.py     the inbox as plain lines (its line protocol)
     jsonl.py     the same desk for a program, speaking relay.md on stdin/stdout
     notify.py    the notifications: which escape the terminal shows, notify_command
 """

@@ -173,6 +173,9 @@ class Desk:
         try:
             self.say("")
             self.say(heading(entry.event))
+            if entry.taken:  # allowed: a desk left open elsewhere must not lock a batch
+                self.say(notice(f"entry {entry.number} is open at another desk too; "
+                                "the first answer counts"))
             if entry.event["type"] == "permission/requested":
                 return await self._decide(entry)
             return await self._show(entry)

@@ -21,14 +21,13 @@ a server's text never reaches a screen unsanitised, however it is drawn.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import escape_invisible, sanitize_line
 
 __all__ = ["KINDS", "Entry", "EntryKey", "Inbox", "InboxChange", "Who", "age_text",
            "entry_kind", "summary_of", "who_of"]
@@ -107,9 +106,9 @@ def summary_of(event: Mapping[str, Any]) -> str:
         arguments = event.get("arguments")
         command = arguments.get("command") if isinstance(arguments, Mapping) else None
         if isinstance(command, str) and command:
-            # a command as escapes, as the prompt shows it: a newline or a bidi control
-            # stays visible rather than joining or reordering what is read
-            shown = json.dumps(command[:WHAT_CHARACTERS * 8])[1:-1]
+            # invisible characters as escapes, as the prompt shows them: a newline or a
+            # bidi control stays visible rather than joining or reordering what is read
+            shown = escape_invisible(command[:WHAT_CHARACTERS * 8])
             return f"{tool}: {_cut(shown, WHAT_CHARACTERS)}"
         said = event.get("description")
         return f"{tool}: {_cut(said, WHAT_CHARACTERS)}" if isinstance(said, str) and said \
@@ -168,11 +167,12 @@ class Entry:
         return max(0.0, now - self.arrived)
 
     def line(self, now: float) -> str:
-        """``N. [kind] who · what · age``, and ``(taken at another desk)`` when it is."""
-        tags = "".join((" · async" if self.delivery == "async" else "",
-                        " (taken at another desk)" if self.taken else ""))
-        return (f"{self.number}. [{self.kind}] {self.who.line()} · {self.what} · "
-                f"{age_text(self.age(now))}{tags}")
+        """``N. [kind] age · who · what``; ``taken at another desk`` and ``async`` after the
+        age when they apply (first the short fields, so a narrow screen cuts only what)."""
+        tags = "".join((" · taken at another desk" if self.taken else "",
+                        " · async" if self.delivery == "async" else ""))
+        return (f"{self.number}. [{self.kind}] {age_text(self.age(now))}{tags} · "
+                f"{self.who.line()} · {self.what}")
 
     def to_json(self, now: float) -> dict[str, Any]:
         """The entry for a program (``--jsonl``, the web desk): every shown field, safe."""

@@ -110,15 +110,19 @@ class TerminalInbox:
         return max(1, min(MAX_ROWS, (size.rows - 4) if size is not None else MAX_ROWS))
 
     def _fragments(self) -> list[tuple[str, str]]:
+        size = self.app.output.get_size() if self.app is not None else None
+        return self.frame(size.columns if size is not None else 80, self._rows())
+
+    def frame(self, columns: int, rows: int) -> list[tuple[str, str]]:
+        """The list as drawn on ``columns`` × (``rows`` entries + header and key help)."""
         from dsh_cli.providers.terminal.text import fit
 
         inbox = self._inbox
         assert inbox is not None
-        width = max(20, self.app.output.get_size().columns - 1) if self.app else 80
+        width = max(20, columns - 1)
         if not len(inbox):
             return [("class:hint", fit(IDLE, width))]
         entries = inbox.entries()
-        rows = self._rows()
         if self._index < self._top:
             self._top = self._index
         elif self._index >= self._top + rows:
@@ -137,6 +141,16 @@ class TerminalInbox:
         more = f" · {hidden} more (↑↓ to scroll)" if hidden > 0 else ""
         out.append(("class:hint", fit(" " + KEY_HELP + more, width)))
         return out
+
+    def follow(self, inbox: Inbox) -> None:
+        """Follow ``inbox`` from now on (``pick`` does it; a caller drawing ``frame`` too)."""
+        if self._inbox is not inbox:
+            self._inbox = inbox
+            inbox.subscribe(self._on_change)
+        entries = inbox.entries()
+        if self._selected is None or self._selected.key not in inbox:
+            self._index = min(self._index, max(len(entries) - 1, 0))
+            self._selected = entries[self._index] if entries else None
 
     # --- the application ---
 
@@ -192,13 +206,7 @@ class TerminalInbox:
         return app
 
     async def pick(self, inbox: Inbox) -> Pick:
-        if self._inbox is not inbox:
-            self._inbox = inbox
-            inbox.subscribe(self._on_change)
-        entries = inbox.entries()
-        if self._selected is None or self._selected.key not in inbox:
-            self._index = min(self._index, max(len(entries) - 1, 0))
-            self._selected = entries[self._index] if entries else None
+        self.follow(inbox)
         chosen: list[Pick] = []
 
         def done(pick: Pick) -> None:

@@ -37,9 +37,9 @@ def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
             async with client("--wait", "20", name="agent-a", cwd=str(tmp_path / "a")) as a, \
                     client("--wait", "20", name="agent-b", cwd=str(tmp_path / "b")) as b:
                 call_a = asyncio.ensure_future(a.call_tool("ask_user_question", BATCH))
-                listed = await _read_until(desk.stdout, "+ 1. [question] agent-a")
+                listed = await _read_until(desk.stdout, "[question] 0s · agent-a")
                 call_b = asyncio.ensure_future(b.call_tool("ask_user_question", OTHER))
-                listed += await _read_until(desk.stdout, "+ 2. [question] agent-b")
+                listed += await _read_until(desk.stdout, "[question] 0s · agent-b")
                 desk.stdin.write(b"2\n")  # any entry, in any order: b's first
                 second = await _read_until(desk.stdout, "answer (")
                 desk.stdin.write(b"acme\n")
@@ -99,7 +99,7 @@ def test_plain_desk_closed_mid_batch_leaves_it_pending(tmp_path):
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
 
 
-def test_terminal_desk_answers_by_keys_in_a_pty(tmp_path):
+def test_terminal_inbox_opens_by_enter_answers_by_keys_and_counts_in_the_title(tmp_path):
     from pty_util import spawn
 
     async def main():
@@ -108,6 +108,8 @@ def test_terminal_desk_answers_by_keys_in_a_pty(tmp_path):
             await asyncio.to_thread(child.expect, "nothing pending")
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                # the count in the terminal's title, then the list
+                await asyncio.to_thread(child.expect_exact, "\x1b]2;dsh attach · 1 pending\x07")
                 await asyncio.to_thread(child.expect, "inbox · 1 pending")
                 await asyncio.to_thread(child.expect, "pty-agent")
                 child.send("\r")  # enter opens the entry under the cursor
@@ -118,6 +120,7 @@ def test_terminal_desk_answers_by_keys_in_a_pty(tmp_path):
                 await asyncio.to_thread(child.expect, "nothing pending")
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
+            await asyncio.to_thread(child.expect_exact, "\x1b[23;2t")  # the old title back
             return result
         finally:
             child.close(force=True)

@@ -28,7 +28,7 @@ def test_entries_keep_arrival_order_and_numbers_are_never_reused():
     assert heard == [("added", 1), ("added", 2), ("removed", 1), ("added", 3)]
     now[0] = 165.0
     assert third.line(inbox.now()) == \
-        "3. [question] Claude Code · /srv/app · pid 41 · DB: Which database? · 1m"
+        "3. [question] 1m · Claude Code · /srv/app · pid 41 · DB: Which database?"
 
 
 def test_taken_and_free_are_heard_once_and_a_gone_server_takes_its_entries():

@@ -66,10 +66,10 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
                 await program.answer({"rpc_id": entry_a["rpc_id"],
                                       "session_id": entry_a["session_id"]},
                                      [{"id": "q", "selected": ["yes"]}])
-                number_a = re.search(r"\+ (\d+)\. \[question\] agent-a", listed).group(1)
+                number_a = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-a", listed).group(1)
                 left = await _read_until(plain.stdout, rf"- {number_a}\. answered at the server")
                 # the plain desk opens b's entry: taken at the program's desk
-                number_b = re.search(r"\+ (\d+)\. \[question\] agent-b", listed).group(1)
+                number_b = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-b", listed).group(1)
                 plain.stdin.write(f"{number_b}\n".encode())
                 await _read_until(plain.stdout, r"Deploy b\?")
                 rpc_b = added["agent-b"]["entry"]["rpc_id"]
@@ -100,8 +100,8 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
     listed, left, taken, late_taken, listing, free, result_a, result_b, still = \
         bounded(main(), 120)
     for name in "abc":
-        assert re.search(rf"\[question\] agent-{name} · .*/{name} · pid \d+ · "
-                         rf"Pick: Deploy {name}\? · \d+s", listed), listed
+        assert re.search(rf"\[question\] \d+s · agent-{name} · .*/{name} · pid \d+ · "
+                         rf"Pick: Deploy {name}\?", listed), listed
     assert "answered at the server" in left  # the program's answer left the plain list
     assert taken["pending"] == 2 and taken["entry"]["taken"] is True
     assert late_taken["entry"]["agent"] == "agent-b"
@@ -111,3 +111,40 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
     assert result_a.structured_content["answers"][0]["selected"] == ["yes"]
     assert result_b.structured_content["answers"][0]["selected"] == ["no"]
     assert [entry["agent"] for entry in still["entries"]] == ["agent-c"]
+
+
+def test_the_same_question_again_offers_its_last_answer_and_never_submits_it():
+    from mcp_util import BATCH
+
+    async def main():
+        plain = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            async with jsonl_desk() as program, client("--wait", "20") as mcp:
+                first = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await _read_until(plain.stdout, r"\+ 1\. ")
+                plain.stdin.write(b"1\n")
+                await _read_until(plain.stdout, r"answer \(")
+                plain.stdin.write(b"2\n")  # SQLite
+                await asyncio.wait_for(first, CEILING)
+                again = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await program.event("question/requested")  # the first, answered
+                requested = await program.event("question/requested")
+                await _read_until(plain.stdout, r"\+ 2\. ")
+                plain.stdin.write(b"2\n")
+                shown = await _read_until(plain.stdout, r"answer \(")
+                await asyncio.sleep(0.5)
+                waited = not again.done()  # offered, not submitted
+                plain.stdin.write(b"1\n")
+                result = await asyncio.wait_for(again, CEILING)
+                return requested, shown, waited, result
+        finally:
+            if plain.returncode is None:
+                plain.kill()
+                await plain.wait()
+
+    requested, shown, waited, result = bounded(main(), 90)
+    assert requested["last_answers"] == {"db": ["SQLite"]}
+    assert "2. SQLite (last answer)" in shown
+    assert waited
+    assert result.structured_content["answers"][0]["selected"] == ["PostgreSQL (Recommended)"]

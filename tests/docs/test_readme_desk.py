@@ -1,4 +1,5 @@
-"""The README's desk capture (under "Use dsh from your agent") is what ``dsh attach`` draws."""
+"""The README's desk capture (under "Use dsh from your agent") is what ``dsh attach`` draws:
+the inbox with two agents' entries, then the first one opened."""
 
 from __future__ import annotations
 
@@ -7,18 +8,40 @@ import re
 
 from docs_reading import README
 
-from dsh_cli.desk.desk import IDLE, heading
+from dsh_cli.desk.desk import heading
+from dsh_cli.desk.inbox import Inbox
+from dsh_cli.desk.inbox_terminal import TerminalInbox
 from dsh_cli.interaction import AskUserQuestionItem
 from dsh_cli.providers.terminal.render import render
 from dsh_cli.providers.terminal.state import BatchState
 
 WIDTH, HEIGHT = 90, 24
 EVENT = {"type": "question/requested", "rpc_id": "q_1",
+         "questions": [{"id": "db", "header": "Database",
+                        "question": "Which database should the service use?"},
+                       {"id": "name", "question": "What should the service be called?"}],
          "source": {"client": "Claude Code", "cwd": "~/src/shop", "pid": 48213}}
+OTHER = {"type": "permission/requested", "rpc_id": "p_1", "tool": "Bash",
+         "arguments": {"command": "git push origin main"},
+         "source": {"client": "Codex", "cwd": "~/src/api", "pid": 48377}}
+
+
+def inbox_frame() -> list[str]:
+    """The inbox list with both entries, the first under the cursor, 40 s and 12 s old."""
+    now = [1000.0]
+    inbox = Inbox(clock=lambda: now[0])
+    inbox.add(object(), EVENT)
+    now[0] += 28
+    inbox.add(object(), OTHER)
+    now[0] += 12
+    picker = TerminalInbox()
+    picker.follow(inbox)
+    text = "".join(part for _style, part in picker.frame(WIDTH, 15))
+    return [line.rstrip() for line in text.split("\n")]
 
 
 def desk_frame() -> list[str]:
-    """The idle line, then a batch from Claude Code: question 1 of 2, as the desk draws it."""
+    """The inbox, then the batch from Claude Code opened: question 1 of 2, as drawn."""
     state = BatchState([
         AskUserQuestionItem(id="db", header="Database",
                             question="Which database should the service use?",
@@ -30,7 +53,7 @@ def desk_frame() -> list[str]:
     lines = render(state, WIDTH, HEIGHT, closes_desk=True)  # the desk teaches its ctrl-d
     drawn = ["".join(text for _, text in line).rstrip()
              for line in lines]
-    return [IDLE, "", heading(EVENT), *drawn]
+    return [*inbox_frame(), "", heading(EVENT), *drawn]
 
 
 def readme_desk(text: str) -> tuple[int, int, list[str]]:

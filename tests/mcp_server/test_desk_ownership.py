@@ -34,6 +34,7 @@ def test_a_desk_frame_for_another_session_settles_nothing(verb):
         async with jsonl_desk() as desk, client("--wait", "20") as mcp:
             call = asyncio.ensure_future(mcp.call_tool(tool, arguments))
             requested = await desk.event(kind)
+            await desk.event("inbox/changed")  # the entry added to the desk's list
             for frame in foreign(verb, requested, **fields):
                 await desk.send(frame)
             refused = [await desk.event() for _ in range(3)]

@@ -1,0 +1,90 @@
+"""The terminal inbox list through prompt-toolkit pipe input (no pty), and the title count."""
+
+from __future__ import annotations
+
+import asyncio
+
+from dsh_cli.desk.inbox import Inbox
+from dsh_cli.desk.inbox_terminal import TerminalInbox, TitleCount
+from dsh_cli.desk.notify import Focus
+
+DOWN = "\x1b[B"
+
+
+def _event(rpc_id: str, text: str) -> dict:
+    return {"type": "question/requested", "rpc_id": rpc_id, "session_id": "s",
+            "questions": [{"id": "q", "question": text}],
+            "source": {"client": "Codex", "cwd": "/w", "pid": 3}}
+
+
+async def _picked(inbox: Inbox, script) -> tuple:
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        focus = Focus()
+        picker = TerminalInbox(input=pipe, output=DummyOutput(), focus=focus)
+        task = asyncio.ensure_future(picker.pick(inbox))
+        while picker.app is None or not picker.app.is_running:
+            await asyncio.sleep(0.01)
+        await script(pipe, picker)
+        pick = await asyncio.wait_for(task, 5)
+        return pick, focus, picker
+
+
+def test_the_cursor_stays_on_its_entry_as_others_come_and_go_and_x_dismisses():
+    inbox = Inbox()
+    link = object()
+    for n in range(1, 4):
+        inbox.add(link, _event(f"q{n}", f"question {n}"))
+
+    async def script(pipe, picker):
+        pipe.send_text(DOWN)  # on entry 2
+        await asyncio.sleep(0.05)
+        inbox.remove(link, "q1", "answered at the server")  # above the cursor
+        inbox.add(link, _event("q4", "question 4"))  # below it
+        inbox.mark(link, "q2", True)
+        await asyncio.sleep(0.05)
+        text = "".join(part for _style, part in picker._fragments())
+        assert "inbox · 3 pending · 1 taken at another desk" in text
+        assert "❯ 2. [question] 0s · taken at another desk · Codex" in text
+        pipe.send_text("\x1b[O")  # a focus report is no key: nothing is picked
+        await asyncio.sleep(0.2)
+        assert picker.focus.focused is False  # the notifier now knows: notify at once
+        pipe.send_text("x")
+
+    pick, focus, _picker = asyncio.run(_picked(inbox, script))
+    assert pick.action == "dismiss" and pick.entry.rpc_id == "q2"
+    assert focus.focused is None  # known while the list was shown, forgotten after
+
+
+def test_enter_opens_the_entry_under_the_cursor_and_the_cursor_moves_on_when_it_leaves():
+    inbox = Inbox()
+    link = object()
+    for n in range(1, 4):
+        inbox.add(link, _event(f"q{n}", f"question {n}"))
+
+    async def script(pipe, picker):
+        pipe.send_text(DOWN)
+        await asyncio.sleep(0.05)
+        inbox.remove(link, "q2", "answered at the server")  # the entry under the cursor
+        await asyncio.sleep(0.05)
+        pipe.send_text("\r")
+
+    pick, _focus, _picker = asyncio.run(_picked(inbox, script))
+    assert pick.action == "open" and pick.entry.rpc_id == "q3"
+
+
+def test_the_title_holds_the_count_and_the_old_title_comes_back():
+    inbox = Inbox()
+    written: list[str] = []
+    title = TitleCount(inbox, written.append)
+    link = object()
+    inbox.add(link, _event("q1", "\x1b]2;evil\x07 title"))
+    inbox.add(link, _event("q2", "two"))
+    inbox.remove(link, "q1", "answered")
+    title.close()
+    assert written == ["\x1b[22;2t", "\x1b]2;dsh attach · nothing pending\x07",
+                       "\x1b]2;dsh attach · 1 pending\x07", "\x1b]2;dsh attach · 2 pending\x07",
+                       "\x1b]2;dsh attach · 1 pending\x07", "\x1b[23;2t"]
