@@ -6,8 +6,7 @@ the token is compared in constant time, the scheme matched case-insensitively (R
 and a trailing slash is the same path (Starlette would answer it with a redirect to a URL
 without the token). The gate counts the sessions the app opens; when a new one would be
 one too many, the session idle the longest is closed first (an ordinary ``DELETE``), so
-a client that never closes its sessions cannot grow dsh without bound. ``on_end`` learns of
-each session that ended through the gate (its ``DELETE``, an eviction, or a 404 for it).
+a client that never closes its sessions cannot grow dsh without bound.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.core.limits import HTTP_SESSIONS as MAX_SESSIONS
@@ -31,8 +29,7 @@ class TokenGate:
     """ASGI app: ``app`` behind the token, with at most ``max_sessions`` live sessions."""
 
     def __init__(self, app: Any, token: str, *, path: str, host: str,
-                 max_sessions: int = MAX_SESSIONS,
-                 on_end: Callable[[str], None] | None = None) -> None:
+                 max_sessions: int = MAX_SESSIONS) -> None:
         self.app = app
         self.token = token.encode()
         self.path = path
@@ -41,7 +38,6 @@ class TokenGate:
         # session id -> requests in flight, the least recently used first
         self.sessions: OrderedDict[bytes, int] = OrderedDict()
         self._admitting = asyncio.Lock()
-        self.on_end = on_end or (lambda session: None)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -123,7 +119,6 @@ class TokenGate:
                                                      and status[0] < 400))
             if ended:
                 self.sessions.pop(session, None)
-                self.on_end(session.decode("latin-1"))
 
     def _done(self, session: bytes) -> None:
         if session in self.sessions:
@@ -145,7 +140,6 @@ class TokenGate:
             return None
 
         await self.app(scope, receive, discard)
-        self.on_end(session.decode("latin-1"))
 
 
 async def _forbidden(send: Any) -> None:

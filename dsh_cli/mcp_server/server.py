@@ -112,13 +112,16 @@ def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return agent_name(getattr(info, "name", None) if info is not None else None)
 
 
-def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore) -> str:
-    """Whose tickets a call sees: the stdio process's, or its Streamable HTTP session's.
+def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore, *,
+                  ended: Callable[[str], None] | None = None) -> str:
+    """Whose tickets (and MCP tasks) a call sees: the stdio process's, or its Streamable
+    HTTP session's.
 
     A session's tickets go when the session ends (a ``DELETE``, the gate closing the idlest,
     the SDK's idle timeout), not when a connection drops: a client that reconnects with
-    its session id gets its outcomes. A 2026-07-28 HTTP request has no session, so those
-    requests share one owner: the unguessable ticket, behind the URL's token, is the key.
+    its session id gets its outcomes; ``ended(owner)`` is told then too (the tasks' store).
+    A 2026-07-28 HTTP request has no session, so those requests share one owner: the
+    unguessable ticket, behind the URL's token, is the key.
     """
     if ctx.request is None:
         return "stdio"
@@ -130,6 +133,9 @@ def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore) -> 
     if not connection.state.get("dsh_tickets"):  # once per session: its end closes them
         connection.state["dsh_tickets"] = True
         connection.exit_stack.push_async_callback(tickets.close_owner, owner)
+    if ended is not None and not connection.state.get("dsh_tasks"):
+        connection.state["dsh_tasks"] = True
+        connection.exit_stack.callback(ended, owner)
     return owner
 
 
@@ -238,7 +244,8 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         return wire
 
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner)
-    install_tasks(server, task_work, owner_of=lambda ctx: session_owner(ctx, service.tickets))
+    install_tasks(server, task_work, owner_of=lambda ctx, ended: session_owner(
+        ctx, service.tickets, ended=ended))
     return server
 
 
@@ -311,10 +318,9 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     # the gate closes the idlest session to make room; the SDK's cap (a 503) is the backstop
     app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
                                      host="127.0.0.1", max_sessions=MAX_SESSIONS)
-    from dsh_cli.mcp_server.tasks import close_tasks, end_session_tasks
+    from dsh_cli.mcp_server.tasks import close_tasks
 
-    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}",
-                     on_end=lambda session: end_session_tasks(server, session))
+    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}")
     config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from dsh_cli.mcp_server.tasks.layer import (
-    TaskLayer,
-    WorkFor,
-    close_tasks,
-    end_session_tasks,
-    install_tasks,
-)
+from dsh_cli.mcp_server.tasks.layer import OwnerOf, TaskLayer, WorkFor, close_tasks, install_tasks
 from dsh_cli.mcp_server.tasks.store import TaskRecord, TaskStore
 
-__all__ = ["TaskLayer", "TaskRecord", "TaskStore", "WorkFor", "close_tasks",
-           "end_session_tasks", "install_tasks"]
+__all__ = ["OwnerOf", "TaskLayer", "TaskRecord", "TaskStore", "WorkFor", "close_tasks",
+           "install_tasks"]

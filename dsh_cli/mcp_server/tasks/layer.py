@@ -23,13 +23,14 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-__all__ = ["TaskLayer", "WorkFor", "close_tasks", "end_session_tasks", "install_tasks"]
+__all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "install_tasks"]
 
 # the work of one call of a task-supporting tool, or None for any other name
 WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
 
-# the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio")
-OwnerOf = Callable[["ServerRequestContext[Any, Any]"], str]
+# the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio"); the second
+# argument is to be called with it when that session ends
+OwnerOf = Callable[["ServerRequestContext[Any, Any]", Callable[[str], None]], str]
 
 MODERN_VERSIONS = ("2026-07-28",)
 
@@ -60,7 +61,7 @@ class TaskLayer:
 
     async def _legacy(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
                       method: str, params: dict[str, Any]) -> HandlerResult:
-        owner = self.owner_of(ctx)
+        owner = self.owner_of(ctx, self.end_owner)
         if method == "tools/call" and isinstance(params.get("task"), Mapping):
             record = self._create(ctx, params, owner, params["task"].get("ttl"),
                                   _status_notifier(ctx))
@@ -103,9 +104,9 @@ class TaskLayer:
         return {**result, "_meta": {**(result.get("_meta") or {}),
                                     "io.modelcontextprotocol/serverInfo": self.stamp()}}
 
-    def end_session(self, session_id: str) -> None:
-        """An HTTP session ended: its live tasks are withdrawn, and all of it forgotten."""
-        for record in self.store.owned(f"http:{session_id}"):
+    def end_owner(self, owner: str) -> None:
+        """A client session ended: its live tasks are withdrawn, and all of them forgotten."""
+        for record in self.store.owned(owner):
             self.store.cancel(record, "the client's session ended")
             self.store.forget(record)
 
@@ -129,8 +130,9 @@ class TaskLayer:
 MODERN_OWNER = "2026-07-28"
 
 
-def _owner(ctx: ServerRequestContext[Any, Any]) -> str:
-    """The client session of a 2025-11-25 request: its HTTP session id, or stdio's one client."""
+def _owner(ctx: ServerRequestContext[Any, Any], ended: Callable[[str], None]) -> str:
+    """The client session of a 2025-11-25 request: its HTTP session id, or stdio's one client
+    (a server without ``session_owner``'s, such as the conformance fixtures: no end hook)."""
     headers = _headers(ctx)
     session = headers.get("mcp-session-id") if headers is not None else None
     return f"http:{session}" if session else "stdio"
@@ -182,9 +184,3 @@ async def close_tasks(server: Server[Any]) -> None:
         if isinstance(layer, TaskLayer):
             await layer.store.close()
 
-
-def end_session_tasks(server: Server[Any], session_id: str) -> None:
-    """HTTP session ``session_id`` ended (closed by its client, or the idlest one evicted)."""
-    for layer in server.middleware:
-        if isinstance(layer, TaskLayer):
-            layer.end_session(session_id)
