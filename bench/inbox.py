@@ -16,9 +16,11 @@ of 17, and drawing, not the list, is most of a key's time (the profile: ``render
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from bench.context import Context
@@ -38,13 +40,12 @@ def _event(index: int) -> dict[str, Any]:
                        "pid": 1000 + index % SERVERS}}
 
 
-async def _latencies(entries: int, keys: int) -> list[float]:
-    """Per-key latencies (ms) in the list with ``entries`` pending."""
-    from prompt_toolkit.application import create_app_session
-    from prompt_toolkit.data_structures import Size
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output.vt100 import Vt100_Output
+# name -> (the coroutine showing it, a getter for its app, the key that closes it)
+Shown = tuple[Any, Callable[[], Any], str]
 
+
+def _inbox_list(entries: int, input: Any, output: Any) -> Shown:
+    """The inbox list with ``entries`` pending from ``SERVERS`` servers."""
     from dsh_cli.desk.inbox import Inbox
     from dsh_cli.desk.inbox_terminal import TerminalInbox
 
@@ -52,19 +53,53 @@ async def _latencies(entries: int, keys: int) -> list[float]:
     links = [object() for _ in range(SERVERS)]
     for index in range(entries):
         inbox.add(links[index % SERVERS], _event(index))
+    picker = TerminalInbox(input=input, output=output)
+    return picker.pick(inbox), lambda: picker.app, "\x04"  # ctrl-d: the list closes
+
+
+def _question_screen(entries: int, input: Any, output: Any) -> Shown:
+    """One batch on the desk's question screen, as the desk opens it (``Desk._show``)."""
+    from dsh_cli.core.errors import UserInteractionError
+    from dsh_cli.interaction import AskContext, AskUserQuestionRequest
+    from dsh_cli.providers.terminal import TerminalProvider
+
+    event = _event(0)
+    provider = TerminalProvider(input=input, output=output, desk=True)
+    request = AskUserQuestionRequest.model_validate(
+        {"questions": event["questions"], "rpc_id": event["rpc_id"], "declinable": False})
+
+    async def shown() -> None:
+        with contextlib.suppress(UserInteractionError):  # ctrl-d: handed back to the desk
+            await provider.ask(AskContext(request, event["rpc_id"]))
+
+    return shown(), lambda: provider.screen.app if provider.screen else None, "\x04"
+
+
+async def _latencies(show: Callable[[int, Any, Any], Shown], entries: int, keys: int
+                     ) -> list[float]:
+    """Per-key latencies (ms) on what ``show`` draws."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.data_structures import Size
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output.vt100 import Vt100_Output
+
     with open(os.devnull, "w", encoding="utf-8") as sink, create_pipe_input() as pipe:
         output = Vt100_Output(sink, lambda: Size(rows=24, columns=100), term="xterm-256color",
                               enable_cpr=False)
         with create_app_session(input=pipe, output=output):
-            picker = TerminalInbox(input=pipe, output=output)
-            task = asyncio.ensure_future(picker.pick(inbox))
+            coroutine, get_app, close = show(entries, pipe, output)
+            task = asyncio.ensure_future(coroutine)
+            app = None
             for _ in range(500):
-                if (picker.app is not None and picker.app.is_running) or task.done():
+                app = get_app()
+                if (app is not None and app.is_running) or task.done():
                     break
                 await asyncio.sleep(0.01)
-            assert picker.app is not None, "the list never started"
+            if task.done():
+                task.result()  # raises why it ended
+            assert app is not None, "the screen never started"
             rendered = asyncio.Event()
-            picker.app.after_render += lambda _app: rendered.set()
+            app.after_render += lambda _app: rendered.set()
             await asyncio.sleep(0.05)  # the first frame is drawn
             latencies = []
             for index in range(keys):
@@ -73,21 +108,24 @@ async def _latencies(entries: int, keys: int) -> list[float]:
                 pipe.send_text(DOWN if index % 2 == 0 else UP)
                 await asyncio.wait_for(rendered.wait(), 5)
                 latencies.append((time.perf_counter() - started) * 1000)
-            pipe.send_text("\x04")  # ctrl-d: the list closes
+            pipe.send_text(close)
             await asyncio.wait_for(task, 10)
     return latencies
 
 
 def measure(ctx: Context) -> list[Row]:
     keys, rounds = (10, 1) if ctx.smoke else (200, 11)
-    one: list[float] = []
-    screenful: list[float] = []
-    many: list[float] = []
+    runs: dict[str, list[float]] = {"500": [], "15": [], "1": [], "batch": []}
+    shows = {"500": (_inbox_list, 500), "15": (_inbox_list, 15), "1": (_inbox_list, 1),
+             "batch": (_question_screen, 1)}
     for _ in range(ctx.runs(rounds)):
-        screenful.append(statistics.median(asyncio.run(_latencies(15, keys))))
-        many.append(statistics.median(asyncio.run(_latencies(500, keys))))
-        one.append(statistics.median(asyncio.run(_latencies(1, keys))))
-    return [Row("inbox keys, 500 entries from 50 servers vs 15: p50", "ms", many, screenful,
+        for name, (show, entries) in shows.items():
+            runs[name].append(statistics.median(asyncio.run(_latencies(show, entries, keys))))
+    many = runs["500"]
+    return [Row("inbox keys, 500 entries from 50 servers vs 15: p50", "ms", many, runs["15"],
                 "15 entries", f"≤ {BUDGET} × 15 entries", at_most(BUDGET), paired=True),
-            Row("inbox keys, 500 entries vs 1 (17 rows drawn vs 3): p50", "ms", many, one,
-                "1 entry", paired=True)]
+            Row("inbox keys, 500 entries vs 1 (17 rows drawn vs 3): p50", "ms", many, runs["1"],
+                "1 entry", paired=True),
+            Row("inbox keys, 500 entries vs one batch's question screen: p50", "ms", many,
+                runs["batch"], "1 batch", f"≤ {BUDGET} × 1 batch", at_most(BUDGET),
+                paired=True)]
