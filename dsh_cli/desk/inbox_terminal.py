@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from dsh_cli.desk.desk import IDLE, Pick
-from dsh_cli.desk.inbox import Entry, Inbox, InboxChange, age_text
+from dsh_cli.desk.inbox import Entry, Inbox, InboxChange, age_until
 from dsh_cli.desk.notify import FOCUS_OFF, FOCUS_ON, Focus
 
 __all__ = ["KEY_HELP", "TerminalInbox", "TitleCount", "title_text"]
@@ -67,6 +67,19 @@ class TitleCount:
         self._write(TITLE_POP)
 
 
+class _Row(NamedTuple):
+    """An entry's row as drawn, and what it was drawn for: valid while they hold."""
+
+    taken: bool
+    width: int
+    since: float  # the inbox clock when it was made
+    until: float  # when its age next reads differently
+    line: tuple[str, str]
+
+    def shows(self, taken: bool, width: int, now: float) -> bool:
+        return taken is self.taken and width == self.width and self.since <= now < self.until
+
+
 class TerminalInbox:
     """A ``Picker`` drawn with prompt-toolkit on ``input``/``output``."""
 
@@ -80,7 +93,8 @@ class TerminalInbox:
         self._index = 0
         self._selected: Entry | None = None
         self._top = 0  # the first row shown
-        self._made: dict[Entry, tuple[tuple[Any, ...], tuple[str, str]]] = {}  # rows drawn
+        self._made: dict[tuple[Entry, bool], _Row] = {}  # (entry, cursor on it): its row
+        self._before: dict[tuple[Entry, bool], _Row] = {}
         self._texts: dict[tuple[str, int], str] = {}
 
     # --- the cursor: an index into the inbox's snapshot, kept on its entry ---
@@ -152,18 +166,21 @@ class TerminalInbox:
         hint = self._fitted(" " + KEY_HELP + more, width)
         out: list[tuple[str, str]] = [("class:header", header)]
         now = inbox.now()
-        made: dict[Entry, tuple[tuple[Any, ...], tuple[str, str]]] = {}
+        made: dict[tuple[Entry, bool], _Row] = {}
         for position in range(self._top, min(self._top + rows, len(entries))):
             entry = entries[position]
             here = position == self._index
-            key = (here, entry.taken, age_text(entry.age(now)), width)
-            row = self._made.get(entry)
-            if row is None or row[0] != key:
+            row = self._made.get((entry, here)) or self._before.get((entry, here))
+            if row is None or not row.shows(entry.taken, width, now):
                 style = "class:cursor" if here else ("class:taken" if entry.taken else "")
-                row = (key, (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
-            made[entry] = row
-            out.append(row[1])
-        self._made = made  # the rows on screen only: bounded by the screen, not the list
+                row = _Row(entry.taken, width, now,
+                           entry.arrived + age_until(entry.age(now)),
+                           (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
+            made[entry, here] = row
+            out.append(row.line)
+        # the rows of this frame and the last (a cursor moving back finds its row made):
+        # bounded by the screen, not by the list
+        self._before, self._made = self._made, made
         out.append(("class:hint", hint))
         return out
 

@@ -22,6 +22,7 @@ from typing import Any
 from prompt_toolkit.application.current import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import UIContent, UIControl, Window
+from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Char, Screen, WritePosition
 from prompt_toolkit.utils import get_cwidth
 
@@ -32,6 +33,18 @@ Line = tuple[str, str]  # (style, text): one line, no newline in it
 _BEHIND = Char("", "")
 # a character prompt-toolkit shows otherwise (``^[`` for escape): shown the same way here
 _SHOWN = str.maketrans(Char.display_mappings)
+
+
+class _NoMouse(MouseHandlers):
+    """Mouse handlers that store none: with mouse support off no mouse event comes to read
+    them, and a window stores one per cell of its area every frame."""
+
+    def set_mouse_handler_for_range(self, x_min: int, x_max: int, y_min: int, y_max: int,
+                                    handler: Any) -> None:
+        return None
+
+
+_NO_MOUSE = _NoMouse()
 
 
 def _cut(text: str, width: int) -> str:
@@ -52,6 +65,7 @@ class LineControl(UIControl):
     def __init__(self, lines: Callable[[], Sequence[Line]]) -> None:
         self._lines = lines
         self._made: dict[tuple[str, str, int], Char] = {}  # the cells of the last frame
+        self._before: dict[tuple[str, str, int], Char] = {}  # and of the one before it
         self._frame: tuple[int, int] | None = None  # (render counter, width) of ``cells``
         self._content: UIContent | None = None
         self.cells: list[Char] = []
@@ -62,7 +76,7 @@ class LineControl(UIControl):
     def _cell(self, style: str, text: str, width: int, made: dict[tuple[str, str, int], Char]
               ) -> Char:
         key = (style, text, width)
-        char = self._made.get(key)
+        char = self._made.get(key) or self._before.get(key)  # ↓ then ↑ draws a row again
         if char is None:
             shown = text.translate(_SHOWN)
             char = Char(shown, style)
@@ -77,7 +91,7 @@ class LineControl(UIControl):
             return self._content  # asked again in the same frame (the height, then the text)
         made: dict[tuple[str, str, int], Char] = {}
         self.cells = [self._cell(style, text, width, made) for style, text in self._lines()]
-        self._made = made
+        self._before, self._made = self._made, made
         empty: StyleAndTextTuples = []  # the cells are stored by the window, not copied
         self._content = UIContent(get_line=lambda number: empty, line_count=len(self.cells),
                                   show_cursor=False)
@@ -92,7 +106,8 @@ class LineControl(UIControl):
 class LineWindow(Window):
     """A ``Window`` showing a ``LineControl``: its cells stored once a line, after the window.
 
-    The lines' own styles are drawn; the window is meant to have none of its own.
+    The lines' own styles are drawn; the window is meant to have none of its own. With
+    mouse support off it stores no mouse handlers (nothing would read them).
     """
 
     def __init__(self, content: LineControl, **kwargs: Any) -> None:
@@ -101,6 +116,8 @@ class LineWindow(Window):
 
     def write_to_screen(self, screen: Screen, mouse_handlers: Any, write_position: WritePosition,
                         parent_style: str, erase_bg: bool, z_index: int | None) -> None:
+        if not get_app().mouse_support():
+            mouse_handlers = _NO_MOUSE
         super().write_to_screen(screen, mouse_handlers, write_position, parent_style, erase_bg,
                                 z_index)
         z_index = z_index if self.z_index is None else self.z_index
