@@ -77,7 +77,7 @@ class _Row(NamedTuple):
     line: tuple[str, str]
 
     def shows(self, taken: bool, width: int, now: float) -> bool:
-        return taken is self.taken and width == self.width and self.since <= now < self.until
+        return taken == self.taken and width == self.width and self.since <= now < self.until
 
 
 class TerminalInbox:
