@@ -17,10 +17,11 @@ __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
            "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS", "PENDING_BATCHES",
            "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES", "PRIVATE_FILE_BYTES",
            "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
-           "SERVER_LOG_BYTES", "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS",
-           "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
-           "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
-           "URL_CHARACTERS", "WEB_HISTORY_EVENTS", "WEB_REMEMBERED"]
+           "SERVER_LOG_BYTES", "TASKS_PER_SESSION", "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS",
+           "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS", "TICKET_FETCHED_SECONDS",
+           "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS", "TRUST_BYTES", "TRUST_FILES",
+           "TRUST_PARSED_BYTES", "TURN_CHARACTERS", "URL_CHARACTERS", "WEB_HISTORY_EVENTS",
+           "WEB_REMEMBERED"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -120,3 +121,10 @@ TICKET_FETCHED_SECONDS = 300.0
 TICKET_WAIT_SECONDS = 55.0
 # a ticket as a client sends it back: dsh's are 18 characters; a longer one is refused unread
 TICKET_CHARACTERS = 128
+# MCP tasks of ``dsh mcp`` (both protocol eras): live and kept tasks one client session holds
+# at once (past it the oldest finished one is forgotten, and with none finished a new task is
+# refused), and how long a task is kept from its creation: a client's ``ttl`` is cut to the
+# maximum, and a task still waiting for the human when its time runs out is withdrawn
+TASKS_PER_SESSION = 32
+TASK_TTL_DEFAULT_MS = 60 * 60 * 1000
+TASK_TTL_MAX_MS = 24 * 60 * 60 * 1000

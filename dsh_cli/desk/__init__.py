@@ -5,6 +5,7 @@
     inbox.py     the inbox: every pending entry of every server, no UI (who, what, age, kind)
     desk.py      the human's desk: the inbox, an entry opened at a time, answered
     inbox_terminal.py  the inbox as a live prompt-toolkit list, and the title count
+    line_window.py     the list's prompt-toolkit window: each line drawn as one cell
     inbox_plain.py     the inbox as plain lines (its line protocol)
     jsonl.py     the same desk for a program, speaking relay.md on stdin/stdout
     notify.py    the notifications: which escape the terminal shows, notify_command

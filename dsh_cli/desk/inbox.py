@@ -30,7 +30,7 @@ from typing import Any, Literal
 from dsh_cli.core.sanitize import escape_invisible, sanitize_line
 
 __all__ = ["KINDS", "Entry", "EntryKey", "Inbox", "InboxChange", "Who", "age_text",
-           "entry_kind", "summary_of", "who_of"]
+           "age_until", "entry_kind", "summary_of", "who_of"]
 
 Kind = Literal["question", "permission", "form"]
 KINDS: tuple[Kind, ...] = ("question", "permission", "form")
@@ -123,13 +123,25 @@ def summary_of(event: Mapping[str, Any]) -> str:
     return _cut(body or "?", WHAT_CHARACTERS - len(more)) + more
 
 
+_AGE_UNITS = (("d", 86400), ("h", 3600), ("m", 60))
+
+
 def age_text(seconds: float) -> str:
     """An age as people say it: ``4s``, ``3m``, ``2h``, ``5d``."""
     seconds = max(0, int(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in _AGE_UNITS:
         if seconds >= size:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
+
+
+def age_until(seconds: float) -> int:
+    """The age at which ``age_text`` of ``seconds`` next reads differently."""
+    seconds = max(0, int(seconds))
+    for _unit, size in _AGE_UNITS:
+        if seconds >= size:
+            return (seconds // size + 1) * size
+    return seconds + 1
 
 
 @dataclass(eq=False)

@@ -7,7 +7,10 @@ help. ``↑↓`` (``k``/``j``, page keys, home/end) move, ``enter`` opens the en
 cursor, ``x`` dismisses it, ``ctrl-d`` (or ``ctrl-c``) closes the desk. The list follows
 the inbox as entries come and go; the cursor stays on its entry, or on the next one when
 its entry leaves. Only the visible rows are drawn and a key moves an index, so a key costs
-the same with 500 entries as with one (``python -m bench --only inbox``).
+the same with 500 entries as with a screenful; a row's text is made again only when it
+changes (its age, its taken mark, the cursor) and each row is one cell on prompt-toolkit's
+screen (``line_window.py``), so a key costs about what one batch's question screen does
+(``python -m bench --only inbox``).
 
 While the list is shown the terminal reports focus (``CSI ? 1004 h``), so a notification
 comes at once when the desk is not looked at (``desk/notify.py``); the reports are keys
@@ -23,10 +26,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from dsh_cli.desk.desk import IDLE, Pick
-from dsh_cli.desk.inbox import Entry, Inbox, InboxChange
+from dsh_cli.desk.inbox import Entry, Inbox, InboxChange, age_until
 from dsh_cli.desk.notify import FOCUS_OFF, FOCUS_ON, Focus
 
 __all__ = ["KEY_HELP", "TerminalInbox", "TitleCount", "title_text"]
@@ -64,6 +67,19 @@ class TitleCount:
         self._write(TITLE_POP)
 
 
+class _Row(NamedTuple):
+    """An entry's row as drawn, and what it was drawn for: valid while they hold."""
+
+    taken: bool
+    width: int
+    since: float  # the inbox clock when it was made
+    until: float  # when its age next reads differently
+    line: tuple[str, str]
+
+    def shows(self, taken: bool, width: int, now: float) -> bool:
+        return taken == self.taken and width == self.width and self.since <= now < self.until
+
+
 class TerminalInbox:
     """A ``Picker`` drawn with prompt-toolkit on ``input``/``output``."""
 
@@ -77,6 +93,9 @@ class TerminalInbox:
         self._index = 0
         self._selected: Entry | None = None
         self._top = 0  # the first row shown
+        self._made: dict[tuple[Entry, bool], _Row] = {}  # (entry, cursor on it): its row
+        self._before: dict[tuple[Entry, bool], _Row] = {}
+        self._texts: dict[tuple[str, int], str] = {}
 
     # --- the cursor: an index into the inbox's snapshot, kept on its entry ---
 
@@ -109,12 +128,24 @@ class TerminalInbox:
         size = self.app.output.get_size() if self.app is not None else None
         return max(1, min(MAX_ROWS, (size.rows - 4) if size is not None else MAX_ROWS))
 
+    def _lines(self) -> list[tuple[str, str]]:
+        size = self.app.output.get_size() if self.app is not None else None
+        return self.lines(size.columns if size is not None else 80, self._rows())
+
     def _fragments(self) -> list[tuple[str, str]]:
         size = self.app.output.get_size() if self.app is not None else None
         return self.frame(size.columns if size is not None else 80, self._rows())
 
     def frame(self, columns: int, rows: int) -> list[tuple[str, str]]:
         """The list as drawn on ``columns`` × (``rows`` entries + header and key help)."""
+        out: list[tuple[str, str]] = []
+        for line in self.lines(columns, rows):
+            out += [line, ("", "\n")]
+        return out[:-1]
+
+    def lines(self, columns: int, rows: int) -> list[tuple[str, str]]:
+        """``frame``'s lines, (style, text) each; an entry's row is made again only when
+        its age, its taken mark, the cursor on it or the width changes, not per key."""
         from dsh_cli.providers.terminal.text import fit
 
         inbox = self._inbox
@@ -129,18 +160,40 @@ class TerminalInbox:
             self._top = self._index - rows + 1
         self._top = max(0, min(self._top, max(len(entries) - rows, 0)))
         taken = f" · {inbox.taken} taken at another desk" if inbox.taken else ""
-        out: list[tuple[str, str]] = [("class:header", fit(f"inbox · {len(inbox)} pending"
-                                                           f"{taken}", width)), ("", "\n")]
+        hidden = len(entries) - rows
+        more = f" · {hidden} more (↑↓ to scroll)" if hidden > 0 else ""
+        header = self._fitted(f"inbox · {len(inbox)} pending{taken}", width)
+        hint = self._fitted(" " + KEY_HELP + more, width)
+        out: list[tuple[str, str]] = [("class:header", header)]
         now = inbox.now()
+        made: dict[tuple[Entry, bool], _Row] = {}
         for position in range(self._top, min(self._top + rows, len(entries))):
             entry = entries[position]
             here = position == self._index
-            style = "class:cursor" if here else ("class:taken" if entry.taken else "")
-            out += [(style, fit(("❯ " if here else "  ") + entry.line(now), width)), ("", "\n")]
-        hidden = len(entries) - rows
-        more = f" · {hidden} more (↑↓ to scroll)" if hidden > 0 else ""
-        out.append(("class:hint", fit(" " + KEY_HELP + more, width)))
+            row = self._made.get((entry, here)) or self._before.get((entry, here))
+            if row is None or not row.shows(entry.taken, width, now):
+                style = "class:cursor" if here else ("class:taken" if entry.taken else "")
+                row = _Row(entry.taken, width, now,
+                           entry.arrived + age_until(entry.age(now)),
+                           (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
+            made[entry, here] = row
+            out.append(row.line)
+        # the rows of this frame and the last (a cursor moving back finds its row made):
+        # bounded by the screen, not by the list
+        self._before, self._made = self._made, made
+        out.append(("class:hint", hint))
         return out
+
+    def _fitted(self, text: str, width: int) -> str:
+        """``fit`` for the header and the key help, remembered while they stay the same."""
+        from dsh_cli.providers.terminal.text import fit
+
+        key = (text, width)
+        if key not in self._texts:
+            if len(self._texts) > 8:  # the header and the help of the last frames only
+                self._texts.clear()
+            self._texts[key] = fit(text, width)
+        return self._texts[key]
 
     def follow(self, inbox: Inbox) -> None:
         """Follow ``inbox`` from now on (``pick`` does it; a caller drawing ``frame`` too)."""
@@ -157,8 +210,10 @@ class TerminalInbox:
     def _application(self, done: Callable[[Pick], None]) -> Any:
         from prompt_toolkit.application import Application
         from prompt_toolkit.key_binding import KeyBindings
-        from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+        from prompt_toolkit.layout import Layout
         from prompt_toolkit.styles import Style
+
+        from dsh_cli.desk.line_window import LineControl, LineWindow
 
         bindings = KeyBindings()
 
@@ -195,9 +250,8 @@ class TerminalInbox:
         on("escape [ I")(focused(True))
         on("escape [ O")(focused(False))
         on("escape")(lambda: None)  # esc alone: nothing to go back from here
-        control = FormattedTextControl(self._fragments, focusable=True, show_cursor=False)
         app: Any = Application(
-            layout=Layout(Window(control, wrap_lines=False, dont_extend_height=True)),
+            layout=Layout(LineWindow(LineControl(self._lines), dont_extend_height=True)),
             key_bindings=bindings, full_screen=False, erase_when_done=True,
             input=self.input, output=self.output, refresh_interval=1.0,  # ages tick
             style=Style.from_dict({"header": "bold", "cursor": "reverse", "taken": "#888888",

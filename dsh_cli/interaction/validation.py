@@ -42,6 +42,7 @@ from dsh_cli.interaction.vocabulary import (
 __all__ = [
     "LIMITS",
     "check_questions",
+    "failing_answer",
     "limits_text",
     "problem_with",
     "validate_answer",
@@ -77,6 +78,7 @@ def limits_text() -> str:
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_BREAK = re.compile("[\n\r\u2028\u2029\x0b\x0c\x85]")
+_ANSWER_PATH = re.compile(r"answers\[(\d+)\]")  # how validate_answer names an answer
 MAX_LABELS_SHOWN = 10  # an unknown label's error lists this many valid ones
 
 
@@ -210,6 +212,12 @@ class _Unfit(Exception):
 
 def _bad_answer(path: str, rule: str) -> UserInteractionError:
     return UserInteractionError(f"{path}: {rule}", INVALID_ANSWER)
+
+
+def failing_answer(message: str | None) -> int | None:
+    """The index of the first answer ``validate_answer``'s message names ("answers[1]…")."""
+    found = _ANSWER_PATH.match(message or "")
+    return int(found.group(1)) if found else None
 
 
 def validate_answer(request: AskUserQuestionRequest, answer: Any) -> AskUserQuestionAnswer:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -13,6 +13,8 @@ from dsh_cli.interaction.constraints import TextRule
 
 __all__ = [
     "ELICITATION_FIELDS",
+    "LABEL_JOINER",
+    "SKIPPED",
     "AskContext",
     "AskDefault",
     "AskSource",
@@ -22,7 +24,17 @@ __all__ = [
     "AskUserQuestionOption",
     "AskUserQuestionRequest",
     "Deadline",
+    "ends_on_review",
 ]
+
+# how every UI reads an answer back: chosen labels joined so, a skip without a default so
+LABEL_JOINER = ", "
+SKIPPED = "skipped"
+
+
+def ends_on_review(questions: Sequence[object], review: bool) -> bool:
+    """Whether a batch ends on a review step: two or more questions, or one asked to."""
+    return len(questions) > 1 or review
 
 
 class AskUserQuestionOption(BaseModel):
@@ -82,6 +94,16 @@ class AskUserQuestionItem(BaseModel):
         """Whether free text is an answer: always without options, else only with Other."""
         return self.other or not self.has_options
 
+    @property
+    def can_skip(self) -> bool:
+        """Whether the human may skip it: unless it is required and has no default."""
+        return not self.required or self.default is not None
+
+    def skipped_text(self) -> str:
+        """A skip as a review reads it back: "skipped", with the default that fills it."""
+        default = self.default_text()
+        return SKIPPED if default is None else f"{SKIPPED} (default: {default})"
+
     def default_answer(self) -> AskUserQuestionAnswerItem | None:
         """The default as this question's answer item, or None."""
         if self.default is None:
@@ -95,7 +117,7 @@ class AskUserQuestionItem(BaseModel):
             return None
         if self.default.custom is not None:
             return self.default.custom
-        return ", ".join(self.default.selected) or None
+        return LABEL_JOINER.join(self.default.selected) or None
 
     def to_json(self) -> dict[str, Any]:
         """The question as JSON: absent optional fields and the defaults above left out."""
@@ -177,6 +199,11 @@ class AskUserQuestionRequest(BaseModel):
     signal: AbortSignal | None = Field(default=None, exclude=True)
     call_id: str | None = Field(default=None, exclude=True)
     continuation: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+
+    @property
+    def reviewed(self) -> bool:
+        """Whether the batch ends on a review step: two or more questions, or asked to."""
+        return ends_on_review(self.questions, self.review)
 
     def questions_json(self) -> list[dict[str, Any]]:
         """The questions as JSON objects, absent optional fields left out."""

@@ -112,13 +112,16 @@ def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return agent_name(getattr(info, "name", None) if info is not None else None)
 
 
-def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore) -> str:
-    """Whose tickets a call sees: the stdio process's, or its Streamable HTTP session's.
+def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore, *,
+                  ended: Callable[[str], None] | None = None) -> str:
+    """Whose tickets (and MCP tasks) a call sees: the stdio process's, or its Streamable
+    HTTP session's.
 
     A session's tickets go when the session ends (a ``DELETE``, the gate closing the idlest,
     the SDK's idle timeout), not when a connection drops: a client that reconnects with
-    its session id gets its outcomes. A 2026-07-28 HTTP request has no session, so those
-    requests share one owner: the unguessable ticket, behind the URL's token, is the key.
+    its session id gets its outcomes; ``ended(owner)`` is told then too (the tasks' store).
+    A 2026-07-28 HTTP request has no session, so those requests share one owner: the
+    unguessable ticket, behind the URL's token, is the key.
     """
     if ctx.request is None:
         return "stdio"
@@ -130,6 +133,9 @@ def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore) -> 
     if not connection.state.get("dsh_tickets"):  # once per session: its end closes them
         connection.state["dsh_tickets"] = True
         connection.exit_stack.push_async_callback(tickets.close_owner, owner)
+    if ended is not None and not connection.state.get("dsh_tasks"):
+        connection.state["dsh_tasks"] = True
+        connection.exit_stack.callback(ended, owner)
     return owner
 
 
@@ -150,25 +156,56 @@ async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
 
 
 def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
-    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``."""
+    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``.
+
+    Both tools may run as MCP tasks (``dsh_cli.mcp_server.tasks``), in either era.
+    """
     from mcp.server import Server
-    from mcp.types import ListToolsResult, Tool
+    from mcp.types import ListToolsResult, Tool, ToolExecution
 
     from dsh_cli.mcp_server import get_user_answer as answers
     from dsh_cli.mcp_server.approve import approve_tool_spec
+    from dsh_cli.mcp_server.tasks import install_tasks
 
     spec = service.tool_spec()
     fetch = answers.tool_spec()
+    # both asking tools may run as tasks; get_user_answer needs none (its wait is capped)
+    optional = ToolExecution(task_support="optional")
     tools = [Tool(name=spec["name"], description=spec["description"],
-                  input_schema=spec["parameters"], output_schema=output_schema()),
+                  input_schema=spec["parameters"], output_schema=output_schema(),
+                  execution=optional),
              Tool(name=fetch["name"], description=fetch["description"],
                   input_schema=fetch["parameters"],
                   output_schema=answers.output_schema(output_schema()))]
     if approver is not None:
         approve = approve_tool_spec()
         tools.append(Tool(name=approve["name"], description=approve["description"],
-                          input_schema=approve["parameters"]))
+                          input_schema=approve["parameters"], execution=optional))
     by_name = {tool.name: tool for tool in tools}
+
+    def work_for(ctx: Any, name: str, arguments: Any, *,
+                 progress: bool = False) -> Callable[[AbortSignal], Awaitable[Any]] | None:
+        """The call of tool ``name``, to run with an abort signal; None for an unknown tool."""
+        client = _client_name(ctx)
+        if name == spec["name"]:
+            session = ctx.session
+
+            async def report(done: float, total: float | None, message: str | None) -> None:
+                await session.report_progress(done, total, message)
+
+            owner = session_owner(ctx, service.tickets)
+
+            async def ask(signal: AbortSignal) -> Any:
+                return call_result(await service.ask(arguments, client=client, signal=signal,
+                                                     progress=report if progress else None,
+                                                     owner=owner))
+            return ask
+        if approver is not None and name == approve_tool_spec()["name"]:
+            async def approve_call(signal: AbortSignal) -> Any:
+                return approve_result(await approver.approve(arguments, client=client,
+                                                             signal=signal))
+            return approve_call
+        return None
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(tools=tools)
@@ -178,22 +215,12 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         from dsh_cli.tools.registry import ToolResult
 
         arguments = params.arguments if params.arguments is not None else {}
-        client = _client_name(ctx)
-        if params.name == spec["name"]:
-            session = ctx.session
-
-            async def progress(done: float, total: float | None, message: str | None) -> None:
-                await session.report_progress(done, total, message)
-
-            owner = session_owner(ctx, service.tickets)
-            return call_result(await _abortable(lambda signal: service.ask(
-                arguments, client=client, signal=signal, progress=progress, owner=owner)))
+        work = work_for(ctx, params.name, arguments, progress=True)
+        if work is not None:
+            return await _abortable(work)
         if params.name == fetch["name"]:  # a cancel ends the wait, never the question
             return call_result(await answers.get_user_answer(
                 service.tickets, arguments, session_owner(ctx, service.tickets)))
-        if approver is not None and params.name == approve_tool_spec()["name"]:
-            return approve_result(await _abortable(lambda signal: approver.approve(
-                arguments, client=client, signal=signal)))
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
         return call_result(ToolResult.failure(error))
@@ -202,9 +229,24 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         tool = by_name.get(name)
         return tool.input_schema if tool is not None else None
 
-    return Server("dsh", version=__version__, instructions=INSTRUCTIONS,
-                  get_tool_input_schema=input_schema,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("dsh", version=__version__, instructions=INSTRUCTIONS,
+                    get_tool_input_schema=input_schema,
+                    on_list_tools=list_tools, on_call_tool=call_tool)
+
+    def task_work(ctx: Any, name: str, arguments: Any) -> Any:
+        work = work_for(ctx, name, arguments)  # no progress: the request has been answered
+        if work is None:
+            return None
+
+        async def wire(signal: AbortSignal) -> dict[str, Any]:
+            result = await work(signal)
+            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return wire
+
+    # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner)
+    install_tasks(server, task_work, owner_of=lambda ctx, ended: session_owner(
+        ctx, service.tickets, ended=ended))
+    return server
 
 
 class _StdinLines:
@@ -238,6 +280,8 @@ async def serve_stdio(server: Server[Any]) -> None:
     """Serve MCP on stdin/stdout until the client closes stdin or a signal ends it."""
     from mcp.server.stdio import stdio_server
 
+    from dsh_cli.mcp_server.tasks import close_tasks
+
     stdin = _StdinLines()
     try:
         # stdout stays the SDK's: it points fd 1 at stderr so stray output misses the wire
@@ -246,6 +290,7 @@ async def serve_stdio(server: Server[Any]) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         stdin.close()
+        await close_tasks(server)
 
 
 GRACE_SECONDS = 3.0  # how long a stopping HTTP server may take to close its connections
@@ -273,6 +318,8 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     # the gate closes the idlest session to make room; the SDK's cap (a 503) is the backstop
     app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
                                      host="127.0.0.1", max_sessions=MAX_SESSIONS)
+    from dsh_cli.mcp_server.tasks import close_tasks
+
     gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}")
     config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
@@ -296,3 +343,5 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(serving, GRACE_SECONDS)
         raise
+    finally:
+        await asyncio.shield(close_tasks(server))

@@ -348,8 +348,7 @@ def _row(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) 
 def _answer_text(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) -> str:
     """An answer on one sanitised line, as the review and a revisited question show it."""
     if item is None or item.skipped:
-        default = question.default_text()
-        value = "skipped" if default is None else f"skipped (default: {default})"
+        value = question.skipped_text()
     elif item.custom is not None:
         value = " ".join(item.custom.split())
     else:

@@ -45,7 +45,10 @@ class Forwarder:
         with source:
             while data := _recv(source):
                 self.carried += len(data)
-                sink.sendall(data)
+                try:
+                    sink.sendall(data)
+                except OSError:  # the other side closed first: the tunnel is done
+                    return
             try:
                 sink.shutdown(socket.SHUT_WR)
             except OSError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_cli.desk.inbox import Inbox, age_text
+from dsh_cli.desk.inbox import Inbox, age_text, age_until
 
 
 def _question(rpc_id: str, text: str = "Which database?", **more):
@@ -66,3 +66,6 @@ def test_kinds_and_what_is_shown_is_safe_and_bounded():
     assert len(long.what) <= 160 and long.what.endswith("…")
     assert long.to_json(inbox.now())["delivery"] == "async"
     assert [age_text(s) for s in (0, 59, 60, 7200, 90000)] == ["0s", "59s", "1m", "2h", "1d"]
+    # when each reads differently next: what the terminal list redraws a row for
+    assert [age_until(s) for s in (0, 59.5, 60, 119, 7200, 90000)] == [1, 60, 120, 120, 10800,
+                                                                      172800]

@@ -88,3 +88,31 @@ def test_the_title_holds_the_count_and_the_old_title_comes_back():
     assert written == ["\x1b[22;2t", "\x1b]2;dsh attach · nothing pending\x07",
                        "\x1b]2;dsh attach · 1 pending\x07", "\x1b]2;dsh attach · 2 pending\x07",
                        "\x1b]2;dsh attach · 1 pending\x07", "\x1b[23;2t"]
+
+
+def test_a_row_is_made_again_when_its_age_or_taken_mark_or_the_cursor_changes():
+    now = [1000.0]
+    inbox = Inbox(clock=lambda: now[0])
+    link = object()
+    inbox.add(link, _event("q1", "one"))
+    now[0] += 0.5
+    inbox.add(link, _event("q2", "two"))
+    picker = TerminalInbox()
+    picker.follow(inbox)
+
+    def rows() -> list[str]:
+        return [text for _style, text in picker.lines(80, 15)[1:-1]]
+
+    now[0] += 58.9  # 59.4 s and 58.9 s old
+    assert rows() == ["❯ 1. [question] 59s · Codex · /w · pid 3 · one",
+                      "  2. [question] 58s · Codex · /w · pid 3 · two"]
+    now[0] += 0.7  # entry 1 turns a minute old (60.1 s), entry 2 does not (59.6 s)
+    assert rows() == ["❯ 1. [question] 1m · Codex · /w · pid 3 · one",
+                      "  2. [question] 59s · Codex · /w · pid 3 · two"]
+    inbox.mark(link, "q2", True)
+    picker.move(1)
+    assert rows() == ["  1. [question] 1m · Codex · /w · pid 3 · one",
+                      "❯ 2. [question] 59s · taken at another desk · Codex · /w · pid 3 · two"]
+    picker.move(-1)  # back: the rows of the frame before, still true, are drawn again
+    assert rows() == ["❯ 1. [question] 1m · Codex · /w · pid 3 · one",
+                      "  2. [question] 59s · taken at another desk · Codex · /w · pid 3 · two"]

@@ -344,3 +344,35 @@ def test_an_answer_of_the_wrong_shape_is_invalid(batch, shape):
     with pytest.raises(UserInteractionError) as caught:
         validate_answer(batch, shape)
     assert caught.value.code == INVALID_ANSWER
+
+
+def test_a_refused_answer_names_its_index_for_every_ui():
+    """``failing_answer`` reads back the path ``validate_answer`` writes, not another's."""
+    from dsh_cli.core.errors import UserInteractionError
+    from dsh_cli.interaction import AskUserQuestionRequest
+    from dsh_cli.interaction.validation import failing_answer, validate_answer
+
+    request = AskUserQuestionRequest.model_validate({"questions": [
+        {"id": "a", "question": "A?"}, {"id": "b", "question": "B?", "required": True}]})
+    try:
+        validate_answer(request, {"answers": [{"id": "a", "selected": []},
+                                              {"id": "b", "selected": []}]})
+    except UserInteractionError as error:
+        assert failing_answer(error.message) == 1
+    else:
+        raise AssertionError("a skipped required question was accepted")
+    assert failing_answer("b cannot be declined: answer or cancel it") is None
+    assert failing_answer(None) is None
+
+
+def test_the_skip_and_review_rules_are_the_seams():
+    from dsh_cli.interaction import AskUserQuestionRequest
+
+    one = AskUserQuestionRequest.model_validate({"questions": [
+        {"id": "a", "question": "A?", "required": True, "default": {"selected": ["x", "y"]},
+         "options": [{"label": "x"}, {"label": "y"}], "multi_select": True}]})
+    item = one.questions[0]
+    assert item.can_skip and item.skipped_text() == "skipped (default: x, y)"
+    assert not one.reviewed and one.model_copy(update={"review": True}).reviewed
+    required = item.model_copy(update={"default": None})
+    assert not required.can_skip and required.skipped_text() == "skipped"

@@ -170,14 +170,28 @@ def test_a_taken_port_is_a_web_error():
 
 
 def test_the_page_keeps_no_copy_of_a_python_decision():
-    """The sanitiser, the recommended rule and the permission words live in Python only:
-    a page module with a copy of one fails here (the page renders what ``shown`` says)."""
+    """The sanitiser, the recommended rule, the question rules and every word of them live
+    in Python only: a page module with a copy of one fails here (the page renders what
+    ``shown`` says and keeps only assembly and identities)."""
     copies = {
         "a sanitiser's character class": re.compile(r"\\u200B|\\u\{E0000\}|\\u202A", re.I),
         "the recommended rule": re.compile(r"recommended\\s|推荐"),
         "the hint words": re.compile(r"only reads|safe to run twice|reaches outside"),
         "the decision words": re.compile(r"Allowed once|until dsh permissions rm"),
         "the outcome words": re.compile(r"Questions dismissed|timed out \(timeout\)"),
+        # an answer read back (shown.py answer_text): the skip's words, the labels' joiner
+        "the answer words": re.compile(r"return\s*[\"'`]skipped|[\"'`]skipped \(|join\(\s*[\"'`],"),
+        "the trimming of a read-back answer": re.compile(r"custom\)?\.trim\(\)\)\s*return"),
+        # the review step (interaction/vocabulary.py ends_on_review)
+        "the review rule": re.compile(r"questions\.length\s*>\s*1|batch\.review\b"),
+        # skipping and free text (AskUserQuestionItem.can_skip, .takes_text)
+        "the skip rule": re.compile(r"\.required\b|q\.default\b"),
+        "the free-text rule": re.compile(r"\.other\s*!==?\s*false|\.other\b\s*\|\|"),
+        "the skip words": re.compile(r"Skip \(use|Skip this question|default: \$\{|when you skip"),
+        # where a refusal points (interaction/validation.py failing_answer)
+        "the answer path parser": re.compile(r"answers\\\[|answers\[\("),
+        # a permission note's look (shown.py _permission_resolved)
+        "the outcome mapping": re.compile(r"=== \"deny\" \?|outcome === \"decided\""),
     }
     for name in static_files():
         if not name.endswith(".js"):
@@ -229,6 +243,61 @@ def test_a_refusal_carries_the_words_the_page_shows(serve):
         assert bad.status == 400 and "\u202e" not in bad.json()["shown"]["error"]
 
     serve(scenario)
+
+
+def test_the_server_decides_the_rules_the_page_follows(serve):
+    """Review step, skipping, free text and a skip's words: decided in the seam, sent in
+    ``shown``, the same rules the terminal follows (``AskUserQuestionItem``)."""
+    from dsh_cli.interaction.vocabulary import SKIPPED
+
+    batch = {"questions": [
+        {"id": "a", "question": "Port?", "required": True, "default": {"custom": "3"}},
+        {"id": "b", "question": "Stack?", "required": True, "other": False,
+         "options": [{"label": "Go"}, {"label": "Rust"}]},
+        {"id": "c", "question": "Name?"}]}
+
+    async def scenario(site):
+        task = asyncio.ensure_future(site.ui.ask(request(batch)))
+        one = asyncio.ensure_future(site.ui.ask(request({"questions": [batch["questions"][2]]})))
+        await until(lambda: len(site.ui.pending) == 1)
+        asked = next(e for e in await site.events() if e["type"] == "question/requested")
+        shown = asked["shown"]
+        assert shown["review"] is True and shown["joiner"] == ", "
+        port, stack, name = shown["questions"]
+        assert (port["can_skip"], port["skip_label"], port["skipped"]) == (
+            True, "Skip (use the default)", "skipped (default: 3)")
+        assert (stack["can_skip"], stack["skip_label"], stack["takes_text"]) == (False, None, False)
+        assert (name["can_skip"], name["skip_label"], name["skipped"], name["takes_text"]) == (
+            True, "Skip this question", SKIPPED, True)
+        # a refused answer names the question the page goes back to
+        reply = await site.post("/api/respond", {
+            "type": "question/answer", "rpc_id": asked["rpc_id"], "session_id": "s1",
+            "answers": [{"id": "a", "selected": []}, {"id": "b", "selected": []},
+                        {"id": "c", "selected": []}]})
+        refused = reply.json()
+        assert refused["accepted"] is False and refused["shown"]["at"] == 1
+        assert refused["shown"]["error"].startswith("Not accepted: answers[1]")
+        gone = await site.post("/api/respond", {"type": "question/cancel", "rpc_id": "q_x",
+                                                "session_id": "s1"})
+        assert gone.json()["shown"]["at"] is None
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": asked["rpc_id"],
+                                         "session_id": "s1"})
+        await asyncio.gather(task, return_exceptions=True)
+        await until(lambda: len(site.ui.pending) == 1)
+        single = [e for e in await site.events() if e["type"] == "question/requested"][-1]
+        assert single["rpc_id"] != asked["rpc_id"]
+        assert single["shown"]["review"] is False  # one question, not asked to review
+        await site.post("/api/respond", {"type": "question/cancel", "rpc_id": single["rpc_id"],
+                                         "session_id": "s1"})
+        await asyncio.gather(one, return_exceptions=True)
+
+    serve(scenario)
+    # a form asks for its review even of one question (the event's own ``review``)
+    from dsh_cli.providers.web.shown import PageText
+
+    form = {"type": "question/requested", "rpc_id": "q_1", "review": True,
+            "questions": [{"id": "a", "question": "A?"}]}
+    assert PageText().add(form)["shown"]["review"] is True
 
 
 def test_the_last_answer_to_the_same_question_is_marked_never_chosen(serve):

@@ -87,3 +87,16 @@ def _drain(queue):
     while not queue.empty():
         items.append(queue.get_nowait())
     return items
+
+
+def test_a_resolved_request_is_styled_by_the_server_as_a_question_that_ended_so():
+    """The page styles the note as ``shown.style`` says: a denial looks dismissed."""
+    from dsh_cli.providers.web.shown import PageText
+
+    def style(outcome, decision=None):
+        event = {"type": "permission/resolved", "rpc_id": "p_1", "outcome": outcome}
+        return PageText().add({**event, "decision": decision})["shown"]["style"]
+
+    assert style("decided", "deny") == "cancelled"
+    assert style("decided", "allow_once") == "answered"
+    assert style("aborted") == "aborted"

@@ -79,7 +79,7 @@ def _hints(state: BatchState, closes_desk: bool = False) -> tuple[_Hint, ...]:
 
 
 def _base_hints(state: BatchState) -> tuple[_Hint, ...]:
-    several = len(state.questions) > 1 or state.always_review
+    several = state.reviewed
     skip = state.can_skip
     if state.confirming:
         count = state.work

@@ -30,6 +30,7 @@ from dsh_cli.interaction import (
     AskUserQuestionItem,
     problem_with,
 )
+from dsh_cli.interaction.vocabulary import ends_on_review
 
 if TYPE_CHECKING:
     from dsh_cli.providers.terminal.viewport import Viewport
@@ -73,7 +74,7 @@ class BatchState:
         self.heading = heading  # who asks ("git asks: …"), drawn above every screen
         self.headings = headings  # per question, when its form has its own message
         self.declinable = declinable
-        self.always_review = review
+        self.reviewed = ends_on_review(questions, review)  # ends on the review screen
         self.declined = False
         self.discussable = discussable  # a conversation goes on after the batch (dsh chat)
         self.discussing = False
@@ -128,7 +129,7 @@ class BatchState:
 
     @property
     def can_skip(self) -> bool:
-        return not self.question.required or self.question.default is not None
+        return self.question.can_skip
 
     @property
     def in_text(self) -> bool:
@@ -393,7 +394,7 @@ class BatchState:
             return
         if self.index + 1 < len(self.questions):
             self._show(self.index + 1)
-        elif len(self.questions) > 1 or self.always_review:
+        elif self.reviewed:
             self._review()
         else:
             self.hint = "answer or skip this question"
@@ -612,7 +613,7 @@ class BatchState:
         self._advance()
 
     def _advance(self) -> None:
-        if len(self.questions) == 1 and not self.always_review:
+        if not self.reviewed:
             self._submit()
         elif self.reviewing or self.index + 1 == len(self.questions):
             self._review()

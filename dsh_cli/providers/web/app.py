@@ -31,7 +31,7 @@ from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.web.feed import EventFeed
-from dsh_cli.providers.web.shown import refusal_text
+from dsh_cli.providers.web.shown import refusal_shown
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -302,7 +302,7 @@ def create_app(
             (ack,) = replies
             data = ack.to_json()
             if not data.get("accepted"):
-                data["shown"] = {"error": refusal_text(data)}
+                data["shown"] = refusal_shown(data)
             return JSONResponse(data)
         return JSONResponse({"accepted": True}, status_code=202)
 

@@ -18,8 +18,9 @@ from typing import Any
 from dsh_cli.core.limits import WEB_REMEMBERED
 from dsh_cli.core.recommended import display_label, is_recommended
 from dsh_cli.core.sanitize import escape_invisible, sanitize, sanitize_line
+from dsh_cli.interaction.vocabulary import LABEL_JOINER, SKIPPED
 
-__all__ = ["PageText", "refusal_text", "shorten"]
+__all__ = ["PageText", "refusal_shown", "refusal_text", "shorten"]
 
 ASK_TOOL = "ask_user_question"
 NAME_WIDTH = 30  # a question's name in a review row or an answer line
@@ -40,6 +41,7 @@ DECIDED = {
     "deny": "Denied",
 }
 BUTTON_KIND = {"allow_once": "primary", "deny": "danger"}
+SKIP_LABELS = ("Skip this question", "Skip (use the default)")  # without, with a default
 NOT_PENDING_TEXT = ("Not accepted: this batch is no longer pending (answered in another tab, "
                     "or withdrawn).")
 _MAX_REMEMBERED = WEB_REMEMBERED  # batches, calls and requests at once (a peer's flood)
@@ -56,6 +58,15 @@ def refusal_text(ack: dict[str, Any]) -> str:
     if ack.get("reason") == "not-pending":
         return NOT_PENDING_TEXT
     return "Not accepted: " + sanitize_line(str(ack.get("message") or ack.get("reason") or ""))
+
+
+def refusal_shown(ack: dict[str, Any]) -> dict[str, Any]:
+    """A refused ack's ``shown``: its words, and ``at``, the answer it names (else None)."""
+    from dsh_cli.interaction.validation import failing_answer
+
+    named = failing_answer(str(ack.get("message") or "")) \
+        if ack.get("reason") == "bad-response" else None
+    return {"error": refusal_text(ack), "at": named}
 
 
 class PageText:
@@ -135,7 +146,8 @@ class PageText:
         source = data.get("source")
         named = _named(source)  # an elicitation form's; a desk's source says who, not what
         request = AskUserQuestionRequest.model_validate(
-            {"questions": data["questions"], "source": source if named else None})
+            {"questions": data["questions"], "source": source if named else None,
+             "review": data.get("review") is True})
         questions = []
         for item, raw in zip(request.questions, data["questions"], strict=True):
             heading = request.heading(item.id) if named else None
@@ -149,6 +161,11 @@ class PageText:
                 "notes": _notes(item),
                 "name": _question_name(raw, item.id),
                 "default": sanitize_line(item.default_text() or "") or None,
+                # the rules the terminal keeps too, decided once in the seam's vocabulary
+                "can_skip": item.can_skip,
+                "takes_text": item.takes_text,
+                "skip_label": SKIP_LABELS[item.default is not None] if item.can_skip else None,
+                "skipped": sanitize_line(item.skipped_text()),  # a skip, read back
                 "options": [{
                     "label": sanitize_line(display_label(option.label)),
                     "recommended": is_recommended(option.label),
@@ -157,8 +174,10 @@ class PageText:
                     "preview": sanitize(option.preview) if option.preview else None,
                 } for option in item.options or []],
             })
-        # a form (an MCP server's) takes no note and is not discussed
-        return {"questions": questions, "form": named}
+        # a form (an MCP server's) takes no note and is not discussed; ``joiner`` joins the
+        # labels of an answer the page reads back before it is sent
+        return {"questions": questions, "form": named, "review": request.reviewed,
+                "joiner": LABEL_JOINER}
 
     def _question_resolved(self, data: dict[str, Any]) -> dict[str, Any]:
         questions = self._batches.pop(str(data.get("rpc_id")), None)
@@ -224,7 +243,10 @@ class PageText:
             text = f"Permission for {name} {sanitize_line(str(data.get('outcome')))}"
         if data.get("message"):
             text += f" ({sanitize_line(str(data['message']))})"
-        return {"note": text}
+        # the note looks like a question's that ended the same way: a denial as dismissed
+        style = "cancelled" if decision == "deny" else "answered" \
+            if data.get("outcome") == "decided" else sanitize_line(str(data.get("outcome")))
+        return {"note": text, "style": style}
 
     def _remember(self, table: dict[str, Any], key: str, value: Any) -> None:
         table[key] = value
@@ -251,8 +273,8 @@ def answer_text(item: dict[str, Any]) -> str:
         return sanitize_line(str(custom).strip())
     selected = item.get("selected") or []
     if selected:
-        return ", ".join(sanitize_line(display_label(str(label))) for label in selected)
-    return "skipped"
+        return LABEL_JOINER.join(sanitize_line(display_label(str(label))) for label in selected)
+    return SKIPPED
 
 
 def _question_name(question: dict[str, Any] | None, fallback: str) -> str:

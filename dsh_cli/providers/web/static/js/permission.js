@@ -14,8 +14,8 @@ export function permissionRequested(event) {
 export function permissionResolved(event) {
   const wasShown = state.asking && state.asking.request.rpc_id === event.rpc_id;
   state.permissions.delete(event.rpc_id);
-  const outcome = event.decision === "deny" ? "cancelled" : event.outcome === "decided" ? "answered" : event.outcome;
-  note((event.shown && event.shown.note) || "", outcome);
+  const shown = event.shown || {};
+  note(shown.note || "", shown.style); // worded and styled by the server
   if (wasShown) leave();
 }
 

@@ -41,10 +41,11 @@ export function optionWords(index, label) {
 }
 
 export function answerText(index, item) {
-  // an answer read back: the human's own text, else the chosen labels as shown, else skipped
-  if (item.custom != null && String(item.custom).trim()) return String(item.custom).trim();
-  if (item.selected && item.selected.length) return item.selected.map((l) => optionWords(index, l).label).join(", ");
-  return "skipped";
+  // an answer about to be sent, read back in the server's words: the human's own text, else
+  // the chosen labels as shown, joined as the server joins them, else its words for a skip
+  if (item.custom) return item.custom;
+  if (item.selected.length) return item.selected.map((l) => optionWords(index, l).label).join(state.view.batch.shown.joiner);
+  return words(index).skipped;
 }
 
 function question() {
@@ -58,20 +59,6 @@ function draft() {
 export function complete(index) {
   const d = state.view.drafts[index];
   return d.skipped || d.custom.trim() !== "" || d.selected.length > 0;
-}
-
-function takesText(q) {
-  return q.other !== false || !(q.options || []).length;
-}
-
-function canSkip(q) {
-  return !q.required || Boolean(q.default);
-}
-
-function refusedAt(message) {
-  // the seam names the failing answer ("answers[1].custom: expected a number"): show it there
-  const found = /^answers\[(\d+)\]/.exec(message || "");
-  return found ? Number(found[1]) : -1;
 }
 
 // ---------------------------------------------------------------- one question
@@ -148,7 +135,7 @@ export function render(focus) {
   const overrides = el("p", { id: "qc-overrides", class: "hint",
                               text: "Your text replaces the checked options. To keep them, clear it and add a note instead.",
                               hidden: !(multi && d.custom.trim() && d.selected.length) });
-  body.push(el("div", { class: "other", hidden: !takesText(q) }, [
+  body.push(el("div", { class: "other", hidden: !shown.takes_text }, [
     el("label", { for: "qc-other", text: options.length ? "Other" : "Your answer" }), other, overrides,
   ]));
   // an MCP server's form has no place for a note: offered only to the model's questions
@@ -158,8 +145,8 @@ export function render(focus) {
   const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
                                  onclick: () => advance(), text: view.busy ? "Sending…" : !last ? "Next" : reviewed(view.batch) ? "Review" : "Submit" });
   const actions = el("div", { class: "actions" }, [
-    canSkip(q) ? el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip,
-                                text: q.default ? "Skip (use the default)" : "Skip this question" }) : null,
+    shown.can_skip ? el("button", { type: "button", class: "quiet", id: "qc-skip", disabled: view.busy, onclick: skip,
+                                    text: shown.skip_label }) : null,
     declineButton(),
     discussButton(),
     el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ " + (!last ? "next" : reviewed(view.batch) ? "review" : "submit") + " · Shift+Enter new line" }),
@@ -426,8 +413,9 @@ async function send(body, waiting) {
     return;
   }
   current.busy = false;
-  const at = ack && ack.reason === "bad-response" ? refusedAt(ack.message) : -1;
-  if (at >= 0 && at < current.batch.questions.length) current.index = at;
+  // the server names the answer it refused (shown.at): the composer shows that question
+  const at = ack && ack.shown ? ack.shown.at : null;
+  if (Number.isInteger(at) && at >= 0 && at < current.batch.questions.length) current.index = at;
   current.error = refusal(ack, failure);
   render(false);
   $("qc-primary").focus();

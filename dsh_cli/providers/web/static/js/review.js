@@ -7,9 +7,8 @@ import { backButton } from "./inbox.js";
 import { answerText, answers, complete, declineButton, discussButton, dismissAll, go, submit, words } from "./question.js";
 
 export function reviewed(batch) {
-  // a batch of two or more ends on a review step, and so does one that asks for it
-  // (an MCP server's form, even of one question)
-  return batch.questions.length > 1 || Boolean(batch.review);
+  // whether the batch ends on a review step, as the server decided it (shown.review)
+  return Boolean(batch.shown && batch.shown.review);
 }
 
 export function lastStep(batch) {
@@ -20,14 +19,6 @@ export function lastStep(batch) {
 export function reviewing() {
   const view = state.view;
   return reviewed(view.batch) && view.index === view.batch.questions.length;
-}
-
-function reviewValue(index, item) {
-  // a skip the server will fill with its default says so
-  const skipped = !(item.custom != null && String(item.custom).trim()) && !(item.selected || []).length;
-  const shown = words(index);
-  if (!skipped || !shown.default) return answerText(index, item);
-  return `skipped (default: ${shown.default})`;
 }
 
 export function renderReview(focus) {
@@ -58,7 +49,7 @@ export function renderReview(focus) {
       el("span", { class: "key", "aria-hidden": "true", text: i < 9 ? String(i + 1) : "" }),
       el("span", { class: "name", text: words(i).name || q.id }),
       el("span", { class: "value" }, [
-        document.createTextNode(open ? "not answered yet" : reviewValue(i, item)),
+        document.createTextNode(open ? "not answered yet" : answerText(i, item)),
         item.note ? el("span", { class: "review-note", text: `Note: ${item.note}` }) : null,
       ]),
     ])]);

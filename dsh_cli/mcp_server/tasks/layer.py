@@ -1,0 +1,186 @@
+"""Tasks on ``dsh mcp``: one SDK middleware that serves both eras' task surface.
+
+The SDK (2.x) carries the task types of both eras but serves no task method, so this
+layer does, in front of the low-level ``Server``: it adds ``capabilities.tasks`` to a
+2025-11-25 ``initialize``, turns a ``tools/call`` that asks for a task (2025-11-25:
+``params.task``; 2026-07-28: the extension in the request's ``_meta``) into a task whose
+call runs apart from the request, and answers ``tasks/*``. Everything else passes through.
+The owner of a task is the client session: the ``Mcp-Session-Id`` over HTTP, the one
+client of a stdio process; on the 2026-07-28 wire there is no session at all, so its tasks
+share one owner and the unguessable task id is what keeps them apart (that wire has no
+``tasks/list`` to enumerate them), and neither era's tasks are reachable from the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from dsh_cli.mcp_server.tasks import legacy, modern
+from dsh_cli.mcp_server.tasks.store import TaskError, TaskRecord, TaskStore, Work
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+__all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "install_tasks"]
+
+# the work of one call of a task-supporting tool, or None for any other name
+WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
+
+# the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio"); the second
+# argument is to be called with it when that session ends
+OwnerOf = Callable[["ServerRequestContext[Any, Any]", Callable[[str], None]], str]
+
+MODERN_VERSIONS = ("2026-07-28",)
+
+
+class TaskLayer:
+    """A ``Server.middleware`` entry: the task surface, over one ``TaskStore``."""
+
+    def __init__(self, work_for: WorkFor, store: TaskStore | None = None, *,
+                 required: frozenset[str] = frozenset(),
+                 stamp: Callable[[], dict[str, Any]] | None = None,
+                 owner_of: OwnerOf | None = None) -> None:
+        self.work_for = work_for
+        self.owner_of = owner_of or _owner
+        self.store = store if store is not None else TaskStore()
+        self.required = required  # tools that run only as tasks (dsh's own: none)
+        self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any],
+                       call_next: CallNext) -> HandlerResult:
+        method, params = ctx.method, ctx.params if isinstance(ctx.params, Mapping) else {}
+        if method == "initialize":
+            return _with_capability(await call_next(ctx))
+        if ctx.protocol_version in MODERN_VERSIONS:
+            return await self._modern(ctx, call_next, method, dict(params))
+        if ctx.protocol_version == legacy.ERA:
+            return await self._legacy(ctx, call_next, method, dict(params))
+        return await call_next(ctx)
+
+    async def _legacy(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
+                      method: str, params: dict[str, Any]) -> HandlerResult:
+        owner = self.owner_of(ctx, self.end_owner)
+        if method == "tools/call" and isinstance(params.get("task"), Mapping):
+            record = self._create(ctx, params, owner, params["task"].get("ttl"),
+                                  _status_notifier(ctx))
+            return legacy.create_result(record) if record is not None else await call_next(ctx)
+        if method == "tools/call" and params.get("name") in self.required:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(-32601, f"tool {params['name']!r} runs only as a task")
+        if method == "tasks/get":
+            return legacy.get(self.store, owner, params)
+        if method == "tasks/result":
+            return await legacy.result(self.store, owner, params)
+        if method == "tasks/list":
+            return legacy.list_tasks(self.store, owner, params)
+        if method == "tasks/cancel":
+            return legacy.cancel(self.store, owner, params)
+        return await call_next(ctx)
+
+    async def _modern(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
+                      method: str, params: dict[str, Any]) -> HandlerResult:
+        declared = modern.declared(ctx.meta)
+        if method == "tools/call" and declared:
+            record = self._create(ctx, params, MODERN_OWNER, None, None)
+            if record is not None:
+                return self._stamped(modern.create_result(record))
+        if method == "tools/call" and params.get("name") in self.required:
+            raise modern.missing_capability()
+        if method in modern.METHODS:
+            if not declared:
+                raise modern.missing_capability()
+            serve = {"tasks/get": modern.get, "tasks/update": modern.update,
+                     "tasks/cancel": modern.cancel}[method]
+            return self._stamped(serve(self.store, MODERN_OWNER, params, _headers(ctx)))
+        return await call_next(ctx)  # tasks/result and tasks/list are gone: -32601
+
+    def _stamped(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A 2026 result carries the server's identity in ``_meta``, as the SDK's own do."""
+        if self.stamp is None:
+            return result
+        return {**result, "_meta": {**(result.get("_meta") or {}),
+                                    "io.modelcontextprotocol/serverInfo": self.stamp()}}
+
+    def end_owner(self, owner: str) -> None:
+        """A client session ended: its live tasks are withdrawn, and all of them forgotten."""
+        for record in self.store.owned(owner):
+            self.store.cancel(record, "the client's session ended")
+            self.store.forget(record)
+
+    def _create(self, ctx: ServerRequestContext[Any, Any], params: dict[str, Any],
+                owner: str, ttl: Any, watcher: Any) -> TaskRecord | None:
+        """A task for the call, or None when its tool runs no tasks (it is served as ever)."""
+        from mcp.shared.exceptions import MCPError
+
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not isinstance(arguments, dict | None):
+            return None
+        work = self.work_for(ctx, name, arguments if arguments is not None else {})
+        if work is None:
+            return None
+        try:
+            return self.store.create(owner, name, work, ttl_ms=ttl, watcher=watcher)
+        except TaskError as error:
+            raise MCPError(error.code, error.message) from None
+
+
+MODERN_OWNER = "2026-07-28"
+
+
+def _owner(ctx: ServerRequestContext[Any, Any], ended: Callable[[str], None]) -> str:
+    """The client session of a 2025-11-25 request: its HTTP session id, or stdio's one client
+    (a server without ``session_owner``'s, such as the conformance fixtures: no end hook)."""
+    headers = _headers(ctx)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    return f"http:{session}" if session else "stdio"
+
+
+def _headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str] | None:
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    return headers if isinstance(headers, Mapping) else None
+
+
+def _with_capability(result: HandlerResult) -> HandlerResult:
+    """A 2025-11-25 ``InitializeResult`` says which requests may be tasks."""
+    if isinstance(result, dict) and result.get("protocolVersion") == legacy.ERA:
+        capabilities = dict(result.get("capabilities") or {})
+        capabilities["tasks"] = legacy.CAPABILITY
+        return {**result, "capabilities": capabilities}
+    return result
+
+
+def _status_notifier(ctx: ServerRequestContext[Any, Any],
+                     ) -> Callable[[TaskRecord], Awaitable[None]]:
+    """``notifications/tasks/status`` on the session's own stream (not the ended request's)."""
+    from mcp.types import TaskStatusNotification, TaskStatusNotificationParams
+
+    session = ctx.session
+
+    async def notify(record: TaskRecord) -> None:
+        params = TaskStatusNotificationParams.model_validate(legacy.status_params(record))
+        await session.send_notification(TaskStatusNotification(params=params))  # type: ignore[arg-type]
+
+    return notify
+
+
+def install_tasks(server: Server[Any], work_for: WorkFor, *,
+                  required: frozenset[str] = frozenset(),
+                  owner_of: OwnerOf | None = None) -> TaskLayer:
+    """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``."""
+    layer = TaskLayer(work_for, required=required, owner_of=owner_of,
+                      stamp=lambda: server.server_info_stamp)
+    server.middleware.append(layer)
+    server.extensions[modern.EXTENSION] = {}
+    return layer
+
+
+async def close_tasks(server: Server[Any]) -> None:
+    """The server is stopping: its live tasks are withdrawn (their batches aborted)."""
+    for layer in server.middleware:
+        if isinstance(layer, TaskLayer):
+            await layer.store.close()
+

@@ -1,0 +1,91 @@
+"""The 2025-11-25 shape of MCP tasks: ``task`` on ``tools/call``, ``tasks/get|result|list|cancel``.
+
+The client asks for a task (``params.task``, with an optional ``ttl``) on a tool whose
+``execution.taskSupport`` is ``"optional"``, and the server's ``capabilities.tasks`` says
+which requests may be augmented. ``tasks/result`` waits for the end and returns what the
+call would have; ``tasks/cancel`` of an ended task is ``-32602``. Every change of status is
+a ``notifications/tasks/status``. A question waiting for the human is ``working``:
+``input_required`` means the *client* must send input (through ``tasks/result``), and the
+answer comes from the desk, not from the client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, iso_time
+
+__all__ = ["CAPABILITY", "ERA", "cancel", "create_result", "get", "list_tasks", "result",
+           "status_params", "task_wire"]
+
+ERA = "2025-11-25"  # the one version with tasks in the core protocol
+CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+INVALID_PARAMS = -32602
+
+
+def task_wire(record: TaskRecord) -> dict[str, Any]:
+    """The ``Task`` object of this era (``ttl`` and ``pollInterval`` in milliseconds)."""
+    task: dict[str, Any] = {"taskId": record.task_id, "status": record.status,
+                            "createdAt": iso_time(record.created),
+                            "lastUpdatedAt": iso_time(record.updated),
+                            "ttl": record.ttl_ms, "pollInterval": POLL_INTERVAL_MS}
+    if record.status_message:
+        task["statusMessage"] = record.status_message
+    return task
+
+
+def create_result(record: TaskRecord) -> dict[str, Any]:
+    """``CreateTaskResult``: the task, nested."""
+    return {"task": task_wire(record)}
+
+
+def status_params(record: TaskRecord) -> dict[str, Any]:
+    """``notifications/tasks/status``'s params: the task as it stands."""
+    return task_wire(record)
+
+
+def _find(store: TaskStore, owner: str, params: Any) -> TaskRecord:
+    from mcp.shared.exceptions import MCPError
+
+    task_id = params.get("taskId") if isinstance(params, dict) else None
+    record = store.get(owner, task_id)
+    if record is None:
+        raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+    return record
+
+
+def get(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+    """``tasks/get``."""
+    return task_wire(_find(store, owner, params))
+
+
+async def result(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+    """``tasks/result``: waits for the end; a client that left and came back still gets it."""
+    from mcp.shared.exceptions import MCPError
+
+    record = _find(store, owner, params)
+    await record.done.wait()  # a cancelled wait leaves the task running
+    if record.status == "completed" and record.result is not None:
+        # the 2026 discriminator has no place on this wire
+        called = {key: value for key, value in record.result.items() if key != "resultType"}
+        meta = {**(called.get("_meta") or {}), RELATED_TASK: {"taskId": record.task_id}}
+        return {**called, "_meta": meta}
+    if record.status == "failed" and record.error is not None:
+        raise MCPError(record.error["code"], record.error["message"])
+    raise MCPError(INVALID_PARAMS, f"the task was cancelled: {record.status_message}")
+
+
+def list_tasks(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+    """``tasks/list``: the caller's own tasks, in one page (a session holds few)."""
+    return {"tasks": [task_wire(record) for record in store.owned(owner)]}
+
+
+def cancel(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+    """``tasks/cancel``: the task, now cancelled; an ended one cannot be."""
+    from mcp.shared.exceptions import MCPError
+
+    record = _find(store, owner, params)
+    if not store.cancel(record):
+        raise MCPError(INVALID_PARAMS, f"Cannot cancel task: already {record.status}")
+    return task_wire(record)

@@ -1,0 +1,102 @@
+"""The 2026-07-28 tasks extension (SEP-2663, ``io.modelcontextprotocol/tasks``).
+
+A client that names the extension in a request's ``_meta`` client capabilities may get a
+task back from ``tools/call`` (``resultType: "task"``, the task's fields flat); the server
+decides, and dsh makes one of every call of its two tools then, since each waits for a
+human. ``tasks/get`` inlines the result (or error); ``tasks/update`` and ``tasks/cancel``
+answer an empty ``resultType: "complete"``; ``tasks/result`` and ``tasks/list`` do not exist.
+A request that does not name the extension gets ``-32021`` from every ``tasks/*`` method.
+dsh's tools never ask the client for input, so no task is ever ``input_required``
+(``inputRequests`` stays empty and ``tasks/update``'s responses are ignored, as the
+extension says of responses to no outstanding request): a question waits for the human
+as ``working``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, iso_time
+
+__all__ = ["EXTENSION", "METHODS", "cancel", "create_result", "declared", "get",
+           "missing_capability", "task_wire", "update"]
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+INVALID_PARAMS = -32602
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+HEADER_MISMATCH = -32020
+
+
+def declared(meta: Mapping[str, Any] | None) -> bool:
+    """Whether this request's ``_meta`` client capabilities name the extension."""
+    capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
+    extensions = capabilities.get("extensions") if isinstance(capabilities, Mapping) else None
+    return isinstance(extensions, Mapping) and EXTENSION in extensions
+
+
+def missing_capability() -> Exception:
+    """The ``-32021`` error a request without the extension gets from ``tasks/*``."""
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability",
+                    {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
+
+
+def task_wire(record: TaskRecord) -> dict[str, Any]:
+    """The extension's ``Task`` (``ttlMs``, ``pollIntervalMs``)."""
+    task: dict[str, Any] = {"taskId": record.task_id, "status": record.status,
+                            "createdAt": iso_time(record.created),
+                            "lastUpdatedAt": iso_time(record.updated),
+                            "ttlMs": record.ttl_ms, "pollIntervalMs": POLL_INTERVAL_MS}
+    if record.status_message:
+        task["statusMessage"] = record.status_message
+    return task
+
+
+def create_result(record: TaskRecord) -> dict[str, Any]:
+    """``CreateTaskResult``: ``Result & Task``, flat."""
+    return {"resultType": "task", **task_wire(record)}
+
+
+def _find(store: TaskStore, owner: str, params: Any, headers: Mapping[str, str] | None,
+          ) -> TaskRecord:
+    from mcp.shared.exceptions import MCPError
+
+    task_id = params.get("taskId") if isinstance(params, Mapping) else None
+    routed = headers.get("mcp-name") if headers is not None else None
+    if routed is not None and routed != task_id:  # SEP-2243: the header mirrors the body
+        raise MCPError(HEADER_MISMATCH, "Mcp-Name header does not match the request body's "
+                                        "'taskId' parameter")
+    record = store.get(owner, task_id)
+    if record is None:
+        raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+    return record
+
+
+def get(store: TaskStore, owner: str, params: Any,
+        headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``tasks/get``: the task, its result or error inlined once it ended."""
+    record = _find(store, owner, params, headers)
+    detailed: dict[str, Any] = {"resultType": "complete", **task_wire(record)}
+    if record.status == "completed" and record.result is not None:
+        detailed["result"] = record.result
+    elif record.status == "failed" and record.error is not None:
+        detailed["error"] = record.error
+    return detailed
+
+
+def update(store: TaskStore, owner: str, params: Any,
+           headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``tasks/update``: acknowledged; no dsh task has an input request outstanding."""
+    _find(store, owner, params, headers)
+    return {"resultType": "complete"}
+
+
+def cancel(store: TaskStore, owner: str, params: Any,
+           headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``tasks/cancel``: acknowledged, for a live task or an ended one alike."""
+    store.cancel(_find(store, owner, params, headers))
+    return {"resultType": "complete"}

@@ -1,0 +1,127 @@
+"""The conformance suite's server ``tasks-*`` scenarios (0.2.0-alpha.12, the newest pinned).
+
+Against ``dsh mcp --http --answers FILE`` itself, the checks that need no fixture tool;
+against ``dsh_task_server.py`` (dsh's task layer and HTTP door in front of the suite's
+fixture tools), every check that applies to a server whose tools never ask the client for
+input. Each pinned by id and judged SUCCESS, so a run that judged nothing cannot pass.
+Which checks cannot apply, and why: ``docs/async-questions.md`` ("Conformance").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from dsh_under_test import DSH, ROOT
+from fakes.npm_programs import node22_script
+
+FIXTURES = Path(__file__).resolve().with_name("dsh_task_server.py")
+SCHEMA = "wire-schema-valid"
+
+# fixture-free: what dsh mcp's own tools let the suite judge
+ON_DSH_MCP = {
+    "tasks-capability-negotiation": ["tasks-extension-advertised",
+                                     "sep-2663-tasks-methods-non-declaring", SCHEMA],
+    "tasks-dispatch-and-envelope": ["sep-2663-tasks-result-removed-method-not-found",
+                                    "tasks-removed-tasks-list",
+                                    "sep-2663-tasks-get-invalid-task-id-32602", SCHEMA],
+    "tasks-request-headers": ["tasks-headers-reject-mismatched-method", SCHEMA],
+}
+# with the suite's fixtures (greet, slow_compute, failing_job, protocol_error_job)
+ON_FIXTURES = {
+    "tasks-lifecycle": [
+        "tasks-sync-tool-call", "sep-2663-result-type-task-on-create",
+        "sep-2663-tasks-get-status-working", "sep-2663-tasks-get-status-completed",
+        "sep-2663-tool-error-uses-completed-status", "sep-2663-tasks-get-status-failed",
+        "sep-2663-cancel-ack-empty-result", "tasks-cancel-terminal-idempotent-ack", SCHEMA],
+    "tasks-capability-negotiation": [
+        "tasks-extension-advertised", "sep-2663-tasks-methods-non-declaring",
+        "sep-2663-server-rejects-undeclared-client", "tasks-per-request-meta-opt-in", SCHEMA],
+    "tasks-wire-fields": ["tasks-wire-field-renames", "tasks-no-early-ttl-expiry",
+                          "tasks-no-related-task-meta-on-inlined-result", SCHEMA],
+    "tasks-request-state-removal": ["tasks-create-result-no-request-state",
+                                    "tasks-get-detailed-no-request-state", SCHEMA],
+    "tasks-request-headers": [
+        "tasks-headers-tolerate-mcp-method-on-tools-call",
+        "sep-2663-routing-headers-accepted-on-tasks-get",
+        "tasks-headers-reject-mismatched-method",
+        "sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get", SCHEMA],
+    "tasks-dispatch-and-envelope": [
+        "sep-2663-tasks-result-removed-method-not-found", "tasks-removed-tasks-list",
+        "tasks-server-directed-creation-no-hint", "sep-2663-legacy-task-param-ignored",
+        "tasks-immediate-result-shortcut", "tasks-result-type-complete-on-non-task-responses",
+        "sep-2663-durable-create-strong-consistency",
+        "sep-2663-tasks-get-invalid-task-id-32602", SCHEMA],
+    "tasks-required-task-error": ["sep-2663-server-returns-missing-capability-when-required",
+                                  "sep-2663-server-returns-missing-capability-data-shape",
+                                  SCHEMA],
+}
+# the scenarios no check of which applies (docs/async-questions.md says why)
+NOT_APPLICABLE = ("tasks-mrtr-input", "tasks-mrtr-composition", "tasks-status-notifications")
+
+
+@contextmanager
+def serving(command: list[str]):
+    """``command`` (a dsh HTTP server) running; yields the URL it printed."""
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        line = process.stderr.readline()
+        assert line.startswith("dsh: mcp http://127.0.0.1:"), line
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def judged(url: str, scenario: str, out: Path) -> dict[str, str]:
+    """Each check the suite judged in ``scenario`` against ``url``, by id."""
+    suite = node22_script("@modelcontextprotocol/conformance", "dist/index.js")
+    result = subprocess.run([*suite, "server", "--url", url, "--scenario", scenario,
+                             "-o", str(out)], capture_output=True, text=True, timeout=180,
+                            stdin=subprocess.DEVNULL)
+    runs = sorted(out.glob(f"server-{scenario}-*/checks.json"))
+    assert len(runs) == 1, (result.stdout + result.stderr)[-3000:]
+    checks = json.loads(runs[0].read_text(encoding="utf-8"))
+    return {check["id"]: check["status"] for check in checks
+            if check.get("status") in ("SUCCESS", "FAILURE", "WARNING")}
+
+
+@pytest.fixture(scope="module")
+def dsh_mcp_url(tmp_path_factory):
+    answers = tmp_path_factory.mktemp("answers") / "answers.json"
+    answers.write_text(json.dumps({"db": ["SQLite"]}))
+    with serving([DSH, "mcp", "--http", "--answers", str(answers)]) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def fixtures_url():
+    with serving([sys.executable, str(FIXTURES)]) as url:
+        yield url
+
+
+@pytest.mark.parametrize("scenario", list(ON_DSH_MCP))
+def test_dsh_mcp_passes_the_fixture_free_checks(scenario, dsh_mcp_url, tmp_path):
+    verdicts = judged(dsh_mcp_url, scenario, tmp_path)
+    pinned = {check: verdicts.get(check) for check in ON_DSH_MCP[scenario]}
+    assert pinned == dict.fromkeys(ON_DSH_MCP[scenario], "SUCCESS"), verdicts
+
+
+@pytest.mark.parametrize("scenario", list(ON_FIXTURES))
+def test_dshs_task_layer_passes_the_scenario_on_the_suites_fixtures(scenario, fixtures_url,
+                                                                     tmp_path):
+    verdicts = judged(fixtures_url, scenario, tmp_path)
+    assert verdicts == dict.fromkeys(ON_FIXTURES[scenario], "SUCCESS")
+
+
+def test_the_scenarios_that_cannot_apply_are_the_ones_the_docs_name():
+    docs = (ROOT / "docs" / "async-questions.md").read_text(encoding="utf-8")
+    for scenario in NOT_APPLICABLE:
+        assert f"`{scenario}`" in docs

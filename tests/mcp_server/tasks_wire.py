@@ -1,0 +1,169 @@
+"""Raw JSON-RPC to ``dsh mcp`` for its MCP tasks (the SDK's client has no task support).
+
+``HttpDsh`` is ``dsh mcp --http ARGS`` as a child, with a 2025-11-25 session (``Legacy``)
+or the 2026-07-28 wire (``Modern``, no session, the tasks extension in every ``_meta``);
+``StdioDsh`` is ``dsh mcp ARGS`` over pipes, its notifications kept as they come.
+"""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import subprocess
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from dsh_under_test import DSH
+from mcp_util import BATCH
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+ACCEPT = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+_ids = itertools.count(1)
+
+
+def ask_call(task: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``tools/call`` params of ``ask_user_question`` (a 2025-11-25 ``task`` with ``task``)."""
+    params: dict[str, Any] = {"name": "ask_user_question", "arguments": BATCH}
+    if task is not None:
+        params["task"] = task
+    return params
+
+
+def post(url: str, message: dict[str, Any], headers: dict[str, str] | None = None,
+         timeout: float = 20.0) -> tuple[int, dict[str, str], list[dict[str, Any]]]:
+    """One POST on a connection of its own: status, headers, the JSON-RPC messages back."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    try:
+        connection.request("POST", parts.path, json.dumps(message), {**ACCEPT, **(headers or {})})
+        response = connection.getresponse()
+        body = response.read().decode()
+    finally:
+        connection.close()
+    found = {key.lower(): value for key, value in response.getheaders()}
+    if "text/event-stream" in found.get("content-type", ""):
+        messages = [json.loads(line[5:]) for line in body.splitlines()
+                    if line.startswith("data:") and line[5:].strip()]
+    else:
+        messages = [json.loads(body)] if body.strip() else []
+    return response.status, found, messages
+
+
+def reply(messages: list[dict[str, Any]], request_id: int) -> dict[str, Any]:
+    """The response to ``request_id`` among ``messages``."""
+    return next(message for message in messages if message.get("id") == request_id)
+
+
+class Legacy:
+    """A 2025-11-25 session of ``dsh mcp --http``."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        request = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "tasks-test", "version": "1.0"}}}
+        status, headers, messages = post(url, request, {"MCP-Protocol-Version": "2025-11-25"})
+        assert status == 200, (status, messages)
+        self.initialized = reply(messages, 0)["result"]
+        self.session = headers["mcp-session-id"]
+        post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers())
+
+    def headers(self) -> dict[str, str]:
+        return {"Mcp-Session-Id": self.session, "MCP-Protocol-Version": "2025-11-25"}
+
+    def request(self, method: str, params: dict[str, Any] | None = None,
+                timeout: float = 20.0) -> dict[str, Any]:
+        """The response (``result`` or ``error``) to one request of this session."""
+        request_id = next(_ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        status, _, messages = post(self.url, message, self.headers(), timeout)
+        assert messages, status
+        return reply(messages, request_id)
+
+
+class Modern:
+    """The 2026-07-28 wire of ``dsh mcp --http``: every request on its own, ``_meta`` in it."""
+
+    def __init__(self, url: str, *, tasks: bool = True) -> None:
+        self.url = url
+        self.capabilities: dict[str, Any] = {"extensions": {EXTENSION: {}}} if tasks else {}
+
+    def request(self, method: str, params: dict[str, Any] | None = None,
+                headers: dict[str, str] | None = None) -> dict[str, Any]:
+        request_id = next(_ids)
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "1.0"},
+                "io.modelcontextprotocol/clientCapabilities": self.capabilities}
+        params = {**(params or {}), "_meta": meta}
+        routing = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+        name = params.get("taskId", params.get("name"))
+        if isinstance(name, str):
+            routing["Mcp-Name"] = name
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        status, _, messages = post(self.url, message, {**routing, **(headers or {})})
+        assert messages, status
+        return reply(messages, request_id)
+
+
+@contextmanager
+def http_dsh(*args: str):
+    """``dsh mcp --http ARGS`` running; yields its URL (with the token)."""
+    process = subprocess.Popen([DSH, "mcp", "--http", *args], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stderr.readline()
+        assert line.startswith("dsh: mcp http://127.0.0.1:"), line
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+class StdioDsh:
+    """``dsh mcp ARGS`` over pipes, spoken to in raw JSON-RPC lines."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen([DSH, "mcp", *args], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+        self.notifications: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id = next(_ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.until(lambda message: message.get("id") == request_id)
+
+    def notification(self, method: str) -> dict[str, Any]:
+        """The first ``method`` notification, whether it came already or is still to come."""
+        for message in self.notifications:
+            if message.get("method") == method:
+                return message
+        return self.until(lambda message: message.get("method") == method)
+
+    def until(self, wanted) -> dict[str, Any]:
+        """Read messages until one is ``wanted`` (notifications are kept on the way)."""
+        assert self.process.stdout is not None
+        while True:
+            line = self.process.stdout.readline()
+            assert line, "dsh mcp ended"
+            message = json.loads(line)
+            if "id" not in message:
+                self.notifications.append(message)
+            if wanted(message):
+                return message
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=30)

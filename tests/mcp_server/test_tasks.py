@@ -1,0 +1,365 @@
+"""MCP tasks on ``dsh mcp``, both eras, over HTTP and stdio, through the real process.
+
+2025-11-25: ``task`` on ``tools/call``, ``tasks/get|result|list|cancel``,
+``notifications/tasks/status``. 2026-07-28: the tasks extension (``resultType: "task"``,
+``tasks/get`` inlining the result, ``tasks/update``, ``tasks/cancel``). A task is its
+session's alone; its TTL is honoured and bounded; a client back within the TTL gets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from mcp_util import bounded, jsonl_desk
+from tasks_wire import EXTENSION, Legacy, Modern, StdioDsh, ask_call, http_dsh
+
+from dsh_cli.core.limits import TASK_TTL_MAX_MS
+
+ANSWERED = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+NOT_FOUND = -32602
+
+
+@pytest.fixture
+def answers(tmp_path):
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"db": ["SQLite"]}))
+    return str(path)
+
+
+def unstamped(result: dict) -> dict:
+    """A 2026 result without its ``_meta``, which names the server as every 2026 result does."""
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "dsh"
+    return {key: value for key, value in result.items() if key != "_meta"}
+
+
+def until_ended(poll, task_id: str) -> dict:
+    """``tasks/get`` until the task has ended (the process's own time bounds the test)."""
+    while True:
+        got = poll("tasks/get", {"taskId": task_id})
+        task = got["result"]
+        if task["status"] in ("completed", "failed", "cancelled"):
+            return task
+
+
+def test_a_2025_task_over_http_runs_apart_and_tasks_result_returns_the_answer(answers):
+    with http_dsh("--answers", answers) as url:
+        session = Legacy(url)
+        assert session.initialized["capabilities"]["tasks"] == {
+            "list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        tools = session.request("tools/list")["result"]["tools"]
+        assert {tool["name"]: tool.get("execution") for tool in tools} == {
+            "ask_user_question": {"taskSupport": "optional"},
+            "approve_tool_use": {"taskSupport": "optional"},
+            "get_user_answer": None}  # a fetch whose wait is capped: no task
+        created = session.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+        assert created["status"] == "working" and created["ttl"] == 60_000
+        assert len(created["taskId"]) >= 43  # 256 random bits
+        result = session.request("tasks/result", {"taskId": created["taskId"]})["result"]
+        assert result["structuredContent"] == ANSWERED and result["isError"] is False
+        assert "resultType" not in result
+        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {
+            "taskId": created["taskId"]}
+        task = session.request("tasks/get", {"taskId": created["taskId"]})["result"]
+        assert task["status"] == "completed"
+        listed = session.request("tasks/list", {})["result"]["tasks"]
+        assert [entry["taskId"] for entry in listed] == [created["taskId"]]
+        refused = session.request("tasks/cancel", {"taskId": created["taskId"]})["error"]
+        assert refused["code"] == NOT_FOUND and "already completed" in refused["message"]
+        # a call without ``task`` is served as ever
+        plain = session.request("tools/call", ask_call())["result"]
+        assert plain["structuredContent"] == ANSWERED and "task" not in plain
+
+
+def test_a_2025_task_over_stdio_sends_its_status_notifications(answers):
+    dsh = StdioDsh("--answers", answers)
+    try:
+        dsh.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                   "clientInfo": {"name": "tasks-test", "version": "1.0"}})
+        dsh.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        created = dsh.request("tools/call", ask_call({}))["result"]["task"]
+        assert created["ttl"] == 60 * 60 * 1000  # no ttl asked: an hour
+        status = dsh.notification("notifications/tasks/status")
+        assert status["params"]["taskId"] == created["taskId"]
+        assert status["params"]["status"] == "completed"
+        result = dsh.request("tasks/result", {"taskId": created["taskId"]})["result"]
+        assert result["structuredContent"] == ANSWERED
+    finally:
+        dsh.close()
+
+
+def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answers):
+    with http_dsh("--answers", answers) as url:
+        wire = Modern(url)
+        created = wire.request("tools/call", ask_call())["result"]
+        assert created["resultType"] == "task" and created["status"] == "working"
+        assert created["ttlMs"] == 60 * 60 * 1000 and "task" not in created
+        task = until_ended(wire.request, created["taskId"])
+        assert task["resultType"] == "complete" and task["status"] == "completed"
+        assert task["result"]["structuredContent"] == ANSWERED
+        update = wire.request("tasks/update", {"taskId": created["taskId"],
+                                               "inputResponses": {}})
+        assert unstamped(update["result"]) == {"resultType": "complete"}
+        for _ in range(2):  # an ended task's cancel is the same empty ack
+            cancelled = wire.request("tasks/cancel", {"taskId": created["taskId"]})
+            assert unstamped(cancelled["result"]) == {"resultType": "complete"}
+        for gone in ("tasks/result", "tasks/list"):
+            assert wire.request(gone, {"taskId": created["taskId"]})["error"]["code"] == -32601
+        unknown = wire.request("tasks/get", {"taskId": "no-such-task"})["error"]
+        assert unknown["code"] == NOT_FOUND
+        mismatched = wire.request("tasks/get", {"taskId": created["taskId"]},
+                                  headers={"Mcp-Name": "another-task"})["error"]
+        assert mismatched["code"] == -32020
+
+
+def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(answers):
+    with http_dsh("--answers", answers) as url:
+        created = Modern(url).request("tools/call", ask_call())["result"]
+        plain = Modern(url, tasks=False)
+        result = plain.request("tools/call", ask_call())["result"]
+        assert result["resultType"] == "complete"
+        assert result["structuredContent"] == ANSWERED
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            error = plain.request(method, {"taskId": created["taskId"]})["error"]
+            assert error["code"] == -32021
+            assert error["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+        # and a 2025 session cannot reach a 2026 task either
+        session = Legacy(url)
+        assert session.request("tasks/get", {"taskId": created["taskId"]})["error"][
+            "code"] == NOT_FOUND
+
+
+def test_a_task_is_its_own_http_sessions_alone():
+    with http_dsh("--wait", "60") as url:  # no desk: the question waits
+        mine, theirs = Legacy(url), Legacy(url)
+        created = mine.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+        task_id = {"taskId": created["taskId"]}
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            error = theirs.request(method, task_id)["error"]
+            assert error["code"] == NOT_FOUND, method
+        assert theirs.request("tasks/list", {})["result"]["tasks"] == []
+        assert mine.request("tasks/get", task_id)["result"]["status"] == "working"
+        cancelled = mine.request("tasks/cancel", task_id)["result"]
+        assert cancelled["status"] == "cancelled"
+        assert mine.request("tasks/get", task_id)["result"]["status"] == "cancelled"
+
+
+def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it():
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                session = await asyncio.to_thread(Legacy, url)
+                created = (await asyncio.to_thread(
+                    session.request, "tools/call", ask_call({})))["result"]["task"]
+                requested = await desk.event("question/requested")
+                await asyncio.to_thread(session.request, "tasks/cancel",
+                                        {"taskId": created["taskId"]})
+                resolved = await desk.event("question/resolved")
+                return requested, resolved
+
+    requested, resolved = bounded(main())
+    assert requested["questions"][0]["id"] == "db"
+    assert resolved["rpc_id"] == requested["rpc_id"] and resolved["outcome"] == "aborted"
+
+
+def test_a_tasks_ttl_is_bounded_and_a_task_past_it_is_withdrawn_and_forgotten():
+    with http_dsh("--wait", "60") as url:
+        session = Legacy(url)
+        huge = session.request("tools/call", ask_call({"ttl": 10 ** 12}))["result"]["task"]
+        assert huge["ttl"] == TASK_TTL_MAX_MS
+        brief = session.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
+        while "error" not in (got := session.request("tasks/get",
+                                                     {"taskId": brief["taskId"]})):
+            assert got["result"]["status"] in ("working", "cancelled")
+        assert got["error"]["code"] == NOT_FOUND
+        listed = session.request("tasks/list", {})["result"]["tasks"]
+        assert [task["taskId"] for task in listed] == [huge["taskId"]]
+
+
+def test_a_client_back_within_the_ttl_gets_its_result():
+    """The wait on ``tasks/result`` broke (the connection dropped); the task went on, and
+    the same session on a new connection, and the 2026 wire by task id, get the answer."""
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                session = await asyncio.to_thread(Legacy, url)
+                created = (await asyncio.to_thread(
+                    session.request, "tools/call", ask_call({"ttl": 60_000})))["result"]["task"]
+                first = await desk.event("question/requested")
+                with pytest.raises(TimeoutError):
+                    await asyncio.to_thread(session.request, "tasks/result",
+                                            {"taskId": created["taskId"]}, 0.5)
+                await desk.answer(first, [{"id": "db", "selected": ["SQLite"]}])
+                result = await asyncio.to_thread(session.request, "tasks/result",
+                                                 {"taskId": created["taskId"]})
+                modern = Modern(url)
+                later = (await asyncio.to_thread(modern.request, "tools/call",
+                                                 ask_call()))["result"]
+                second = await desk.event("question/requested")
+                await desk.answer(second, [{"id": "db", "selected": ["SQLite"]}])
+                task = await asyncio.to_thread(until_ended, modern.request, later["taskId"])
+                return result["result"], task
+
+    result, task = bounded(main())
+    assert result["structuredContent"] == ANSWERED
+    assert task["status"] == "completed" and task["result"]["structuredContent"] == ANSWERED
+
+
+def test_approve_tool_use_runs_as_a_2026_task_decided_at_the_desk(tmp_path):
+    request = {"tool_name": "Bash", "input": {"command": "rm -rf build"},
+               "tool_use_id": "toolu_01"}
+
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                wire = Modern(url)
+                created = (await asyncio.to_thread(wire.request, "tools/call", {
+                    "name": "approve_tool_use", "arguments": request}))["result"]
+                requested = await desk.event("permission/requested")
+                await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
+                                 "session_id": requested["session_id"],
+                                 "decision": "allow_once"})
+                task = await asyncio.to_thread(until_ended, wire.request, created["taskId"])
+                return created, requested, task
+
+    created, requested, task = bounded(main())
+    assert created["resultType"] == "task"
+    assert created["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "dsh"
+    assert requested["tool"] == "Bash" and requested["source"]["client"] == "tasks-test"
+    assert task["status"] == "completed"
+    assert json.loads(task["result"]["content"][0]["text"]) == {
+        "behavior": "allow", "updatedInput": {"command": "rm -rf build"}}
+
+
+def test_a_session_that_ends_withdraws_its_waiting_tasks():
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                session = await asyncio.to_thread(Legacy, url)
+                await asyncio.to_thread(session.request, "tools/call", ask_call({}))
+                requested = await desk.event("question/requested")
+                await asyncio.to_thread(_delete, url, session.headers())
+                return requested, await desk.event("question/resolved")
+
+    requested, resolved = bounded(main())
+    assert resolved["rpc_id"] == requested["rpc_id"] and resolved["outcome"] == "aborted"
+
+
+def _delete(url: str, headers: dict[str, str]) -> int:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    connection.request("DELETE", parts.path, headers=headers)
+    status = connection.getresponse().status
+    connection.close()
+    assert status < 400, status
+    return status
+
+
+def test_a_session_holds_32_tasks_the_oldest_ended_one_forgotten_first(answers):
+    from dsh_cli.core.limits import TASKS_PER_SESSION
+
+    with http_dsh("--answers", answers) as url:
+        session = Legacy(url)
+        ids = [session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
+               for _ in range(TASKS_PER_SESSION)]
+        for task_id in ids:
+            session.request("tasks/result", {"taskId": task_id})
+        newest = session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
+        listed = [task["taskId"] for task in session.request("tasks/list", {})["result"]["tasks"]]
+        assert listed == [*ids[1:], newest]
+        assert session.request("tasks/get", {"taskId": ids[0]})["error"]["code"] == NOT_FOUND
+
+
+def test_with_32_tasks_waiting_a_33rd_is_refused():
+    from dsh_cli.core.limits import TASKS_PER_SESSION
+
+    with http_dsh("--wait", "60") as url:
+        session = Legacy(url)
+        for _ in range(TASKS_PER_SESSION):
+            assert "result" in session.request("tools/call", ask_call({}))
+        refused = session.request("tools/call", ask_call({}))["error"]
+        assert refused["code"] == -32600 and "too many tasks" in refused["message"]
+        other = Legacy(url)  # the cap is a session's, not the process's
+        assert "result" in other.request("tools/call", ask_call({}))
+
+
+BAD_TASK_IDS = [None, {}, {"taskId": 5}, {"taskId": None}, {"taskId": ["x"]},
+                {"taskId": "x" * 100_000}]
+
+
+def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answers):
+    with http_dsh("--answers", answers) as url:
+        session, wire = Legacy(url), Modern(url)
+        for params in BAD_TASK_IDS:
+            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                assert session.request(method, params)["error"]["code"] == NOT_FOUND
+            for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+                assert wire.request(method, params or {})["error"]["code"] == NOT_FOUND
+        for ttl in ("big", -1, 1.5, True, None):  # not a positive integer: the default hour
+            task = session.request("tools/call", ask_call({"ttl": ttl}))["result"]["task"]
+            assert task["ttl"] == 60 * 60 * 1000
+        for task in ("x", 5, []):  # not an object: the SDK's own params check refuses it
+            assert session.request("tools/call", {**ask_call(), "task": task})["error"][
+                "code"] == -32602
+        # and the server still serves
+        assert session.request("tools/call", ask_call())["result"]["structuredContent"] == \
+            ANSWERED
+
+
+def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
+    import subprocess
+
+    from dsh_under_test import DSH
+
+    async def main():
+        async with jsonl_desk() as desk:
+            process = subprocess.Popen([DSH, "mcp", "--http", "--wait", "20"],
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True)
+            try:
+                line = await asyncio.to_thread(process.stderr.readline)
+                session = await asyncio.to_thread(Legacy, line.split()[-1])
+                await asyncio.to_thread(session.request, "tools/call", ask_call({}))
+                requested = await desk.event("question/requested")
+                process.terminate()
+                resolved = await desk.event("question/resolved")
+                _, err = await asyncio.to_thread(process.communicate, None, 30)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(timeout=30)
+            return requested, resolved, process.returncode, err
+
+    requested, resolved, status, err = bounded(main())
+    assert resolved["rpc_id"] == requested["rpc_id"], resolved
+    assert resolved["outcome"] == "aborted", resolved
+    assert status == 143 and err == "", err
+
+
+def test_a_2025_tasks_status_notifications_reach_the_sessions_get_stream(answers):
+    """Not the ``tools/call`` response's stream: that one ended with the task's creation."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    with http_dsh("--answers", answers) as url:
+        session = Legacy(url)
+        parts = urlsplit(url)
+        stream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+        stream.request("GET", parts.path, headers={**session.headers(),
+                                                   "Accept": "text/event-stream"})
+        response = stream.getresponse()
+        assert response.status == 200
+        created = session.request("tools/call", ask_call({}))["result"]["task"]
+        while True:
+            line = response.fp.readline()
+            assert line, "the stream ended"
+            if line.startswith(b"data:") and b"notifications/tasks/status" in line:
+                status = json.loads(line[5:])["params"]
+                break
+        stream.close()
+    assert status["taskId"] == created["taskId"] and status["status"] == "completed"
+    assert status["ttl"] == created["ttl"]
