@@ -17,7 +17,8 @@ __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
            "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS", "PENDING_BATCHES",
            "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES", "PRIVATE_FILE_BYTES",
            "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
-           "SERVER_LOG_BYTES", "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS",
+           "SERVER_LOG_BYTES", "TICKETS_OPEN", "TICKETS_OPEN_PER_OWNER", "TICKETS_SETTLED",
+           "TICKET_CHARACTERS",
            "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
            "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
            "URL_CHARACTERS", "WEB_HISTORY_EVENTS"]
@@ -101,6 +102,9 @@ AGENT_CONFIG_BYTES = 64 * 1024 * 1024
 # ``dsh mcp``'s tickets (``mcp_server/tickets.py``: async ``ask_user_question`` batches, MCP
 # tasks), across all of the server's sessions: open at once, past it TOO_MANY_PENDING
 TICKETS_OPEN = 10_000
+# the same, for one owner (a stdio process, one HTTP session, or all sessionless 2026-07-28
+# requests together): one session that fills its share leaves the rest room
+TICKETS_OPEN_PER_OWNER = 1_000
 # settled outcomes kept at once (the oldest settled is forgotten first), and as many forgotten
 # ids remembered, so a late fetch reads TICKET_EXPIRED rather than UNKNOWN_TICKET
 TICKETS_SETTLED = 1_000

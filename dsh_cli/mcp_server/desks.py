@@ -461,6 +461,7 @@ class DeskProvider:
 
     # the provenance the store keeps with each answer, which comes through the table
     answered_through_table = "desk"
+    concurrent = True  # the inbox lists every pending batch: none waits behind another
 
     def __init__(self, hub: DeskHub, *, wait: float = 0.0,
                  alert: Callable[[], None] | None = None) -> None:
