@@ -43,23 +43,29 @@ def test_every_batch_of_every_session_is_at_the_desk_at_once_and_any_may_go_firs
                 tickets.append(result.structured_content["ticket"])
             waiting = asyncio.ensure_future(b.call_tool("ask_user_question",
                                                         batch("WAITING", "wait")))
-            seen = {}
-            while len(seen) < 4:  # all four, before anything is answered
-                event = await desk.event("question/requested")
-                seen[event["questions"][0]["header"]] = event
+            seen, listed = {}, {}
+            while len(seen) < 4 or len(listed) < 4:  # all four, before anything is answered
+                event = await desk.event()
+                if event["type"] == "question/requested":
+                    seen[event["questions"][0]["header"]] = event
+                elif event["type"] == "inbox/changed" and event["change"] == "added":
+                    listed[event["entry"]["rpc_id"]] = event["entry"]["delivery"]
             await desk.answer(seen["WAITING"], answer("B"))
             b_result = await asyncio.wait_for(waiting, 20)
             a_pending = [await fetch(a, ticket) for ticket in tickets]
             for i in (2, 0, 1):
                 await desk.answer(seen[f"async{i}"], answer("A"))
             a_results = [await fetch(a, ticket, wait=20) for ticket in tickets]
-            return seen, tickets, b_result, a_pending, a_results
+            return seen, listed, tickets, b_result, a_pending, a_results
 
-    seen, tickets, b_result, a_pending, a_results = bounded(main())
+    seen, listed, tickets, b_result, a_pending, a_results = bounded(main())
     assert sorted(seen) == ["WAITING", "async0", "async1", "async2"]
     assert [seen[f"async{i}"]["rpc_id"] for i in range(3)] == tickets
     assert [seen[f"async{i}"]["delivery"] for i in range(3)] == ["async"] * 3
     assert seen["WAITING"].get("delivery", "wait") == "wait"
+    # the inbox's entries (the " · async" tag, the web list's delivery) say the same
+    assert listed == {**{ticket: "async" for ticket in tickets},
+                      seen["WAITING"]["rpc_id"]: "wait"}
     assert b_result.is_error is False
     assert b_result.structured_content == {"answers": [{"id": "q1", "selected": ["B"]}]}
     assert [r.structured_content["status"] for r in a_pending] == ["pending"] * 3
