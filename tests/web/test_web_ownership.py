@@ -153,7 +153,8 @@ def test_a_post_for_another_session_settles_nothing_in_dsh_web(verb, web, tmp_pa
     fields = {"answers": ANSWERS} if verb == "answer" else {}
     replies = [page.post("/api/respond", frame) for frame in foreign(verb, requested, **fields)]
     # the relay's ack, and the words the page shows of it (shown.py)
-    assert replies == [(200, {**ack, "shown": {"error": f"Not accepted: {ack['message']}"}})
+    assert replies == [(200, {**ack, "shown": {"error": f"Not accepted: {ack['message']}",
+                                                   "at": None}})
                        for ack in refusals(requested)]
     assert page.post("/api/respond", settling(verb, requested, **fields)) == (
         200, {"type": "response/ack", "rpc_id": requested["rpc_id"], "accepted": True})
