@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.providers.web.app import Guard, WebSecrets, page_routes, read_frame_body
-from dsh_cli.providers.web.shown import refusal_text
+from dsh_cli.providers.web.shown import refusal_shown
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -53,7 +53,7 @@ def create_desk_app(respond_with: Callable[[bytes], Awaitable[dict[str, Any]]],
                 error["code"] = refused.code
             return JSONResponse(error, status_code=refused.status)
         if not ack.get("accepted"):
-            ack["shown"] = {"error": refusal_text(ack)}
+            ack["shown"] = refusal_shown(ack)  # the page jumps to the answer it names
         return JSONResponse(ack)
 
     routes = [*page_routes(secrets, "desk", feed),
