@@ -12,8 +12,10 @@ from dsh_cli.core.signal import AbortSignal
 from dsh_cli.interaction.constraints import TextRule
 
 __all__ = [
+    "ANSWER_FIRST",
     "ELICITATION_FIELDS",
     "LABEL_JOINER",
+    "NOT_ANSWERED",
     "SKIPPED",
     "AskContext",
     "AskDefault",
@@ -30,6 +32,8 @@ __all__ = [
 # how every UI reads an answer back: chosen labels joined so, a skip without a default so
 LABEL_JOINER = ", "
 SKIPPED = "skipped"
+ANSWER_FIRST = "answer or skip this question first"  # a submit with a question left open
+NOT_ANSWERED = "not answered yet"  # a review row of a question left open
 
 
 def ends_on_review(questions: Sequence[object], review: bool) -> bool:

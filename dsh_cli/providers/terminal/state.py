@@ -30,7 +30,7 @@ from dsh_cli.interaction import (
     AskUserQuestionItem,
     problem_with,
 )
-from dsh_cli.interaction.vocabulary import ends_on_review
+from dsh_cli.interaction.vocabulary import ANSWER_FIRST, ends_on_review
 
 if TYPE_CHECKING:
     from dsh_cli.providers.terminal.viewport import Viewport
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["ANSWER_FIRST", "AT_LEAST_ONE", "NO_MATCH", "BatchState", "Draft"]
 
 AT_LEAST_ONE = "select at least one option, or type an answer"
-ANSWER_FIRST = "answer or skip this question first"
 EMPTY_TEXT = "type an answer, or press ctrl-s to skip"
 NO_MATCH = "no option matches the filter"
 

@@ -18,7 +18,7 @@ from typing import Any
 from dsh_cli.core.limits import WEB_REMEMBERED
 from dsh_cli.core.recommended import display_label, is_recommended
 from dsh_cli.core.sanitize import escape_invisible, sanitize, sanitize_line
-from dsh_cli.interaction.vocabulary import LABEL_JOINER, SKIPPED
+from dsh_cli.interaction.vocabulary import ANSWER_FIRST, LABEL_JOINER, NOT_ANSWERED, SKIPPED
 
 __all__ = ["PageText", "refusal_shown", "refusal_text", "shorten"]
 
@@ -176,8 +176,10 @@ class PageText:
             })
         # a form (an MCP server's) takes no note and is not discussed; ``joiner`` joins the
         # labels of an answer the page reads back before it is sent
+        # ``words``: what the page says of a question left open, in the terminal's words
         return {"questions": questions, "form": named, "review": request.reviewed,
-                "joiner": LABEL_JOINER}
+                "joiner": LABEL_JOINER,
+                "words": {"answer_first": f"Please {ANSWER_FIRST}.", "open": NOT_ANSWERED}}
 
     def _question_resolved(self, data: dict[str, Any]) -> dict[str, Any]:
         questions = self._batches.pop(str(data.get("rpc_id")), None)

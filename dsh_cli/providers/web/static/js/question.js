@@ -7,7 +7,6 @@ import { forgetDrafts, saveDrafts } from "./drafts.js";
 import { backToInbox, leave, note, refreshStatus, showNext } from "./screen.js";
 import { lastStep, renderReview, reviewed, reviewing } from "./review.js";
 
-const INCOMPLETE = "Please answer or skip this question first.";
 const composer = () => $("composer");
 
 // ---------------------------------------------------------------- the batch and its words
@@ -367,7 +366,7 @@ function showMissing() {
   const missing = view.drafts.findIndex((_, i) => !complete(i));
   if (missing < 0) return false;
   view.index = missing;
-  view.error = INCOMPLETE;
+  view.error = view.batch.shown.words.answer_first;
   saveDrafts();
   render(true);
   return true;

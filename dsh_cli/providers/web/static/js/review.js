@@ -49,7 +49,7 @@ export function renderReview(focus) {
       el("span", { class: "key", "aria-hidden": "true", text: i < 9 ? String(i + 1) : "" }),
       el("span", { class: "name", text: words(i).name || q.id }),
       el("span", { class: "value" }, [
-        document.createTextNode(open ? "not answered yet" : answerText(i, item)),
+        document.createTextNode(open ? view.batch.shown.words.open : answerText(i, item)),
         item.note ? el("span", { class: "review-note", text: `Note: ${item.note}` }) : null,
       ]),
     ])]);
