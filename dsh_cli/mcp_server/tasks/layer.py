@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-__all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "install_tasks"]
+__all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "end_listeners", "install_tasks"]
 
 # the work of one call of a task-supporting tool, or None for any other name
 WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
@@ -186,8 +186,16 @@ def install_tasks(server: Server[Any], work_for: WorkFor, *,
     return layer
 
 
+def end_listeners(server: Server[Any]) -> None:
+    """The server is stopping: its listen streams end now, before the transport waits on them."""
+    for layer in server.middleware:
+        if isinstance(layer, TaskLayer):
+            layer.listeners.close()
+
+
 async def close_tasks(server: Server[Any]) -> None:
     """The server is stopping: its live tasks are withdrawn (their batches aborted)."""
+    end_listeners(server)
     for layer in server.middleware:
         if isinstance(layer, TaskLayer):
             await layer.store.close()

@@ -6,7 +6,9 @@ proof of a task being the caller's, so naming it is the entitlement, and a strea
 no other task. The ack (the stream's first frame) echoes the ids honoured (the ones that
 exist now); a named task that has already ended gets its final notification right after
 the ack, so a task that ends between ``tools/call`` and ``subscriptions/listen`` is not
-missed; after that, one notification per status change. Each notification is the task's
+missed; after that, one notification per status change. A stream ends when its client
+goes, when it lets ``BACKLOG`` changes pile up unread, or, with the listen result as its
+last frame, when the server stops. Each notification is the task's
 ``DetailedTask`` (the ``tasks/get`` shape, result or error inlined), stamped with the
 subscription id. dsh publishes no list changes, so no other filter field is honoured.
 """
@@ -46,16 +48,27 @@ class TaskListeners:
     """The open listen streams, each with the task ids it named."""
 
     def __init__(self) -> None:
-        self._streams: dict[object, tuple[frozenset[str], asyncio.Queue[TaskRecord]]] = {}
+        self._streams: dict[object, tuple[frozenset[str], asyncio.Queue[TaskRecord | None]]] = {}
 
     def changed(self, record: TaskRecord) -> None:
         """A task's status changed: every stream that named it hears of it."""
         for token, (ids, queue) in list(self._streams.items()):
             if record.task_id in ids:
-                try:
+                if queue.qsize() >= BACKLOG:  # a client that stopped reading: its stream ends
+                    self.end(token)
+                else:
                     queue.put_nowait(record)
-                except asyncio.QueueFull:  # a client that stopped reading: its stream ends
-                    self._streams.pop(token, None)
+
+    def end(self, token: object) -> None:
+        """One stream ends once it has sent what it holds (the ``None`` at its end)."""
+        stream = self._streams.pop(token, None)
+        if stream is not None:
+            stream[1].put_nowait(None)  # there is always room: the backlog leaves one
+
+    def close(self) -> None:
+        """Every stream ends, with the listen result as its last frame (the server stops)."""
+        for token in list(self._streams):
+            self.end(token)
 
     async def serve(self, ctx: ServerRequestContext[Any, Any], store: TaskStore, owner: str,
                     params: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,7 +85,7 @@ class TaskListeners:
         records = [record for task_id in dict.fromkeys(ids)
                    if (record := store.get(owner, task_id)) is not None]
         meta = {SUBSCRIPTION_ID: subscription}
-        queue: asyncio.Queue[TaskRecord] = asyncio.Queue(BACKLOG)
+        queue: asyncio.Queue[TaskRecord | None] = asyncio.Queue(BACKLOG + 1)
         token = object()
         self._streams[token] = (frozenset(record.task_id for record in records), queue)
         for record in records:
@@ -82,8 +95,7 @@ class TaskListeners:
             await self._send(ctx, "notifications/subscriptions/acknowledged",
                              {"notifications": {"taskIds": [r.task_id for r in records]},
                               "_meta": meta})
-            while token in self._streams or not queue.empty():
-                record = await queue.get()
+            while (record := await queue.get()) is not None:
                 task = {key: value for key, value in detailed(record).items()
                         if key != "resultType"}
                 await self._send(ctx, NOTIFICATION, {**task, "_meta": meta})
