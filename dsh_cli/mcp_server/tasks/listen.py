@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.core.limits import TASK_LISTEN_BACKLOG as BACKLOG
 from dsh_cli.core.limits import TASKS_PER_SESSION
 from dsh_cli.mcp_server.tasks.modern import INVALID_PARAMS, detailed
 from dsh_cli.mcp_server.tasks.store import TaskRecord, TaskStore
@@ -31,7 +32,6 @@ __all__ = ["METHOD", "NOTIFICATION", "TaskListeners"]
 METHOD = "subscriptions/listen"
 NOTIFICATION = "notifications/tasks"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-BACKLOG = 64  # status changes a slow stream may have queued before it is ended
 
 
 class _Frame:
