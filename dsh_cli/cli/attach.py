@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from dsh_cli.cli.options import PORT
 from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ __all__ = ["attach"]
                    "and frames on stdio.")
 @click.option("--web", is_flag=True,
               help="The inbox in a browser on 127.0.0.1 (prints its URL; ctrl-c closes it).")
-@click.option("--port", type=int, default=None, metavar="PORT",
+@click.option("--port", type=PORT, default=None, metavar="PORT",
               help="Port for --web (default: any free port).")
 def attach(plain: bool, jsonl: bool, web: bool, port: int | None) -> None:
     """The inbox of every `dsh mcp` here: open any pending question and answer it."""

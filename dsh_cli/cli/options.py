@@ -10,6 +10,7 @@ import click
 from dsh_cli.core.defaults import DEFAULT_BASE_URL, DEFAULT_MODEL
 
 __all__ = [
+    "PORT",
     "QUESTION_TIMEOUT",
     "QUESTION_TIMEOUT_HELP",
     "agent_options",
@@ -92,6 +93,7 @@ def tool_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 WEB_PORT_HELP = "Port for the web surface (default: any free port)."
+PORT = click.IntRange(0, 65535)  # a TCP port; 0 is any free one
 
 
 def web_options(command: Callable[..., Any], *,
@@ -100,7 +102,7 @@ def web_options(command: Callable[..., Any], *,
     decorators = [
         click.option("--host", default="127.0.0.1", show_default=True, metavar="ADDRESS",
                      help="Address to bind the web surface to."),
-        click.option("--port", type=int, default=0, metavar="PORT", help=port_help),
+        click.option("--port", type=PORT, default=0, metavar="PORT", help=port_help),
         click.option("--open/--no-open", "open_browser", default=None,
                      help="Open the system browser (default: when a display is available)."),
     ]

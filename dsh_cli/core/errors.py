@@ -72,6 +72,7 @@ __all__ = [
     "NOTHING_TO_RESUME",
     "NO_PERMISSION_PROVIDER",
     "NO_PROVIDER",
+    "NO_TICKET_OWNER",
     "PERMISSION_DENIED",
     "PRIVATE_FILE_ERROR",
     "SCRIPT_ERROR",
@@ -128,6 +129,8 @@ TICKET_NOT_PENDING = "TICKET_NOT_PENDING"  # it was answered, cancelled or timed
 TOO_MANY_PENDING = "TOO_MANY_PENDING"  # the cap on async batches waiting at once
 # a ticket of ``dsh mcp`` whose outcome was kept for its time and then forgotten
 TICKET_EXPIRED = "TICKET_EXPIRED"
+# an HTTP request whose session ``dsh mcp`` cannot tell: no ticket is made or read for it
+NO_TICKET_OWNER = "NO_TICKET_OWNER"
 
 # MCP servers' tools (mcp.md, section 2)
 MCP_TOOL_ERROR = "MCP_TOOL_ERROR"

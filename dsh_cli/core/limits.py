@@ -10,17 +10,19 @@ nothing.
 from __future__ import annotations
 
 __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
-           "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DPOP_NONCE_CHARACTERS",
-           "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES",
-           "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS",
-           "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES",
-           "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS", "PENDING_BATCHES",
-           "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES", "PRIVATE_FILE_BYTES",
-           "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
-           "SERVER_LOG_BYTES", "TASKS_PER_SESSION", "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS",
-           "TICKETS_OPEN", "TICKETS_SETTLED", "TICKET_CHARACTERS", "TICKET_FETCHED_SECONDS",
-           "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS", "TRUST_BYTES", "TRUST_FILES",
-           "TRUST_PARSED_BYTES", "TURN_CHARACTERS", "URL_CHARACTERS", "WEB_HISTORY_EVENTS"]
+           "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS",
+           "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
+           "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
+           "MODEL_CALLS", "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS",
+           "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS",
+           "PENDING_BATCHES", "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES",
+           "PRIVATE_FILE_BYTES", "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES",
+           "RESULT_CHARACTERS", "RESULT_ITEMS", "SERVER_LOG_BYTES", "TASKS_PER_SESSION",
+           "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS", "TICKETS_OPEN",
+           "TICKETS_OPEN_PER_OWNER", "TICKETS_SETTLED", "TICKET_CHARACTERS",
+           "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
+           "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
+           "URL_CHARACTERS", "WEB_HISTORY_EVENTS", "WEB_REMEMBERED"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -94,6 +96,12 @@ MODEL_CALLS = 50
 INPUT_ROUNDS = 10
 # events a ``dsh web`` page's feed keeps for a page that reconnects; older ones are dropped
 WEB_HISTORY_EVENTS = 2000
+# batches, calls and permission requests the page's words are remembered for at once (a
+# peer's flood); the oldest are forgotten (``providers/web/shown.py``)
+WEB_REMEMBERED = 1000
+# events queued for one browser of the web desk that does not read them (a phone asleep)
+# before its stream is ended; it reconnects and gets the replay (``desk/web/feed.py``)
+DESK_QUEUED_EVENTS = 2000
 # bytes queued for a pipe's reader before the reader counts as gone (``providers/pipe_writer.py``)
 PIPE_QUEUE_BYTES = 64 * 1024 * 1024
 # another agent's config file ``dsh mcp install`` reads (~/.claude.json keeps history)
@@ -101,6 +109,9 @@ AGENT_CONFIG_BYTES = 64 * 1024 * 1024
 # ``dsh mcp``'s tickets (``mcp_server/tickets.py``: async ``ask_user_question`` batches, MCP
 # tasks), across all of the server's sessions: open at once, past it TOO_MANY_PENDING
 TICKETS_OPEN = 10_000
+# the same, for one owner (a stdio process, one HTTP session, or all sessionless 2026-07-28
+# requests together): one session that fills its share leaves the rest room
+TICKETS_OPEN_PER_OWNER = 1_000
 # settled outcomes kept at once (the oldest settled is forgotten first), and as many forgotten
 # ids remembered, so a late fetch reads TICKET_EXPIRED rather than UNKNOWN_TICKET
 TICKETS_SETTLED = 1_000

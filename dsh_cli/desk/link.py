@@ -20,12 +20,21 @@ from typing import Any
 
 from dsh_cli.core.limits import DESK_LINE_BYTES as MAX_LINE
 from dsh_cli.core.lines import notice
+from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
 
-__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink"]
+__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "frame_line"]
 
 TAKEN = frozenset({"question/requested", "permission/requested"})
 SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new servers
+
+
+def frame_line(frame: dict[str, Any]) -> bytes:
+    """One frame as the UTF-8 line a server reads (not ASCII-escaped: a ``\\ud83d\\ude00``
+    pair is 12 bytes for a 4-byte emoji, and an answer within its characters' cap would
+    outgrow the server's ``FRAME_BYTES``)."""
+    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return scrub_surrogates(text).encode("utf-8")  # a lone surrogate is no UTF-8: U+FFFD
 
 
 class ServerLink:
@@ -42,13 +51,21 @@ class ServerLink:
     def pid(self) -> int | None:
         return self.hello.get("pid")
 
+    @property
+    def closed(self) -> bool:
+        """True once the link is closed (its server went away, or the desk is closing)."""
+        return self._writer.is_closing()
+
     def send(self, frame: dict[str, Any]) -> None:
         """One frame as one line; a server that went away just loses it."""
+        self.send_line(frame_line(frame))
+
+    def send_line(self, line: bytes) -> None:
+        """One line made by ``frame_line``; a server that went away just loses it."""
         if self._writer.is_closing():
             return
-        line = json.dumps(frame, ensure_ascii=True, separators=(",", ":")) + "\n"
         with contextlib.suppress(OSError, RuntimeError):
-            self._writer.write(line.encode("ascii"))
+            self._writer.write(line)
 
     async def read_event(self) -> dict[str, Any] | None:
         """The next event object; None when the server hung up. Garbage lines are skipped."""

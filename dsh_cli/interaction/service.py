@@ -1,10 +1,12 @@
 """``UserInteraction``: the seam a tool calls to ask the human (``ctx.user_interaction``).
 
 One provider is active at a time. ``ask`` validates the request in the documented order,
-waits its turn (requests are shown one at a time, first in first out), registers the
-batch in the pending table, announces it on the event stream, and then settles it by
-whichever comes first: the provider's answer, a controller's response through the table,
-the owner's abort signal, the question timeout, or disposal of the provider.
+waits its turn (requests are shown one at a time, first in first out) unless the provider
+is ``concurrent`` (it lists every pending batch at once: a desk relay, the web page, an
+answers file), registers the batch in the pending table, announces it on the event stream,
+and then settles it by whichever comes first: the provider's answer, a controller's
+response through the table, the owner's abort signal, the question timeout, or disposal of
+the provider.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ class UserInteractionProvider(Protocol):
     """A UI that shows a batch and returns the human's answer (or raises a seam error).
 
     It is handed the ``AskContext`` of one showing (``context.request`` is the batch) and
-    may return an ``AskUserQuestionAnswer`` or its JSON: the seam validates either.
+    may return an ``AskUserQuestionAnswer`` or its JSON: the seam validates either. A class
+    attribute ``concurrent = True`` says it can hold many batches at once (``ask`` is then
+    called for each batch as it comes, with no turn queue); without it batches take turns.
     """
 
     async def ask(self, context: AskContext) -> object: ...
@@ -120,31 +124,41 @@ class UserInteraction:
         *,
         timeout: float | None = None,
         rpc_id: str | None = None,
+        delivery: str = "wait",
     ) -> AskUserQuestionAnswer:
         """Ask the human; the normalised answer, or a ``UserInteractionError``.
 
         ``rpc_id`` reuses a stored request id (a resumed session re-asking a batch that was
-        pending); otherwise each ask mints its own. ``request`` is only read.
+        pending); otherwise each ask mints its own. ``delivery`` is what the announcement
+        says (``"async"``: no tool call waits for the batch). ``request`` is only read.
         """
         self.check_request(request)
+        if is_concurrent(self._provider):  # it lists them all: nothing waits behind another
+            return await self._show(request, timeout, rpc_id, delivery)
         await self._wait_turn(request)
         try:
-            provider = self._provider
-            if provider is None:
-                raise UserInteractionError("no question provider can answer", NO_PROVIDER)
-            seconds = timeout if timeout is not None else self.timeout
-            deadline = None
-            if seconds is not None:
-                deadline = Deadline(seconds, asyncio.get_running_loop().time())
-            entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline)
-            try:
-                self.events.emit(entry.announcement())
-            except BaseException:
-                self.pending.discard(entry.rpc_id)  # never replay a batch nobody will settle
-                raise
-            return await self._settle(entry, provider)
+            return await self._show(request, timeout, rpc_id, delivery)
         finally:
             self._next_turn()
+
+    async def _show(self, request: AskUserQuestionRequest, timeout: float | None,
+                    rpc_id: str | None, delivery: str) -> AskUserQuestionAnswer:
+        """Register, announce and settle one batch (its turn, if it needed one, has come)."""
+        provider = self._provider
+        if provider is None:
+            raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+        seconds = timeout if timeout is not None else self.timeout
+        deadline = None
+        if seconds is not None:
+            deadline = Deadline(seconds, asyncio.get_running_loop().time())
+        entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline)
+        entry.delivery = delivery  # so a replay (a page reloaded) says so too
+        try:
+            self.events.emit(entry.announcement())
+        except BaseException:
+            self.pending.discard(entry.rpc_id)  # never replay a batch nobody will settle
+            raise
+        return await self._settle(entry, provider)
 
     def check_request(self, request: AskUserQuestionRequest) -> None:
         """The documented checks, in order, before anything is shown (raises their codes)."""
@@ -291,6 +305,11 @@ class UserInteraction:
         else:
             code = getattr(error, "code", ASK_ABORTED)
             self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted")))
+
+
+def is_concurrent(provider: object) -> bool:
+    """Whether ``provider`` holds many batches at once (its class says ``concurrent = True``)."""
+    return getattr(provider, "concurrent", False) is True
 
 
 def answerer_of(provider: object, *, through_table: bool = False) -> str:

@@ -4,6 +4,8 @@ dsh subclasses the SDK's OAuth providers to keep a token's expiry and endpoint a
 processes (a refresh goes where the tokens came from), bind DPoP proofs, check endpoints
 before credentials travel and answer a refusal the stored login can still answer
 (``auth.py``, ``assertion.py``); it builds the SDK's own HTTP client (``connection.py``).
+``dsh mcp`` reaches a session's connection to close its tickets when the session ends
+(``mcp_server/server.py``'s ``session_owner``; the owner itself is the public header).
 None of these is public API, so ``mcp`` is pinned below its next minor
 and ``tests/mcp_client/test_sdk_private.py`` fails the day one of them is gone.
 """
@@ -29,6 +31,7 @@ PRIVATE: tuple[tuple[str, str, str], ...] = (
     ("mcp.client.auth.extensions.identity_assertion", "IdentityAssertionOAuthProvider",
      "_resource"),
     ("mcp.shared._httpx_utils", "", "create_mcp_http_client"),
+    ("mcp.server.session", "ServerSession", "_connection"),
 )
 
 

@@ -247,6 +247,7 @@ class DeskHub:
         self._desks: set[asyncio.Task[None]] = set()
         self._connected = 0
         self._changed = asyncio.Event()
+        self._rang = False  # the no-desk alert rang since the last desk came or went
 
     @property
     def connected(self) -> int:
@@ -258,6 +259,12 @@ class DeskHub:
         self._listener = listen(self.path)
         self._listener.setblocking(False)
         self._accepting = asyncio.create_task(self._accept(), name="dsh-desk-accept")
+
+    def ring(self, alert: Callable[[], None]) -> None:
+        """``alert`` once while no desk is attached, however many batches are waiting."""
+        if not self._rang:
+            self._rang = True
+            alert()
 
     async def wait_for_desk(self, seconds: float) -> bool:
         """True once a desk is attached, False when ``seconds`` pass without one."""
@@ -416,6 +423,7 @@ class DeskHub:
         relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url))
         self._relays.add(relay)
         self._connected += 1
+        self._rang = False
         self._changed.set()
         try:
             if self.relay_questions:
@@ -425,6 +433,7 @@ class DeskHub:
                 await _until_closed(conn)
         finally:
             self._connected -= 1
+            self._rang = False
             self._changed.set()
             self._gone(relay)
             await relay.close()
@@ -461,6 +470,7 @@ class DeskProvider:
 
     # the provenance the store keeps with each answer, which comes through the table
     answered_through_table = "desk"
+    concurrent = True  # the inbox lists every pending batch: none waits behind another
 
     def __init__(self, hub: DeskHub, *, wait: float = 0.0,
                  alert: Callable[[], None] | None = None) -> None:
@@ -493,7 +503,7 @@ async def _desk_takes(hub: DeskHub, rpc_id: str, wait: float,
     end = loop.time() + wait
     if not hub.connected:
         if wait > 0 and alert is not None:
-            alert()
+            hub.ring(alert)  # batches are handed over at once: one bell, not one each
         if wait <= 0 or not await hub.wait_for_desk(wait):
             return NO_DESK
     if not await hub.wait_taken(rpc_id, max(TAKE_WITHIN, end - loop.time())):

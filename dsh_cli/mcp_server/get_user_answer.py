@@ -24,7 +24,7 @@ from dsh_cli.core.errors import (
 )
 from dsh_cli.core.limits import TICKET_CHARACTERS, TICKET_WAIT_SECONDS
 from dsh_cli.mcp_server.service import TICKET_KIND
-from dsh_cli.mcp_server.tickets import TicketStore
+from dsh_cli.mcp_server.tickets import TicketStore, unowned
 from dsh_cli.tools.registry import ToolResult, loads_arguments
 
 __all__ = ["NAME", "get_user_answer", "output_schema", "tool_spec"]
@@ -71,10 +71,14 @@ def output_schema(answer_schema: dict[str, Any]) -> dict[str, Any]:
             "anyOf": [*answer_schema["anyOf"], {"$ref": "#/$defs/PendingAnswer"}]}
 
 
-async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str) -> ToolResult:
-    """The result for ``owner``'s ticket: its outcome, pending, or the error as a result."""
+async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str | None
+                          ) -> ToolResult:
+    """The result for ``owner``'s ticket: its outcome, pending, or the error as a result
+    (``NO_TICKET_OWNER`` when the request's session is not known)."""
     try:
         ticket_id, seconds = _decode(arguments)
+        if owner is None:
+            raise unowned()
         ticket = await tickets.wait(ticket_id, owner, seconds, kind=TICKET_KIND)
     except HarnessError as error:
         return ToolResult.failure(error)

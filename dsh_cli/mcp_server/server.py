@@ -113,30 +113,47 @@ def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
 
 
 def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore, *,
-                  ended: Callable[[str], None] | None = None) -> str:
+                  ended: Callable[[str], None] | None = None) -> str | None:
     """Whose tickets (and MCP tasks) a call sees: the stdio process's, or its Streamable
-    HTTP session's.
+    HTTP session's (``mcp-session-id``, the public header every 2025 request after
+    ``initialize`` carries).
 
     A session's tickets go when the session ends (a ``DELETE``, the gate closing the idlest,
     the SDK's idle timeout), not when a connection drops: a client that reconnects with
     its session id gets its outcomes; ``ended(owner)`` is told then too (the tasks' store).
     A 2026-07-28 HTTP request has no session, so those requests share one owner: the
-    unguessable ticket, behind the URL's token, is the key.
+    unguessable ticket, behind the URL's token, is the key. None when a 2025 HTTP request
+    names no session: ownership fails closed (no ticket, no task).
     """
     if ctx.request is None:
         return "stdio"
-    connection = getattr(ctx.session, "_connection", None)  # the SDK keeps it unexported
-    session_id = getattr(connection, "session_id", None)
-    if not session_id or connection is None:
-        return "http"
+    headers = getattr(ctx.request, "headers", None)
+    session_id = headers.get(SESSION_HEADER) if headers is not None else None
+    if not session_id:
+        return "http" if _sessionless(ctx.protocol_version) else None
     owner = f"http:{session_id}"
-    if not connection.state.get("dsh_tickets"):  # once per session: its end closes them
+    # the session's end closes its tickets: the SDK hands a handler no public way to the
+    # connection's exit stack (``sdk_private.py`` lists the name; a test checks it)
+    connection = getattr(ctx.session, "_connection", None)
+    if connection is not None and connection.session_id == session_id \
+            and not connection.state.get("dsh_tickets"):  # once per session
         connection.state["dsh_tickets"] = True
         connection.exit_stack.push_async_callback(tickets.close_owner, owner)
-    if ended is not None and not connection.state.get("dsh_tasks"):
+    if ended is not None and connection is not None and connection.session_id == session_id \
+            and not connection.state.get("dsh_tasks"):
         connection.state["dsh_tasks"] = True
         connection.exit_stack.callback(ended, owner)
     return owner
+
+
+SESSION_HEADER = "mcp-session-id"  # the Streamable HTTP session of a 2025 request
+
+
+def _sessionless(protocol_version: str) -> bool:
+    """Whether ``protocol_version`` is of the era with no sessions (2026-07-28 on)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:

@@ -25,7 +25,7 @@ from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError, format_line
 from dsh_cli.core.events import AssistantMessage, ToolResultEvent
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
-from dsh_cli.mcp_server.tickets import TicketStore
+from dsh_cli.mcp_server.tickets import TicketStore, unowned
 from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION, AskUserQuestionTool
 from dsh_cli.tools.registry import ToolContext, ToolRegistry, ToolResult
 
@@ -55,7 +55,7 @@ class AskService:
         self.tickets = tickets if tickets is not None else TicketStore()
         self.registry = ToolRegistry([AskUserQuestionTool(submit=self._submit,
                                                           description=MCP_DESCRIPTION)])
-        self._owners: dict[str, str] = {}  # call id -> the session it was made in
+        self._owners: dict[str, str | None] = {}  # call id -> its session (None: unknown)
         self.store = store
         self.session_id: str | None = None
         self._report = report or (lambda line: None)
@@ -68,9 +68,10 @@ class AskService:
         return function
 
     async def ask(self, arguments: Any, *, client: str | None, signal: AbortSignal,
-                  progress: Progress | None = None, owner: str = "stdio") -> ToolResult:
+                  progress: Progress | None = None, owner: str | None = "stdio") -> ToolResult:
         """Ask one batch for ``client`` in session ``owner`` (whose tickets an async one
-        joins); any failure is a result carrying its code."""
+        joins; None: not known, so an async one is refused); any failure is a result
+        carrying its code."""
         self.open_session(client)
         call_id = f"mcp_{next(self._calls)}"
         rpc_id = mint_rpc_id()
@@ -100,19 +101,22 @@ class AskService:
         why = refusal() if callable(refusal) else None
         if why is not None:  # a desk provider with no desk and no --wait: as a wait call
             raise UserInteractionError(why, NO_PROVIDER)
-        self.tickets.admit()
+        owner = self._owners[ctx.call_id]
+        if owner is None:
+            raise unowned()
+        self.tickets.admit(owner)
         # the batch outlives the call: its own signal, aborted only when its session ends
         own = AbortSignal()
         request = request.model_copy(update={"signal": own})
         task = asyncio.ensure_future(self._ask_later(request, ctx.rpc_id))
-        self.tickets.add(ctx.rpc_id, self._owners[ctx.call_id], task,
+        self.tickets.add(ctx.rpc_id, owner, task,
                          abort=lambda: own.abort("the agent's session ended"), kind=TICKET_KIND)
         return ctx.rpc_id
 
     async def _ask_later(self, request: AskUserQuestionRequest, rpc_id: str) -> ToolResult:
         """The async batch's result: what a waiting call would have returned."""
         try:
-            answer = await self.ui.ask(request, rpc_id=rpc_id)
+            answer = await self.ui.ask(request, rpc_id=rpc_id, delivery="async")
         except asyncio.CancelledError:
             raise
         except Exception as error:  # the seam's errors, as the registry makes them results

@@ -6,8 +6,9 @@ batch; an MCP task): its id, its owner (an MCP session: ``session_owner`` in
 contract), the task, how to abort it, and its ``kind`` (a fetch names the kind it reads).
 The store knows nothing of questions, UIs or the SDK.
 
-- ``add`` refuses past ``TICKETS_OPEN`` open tickets (``TOO_MANY_PENDING``); call ``admit``
-  first to refuse before the work is started.
+- ``add`` refuses past ``TICKETS_OPEN`` open tickets in all, or ``TICKETS_OPEN_PER_OWNER``
+  of one owner (``TOO_MANY_PENDING``), so one session cannot starve the others; call
+  ``admit`` first to refuse before the work is started.
 - ``get``/``wait`` see only the owner's tickets: another owner's id reads ``UNKNOWN_TICKET``,
   exactly like an id never made, so an id tells nobody else anything.
 - A settled outcome is kept ``TICKET_KEEP_SECONDS`` until fetched, then
@@ -28,17 +29,31 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dsh_cli.core.errors import TICKET_EXPIRED, TOO_MANY_PENDING, UNKNOWN_TICKET, TicketError
+from dsh_cli.core.errors import (
+    NO_TICKET_OWNER,
+    TICKET_EXPIRED,
+    TOO_MANY_PENDING,
+    UNKNOWN_TICKET,
+    TicketError,
+)
 from dsh_cli.core.limits import (
     TICKET_FETCHED_SECONDS,
     TICKET_KEEP_SECONDS,
     TICKETS_OPEN,
+    TICKETS_OPEN_PER_OWNER,
     TICKETS_SETTLED,
 )
 
-__all__ = ["CLOSE_GRACE_SECONDS", "Ticket", "TicketStore"]
+__all__ = ["CLOSE_GRACE_SECONDS", "Ticket", "TicketStore", "unowned"]
 
 CLOSE_GRACE_SECONDS = 3.0  # how long aborted work may take to end before it is cancelled
+
+
+def unowned() -> TicketError:
+    """The refusal for a request whose session cannot be told (fail closed, never shared)."""
+    return TicketError("this request names no MCP session (no mcp-session-id header), so "
+                       "its async requests could not be kept apart from another session's; "
+                       "ask with delivery \"wait\"", NO_TICKET_OWNER)
 
 
 @dataclass(eq=False)
@@ -76,16 +91,19 @@ class Ticket:
 class TicketStore:
     """The tickets of one ``dsh mcp`` process, all sessions together."""
 
-    def __init__(self, *, open_limit: int = TICKETS_OPEN, settled_limit: int = TICKETS_SETTLED,
+    def __init__(self, *, open_limit: int = TICKETS_OPEN,
+                 owner_limit: int = TICKETS_OPEN_PER_OWNER, settled_limit: int = TICKETS_SETTLED,
                  keep: float = TICKET_KEEP_SECONDS, keep_fetched: float = TICKET_FETCHED_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.open_limit = open_limit
+        self.owner_limit = owner_limit
         self.settled_limit = settled_limit
         self.keep = keep
         self.keep_fetched = keep_fetched
         self._clock = clock
         self._tickets: dict[str, Ticket] = {}
         self._open = 0
+        self._open_of: dict[str, int] = {}  # owner -> its open tickets (none: no key)
         self._settled: OrderedDict[str, None] = OrderedDict()  # settled ids, oldest first
         self._timed: dict[str, None] = {}  # open ids with a ttl (the only open ones that expire)
         self._forgotten: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -100,24 +118,30 @@ class TicketStore:
     def open_count(self) -> int:
         return self._open
 
-    def admit(self) -> None:
-        """Raise ``TOO_MANY_PENDING`` if one more open ticket is one too many."""
+    def admit(self, owner: str | None = None) -> None:
+        """Raise ``TOO_MANY_PENDING`` if one more open ticket (of ``owner``) is one too many."""
         self.sweep()
         if self._open >= self.open_limit:
             raise TicketError(
                 f"{self._open:,} async requests are open already (at most "
                 f"{self.open_limit:,}): each one that ends makes room", TOO_MANY_PENDING)
+        mine = self._open_of.get(owner, 0) if owner is not None else 0
+        if mine >= self.owner_limit:
+            raise TicketError(
+                f"{mine:,} async requests of this session are open already (at most "
+                f"{self.owner_limit:,} each): each one that ends makes room", TOO_MANY_PENDING)
 
     def add(self, ticket_id: str, owner: str, task: asyncio.Future[Any], *,
             ttl: float | None = None, abort: Callable[[], None] | None = None,
             kind: str = "") -> Ticket:
-        """Keep ``task`` under ``ticket_id`` for ``owner``; ``TOO_MANY_PENDING`` past the cap."""
-        self.admit()
+        """Keep ``task`` under ``ticket_id`` for ``owner``; ``TOO_MANY_PENDING`` past a cap."""
+        self.admit(owner)
         if ticket_id in self._tickets:
             raise ValueError(f"ticket {ticket_id} exists already")
         ticket = Ticket(ticket_id, owner, task, self._clock(), ttl, abort, kind)
         self._tickets[ticket_id] = ticket
         self._open += 1
+        self._open_of[owner] = self._open_of.get(owner, 0) + 1
         if ttl is not None:
             self._timed[ticket_id] = None
         task.add_done_callback(lambda _: self._settle(ticket))
@@ -200,12 +224,21 @@ class TicketStore:
         if self._tickets.get(ticket.id) is not ticket:
             return  # forgotten before it ended (its ttl, or its owner closed)
         ticket.settled = self._clock()
-        self._open -= 1
+        self._closed(ticket)
         self._timed.pop(ticket.id, None)
         self._settled[ticket.id] = None
         while len(self._settled) > self.settled_limit:
             oldest = self._tickets[next(iter(self._settled))]
             self._forget(oldest, remember=True)
+
+    def _closed(self, ticket: Ticket) -> None:
+        """One open ticket fewer, in all and for its owner."""
+        self._open -= 1
+        left = self._open_of.get(ticket.owner, 0) - 1
+        if left > 0:
+            self._open_of[ticket.owner] = left
+        else:
+            self._open_of.pop(ticket.owner, None)
 
     def _forget(self, ticket: Ticket, *, remember: bool) -> None:
         if self._tickets.get(ticket.id) is not ticket:
@@ -215,7 +248,7 @@ class TicketStore:
         if ticket.id in self._settled:
             del self._settled[ticket.id]
         else:  # open: past its ttl, or its owner went away
-            self._open -= 1
+            self._closed(ticket)
             if ticket.abort is not None:
                 ticket.abort()
             else:

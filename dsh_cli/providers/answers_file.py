@@ -71,6 +71,7 @@ class AnswersFileProvider:
     """Answers from a parsed answers file; ``load`` reads and checks the file's shape."""
 
     answered_by = "answers file"  # the provenance the store keeps with each answer
+    concurrent = True  # it answers from the file at once: a batch never holds the screen
 
     def __init__(self, answers: dict[str, object], *, source: str = "answers",
                  report: Callable[[str], None] | None = None) -> None:

@@ -521,6 +521,78 @@ def test_requests_are_shown_one_at_a_time_first_in_first_out(run, probe, request
     run(main())
 
 
+def test_a_concurrent_provider_gets_every_batch_at_once(run, probe, request_of, recorded):
+    """A provider that lists every pending batch (``concurrent = True``) takes no turns:
+    both batches are shown and pending together, and the second may be answered first."""
+    async def main():
+        ui = UserInteraction()
+        events = recorded(ui)
+        gates = [asyncio.get_running_loop().create_future() for _ in range(2)]
+        provider = probe(*gates)
+        provider.concurrent = True
+        ui.register_provider(provider)
+        asks = [asyncio.ensure_future(ui.ask(request_of({"id": i, "question": i})))
+                for i in ("a", "b")]
+        await until(lambda: len(provider.requests) == 2)
+        assert provider.showing == 2 and len(ui.pending) == 2
+        gates[1].set_result(reply({"id": "b", "selected": [], "custom": "B"}))
+        second = await asks[1]
+        assert second.answers[0].custom == "B" and not asks[0].done()
+        gates[0].set_result(reply({"id": "a", "selected": [], "custom": "A"}))
+        assert (await asks[0]).answers[0].custom == "A"
+        resolved = [e.rpc_id for e in events if isinstance(e, QuestionResolved)]
+        assert resolved == [provider.contexts[1].rpc_id, provider.contexts[0].rpc_id]
+
+    run(main())
+
+
+def test_a_provider_that_is_not_concurrent_still_takes_turns(run, probe, request_of):
+    """Only ``concurrent = True`` opts out of the queue (a truthy non-bool does not)."""
+    async def main():
+        ui = UserInteraction()
+        gates = [asyncio.get_running_loop().create_future() for _ in range(2)]
+        provider = probe(*gates)
+        provider.concurrent = "yes"
+        ui.register_provider(provider)
+        asks = [asyncio.ensure_future(ui.ask(request_of({"id": i, "question": i})))
+                for i in ("a", "b")]
+        await until(lambda: provider.requests)
+        await asyncio.sleep(0.01)
+        assert len(provider.requests) == 1 and len(ui.pending) == 1
+        gates[0].set_result(reply({"id": "a", "selected": [], "custom": "A"}))
+        gates[1].set_result(reply({"id": "b", "selected": [], "custom": "B"}))
+        await asyncio.gather(*asks)
+        assert provider.max_showing == 1
+
+    run(main())
+
+
+def test_a_concurrent_provider_still_times_out_aborts_and_records(run, probe, request_of,
+                                                                  recorded):
+    """Without the queue the rest is as it was: a timeout, an abort, the announcement's
+    delivery, the resolution events."""
+    async def main():
+        ui = UserInteraction()
+        events = recorded(ui)
+        provider = probe()  # hangs
+        provider.concurrent = True
+        ui.register_provider(provider)
+        signal = AbortSignal()
+        late = asyncio.ensure_future(ui.ask(request_of(DB), timeout=0.05, delivery="async"))
+        held = asyncio.ensure_future(ui.ask(request_of(NAME, signal=signal)))
+        await until(lambda: len(provider.requests) == 2)
+        signal.abort("gone")
+        await raises(ASK_ABORTED, held)
+        await raises(ASK_TIMEOUT, late)
+        requested = [e for e in events if isinstance(e, QuestionRequested)]
+        assert [e.delivery for e in requested] == ["async", "wait"]
+        outcomes = {e.rpc_id: e.outcome for e in events if isinstance(e, QuestionResolved)}
+        assert sorted(outcomes.values()) == ["aborted", "timeout"]
+        assert len(ui.pending) == 0
+
+    run(main())
+
+
 def test_aborting_a_queued_request_removes_it_unshown(run, probe, request_of, recorded):
     async def main():
         ui = UserInteraction()

@@ -83,7 +83,7 @@ def test_a_ticket_at_once_pending_at_the_desk_then_the_answer(mode):
 
     ticket, requested, pending, answered, again = bounded(main())
     assert requested["rpc_id"] == ticket
-    assert "delivery" not in requested  # at the desk it is a batch like any other
+    assert requested["delivery"] == "async"  # the desk tags it: no call waits for it
     assert pending.is_error is False
     assert pending.structured_content == {"status": "pending", "ticket": ticket,
                                           "waited_seconds": 0}

@@ -155,3 +155,23 @@ def test_a_fetch_of_one_kind_does_not_see_a_ticket_of_another():
         return other_kind.value.code
 
     assert run(main()) == UNKNOWN_TICKET
+
+
+def test_the_per_owner_cap_counts_each_owner_and_frees_as_work_ends():
+    async def main():
+        store = TicketStore(owner_limit=1)
+        loop = asyncio.get_running_loop()
+        work = loop.create_future()
+        store.add("q_1", "a", work)
+        with pytest.raises(TicketError) as refused:
+            store.add("q_2", "a", loop.create_future())
+        store.add("q_3", "b", loop.create_future())  # another owner has its own room
+        work.set_result("done")
+        await asyncio.sleep(0)
+        store.add("q_4", "a", loop.create_future())  # the settled one made room
+        await store.close_owner("b")
+        store.admit("b")
+        await store.close()
+        return refused.value.code, store.open_count
+
+    assert run(main()) == (TOO_MANY_PENDING, 0)

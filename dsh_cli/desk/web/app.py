@@ -23,11 +23,12 @@ __all__ = ["Refused", "create_desk_app"]
 
 
 class Refused(Exception):
-    """A body the desk will not forward: ``status`` and the page's words."""
+    """A body the desk will not forward: ``status``, the page's words, the error ``code``."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
 
 
 def create_desk_app(respond_with: Callable[[bytes], Awaitable[dict[str, Any]]],
@@ -46,9 +47,11 @@ def create_desk_app(respond_with: Callable[[bytes], Awaitable[dict[str, Any]]],
         try:
             ack = await respond_with(body)
         except Refused as refused:
-            return JSONResponse({"type": "error", "message": str(refused),
-                                 "shown": {"error": sanitize_line(str(refused))}},
-                                status_code=refused.status)
+            error = {"type": "error", "message": str(refused),
+                     "shown": {"error": sanitize_line(str(refused))}}
+            if refused.code is not None:
+                error["code"] = refused.code
+            return JSONResponse(error, status_code=refused.status)
         if not ack.get("accepted"):
             ack["shown"] = {"error": refusal_text(ack)}
         return JSONResponse(ack)

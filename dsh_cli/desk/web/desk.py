@@ -4,9 +4,10 @@ The desk is a proxy between the page and every ``dsh mcp``: an answer, a cancel,
 decline or a permission decision from the page goes to the server that asked, through
 that batch's own link and naming the batch's ``session_id`` (the one ownership rule,
 ``core/ownership.py``, is the server's to check), and the page's reply is the server's own
-``response/ack``. Opening an entry on the page holds it (``desk/opened`` to its server,
-which marks it taken at every other desk) and going back to the list releases it
-(``desk/released``); the other desks' holds reach the list as ``taken``. A server that
+``response/ack``. Opening an entry in a tab holds it (``desk/opened`` to its server,
+which marks it taken at every other desk) while any tab's event stream has it open: the
+last tab to go back to the list, or to close, releases it (``desk/released``); the other
+desks' holds reach the list as ``taken``. A server that
 does not reply within ``ACK_WAIT`` seconds, or goes away
 meanwhile, is a 504 the page shows. The same token, cookie, Host, Origin and CSRF rules
 as ``dsh web`` guard every request (``providers/web/app.py``'s ``Guard``).
@@ -16,17 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-from collections import deque
-from collections.abc import Hashable
 from pathlib import Path
 from typing import Any, TextIO
 
+from dsh_cli.core.errors import BAD_FRAME
+from dsh_cli.core.limits import FRAME_BYTES
 from dsh_cli.desk.inbox import Entry, Inbox
-from dsh_cli.desk.link import DeskLinks, ServerLink
+from dsh_cli.desk.link import DeskLinks, ServerLink, frame_line
 from dsh_cli.desk.web.app import Refused
 from dsh_cli.desk.web.feed import DeskFeed
 from dsh_cli.interaction.pending import NOT_PENDING
+from dsh_cli.providers.frames import BadFrame, decode_frame, frame_from_json
 from dsh_cli.providers.web.server import WebServer
 
 __all__ = ["ACK_WAIT", "AGE_TICK", "DESK_FRAMES", "WebDesk"]
@@ -56,7 +57,12 @@ class WebDesk:
         self.links = DeskLinks(self._on_event, self._on_closed,
                                report=lambda line: self.server.say(line + "\n"),
                                directory=directory)
-        self._acks: dict[tuple[Hashable, str], deque[asyncio.Future[dict[str, Any]]]] = {}
+        # per server: the rpc_id of the one frame in flight and where its reply goes
+        self._replies: dict[ServerLink, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._sending: dict[ServerLink, asyncio.Lock] = {}
+        # page id -> the event streams (tabs) that have the entry open: held while any does
+        self._holding: dict[str, set[str]] = {}
+        self.feed.on_disconnect = self._connection_gone
 
     async def start(self) -> None:
         from dsh_cli.desk.web.app import create_desk_app  # starlette: only once serving
@@ -82,11 +88,10 @@ class WebDesk:
 
     async def close(self) -> None:
         self.feed.close()
-        for waiting in self._acks.values():
-            for future in waiting:
-                if not future.done():
-                    future.cancel()
-        self._acks.clear()
+        for _, slot in self._replies.values():
+            if not slot.done():
+                slot.set_exception(Refused(503, "the web desk is closing"))
+        self._replies.clear()
         await self.server.close()
 
     async def _tick(self) -> None:
@@ -107,28 +112,28 @@ class WebDesk:
         elif kind in RESOLVED:
             entry = self.inbox.remove(link, rpc_id, str(event.get("outcome")))
             if entry is not None:
+                self._holding.pop(self.feed.page_id(entry), None)
                 self.feed.entry_removed(entry, event)
         elif kind in HOLDS:
             if self.inbox.mark(link, rpc_id, kind == "desk/opened") is not None:
                 self.feed.list_changed()
-        elif kind == "response/ack" and isinstance(rpc_id, str):
-            waiting = self._acks.get((link, rpc_id))
-            if waiting:
-                future = waiting.popleft()
-                if not waiting:
-                    del self._acks[(link, rpc_id)]
-                if not future.done():
-                    future.set_result(event)
+        elif kind in ("response/ack", "error") and link in self._replies:
+            waiting, slot = self._replies[link]
+            if kind == "error" or rpc_id == waiting:
+                del self._replies[link]
+                if not slot.done():
+                    slot.set_result(event)
 
     def _on_closed(self, link: ServerLink) -> None:
         for entry in self.inbox.remove_link(link, GONE):
+            self._holding.pop(self.feed.page_id(entry), None)
             kind = "permission/resolved" if entry.kind == "permission" else "question/resolved"
             self.feed.entry_removed(entry, {"type": kind, "outcome": "aborted",
                                             "message": GONE})
-        for key in [key for key in self._acks if key[0] is link]:
-            for future in self._acks.pop(key):
-                if not future.done():
-                    future.cancel()
+        self._sending.pop(link, None)
+        waiting = self._replies.pop(link, None)
+        if waiting is not None and not waiting[1].done():
+            waiting[1].set_exception(Refused(504, f"the dsh mcp that asked went away ({GONE})"))
 
     # -- what the page says -------------------------------------------------------------
 
@@ -138,39 +143,93 @@ class WebDesk:
 
     async def respond(self, body: bytes) -> dict[str, Any]:
         """One frame from the page, through its batch's own server: the server's ack."""
-        frame = _desk_frame(body)
-        page_rpc_id = frame["rpc_id"]
+        kind, page_rpc_id, frame = _desk_frame(body)
         entry = self.entry(page_rpc_id)
         if entry is None:
             return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": False,
                     "reason": NOT_PENDING, "message": f"no pending entry {page_rpc_id}"}
-        if frame["type"] in HOLDS:  # no ack: the other desks hear it from the server
-            entry.link.send({"type": frame["type"], "rpc_id": entry.rpc_id})
+        if kind in HOLDS:  # no ack: the other desks hear it from the server
+            if not self.feed.live(frame["connection"]):
+                raise Refused(400, f"{kind} names no open event stream of this desk "
+                                   "(connection)", BAD_FRAME)
+            self._hold(entry, page_rpc_id, frame["connection"], kind == "desk/opened")
             return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": True}
-        key = (entry.link, entry.rpc_id)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._acks.setdefault(key, deque()).append(future)
-        entry.link.send({**frame, "rpc_id": entry.rpc_id})
+        line = frame_line({**frame, "rpc_id": entry.rpc_id})
+        if len(line) > FRAME_BYTES:  # the server would refuse it: say so now
+            raise Refused(413, f"the frame is more than {FRAME_BYTES} bytes", BAD_FRAME)
+        # one frame in flight per server: its reply (an ack, or an error, which names no
+        # rpc_id) is then that frame's, whatever else is pending; a frame whose wait ran
+        # out keeps its slot until its late reply comes, so no later frame is given it
+        link = entry.link
         try:
-            ack = await asyncio.wait_for(future, ACK_WAIT)
-        except (TimeoutError, asyncio.CancelledError):
-            waiting = self._acks.get(key)
-            if waiting and future in waiting:
-                waiting.remove(future)
+            async with asyncio.timeout(ACK_WAIT), self._sending.setdefault(link, asyncio.Lock()):
+                earlier = self._replies.get(link)
+                if earlier is not None:
+                    await asyncio.shield(earlier[1])
+                if link.closed:
+                    raise Refused(504, f"the dsh mcp that asked went away ({GONE})")
+                slot: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+                slot.add_done_callback(_retrieved)
+                self._replies[link] = (entry.rpc_id, slot)
+                link.send_line(line)
+                reply = await asyncio.shield(slot)
+        except TimeoutError:
             raise Refused(504, "the dsh mcp that asked did not reply") from None
-        return {**ack, "rpc_id": self.feed.page_id(entry)}
+        if reply["type"] == "error":  # the server found the frame malformed after all
+            raise Refused(400, str(reply.get("message") or "the server refused the frame"),
+                          str(reply.get("code") or BAD_FRAME))
+        ack = {**reply, "rpc_id": page_rpc_id}
+        if isinstance(ack.get("message"), str):  # the page knows its own id, not the server's
+            ack["message"] = ack["message"].replace(entry.rpc_id, page_rpc_id)
+        return ack
+
+    def _hold(self, entry: Entry, page_rpc_id: str, connection: str, opened: bool) -> None:
+        """One tab opened (or left) the entry: its server hears of the first and the last."""
+        holders = self._holding.get(page_rpc_id, set())
+        if opened and not holders:
+            entry.link.send({"type": "desk/opened", "rpc_id": entry.rpc_id})
+        if opened:
+            self._holding[page_rpc_id] = holders | {connection}
+        elif connection in holders:
+            holders.discard(connection)
+            if not holders:
+                del self._holding[page_rpc_id]
+                entry.link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+
+    def _connection_gone(self, connection: str) -> None:
+        """A tab's event stream ended (closed, reloaded, offline): what it held is let go."""
+        for page_rpc_id in [key for key, held in self._holding.items() if connection in held]:
+            entry = self.entry(page_rpc_id)
+            if entry is None:
+                self._holding.pop(page_rpc_id, None)
+            else:
+                self._hold(entry, page_rpc_id, connection, False)
 
 
-def _desk_frame(body: bytes) -> dict[str, Any]:
-    """The page's frame, checked only as far as routing needs: its server checks the rest."""
+def _retrieved(slot: asyncio.Future[Any]) -> None:
+    """A slot whose frame stopped waiting (504) may fail later with nobody to hear it."""
+    if not slot.cancelled():
+        slot.exception()
+
+
+def _desk_frame(body: bytes) -> tuple[str, str, dict[str, Any]]:
+    """The page's frame, checked by the rules of ``dsh web`` (``providers/frames.py``): its
+    kind, its page id and the fields to forward; ``Refused`` (400, ``BAD_FRAME``) else."""
     try:
-        frame = json.loads(body)
-    except (ValueError, RecursionError):
-        raise Refused(400, "a frame is one JSON object") from None
-    if not isinstance(frame, dict) or frame.get("type") not in DESK_FRAMES | HOLDS:
-        raise Refused(400, "the desk takes question/answer, question/cancel, "
-                           "question/decline, permission/decision, desk/opened and "
-                           "desk/released")
-    if not isinstance(frame.get("rpc_id"), str):
-        raise Refused(400, "a frame names its rpc_id (a string)")
-    return frame
+        value = decode_frame(body)
+        if isinstance(value, dict) and value.get("type") in HOLDS:
+            if not isinstance(value.get("rpc_id"), str) \
+                    or not isinstance(value.get("connection"), str):
+                raise BadFrame(f"{value['type']} takes rpc_id and connection (strings: the "
+                               "entry, and the event stream of the tab that holds it)",
+                               value["type"])
+            return value["type"], value["rpc_id"], {"connection": value["connection"]}
+        frame = frame_from_json(value)
+        if frame.type not in DESK_FRAMES:
+            raise BadFrame(f"{frame.type} is not accepted here (accepted: "
+                           f"{', '.join(sorted(DESK_FRAMES | HOLDS))})", frame.type)
+    except BadFrame as error:
+        raise Refused(400, error.message, BAD_FRAME) from None
+    # only the fields the frame has: a server refuses a decision with unknown ones
+    fields = frame.model_dump(mode="json")
+    return frame.type, fields["rpc_id"], fields

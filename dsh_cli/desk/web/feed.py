@@ -8,21 +8,27 @@ with an id a tab saw), and translates back when the page answers. Each
 entry's event reaches the page dressed as ``dsh web``'s events are (``shown``, from
 ``providers/web/shown.py``) plus ``shown.asker``, who asks; every change to the list also
 sends ``inbox/list``, the whole list worded (who, what, age, kind, taken), and so does a
-tick while anything is pending, so the ages stay true.
+tick while anything is pending, so the ages stay true: built only while a browser is
+connected, and queued once per browser (the latest replaces the one not yet read).
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import secrets
+from collections.abc import Callable
 from typing import Any
 
+from dsh_cli.core.limits import DESK_QUEUED_EVENTS
 from dsh_cli.desk.inbox import Entry, Inbox, age_text
 from dsh_cli.interaction import PendingQuestions
 from dsh_cli.providers.web.feed import EventFeed
 
-__all__ = ["INBOX_LIST", "DeskFeed"]
+__all__ = ["INBOX_LIST", "PAGE_ID", "DeskFeed"]
 
 INBOX_LIST = "inbox/list"
+PAGE_ID = re.compile(r"n(?P<number>[0-9]{1,18})-(?P<run>[0-9a-f]{6})", re.ASCII)
 
 
 class DeskFeed(EventFeed):
@@ -33,6 +39,9 @@ class DeskFeed(EventFeed):
         self.inbox = inbox
         self.shown: dict[str, dict[str, Any]] = {}  # page id -> the entry's dressed event
         self.run = secrets.token_hex(3)
+        # each open event stream's id (sent in its replay/done), which the page's holds name
+        self._connections: dict[asyncio.Queue[dict[str, Any] | None], str] = {}
+        self.on_disconnect: Callable[[str], object] | None = None
 
     def page_id(self, entry: Entry) -> str:
         """The entry's id on the page: unique to this desk run, whatever its server minted."""
@@ -42,10 +51,12 @@ class DeskFeed(EventFeed):
         """The pending entry a page id names, if any."""
         if not isinstance(page_rpc_id, str):
             return None
-        number, _, run = page_rpc_id.removeprefix("n").partition("-")
-        if run != self.run or not number.isdigit():
+        # ASCII digits only (str.isdigit takes "²", which int refuses, and reads "١" as 1),
+        # and few enough that int never refuses them
+        found = PAGE_ID.fullmatch(page_rpc_id)
+        if found is None or found["run"] != self.run:
             return None
-        return self.inbox.numbered(int(number))
+        return self.inbox.numbered(int(found["number"]))
 
     def entry_added(self, entry: Entry) -> None:
         event = {**entry.event, "rpc_id": self.page_id(entry)}
@@ -68,7 +79,8 @@ class DeskFeed(EventFeed):
         self.list_changed()
 
     def list_changed(self) -> None:
-        self._send(self.listing())
+        if self._clients:  # nobody to tell: a list is built for a browser only
+            self._send(self.listing())
 
     def listing(self) -> dict[str, Any]:
         """``inbox/list``: every entry as the page lists it, in arrival order."""
@@ -83,6 +95,26 @@ class DeskFeed(EventFeed):
         return [self.shown[self.page_id(entry)] for entry in self.inbox.entries()
                 if self.page_id(entry) in self.shown]
 
+    def live(self, connection: str) -> bool:
+        """True while the event stream ``connection`` names is open."""
+        return connection in self._connections.values()
+
+    def _queue(self) -> asyncio.Queue[dict[str, Any] | None]:
+        return _Stream()
+
+    def _replay_done(self, queue: asyncio.Queue[dict[str, Any] | None], pending: list[str]
+                     ) -> dict[str, Any]:
+        connection = secrets.token_hex(8)
+        if not self._closed:
+            self._connections[queue] = connection
+        return {**super()._replay_done(queue, pending), "connection": connection}
+
+    def disconnect(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        super().disconnect(queue)
+        connection = self._connections.pop(queue, None)
+        if connection is not None and self.on_disconnect is not None:
+            self.on_disconnect(connection)  # a tab closed, reloaded or offline: its holds end
+
     def connect(self) -> Any:
         queue = super().connect()
         if not self._closed:
@@ -90,7 +122,13 @@ class DeskFeed(EventFeed):
         return queue
 
     def _send(self, data: dict[str, Any]) -> None:
-        for queue in self._clients:
+        for queue in list(self._clients):
+            if queue.qsize() >= DESK_QUEUED_EVENTS:
+                # a browser this far behind is ended: it reconnects and gets the replay
+                self._clients.discard(queue)
+                if isinstance(queue, _Stream):
+                    queue.end()
+                continue
             queue.put_nowait(data)
 
 
@@ -101,3 +139,36 @@ def _last_answers(event: dict[str, Any]) -> dict[str, list[str]] | None:
         return None
     return {str(key): [str(label) for label in value] for key, value in given.items()
             if isinstance(value, list)}
+
+
+_LISTING: dict[str, Any] = {"type": INBOX_LIST}  # where a browser's latest list waits
+
+
+class _Stream(asyncio.Queue[dict[str, Any] | None]):
+    """One browser's queue, holding one ``inbox/list`` at most: a newer one replaces it (at
+    the end, after the events it lists), so a browser that stops reading (a phone asleep)
+    costs one list however many changes and ticks it sleeps through."""
+
+    def _init(self, maxsize: int) -> None:
+        super()._init(maxsize)
+        self._listing: dict[str, Any] | None = None
+
+    def _put(self, item: dict[str, Any] | None) -> None:
+        if item is not None and item is not _LISTING and item.get("type") == INBOX_LIST:
+            if self._listing is not None:
+                self._queue.remove(_LISTING)  # type: ignore[attr-defined]
+            self._listing = item
+            item = _LISTING
+        super()._put(item)  # type: ignore[misc]
+
+    def end(self) -> None:
+        """Drop what is queued; the stream ends at its next read."""
+        self._queue.clear()  # type: ignore[attr-defined]
+        self._listing = None
+        self.put_nowait(None)
+
+    def _get(self) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = super()._get()  # type: ignore[misc]
+        if item is _LISTING:
+            item, self._listing = self._listing, None
+        return item

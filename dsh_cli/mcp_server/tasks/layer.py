@@ -30,9 +30,9 @@ __all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "end_listeners", "i
 # the work of one call of a task-supporting tool, or None for any other name
 WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
 
-# the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio"); the second
-# argument is to be called with it when that session ends
-OwnerOf = Callable[["ServerRequestContext[Any, Any]", Callable[[str], None]], str]
+# the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio"), or None when an
+# HTTP request names no session; the second argument is called with it when that session ends
+OwnerOf = Callable[["ServerRequestContext[Any, Any]", Callable[[str], None]], str | None]
 
 MODERN_VERSIONS = ("2026-07-28",)
 
@@ -65,6 +65,15 @@ class TaskLayer:
     async def _legacy(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
                       method: str, params: dict[str, Any]) -> HandlerResult:
         owner = self.owner_of(ctx, self.end_owner)
+        if owner is None and (method in legacy.METHODS or (
+                method == "tools/call" and isinstance(params.get("task"), Mapping))):
+            from mcp.shared.exceptions import MCPError
+
+            # fail closed: a task no session owns could be read by any client
+            raise MCPError(-32600, f"{method}: this HTTP request names no MCP session "
+                                   "(Mcp-Session-Id), so no task can be its own")
+        if owner is None:
+            return await call_next(ctx)
         if method == "tools/call" and isinstance(params.get("task"), Mapping):
             record = self._create(ctx, params, owner, params["task"].get("ttl"),
                                   _status_notifier(ctx))
@@ -138,12 +147,15 @@ class TaskLayer:
 MODERN_OWNER = "2026-07-28"
 
 
-def _owner(ctx: ServerRequestContext[Any, Any], ended: Callable[[str], None]) -> str:
-    """The client session of a 2025-11-25 request: its HTTP session id, or stdio's one client
-    (a server without ``session_owner``'s, such as the conformance fixtures: no end hook)."""
+def _owner(ctx: ServerRequestContext[Any, Any], ended: Callable[[str], None]) -> str | None:
+    """The client session of a 2025-11-25 request: its HTTP session id, stdio's one client,
+    or None for an HTTP request without a session (a server without ``session_owner``'s,
+    such as the conformance fixtures: no end hook)."""
+    if ctx.request is None:
+        return "stdio"
     headers = _headers(ctx)
     session = headers.get("mcp-session-id") if headers is not None else None
-    return f"http:{session}" if session else "stdio"
+    return f"http:{session}" if session else None
 
 
 def _headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str] | None:

@@ -15,10 +15,11 @@ from typing import Any
 
 from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, iso_time
 
-__all__ = ["CAPABILITY", "ERA", "cancel", "create_result", "get", "list_tasks", "result",
+__all__ = ["CAPABILITY", "ERA", "METHODS", "cancel", "create_result", "get", "list_tasks", "result",
            "status_params", "task_wire"]
 
 ERA = "2025-11-25"  # the one version with tasks in the core protocol
+METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel")
 CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 INVALID_PARAMS = -32602

@@ -101,19 +101,28 @@ class EventFeed:
 
     def connect(self) -> asyncio.Queue[dict[str, Any] | None]:
         """A new browser connection: replay first, then live events (no gap, no repeat)."""
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        queue = self._queue()
         replay = self.replay()
         for item in replay:
             queue.put_nowait(item)
         for item in self.history:
             queue.put_nowait(item)
-        queue.put_nowait({"type": REPLAY_DONE, "pending": [item["rpc_id"] for item in replay]})
+        queue.put_nowait(self._replay_done(queue, [item["rpc_id"] for item in replay]))
         if self._closed:
             queue.put_nowait({"type": HOST_CLOSED})
             queue.put_nowait(None)
         else:
             self._clients.add(queue)
         return queue
+
+    def _queue(self) -> asyncio.Queue[dict[str, Any] | None]:
+        """A new connection's queue."""
+        return asyncio.Queue()
+
+    def _replay_done(self, queue: asyncio.Queue[dict[str, Any] | None], pending: list[str]
+                     ) -> dict[str, Any]:
+        """The ``replay/done`` marker a new connection gets."""
+        return {"type": REPLAY_DONE, "pending": pending}
 
     def disconnect(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         self._clients.discard(queue)

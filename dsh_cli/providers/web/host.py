@@ -35,6 +35,7 @@ class WebQuestionProvider:
 
     # the provenance the store keeps with each answer, which comes through the table
     answered_through_table = "web"
+    concurrent = True  # the page lists every pending batch: none waits behind another
 
     def __init__(self) -> None:
         self._closed: asyncio.Event | None = None

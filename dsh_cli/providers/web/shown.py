@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dsh_cli.core.limits import WEB_REMEMBERED
 from dsh_cli.core.recommended import display_label, is_recommended
 from dsh_cli.core.sanitize import escape_invisible, sanitize, sanitize_line
 from dsh_cli.interaction.vocabulary import LABEL_JOINER, SKIPPED
@@ -43,7 +44,7 @@ BUTTON_KIND = {"allow_once": "primary", "deny": "danger"}
 SKIP_LABELS = ("Skip this question", "Skip (use the default)")  # without, with a default
 NOT_PENDING_TEXT = ("Not accepted: this batch is no longer pending (answered in another tab, "
                     "or withdrawn).")
-_MAX_REMEMBERED = 1000  # batches, calls and requests remembered at once (a peer's flood)
+_MAX_REMEMBERED = WEB_REMEMBERED  # batches, calls and requests at once (a peer's flood)
 
 
 def shorten(text: str, size: int) -> str:

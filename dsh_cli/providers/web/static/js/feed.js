@@ -1,7 +1,7 @@
 // The event feed: one EventSource; a (re)connect replays what is pending, then live events.
 
 import { state } from "./state.js";
-import { closeView, hostClosed, refreshGreeting, refreshStatus, showNext } from "./screen.js";
+import { closeView, holdAgain, hostClosed, refreshGreeting, refreshStatus, showNext } from "./screen.js";
 import { clearTranscript, transcriptEvent } from "./transcript.js";
 import { batchRequested, batchResolved } from "./question.js";
 import { permissionRequested, permissionResolved } from "./permission.js";
@@ -15,6 +15,8 @@ const TYPES = [
 ];
 
 function replayDone(event) {
+  state.connection = event.connection || null;
+  holdAgain();
   // anything settled while the page was away is dropped
   for (const table of [state.batches, state.permissions]) {
     for (const rpcId of Array.from(table.keys())) if (!event.pending.includes(rpcId)) table.delete(rpcId);

@@ -18,7 +18,13 @@ function first(table) {
 
 function hold(type, id) {
   // the desk tells the entry's server, which tells the other desks (taken, or free again)
-  post("/api/respond", { type, rpc_id: id }).catch(() => { /* the list says the rest */ });
+  post("/api/respond", { type, rpc_id: id, connection: state.connection })
+    .catch(() => { /* the list says the rest */ });
+}
+
+export function holdAgain() {
+  // a new event stream: the desk let the old one's hold go when it ended
+  if (DESK && state.opened) hold("desk/opened", state.opened);
 }
 
 export function openEntry(id) {

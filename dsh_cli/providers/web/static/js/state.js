@@ -12,4 +12,5 @@ export const state = {
   source: null, // the EventSource
   entries: [], // the web desk's list (inbox/list), in arrival order
   opened: null, // the web desk's entry on screen (its page id), or null for the list
+  connection: null, // the web desk's id of this tab's event stream (replay/done): holds name it
 };
