@@ -132,3 +132,6 @@ TICKET_CHARACTERS = 128
 TASKS_PER_SESSION = 32
 TASK_TTL_DEFAULT_MS = 60 * 60 * 1000
 TASK_TTL_MAX_MS = 24 * 60 * 60 * 1000
+# a 2026 ``subscriptions/listen`` stream of task statuses: the task ids it may name (one
+# client's whole share of tasks) and the changes it may leave unread before it is ended
+TASK_LISTEN_BACKLOG = 64

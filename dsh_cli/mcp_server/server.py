@@ -336,6 +336,7 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
                                      host="127.0.0.1", max_sessions=MAX_SESSIONS)
     from dsh_cli.mcp_server.tasks import close_tasks
+    from dsh_cli.mcp_server.tasks.layer import end_listeners
 
     gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}")
     config = uvicorn.Config(gate, log_config=None,
@@ -355,7 +356,9 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         await asyncio.shield(serving)
     except asyncio.CancelledError:
         # ctrl-c or SIGTERM: let uvicorn shut down as it would on its own signal (a cancel
-        # in the middle of its lifespan prints the app's traceback on stderr)
+        # in the middle of its lifespan prints the app's traceback on stderr); a 2026 listen
+        # stream never ends on its own, so it is ended first, not cut at the grace's end
+        end_listeners(server)
         uvicorn_server.should_exit = True
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(serving, GRACE_SECONDS)

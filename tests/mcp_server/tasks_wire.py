@@ -92,9 +92,9 @@ class Modern:
         self.url = url
         self.capabilities: dict[str, Any] = {"extensions": {EXTENSION: {}}} if tasks else {}
 
-    def request(self, method: str, params: dict[str, Any] | None = None,
-                headers: dict[str, str] | None = None) -> dict[str, Any]:
-        request_id = next(_ids)
+    def message(self, method: str, params: dict[str, Any] | None = None,
+                ) -> tuple[dict[str, Any], dict[str, str]]:
+        """A request of this wire, ``_meta`` in it, and its routing headers."""
         meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "1.0"},
                 "io.modelcontextprotocol/clientCapabilities": self.capabilities}
@@ -103,10 +103,43 @@ class Modern:
         name = params.get("taskId", params.get("name"))
         if isinstance(name, str):
             routing["Mcp-Name"] = name
-        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        message = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
+        return message, routing
+
+    def request(self, method: str, params: dict[str, Any] | None = None,
+                headers: dict[str, str] | None = None) -> dict[str, Any]:
+        message, routing = self.message(method, params)
         status, _, messages = post(self.url, message, {**routing, **(headers or {})})
         assert messages, status
-        return reply(messages, request_id)
+        return reply(messages, message["id"])
+
+
+class Listener:
+    """A 2026 ``subscriptions/listen`` stream, read frame by frame as it comes."""
+
+    def __init__(self, wire: Modern, notifications: dict[str, Any]) -> None:
+        message, routing = wire.message("subscriptions/listen",
+                                        {"notifications": notifications})
+        self.id = message["id"]
+        parts = urlsplit(wire.url)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        self.connection.request("POST", parts.path, json.dumps(message), {**ACCEPT, **routing})
+        self.response = self.connection.getresponse()
+        # a refused listen is a plain JSON error response, not a stream
+        self.refused = None if self.response.status == 200 else json.loads(self.response.read())
+
+    def next(self) -> dict[str, Any]:
+        """The next JSON-RPC message on the stream (or the refusal)."""
+        if self.refused is not None:
+            return self.refused
+        while True:
+            line = self.response.readline().decode()
+            assert line, "the listen stream ended"
+            if line.startswith("data:") and line[5:].strip():
+                return json.loads(line[5:])
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 @contextmanager

@@ -2,7 +2,8 @@
 
 2025-11-25: ``task`` on ``tools/call``, ``tasks/get|result|list|cancel``,
 ``notifications/tasks/status``. 2026-07-28: the tasks extension (``resultType: "task"``,
-``tasks/get`` inlining the result, ``tasks/update``, ``tasks/cancel``). A task is its
+``tasks/get`` inlining the result, ``tasks/update``, ``tasks/cancel``, ``notifications/tasks``
+on a ``subscriptions/listen`` stream naming the task ids). A task is its
 session's alone; its TTL is honoured and bounded; a client back within the TTL gets it.
 """
 
@@ -13,7 +14,7 @@ import json
 
 import pytest
 from mcp_util import bounded, jsonl_desk
-from tasks_wire import EXTENSION, Legacy, Modern, StdioDsh, ask_call, http_dsh
+from tasks_wire import EXTENSION, Legacy, Listener, Modern, StdioDsh, ask_call, http_dsh
 
 from dsh_cli.core.limits import TASK_TTL_MAX_MS
 
@@ -363,3 +364,113 @@ def test_a_2025_tasks_status_notifications_reach_the_sessions_get_stream(answers
         stream.close()
     assert status["taskId"] == created["taskId"] and status["status"] == "completed"
     assert status["ttl"] == created["ttl"]
+
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+def test_a_2026_listener_hears_of_the_tasks_it_named_and_no_other():
+    """Two waiting tasks, a listener on each: the desk's answer reaches only A's listener
+    (B's hears first of B's cancel, so A's notice never came before it on that stream)."""
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                wire = Modern(url)
+                first = (await asyncio.to_thread(wire.request, "tools/call",
+                                                 ask_call()))["result"]
+                asked = await desk.event("question/requested")
+                second = (await asyncio.to_thread(wire.request, "tools/call",
+                                                  ask_call()))["result"]  # queued behind A
+                mine = await asyncio.to_thread(Listener, wire, {"taskIds": [first["taskId"]]})
+                other = await asyncio.to_thread(
+                    Listener, wire, {"taskIds": [second["taskId"], "no-such-task"]})
+                try:
+                    acks = [await asyncio.to_thread(listener.next)
+                            for listener in (mine, other)]
+                    await desk.answer(asked, ANSWERED["answers"])
+                    heard = await asyncio.to_thread(mine.next)
+                    await asyncio.to_thread(wire.request, "tasks/cancel",
+                                            {"taskId": second["taskId"]})
+                    overheard = await asyncio.to_thread(other.next)
+                finally:
+                    mine.close()
+                    other.close()
+                return first, second, acks, heard, overheard, (mine.id, other.id)
+
+    first, second, acks, heard, overheard, ids = bounded(main())
+    assert [ack["method"] for ack in acks] == ["notifications/subscriptions/acknowledged"] * 2
+    assert acks[0]["params"] == {"notifications": {"taskIds": [first["taskId"]]},
+                                 "_meta": {SUBSCRIPTION_ID: ids[0]}}
+    assert acks[1]["params"]["notifications"] == {"taskIds": [second["taskId"]]}
+    assert heard["method"] == "notifications/tasks"
+    params = heard["params"]
+    assert params["taskId"] == first["taskId"] and params["status"] == "completed"
+    assert params["result"]["structuredContent"] == ANSWERED
+    assert params["_meta"] == {SUBSCRIPTION_ID: ids[0]} and "resultType" not in params
+    assert {"createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(params)
+    assert overheard["method"] == "notifications/tasks"
+    assert overheard["params"]["taskId"] == second["taskId"]
+    assert overheard["params"]["status"] == "cancelled"
+
+
+def test_a_2026_listener_opened_after_its_task_ended_still_hears_the_end(answers):
+    with http_dsh("--answers", answers) as url:
+        wire = Modern(url)
+        created = wire.request("tools/call", ask_call())["result"]
+        until_ended(wire.request, created["taskId"])
+        listener = Listener(wire, {"taskIds": [created["taskId"]]})
+        try:
+            ack, heard = listener.next(), listener.next()
+        finally:
+            listener.close()
+    assert ack["params"]["notifications"] == {"taskIds": [created["taskId"]]}
+    assert heard["params"]["status"] == "completed"
+    assert heard["params"]["result"]["structuredContent"] == ANSWERED
+
+
+@pytest.mark.parametrize("filter_", [{}, {"taskIds": "one"}, {"taskIds": [1]},
+                                     {"taskIds": ["t"] * 33}],
+                         ids=["none", "a-string", "not-strings", "too-many"])
+def test_a_2026_listen_without_a_good_task_id_filter_is_refused(answers, filter_):
+    with http_dsh("--answers", answers) as url:
+        listener = Listener(Modern(url), filter_)
+        try:
+            refused = listener.next()
+        finally:
+            listener.close()
+    assert refused["error"]["code"] == -32602
+
+
+def test_a_2026_listen_without_the_extension_is_not_served(answers):
+    with http_dsh("--answers", answers) as url:
+        listener = Listener(Modern(url, tasks=False), {"taskIds": ["t"]})
+        try:
+            refused = listener.next()
+        finally:
+            listener.close()
+    assert refused["error"]["code"] == -32601
+
+
+def test_sigterm_ends_an_open_listen_stream_with_its_result_and_quietly():
+    import subprocess
+
+    from dsh_under_test import DSH
+
+    process = subprocess.Popen([DSH, "mcp", "--http", "--wait", "20"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wire = Modern(process.stderr.readline().split()[-1])
+        created = wire.request("tools/call", ask_call())["result"]
+        listener = Listener(wire, {"taskIds": [created["taskId"]]})
+        listener.next()
+        process.terminate()
+        last = listener.next()
+        _, err = process.communicate(None, 30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    assert last == {"jsonrpc": "2.0", "id": listener.id,
+                    "result": {"_meta": {SUBSCRIPTION_ID: listener.id}}}
+    assert process.returncode == 143 and err == "", err

@@ -17,13 +17,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.mcp_server.tasks import legacy, modern
+from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
+from dsh_cli.mcp_server.tasks.listen import TaskListeners
 from dsh_cli.mcp_server.tasks.store import TaskError, TaskRecord, TaskStore, Work
 
 if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-__all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "install_tasks"]
+__all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "end_listeners", "install_tasks"]
 
 # the work of one call of a task-supporting tool, or None for any other name
 WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
@@ -47,6 +49,7 @@ class TaskLayer:
         self.store = store if store is not None else TaskStore()
         self.required = required  # tools that run only as tasks (dsh's own: none)
         self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
+        self.listeners = TaskListeners()  # 2026 ``subscriptions/listen`` streams
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any],
                        call_next: CallNext) -> HandlerResult:
@@ -93,7 +96,7 @@ class TaskLayer:
                       method: str, params: dict[str, Any]) -> HandlerResult:
         declared = modern.declared(ctx.meta)
         if method == "tools/call" and declared:
-            record = self._create(ctx, params, MODERN_OWNER, None, None)
+            record = self._create(ctx, params, MODERN_OWNER, None, self._tell_listeners)
             if record is not None:
                 return self._stamped(modern.create_result(record))
         if method == "tools/call" and params.get("name") in self.required:
@@ -104,7 +107,12 @@ class TaskLayer:
             serve = {"tasks/get": modern.get, "tasks/update": modern.update,
                      "tasks/cancel": modern.cancel}[method]
             return self._stamped(serve(self.store, MODERN_OWNER, params, _headers(ctx)))
+        if method == LISTEN and declared:
+            return await self.listeners.serve(ctx, self.store, MODERN_OWNER, params)
         return await call_next(ctx)  # tasks/result and tasks/list are gone: -32601
+
+    async def _tell_listeners(self, record: TaskRecord) -> None:
+        self.listeners.changed(record)
 
     def _stamped(self, result: dict[str, Any]) -> dict[str, Any]:
         """A 2026 result carries the server's identity in ``_meta``, as the SDK's own do."""
@@ -190,8 +198,16 @@ def install_tasks(server: Server[Any], work_for: WorkFor, *,
     return layer
 
 
+def end_listeners(server: Server[Any]) -> None:
+    """The server is stopping: its listen streams end now, before the transport waits on them."""
+    for layer in server.middleware:
+        if isinstance(layer, TaskLayer):
+            layer.listeners.close()
+
+
 async def close_tasks(server: Server[Any]) -> None:
     """The server is stopping: its live tasks are withdrawn (their batches aborted)."""
+    end_listeners(server)
     for layer in server.middleware:
         if isinstance(layer, TaskLayer):
             await layer.store.close()

@@ -19,7 +19,7 @@ from typing import Any
 
 from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, iso_time
 
-__all__ = ["EXTENSION", "METHODS", "cancel", "create_result", "declared", "get",
+__all__ = ["EXTENSION", "METHODS", "cancel", "create_result", "declared", "detailed", "get",
            "missing_capability", "task_wire", "update"]
 
 EXTENSION = "io.modelcontextprotocol/tasks"
@@ -79,13 +79,17 @@ def _find(store: TaskStore, owner: str, params: Any, headers: Mapping[str, str] 
 def get(store: TaskStore, owner: str, params: Any,
         headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/get``: the task, its result or error inlined once it ended."""
-    record = _find(store, owner, params, headers)
-    detailed: dict[str, Any] = {"resultType": "complete", **task_wire(record)}
+    return detailed(_find(store, owner, params, headers))
+
+
+def detailed(record: TaskRecord) -> dict[str, Any]:
+    """``DetailedTask``: the task, its result or error inlined once it ended."""
+    task: dict[str, Any] = {"resultType": "complete", **task_wire(record)}
     if record.status == "completed" and record.result is not None:
-        detailed["result"] = record.result
+        task["result"] = record.result
     elif record.status == "failed" and record.error is not None:
-        detailed["error"] = record.error
-    return detailed
+        task["error"] = record.error
+    return task
 
 
 def update(store: TaskStore, owner: str, params: Any,
