@@ -3,6 +3,7 @@
     channel.py   the runtime directory, the server sockets, the peer check
     link.py      one desk-side connection to one server (its events in, frames out)
     inbox.py     the inbox: every pending entry of every server, no UI (who, what, age, kind)
+    summary.py   a batch in one line (header and first question), for rows and notifications
     desk.py      the human's desk: the inbox, an entry opened at a time, answered
     inbox_terminal.py  the inbox as a live prompt-toolkit list, and the title count
     line_window.py     the list's prompt-toolkit window: each line drawn as one cell

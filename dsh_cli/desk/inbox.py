@@ -27,7 +27,9 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from dsh_cli.core.sanitize import escape_invisible, sanitize_line
+from dsh_cli.core.sanitize import escape_invisible
+from dsh_cli.desk.summary import cut as _cut
+from dsh_cli.desk.summary import first_question
 
 __all__ = ["KINDS", "Entry", "EntryKey", "Inbox", "InboxChange", "Who", "age_text",
            "age_until", "entry_kind", "summary_of", "who_of"]
@@ -40,13 +42,6 @@ EntryKey = tuple[Hashable, str]  # (the server link, the batch's rpc_id)
 WHAT_CHARACTERS = 160  # what an entry shows of its first question
 WHO_CHARACTERS = 80  # of the agent's and the server's names
 CWD_CHARACTERS = 120  # of the agent's directory
-
-
-def _cut(text: str, limit: int) -> str:
-    """One safe line of at most ``limit`` characters, ``…`` where it was cut."""
-    # cut before sanitising: a megabyte of question is not scanned whole to keep 160
-    line = " ".join(sanitize_line(text[:limit * 8]).split())
-    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def _home_relative(path: str) -> str:
@@ -113,14 +108,7 @@ def summary_of(event: Mapping[str, Any]) -> str:
         said = event.get("description")
         return f"{tool}: {_cut(said, WHAT_CHARACTERS)}" if isinstance(said, str) and said \
             else tool
-    questions = event.get("questions")
-    first = questions[0] if isinstance(questions, list) and questions else {}
-    first = first if isinstance(first, Mapping) else {}
-    header, question = str(first.get("header") or ""), str(first.get("question") or "")
-    more = f" (+{len(questions) - 1} more)" if isinstance(questions, list) \
-        and len(questions) > 1 else ""
-    body = f"{_cut(header, 40)}: {question}" if header else question
-    return _cut(body or "?", WHAT_CHARACTERS - len(more)) + more
+    return first_question(event, WHAT_CHARACTERS)
 
 
 _AGE_UNITS = (("d", 86400), ("h", 3600), ("m", 60))

@@ -29,6 +29,7 @@ from dsh_cli.core.limits import (
 )
 from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.desk.summary import cut, first_question
 
 __all__ = ["FOCUS_OFF", "FOCUS_ON", "DeskNotifier", "Focus", "encode", "notification",
            "protocol", "run_notify_command", "summary", "tmux_wrap"]
@@ -56,10 +57,8 @@ def protocol(env: Mapping[str, str]) -> str:
 
 
 def _cut(text: str, limit: int = NOTIFICATION_CHARACTERS) -> str:
-    """One safe line of at most ``limit`` characters, ``…`` where it was cut."""
-    # cut before sanitising: a megabyte is not scanned whole to keep 200 characters
-    line = " ".join(sanitize_line(text[:limit * 8]).split())
-    return line if len(line) <= limit else line[:limit - 1] + "…"
+    """One safe line of at most ``limit`` characters (a notification's by default)."""
+    return cut(text, limit)
 
 
 def notification(event: Mapping[str, Any]) -> tuple[str, str]:
@@ -69,14 +68,7 @@ def notification(event: Mapping[str, Any]) -> tuple[str, str]:
     client = str(source.get("client") or "an MCP client")
     if event.get("type") == "permission/requested":
         return _cut(notice(f"{client} asks permission")), _cut(str(event.get("tool") or "?"))
-    questions = event.get("questions")
-    first = questions[0] if isinstance(questions, list) and questions else {}
-    first = first if isinstance(first, Mapping) else {}
-    header, question = str(first.get("header") or ""), str(first.get("question") or "")
-    more = f" (+{len(questions) - 1} more)" if isinstance(questions, list) \
-        and len(questions) > 1 else ""
-    body = f"{_cut(header, 40)}: {question}" if header else question
-    return _cut(notice(f"{client} asks")), _cut(body, NOTIFICATION_CHARACTERS - len(more)) + more
+    return _cut(notice(f"{client} asks")), first_question(event, NOTIFICATION_CHARACTERS)
 
 
 def encode(kind: str, title: str, body: str, *, tmux: bool = False) -> str:
