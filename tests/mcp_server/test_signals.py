@@ -20,7 +20,7 @@ def exit_state(pid: int) -> tuple[str, int | None]:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # reaped before, or between open and read
         return "gone", None
     state = fields[0]
     # field 52 (exit_code, in waitpid form) follows the state at index 49 here
