@@ -37,8 +37,10 @@ def request(**extra) -> PermissionRequest:
     return PermissionRequest(**{**fields, **extra})
 
 
-def decide(keys: str, req: PermissionRequest | None = None, *, columns: int = 100):
-    """Ask ``req`` through a gate with the prompt as provider; type ``keys``."""
+def decide(keys: str, req: PermissionRequest | None = None, *, columns: int = 100,
+           within: float = 5):
+    """Ask ``req`` through a gate with the prompt as provider; type ``keys``; the outcome
+    within ``within`` seconds (a case that must still be asking waits less: keys take ms)."""
     screen = io.StringIO()
 
     async def main():
@@ -56,7 +58,7 @@ def decide(keys: str, req: PermissionRequest | None = None, *, columns: int = 10
                 await asyncio.sleep(0.05)
                 pipe.send_text(keys)
                 try:
-                    return await asyncio.wait_for(task, 5), screen.getvalue()
+                    return await asyncio.wait_for(task, within), screen.getvalue()
                 except Exception as error:
                     return error, screen.getvalue()
 
@@ -135,7 +137,7 @@ def test_hostile_text_is_inert_and_long_values_wrap_whole():
 
 
 def test_a_typed_three_alone_saves_nothing():
-    outcome, screen = decide("3")
+    outcome, screen = decide("3", within=1)
     assert isinstance(outcome, TimeoutError)  # still asking: y or another key is awaited
     # (the frame redraws by difference: a cell left as it was is a cursor step)
     assert "y to save always for this tool" in screen.replace("\x1b[C", " ")
@@ -182,7 +184,7 @@ def test_allowing_waits_until_an_input_taller_than_the_screen_was_scrolled_to_it
 ])
 def test_scrolling_to_the_end_offers_the_allows(keys, decision):
     tall = request(arguments={"content": "x" * 30_000})  # ~390 rows at 80 columns
-    outcome, _ = decide(keys, tall, columns=80)
+    outcome, _ = decide(keys, tall, columns=80, within=5 if decision else 1)
     if decision is None:
         assert isinstance(outcome, TimeoutError)
     elif decision == "deny":
