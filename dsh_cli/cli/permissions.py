@@ -11,8 +11,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -25,8 +24,7 @@ if TYPE_CHECKING:
     from dsh_cli.mcp_client.config.trust import ProjectTrust
     from dsh_cli.permissions.approvals import Approvals, Grant
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One remembered grant as listed: a saved approval or a trusted project."""
 
     id: str
@@ -80,7 +78,7 @@ def entries() -> list[Entry]:
 
     approvals, trust = _files()
     found = [Entry(grant.id, "always", _covers(grant), grant.scope, grant.at, grant.name,
-                   {key: value for key, value in asdict(grant).items()
+                   {key: value for key, value in grant._asdict().items()
                     if key not in ("id", "name", "scope", "at") and value is not None})
              for grant in approvals.grants()]
     projects = sorted(trust.entries().items(), key=lambda item: str(item[1].get("at", "")))

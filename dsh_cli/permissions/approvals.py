@@ -13,9 +13,8 @@ no longer applied, until ``dsh permissions rm`` removes them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dsh_cli.core.home import APPROVALS_FILE
 from dsh_cli.core.remembered import Remembered
@@ -54,8 +53,7 @@ def grant_id(file: str, name: str) -> str:
     return hashlib.sha256(f"{file}\0{name}".encode()).hexdigest()[:8]
 
 
-@dataclass(frozen=True)
-class Grant:
+class Grant(NamedTuple):  # a NamedTuple: `dsh permissions list` pays no dataclass build
     """One remembered "always", as ``dsh permissions list`` shows it."""
 
     id: str
