@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.context import Context
+from bench.keys import running
 from bench.table import Row, at_most
 
 BUDGET = 1.2
@@ -95,15 +96,7 @@ async def _latencies(show: Callable[[int, Any, Any], Shown], entries: int, keys:
         with create_app_session(input=pipe, output=output):
             coroutine, get_app, close = show(entries, pipe, output)
             task = asyncio.ensure_future(coroutine)
-            app = None
-            for _ in range(500):
-                app = get_app()
-                if (app is not None and app.is_running) or task.done():
-                    break
-                await asyncio.sleep(0.01)
-            if task.done():
-                task.result()  # raises why it ended
-            assert app is not None, "the screen never started"
+            app = await running(task, get_app)
             rendered = asyncio.Event()
             app.after_render += lambda _app: rendered.set()
             await asyncio.sleep(0.05)  # the first frame is drawn

@@ -98,6 +98,20 @@ def _starters() -> dict[str, Starter]:
     return starters
 
 
+
+async def running(task: asyncio.Future[Any], get_app: Callable[[], Any]) -> Any:
+    """The application ``get_app`` names once it runs; why ``task`` ended, if it ended first."""
+    app = None
+    for _ in range(500):
+        app = get_app()
+        if (app is not None and app.is_running) or task.done():
+            break
+        await asyncio.sleep(0.01)
+    if task.done():
+        task.result()  # raises why it ended
+    assert app is not None, "the application never started"
+    return app
+
 async def _drive(start: Starter, options: int, latency_keys: int, burst_keys: int
                  ) -> tuple[list[float], float]:
     """Per-key latencies (ms) and the burst's keys/s for one contender."""
@@ -115,15 +129,7 @@ async def _drive(start: Starter, options: int, latency_keys: int, burst_keys: in
             coroutine, get_app = start(labels, pipe, output)
             task = asyncio.ensure_future(coroutine)
             rendered = asyncio.Event()
-            app = None
-            for _ in range(500):
-                app = get_app()
-                if (app is not None and app.is_running) or task.done():
-                    break
-                await asyncio.sleep(0.01)
-            if task.done():
-                task.result()  # raises why it ended
-            assert app is not None, "the application never started"
+            app = await running(task, get_app)
             app.after_render += lambda _app: rendered.set()
             await asyncio.sleep(0.05)  # the first frame is drawn
             latencies = []
