@@ -73,15 +73,13 @@ class LazyGroup(click.Group):
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as error:
-            _closer_options(error)
-            raise
+            raise _closer_options(error) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.NoSuchOption as error:
-            _closer_options(error)
-            raise
+            raise _closer_options(error) from None
         except BrokenPipeError:  # `dsh … | head -1` ends quietly, as the shell's tools do
             from dsh_cli.core.streams import stdout_gone
 
@@ -117,15 +115,17 @@ def _unknown_command(args: list[str]) -> str:
             "answer), or `dsh` and type it at the prompt; `dsh --help` lists the commands")
 
 
-def _closer_options(error: click.NoSuchOption) -> None:
-    """Suggest only an option that is really close (Click's cutoff turns --bogus into --host)."""
+def _closer_options(error: click.NoSuchOption) -> click.NoSuchOption:
+    """The error again, suggesting only a really close option (Click's cutoff: --bogus → --host)."""
     import difflib
 
     command = error.ctx.command if error.ctx is not None else None
     names = [name for param in (command.params if command else [])
              if isinstance(param, click.Option) and not param.hidden
              for name in (*param.opts, *param.secondary_opts)]
-    error.possibilities = difflib.get_close_matches(error.option_name, names, n=3, cutoff=0.75)
+    close = difflib.get_close_matches(error.option_name, names, n=3, cutoff=0.75)
+    # possibilities is Final from Click 8.5: a new error, whose own matching keeps all of these
+    return click.NoSuchOption(error.option_name, error.message, close, error.ctx)
 
 
 @click.command("help", add_help_option=False)

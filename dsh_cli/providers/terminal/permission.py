@@ -37,6 +37,8 @@ from dsh_cli.providers.terminal.text import cell_width, fit
 from dsh_cli.providers.terminal.typeahead import discard_typeahead
 
 if TYPE_CHECKING:
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+
     from dsh_cli.permissions.vocabulary import Decision, PermissionRequest
 
 __all__ = ["PermissionPromptState", "PermissionView", "TerminalPermissionPrompt",
@@ -375,11 +377,11 @@ def _application(request: PermissionRequest, state: PermissionPromptState,
         if text.isprintable() and len(state.reason or "") < 500:
             state.reason = (state.reason or "") + text
 
-    def fragments() -> list[tuple[str, str]]:
+    def fragments() -> StyleAndTextTuples:
         app = holder["app"]
         if app.ending is not None:
             return [("", app.ending)]
-        out: list[tuple[str, str]] = []
+        out: StyleAndTextTuples = []
         size = app.output.get_size()
         for number, line in enumerate(permission_lines(request, state, size.columns,
                                                        size.rows, view)):

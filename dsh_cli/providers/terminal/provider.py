@@ -18,7 +18,7 @@ import math
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.defaults import NOTIFY_CHOICES
 from dsh_cli.core.errors import discuss_instead
@@ -37,6 +37,9 @@ from dsh_cli.interaction import (
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.providers.terminal.typeahead import discard_typeahead
 from dsh_cli.providers.terminal.viewport import Viewport
+
+if TYPE_CHECKING:
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
 
 __all__ = ["TerminalProvider", "terminal_provider"]
 
@@ -265,7 +268,7 @@ class _Screen:
     def _cursor_shown(self) -> bool:
         return self.ending_line is None and (self.state.in_text or self.state.noting)
 
-    def _fragments(self) -> list[tuple[str, str]]:
+    def _fragments(self) -> StyleAndTextTuples:
         from dsh_cli.providers.terminal.render import render
         from dsh_cli.providers.terminal.runs import take_runs
 
@@ -276,7 +279,7 @@ class _Screen:
         size = self.app.output.get_size()
         lines = render(self.state, size.columns, size.rows, countdown=self._countdown(),
                        closes_desk=self.desk, view=self.view)
-        fragments: list[tuple[str, str]] = []
+        fragments: StyleAndTextTuples = []
         for number, line in enumerate(lines):
             if number:
                 fragments.append(("", "\n"))
