@@ -10,8 +10,9 @@ import sys
 import pytest
 from docs_reading import ROOT
 
-USER_SETUP = ("python3 -m venv ~/.venvs/dsh && . ~/.venvs/dsh/bin/activate && pip install . "
-              "&& dsh")
+USER_SETUP = ("python3 -m venv ~/.venvs/dsh && . ~/.venvs/dsh/bin/activate && pip install "
+              "--require-hashes -r requirements.lock && pip install --no-deps --no-build-isolation "
+              ". && dsh")
 TEST_SETUP = "bash .ci/run"
 
 
