@@ -102,8 +102,8 @@ def _absolute(node: ast.ImportFrom, module: str, package: bool) -> str:
 
 
 def imports_in(source: str, module: str, *, package: bool = False,
-               known: set[str] | None = None) -> list[tuple[str, int]]:
-    """Every dsh module ``source`` imports, with its line; ``known`` are the package's modules.
+               known: set[str] | None = None, root: str = "dsh_cli") -> list[tuple[str, int]]:
+    """Every ``root`` module ``source`` imports, with its line; ``known`` are the package's modules.
 
     ``from dsh_cli import config`` names the module ``dsh_cli.config`` when it is one.
     """
@@ -119,8 +119,7 @@ def imports_in(source: str, module: str, *, package: bool = False,
         elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
               and _REFERENCE.fullmatch(node.value)):
             found.append((node.value.split(":")[0], node.lineno))
-    return [(name, line) for name, line in found
-            if name == "dsh_cli" or name.startswith("dsh_cli.")]
+    return [(name, line) for name, line in found if name == root or name.startswith(root + ".")]
 
 
 def package_files() -> list[Path]:
@@ -255,6 +254,19 @@ def test_no_cycles_between_modules():
         for component in found)
     if found:
         pytest.fail("modules that import each other:\n" + report, pytrace=False)
+
+
+def test_no_cycles_between_bench_modules():
+    """``python -m bench`` keeps the same rule as the package: no two modules import each other."""
+    bench = PACKAGE.parent / "bench"
+    edges: dict[str, dict[str, Import]] = defaultdict(dict)
+    for path in sorted(bench.glob("*.py")):
+        source = f"bench.{path.stem}"
+        for target, line in imports_in(path.read_text(encoding="utf-8"), source,
+                                       package=path.stem == "__init__", root="bench"):
+            if target != source:
+                edges[source].setdefault(target, Import(source, target, path, line))
+    assert cycles(edges) == []
 
 
 # -- the table -----------------------------------------------------------------------------
