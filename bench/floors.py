@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.controller import control
+
 __all__ = ["echo_floor", "sqlite_floor"]
 
 _ECHO_CHILD = r"""
@@ -71,8 +73,6 @@ def sqlite_floor(messages: list[dict[str, Any]]) -> tuple[float, float]:
 
 def echo_floor(batches: int) -> float:
     """Batches per second through a bare JSON-lines echo child over pipes."""
-    from bench.relay import control
-
     process = subprocess.Popen([sys.executable, "-c", _ECHO_CHILD, str(batches)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     return control(process, batches)
