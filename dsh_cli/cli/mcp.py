@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from dsh_cli.cli.groups import CommandGroup
 from dsh_cli.cli.options import QUESTION_TIMEOUT, QUESTION_TIMEOUT_HELP, web_options
 from dsh_cli.core.errors import format_line
 from dsh_cli.core.lines import notice, warning
@@ -32,11 +33,11 @@ _LAZY = {"install": "dsh_cli.cli.mcp_install:install", "login": "dsh_cli.cli.mcp
          "logout": "dsh_cli.cli.mcp_login:logout"}
 
 
-class _McpGroup(click.Group):
+class _McpGroup(CommandGroup):
     """``install``, ``login`` and ``logout`` are imported only when they run."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *_LAZY])
+        return [*super().list_commands(ctx), *_LAZY]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in _LAZY:

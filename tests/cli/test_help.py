@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from dsh_under_test import DSH
 
 
@@ -26,3 +27,36 @@ def test_run_help_puts_the_answer_sources_before_the_model_options():
     for source in ("--answers", "--jsonl", "--plain"):
         assert options.index(source) < options.index("--model")
     assert "git diff | dsh run -" in text.split("Examples:")[1]
+
+
+def commands_section(text: str) -> dict[str, str]:
+    """``Commands:`` rows of a help text: name -> its summary, wrapped lines joined."""
+    rows: dict[str, str] = {}
+    section = text.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    name = ""
+    for line in section.splitlines():
+        if line[2] != " ":
+            name, _, rest = line.strip().partition(" ")
+            rows[name] = rest.strip()
+        else:
+            rows[name] += " " + line.strip()
+    return rows
+
+
+def test_dsh_help_lists_the_everyday_commands_first_and_help_last():
+    rows = commands_section(help_of())
+    names = list(rows)
+    assert names[:4] == ["chat", "demo", "run", "ask"]
+    assert names[-1] == "help" and "dsh help run" in rows["help"]
+    assert names.index("mcp") < names.index("attach") < names.index("sessions")
+
+
+@pytest.mark.parametrize("group", ["mcp", "sessions", "permissions"])
+def test_a_groups_help_keeps_each_summary_whole(group):
+    rows = commands_section(help_of(group))
+    assert "list" in rows
+    for name, text in rows.items():
+        assert not text.endswith("..."), f"dsh {group} {name}: {text!r}"
+        assert text.endswith("."), f"dsh {group} {name}: {text!r}"
+    if group == "sessions":
+        assert list(rows) == ["list", "show", "rm"]
