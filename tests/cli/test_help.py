@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -60,3 +61,21 @@ def test_a_groups_help_keeps_each_summary_whole(group):
         assert text.endswith("."), f"dsh {group} {name}: {text!r}"
     if group == "sessions":
         assert list(rows) == ["list", "show", "rm"]
+
+
+def test_every_document_a_help_text_names_exists():
+    """A help text that sends the reader to a file names one this repository has."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from dsh_cli.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    texts = {path: CliRunner().invoke(main, [*path.split(), "--help"]).output
+             for path in ("", "attach", "mcp", "run", "ask", "web", "chat", "mcp install")}
+    for path, text in texts.items():
+        for name in re.findall(r"[\w./-]+\.md\b", text):
+            assert (root / name).is_file() or (root / "docs" / name).is_file(), (
+                f"`dsh {path} --help` names {name}, which does not exist")
+    assert "docs/internals.md" in " ".join(texts["attach"].split())
