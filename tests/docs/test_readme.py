@@ -57,6 +57,17 @@ def test_the_link_command_works_on_a_fresh_account(tmp_path):
     assert ran.stdout == "dsh here\n"
 
 
+def test_the_readme_names_every_tool_the_test_command_installs_and_how_long_it_takes(readme):
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    tools = re.findall(r"missing\+=\(([\w-]+)\)", script)
+    assert "zsh" in tools and "groff" in tools
+    paragraph = " ".join(readme.split("\nbash .ci/run\n```\n", 1)[1].split("\n\n", 1)[0].split())
+    for tool in tools:
+        name = "Chromium" if tool == "chromium" else tool
+        assert name in paragraph, f"the README's test command paragraph does not name {name}"
+    assert "about 10 to 15 minutes on 2 cores" in paragraph
+
+
 def test_the_test_command_runs_pytest():
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install" in script and "-m pytest" in script
