@@ -2,8 +2,9 @@
 
 What runs: each README code block fenced ```sh, and each ``.EX``/``.EE`` block of the man
 page's EXAMPLES section, in document order, with bash, in one temporary directory and one
-``DSH_HOME`` per document (so ``dsh run -c`` continues the run before it), with
-``DSH_MODEL=demo`` so an example without ``-m`` uses the offline demo model.
+``DSH_HOME`` per document (so ``dsh run -c`` continues the run before it), and as on a
+fresh machine: no model configured and no API key, so an example that needs the offline
+demo model says ``-m demo`` itself, as a reader pasting it must.
 
 To keep a README block from running (a config snippet, output, another shell), fence it
 with another info string: ```toml, ```json, ```text, ```zsh, ```fish. Blocks added later
@@ -114,7 +115,7 @@ def snapshot(folder: Path) -> dict[Path, int]:
 def environment(home: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("DSH_", "DEEPSEEK_", "OPENAI_"))}
-    env.update(DSH_HOME=str(home), DSH_MODEL="demo", NO_COLOR="1", TERM="xterm")
+    env.update(DSH_HOME=str(home), NO_COLOR="1", TERM="xterm")
     return env
 
 

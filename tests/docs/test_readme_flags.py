@@ -49,3 +49,41 @@ def test_every_flag_on_a_readme_command_line_is_a_visible_flag_of_that_command(c
                     f"--help` does not list")
                 checked += 1
     assert checked > 10, "the README's command lines were not found"
+
+
+def test_every_readme_command_gives_the_arguments_its_command_requires(readme):
+    """`dsh sessions show --json` is a usage error: a span the README shows runs as written."""
+    import click
+
+    from dsh_cli.cli import main
+
+    spans = re.findall(r"`(dsh [^`]+)`", " ".join(readme.split()))
+    checked = 0
+    for span in spans:
+        words = span.split()
+        command: click.Command = main
+        ctx = click.Context(main, info_name="dsh")
+        rest = words[1:]
+        while rest and isinstance(command, click.Group):
+            sub = command.get_command(ctx, rest[0])
+            if sub is None:
+                break
+            ctx = click.Context(sub, info_name=rest[0], parent=ctx)
+            command, rest = sub, rest[1:]
+        required = [param for param in command.params
+                    if isinstance(param, click.Argument) and param.required]
+        if not required or not rest or "..." in span or "…" in span:
+            continue  # a command named in prose, not a line to run
+        valued = {opt for param in command.params if isinstance(param, click.Option)
+                  and not param.is_flag and not param.count for opt in param.opts}
+        given, skip = [], False
+        for word in rest:
+            if skip:
+                skip = False
+            elif word.startswith("-"):
+                skip = word in valued
+            else:
+                given.append(word)
+        assert len(given) >= len(required), f"README: `{span}` lacks {required[0].name.upper()}"
+        checked += 1
+    assert checked, "no README command with a required argument was found"
