@@ -96,3 +96,19 @@ def test_bash_completion_completes_commands_and_options():
     flags = dsh({"_DSH_COMPLETE": "bash_complete", "COMP_WORDS": "dsh run --ans",
                  "COMP_CWORD": "2"})
     assert re.search(r"^plain,--answers$", flags.stdout, re.M), flags.stdout
+
+
+def test_the_config_sample_warns_that_its_model_turns_off_the_demo(readme, tmp_path):
+    """Copied as it is, the sample's `model` makes `dsh` stop for a key: the sample says so."""
+    from dsh_under_test import DSH
+
+    (sample,) = re.findall(r"^```toml\n(.*?)^```", readme, flags=re.M | re.S)[:1]
+    assert re.search(r"^model = ", sample, flags=re.M)
+    assert re.search(r"^#.*turns off the offline demo", sample, flags=re.M), sample
+    (tmp_path / "config.toml").write_text(sample)
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("DSH_", "DEEPSEEK_", "OPENAI_"))}
+    env["DSH_HOME"] = str(tmp_path)
+    done = subprocess.run([DSH], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
+    assert "MISSING_API_KEY" in done.stderr, done.stderr  # not the demo
