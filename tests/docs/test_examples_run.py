@@ -37,9 +37,8 @@ NOT_RUN = {
     "# on your machine": "needs a second machine, ssh, and a human at the desk",
     # the web desk itself is run by tests/desk/test_web_desk_browser.py
     "ssh -t -L 8765": "needs a second machine, ssh, and a human at the browser",
-    # run as written by tests/docs/test_readme_form_answers.py, against a server of ours
-    "# answers for the deploy server's form": "needs an MCP server that asks (servers.json) "
-                                              "and a model that calls it",
+    # run as written by tests/docs/test_readme_form_answers.py, in a copy of examples/
+    "# answers for the deploy server's form": "runs from a clone's examples/ (run there)",
 }
 # a command that asks on the terminal -> (what appears on screen, the keys that answer it)
 KEYS = {
