@@ -185,3 +185,20 @@ def test_on_a_terminal_it_asks_first_and_never_twice(where, answer):
     again.expect(pexpect.EOF)
     again.close()
     assert "add it?" not in (again.before or "")
+
+
+@pytest.mark.parametrize("agent", sorted(FILES))
+def test_the_readme_gives_the_line_install_writes(where, agent):
+    """The README's table row for AGENT holds, word for word, the line install adds."""
+    from dsh_under_test import ROOT
+
+    home, _, _ = where
+    done = install(where, agent, "--instructions")
+    assert done.returncode == 0, done.stderr
+    user_file, project_file, own_tool = FILES[agent]
+    (written,) = [line for line in (home / user_file).read_text().splitlines() if MARKER in line]
+    rows = [row for row in (ROOT / "README.md").read_text().splitlines()
+            if row.startswith("| ") and f"`{own_tool}`" in row and MARKER in row]
+    assert len(rows) == 1, f"the README has no row for {agent}'s instructions line"
+    assert f"| {written} |" in rows[0]
+    assert f"`~/{user_file}`; `{project_file}`" in rows[0]
