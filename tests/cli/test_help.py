@@ -75,7 +75,10 @@ def test_every_document_a_help_text_names_exists():
     texts = {path: CliRunner().invoke(main, [*path.split(), "--help"]).output
              for path in ("", "attach", "mcp", "run", "ask", "web", "chat", "mcp install")}
     for path, text in texts.items():
+        # this repository's documents (an agent's own CLAUDE.md or AGENTS.md is not one)
         for name in re.findall(r"[\w./-]+\.md\b", text):
+            if name.split("/")[-1].isupper() or name.split("/")[-1][:-3].isupper():
+                continue
             assert (root / name).is_file() or (root / "docs" / name).is_file(), (
                 f"`dsh {path} --help` names {name}, which does not exist")
     assert "docs/internals.md" in " ".join(texts["attach"].split())
