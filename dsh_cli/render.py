@@ -204,9 +204,14 @@ class TranscriptRenderer:
         self.line(f"· {notice.error.code}: trying again in {notice.delay:.1f}s "
                   f"(attempt {notice.attempt + 1})", dim=True)
 
-    def line(self, text: str, *, dim: bool = False) -> None:
-        """A line of our own (not model text) on a line of its own."""
+    def line(self, text: str, *, dim: bool = False, indent: int | None = None) -> None:
+        """A line of our own (not model text) on a line of its own; with ``indent``, wrapped
+        at spaces to a terminal's width, its further rows that far in."""
         self.finish()
+        if indent is not None:
+            from dsh_cli.core.lines import for_terminal
+
+            text = for_terminal(text, self.stream, indent=indent)
         self.stream.write((self._style(text, DIM) if dim else text) + "\n")
         self._at_line_start, self._column = True, 0
         self.stream.flush()

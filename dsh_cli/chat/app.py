@@ -8,7 +8,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dsh_cli.core.lines import notice
+from dsh_cli.core.lines import for_terminal, notice
 from dsh_cli.core.streams import is_terminal
 from dsh_cli.core.vendors import ANY_ENDPOINT, DEEPSEEK, OPENAI
 
@@ -58,7 +58,7 @@ def chat_settings(options: dict[str, Any], demo: bool, errors: TextIO,
         if notices is not None:
             notices.append(DEMO_NOTICE)
         else:
-            errors.write(DEMO_NOTICE + "\n")
+            errors.write(for_terminal(DEMO_NOTICE, errors) + "\n")
             errors.flush()
         settings = dataclasses.replace(settings, model=DEMO)
     return settings
@@ -208,5 +208,5 @@ def _clock(stamp: str) -> str:
 
 def _write_notices(notices: list[str], stream: TextIO) -> None:
     for line in notices:
-        stream.write(line + "\n")
+        stream.write(for_terminal(line, stream) + "\n")
     stream.flush()

@@ -32,8 +32,8 @@ class Command:
 def _help(repl: Any, argument: str) -> None:
     for name, command in COMMANDS.items():
         if name != "quit":  # named on /exit's line: one line per thing to do
-            repl.renderer.line(f"/{name:<9} {command.help}")
-    repl.renderer.line(KEYS, dim=True)
+            repl.renderer.line(f"/{name:<9} {command.help}", indent=11)  # under the help
+    repl.renderer.line(KEYS, dim=True, indent=6)
 
 
 def _exit(repl: Any, argument: str) -> object:

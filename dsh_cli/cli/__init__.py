@@ -17,22 +17,24 @@ from dsh_cli.cli.chat import chat_options
 
 __all__ = ["COMMANDS", "main"]
 
-# name -> (module:attribute, short help shown by ``dsh --help`` without importing it)
+# name -> (module:attribute, short help shown by ``dsh --help`` without importing it), in
+# the order ``--help`` lists them: talking to the model, then other agents, then records
 COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("dsh_cli.cli.chat:chat", "Interactive chat; questions drawn in the terminal."),
+    "demo": ("dsh_cli.cli.chat:demo", "Chat with the built-in offline demo model."),
     "run": ("dsh_cli.cli.run:run", "One non-interactive agent run, for scripts and CI."),
     "ask": ("dsh_cli.cli.ask:ask", "Ask a question batch; print the answer on stdout."),
-    "demo": ("dsh_cli.cli.chat:demo", "Chat with the built-in offline demo model."),
-    "schema": ("dsh_cli.cli.schema:schema", "Print the JSON schema of ask_user_question."),
-    "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),
-    "history": ("dsh_cli.cli.history:history",
-                "Past questions and answers: who answered, and when."),
     "web": ("dsh_cli.cli.web:web", "Chat in the browser; questions in a web composer."),
     "mcp": ("dsh_cli.cli.mcp:mcp", "An MCP server: other agents ask, you answer at the desk."),
     "attach": ("dsh_cli.cli.attach:attach", "The desk: answer the questions of every dsh mcp."),
+    "history": ("dsh_cli.cli.history:history",
+                "Past questions and answers: who answered, and when."),
+    "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),
     "permissions": ("dsh_cli.cli.permissions:permissions",
                     "List or undo remembered \"always\" grants and trusted projects."),
+    "schema": ("dsh_cli.cli.schema:schema", "Print the JSON schema of ask_user_question."),
 }
+HELP_SUMMARY = "The help of dsh, or of a command (`dsh help run`)."
 
 
 class LazyGroup(click.Group):
@@ -95,7 +97,8 @@ class LazyGroup(click.Group):
         self.format_epilog(ctx, formatter)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        rows = [*((name, COMMANDS[name][1]) for name in self.list_commands(ctx)),
+                ("help", HELP_SUMMARY)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

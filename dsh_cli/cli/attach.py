@@ -8,12 +8,13 @@ for a browser on 127.0.0.1 (``desk/web/``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from dsh_cli.cli.options import PORT
+from dsh_cli.cli.options import web_options
 from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
@@ -31,24 +32,32 @@ __all__ = ["attach"]
               help="The inbox as plain lines (type an entry's number to open it) instead of "
                    "the terminal UI.")
 @click.option("--jsonl", is_flag=True,
-              help="The desk for a program: relay.md question events, inbox/changed events "
-                   "and frames on stdio.")
+              help="The desk for a program: JSON lines on stdio, the events and frames of "
+                   "`man dsh` (JSON-LINES PROTOCOL) plus the inbox's "
+                   "(docs/internals.md, \"The attach inbox\").")
 @click.option("--web", is_flag=True,
-              help="The inbox in a browser on 127.0.0.1 (prints its URL; ctrl-c closes it).")
-@click.option("--port", type=PORT, default=None, metavar="PORT",
-              help="Port for --web (default: any free port).")
-def attach(plain: bool, jsonl: bool, web: bool, port: int | None) -> None:
+              help="The inbox in a browser (on 127.0.0.1 unless --host; prints its URL; ctrl-c "
+                   "closes it).")
+@functools.partial(web_options, port_help="Port for --web (default: any free port).")
+@click.pass_context
+def attach(ctx: click.Context, plain: bool, jsonl: bool, web: bool, host: str, port: int,
+           open_browser: bool | None) -> None:
     """The inbox of every `dsh mcp` here: open any pending question and answer it."""
     from dsh_cli.session.interrupts import run_main
 
     if sum((plain, jsonl, web)) > 1:
         raise click.UsageError("--plain, --jsonl and --web cannot be combined")
-    if port is not None and not web:
-        raise click.UsageError("--port needs --web")
-    sys.exit(run_main(_main(plain=plain, jsonl=jsonl, web=web, port=port or 0)))
+    given = [flag for name, flag in (("host", "--host"), ("port", "--port"),
+                                     ("open_browser", "--open/--no-open"))
+             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    if given and not web:
+        raise click.UsageError(f"{given[0]} needs --web")
+    sys.exit(run_main(_main(plain=plain, jsonl=jsonl, web=web, host=host, port=port,
+                            open_browser=open_browser)))
 
 
-async def _main(*, plain: bool, jsonl: bool, web: bool, port: int = 0) -> int:
+async def _main(*, plain: bool, jsonl: bool, web: bool, host: str = "127.0.0.1",
+                port: int = 0, open_browser: bool | None = None) -> int:
     import os
 
     from dsh_cli.core.errors import HarnessError, report
@@ -70,9 +79,12 @@ async def _main(*, plain: bool, jsonl: bool, web: bool, port: int = 0) -> int:
     if web:
         from dsh_cli.desk.web import WebDesk
         from dsh_cli.providers.web import WebError
+        from dsh_cli.sources.surroundings import browser_available
 
+        launch = browser_available(os.environ) if open_browser is None else open_browser
         try:
-            return await WebDesk(port=port, stderr=sys.stderr, directory=directory).run()
+            return await WebDesk(host=host, port=port, open_browser=launch, stderr=sys.stderr,
+                                 directory=directory).run()
         except WebError as error:
             report(error, sys.stderr)
             return 2

@@ -15,9 +15,10 @@ from typing import Any
 
 import click
 
+from dsh_cli.cli.groups import CommandGroup
 from dsh_cli.cli.options import QUESTION_TIMEOUT, QUESTION_TIMEOUT_HELP, web_options
 from dsh_cli.core.errors import format_line
-from dsh_cli.core.lines import notice, warning
+from dsh_cli.core.lines import for_terminal, notice, warning
 
 __all__ = ["mcp"]
 
@@ -32,11 +33,11 @@ _LAZY = {"install": "dsh_cli.cli.mcp_install:install", "login": "dsh_cli.cli.mcp
          "logout": "dsh_cli.cli.mcp_login:logout"}
 
 
-class _McpGroup(click.Group):
+class _McpGroup(CommandGroup):
     """``install``, ``login`` and ``logout`` are imported only when they run."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *_LAZY])
+        return [*super().list_commands(ctx), *_LAZY]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in _LAZY:
@@ -207,8 +208,8 @@ def _started_by_hand(*, desk: bool) -> None:
         return
     if by_hand:
         where = "; answer its questions with `dsh attach` in another terminal" if desk else ""
-        _say(notice(f"mcp waits for an agent on stdin (an agent starts `dsh mcp` as its MCP "
-                    f"server){where}; ctrl-c to quit"))
+        _say(for_terminal(notice(f"mcp waits for an agent on stdin (an agent starts `dsh mcp` "
+                                 f"as its MCP server){where}; ctrl-c to quit"), sys.stderr))
 
 
 def _tty_alert() -> None:
@@ -256,7 +257,8 @@ async def _list(mcp_config: tuple[str, ...], mcp_project: bool, as_json: bool) -
             # a tool left out (a bad or taken name) is news for whoever lists: stderr
             toolset = await McpToolset.start(
                 plan.servers, errlog=errlog, auth_dir=config_dir(),
-                notice=lambda line: click.echo(sanitize_line(line), err=True))
+                notice=lambda line: click.echo(
+                                   for_terminal(sanitize_line(line), sys.stderr), err=True))
             try:
                 statuses = toolset.statuses
             finally:

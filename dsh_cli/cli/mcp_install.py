@@ -3,7 +3,11 @@
 Every file is read and checked before any is written, so a file that cannot be parsed is
 refused (one ``dsh: CONFIG_ERROR`` line, exit 2) and nothing changes anywhere. Each
 change is a key of ours merged into the user's file; a second run changes nothing.
-``--print`` shows the keys instead of writing them.
+``--print`` shows the keys instead of writing them. In project scope the files name
+``dsh`` when the ``dsh`` on PATH is this one (a teammate's PATH finds theirs), else this
+machine's path, said in a line. An agent with a question tool of its own is offered the
+line for its instructions file that has its model ask through dsh (asked on a terminal,
+never written twice); the last line is a command that makes the agent ask at the desk.
 """
 
 from __future__ import annotations
@@ -28,15 +32,35 @@ AGENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
               show_default=True,
               help="user: every project (files under HOME); project: this directory's files.")
 @click.option("--print", "show", is_flag=True, help="Show what would be written; write nothing.")
-def install(agent: str, scope: str, show: bool) -> None:
+@click.option("--instructions/--no-instructions", "instructions", default=None,
+              help="Add (or not) the line that has the agent ask through dsh to its "
+                   "instructions file (CLAUDE.md, AGENTS.md, GEMINI.md); default: ask on a "
+                   "terminal, else show the line.")
+def install(agent: str, scope: str, show: bool, instructions: bool | None) -> None:
     """Add dsh mcp to AGENT's config: its absolute path, timeouts, the tool's permission."""
+    import shlex
+    import shutil
+
     from dsh_cli.core.errors import HarnessError, report
-    from dsh_cli.mcp_server.install.agents import AGENTS, NOTES, dsh_command, edits_for
+    from dsh_cli.mcp_server.install.agents import (
+        AGENTS,
+        NOTES,
+        PROGRAMS,
+        dsh_command,
+        edits_for,
+        on_path,
+    )
     from dsh_cli.mcp_server.install.documents import Document
+    from dsh_cli.mcp_server.install.instructions import try_it
 
     project = Path.cwd()
+    command = dsh_command()
+    # a project's files are shared: `dsh` runs each teammate's own, where PATH finds it
+    portable = scope == "project" and on_path(command)
+    if portable:
+        command = ["dsh"]
     edits = edits_for(agent, scope,  # type: ignore[arg-type]
-                      home=Path.home(), project=project, command=dsh_command())
+                      home=Path.home(), project=project, command=command)
     # a project's file may link only to another file of the project: its content is
     # written back into the project, where the project's own agents read it
     within = project if scope == "project" else None
@@ -74,8 +98,69 @@ def install(agent: str, scope: str, show: bool) -> None:
     click.echo(notice(f"{name} now starts `dsh mcp`; answer its questions at `dsh attach`"))
     if (agent, scope) in NOTES:
         click.echo(notice(f"note: {NOTES[agent, scope]}"))
-    click.echo("to undo: " + "; ".join(
-        f"in {edit.path} {_undo(edit.settings)}" for edit in edits))
+    if scope == "project" and not portable:
+        click.echo(notice(f"note: the files name {shlex.join(command)}, this machine's path "
+                          "(no `dsh` on PATH is this one): a teammate needs dsh there, or "
+                          "dsh on PATH and `dsh` written in its place"))
+    installed = shutil.which(PROGRAMS[agent]) is not None
+    if not installed:
+        click.echo(notice(f"note: {name} is not installed here (no `{PROGRAMS[agent]}` on "
+                          "PATH); its config is ready for when it is"))
+    steps = [f"in {edit.path} {_undo(edit.settings)}" for edit in edits]
+    added = _offer_instructions(agent, scope, project, instructions, name)
+    if added is not None:
+        steps.append(f"in {added} delete the line about the dsh MCP server")
+    click.echo("to undo: " + "; ".join(steps))
+    trial = try_it(agent)
+    if trial is not None and installed:
+        click.echo(f"try it, with `dsh attach` open in another terminal: {shlex.join(trial)}")
+
+
+def _offer_instructions(agent: str, scope: str, project: Path, choice: bool | None,
+                        name: str) -> Path | None:
+    """The line for the agent's instructions file, added if the user says so; its path if
+    written. A file that already has it is left alone, and nobody is asked."""
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.mcp_server.install.documents import Document, Setting
+    from dsh_cli.mcp_server.install.instructions import MARKER, instructions_for
+
+    found = instructions_for(agent, scope, home=Path.home(), project=project)
+    if found is None or choice is False:
+        return None
+    path, wanted = found
+    document = Document(path, "text", within=project if scope == "project" else None)
+    try:
+        document.read().apply((Setting((MARKER,), wanted.line(), "add"),))
+    except HarnessError as error:
+        report(error, sys.stderr)  # the agent's config stays written: one line, no more
+        return None
+    if not document.changed:
+        click.echo(notice(f"{path} already has {name} ask through dsh"))
+        return None
+    if choice is None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):  # nobody to see the question
+            click.echo(notice(f"to have {name} ask through dsh rather than its own "
+                              f"{wanted.own_tool}, add this line to {path} (or run again with "
+                              f"--instructions): {wanted.line()}"))
+            return None
+        click.echo(notice(f"{name} has a question tool of its own ({wanted.own_tool}); this "
+                          f"line in {path} has it ask through dsh instead:"))
+        click.echo(f"  {wanted.line()}")
+        try:
+            choice = click.confirm("add it?", default=False)
+        except click.Abort:  # ctrl-d or ctrl-c at the question: a no
+            click.echo()
+            choice = False
+        if not choice:
+            return None
+    try:
+        document.render()
+        document.write()
+    except HarnessError as error:
+        report(error, sys.stderr)
+        return None
+    click.echo(notice(f"wrote {path}: {name} asks through dsh"))
+    return path
 
 
 def _dotted(keys: tuple[str, ...]) -> str:

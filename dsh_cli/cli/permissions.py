@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
+from dsh_cli.cli.groups import CommandGroup
 from dsh_cli.cli.options import JSON_HELP
 from dsh_cli.core.clock import local_time
 from dsh_cli.core.errors import GRANT_NOT_FOUND, USAGE, format_line
@@ -108,7 +109,7 @@ def _files_refused() -> Iterator[None]:
         _fail(error.code, error.message)
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=CommandGroup, invoke_without_command=True)
 @click.pass_context
 def permissions(ctx: click.Context) -> None:
     """List or undo remembered "always" grants and trusted projects (alone: list them)."""

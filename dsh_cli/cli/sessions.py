@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from dsh_cli.cli.groups import CommandGroup
 from dsh_cli.cli.options import JSON_HELP
 from dsh_cli.core.clock import local_time
 from dsh_cli.core.errors import format_line
@@ -37,7 +38,7 @@ def _with_store(action: Any) -> Any:
         _fail(error)
 
 
-@click.group(invoke_without_command=True)
+@click.group(cls=CommandGroup, invoke_without_command=True)
 @click.pass_context
 def sessions(ctx: click.Context) -> None:
     """List, show or remove stored sessions (alone: list them; resume one with `dsh -r ID`)."""

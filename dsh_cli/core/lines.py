@@ -8,7 +8,10 @@ prefixed twice and a test can check that no other module types it.
 
 from __future__ import annotations
 
+from typing import TextIO
+
 PREFIX = "dsh: "
+NARROWEST = 20  # below this many columns wrapping helps no one: the terminal wraps it
 
 
 def notice(text: str) -> str:
@@ -29,3 +32,27 @@ def debug(text: str) -> str:
 def coded(code: str, message: str) -> str:
     """A failure's line: ``dsh: CODE: message``."""
     return notice(f"{code}: {message}")
+
+
+def for_terminal(text: str, stream: TextIO, *, indent: int = 2) -> str:
+    """``text`` wrapped at spaces to the width of ``stream`` when it is a terminal, each
+    row after the first ``indent`` spaces in; elsewhere (a log, a pipe) one line a message,
+    as a script greps it. A word wider than the terminal is kept whole."""
+    import os
+
+    try:
+        if not stream.isatty():
+            return text
+        width = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):  # no fileno: a test's StringIO, a closed fd
+        return text
+    if width < NARROWEST:
+        return text
+    import textwrap
+
+    rows: list[str] = []
+    for line in text.split("\n"):
+        rows.extend(textwrap.wrap(line, width - 1, subsequent_indent=" " * indent,
+                                  break_long_words=False, break_on_hyphens=False,
+                                  drop_whitespace=True) or [""])
+    return "\n".join(rows)

@@ -183,7 +183,8 @@ async def _close(toolset: Any) -> None:
 
 def _line(stream: TextIO, text: str) -> None:
     """One notice line; it may carry a server's words, so nothing in it drives the terminal."""
+    from dsh_cli.core.lines import for_terminal
     from dsh_cli.core.sanitize import sanitize_line
 
-    stream.write(sanitize_line(text) + "\n")
+    stream.write(for_terminal(sanitize_line(text), stream) + "\n")
     stream.flush()

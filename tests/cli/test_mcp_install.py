@@ -38,8 +38,10 @@ def install(where, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
-def command() -> list[str]:
-    return [os.path.abspath(DSH)]  # the absolute path of the dsh that ran install
+def command(scope: str = "user") -> list[str]:
+    """The absolute path of the dsh that ran install; a project's files name `dsh`, which
+    is this dsh on the tests' PATH (a teammate's PATH finds their own)."""
+    return ["dsh"] if scope == "project" else [os.path.abspath(DSH)]
 
 
 def load(path: Path):
@@ -47,8 +49,8 @@ def load(path: Path):
     return tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
 
 
-def stdio_entry(entry: dict, **extra) -> None:
-    assert entry["command"] == command()[0]
+def stdio_entry(entry: dict, scope: str, **extra) -> None:
+    assert entry["command"] == command(scope)[0]
     assert entry["args"] == ["mcp"]
     for key, value in extra.items():
         assert entry[key] == value, key
@@ -56,7 +58,7 @@ def stdio_entry(entry: dict, **extra) -> None:
 
 def check_claude(base: Path, scope: str) -> list[Path]:
     servers = base / (".claude.json" if scope == "user" else ".mcp.json")
-    stdio_entry(load(servers)["mcpServers"]["dsh"], type="stdio", timeout=HOUR_MS)
+    stdio_entry(load(servers)["mcpServers"]["dsh"], scope, type="stdio", timeout=HOUR_MS)
     settings = load(base / ".claude" / "settings.json")
     assert TOOL_RULE in settings["permissions"]["allow"]
     assert FETCH_RULE in settings["permissions"]["allow"]
@@ -76,7 +78,7 @@ def check_claude(base: Path, scope: str) -> list[Path]:
 def check_codex(base: Path, scope: str) -> list[Path]:
     path = base / ".codex" / "config.toml"
     entry = load(path)["mcp_servers"]["dsh"]
-    stdio_entry(entry, tool_timeout_sec=3600)
+    stdio_entry(entry, scope, tool_timeout_sec=3600)
     assert entry["required"] is True  # else `codex exec` may ask the model before dsh is up
     assert entry["startup_timeout_sec"] >= 20
     assert entry["tools"]["ask_user_question"]["approval_mode"] == "approve"
@@ -86,7 +88,7 @@ def check_codex(base: Path, scope: str) -> list[Path]:
 
 def check_gemini(base: Path, scope: str) -> list[Path]:
     path = base / ".gemini" / "settings.json"
-    stdio_entry(load(path)["mcpServers"]["dsh"], timeout=HOUR_MS, trust=True)
+    stdio_entry(load(path)["mcpServers"]["dsh"], scope, timeout=HOUR_MS, trust=True)
     return [path]
 
 
@@ -94,7 +96,7 @@ def check_opencode(base: Path, scope: str) -> list[Path]:
     path = base / ".config" / "opencode" / "opencode.json" if scope == "user" \
         else base / "opencode.json"
     config = load(path)
-    assert config["mcp"]["dsh"] == {"type": "local", "command": [*command(), "mcp"],
+    assert config["mcp"]["dsh"] == {"type": "local", "command": [*command(scope), "mcp"],
                                     "enabled": True, "timeout": HOUR_MS}
     assert config["permission"]["dsh_ask_user_question"] == "allow"
     assert config["permission"]["dsh_get_user_answer"] == "allow"
@@ -103,14 +105,14 @@ def check_opencode(base: Path, scope: str) -> list[Path]:
 
 def check_cursor(base: Path, scope: str) -> list[Path]:
     path = base / ".cursor" / "mcp.json"
-    stdio_entry(load(path)["mcpServers"]["dsh"])
+    stdio_entry(load(path)["mcpServers"]["dsh"], scope)
     return [path]
 
 
 def check_vscode(base: Path, scope: str) -> list[Path]:
     path = base / ".config" / "Code" / "User" / "mcp.json" if scope == "user" \
         else base / ".vscode" / "mcp.json"
-    stdio_entry(load(path)["servers"]["dsh"], type="stdio")
+    stdio_entry(load(path)["servers"]["dsh"], scope, type="stdio")
     return [path]
 
 
@@ -236,7 +238,7 @@ def test_print_shows_and_writes_nothing(where, agent, scope):
     home, project = where
     assert files_under(home, project) == set()
     assert done.stdout.startswith(f"# {home if scope == 'user' else project}")
-    assert command()[0] in done.stdout
+    assert command(scope)[0] in done.stdout
 
 
 @pytest.mark.parametrize("agent", AGENTS)

@@ -2,8 +2,9 @@
 
 What runs: each README code block fenced ```sh, and each ``.EX``/``.EE`` block of the man
 page's EXAMPLES section, in document order, with bash, in one temporary directory and one
-``DSH_HOME`` per document (so ``dsh run -c`` continues the run before it), with
-``DSH_MODEL=demo`` so an example without ``-m`` uses the offline demo model.
+``DSH_HOME`` per document (so ``dsh run -c`` continues the run before it), and as on a
+fresh machine: no model configured and no API key, so an example that needs the offline
+demo model says ``-m demo`` itself, as a reader pasting it must.
 
 To keep a README block from running (a config snippet, output, another shell), fence it
 with another info string: ```toml, ```json, ```text, ```zsh, ```fish. Blocks added later
@@ -26,7 +27,9 @@ from docs_reading import MAN_PAGE, README, roff_to_text
 
 # first line of a block -> why it is not run (printed; a stale entry fails the test)
 NOT_RUN = {
-    "python3 -m venv": "the install commands: they fetch packages from the network",
+    "git clone": "the install commands: they fetch packages from the network",
+    # run with a HOME of its own by tests/docs/test_readme.py
+    "mkdir -p ~/.local/bin": "links into your own ~/.local/bin",
     "bash .ci/run": "the developer commands: they install system tools and run this suite",
     "tmux new-session": "needs tmux and Claude Code, and a human at the desk",
     "export DSH_API_KEY": "needs a real API key and the network",
@@ -34,9 +37,8 @@ NOT_RUN = {
     "# on your machine": "needs a second machine, ssh, and a human at the desk",
     # the web desk itself is run by tests/desk/test_web_desk_browser.py
     "ssh -t -L 8765": "needs a second machine, ssh, and a human at the browser",
-    # run as written by tests/docs/test_readme_form_answers.py, against a server of ours
-    "# answers for the deploy server's form": "needs an MCP server that asks (servers.json) "
-                                              "and a model that calls it",
+    # run as written by tests/docs/test_readme_form_answers.py, in a copy of examples/
+    "# answers for the deploy server's form": "runs from a clone's examples/ (run there)",
 }
 # a command that asks on the terminal -> (what appears on screen, the keys that answer it)
 KEYS = {
@@ -112,7 +114,7 @@ def snapshot(folder: Path) -> dict[Path, int]:
 def environment(home: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("DSH_", "DEEPSEEK_", "OPENAI_"))}
-    env.update(DSH_HOME=str(home), DSH_MODEL="demo", NO_COLOR="1", TERM="xterm")
+    env.update(DSH_HOME=str(home), NO_COLOR="1", TERM="xterm")
     return env
 
 

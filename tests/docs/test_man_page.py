@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,11 @@ def test_man_dsh_works_after_pip_install(tmp_path, monkeypatch):
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
                     str(venv)], check=True, timeout=60)
     python = venv / "bin" / "python"
+    # the build tools of the environment running this test (setuptools, wheel): a venv's
+    # --system-site-packages sees the base interpreter's, which may lack wheel or be older
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    outer = [path for path in sys.path if path.endswith("site-packages")]
+    (site / "outer-build-tools.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
          "--no-build-isolation", "--no-index", str(source)],
@@ -113,3 +119,48 @@ def test_man_dsh_works_after_pip_install(tmp_path, monkeypatch):
     from dsh_cli import __version__
 
     assert __version__ in version.stdout
+
+
+def section(name: str) -> str:
+    """One section of the page as groff renders it, its words on one line."""
+    groff = need("groff")
+    text = subprocess.run([groff, "-man", "-Tutf8", "-P-c", "-P-u", "-P-b", "-rLL=200n",
+                           "-rHY=0", str(MAN_PAGE)], capture_output=True, text=True,
+                          timeout=30).stdout
+    body = text.split(f"\n{name}\n", 1)[1]
+    body = re.split(r"\n[A-Z][A-Z -]+\n", body, maxsplit=1)[0]
+    return " ".join(body.split())
+
+
+def test_files_names_every_config_key_and_notify_with_its_values_and_default():
+    from dsh_cli.config import CONFIG_KEYS
+    from dsh_cli.core.defaults import NOTIFY_CHOICES
+
+    files = section("FILES")
+    for key in CONFIG_KEYS:
+        assert re.search(rf"\b{key}\b", files), f"FILES does not name config key {key}"
+    notify = files.split("notify (", 1)[1].split(")", 1)[0]
+    for value in NOTIFY_CHOICES:
+        assert f'"{value}"' in notify, f"notify's values lack {value}: {notify}"
+    assert "default auto" in notify, notify
+    assert "notify_delay (seconds" in files and "default 30" in files
+
+
+def test_environment_names_every_settings_variable():
+    environment = section("ENVIRONMENT")
+    for variable in ("DSH_NOTIFY_DELAY", "DSH_MODEL_TIMEOUT", "DSH_MODEL_DEADLINE",
+                     "DSH_QUESTION_TIMEOUT"):
+        assert variable in environment, f"ENVIRONMENT does not name {variable}"
+
+
+def test_the_test_command_installs_dsh_so_that_man_dsh_keeps_working():
+    """An editable install writes no data files (setuptools' editable wheel leaves out
+    ``[tool.setuptools.data-files]``), and over a regular install it removes the page that
+    install wrote: `.ci/run` installs this checkout regularly, the page with it."""
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    installs = [line for line in script.splitlines()
+                if re.search(r"\bpip install\b", line) and not line.lstrip().startswith("#")
+                and re.search(r"\s['\"]?\.(\[[\w,]+\])?['\"]?(\s|$)", line)]
+    assert installs, ".ci/run no longer installs this checkout"
+    for line in installs:
+        assert not re.search(r"\s(-e|--editable)\s", line), f"an editable install: {line}"

@@ -13,6 +13,8 @@ from docs_reading import ROOT
 USER_SETUP = ("python3 -m venv ~/.venvs/dsh && . ~/.venvs/dsh/bin/activate && pip install "
               "--require-hashes -r requirements.lock && pip install --no-deps --no-build-isolation "
               ". && dsh")
+CLONE = "git clone <this repository's URL> dsh && cd dsh"
+LINK = "mkdir -p ~/.local/bin && ln -sf ~/.venvs/dsh/bin/dsh ~/.local/bin/dsh"
 TEST_SETUP = "bash .ci/run"
 
 
@@ -24,13 +26,46 @@ def test_the_readme_starts_with_its_title_a_sentence_and_the_two_commands(readme
     block = lines.index("```sh")
     sentence = " ".join(lines[2:block]).strip()
     assert sentence.endswith(".") and sentence.count(". ") == 0, sentence
-    assert lines[block:block + 3] == ["```sh", USER_SETUP, "```"]
-    after = " ".join(lines[block + 3:block + 12])
+    assert lines[block:block + 4] == ["```sh", CLONE, USER_SETUP, "```"]
+    after = " ".join(lines[block + 4:block + 14])
     assert "3.11" in after and "clone" in after and "PATH" in after
-    second = lines.index("```sh", block + 3)
+    # the package of that name on PyPI is another program: a newcomer must not take it
+    assert "`pip install dsh`" in after and "different program" in after
+    link = lines.index("```sh", block + 4)
+    assert lines[link:link + 3] == ["```sh", LINK, "```"]
+    path_note = " ".join(lines[link + 3:link + 9])
+    assert 'export PATH="$HOME/.local/bin:$PATH"' in path_note
+    second = lines.index("```sh", link + 3)
     assert lines[second:second + 3] == ["```sh", TEST_SETUP, "```"]
-    assert "developers" in " ".join(lines[block + 3:second])
+    assert "developers" in " ".join(lines[block + 4:second])
     assert second < lines.index("## A short tour")
+
+
+def test_the_link_command_works_on_a_fresh_account(tmp_path):
+    """No ~/.local/bin yet (a new account): the README's line makes it, and the link works."""
+    home = tmp_path / "home"
+    venv_bin = home / ".venvs" / "dsh" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "dsh").write_text("#!/bin/sh\necho dsh here\n")
+    (venv_bin / "dsh").chmod(0o755)
+    for _ in range(2):  # and again: running it twice is no error
+        done = subprocess.run(["bash", "-e", "-c", LINK], env={**os.environ, "HOME": str(home)},
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+    ran = subprocess.run([str(home / ".local" / "bin" / "dsh")], capture_output=True,
+                         text=True, timeout=30)
+    assert ran.stdout == "dsh here\n"
+
+
+def test_the_readme_names_every_tool_the_test_command_installs_and_how_long_it_takes(readme):
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    tools = re.findall(r"missing\+=\(([\w-]+)\)", script)
+    assert "zsh" in tools and "groff" in tools
+    paragraph = " ".join(readme.split("\nbash .ci/run\n```\n", 1)[1].split("\n\n", 1)[0].split())
+    for tool in tools:
+        name = "Chromium" if tool == "chromium" else tool
+        assert name in paragraph, f"the README's test command paragraph does not name {name}"
+    assert "about 10 to 15 minutes on 2 cores" in paragraph
 
 
 def test_the_test_command_runs_pytest():
@@ -61,3 +96,19 @@ def test_bash_completion_completes_commands_and_options():
     flags = dsh({"_DSH_COMPLETE": "bash_complete", "COMP_WORDS": "dsh run --ans",
                  "COMP_CWORD": "2"})
     assert re.search(r"^plain,--answers$", flags.stdout, re.M), flags.stdout
+
+
+def test_the_config_sample_warns_that_its_model_turns_off_the_demo(readme, tmp_path):
+    """Copied as it is, the sample's `model` makes `dsh` stop for a key: the sample says so."""
+    from dsh_under_test import DSH
+
+    (sample,) = re.findall(r"^```toml\n(.*?)^```", readme, flags=re.M | re.S)[:1]
+    assert re.search(r"^model = ", sample, flags=re.M)
+    assert re.search(r"^#.*turns off the offline demo", sample, flags=re.M), sample
+    (tmp_path / "config.toml").write_text(sample)
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("DSH_", "DEEPSEEK_", "OPENAI_"))}
+    env["DSH_HOME"] = str(tmp_path)
+    done = subprocess.run([DSH], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
+    assert "MISSING_API_KEY" in done.stderr, done.stderr  # not the demo

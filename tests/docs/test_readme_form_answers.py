@@ -1,9 +1,9 @@
 """The README's "same form in CI" example runs as written against a server that asks.
 
-The block is taken from the README and run with bash; ``servers.json`` names our deploy
-server (``tests/fakes/mcp_forms_server.py``, whose question ids are the README's) and
-``DSH_MODEL`` a scripted model that calls its ``deploy`` tool, standing in for a real model.
-What the server received is read back from the stored session.
+The block is taken from the README and run with bash in a copy of ``examples/``: the deploy
+server and scripted model it names ship there, so it runs offline as a reader runs it.
+What the server received is read back from the stored session. The first-run message is
+checked against ``tests/fakes/mcp_forms_server.py``, whose question ids are the same.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
-from docs_reading import README
+from docs_reading import README, ROOT
 from dsh_under_test import DSH
 from fakes.mcp_forms_server import entry
 
@@ -29,13 +30,12 @@ def readme_block() -> str:
 
 
 def test_the_readme_ci_example_answers_the_deploy_servers_form(tmp_path):
-    (tmp_path / "servers.json").write_text(json.dumps({"mcpServers": {"deploy": entry()}}))
-    script = tmp_path / "model.json"
-    script.write_text(json.dumps({"turns": [
-        {"tool_calls": [{"name": "mcp__deploy__deploy", "arguments": {"service": "api"}}]},
-        {"content": "deployed"}]}))
-    env = {**os.environ, "DSH_MODEL": f"script:{script}", "PATH":
-           f"{Path(DSH).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    """As written, in a copy of the clone's examples/, with no model or key configured."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("DSH_MODEL", "DSH_API", "DEEPSEEK_", "OPENAI_"))}
+    # the venv, activated: its python3 has the MCP SDK the example server imports
+    env["PATH"] = f"{Path(DSH).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     done = subprocess.run(["bash", "-e", "-c", readme_block()], cwd=tmp_path, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr

@@ -47,12 +47,12 @@ GONE = "its dsh mcp went away"
 class WebDesk:
     """Every server's pending entries, one browser page; ``run`` until cancelled."""
 
-    def __init__(self, *, port: int = 0, open_browser: bool = False,
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
                  stderr: TextIO | None = None, directory: Path | None = None,
                  debug: bool | None = None) -> None:
         self.inbox = Inbox()
         self.feed = DeskFeed(self.inbox)
-        self.server = WebServer(host="127.0.0.1", port=port, open_browser=open_browser,
+        self.server = WebServer(host=host, port=port, open_browser=open_browser,
                                 stderr=stderr, debug=debug)
         self.links = DeskLinks(self._on_event, self._on_closed,
                                report=lambda line: self.server.say(line + "\n"),

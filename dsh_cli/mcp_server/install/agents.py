@@ -51,8 +51,8 @@ from typing import Literal
 
 from dsh_cli.mcp_server.install.documents import Format, Setting
 
-__all__ = ["AGENTS", "HUMAN_TIMEOUT", "NOTES", "STARTUP_WAIT", "Edit", "dsh_command",
-           "edits_for"]
+__all__ = ["AGENTS", "HUMAN_TIMEOUT", "NOTES", "PROGRAMS", "STARTUP_WAIT", "Edit", "dsh_command",
+           "edits_for", "on_path"]
 
 Scope = Literal["user", "project"]
 
@@ -79,6 +79,15 @@ def dsh_command() -> list[str]:
     if script.name == "dsh" and script.is_file():
         return [os.path.abspath(script)]
     return [sys.executable, "-m", "dsh_cli"]
+
+
+def on_path(command: list[str]) -> bool:
+    """Whether ``dsh`` on PATH is this dsh: then a project's file can name it as ``dsh``."""
+    import shutil
+
+    found = shutil.which("dsh")
+    return (len(command) == 1 and found is not None
+            and os.path.realpath(found) == os.path.realpath(command[0]))
 
 
 def _server(keys: tuple[str, ...], fields: dict[str, object]) -> tuple[Setting, ...]:
@@ -171,6 +180,10 @@ NOTES = {
     ("gemini", "user"): _GEMINI_TRUST,
     ("gemini", "project"): _GEMINI_TRUST,
 }
+
+# the program each agent is started as (Cursor's and VS Code's command-line launchers)
+PROGRAMS = {"claude": "claude", "codex": "codex", "gemini": "gemini", "opencode": "opencode",
+            "cursor": "cursor", "vscode": "code"}
 
 # the agent's name on the command line -> its name for people, and its edits
 AGENTS = {

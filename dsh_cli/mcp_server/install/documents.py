@@ -13,7 +13,9 @@ stays), in the file's own mode; an unchanged file is not rewritten, so installin
 changes nothing. JSON goes through ``simplejson``: a number that would not come back as
 written (``1e400``, ``1E5``, ``-0``) is kept as its own text (``RawJSON``), and a lone
 surrogate escape (``"\\ud83d"``) is written back as the same escape. TOML goes through
-``tomlkit``, so the user's comments and layout survive.
+``tomlkit``, so the user's comments and layout survive. A ``text`` file (an agent's
+instructions in Markdown) gets a line appended unless the file already holds its marker,
+the setting's one key.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from dsh_cli.core.limits import AGENT_CONFIG_BYTES as MAX_CONFIG_BYTES
 __all__ = ["ConfigFileRefused", "Document", "Setting", "dotted"]
 
 
-Format = Literal["json", "toml"]
+Format = Literal["json", "toml", "text"]  # text: an instructions file, a line added
 
 # a FIFO opened without O_NONBLOCK waits for a writer; Windows has neither flag
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -82,6 +84,8 @@ class Document:
         self._text: bytes | None = None
 
     def _empty(self) -> Any:
+        if self.format == "text":
+            return ""
         if self.format == "toml":
             import tomlkit
 
@@ -140,6 +144,8 @@ class Document:
             os.close(fd)
 
     def _parse(self, text: str) -> Any:
+        if self.format == "text":
+            return text
         if self.format == "toml":
             import tomlkit
             from tomlkit.exceptions import ParseError
@@ -164,6 +170,9 @@ class Document:
 
     def apply(self, settings: tuple[Setting, ...]) -> None:
         """Make each change that is not there yet; refuse a key that is not a table."""
+        if self.format == "text":
+            self._append(settings)
+            return
         for setting in settings:
             table = self._table(setting.keys[:-1])
             leaf = setting.keys[-1]
@@ -187,6 +196,15 @@ class Document:
                 table[leaf] = setting.value
             self.changed.append(setting)
 
+    def _append(self, settings: tuple[Setting, ...]) -> None:
+        """Each line whose marker (its key) the text lacks, as a paragraph of its own."""
+        for setting in settings:
+            if setting.keys[-1] in self.data:
+                continue
+            text = self.data.rstrip("\n")
+            self.data = (f"{text}\n\n" if text.strip() else "") + f"{setting.value}\n"
+            self.changed.append(setting)
+
     def _table(self, keys: tuple[str, ...]) -> Any:
         table = self.data
         for depth, key in enumerate(keys, 1):
@@ -205,6 +223,8 @@ class Document:
         return {}
 
     def text(self) -> str:
+        if self.format == "text":
+            return str(self.data)
         if self.format == "toml":
             import tomlkit
 
