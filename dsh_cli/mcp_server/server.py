@@ -211,7 +211,8 @@ async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
 def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
     """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``.
 
-    Both tools may run as MCP tasks (``dsh_cli.mcp_server.tasks``), in either era.
+    An async question runs as an MCP task for a client that takes them, and
+    ``approve_tool_use`` where a 2025 client asks for one (``dsh_cli.mcp_server.tasks``).
     """
     from mcp.server import Server
     from mcp.types import ListToolsResult, Tool, ToolExecution
