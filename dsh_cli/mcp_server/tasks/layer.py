@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.mcp_server.tasks import legacy, modern
 from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
@@ -44,10 +44,13 @@ class Staged:
     abandon: Callable[[], None] = field(default=lambda: None)
 
 
-# the call of tool ``name`` as a task (``Work``, or ``Staged``), or None to answer it plainly
-# (any other name, or a call that must not become one); ``asked``: the client asked for a
-# task (2025-11-25 ``params.task``), rather than only declaring that it can take one (2026)
-WorkFor = Callable[..., Work | Staged | None]
+class WorkFor(Protocol):
+    """The call of tool ``name`` as a task (``Work``, or ``Staged``), or None to answer it
+    plainly (any other name, or a call that must not become one); ``asked``: the client
+    asked for a task (2025-11-25 ``params.task``), not only declared it takes them (2026)."""
+
+    def __call__(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: Any, *,
+                 asked: bool) -> Work | Staged | None: ...
 
 # the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio"), or None when an
 # HTTP request names no session; the second argument is called with it when that session ends
