@@ -39,7 +39,7 @@ class Staged:
     ``_meta`` of the task's creation result (read after ``start``), ``abandon`` undoes a
     start whose task could not be made."""
 
-    start: Callable[[], Awaitable[Work | dict[str, Any]]]
+    start: Callable[[], Awaitable[Work | HandlerResult]]
     meta: Callable[[], dict[str, Any]] = field(default=dict)
     abandon: Callable[[], None] = field(default=lambda: None)
 
@@ -156,7 +156,7 @@ class TaskLayer:
 
     async def _create(self, ctx: ServerRequestContext[Any, Any], params: dict[str, Any],
                       owner: str, ttl: Any, watcher: Any, *, asked: bool,
-                      ) -> tuple[TaskRecord, dict[str, Any]] | dict[str, Any] | None:
+                      ) -> tuple[TaskRecord, dict[str, Any]] | HandlerResult | None:
         """A task for the call and its creation result's ``_meta``; a result that already
         answers it (a staged call refused); or None: it is served as ever, without a task."""
         from mcp.shared.exceptions import MCPError
