@@ -8,9 +8,9 @@ the desk answers and reaches the model as that tool call's result. An async one 
 the call returns at once with dsh's note (the human answers later; the answer is theirs),
 and the answer reaches the model later, saying it is the human's, naming the ticket.
 
-The TUI runs in a tmux server of the test's own (``-L``), against the scripted model, with
-its first-run dialogs marked done in ``~/.claude.json``; every wait polls the screen, the
-desk or the model against a deadline.
+The TUI runs in a tmux server of the test's own (its socket in the test's folder), against
+the scripted model, with its first-run dialogs marked done in ``~/.claude.json``; every
+wait polls the screen, the desk or the model against a deadline.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ WAITING = "waiting for the human at the dsh desk"  # dsh's progress message, und
 class Pane:
     """One program in a tmux server of its own: keys in, the screen's text out."""
 
-    def __init__(self, socket: str, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.tmux = ["tmux", "-L", socket, "-f", os.devnull]
+    def __init__(self, socket: Path, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.tmux = ["tmux", "-S", str(socket), "-f", os.devnull]
         settings = [part for key, value in env.items() for part in ("-e", f"{key}={value}")]
         subprocess.run([*self.tmux, "new-session", "-d", "-s", "agent", "-x", "160", "-y", "50",
                         "-c", str(cwd), *settings, *argv], check=True, timeout=30)
@@ -93,7 +93,7 @@ def first_run_done(agent: Agent) -> None:
 
 
 @pytest.fixture
-def claude_tui(make_agent) -> Iterator[Callable[[ModelServer], Pane]]:
+def claude_tui(make_agent, tmp_path) -> Iterator[Callable[[ModelServer], Pane]]:
     """``claude_tui(model)``: the TUI in tmux, dsh installed, its MCP server connected."""
     if shutil.which("tmux") is None:
         pytest.skip("tmux drives the TUI, and this machine lacks it")
@@ -105,7 +105,7 @@ def claude_tui(make_agent) -> Iterator[Callable[[ModelServer], Pane]]:
         first_run_done(agent)
         env = {key: value for key, value in agent.env().items() if key != "CI"}
         env.update(TERM="xterm-256color")
-        pane = Pane(f"dsh-test-{os.getpid()}-{len(panes)}", [agent.program], agent.project, env)
+        pane = Pane(tmp_path / f"tmux-{len(panes)}", [agent.program], agent.project, env)
         panes.append(pane)
         pane.until(READY)
         # The TUI connects its MCP servers in the background (MCP_CONNECTION_NONBLOCKING
