@@ -7,6 +7,11 @@ from a Python signature, and its arguments reach dsh's own forgiving decoder unc
 The SDK serves both protocol eras. A call the agent cancels (``notifications/cancelled``,
 or the client going away) aborts its batch, which the desks then drop. An async batch's
 ticket belongs to the session that asked (``session_owner``) and ends with it.
+
+A call becomes an MCP task only when it does not wait: an async question, for a client that
+can take a task (its result then says it is the human's answer), and ``approve_tool_use``
+where the client asks for one. A question that waits holds the call for every client, so
+an agent that backgrounds tasks cannot move it aside and work on without the answer.
 """
 
 from __future__ import annotations
@@ -46,8 +51,8 @@ INSTRUCTIONS = (
 
 
 def output_schema() -> dict[str, Any]:
-    """``ask_user_question``'s ``outputSchema``: the answer batch, the error object, or an
-    async call's ticket.
+    """``ask_user_question``'s ``outputSchema``: the answer batch, the error object, an
+    async call's ticket, or an async call's outcome as its MCP task's result.
 
     An error result carries ``{"error": …}`` as ``structuredContent`` too, and the
     TypeScript SDK's client (Claude Code, the Inspector, …) validates *every*
@@ -58,19 +63,27 @@ def output_schema() -> dict[str, Any]:
 
     answer = AskUserQuestionAnswer.model_json_schema()
     definitions = answer.pop("$defs", {})
+    failure: dict[str, Any] = {"type": "object", "required": ["code", "message"],
+                               "properties": {"name": {"type": "string"},
+                                              "code": {"type": "string"},
+                                              "message": {"type": "string"}}}
     error = {"type": "object", "title": "ToolErrorResult", "required": ["error"],
-             "properties": {"error": {"type": "object", "required": ["code", "message"],
-                                      "properties": {"name": {"type": "string"},
-                                                     "code": {"type": "string"},
-                                                     "message": {"type": "string"}}}}}
+             "properties": {"error": failure}}
     accepted = {"type": "object", "title": "TicketAccepted", "required": ["accepted", "ticket"],
                 "properties": {"accepted": {"const": True}, "ticket": {"type": "string"}}}
+    # Claude Code shows its model a task result's structuredContent, not its text, so the
+    # sentence saying whose answer it is travels in it too
+    told = {"type": "object", "title": "TaskOutcome", "required": ["told", "ticket"],
+            "properties": {"told": {"type": "string"}, "ticket": {"type": "string"},
+                           "answers": answer["properties"]["answers"],
+                           "error": failure}}
     return {"type": "object",
             "$defs": {**definitions, "AskUserQuestionAnswer": answer, "ToolErrorResult": error,
-                      "TicketAccepted": accepted},
+                      "TicketAccepted": accepted, "TaskOutcome": told},
             "anyOf": [{"$ref": "#/$defs/AskUserQuestionAnswer"},
                       {"$ref": "#/$defs/ToolErrorResult"},
-                      {"$ref": "#/$defs/TicketAccepted"}]}
+                      {"$ref": "#/$defs/TicketAccepted"},
+                      {"$ref": "#/$defs/TaskOutcome"}]}
 
 
 def call_result(result: ToolResult) -> Any:
@@ -80,6 +93,29 @@ def call_result(result: ToolResult) -> Any:
     return CallToolResult(content=[TextContent(type="text", text=result.content)],
                           structured_content=json.loads(result.content),
                           is_error=result.is_error)
+
+
+def told_result(result: ToolResult, sentence: str, ticket: str) -> Any:
+    """An async batch's outcome as its task's result: text and ``structuredContent`` both
+    say whose answer it is, and when, before the outcome itself."""
+    from mcp.types import CallToolResult, TextContent
+
+    told = {"told": sentence, "ticket": ticket, **json.loads(result.content)}
+    return CallToolResult(content=[TextContent(type="text", text=f"{sentence} {result.content}")],
+                          structured_content=told, is_error=result.is_error)
+
+
+# Claude Code shows a task's creation ``_meta[AGENT_TASK].modelImmediateResponse`` to its
+# model as the server's note (up to 20,000 characters)
+AGENT_TASK = "com.anthropic/agent-task"
+
+
+def immediate_note(ticket: str) -> str:
+    """What the model is told when its async question becomes a task: what will happen."""
+    return (f"Your question (ticket {ticket}) is at the human's dsh desk, and the human answers "
+            "it there when they can. Work on with what does not need the answer. The answer "
+            "arrives later, as this task's result, and it is the human's answer to this "
+            "question (get_user_answer with the ticket fetches it too).")
 
 
 def approve_result(outcome: dict[str, Any]) -> Any:
@@ -175,14 +211,16 @@ async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
 def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
     """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``.
 
-    Both tools may run as MCP tasks (``dsh_cli.mcp_server.tasks``), in either era.
+    An async question runs as an MCP task for a client that takes them, and
+    ``approve_tool_use`` where a 2025 client asks for one (``dsh_cli.mcp_server.tasks``).
     """
     from mcp.server import Server
     from mcp.types import ListToolsResult, Tool, ToolExecution
 
     from dsh_cli.mcp_server import get_user_answer as answers
     from dsh_cli.mcp_server.approve import approve_tool_spec
-    from dsh_cli.mcp_server.tasks import install_tasks
+    from dsh_cli.mcp_server.tasks import Staged, install_tasks
+    from dsh_cli.tools.ask_user_question import decode_call
 
     spec = service.tool_spec()
     fetch = answers.tool_spec()
@@ -250,20 +288,63 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
                     get_tool_input_schema=input_schema,
                     on_list_tools=list_tools, on_call_tool=call_tool)
 
-    def task_work(ctx: Any, name: str, arguments: Any) -> Any:
-        work = work_for(ctx, name, arguments)  # no progress: the request has been answered
+    def task_work(ctx: Any, name: str, arguments: Any, *, asked: bool) -> Any:
+        """A task only for a call that does not wait (see the module's docstring)."""
+        if name == spec["name"]:
+            return told_ask(ctx, arguments) if _asks_async(decode_call, arguments) else None
+        work = work_for(ctx, name, arguments) if asked else None  # no progress: answered
         if work is None:
             return None
 
         async def wire(signal: AbortSignal) -> dict[str, Any]:
-            result = await work(signal)
-            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            return _wire(await work(signal))
         return wire
+
+    def told_ask(ctx: Any, arguments: Any) -> Staged:
+        """An async question as a task: asked first (a refusal answers the call plainly),
+        then the task waits for its outcome, told as the human's answer."""
+        client, owner = _client_name(ctx), session_owner(ctx, service.tickets)
+        ticket: list[str] = []
+
+        async def start() -> Any:
+            result = await service.ask(arguments, client=client, signal=AbortSignal(),
+                                       owner=owner, told=True)
+            if result.is_error:  # a bad batch, no desk, no session: no task is made
+                return call_result(result)
+            ticket.append(json.loads(result.content)["ticket"])
+
+            async def work(signal: AbortSignal) -> dict[str, Any]:
+                assert owner is not None  # an async batch was made, so its owner is known
+                outcome, sentence = await service.outcome_of(ticket[0], owner, signal)
+                return _wire(told_result(outcome, sentence, ticket[0]))
+            return work
+
+        def abandon() -> None:
+            if ticket and owner is not None:
+                service.forget_told(ticket[0], owner)
+
+        return Staged(start, meta=lambda: {AGENT_TASK: {
+            "modelImmediateResponse": immediate_note(ticket[0])}}, abandon=abandon)
 
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner)
     install_tasks(server, task_work, owner_of=lambda ctx, ended: session_owner(
         ctx, service.tickets, ended=ended))
     return server
+
+
+def _asks_async(decode: Callable[[Any], Any], arguments: Any) -> bool:
+    """Whether a valid call asks with ``delivery: "async"`` (a bad one is refused plainly)."""
+    from dsh_cli.core.errors import HarnessError
+
+    try:
+        return bool(decode(arguments).delivery == "async")
+    except HarnessError:
+        return False
+
+
+def _wire(result: Any) -> dict[str, Any]:
+    """A ``CallToolResult`` as a task keeps it: the wire dict."""
+    return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 class _StdinLines:

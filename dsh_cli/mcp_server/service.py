@@ -8,7 +8,8 @@ and the session record (one session per ``dsh mcp`` process, created at the firs
 ``delivery: "async"`` is checked as a waiting call is (a bad batch, or no desk to take it,
 fails at once), then asked with no call waiting: the result is the ticket, and the batch's
 own result (the one a waiting call would have returned) is kept in ``tickets`` for its
-caller's session to fetch with ``get_user_answer``.
+caller's session to fetch with ``get_user_answer``. An MCP task made of an async call
+(``server.py``) waits for that result with ``outcome_of``, which says whose answer it is.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ import contextlib
 import itertools
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError, format_line
-from dsh_cli.core.events import AssistantMessage, ToolResultEvent
+from dsh_cli.core.errors import ASK_CANCELLED, NO_PROVIDER, UserInteractionError, format_line
+from dsh_cli.core.events import AssistantMessage, QuestionResolved, ToolResultEvent
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.mcp_server.tickets import TicketStore, unowned
@@ -56,6 +58,10 @@ class AskService:
         self.registry = ToolRegistry([AskUserQuestionTool(submit=self._submit,
                                                           description=MCP_DESCRIPTION)])
         self._owners: dict[str, str | None] = {}  # call id -> its session (None: unknown)
+        self._told: set[str] = set()  # calls whose async batch a task will tell of
+        # the async batches a task tells of (rpc_id), and who answered each, once known
+        self._answerers: dict[str, str | None] = {}
+        ui.events.subscribe(self._heard)
         self.store = store
         self.session_id: str | None = None
         self._report = report or (lambda line: None)
@@ -68,15 +74,18 @@ class AskService:
         return function
 
     async def ask(self, arguments: Any, *, client: str | None, signal: AbortSignal,
-                  progress: Progress | None = None, owner: str | None = "stdio") -> ToolResult:
+                  progress: Progress | None = None, owner: str | None = "stdio",
+                  told: bool = False) -> ToolResult:
         """Ask one batch for ``client`` in session ``owner`` (whose tickets an async one
         joins; None: not known, so an async one is refused); any failure is a result
-        carrying its code."""
+        carrying its code. ``told``: an async batch's outcome goes to ``outcome_of``."""
         self.open_session(client)
         call_id = f"mcp_{next(self._calls)}"
         rpc_id = mint_rpc_id()
         self.sources[rpc_id] = {"client": client, "cwd": os.getcwd(), "pid": os.getpid()}
         self._owners[call_id] = owner
+        if told:
+            self._told.add(call_id)
         self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
                                           "arguments": _arguments_text(arguments)}]))
         ticker = asyncio.ensure_future(_tick(progress)) if progress is not None else None
@@ -88,6 +97,7 @@ class AskService:
             if ticker is not None:
                 ticker.cancel()
             self._owners.pop(call_id, None)
+            self._told.discard(call_id)
             if rpc_id not in self.tickets:  # an async batch keeps its label while asked
                 self.sources.pop(rpc_id, None)
         self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
@@ -108,6 +118,8 @@ class AskService:
         # the batch outlives the call: its own signal, aborted only when its session ends
         own = AbortSignal()
         request = request.model_copy(update={"signal": own})
+        if ctx.call_id in self._told:  # before it is asked: an answers file answers at once
+            self._answerers[ctx.rpc_id] = None
         task = asyncio.ensure_future(self._ask_later(request, ctx.rpc_id))
         self.tickets.add(ctx.rpc_id, owner, task,
                          abort=lambda: own.abort("the agent's session ended"), kind=TICKET_KIND)
@@ -124,6 +136,41 @@ class AskService:
         finally:
             self.sources.pop(rpc_id, None)
         return ToolResult(answer.to_compact_json())
+
+    async def outcome_of(self, ticket: str, owner: str, signal: AbortSignal,
+                         ) -> tuple[ToolResult, str]:
+        """The outcome of async batch ``ticket`` once it settles, and the sentence that says
+        whose it is and when; ``signal`` (its MCP task cancelled) withdraws the batch."""
+        try:
+            held = self.tickets.get(ticket, owner, TICKET_KIND)
+            aborted = asyncio.ensure_future(signal.wait())
+            try:
+                await asyncio.wait({held.task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                aborted.cancel()
+            if not held.done and held.abort is not None:
+                held.abort()  # the task was cancelled: the desk drops the batch
+            await asyncio.wait({held.task})
+            self.tickets.mark_fetched(held)
+            result: ToolResult = held.outcome()
+            return result, told_as(ticket, result, self._answerers.get(ticket), time.time())
+        finally:
+            self._answerers.pop(ticket, None)
+
+    def forget_told(self, ticket: str, owner: str) -> None:
+        """A told batch whose task was never made: withdrawn, as its session's end would."""
+        from dsh_cli.core.errors import TicketError
+
+        self._answerers.pop(ticket, None)
+        with contextlib.suppress(TicketError):
+            held = self.tickets.get(ticket, owner, TICKET_KIND)
+            if held.abort is not None:
+                held.abort()
+
+    def _heard(self, event: object) -> None:
+        """Who answered a told batch (the desk, an answers file, …): its task says so."""
+        if isinstance(event, QuestionResolved) and event.rpc_id in self._answerers:
+            self._answerers[event.rpc_id] = event.answered_by
 
     def mark_interrupted(self) -> None:
         """The process is ending (a signal): its pending batches are stored interrupted."""
@@ -165,6 +212,24 @@ class AskService:
             self.ui.events.emit(event)
         except StoreError as error:  # the answer still reaches the agent
             self._report(format_line(error.code, error.message))
+
+
+# who answered (a provider's ``answered_by``), as the task's result tells the model
+ANSWERERS = {"desk": "the human at their dsh desk", "web": "the human on dsh's web page",
+             "answers file": "the human, through the answers file given to dsh mcp"}
+
+
+def told_as(ticket: str, result: ToolResult, answered_by: str | None, when: float) -> str:
+    """The sentence before an async batch's outcome: whose answer it is, when, which ticket."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when))
+    who = ANSWERERS.get(answered_by or "desk", f"the human ({answered_by})")
+    if not result.is_error:
+        return (f"This is the human's answer to your question (ticket {ticket}), given by "
+                f"{who} at {stamp}:")
+    if result.error is not None and result.error.get("code") == ASK_CANCELLED:
+        return (f"The human dismissed your question (ticket {ticket}) without answering, "
+                f"at {stamp}:")
+    return f"Your question (ticket {ticket}) ended without the human's answer at {stamp}:"
 
 
 def _arguments_text(arguments: Any) -> str:

@@ -96,7 +96,13 @@ def model_settings(agent: str, home: Path, model_url: str) -> dict[str, str]:
     if agent == "claude":
         return {"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "sk-ant-fake",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
+                "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+                # 2.1.332 offers MCP tools only through its ToolSearch tool, which a real
+                # model calls first; the scripted one calls the tool it is offered
+                "ENABLE_TOOL_SEARCH": "false",
+                # the TUI fetches a model catalog and clones the official plugin marketplace
+                "CLAUDE_CODE_MODEL_CATALOG": "off",
+                "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1"}
     if agent == "codex":
         _append(home / ".codex" / "config.toml", "\n".join([
             'model = "fake-model"', 'model_provider = "fake"',

@@ -71,7 +71,7 @@ def build() -> Any:
 
     server = Server("dsh-task-fixtures", on_list_tools=list_tools, on_call_tool=call_tool)
 
-    def work_for(ctx: Any, name: str, arguments: Any) -> Any:
+    def work_for(ctx: Any, name: str, arguments: Any, *, asked: bool) -> Any:
         if name not in tasked:
             return None
 

@@ -23,9 +23,11 @@ ACCEPT = {"Content-Type": "application/json", "Accept": "application/json, text/
 _ids = itertools.count(1)
 
 
-def ask_call(task: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``tools/call`` params of ``ask_user_question`` (a 2025-11-25 ``task`` with ``task``)."""
-    params: dict[str, Any] = {"name": "ask_user_question", "arguments": BATCH}
+def ask_call(task: dict[str, Any] | None = None, *, delivery: str = "async") -> dict[str, Any]:
+    """``tools/call`` params of ``ask_user_question`` (a 2025-11-25 ``task`` with ``task``);
+    async by default, since only a question that does not wait becomes a task."""
+    arguments = BATCH if delivery == "wait" else {**BATCH, "delivery": delivery}
+    params: dict[str, Any] = {"name": "ask_user_question", "arguments": arguments}
     if task is not None:
         params["task"] = task
     return params

@@ -5,12 +5,16 @@
 ``tasks/get`` inlining the result, ``tasks/update``, ``tasks/cancel``, ``notifications/tasks``
 on a ``subscriptions/listen`` stream naming the task ids). A task is its
 session's alone; its TTL is honoured and bounded; a client back within the TTL gets it.
+Only a question asked with ``delivery: "async"`` becomes a task (and ``approve_tool_use``
+where a 2025 client asks for one): a question that waits is answered plainly, for every
+client, so these tests ask async unless they say ``delivery="wait"``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from mcp_util import bounded, jsonl_desk
@@ -27,6 +31,13 @@ def answers(tmp_path):
     path = tmp_path / "answers.json"
     path.write_text(json.dumps({"db": ["SQLite"]}))
     return str(path)
+
+
+def told(structured: dict) -> dict:
+    """A task's outcome without the sentence and ticket that say whose answer it is."""
+    assert structured["told"].startswith("This is the human's answer to your question (ticket "
+                                         f"{structured['ticket']})"), structured
+    return {key: value for key, value in structured.items() if key not in ("told", "ticket")}
 
 
 def unstamped(result: dict) -> dict:
@@ -58,7 +69,7 @@ def test_a_2025_task_over_http_runs_apart_and_tasks_result_returns_the_answer(an
         assert created["status"] == "working" and created["ttl"] == 60_000
         assert len(created["taskId"]) >= 43  # 256 random bits
         result = session.request("tasks/result", {"taskId": created["taskId"]})["result"]
-        assert result["structuredContent"] == ANSWERED and result["isError"] is False
+        assert told(result["structuredContent"]) == ANSWERED and result["isError"] is False
         assert "resultType" not in result
         assert result["_meta"]["io.modelcontextprotocol/related-task"] == {
             "taskId": created["taskId"]}
@@ -69,7 +80,7 @@ def test_a_2025_task_over_http_runs_apart_and_tasks_result_returns_the_answer(an
         refused = session.request("tasks/cancel", {"taskId": created["taskId"]})["error"]
         assert refused["code"] == NOT_FOUND and "already completed" in refused["message"]
         # a call without ``task`` is served as ever
-        plain = session.request("tools/call", ask_call())["result"]
+        plain = session.request("tools/call", ask_call(delivery="wait"))["result"]
         assert plain["structuredContent"] == ANSWERED and "task" not in plain
 
 
@@ -85,7 +96,7 @@ def test_a_2025_task_over_stdio_sends_its_status_notifications(answers):
         assert status["params"]["taskId"] == created["taskId"]
         assert status["params"]["status"] == "completed"
         result = dsh.request("tasks/result", {"taskId": created["taskId"]})["result"]
-        assert result["structuredContent"] == ANSWERED
+        assert told(result["structuredContent"]) == ANSWERED
     finally:
         dsh.close()
 
@@ -98,7 +109,7 @@ def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answers):
         assert created["ttlMs"] == 60 * 60 * 1000 and "task" not in created
         task = until_ended(wire.request, created["taskId"])
         assert task["resultType"] == "complete" and task["status"] == "completed"
-        assert task["result"]["structuredContent"] == ANSWERED
+        assert told(task["result"]["structuredContent"]) == ANSWERED
         update = wire.request("tasks/update", {"taskId": created["taskId"],
                                                "inputResponses": {}})
         assert unstamped(update["result"]) == {"resultType": "complete"}
@@ -118,7 +129,7 @@ def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(ans
     with http_dsh("--answers", answers) as url:
         created = Modern(url).request("tools/call", ask_call())["result"]
         plain = Modern(url, tasks=False)
-        result = plain.request("tools/call", ask_call())["result"]
+        result = plain.request("tools/call", ask_call(delivery="wait"))["result"]
         assert result["resultType"] == "complete"
         assert result["structuredContent"] == ANSWERED
         for method in ("tasks/get", "tasks/update", "tasks/cancel"):
@@ -129,6 +140,73 @@ def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(ans
         session = Legacy(url)
         assert session.request("tasks/get", {"taskId": created["taskId"]})["error"][
             "code"] == NOT_FOUND
+
+
+def test_a_question_that_waits_is_answered_plainly_whatever_the_client_takes(answers):
+    """Issue 42: a client that can take tasks (Claude Code's TUI backgrounds them) still
+    gets a waiting question's answer as the call's own result, in either era."""
+    with http_dsh("--answers", answers) as url:
+        modern = Modern(url).request("tools/call", ask_call(delivery="wait"))["result"]
+        session = Legacy(url)
+        legacy = session.request("tools/call", ask_call({"ttl": 60_000}, delivery="wait"))
+        listed = session.request("tasks/list", {})["result"]["tasks"]
+    assert modern["resultType"] == "complete" and "taskId" not in modern
+    assert modern["structuredContent"] == ANSWERED
+    assert "task" not in legacy["result"] and legacy["result"]["structuredContent"] == ANSWERED
+    assert listed == []
+
+
+AGENT_TASK = "com.anthropic/agent-task"
+TOLD = re.compile(r"This is the human's answer to your question \(ticket (q_[0-9a-f]{16})\), "
+                  r"given by the human at their dsh desk at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d "
+                  r"UTC: (.*)")
+
+
+def test_an_async_task_says_what_will_happen_and_whose_answer_it_is():
+    """Its creation tells the model (Claude Code's ``modelImmediateResponse``) that the
+    human answers later; its result says the human answered, at the desk, when, which ticket;
+    a batch the human dismisses says so."""
+    async def main():
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                wire = Modern(url)
+                ended = []
+                for settle in ("answer", "cancel"):
+                    created = (await asyncio.to_thread(wire.request, "tools/call",
+                                                       ask_call()))["result"]
+                    asked = await desk.event("question/requested")
+                    if settle == "answer":
+                        await desk.answer(asked, ANSWERED["answers"])
+                    else:
+                        await desk.send({"type": "question/cancel", "rpc_id": asked["rpc_id"],
+                                         "session_id": asked["session_id"]})
+                    task = await asyncio.to_thread(until_ended, wire.request,
+                                                   created["taskId"])
+                    ended.append((created, asked, task))
+                return ended
+
+    (created, asked, task), (_, dismissed, cancelled) = bounded(main())
+    note = created["_meta"][AGENT_TASK]["modelImmediateResponse"]
+    assert f"ticket {asked['rpc_id']}" in note and "the human's answer to this question" in note
+    assert len(note) <= 20_000  # Claude Code's cap
+    assert asked["delivery"] == "async"
+    text = task["result"]["content"][0]["text"]
+    found = TOLD.fullmatch(text)
+    assert found and found.group(1) == asked["rpc_id"], text
+    assert json.loads(found.group(2)) == ANSWERED
+    assert told(task["result"]["structuredContent"]) == ANSWERED
+    assert task["result"]["structuredContent"]["ticket"] == asked["rpc_id"]
+    refused = cancelled["result"]["structuredContent"]
+    assert refused["told"].startswith(
+        f"The human dismissed your question (ticket {dismissed['rpc_id']}) without answering")
+    assert refused["error"]["code"] == "ASK_CANCELLED" and cancelled["result"]["isError"]
+
+
+def test_an_async_question_refused_at_once_makes_no_task():
+    with http_dsh() as url:  # no desk, no --wait: NO_PROVIDER
+        result = Modern(url).request("tools/call", ask_call())["result"]
+    assert result["resultType"] == "complete" and "taskId" not in result
+    assert result["isError"] and result["structuredContent"]["error"]["code"] == "NO_PROVIDER"
 
 
 def test_a_task_is_its_own_http_sessions_alone():
@@ -203,34 +281,45 @@ def test_a_client_back_within_the_ttl_gets_its_result():
                 return result["result"], task
 
     result, task = bounded(main())
-    assert result["structuredContent"] == ANSWERED
-    assert task["status"] == "completed" and task["result"]["structuredContent"] == ANSWERED
+    assert told(result["structuredContent"]) == ANSWERED
+    assert task["status"] == "completed" and told(task["result"]["structuredContent"]) == ANSWERED
 
 
-def test_approve_tool_use_runs_as_a_2026_task_decided_at_the_desk(tmp_path):
+def test_approve_tool_use_holds_a_2026_call_and_is_a_task_only_where_a_client_asks():
+    """The extension lets the server decide, and a permission prompt waits: the 2026 call
+    is held until the desk decides; a 2025 client that asks for a task gets one."""
     request = {"tool_name": "Bash", "input": {"command": "rm -rf build"},
                "tool_use_id": "toolu_01"}
+    approve = {"name": "approve_tool_use", "arguments": request}
 
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
-                wire = Modern(url)
-                created = (await asyncio.to_thread(wire.request, "tools/call", {
-                    "name": "approve_tool_use", "arguments": request}))["result"]
-                requested = await desk.event("permission/requested")
-                await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
-                                 "session_id": requested["session_id"],
-                                 "decision": "allow_once"})
-                task = await asyncio.to_thread(until_ended, wire.request, created["taskId"])
-                return created, requested, task
+                call = asyncio.ensure_future(asyncio.to_thread(
+                    Modern(url).request, "tools/call", approve))
+                held = await desk.event("permission/requested")
+                assert not call.done()  # the call waits for the desk
+                await desk.send({"type": "permission/decision", "rpc_id": held["rpc_id"],
+                                 "session_id": held["session_id"], "decision": "allow_once"})
+                plain = (await call)["result"]
+                session = await asyncio.to_thread(Legacy, url)
+                created = (await asyncio.to_thread(session.request, "tools/call",
+                                                   {**approve, "task": {}}))["result"]["task"]
+                asked = await desk.event("permission/requested")
+                await desk.send({"type": "permission/decision", "rpc_id": asked["rpc_id"],
+                                 "session_id": asked["session_id"], "decision": "deny",
+                                 "message": "not now"})
+                result = await asyncio.to_thread(session.request, "tasks/result",
+                                                 {"taskId": created["taskId"]})
+                return held, plain, created, result["result"]
 
-    created, requested, task = bounded(main())
-    assert created["resultType"] == "task"
-    assert created["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "dsh"
-    assert requested["tool"] == "Bash" and requested["source"]["client"] == "tasks-test"
-    assert task["status"] == "completed"
-    assert json.loads(task["result"]["content"][0]["text"]) == {
+    held, plain, created, result = bounded(main())
+    assert held["tool"] == "Bash" and held["source"]["client"] == "tasks-test"
+    assert plain["resultType"] == "complete" and "taskId" not in plain
+    assert json.loads(plain["content"][0]["text"]) == {
         "behavior": "allow", "updatedInput": {"command": "rm -rf build"}}
+    assert created["status"] == "working"
+    assert json.loads(result["content"][0]["text"])["behavior"] == "deny"
 
 
 def test_a_session_that_ends_withdraws_its_waiting_tasks():
@@ -307,8 +396,8 @@ def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answers):
             assert session.request("tools/call", {**ask_call(), "task": task})["error"][
                 "code"] == -32602
         # and the server still serves
-        assert session.request("tools/call", ask_call())["result"]["structuredContent"] == \
-            ANSWERED
+        assert session.request("tools/call", ask_call(delivery="wait"))["result"][
+            "structuredContent"] == ANSWERED
 
 
 def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
@@ -405,7 +494,7 @@ def test_a_2026_listener_hears_of_the_tasks_it_named_and_no_other():
     assert heard["method"] == "notifications/tasks"
     params = heard["params"]
     assert params["taskId"] == first["taskId"] and params["status"] == "completed"
-    assert params["result"]["structuredContent"] == ANSWERED
+    assert told(params["result"]["structuredContent"]) == ANSWERED
     assert params["_meta"] == {SUBSCRIPTION_ID: ids[0]} and "resultType" not in params
     assert {"createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(params)
     assert overheard["method"] == "notifications/tasks"
@@ -425,7 +514,7 @@ def test_a_2026_listener_opened_after_its_task_ended_still_hears_the_end(answers
             listener.close()
     assert ack["params"]["notifications"] == {"taskIds": [created["taskId"]]}
     assert heard["params"]["status"] == "completed"
-    assert heard["params"]["result"]["structuredContent"] == ANSWERED
+    assert told(heard["params"]["result"]["structuredContent"]) == ANSWERED
 
 
 @pytest.mark.parametrize("filter_", [{}, {"taskIds": "one"}, {"taskIds": [1]},

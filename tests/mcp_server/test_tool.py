@@ -32,14 +32,15 @@ def test_tools_list_is_the_model_facing_tool(mode):
                                              "approve_tool_use"]
     assert tools[0].input_schema == dsh_json("schema")
     # the answer (``dsh schema --answer``), the error object an isError result carries, or
-    # an async call's ticket
+    # an async call's ticket, or an async call's outcome as its task's result
     output = tools[0].output_schema
     answer = {key: value for key, value in dsh_json("schema", "--answer").items()
               if key != "$defs"}
     assert output["$defs"]["AskUserQuestionAnswer"] == answer
     assert output["anyOf"] == [{"$ref": "#/$defs/AskUserQuestionAnswer"},
                                {"$ref": "#/$defs/ToolErrorResult"},
-                               {"$ref": "#/$defs/TicketAccepted"}]
+                               {"$ref": "#/$defs/TicketAccepted"},
+                               {"$ref": "#/$defs/TaskOutcome"}]
     # the model-facing one, saying that async tickets are fetched with get_user_answer
     assert tools[0].description == MCP_DESCRIPTION
 

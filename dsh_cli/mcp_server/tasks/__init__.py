@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from dsh_cli.mcp_server.tasks.layer import OwnerOf, TaskLayer, WorkFor, close_tasks, install_tasks
+from dsh_cli.mcp_server.tasks.layer import (
+    OwnerOf,
+    Staged,
+    TaskLayer,
+    WorkFor,
+    close_tasks,
+    install_tasks,
+)
 from dsh_cli.mcp_server.tasks.store import TaskRecord, TaskStore
 
-__all__ = ["OwnerOf", "TaskLayer", "TaskRecord", "TaskStore", "WorkFor", "close_tasks",
+__all__ = ["OwnerOf", "Staged", "TaskLayer", "TaskRecord", "TaskStore", "WorkFor", "close_tasks",
            "install_tasks"]

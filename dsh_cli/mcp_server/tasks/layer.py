@@ -5,6 +5,8 @@ layer does, in front of the low-level ``Server``: it adds ``capabilities.tasks``
 2025-11-25 ``initialize``, turns a ``tools/call`` that asks for a task (2025-11-25:
 ``params.task``; 2026-07-28: the extension in the request's ``_meta``) into a task whose
 call runs apart from the request, and answers ``tasks/*``. Everything else passes through.
+Whether a call becomes a task is the tool's to say (``work_for``, told whether the client
+asked for one or only can take one): a call that answers as a plain result passes through.
 The owner of a task is the client session: the ``Mcp-Session-Id`` over HTTP, the one
 client of a stdio process; on the 2026-07-28 wire there is no session at all, so its tasks
 share one owner and the unguessable task id is what keeps them apart (that wire has no
@@ -14,7 +16,8 @@ share one owner and the unguessable task id is what keeps them apart (that wire 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.mcp_server.tasks import legacy, modern
 from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
@@ -25,10 +28,29 @@ if TYPE_CHECKING:
     from mcp.server import Server
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-__all__ = ["OwnerOf", "TaskLayer", "WorkFor", "close_tasks", "end_listeners", "install_tasks"]
+__all__ = ["OwnerOf", "Staged", "TaskLayer", "WorkFor", "close_tasks", "end_listeners",
+           "install_tasks"]
 
-# the work of one call of a task-supporting tool, or None for any other name
-WorkFor = Callable[["ServerRequestContext[Any, Any]", str, Any], Work | None]
+
+@dataclass(frozen=True)
+class Staged:
+    """A call that becomes a task only once ``start`` has run: ``start`` returns the task's
+    work, or a result that answers the call plainly (a refusal: no task); ``meta`` is the
+    ``_meta`` of the task's creation result (read after ``start``), ``abandon`` undoes a
+    start whose task could not be made."""
+
+    start: Callable[[], Awaitable[Work | HandlerResult]]
+    meta: Callable[[], dict[str, Any]] = field(default=dict)
+    abandon: Callable[[], None] = field(default=lambda: None)
+
+
+class WorkFor(Protocol):
+    """The call of tool ``name`` as a task (``Work``, or ``Staged``), or None to answer it
+    plainly (any other name, or a call that must not become one); ``asked``: the client
+    asked for a task (2025-11-25 ``params.task``), not only declared it takes them (2026)."""
+
+    def __call__(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: Any, *,
+                 asked: bool) -> Work | Staged | None: ...
 
 # the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio"), or None when an
 # HTTP request names no session; the second argument is called with it when that session ends
@@ -75,9 +97,11 @@ class TaskLayer:
         if owner is None:
             return await call_next(ctx)
         if method == "tools/call" and isinstance(params.get("task"), Mapping):
-            record = self._create(ctx, params, owner, params["task"].get("ttl"),
-                                  _status_notifier(ctx))
-            return legacy.create_result(record) if record is not None else await call_next(ctx)
+            made = await self._create(ctx, params, owner, params["task"].get("ttl"),
+                                      _status_notifier(ctx), asked=True)
+            if isinstance(made, tuple):
+                return legacy.create_result(*made)
+            return made if made is not None else await call_next(ctx)
         if method == "tools/call" and params.get("name") in self.required:
             from mcp.shared.exceptions import MCPError
 
@@ -96,9 +120,12 @@ class TaskLayer:
                       method: str, params: dict[str, Any]) -> HandlerResult:
         declared = modern.declared(ctx.meta)
         if method == "tools/call" and declared:
-            record = self._create(ctx, params, MODERN_OWNER, None, self._tell_listeners)
-            if record is not None:
-                return self._stamped(modern.create_result(record))
+            made = await self._create(ctx, params, MODERN_OWNER, None, self._tell_listeners,
+                                      asked=False)
+            if isinstance(made, tuple):
+                return self._stamped(modern.create_result(*made))
+            if made is not None:
+                return made
         if method == "tools/call" and params.get("name") in self.required:
             raise modern.missing_capability()
         if method in modern.METHODS:
@@ -127,21 +154,34 @@ class TaskLayer:
             self.store.cancel(record, "the client's session ended")
             self.store.forget(record)
 
-    def _create(self, ctx: ServerRequestContext[Any, Any], params: dict[str, Any],
-                owner: str, ttl: Any, watcher: Any) -> TaskRecord | None:
-        """A task for the call, or None when its tool runs no tasks (it is served as ever)."""
+    async def _create(self, ctx: ServerRequestContext[Any, Any], params: dict[str, Any],
+                      owner: str, ttl: Any, watcher: Any, *, asked: bool,
+                      ) -> tuple[TaskRecord, dict[str, Any]] | HandlerResult | None:
+        """A task for the call and its creation result's ``_meta``; a result that already
+        answers it (a staged call refused); or None: it is served as ever, without a task."""
         from mcp.shared.exceptions import MCPError
 
         name, arguments = params.get("name"), params.get("arguments")
         if not isinstance(name, str) or not isinstance(arguments, dict | None):
             return None
-        work = self.work_for(ctx, name, arguments if arguments is not None else {})
-        if work is None:
+        found = self.work_for(ctx, name, arguments if arguments is not None else {},
+                              asked=asked)
+        if found is None:
             return None
+        staged = found if isinstance(found, Staged) else None
+        if staged is not None:
+            started = await staged.start()
+            if not callable(started):
+                return started
+            found = started
+        assert not isinstance(found, Staged)
         try:
-            return self.store.create(owner, name, work, ttl_ms=ttl, watcher=watcher)
+            record = self.store.create(owner, name, found, ttl_ms=ttl, watcher=watcher)
         except TaskError as error:
+            if staged is not None:
+                staged.abandon()
             raise MCPError(error.code, error.message) from None
+        return record, staged.meta() if staged is not None else {}
 
 
 MODERN_OWNER = "2026-07-28"

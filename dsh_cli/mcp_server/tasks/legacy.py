@@ -36,9 +36,9 @@ def task_wire(record: TaskRecord) -> dict[str, Any]:
     return task
 
 
-def create_result(record: TaskRecord) -> dict[str, Any]:
-    """``CreateTaskResult``: the task, nested."""
-    return {"task": task_wire(record)}
+def create_result(record: TaskRecord, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``CreateTaskResult``: the task, nested (with ``_meta`` when given)."""
+    return {"task": task_wire(record), **({"_meta": meta} if meta else {})}
 
 
 def status_params(record: TaskRecord) -> dict[str, Any]:

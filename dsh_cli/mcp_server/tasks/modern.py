@@ -2,8 +2,9 @@
 
 A client that names the extension in a request's ``_meta`` client capabilities may get a
 task back from ``tools/call`` (``resultType: "task"``, the task's fields flat); the server
-decides, and dsh makes one of every call of its two tools then, since each waits for a
-human. ``tasks/get`` inlines the result (or error); ``tasks/update`` and ``tasks/cancel``
+decides, and dsh makes one only of a question asked with ``delivery: "async"``: a question
+that waits, and ``approve_tool_use``, hold the call until the human answers, as they do for
+any client. ``tasks/get`` inlines the result (or error); ``tasks/update`` and ``tasks/cancel``
 answer an empty ``resultType: "complete"``; ``tasks/result`` and ``tasks/list`` do not exist.
 A request that does not name the extension gets ``-32021`` from every ``tasks/*`` method.
 dsh's tools never ask the client for input, so no task is ever ``input_required``
@@ -56,9 +57,10 @@ def task_wire(record: TaskRecord) -> dict[str, Any]:
     return task
 
 
-def create_result(record: TaskRecord) -> dict[str, Any]:
-    """``CreateTaskResult``: ``Result & Task``, flat."""
-    return {"resultType": "task", **task_wire(record)}
+def create_result(record: TaskRecord, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``CreateTaskResult``: ``Result & Task``, flat (with ``_meta`` when given)."""
+    result: dict[str, Any] = {"resultType": "task", **task_wire(record)}
+    return {**result, "_meta": meta} if meta else result
 
 
 def _find(store: TaskStore, owner: str, params: Any, headers: Mapping[str, str] | None,
