@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "web": ("dsh_cli.cli.web:web", "Chat in the browser; questions in a web composer."),
     "mcp": ("dsh_cli.cli.mcp:mcp", "An MCP server: other agents ask, you answer at the desk."),
     "attach": ("dsh_cli.cli.attach:attach", "The desk: answer the questions of every dsh mcp."),
+    "acp": ("dsh_cli.cli.acp:acp", "The agent for editors: an Agent Client Protocol agent."),
     "permissions": ("dsh_cli.cli.permissions:permissions",
                     "List or undo remembered \"always\" grants and trusted projects."),
 }
