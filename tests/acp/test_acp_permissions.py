@@ -1,0 +1,105 @@
+"""Permission requests of ``dsh acp`` as ``session/request_permission``, by the SDK's client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from acp_client import WAIT, run, script, started
+
+NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
+
+
+def _write(call_id: str, text: str) -> dict:
+    return {"tool_calls": [{"id": call_id, "name": "mcp__notes__write_note",
+                            "arguments": {"text": text}}]}
+
+
+def _config(tmp_path: Path) -> str:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "notes": {"command": sys.executable, "args": [NOTES]}}}))
+    return str(path)
+
+
+def _results(client) -> dict[str, dict]:
+    return {u["toolCallId"]: u for u in client.of("tool_call_update") if "status" in u}
+
+
+async def _two_writes(tmp_path, option: str, *extra: str):
+    """Two write_note calls in one turn; the first request answered with ``option``."""
+    model = script(tmp_path, _write("one", "a"), _write("two", "b"), {"content": "done"})
+    async with started("-m", model, "--mcp-config", _config(tmp_path), *extra) as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
+        assert request["sessionId"] == session.session_id
+        assert request["toolCall"]["toolCallId"] == "one"
+        assert [(o["optionId"], o["kind"]) for o in request["options"]] == [
+            ("allow_once", "allow_once"), ("allow_session", "allow_always"),
+            ("allow_always", "allow_always"), ("deny", "reject_once")]
+        assert len({o["name"] for o in request["options"]}) == 4
+        reply.set_result({"outcome": {"outcome": "selected", "optionId": option}})
+        asked_again = False
+        while not turn.done():
+            getter = asyncio.ensure_future(client.permissions.get())
+            await asyncio.wait({turn, getter}, timeout=WAIT,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                asked_again = True
+                getter.result()[1].set_result(
+                    {"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+            else:
+                getter.cancel()
+        return (await turn).stop_reason, _results(client), asked_again
+
+
+@pytest.mark.parametrize(("option", "again"), [("allow_once", True),
+                                               ("allow_session", False),
+                                               ("allow_always", False)])
+@run
+async def test_allow_once_asks_again_session_and_always_do_not(tmp_path, option, again):
+    reason, results, asked_again = await _two_writes(tmp_path, option)
+    assert reason == "end_turn"
+    assert results["one"]["status"] == "completed" and results["two"]["status"] == "completed"
+    assert asked_again is again
+
+
+@run
+async def test_deny_is_permission_denied(tmp_path):
+    reason, results, _ = await _two_writes(tmp_path, "deny")
+    assert reason == "end_turn"
+    assert results["one"]["rawOutput"]["code"] == "PERMISSION_DENIED"
+
+
+@run
+async def test_a_cancelled_outcome_cancels_the_turn_not_a_denial(tmp_path):
+    model = script(tmp_path, _write("one", "a"), {"content": "never"})
+    async with started("-m", model, "--mcp-config", _config(tmp_path)) as (conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        _, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
+        reply.set_result({"outcome": {"outcome": "cancelled"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "cancelled"
+        assert _results(client)["one"]["rawOutput"]["code"] == "ASK_ABORTED"
+
+
+@run
+async def test_the_clients_own_mcp_servers_ask_the_same_way(tmp_path):
+    model = script(tmp_path, _write("one", "a"), {"content": "done"})
+    async with started("-m", model) as (conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[
+            {"name": "notes", "command": sys.executable, "args": [NOTES], "env": []}])
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
+        assert request["toolCall"]["title"] == "mcp__notes__write_note (notes)"
+        reply.set_result({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        assert "saved note 1: a" in _results(client)["one"]["content"][0]["content"]["text"]
