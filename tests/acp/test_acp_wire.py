@@ -1,4 +1,4 @@
-"""Bad input to ``dsh acp`` as raw JSON-RPC lines: each an error, the agent alive, stdout ACP only."""
+"""Bad input to ``dsh acp`` as raw JSON-RPC lines: each an error, the agent alive."""
 
 from __future__ import annotations
 
