@@ -103,3 +103,28 @@ async def test_the_clients_own_mcp_servers_ask_the_same_way(tmp_path):
         reply.set_result({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
         assert "saved note 1: a" in _results(client)["one"]["content"][0]["content"]["text"]
+
+
+FORMS = str(Path(__file__).parents[1] / "fakes" / "mcp_forms_server.py")
+
+
+@run
+async def test_an_mcp_servers_elicitation_reaches_the_client_as_a_form(tmp_path):
+    config = tmp_path / "forms.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "forms": {"command": sys.executable, "args": [FORMS]}}}))
+    model = script(tmp_path, {"tool_calls": [{"id": "rn", "name": "mcp__forms__rename",
+                                              "arguments": {}}]}, {"content": "renamed"})
+    async with started("-m", model, "--mcp-config", str(config), "--yes") as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
+        assert form["toolCallId"] == "rn" and form["message"].startswith("forms asks")
+        properties = form["requestedSchema"]["properties"]
+        name = next(key for key, spec in properties.items() if spec["title"] == "New name")
+        reply.set_result({"action": "accept", "content": {name: "svc-two"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        text = _results(client)["rn"]["content"][0]["content"]["text"]
+        assert json.loads(text)["rename"]["accept"]["name"] == "svc-two"
