@@ -152,6 +152,7 @@ class DshAgent:
     async def _open(self, runtime: Any, plan: ToolPlan) -> AcpSession:
         from dsh_cli.acp.errors import failed
 
+        runtime.keep_empty = True  # session/new's id stays loadable, as the client expects
         session = AcpSession(runtime, plan, self.client, post=self._post,
                              request=self._request, answers=self._answers)
         try:

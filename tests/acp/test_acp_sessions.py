@@ -115,3 +115,15 @@ async def _history_answered() -> bool:
                                                  stdout=subprocess.PIPE)
     out, _ = await shown.communicate()
     return any(item["status"] == "answered" for item in json.loads(out or b"[]"))
+
+
+@run
+async def test_a_new_session_stays_loadable_though_nothing_was_said(tmp_path):
+    model = script(tmp_path, {"content": "hi"})
+    async with started("-m", model) as (conn, _, _process):
+        session = await conn.new_session(cwd=str(tmp_path))
+    async with started("-m", model) as (conn, client, _):
+        await asyncio.wait_for(conn.load_session(cwd=str(tmp_path),
+                                                 session_id=session.session_id), WAIT)
+        assert client.updates == []
+        assert (await _turn(conn, session.session_id)).stop_reason == "end_turn"
