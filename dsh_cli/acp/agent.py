@@ -228,7 +228,9 @@ def _or_error(make: Callable[[], Any]) -> Any:
     try:
         return make()
     except HarnessError as error:
-        print(f"dsh acp: {error.code}: {error.message}", file=sys.stderr)
+        from dsh_cli.core.errors import report
+
+        report(error, sys.stderr)  # the client gets it too; stderr is the editor's log
         raise failed(error) from None
 
 

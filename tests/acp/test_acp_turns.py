@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from acp_client import DB, FEATURES, WAIT, ask, run, script, started
@@ -136,3 +137,17 @@ async def test_session_cancel_aborts_the_pending_form_and_ends_cancelled(tmp_pat
         assert result["rawOutput"]["code"] == "ASK_ABORTED"
         assert "ACP-side cancellation" in result["rawOutput"]["message"]
         assert client.text() == ""
+
+
+@run
+async def test_a_client_without_forms_is_answered_from_an_answers_file_when_given(tmp_path):
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"db": {"selected": ["SQLite"]}}))
+    model = script(tmp_path, ask(DB), {"content": "ok"})
+    async with started("-m", model, "--answers", str(answers), form=False) as (conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                           prompt=[{"type": "text", "text": "go"}]), WAIT)
+        assert client.forms.empty()
+        text = _tool_results(client)[-1]["content"][0]["content"]["text"]
+        assert '"selected":["SQLite"]' in text
