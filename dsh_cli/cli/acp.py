@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from dsh_cli.cli.options import agent_options
+from dsh_cli.cli.options import model_options
 
 ACP_EXAMPLES = """\b
 Examples:
@@ -25,16 +25,13 @@ Examples:
 @click.command(epilog=ACP_EXAMPLES)
 @click.option("--answers", "answers_file", metavar="FILE",
               help="Answer questions by id from a JSON file (for a client without forms).")
-@agent_options
+@model_options
 def acp(**options: Any) -> None:
     """Serve dsh's agent over the Agent Client Protocol (JSON-RPC on stdio).
 
     An editor (Zed, JetBrains, Neovim, Emacs) or acpx starts it; sessions are stored as
     `dsh run`'s are, and `session/load` takes them up again.
     """
-    if options["continue_"] or options["resume"]:
-        raise click.UsageError("-c/-r do not apply to dsh acp: the client loads a session "
-                               "with session/load")
     from dsh_cli.session.interrupts import run_main
 
     sys.exit(run_main(_main(options)))
