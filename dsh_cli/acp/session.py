@@ -123,6 +123,7 @@ class AcpSession:
         """Hold the session's tools and providers open until ``close``."""
         from dsh_cli.acp.permission import OptionPermissions
         from dsh_cli.acp.questions import FormQuestions
+        from dsh_cli.session.interrupts import on_termination
         from dsh_cli.session.tools import session_tools
 
         assert self._ready is not None
@@ -140,6 +141,9 @@ class AcpSession:
                     stack.callback(gate.register_provider(
                         OptionPermissions(self._request, self.session_id, self.cancel)))
                 stack.callback(runtime.events.subscribe(self._on_event))
+                # SIGTERM/SIGHUP (the editor quitting): open batches stay resumable, as in
+                # dsh run; only the client's own hang-up (EOF) aborts them
+                stack.callback(on_termination(runtime.mark_interrupted))
                 runtime.ui.later.watch()  # a loaded session's async batches are asked again
                 self._ready.set_result(None)
                 await self._closing.wait()

@@ -162,3 +162,34 @@ def test_the_client_dying_mid_question_aborts_it_stores_the_session_and_exits_0(
     assert [m["content"] for m in stored["messages"] if m["role"] == "user"] == ["go"]
     tool = next(m for m in stored["messages"] if m["role"] == "tool")
     assert "ASK_ABORTED" in tool["content"]
+
+
+def test_sigterm_mid_question_leaves_it_resumable_and_a_load_asks_it_again(tmp_path):
+    import signal
+
+    # the resumed batch's call ends its turn ("SQLite it is"), then the new prompt's turn
+    model = script(tmp_path, ask(DB), {"content": "SQLite it is"}, {"content": "noted"})
+    dsh = Raw("-m", model)
+    dsh.call(0, "initialize", INIT["params"])
+    session = dsh.new_session(tmp_path)
+    dsh.send({"jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}})
+    first = dsh.request("elicitation/create")
+    dsh.process.send_signal(signal.SIGTERM)
+    assert dsh.process.wait(timeout=WAIT) == 143
+    again = Raw("-m", model)
+    again.call(0, "initialize", INIT["params"])
+    assert "result" in again.call(1, "session/load", {"sessionId": session, "cwd": str(tmp_path),
+                                                      "mcpServers": []})
+    again.send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "and?"}]}})
+    form = again.request("elicitation/create")
+    assert form["params"]["toolCallId"] == first["params"]["toolCallId"] == "ask"
+    again.send({"jsonrpc": "2.0", "id": form["id"],
+                "result": {"action": "accept", "content": {"db": "SQLite"}}})
+    assert again.reply(2)["result"] == {"stopReason": "end_turn"}
+    chunks = [m["params"]["update"]["content"]["text"] for m in again.seen
+              if m.get("method") == "session/update"
+              and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
+    assert "".join(chunks).endswith("SQLite it isnoted")
+    assert again.end() == 0
