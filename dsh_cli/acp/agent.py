@@ -26,6 +26,7 @@ __all__ = ["DshAgent"]
 
 Post = Callable[[dict[str, Any]], None]
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
+Drain = Callable[[], Awaitable[None]]
 LISTED = 100  # sessions per ``session/list`` page
 
 
@@ -33,13 +34,14 @@ class DshAgent:
     """dsh's agent behind one ACP connection: its client, its sessions."""
 
     def __init__(self, settings: Settings, plan: ToolPlan, options: Mapping[str, Any], *,
-                 post: Post, request: Request,
+                 post: Post, request: Request, drain: Drain,
                  answers: UserInteractionProvider | None = None) -> None:
         self._settings = settings
         self._plan = plan
         self._options = options
         self._post = post
         self._request = request
+        self._drain = drain
         self._answers = answers
         self.client = Client()
         self.sessions: dict[str, AcpSession] = {}
@@ -78,7 +80,7 @@ class DshAgent:
             self._settings, system=self._options.get("system"),
             ask=not self._options.get("no_ask"), resume=session_id))
         session = await self._open(runtime, plan)
-        session.replay()
+        await session.replay()
         return {"configOptions": self._config(session)}
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
@@ -93,6 +95,7 @@ class DshAgent:
             store.close()
         page = summaries[start:start + LISTED]
         result: dict[str, Any] = {"sessions": [
+            # dsh keeps no directory with a session: each is listed in the one asked about
             {"sessionId": item.id, "cwd": cwd or os.getcwd(), "title": item.shown_title,
              "updatedAt": item.updated_at} for item in page]}
         if start + LISTED < len(summaries):
@@ -154,7 +157,7 @@ class DshAgent:
 
         runtime.keep_empty = True  # session/new's id stays loadable, as the client expects
         session = AcpSession(runtime, plan, self.client, post=self._post,
-                             request=self._request, answers=self._answers)
+                             request=self._request, drain=self._drain, answers=self._answers)
         try:
             await session.open()
         except HarnessError as error:

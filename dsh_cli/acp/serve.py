@@ -35,7 +35,8 @@ async def serve(settings: Settings, plan: ToolPlan, options: Mapping[str, Any], 
         assert connection is not None
         return await connection.send_request(method, params)
 
-    agent = DshAgent(settings, plan, options, post=wire.post, request=request, answers=answers)
+    agent = DshAgent(settings, plan, options, post=wire.post, request=request, drain=wire.drain,
+                     answers=answers)
     # session/close is "unstable" in the SDK's 0.12 tables; dsh offers it (docs/acp.md)
     connection = Connection(build_agent_router(agent, use_unstable_protocol=True), wire,  # type: ignore[arg-type]
                             listening=False)

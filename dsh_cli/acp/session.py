@@ -30,6 +30,8 @@ CANCELLED = "ACP-side cancellation"  # the abort reason the seam's ASK_ABORTED c
 
 Post = Callable[[dict[str, Any]], None]
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
+Drain = Callable[[], Awaitable[None]]
+REPLAY_BATCH = 64  # replayed updates written before waiting for the client to read them
 
 
 class SessionBusy(Exception):
@@ -49,12 +51,14 @@ class AcpSession:
     """A live dsh session driven by one ACP client."""
 
     def __init__(self, runtime: Runtime, plan: ToolPlan, client: Client, *, post: Post,
-                 request: Request, answers: UserInteractionProvider | None = None) -> None:
+                 request: Request, drain: Drain,
+                 answers: UserInteractionProvider | None = None) -> None:
         self.runtime = runtime
         self._plan = plan
         self._client = client
         self._post = post
         self._request = request
+        self._drain = drain
         self._answers = answers
         self._signal: AbortSignal | None = None
         self._turn: asyncio.Future[str] | None = None
@@ -72,10 +76,13 @@ class AcpSession:
         self._host_task = asyncio.ensure_future(self._host())
         await asyncio.shield(self._ready)
 
-    def replay(self) -> None:
-        """Show the stored conversation again (``session/load``), before the reply."""
-        for update in replayed_updates(self.runtime.loop.messages):
+    async def replay(self) -> None:
+        """Show the stored conversation again (``session/load``), before the reply; a
+        long one is written as the client reads it, never all held at once."""
+        for count, update in enumerate(replayed_updates(self.runtime.loop.messages), 1):
             self._post(session_update(self.session_id, update))
+            if count % REPLAY_BATCH == 0:
+                await self._drain()
 
     async def prompt(self, text: str) -> str:
         """Run one turn on ``text``; the ACP stop reason."""

@@ -68,6 +68,10 @@ class StdioWire:
 
     async def send(self, message: dict[str, Any]) -> None:
         self.post(message)
+        await self.drain()
+
+    async def drain(self) -> None:
+        """Wait until what was written has gone to the client (a slow reader holds us)."""
         if not self._writer.is_closing():
             try:
                 await self._writer.drain()
@@ -85,12 +89,7 @@ class StdioWire:
             pass
 
     async def close(self) -> None:
-        if self._writer.is_closing():
-            return
-        try:
-            await self._writer.drain()
-        except (ConnectionError, RuntimeError):
-            pass
+        await self.drain()
 
     async def _line(self) -> bytes | _TooLong | None:
         """One line, or ``_TooLong`` after skipping it to its end; None at EOF."""

@@ -193,3 +193,14 @@ def test_sigterm_mid_question_leaves_it_resumable_and_a_load_asks_it_again(tmp_p
               and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
     assert "".join(chunks).endswith("SQLite it isnoted")
     assert again.end() == 0
+
+
+def test_a_bad_mcp_server_entry_in_session_new_is_invalid_params(tmp_path):
+    dsh = Raw("-m", script(tmp_path, {"content": "hi"}))
+    dsh.call(0, "initialize", INIT["params"])
+    error = dsh.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": [
+        {"name": "two words", "command": "true", "args": [], "env": []}]})["error"]
+    assert error["code"] == -32602 and error["data"]["code"] == "CONFIG_ERROR"
+    assert "two words" in error["data"]["details"]
+    assert "result" in dsh.call(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
+    assert dsh.end() == 0
