@@ -53,9 +53,13 @@ class DshAgent:
         elicitation = getattr(client_capabilities, "elicitation", None)
         name = (getattr(client_info, "title", None) or getattr(client_info, "name", None)
                 or "ACP client")
+        files = getattr(client_capabilities, "fs", None)
         self.client = Client(name=str(name)[:60],
                              form=getattr(elicitation, "form", None) is not None,
-                             url=getattr(elicitation, "url", None) is not None)
+                             url=getattr(elicitation, "url", None) is not None,
+                             files=bool(getattr(files, "read_text_file", False)
+                                        and getattr(files, "write_text_file", False)),
+                             terminal=bool(getattr(client_capabilities, "terminal", False)))
         return messages.initialize_result(dsh_cli.__version__)
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None,

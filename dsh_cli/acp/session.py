@@ -44,7 +44,9 @@ class Client:
 
     name: str = "ACP client"
     form: bool = False  # elicitation.form advertised
-    url: bool = False  # elicitation.url advertised
+    url: bool = False  # elicitation.url advertised (kept; dsh does not use URL mode yet)
+    files: bool = False  # fs.readTextFile and fs.writeTextFile (kept; dsh has no file tools)
+    terminal: bool = False  # terminal/* (kept; dsh runs no commands of its own)
 
 
 class AcpSession:
