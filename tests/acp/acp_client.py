@@ -75,11 +75,13 @@ class Recorder:
 
 
 @contextlib.asynccontextmanager
-async def started(*args: str, form: bool = True,
-                  name: str = "test-editor") -> AsyncIterator[tuple[Any, Recorder, Any]]:
+async def started(*args: str, form: bool = True, name: str = "test-editor",
+                  env: dict[str, str] | None = None
+                  ) -> AsyncIterator[tuple[Any, Recorder, Any]]:
     """``dsh acp ARGS`` as a child, initialized; (connection, recorder, process)."""
     recorder = Recorder()
-    async with spawn_agent_process(recorder, DSH, "acp", *args, env=dict(os.environ),
+    env = dict(os.environ) if env is None else env
+    async with spawn_agent_process(recorder, DSH, "acp", *args, env=env,
                                    use_unstable_protocol=True,
                                    observers=[recorder.observe]) as (conn, process):
         elicitation = ElicitationCapabilities(form={}) if form else None

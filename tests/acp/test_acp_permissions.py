@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -128,3 +129,34 @@ async def test_an_mcp_servers_elicitation_reaches_the_client_as_a_form(tmp_path)
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
         text = _results(client)["rn"]["content"][0]["content"]["text"]
         assert json.loads(text)["rename"]["accept"]["name"] == "svc-two"
+
+
+RAW = str(Path(__file__).parents[1] / "mcp_client" / "raw_form_server.py")
+
+
+@run
+async def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp_path):
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "raw": {"command": sys.executable, "args": [RAW]}}}))
+    model = script(tmp_path, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
+                                              "arguments": {"url": "https://example.com/x"}}]},
+                   {"content": "opened"})
+    # no display: an agreed page is printed on stderr, never a browser launched by a test
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    async with started("-m", model, "--mcp-config", str(config), "--yes", env=env) as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
+        schema = form["requestedSchema"]
+        [(key, consent)] = schema["properties"].items()  # no "Other": Open or Decline only
+        assert [c["const"] for c in consent["oneOf"]] == ["Open", "Decline"]
+        assert schema["required"] == [key]
+        assert "https://example.com/x" in consent["description"]
+        reply.set_result({"action": "accept", "content": {key: "Open"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        text = _results(client)["op"]["content"][0]["content"]["text"]
+        assert json.loads(text)["u"]["action"] == "accept"
