@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.acp import messages
-from dsh_cli.acp.session import AcpSession, Client, SessionBusy
+from dsh_cli.acp.session import AcpSession, Client, PromptRunning
 from dsh_cli.core.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class DshAgent:
         session = self._session(session_id)
         try:
             reason = await session.prompt(prompt_text(prompt))
-        except SessionBusy as error:
+        except PromptRunning as error:
             raise busy(str(error)) from None
         except HarnessError as error:  # the model failed: the turn ends, the session stays
             raise failed(error) from None

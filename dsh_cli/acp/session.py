@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from dsh_cli.runtime import Runtime
     from dsh_cli.session.tools import ToolPlan
 
-__all__ = ["CANCELLED", "AcpSession", "Client", "SessionBusy"]
+__all__ = ["CANCELLED", "AcpSession", "Client", "PromptRunning"]
 
 CANCELLED = "ACP-side cancellation"  # the abort reason the seam's ASK_ABORTED carries
 
@@ -34,7 +34,7 @@ Drain = Callable[[], Awaitable[None]]
 REPLAY_BATCH = 64  # replayed updates written before waiting for the client to read them
 
 
-class SessionBusy(Exception):
+class PromptRunning(Exception):
     """A prompt came while the session's turn was running."""
 
 
@@ -63,7 +63,7 @@ class AcpSession:
         self._drain = drain
         self._answers = answers
         self._signal: AbortSignal | None = None
-        self._turn: asyncio.Future[str] | None = None
+        self._turn: asyncio.Future[None] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing = asyncio.Event()
         self._host_task: asyncio.Task[None] | None = None
@@ -89,7 +89,7 @@ class AcpSession:
     async def prompt(self, text: str) -> str:
         """Run one turn on ``text``; the ACP stop reason."""
         if self._turn is not None:
-            raise SessionBusy(f"session {self.session_id} is running a prompt already")
+            raise PromptRunning(f"session {self.session_id} is running a prompt already")
         from dsh_cli.core.errors import TURN_LIMIT
 
         loop = self.runtime.loop
@@ -108,7 +108,7 @@ class AcpSession:
             else:
                 raise
         finally:
-            self._turn.set_result("")
+            self._turn.set_result(None)
             self._turn = None
             self._signal = None
         return reason
