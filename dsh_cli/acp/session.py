@@ -44,7 +44,7 @@ class Client:
 
     name: str = "ACP client"
     form: bool = False  # elicitation.form advertised
-    url: bool = False  # elicitation.url advertised (kept; dsh does not use URL mode yet)
+    url: bool = False  # elicitation.url advertised: MCP servers' URL requests go to it
     files: bool = False  # fs.readTextFile and fs.writeTextFile (kept; dsh has no file tools)
     terminal: bool = False  # terminal/* (kept; dsh runs no commands of its own)
 
@@ -131,7 +131,7 @@ class AcpSession:
     async def _host(self) -> None:
         """Hold the session's tools and providers open until ``close``."""
         from dsh_cli.acp.permission import OptionPermissions
-        from dsh_cli.acp.questions import FormQuestions
+        from dsh_cli.acp.questions import FormQuestions, UrlPages
         from dsh_cli.session.interrupts import on_termination
         from dsh_cli.session.tools import session_tools
 
@@ -142,8 +142,10 @@ class AcpSession:
             questions = FormQuestions(self._request, self.session_id, self._client.name)
         try:
             async with contextlib.AsyncExitStack() as stack:
+                urls = UrlPages(self._request, self.session_id) if self._client.url else None
                 gate = await stack.enter_async_context(session_tools(
-                    runtime, self._plan, sys.stderr, can_answer=questions is not None))
+                    runtime, self._plan, sys.stderr, can_answer=questions is not None,
+                    url_asker=urls))
                 if questions is not None:
                     stack.callback(runtime.ui.register_provider(questions))
                 if gate is not None:

@@ -75,8 +75,8 @@ class Recorder:
 
 
 @contextlib.asynccontextmanager
-async def started(*args: str, form: bool = True, name: str = "test-editor",
-                  env: dict[str, str] | None = None
+async def started(*args: str, form: bool = True, url: bool = False,
+                  name: str = "test-editor", env: dict[str, str] | None = None
                   ) -> AsyncIterator[tuple[Any, Recorder, Any]]:
     """``dsh acp ARGS`` as a child, initialized; (connection, recorder, process)."""
     recorder = Recorder()
@@ -84,7 +84,8 @@ async def started(*args: str, form: bool = True, name: str = "test-editor",
     async with spawn_agent_process(recorder, DSH, "acp", *args, env=env,
                                    use_unstable_protocol=True,
                                    observers=[recorder.observe]) as (conn, process):
-        elicitation = ElicitationCapabilities(form={}) if form else None
+        elicitation = ElicitationCapabilities(form={} if form else None,
+                                              url={} if url else None)
         reply = await asyncio.wait_for(conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(elicitation=elicitation),

@@ -160,3 +160,29 @@ async def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
         text = _results(client)["op"]["content"][0]["content"]["text"]
         assert json.loads(text)["u"]["action"] == "accept"
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+@run
+async def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, action):
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "raw": {"command": sys.executable, "args": [RAW]}}}))
+    model = script(tmp_path, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
+                                              "arguments": {"url": "https://example.com/x"}}]},
+                   {"content": "done"})
+    async with started("-m", model, "--mcp-config", str(config), "--yes", url=True) as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
+        # the server's id does not reach dsh in an input-required round: dsh mints one
+        assert isinstance(form.pop("elicitationId"), str)
+        assert form == {"sessionId": session.session_id, "mode": "url", "toolCallId": "op",
+                        "message": "raw asks: Sign in to continue",
+                        "url": "https://example.com/x"}
+        reply.set_result({"action": action})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        text = _results(client)["op"]["content"][0]["content"]["text"]
+        assert json.loads(text)["u"]["action"] == action
