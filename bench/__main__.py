@@ -25,6 +25,7 @@ MEASURES = {
     "relay": "dsh run --jsonl round trips",
     "mcp_desk": "dsh mcp + dsh attach --jsonl round trips vs the bare SDK echo floor",
     "mcp_ready": "dsh mcp's initialize and tools/list answers vs a bare SDK server",
+    "acp": "dsh acp's initialize answer vs a bare SDK agent; its first text vs dsh run --jsonl",
     "agent": "the agent loop vs the bare OpenAI SDK",
     "inbox": "keys in dsh attach's inbox list with 500 entries vs one",
     "later": "an agent loop turn with 100 async question batches pending vs none",

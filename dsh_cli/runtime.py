@@ -37,6 +37,8 @@ class Runtime:
     loop: AgentLoop
     store: Any = None
     resumed: bool = False
+    # an empty session is kept when left (dsh acp: a client may load a session it created)
+    keep_empty: bool = False
     _closers: list[Any] = field(default_factory=list)
 
     @property
@@ -117,7 +119,7 @@ class Runtime:
         for closer in reversed(self._closers):
             closer()
         self._closers.clear()
-        if self.store is not None and self.session_id != keep:
+        if self.store is not None and self.session_id != keep and not self.keep_empty:
             # best effort: a store that cannot be written now keeps an empty row, no more
             with contextlib.suppress(StoreError):
                 self.store.forget_if_empty(self.session_id)

@@ -55,7 +55,9 @@ ALLOWED: dict[str, set[str]] = {
     "desk": {"providers", "interaction", "permissions", "config", "core"},
     "mcp_server": {"dsh_cli", "desk", "tools", "store", "providers", "interaction",
                    "permissions", "config", "core"},
-    "cli": {"dsh_cli", "chat", "desk", "mcp_server", "mcp_client", "runtime", "session",
+    # dsh acp: the agent for ACP editors, a front door beside chat
+    "acp": {"dsh_cli", "runtime", "session", "mcp_client", *_BELOW_FRONT_DOORS},
+    "cli": {"dsh_cli", "acp", "chat", "desk", "mcp_server", "mcp_client", "runtime", "session",
             "sources", *_BELOW_FRONT_DOORS},
     "__main__": {"cli"},
     "dsh_cli": set(),

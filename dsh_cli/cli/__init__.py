@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("dsh_cli.cli.run:run", "One non-interactive agent run, for scripts and CI."),
     "ask": ("dsh_cli.cli.ask:ask", "Ask a question batch; print the answer on stdout."),
     "web": ("dsh_cli.cli.web:web", "Chat in the browser; questions in a web composer."),
+    "acp": ("dsh_cli.cli.acp:acp", "The agent for editors: an Agent Client Protocol agent."),
     "mcp": ("dsh_cli.cli.mcp:mcp", "An MCP server: other agents ask, you answer at the desk."),
     "attach": ("dsh_cli.cli.attach:attach", "The desk: answer the questions of every dsh mcp."),
     "history": ("dsh_cli.cli.history:history",

@@ -15,6 +15,7 @@ __all__ = [
     "QUESTION_TIMEOUT_HELP",
     "agent_options",
     "check_session_flags",
+    "model_options",
     "tool_options",
     "web_options",
 ]
@@ -52,6 +53,18 @@ QUESTION_TIMEOUT_HELP = ("Give up on an unanswered question batch after SECONDS 
 def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Model, prompt and session options, in the order ``--help`` shows them."""
     decorators = [
+        click.option("-c", "--continue", "continue_", is_flag=True,
+                     help="Continue the latest session."),
+        click.option("-r", "--resume", metavar="ID", help="Resume the session ID."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return model_options(command)
+
+
+def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Model and prompt options, and the tools' (``dsh acp``: its client picks sessions)."""
+    decorators = [
         click.option("-m", "--model", metavar="NAME",
                      help=f"Model name (default {DEFAULT_MODEL}); 'demo' is the offline model; "
                           "'script:PATH' replays a script file."),
@@ -63,9 +76,6 @@ def agent_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help=QUESTION_TIMEOUT_HELP),
         click.option("--no-ask", is_flag=True,
                      help="Do not offer ask_user_question to the model at all."),
-        click.option("-c", "--continue", "continue_", is_flag=True,
-                     help="Continue the latest session."),
-        click.option("-r", "--resume", metavar="ID", help="Resume the session ID."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)

@@ -9,8 +9,8 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
-           "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS",
+__all__ = ["ACP_LINE_BYTES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
+           "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS",
            "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
            "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
            "MODEL_CALLS", "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS",
@@ -72,6 +72,9 @@ CALLBACK_LINE_BYTES = 16 * 1024
 DESK_LINE_BYTES = 16 * 1024 * 1024
 # one frame (a relay line, a web body); past it nothing more is read: BAD_FRAME (relay), 413 (web)
 FRAME_BYTES = 1_000_000
+# one line from an ACP client (``dsh acp``), the SDK's own stdio limit: a prompt with its
+# embedded files fits; past it the line is skipped unread and answered with an error
+ACP_LINE_BYTES = 50 * 1024 * 1024
 # a model's turn (text, reasoning, tool-call arguments): far beyond any real answer, small
 # enough that the text, its deltas and its stored copy stay well under a gigabyte
 TURN_CHARACTERS = 16 * 1024 * 1024

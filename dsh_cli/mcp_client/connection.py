@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from dsh_cli.core.limits import INPUT_ROUNDS as MAX_INPUT_ROUNDS
 from dsh_cli.core.limits import REQUEST_STATE_BYTES
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.tasks import close_task
-from dsh_cli.mcp_client.forms.asking import CurrentCall, Elicitor
+from dsh_cli.mcp_client.forms.asking import CurrentCall, Elicitor, UrlRequest
 from dsh_cli.mcp_client.forms.elicitation import INVALID_PARAMS
 from dsh_cli.mcp_client.forms.resume import Continuation
 from dsh_cli.mcp_client.forms.url_mode import open_page
@@ -67,7 +67,8 @@ class McpConnection:
                  open_url: Callable[[str], object] | None = None,
                  answerable: bool = False,
                  notice: Callable[[str], None] | None = None,
-                 auth_dir: Path | None = None, http_auth: Any = None) -> None:
+                 auth_dir: Path | None = None, http_auth: Any = None,
+                 url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None) -> None:
         self.config = config
         # where logins are kept (the config directory); None: no login is presented.
         # ``http_auth``: an ``httpx2.Auth`` to present instead (``dsh mcp login``'s flow)
@@ -86,7 +87,7 @@ class McpConnection:
         # provider registered there (or ``answerable``: one is about to be), the
         # elicitation capability is declared
         self.elicitor = Elicitor(config.name, elicitation, open_url=open_url or open_page,
-                                 answerable=answerable)
+                                 answerable=answerable, url_asker=url_asker)
         self._elicits = False
         self.client_name = client_name
         self.client_version = client_version

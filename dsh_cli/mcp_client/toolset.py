@@ -9,7 +9,7 @@ server and kind, and the run goes on (``spec/mcp.md`` section 4).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.mcp_client.config.servers import ServerConfig
     from dsh_cli.mcp_client.connection import McpConnection
+    from dsh_cli.mcp_client.forms.asking import UrlRequest
     from dsh_cli.mcp_client.transport.server_log import LogSink
     from dsh_cli.tools.registry import ToolRegistry
 
@@ -66,7 +67,9 @@ class McpToolset:
                     open_url: Callable[[str], object] | None = None,
                     answerable: bool = False,
                     notice: Callable[[str], None] | None = None,
-                    auth_dir: Path | None = None) -> McpToolset:
+                    auth_dir: Path | None = None,
+                    url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None
+                    ) -> McpToolset:
         """Start every server at once; failures are reported and left out.
 
         ``elicitation`` is the session's seam: when a provider is registered on it, the
@@ -78,14 +81,15 @@ class McpToolset:
         source), so the capability is declared now. ``notice`` takes a line for the user
         while the servers run (a refused resume state); by default it goes to ``errlog``.
         ``auth_dir`` holds the logins of remote servers (``tokens.TOKENS_FILE``); None
-        presents none.
+        presents none. ``url_asker`` takes URL requests in place of dsh's consent question
+        (``forms.asking.Elicitor``).
         """
         from dsh_cli.mcp_client.connection import McpConnection
 
         connections = [McpConnection(server, errlog=errlog, elicitation=elicitation,
                                      client_version=client_version, open_url=open_url,
                                      answerable=answerable, notice=notice,
-                                     auth_dir=auth_dir)
+                                     auth_dir=auth_dir, url_asker=url_asker)
                        for server in servers]
         outcomes = await asyncio.gather(*(connection.start() for connection in connections),
                                         return_exceptions=True)

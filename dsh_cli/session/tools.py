@@ -17,7 +17,7 @@ unless rules were given (a rule that can match nothing is still reported).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -28,6 +28,7 @@ from dsh_cli.core.lines import notice, warning
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
     from dsh_cli.mcp_client.config.servers import ServerConfig
+    from dsh_cli.mcp_client.forms.asking import UrlRequest
     from dsh_cli.permissions import PermissionGate, Rules
     from dsh_cli.runtime import Runtime
 
@@ -96,12 +97,15 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
 
 @contextlib.asynccontextmanager
 async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
-                        can_answer: bool = True) -> AsyncIterator[PermissionGate | None]:
+                        can_answer: bool = True,
+                        url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None
+                        ) -> AsyncIterator[PermissionGate | None]:
     """The plan's servers started and their tools offered; the gate their calls pass.
 
     ``can_answer``: the session has an answer source, so the servers may ask the human
     (elicitation, ``spec/mcp.md`` section 3) and dsh declares the capability; without one
-    a server is told nothing can answer and goes on without asking.
+    a server is told nothing can answer and goes on without asking. ``url_asker``: the
+    front door shows URL requests itself (``dsh acp`` with a client's URL mode).
     """
     if not plan.servers:
         if plan.allow or plan.ask or plan.deny:
@@ -125,7 +129,8 @@ async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
             plan.servers, errlog=errlog, client_version=dsh_cli.__version__,
             auth_dir=config_dir(),
             elicitation=runtime.ui if can_answer else None, answerable=can_answer,
-            open_url=_opener(stderr), notice=lambda line: _line(stderr, line))
+            open_url=_opener(stderr), notice=lambda line: _line(stderr, line),
+            url_asker=url_asker)
         for status in toolset.statuses:  # each failed server: one line, with its code
             if status.error is not None:
                 _line(stderr, format_line(status.code or MCP_UNAVAILABLE, status.error))

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from dsh_cli.core.errors import (
     ASK_DECLINED,
@@ -32,6 +32,7 @@ from dsh_cli.core.errors import (
     NO_PROVIDER,
     UserInteractionError,
 )
+from dsh_cli.core.tasks import close_task
 from dsh_cli.mcp_client.forms.elicitation import (
     INVALID_PARAMS,
     FormField,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     # what one ask ended with: the human's answer, or the error (decline, cancel, ...)
     Outcome = AskUserQuestionAnswer | UserInteractionError
 
-__all__ = ["CurrentCall", "Elicitor", "current_call"]
+__all__ = ["CurrentCall", "Elicitor", "UrlRequest", "current_call"]
 
 SINGLE_URL_ID = "open"
 _UNASKABLE = frozenset({INVALID_QUESTIONS, EMPTY_QUESTIONS})  # the seam refused the batch
@@ -118,6 +119,22 @@ def current_call() -> CurrentCall | None:
     return _current.get()
 
 
+UrlAction = Literal["accept", "decline", "cancel"]
+_URL_ACTIONS: dict[str, UrlAction] = {"accept": "accept", "decline": "decline",
+                                      "cancel": "cancel"}
+
+
+@dataclass(frozen=True)
+class UrlRequest:
+    """A server's URL request as a front door with its own URL UI is handed it."""
+
+    server: str
+    message: str | None
+    url: str  # as the browser will read it (``url_mode.parse_page``)
+    elicitation_id: str | None
+    call_id: str | None
+
+
 @dataclass(frozen=True)
 class _Plan:
     """How one input request is asked and answered."""
@@ -128,6 +145,7 @@ class _Plan:
     fields: list[FormField] = field(default_factory=list)
     page: Page | None = None
     question_id: str | None = None
+    elicitation_id: str | None = None  # a URL request's own id (a front door may use it)
     several: bool = False  # the batch's heading cannot carry each request's message
 
     def questions(self) -> list[dict[str, Any]]:
@@ -139,14 +157,21 @@ class _Plan:
 
 
 class Elicitor:
-    """Answers one server's elicitations; ``fallback`` is asked when no call is current."""
+    """Answers one server's elicitations; ``fallback`` is asked when no call is current.
+
+    ``url_asker``: a front door whose human sees URLs in their own UI (an ACP editor that
+    takes URL-mode elicitation) is handed the URL requests instead of dsh's consent
+    question: ``await url_asker(UrlRequest)`` returns "accept", "decline" or "cancel".
+    """
 
     def __init__(self, server: str, fallback: UserInteraction | None = None, *,
                  open_url: Callable[[str], object] = open_page,
-                 answerable: bool = False) -> None:
+                 answerable: bool = False,
+                 url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None) -> None:
         self.server = server
         self.fallback = fallback
         self.open_url = open_url
+        self.url_asker = url_asker
         # the session will register its answer source right after the servers start
         self.answerable = answerable
         self._active: list[CurrentCall] = []
@@ -206,6 +231,9 @@ class Elicitor:
         except SchemaRefused as refused:
             return ErrorData(code=INVALID_PARAMS, message=f"dsh cannot ask this form: "
                              f"{refused}")
+        if self.url_asker is not None and all(plan.mode == "url" for plan in plans):
+            return {plan.key: ElicitResult(action=await self._url(plan, call))
+                    for plan in plans}
         request.continuation = continuation
         outcome = call.settled_before(request) if call is not None else None
         if outcome is None:
@@ -234,6 +262,29 @@ class Elicitor:
         if call is not None:
             call.remember(request, outcome)
         return outcome
+
+    async def _url(self, plan: _Plan, call: CurrentCall | None) -> UrlAction:
+        """The front door's own answer to one URL request ("cancel" if it gives none)."""
+        assert self.url_asker is not None and plan.page is not None
+        asked = UrlRequest(self.server, plan.message, plan.page.href, plan.elicitation_id,
+                           call.ctx.call_id if call is not None else None)
+        signal = call.ctx.signal if call is not None else None
+        asking = asyncio.ensure_future(self.url_asker(asked))
+        waiters: set[asyncio.Future[Any]] = {asking}
+        abort = asyncio.ensure_future(signal.wait()) if signal is not None else None
+        if abort is not None:
+            waiters.add(abort)
+        try:
+            with call.paused() if call is not None else contextlib.nullcontext():
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if abort is not None:
+                abort.cancel()
+            if not asking.done():  # the call was cancelled: the page is not waited for
+                await close_task(asking)
+        if asking.cancelled() or asking.exception() is not None:
+            return "cancel"
+        return _URL_ACTIONS.get(asking.result(), "cancel")
 
     def _result(self, plan: _Plan, answer: AskUserQuestionAnswer) -> Any:
         from mcp_types import ElicitResult
@@ -273,6 +324,7 @@ def _plan(key: str, params: Any, several: bool) -> _Plan:
         # parsed once, as the browser will: what is shown is what is opened
         page = parse_page(str(getattr(params, "url", "")))
         ident = key if several else SINGLE_URL_ID
-        return _Plan(key, "url", message, page=page, question_id=ident, several=several)
+        return _Plan(key, "url", message, page=page, question_id=ident, several=several,
+                     elicitation_id=str(getattr(params, "elicitation_id", "") or "") or None)
     fields = form_fields(getattr(params, "requested_schema", None), key if several else None)
     return _Plan(key, "form", message, fields, several=several)

@@ -1,0 +1,60 @@
+"""``dsh acp``: dsh's agent for editors, as an Agent Client Protocol agent on stdin/stdout.
+
+stdout carries ACP messages only; every diagnostic goes to stderr. Questions go to the
+client as form elicitations (when it advertises them), else to ``--answers FILE``, else
+fail at once with NO_PROVIDER; permission requests go to the client's permission options.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from dsh_cli.cli.options import model_options
+
+ACP_EXAMPLES = """\b
+Examples:
+  dsh acp                          the agent, for an editor to start
+  dsh acp -m demo                  the offline demo model
+  dsh acp --mcp-config tools.json  with these MCP servers in every session
+"""
+
+
+@click.command(epilog=ACP_EXAMPLES)
+@click.option("--answers", "answers_file", metavar="FILE",
+              help="Answer questions by id from a JSON file (for a client without forms).")
+@model_options
+def acp(**options: Any) -> None:
+    """Serve dsh's agent over the Agent Client Protocol (JSON-RPC on stdio).
+
+    An editor (Zed, JetBrains, Neovim, Emacs) or acpx starts it; sessions are stored as
+    `dsh run`'s are, and `session/load` takes them up again.
+    """
+    from dsh_cli.session.interrupts import run_main
+
+    sys.exit(run_main(_main(options)))
+
+
+async def _main(options: dict[str, Any]) -> int:
+    from dsh_cli.acp.serve import serve
+    from dsh_cli.config import load_settings
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.models.resolve import resolve_model
+    from dsh_cli.session.tools import plan_tools
+
+    answers = None
+    try:
+        settings = load_settings(model=options["model"], base_url=options["base_url"],
+                                 question_timeout=options["question_timeout"])
+        resolve_model(settings)  # no key, a bad script: said now, not at the first session
+        plan = plan_tools(settings, options, sys.stderr)
+        if options["answers_file"] is not None:
+            from dsh_cli.providers.answers_file import AnswersFileProvider
+
+            answers = AnswersFileProvider.load(options["answers_file"])
+    except HarnessError as error:
+        report(error, sys.stderr)
+        return 2
+    return await serve(settings, plan, options, answers=answers)

@@ -1,0 +1,188 @@
+"""Permission requests of ``dsh acp`` as ``session/request_permission``, by the SDK's client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from acp_client import WAIT, run, script, started
+
+NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
+
+
+def _write(call_id: str, text: str) -> dict:
+    return {"tool_calls": [{"id": call_id, "name": "mcp__notes__write_note",
+                            "arguments": {"text": text}}]}
+
+
+def _config(tmp_path: Path) -> str:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "notes": {"command": sys.executable, "args": [NOTES]}}}))
+    return str(path)
+
+
+def _results(client) -> dict[str, dict]:
+    return {u["toolCallId"]: u for u in client.of("tool_call_update") if "status" in u}
+
+
+async def _two_writes(tmp_path, option: str, *extra: str):
+    """Two write_note calls in one turn; the first request answered with ``option``."""
+    model = script(tmp_path, _write("one", "a"), _write("two", "b"), {"content": "done"})
+    async with started("-m", model, "--mcp-config", _config(tmp_path), *extra) as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
+        assert request["sessionId"] == session.session_id
+        assert request["toolCall"]["toolCallId"] == "one"
+        assert [(o["optionId"], o["kind"]) for o in request["options"]] == [
+            ("allow_once", "allow_once"), ("allow_session", "allow_always"),
+            ("allow_always", "allow_always"), ("deny", "reject_once")]
+        assert len({o["name"] for o in request["options"]}) == 4
+        reply.set_result({"outcome": {"outcome": "selected", "optionId": option}})
+        asked_again = False
+        while not turn.done():
+            getter = asyncio.ensure_future(client.permissions.get())
+            await asyncio.wait({turn, getter}, timeout=WAIT,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                asked_again = True
+                getter.result()[1].set_result(
+                    {"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+            else:
+                getter.cancel()
+        return (await turn).stop_reason, _results(client), asked_again
+
+
+@pytest.mark.parametrize(("option", "again"), [("allow_once", True),
+                                               ("allow_session", False),
+                                               ("allow_always", False)])
+@run
+async def test_allow_once_asks_again_session_and_always_do_not(tmp_path, option, again):
+    reason, results, asked_again = await _two_writes(tmp_path, option)
+    assert reason == "end_turn"
+    assert results["one"]["status"] == "completed" and results["two"]["status"] == "completed"
+    assert asked_again is again
+
+
+@run
+async def test_deny_is_permission_denied(tmp_path):
+    reason, results, _ = await _two_writes(tmp_path, "deny")
+    assert reason == "end_turn"
+    assert results["one"]["rawOutput"]["code"] == "PERMISSION_DENIED"
+
+
+@run
+async def test_a_cancelled_outcome_cancels_the_turn_not_a_denial(tmp_path):
+    model = script(tmp_path, _write("one", "a"), {"content": "never"})
+    async with started("-m", model, "--mcp-config", _config(tmp_path)) as (conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        _, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
+        reply.set_result({"outcome": {"outcome": "cancelled"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "cancelled"
+        assert _results(client)["one"]["rawOutput"]["code"] == "ASK_ABORTED"
+
+
+@run
+async def test_the_clients_own_mcp_servers_ask_the_same_way(tmp_path):
+    model = script(tmp_path, _write("one", "a"), {"content": "done"})
+    async with started("-m", model) as (conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[
+            {"name": "notes", "command": sys.executable, "args": [NOTES], "env": []}])
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
+        assert request["toolCall"]["title"] == "mcp__notes__write_note (notes)"
+        reply.set_result({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        assert "saved note 1: a" in _results(client)["one"]["content"][0]["content"]["text"]
+
+
+FORMS = str(Path(__file__).parents[1] / "fakes" / "mcp_forms_server.py")
+
+
+@run
+async def test_an_mcp_servers_elicitation_reaches_the_client_as_a_form(tmp_path):
+    config = tmp_path / "forms.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "forms": {"command": sys.executable, "args": [FORMS]}}}))
+    model = script(tmp_path, {"tool_calls": [{"id": "rn", "name": "mcp__forms__rename",
+                                              "arguments": {}}]}, {"content": "renamed"})
+    async with started("-m", model, "--mcp-config", str(config), "--yes") as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
+        assert form["toolCallId"] == "rn" and form["message"].startswith("forms asks")
+        properties = form["requestedSchema"]["properties"]
+        name = next(key for key, spec in properties.items() if spec["title"] == "New name")
+        reply.set_result({"action": "accept", "content": {name: "svc-two"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        text = _results(client)["rn"]["content"][0]["content"]["text"]
+        assert json.loads(text)["rename"]["accept"]["name"] == "svc-two"
+
+
+RAW = str(Path(__file__).parents[1] / "mcp_client" / "raw_form_server.py")
+
+
+@run
+async def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp_path):
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "raw": {"command": sys.executable, "args": [RAW]}}}))
+    model = script(tmp_path, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
+                                              "arguments": {"url": "https://example.com/x"}}]},
+                   {"content": "opened"})
+    # no display: an agreed page is printed on stderr, never a browser launched by a test
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    async with started("-m", model, "--mcp-config", str(config), "--yes", env=env) as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
+        schema = form["requestedSchema"]
+        [(key, consent)] = schema["properties"].items()  # no "Other": Open or Decline only
+        assert [c["const"] for c in consent["oneOf"]] == ["Open", "Decline"]
+        assert schema["required"] == [key]
+        assert "https://example.com/x" in consent["description"]
+        reply.set_result({"action": "accept", "content": {key: "Open"}})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        text = _results(client)["op"]["content"][0]["content"]["text"]
+        assert json.loads(text)["u"]["action"] == "accept"
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+@run
+async def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, action):
+    config = tmp_path / "raw.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "raw": {"command": sys.executable, "args": [RAW]}}}))
+    model = script(tmp_path, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
+                                              "arguments": {"url": "https://example.com/x"}}]},
+                   {"content": "done"})
+    async with started("-m", model, "--mcp-config", str(config), "--yes", url=True) as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
+        # the server's id does not reach dsh in an input-required round: dsh mints one
+        assert isinstance(form.pop("elicitationId"), str)
+        assert form == {"sessionId": session.session_id, "mode": "url", "toolCallId": "op",
+                        "message": "raw asks: Sign in to continue",
+                        "url": "https://example.com/x"}
+        reply.set_result({"action": action})
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        text = _results(client)["op"]["content"][0]["content"]["text"]
+        assert json.loads(text)["u"]["action"] == action
