@@ -218,6 +218,17 @@ class LaterQuestions:
             event.clear()
             await event.wait()
 
+    async def collect(self) -> None:
+        """Let the open batches of a provider that answers at once (an answers file: its
+        class says ``immediate = True``) settle, so their outcomes reach the next model call
+        instead of the one after it."""
+        if not getattr(self._ui.provider, "immediate", False):
+            return
+        watchers = [batch.watcher for batch in self.open() if batch.watcher is not None]
+        for watcher in watchers:  # shielded: a turn cancelled here leaves the batch asked
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(watcher)
+
     def drawn_here(self) -> bool:
         """Whether the active provider draws on the screen, so ``show`` must be called."""
         return bool(getattr(self._ui.provider, "takes_turns", False))

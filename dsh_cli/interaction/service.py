@@ -56,6 +56,8 @@ class UserInteractionProvider(Protocol):
     may return an ``AskUserQuestionAnswer`` or its JSON: the seam validates either. A class
     attribute ``concurrent = True`` says it can hold many batches at once (``ask`` is then
     called for each batch as it comes, with no turn queue); without it batches take turns.
+    ``immediate = True`` says it answers without a human, at once (an answers file): an
+    async batch's outcome is then awaited before the model's next call.
     """
 
     async def ask(self, context: AskContext) -> object: ...
