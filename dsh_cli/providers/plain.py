@@ -55,6 +55,8 @@ def prompt_for(question: AskUserQuestionItem, declinable: bool = False) -> str:
     return f"answer ({', '.join(forms)})> "
 
 _SELECTION = re.compile(r"^[\d,\s]+$")
+_NUMBERS_THEN_TEXT = re.compile(r"^([\d,\s]*\d)[,\s]+([^\d,\s].*)$")
+CONFIRM_PROMPT = "confirm (enter: the text, n: the options with a note, or another answer)> "
 
 
 class _Hint(Exception):
@@ -162,8 +164,11 @@ class PlainProvider:
         ``/preview N`` and ``/note TEXT`` answer nothing: the question is asked again, and
         the note goes with the answer then given (or with ``current``, kept)."""
         note = current.note if current is not None else None
+        typed: str | None = None  # a line typed at the confirmation: the next answer
         while True:
-            line = await self._read(context, prompt_for(question, context.request.declinable))
+            line = typed if typed is not None else await self._read(
+                context, prompt_for(question, context.request.declinable))
+            typed = None
             words = line.split(maxsplit=1)
             command = words[0].lower() if words else ""
             rest = words[1].strip() if len(words) > 1 else ""
@@ -176,8 +181,22 @@ class PlainProvider:
                     self._write(f"  note: {sanitize_line(rest)} (goes with your answer)\n"
                                 if note else "  note removed\n")
                     continue
+                split = _numbers_then_text(question, line.strip())
                 if current is not None and not line.strip():
                     item: AskUserQuestionAnswerItem | None = current
+                elif split is not None:
+                    numbers, rest = split
+                    reply = await self._confirm_replacing(context, numbers, rest)
+                    if reply is None:  # enter: the whole line is the Other text
+                        item = AskUserQuestionAnswerItem(id=question.id, custom=line.strip())
+                    elif reply.lower() == "n":  # the options, and the text as their note
+                        note = f"{note or ''} {rest}".strip()
+                        item = AskUserQuestionAnswerItem(
+                            id=question.id,
+                            selected=[question.labels[n - 1] for n in sorted(numbers)])
+                    else:
+                        typed = reply
+                        continue
                 else:
                     item = self._interpret(question, line.strip(), index,
                                            context.request.declinable)
@@ -186,6 +205,18 @@ class PlainProvider:
                 return self._checked(question, item)
             except _Hint as hint:
                 self._write(f"  {hint}\n")
+
+    async def _confirm_replacing(self, context: AskContext, numbers: list[int],
+                                 rest: str) -> str | None:
+        """``1 3 extra thing``: the text would replace options 1 and 3, so ask first, as the
+        terminal UI does. None for enter (the text), else the line typed ("n", or another
+        answer)."""
+        picked = ", ".join(str(number) for number in numbers)
+        several = "s" if len(numbers) > 1 else ""
+        self._write(f"  the text replaces option{several} {picked} · enter: use the text · n: "
+                    f"keep {picked} and add \"{sanitize_line(rest)}\" as a note\n")
+        reply = (await self._read(context, CONFIRM_PROMPT)).strip()
+        return reply or None
 
     async def _read(self, context: AskContext, prompt: str) -> str:
         """One line after ``prompt``; end of input is ASK_ABORTED."""
@@ -297,6 +328,23 @@ class PlainProvider:
     def close(self) -> None:
         """Stop reading input (the reader thread ends with the process)."""
         self.lines.close()
+
+
+def _numbers_then_text(question: AskUserQuestionItem, line: str
+                       ) -> tuple[list[int], str] | None:
+    """``1 3 extra thing`` on a question with options and Other: option numbers that make a
+    selection of it, then text; None for a line of another shape."""
+    if not (question.has_options and question.takes_text):
+        return None
+    match = _NUMBERS_THEN_TEXT.match(line)
+    if match is None:
+        return None
+    numbers = parse_numbers(match.group(1)) or []
+    if not numbers or any(not 1 <= number <= len(question.labels) for number in numbers):
+        return None
+    if len(numbers) > 1 and not question.is_multi:
+        return None
+    return numbers, match.group(2).strip()
 
 
 def _notes(question: AskUserQuestionItem) -> list[str]:
