@@ -92,16 +92,12 @@ def _resume(repl: Any, argument: str) -> object | None:
 
 def _pending(repl: Any, argument: str) -> None:
     """The async question batches waiting for the human, oldest first."""
-    batches = repl.runtime.ui.later.open()
-    if not batches:
+    lines = repl.runtime.ui.later.listing()
+    if not lines:
         repl.renderer.line("no async question is pending")
         return
-    for batch in batches[:20]:
-        first = sanitize_line(batch.questions[0])[:60]
-        more = f" (+{len(batch.questions) - 1} more)" if len(batch.questions) > 1 else ""
-        repl.renderer.line(f"  {batch.ticket}  {first}{more}")
-    if len(batches) > 20:
-        repl.renderer.line(f"  … and {len(batches) - 20:,} more")
+    for line in lines:
+        repl.renderer.line(line)
     repl.renderer.line("answer one with /answer [TICKET] (or f2), dismiss it with "
                        "/cancel TICKET", dim=True)
 

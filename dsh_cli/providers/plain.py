@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import IO
+from collections.abc import Collection
+from typing import IO, Any
 
 from dsh_cli.core.errors import discuss_instead
 from dsh_cli.core.streams import is_terminal
@@ -54,6 +55,7 @@ def prompt_for(question: AskUserQuestionItem, declinable: bool = False) -> str:
     forms += ["/back", "/cancel"] + (["/decline"] if declinable else [])
     return f"answer ({', '.join(forms)})> "
 
+_OWN_COMMANDS = frozenset({"/skip", "/back", "/cancel", "/decline", "/discuss"})
 _SELECTION = re.compile(r"^[\d,\s]+$")
 _NUMBERS_THEN_TEXT = re.compile(r"^([\d,\s]*\d)[,\s]+([^\d,\s].*)$")
 CONFIRM_PROMPT = "confirm (enter: the text, n: the options with a note, or another answer)> "
@@ -81,11 +83,16 @@ class PlainProvider:
     answered_by = "plain"  # the provenance the store keeps with each answer
 
     def __init__(self, input: IO[str] | IO[bytes] | None = None,
-                 output: IO[str] | None = None, *, discuss: bool = False) -> None:
+                 output: IO[str] | None = None, *, discuss: bool = False,
+                 commands: Collection[str] = (), later: Any = None) -> None:
         self.input = input if input is not None else sys.stdin
         self.output = output if output is not None else sys.stderr
         # a conversation goes on after the batch (dsh chat): /discuss may leave it
         self.discuss = discuss
+        # the conversation's own slash commands: at a question they are never Other text;
+        # /pending lists ``later``'s open async batches (``interaction/later.py``)
+        self.commands = frozenset(f"/{name}" for name in commands)
+        self.later = later
         self._discussable = False  # this batch: the model's own, in such a conversation
         self.lines = LineReader(self.input)
         self._open_prompt = False
@@ -181,6 +188,9 @@ class PlainProvider:
                     self._write(f"  note: {sanitize_line(rest)} (goes with your answer)\n"
                                 if note else "  note removed\n")
                     continue
+                if command in self.commands and line.strip().lower() not in _OWN_COMMANDS:
+                    self._host_command(context, command)
+                    continue
                 split = _numbers_then_text(question, line.strip())
                 if current is not None and not line.strip():
                     item: AskUserQuestionAnswerItem | None = current
@@ -205,6 +215,17 @@ class PlainProvider:
                 return self._checked(question, item)
             except _Hint as hint:
                 self._write(f"  {hint}\n")
+
+    def _host_command(self, context: AskContext, command: str) -> None:
+        """A chat command typed at a question: ``/pending`` lists the open async batches,
+        any other says where it works; the question is asked again."""
+        if command == "/pending" and self.later is not None:
+            lines = self.later.listing(shown=context.rpc_id)
+            self._write("\n".join(lines or ["  no async question is pending"]) + "\n")
+            return
+        leave = "/discuss to leave them" if self._discussable else "/cancel them"
+        raise _Hint(f"{command} works at the chat prompt: answer these questions first, "
+                    f"or {leave}")
 
     async def _confirm_replacing(self, context: AskContext, numbers: list[int],
                                  rest: str) -> str | None:
