@@ -306,7 +306,8 @@ class UserInteraction:
                                               answered_by))
         else:
             code = getattr(error, "code", ASK_ABORTED)
-            self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted")))
+            self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted"),
+                                              code=code))
 
 
 def is_concurrent(provider: object) -> bool:

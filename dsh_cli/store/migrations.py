@@ -170,6 +170,14 @@ def m009_agent_sessions(db: sqlite3.Connection) -> None:
     db.execute("UPDATE sessions SET agent = substr(model, 5) WHERE substr(model, 1, 4) = 'mcp:'")
 
 
+@migration
+def m010_question_end_codes(db: sqlite3.Connection) -> None:
+    """The error code of a batch that ended without an answer (``ASK_DISCUSS``,
+    ``NO_PROVIDER``, …), so ``dsh history`` tells a discussed batch or one nobody could
+    answer from an aborted one; older rows stay NULL."""
+    db.execute("ALTER TABLE questions ADD COLUMN code TEXT")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

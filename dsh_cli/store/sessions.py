@@ -220,6 +220,8 @@ class AnsweredQuestion:
     answered_by: str | None
     created_at: str
     resolved_at: str | None
+    code: str | None = None  # the error code it ended with, when it was not answered
+    by_agent: bool = False  # asked by an agent through `dsh mcp` (at a desk)
 
     def to_json(self) -> dict[str, Any]:
         return {"rpc_id": self.rpc_id, "session_id": self.session_id, "agent": self.agent,
@@ -346,7 +348,7 @@ class SessionStore:
                 "continuation, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, ?) "
                 "ON CONFLICT (rpc_id) DO UPDATE SET status = 'pending', answer = NULL, "
-                "answered_by = NULL, resolved_at = NULL, request = excluded.request, "
+                "answered_by = NULL, code = NULL, resolved_at = NULL, request = excluded.request, "
                 "continuation = excluded.continuation, "
                 "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
                 (event.rpc_id, session_id, event.call_id, request, continuation, now, now),
@@ -370,9 +372,9 @@ class SessionStore:
         now = _now()
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
-                "UPDATE questions SET status = ?, answer = ?, answered_by = ?, updated_at = ?, "
-                "resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
-                (status, answer, event.answered_by, now, now, event.rpc_id),
+                "UPDATE questions SET status = ?, answer = ?, answered_by = ?, code = ?, "
+                "updated_at = ?, resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
+                (status, answer, event.answered_by, event.code, now, now, event.rpc_id),
             )
             if status != "aborted":  # an aborted async batch stays open for the resume
                 db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
@@ -579,7 +581,8 @@ class SessionStore:
             params.extend([text, text])
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         sql = ("SELECT q.rpc_id, q.session_id, s.model, q.request, q.status, q.answer, "
-               "q.answered_by, q.created_at, q.resolved_at FROM questions q "
+               "q.answered_by, q.created_at, q.resolved_at, q.code, s.agent IS NOT NULL "
+               "FROM questions q "
                f"JOIN sessions s ON s.id = q.session_id {where} "
                "ORDER BY q.created_at DESC, q.rowid DESC")
         if limit is not None:
@@ -588,8 +591,9 @@ class SessionStore:
         with self._lock, translated(self.path):
             rows = self._db.execute(sql, params).fetchall()
         return [AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
-                                 json.loads(answer) if answer else None, by, created, resolved)
-                for rpc, sid, model, request, status, answer, by, created, resolved
+                                 json.loads(answer) if answer else None, by, created, resolved,
+                                 code, bool(agent))
+                for rpc, sid, model, request, status, answer, by, created, resolved, code, agent
                 in reversed(rows)]
 
     def last_selections(self, request: Any) -> dict[str, list[str]]:

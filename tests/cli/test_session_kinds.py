@@ -4,16 +4,14 @@ session; ``dsh sessions list`` and ``/sessions`` name the kind, the agent and wh
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 from dsh_under_test import DSH
+from raw_mcp import agent_session
 
 WAIT = 30
 DEMO_ANSWERS = {"stack": ["Go + chi"], "features": ["CI"], "name": "acme"}
-AGENT_BATCH = {"questions": [{"id": "db", "question": "Which database for the agent?",
-                              "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]}
 
 
 def dsh(*args: str, input: str | None = None, cwd: Path | None = None
@@ -27,44 +25,6 @@ def answers(tmp_path: Path, content: dict) -> str:
     path = tmp_path / f"answers-{len(list(tmp_path.iterdir()))}.json"
     path.write_text(json.dumps(content))
     return str(path)
-
-
-def agent_session(tmp_path: Path, client: str = "clientWeb") -> Path:
-    """One batch asked by an MCP client through ``dsh mcp``, in raw JSON-RPC over stdio;
-    the folder the server ran in."""
-    where = tmp_path / "agent-project"
-    where.mkdir()
-    frames = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": client, "version": "1.0"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "ask_user_question", "arguments": AGENT_BATCH}},
-    ]
-    process = subprocess.Popen(
-        [DSH, "mcp", "--answers", answers(tmp_path, {"db": ["SQLite"]})], cwd=where,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=dict(os.environ))
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        for frame in frames:
-            process.stdin.write(json.dumps(frame) + "\n")
-        process.stdin.flush()
-        replies = {}
-        while 2 not in replies:
-            line = process.stdout.readline()
-            assert line, process.stderr.read() if process.stderr else ""
-            reply = json.loads(line)
-            replies[reply.get("id")] = reply
-        assert "SQLite" in json.dumps(replies[2]["result"])
-        process.stdin.close()
-        assert process.wait(timeout=WAIT) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    return where
 
 
 def listed(*args: str) -> list[dict]:
