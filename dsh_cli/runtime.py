@@ -91,7 +91,7 @@ class Runtime:
         store = self.store
         full = store.claim(session_id)  # owned before it is read; SessionBusy otherwise
         try:
-            record = store.load_session(full)
+            record = _chat_record(store.load_session(full))
             recording = store.record(self.events, full)
         except BaseException:
             if full != self.session_id:
@@ -144,11 +144,13 @@ def build_runtime(
     try:
         if resume is not None:
             assert store is not None
-            session_id = store.latest_session_id() if resume == LATEST else resume
+            # -c goes on with the latest chat, never an agent's `dsh mcp` session
+            session_id = store.latest_session_id("chat") if resume == LATEST else resume
             if session_id is None:
-                raise _no_session("there is no session to continue yet: start one with `dsh` "
+                raise _no_session("there is no chat to continue yet: start one with `dsh` "
                                   "or `dsh run PROMPT`, then continue it with -c")
-            record = store.load_session(store.claim(session_id))  # owned before it is read
+            # owned before it is read
+            record = _chat_record(store.load_session(store.claim(session_id)))
             if settings.model_is_default and record.model:
                 # A resumed session keeps talking to the model it was started with.
                 settings = settings.for_model(record.model)
@@ -190,6 +192,17 @@ def _open_store() -> Any:
     from dsh_cli.store import SessionStore
 
     return SessionStore.open()
+
+
+def _chat_record(record: Any) -> Any:
+    """``record`` when it is a chat; an agent's session has no model to talk to."""
+    if record.agent is None:
+        return record
+    from dsh_cli.core.sanitize import sanitize_line
+
+    raise _no_session(f"session {record.id} holds the questions {sanitize_line(record.agent)} "
+                      "asked through `dsh mcp`, not a chat to continue; `dsh sessions show "
+                      f"{record.id}` shows them")
 
 
 def _no_session(message: str) -> Exception:

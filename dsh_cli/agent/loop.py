@@ -140,6 +140,7 @@ class AgentLoop:
         for _ in range(self.max_model_calls):
             if signal.aborted:
                 raise TurnCancelled(signal.reason or "the turn was cancelled")
+            await self.ui.later.collect()
             self.deliver_arrivals()
             completion = await self._model_turn(signal)
             if not completion.tool_calls:

@@ -98,11 +98,13 @@ async def chat_main(options: dict[str, Any], *, demo: bool = False,
     stderr = stderr or sys.stderr
     notices: list[str] = []
     runtime, plan, status = open_chat_session(options, demo, stderr, notices)
-    if runtime is None:
-        _write_notices(notices, stderr)
+    if runtime is None:  # no chat runs: "this is the demo model" would contradict the error
         return status
+    from dsh_cli.chat.commands import COMMANDS
+
     answering = AnswerOptions(CHAT, plain=bool(options.get("plain")), provider=provider,
-                              stdin=stdin, stdout=stdout, stderr=stderr)
+                              stdin=stdin, stdout=stdout, stderr=stderr,
+                              commands=frozenset(COMMANDS))
     with session_guard(runtime), contextlib.ExitStack() as stack:
         async with (session_tools(runtime, plan, stderr) as gate,
                     answer_source(runtime.ui, answering, gate) as source):

@@ -70,11 +70,13 @@ def _sessions(repl: Any, argument: str) -> None:
     if not sessions:
         repl.renderer.line("no stored sessions yet")
     for session in sessions:
-        current = "*" if _field(session, "id") == repl.runtime.session_id else " "
-        title = sanitize_line(str(_field(session, "title") or "(untitled)"))[:50]
-        updated = str(_field(session, "updated_at") or "")[:16].replace("T", " ")
-        repl.renderer.line(f"{current} {_field(session, 'id')}  {updated}  {title}")
-    repl.renderer.line("switch to one with /resume ID (a unique prefix will do)", dim=True)
+        current = "*" if session.id == repl.runtime.session_id else " "
+        title = sanitize_line(session.shown_title)[:50]
+        updated = session.updated_at[:16].replace("T", " ")
+        who = sanitize_line(session.shown_who)
+        repl.renderer.line(f"{current} {session.id}  {updated}  {session.kind:<5}  {who}  "
+                           f"{title}")
+    repl.renderer.line("switch to a chat with /resume ID (a unique prefix will do)", dim=True)
 
 
 def _resume(repl: Any, argument: str) -> object | None:
@@ -90,16 +92,12 @@ def _resume(repl: Any, argument: str) -> object | None:
 
 def _pending(repl: Any, argument: str) -> None:
     """The async question batches waiting for the human, oldest first."""
-    batches = repl.runtime.ui.later.open()
-    if not batches:
+    lines = repl.runtime.ui.later.listing()
+    if not lines:
         repl.renderer.line("no async question is pending")
         return
-    for batch in batches[:20]:
-        first = sanitize_line(batch.questions[0])[:60]
-        more = f" (+{len(batch.questions) - 1} more)" if len(batch.questions) > 1 else ""
-        repl.renderer.line(f"  {batch.ticket}  {first}{more}")
-    if len(batches) > 20:
-        repl.renderer.line(f"  … and {len(batches) - 20:,} more")
+    for line in lines:
+        repl.renderer.line(line)
     repl.renderer.line("answer one with /answer [TICKET] (or f2), dismiss it with "
                        "/cancel TICKET", dim=True)
 
@@ -120,10 +118,6 @@ async def _cancel(repl: Any, argument: str) -> None:
         repl.renderer.line("usage: /cancel TICKET (see /pending)")
         return
     await repl.runtime.ui.later.cancel(argument)
-
-
-def _field(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
 
 COMMANDS: dict[str, Command] = {

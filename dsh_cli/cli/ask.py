@@ -57,6 +57,8 @@ EXIT_STATUS = {
               help="Show FILE's text as the preview of the -q question's option LABEL "
                    "(repeatable).")
 @click.option("--multi", is_flag=True, help="The -q question allows several options.")
+@click.option("--no-other", is_flag=True,
+              help="A strict choice: the -q question takes no free-text Other answer.")
 @click.option("--header", help="A short heading for the -q question.")
 @click.option("--detail", help="Supporting text shown with the -q question.")
 @click.option("--id", "question_id", default="q1", show_default=True, metavar="ID",
@@ -77,8 +79,8 @@ EXIT_STATUS = {
               help="Leave the one-line summary on the terminal (default: clear the UI).")
 @web_options
 def ask(request_path: str | None, question: str | None, options: tuple[str, ...],
-        previews: tuple[str, ...], multi: bool, header: str | None, detail: str | None,
-        question_id: str,
+        previews: tuple[str, ...], multi: bool, no_other: bool, header: str | None,
+        detail: str | None, question_id: str,
         output_format: str, timeout: float | None, jsonl: bool, answers_path: str | None,
         plain: bool, web: bool, keep: bool, host: str, port: int,
         open_browser: bool | None) -> None:
@@ -97,7 +99,8 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
     async def main() -> int:
         try:
             request = _build_request(request_path, question, options, previews, multi=multi,
-                                     header=header, detail=detail, question_id=question_id)
+                                     header=header, detail=detail, question_id=question_id,
+                                     other=not no_other)
             _check_usage(request, request_path, output_format=output_format, plain=plain,
                          jsonl=jsonl)
             answer = await _ask(request, timeout, answer_options)
@@ -123,8 +126,8 @@ def ask(request_path: str | None, question: str | None, options: tuple[str, ...]
 
 def _build_request(path: str | None, question: str | None, options: tuple[str, ...],
                    previews: tuple[str, ...] = (), *, multi: bool, header: str | None,
-                   detail: str | None,
-                   question_id: str) -> AskUserQuestionRequest:
+                   detail: str | None, question_id: str,
+                   other: bool = True) -> AskUserQuestionRequest:
     """The request from a file, stdin or the flags; pydantic shape errors are exit 2."""
     from pydantic import ValidationError
 
@@ -133,8 +136,9 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
 
     if path is not None and question is not None:
         raise UsageError("give a REQUEST or -q/--question, not both")
-    if question is None and (options or previews or multi or header or detail):
-        raise UsageError("-o, --preview, --multi, --header and --detail need -q/--question")
+    if question is None and (options or previews or multi or header or detail or not other):
+        raise UsageError("-o, --preview, --multi, --no-other, --header and --detail need "
+                         "-q/--question")
     if path is None and question is None:
         raise UsageError("give a REQUEST file (- for stdin, or pipe it in) or -q/--question")
     if question is not None:
@@ -144,8 +148,12 @@ def _build_request(path: str | None, question: str | None, options: tuple[str, .
             item["options"] = [{"label": label, **({"preview": shown[label]} if label in shown
                                                    else {})} for label in options]
             item["multi_select"] = multi
+            if not other:
+                item["other"] = False
         elif previews:
             raise UsageError("--preview needs the option it previews (-o LABEL)")
+        elif not other:
+            raise UsageError("--no-other needs the options to choose from (-o LABEL)")
         if header is not None:
             item["header"] = header
         if detail is not None:

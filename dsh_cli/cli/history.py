@@ -25,8 +25,12 @@ from dsh_cli.core.lines import notice
 def history(session: str | None, agent: str | None, text: str | None, limit: int | None,
             as_json: bool) -> None:
     """List past questions and their answers, oldest first, with who answered and when."""
-    found = _with_store(lambda store: store.question_history(
-        session=session, agent=agent, text=text, limit=limit))
+    def load(store: Any) -> Any:
+        if session:
+            _known(store, session)
+        return store.question_history(session=session, agent=agent, text=text, limit=limit)
+
+    found = _with_store(load)
     if as_json:
         click.echo(json.dumps([item.to_json() for item in found], ensure_ascii=_on_terminal()))
         return
@@ -41,6 +45,18 @@ def history(session: str | None, agent: str | None, text: str | None, limit: int
             click.echo(line)
 
 
+def _known(store: Any, session: str) -> None:
+    """``SessionNotFound`` when no stored session is, or starts with, ``session``; a prefix
+    several share is fine (the batches of all of them are listed)."""
+    from dsh_cli.store import SessionNotFound
+
+    try:
+        store.resolve_id(session)
+    except SessionNotFound as error:
+        if not error.matches:
+            raise
+
+
 def _block(item: Any) -> list[str]:
     """One batch as sanitised lines: a header, then each question with its answer."""
     from dsh_cli.core.sanitize import sanitize_line
@@ -48,7 +64,7 @@ def _block(item: Any) -> list[str]:
     when = local_time(item.resolved_at or item.created_at)
     by = f" by {sanitize_line(item.answered_by)}" if item.answered_by else ""
     lines = [f"{when}  {item.session_id[:8]}  {sanitize_line(item.agent)}  "
-             f"{item.status}{by}"]
+             f"{ended(item)}{by}"]
     answers = {entry.get("id"): entry for entry in (item.answer or {}).get("answers", [])
                if isinstance(entry, dict)}
     for question in item.request.get("questions", []):
@@ -57,6 +73,18 @@ def _block(item: Any) -> list[str]:
         if entry is not None:
             lines.append(f"    = {sanitize_line(_answer_text(entry))}")
     return lines
+
+
+def ended(item: Any) -> str:
+    """How a batch ended, in words: its status, or what the code it ended with says (the
+    store keeps a discussed batch, or one nobody could answer, as ``aborted``)."""
+    from dsh_cli.core.errors import ASK_DISCUSS, NO_PROVIDER
+
+    if item.code == ASK_DISCUSS:
+        return "discussed"
+    if item.code == NO_PROVIDER:
+        return f"{'no desk' if item.by_agent else 'no one to answer'} ({NO_PROVIDER})"
+    return str(item.status)
 
 
 def _answer_text(entry: dict[str, Any]) -> str:

@@ -66,6 +66,13 @@ def run(prompt: tuple[str, ...], **options: Any) -> None:
             raise click.UsageError("PROMPT '-' with --plain needs a terminal to read the "
                                    "answers from (stdin holds the prompt)")
         text = sys.stdin.read()
+    if text is not None and not text.strip():  # "" or a clean tree's empty `git diff`
+        from dsh_cli.core.errors import USAGE, format_line
+
+        why = ("the prompt read from stdin is empty" if prompt == ("-",) else
+               "the prompt is empty: give a PROMPT (or '-' to read it from stdin)")
+        sys.stderr.write(format_line(USAGE, f"{why}; nothing was sent to the model") + "\n")
+        sys.exit(2)
     check_session_flags(options)
     resuming = options["continue_"] or options["resume"]
     if text is None and not resuming and not options["jsonl"]:

@@ -38,6 +38,9 @@ def _with_store(action: Any) -> Any:
         _fail(error)
 
 
+_PLURAL = {None: "sessions", "chat": "chats", "agent": "agent sessions"}
+
+
 @click.group(cls=CommandGroup, invoke_without_command=True)
 @click.pass_context
 def sessions(ctx: click.Context) -> None:
@@ -47,26 +50,29 @@ def sessions(ctx: click.Context) -> None:
 
 
 @sessions.command("list")
+@click.option("--kind", type=click.Choice(["chat", "agent"]),
+              help="Only chats (dsh's own model) or agents' `dsh mcp` sessions.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def list_sessions(as_json: bool) -> None:
+def list_sessions(kind: str | None, as_json: bool) -> None:
     """List stored sessions, most recently updated first."""
-    summaries = _with_store(lambda store: store.list_sessions())
+    summaries = _with_store(lambda store: store.list_sessions(kind))
     if as_json:
         click.echo(json.dumps([s.to_json() for s in summaries], ensure_ascii=_on_terminal()))
         return
     if not summaries:
-        click.echo(notice("no stored sessions yet"), err=True)
+        click.echo(notice(f"no stored {_PLURAL[kind]} yet"), err=True)
         return
     from dsh_cli.core.sanitize import sanitize_line
 
-    rows = [("ID", "UPDATED", "MODEL", "TITLE")] + [
-        (s.id, local_time(s.updated_at), sanitize_line(s.model), sanitize_line(s.shown_title))
+    rows = [("ID", "UPDATED", "KIND", "MODEL/AGENT", "TITLE")] + [
+        (s.id, local_time(s.updated_at), s.kind, sanitize_line(s.shown_who),
+         sanitize_line(s.shown_title))
         for s in summaries
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for row in rows:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        click.echo("  ".join([*cells, row[3]]).rstrip())
+        click.echo("  ".join([*cells, row[4]]).rstrip())
 
 
 @sessions.command("show")

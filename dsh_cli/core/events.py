@@ -174,6 +174,8 @@ class QuestionResolved(Event):
     # who gave the answer (terminal, plain, web, desk, answers file, controller, ...): the
     # store keeps it
     answered_by: str | None = None
+    # the error code of a batch that ended without an answer (the store keeps it too)
+    code: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type, "rpc_id": self.rpc_id, "outcome": self.outcome}

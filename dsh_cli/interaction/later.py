@@ -136,6 +136,22 @@ class LaterQuestions:
         """The batches still waiting for the human, oldest first."""
         return [batch for batch in self._batches.values() if batch.outcome is None]
 
+    def listing(self, *, shown: str | None = None, limit: int = 20) -> list[str]:
+        """The open batches as lines (ticket, first question, sanitised), oldest first;
+        ``shown`` marks the one on screen."""
+        from dsh_cli.core.sanitize import sanitize_line
+
+        batches = self.open()
+        lines = []
+        for batch in batches[:limit]:
+            first = sanitize_line(batch.questions[0])[:60]
+            more = f" (+{len(batch.questions) - 1} more)" if len(batch.questions) > 1 else ""
+            here = " (this one)" if batch.ticket == shown else ""
+            lines.append(f"  {batch.ticket}  {first}{more}{here}")
+        if len(batches) > limit:
+            lines.append(f"  … and {len(batches) - limit:,} more")
+        return lines
+
     def submit(self, request: AskUserQuestionRequest) -> str:
         """Validate and announce the batch; its ticket. Raises the seam's errors."""
         self._ui.check_request(request)
@@ -217,6 +233,17 @@ class LaterQuestions:
             event = self._event()
             event.clear()
             await event.wait()
+
+    async def collect(self) -> None:
+        """Let the open batches of a provider that answers at once (an answers file: its
+        class says ``immediate = True``) settle, so their outcomes reach the next model call
+        instead of the one after it."""
+        if not getattr(self._ui.provider, "immediate", False):
+            return
+        watchers = [batch.watcher for batch in self.open() if batch.watcher is not None]
+        for watcher in watchers:  # shielded: a turn cancelled here leaves the batch asked
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(watcher)
 
     def drawn_here(self) -> bool:
         """Whether the active provider draws on the screen, so ``show`` must be called."""

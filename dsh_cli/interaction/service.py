@@ -56,6 +56,8 @@ class UserInteractionProvider(Protocol):
     may return an ``AskUserQuestionAnswer`` or its JSON: the seam validates either. A class
     attribute ``concurrent = True`` says it can hold many batches at once (``ask`` is then
     called for each batch as it comes, with no turn queue); without it batches take turns.
+    ``immediate = True`` says it answers without a human, at once (an answers file): an
+    async batch's outcome is then awaited before the model's next call.
     """
 
     async def ask(self, context: AskContext) -> object: ...
@@ -304,7 +306,8 @@ class UserInteraction:
                                               answered_by))
         else:
             code = getattr(error, "code", ASK_ABORTED)
-            self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted")))
+            self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted"),
+                                              code=code))
 
 
 def is_concurrent(provider: object) -> bool:

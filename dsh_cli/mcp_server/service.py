@@ -195,7 +195,9 @@ class AskService:
         from dsh_cli.store import StoreError
 
         try:
-            self.session_id = self.store.create_session(f"mcp:{client or 'unknown'}")
+            agent = client or "unknown"
+            self.session_id = self.store.create_session(f"mcp:{agent}", agent=agent,
+                                                        cwd=os.getcwd())
             self._stop_recording = self.store.record(self.ui.events, self.session_id)
         except StoreError as error:
             self._report(format_line(error.code, f"{error.message} (batches are not recorded)"))

@@ -5,6 +5,8 @@ multi-select with descriptions, an optionless free-text question), then answers 
 that reflects exactly what was answered, typed, skipped or refused. When the notes server of
 ``dsh demo`` offers ``mcp__notes__write_note``, it first saves the plan as a note (a tool call
 that asks permission), then says whether the note was saved or the write was refused.
+A message with the word "async" gets one question asked with ``delivery: "async"`` instead
+(``docs/async-questions.md``): the demo works on, and answers the answer when it arrives.
 """
 
 from __future__ import annotations
@@ -56,10 +58,26 @@ DEMO_QUESTIONS: list[dict[str, Any]] = [
     {"id": "name", "header": "Name", "question": "What should the project be called?"},
 ]
 
+LICENSE_QUESTION: dict[str, Any] = {
+    "id": "license", "header": "License", "question": "Which license should the project use?",
+    "options": [{"label": "MIT", "description": "Short and permissive"},
+                {"label": "Apache-2.0", "description": "Permissive, with a patent grant"},
+                {"label": "GPL-3.0", "description": "Changes stay open"}],
+}
+
 # said first, so nobody mistakes the script for a model that read their message
 _INTRO = ("I am dsh's offline demo, a scripted model: whatever you type, I ask these same "
-          "three questions to show how dsh asks. Before I set this up I need three decisions "
-          "from you: the stack, the features, and a name.")
+          "three questions to show how dsh asks (say “async” in a message to see a question "
+          "that does not hold me up). Before I set this up I need three decisions from you: "
+          "the stack, the features, and a name.")
+_ASYNC_INTRO = ("I will ask you about the license without waiting for the answer (an async "
+                "question): it is drawn when my turn ends. Answer it then, or leave it "
+                "pending (ctrl-t; /discuss in plain mode) and come back with f2 or /answer; "
+                "/pending lists it.")
+_ASYNC_WORD = re.compile(r"\basync\b", re.IGNORECASE)
+# the user message that brings an async batch's outcome (interaction/later.py words it)
+_ARRIVAL = re.compile(r"^(?:The user answered your async question|Your async question) "
+                      r"\(ticket (\S+)\)")
 _HEADERS = {"stack": "Stack", "features": "Features", "name": "Name"}
 _REFUSALS = {
     "ASK_CANCELLED": "You dismissed the questions, so I have not set anything up. "
@@ -89,7 +107,15 @@ class DemoModel:
         last = messages[-1] if messages else {}
         offered = {t.get("function", {}).get("name") for t in tools}
         can_ask = "ask_user_question" in offered
-        if last.get("role") == "tool" and _called(messages, last) == WRITE_NOTE:
+        arrival = _ARRIVAL.match(str(last.get("content") or "")) if last.get(
+            "role") == "user" else None
+        calls: list[ModelToolCall]
+        if arrival is not None:
+            text, calls = _on_arrival(arrival.group(1), str(last.get("content"))), []
+        elif last.get("role") == "tool" and _ticket(last) is not None:
+            text, calls = (f"Asked (ticket {_ticket(last)}); I carry on meanwhile, and your "
+                           "answer reaches me as a message."), []
+        elif last.get("role") == "tool" and _called(messages, last) == WRITE_NOTE:
             text, calls = _after_note(messages, last), []
         elif last.get("role") == "tool" and WRITE_NOTE in offered and _answered(last):
             turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
@@ -98,6 +124,13 @@ class DemoModel:
                                    arguments=json.dumps(note, ensure_ascii=False))]
         elif last.get("role") == "tool":
             text, calls = _summary(last.get("content", ""), _topic(messages)), []
+        elif can_ask and _ASYNC_WORD.search(str(last.get("content") or "")):
+            turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
+            arguments = json.dumps({"questions": [LICENSE_QUESTION], "delivery": "async"},
+                                   ensure_ascii=False)
+            text = _ASYNC_INTRO
+            calls = [ModelToolCall(id=f"demo_{turn}", name="ask_user_question",
+                                   arguments=arguments)]
         elif can_ask:
             turn = sum(1 for m in messages if m.get("role") == "assistant") + 1
             arguments = json.dumps({"questions": DEMO_QUESTIONS}, ensure_ascii=False)
@@ -220,6 +253,34 @@ def _after_note(messages: list[dict[str, Any]], result: dict[str, Any]) -> str:
         return (f"{plan}\nYou did not let me write the note ({error.get('message')}), so "
                 "nothing was saved.")
     return f"{plan}\nThe note could not be saved ({code}: {error.get('message')})."
+
+
+def _ticket(result: dict[str, Any]) -> str | None:
+    """The ticket of an async call's result (``{"accepted": true, "ticket": …}``), or None."""
+    try:
+        data = json.loads(result.get("content") or "")
+    except (TypeError, ValueError):
+        return None
+    if isinstance(data, dict) and data.get("accepted") is True:
+        return str(data.get("ticket"))
+    return None
+
+
+def _on_arrival(ticket: str, content: str) -> str:
+    """What the demo says when an async batch's outcome arrives as a message."""
+    try:
+        data = json.loads(content[content.index("{"):])
+    except ValueError:
+        data = {}
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        return (f"The license question (ticket {ticket}) ended without an answer "
+                f"({error.get('code')}), so I leave the license out for now.")
+    answers = {item.get("id"): item for item in data.get("answers", [])
+               if isinstance(item, dict)}
+    _, license_text = _line(answers.get("license", {}))
+    return (f"Your answer to the license question arrived (ticket {ticket}): {license_text}. "
+            "It came as a message naming the ticket, and nothing waited for it.")
 
 
 def _without_questions(topic: str) -> str:

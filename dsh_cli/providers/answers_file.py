@@ -72,6 +72,7 @@ class AnswersFileProvider:
 
     answered_by = "answers file"  # the provenance the store keeps with each answer
     concurrent = True  # it answers from the file at once: a batch never holds the screen
+    immediate = True  # no human to wait for: an async answer goes with the next model call
 
     def __init__(self, answers: dict[str, object], *, source: str = "answers",
                  report: Callable[[str], None] | None = None) -> None:

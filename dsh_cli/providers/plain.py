@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import IO
+from collections.abc import Collection
+from typing import IO, Any
 
 from dsh_cli.core.errors import discuss_instead
 from dsh_cli.core.streams import is_terminal
@@ -54,7 +55,10 @@ def prompt_for(question: AskUserQuestionItem, declinable: bool = False) -> str:
     forms += ["/back", "/cancel"] + (["/decline"] if declinable else [])
     return f"answer ({', '.join(forms)})> "
 
+_OWN_COMMANDS = frozenset({"/skip", "/back", "/cancel", "/decline", "/discuss"})
 _SELECTION = re.compile(r"^[\d,\s]+$")
+_NUMBERS_THEN_TEXT = re.compile(r"^([\d,\s]*\d)[,\s]+([^\d,\s].*)$")
+CONFIRM_PROMPT = "confirm (enter: the text, n: the options with a note, or another answer)> "
 
 
 class _Hint(Exception):
@@ -79,11 +83,16 @@ class PlainProvider:
     answered_by = "plain"  # the provenance the store keeps with each answer
 
     def __init__(self, input: IO[str] | IO[bytes] | None = None,
-                 output: IO[str] | None = None, *, discuss: bool = False) -> None:
+                 output: IO[str] | None = None, *, discuss: bool = False,
+                 commands: Collection[str] = (), later: Any = None) -> None:
         self.input = input if input is not None else sys.stdin
         self.output = output if output is not None else sys.stderr
         # a conversation goes on after the batch (dsh chat): /discuss may leave it
         self.discuss = discuss
+        # the conversation's own slash commands: at a question they are never Other text;
+        # /pending lists ``later``'s open async batches (``interaction/later.py``)
+        self.commands = frozenset(f"/{name}" for name in commands)
+        self.later = later
         self._discussable = False  # this batch: the model's own, in such a conversation
         self.lines = LineReader(self.input)
         self._open_prompt = False
@@ -162,8 +171,11 @@ class PlainProvider:
         ``/preview N`` and ``/note TEXT`` answer nothing: the question is asked again, and
         the note goes with the answer then given (or with ``current``, kept)."""
         note = current.note if current is not None else None
+        typed: str | None = None  # a line typed at the confirmation: the next answer
         while True:
-            line = await self._read(context, prompt_for(question, context.request.declinable))
+            line = typed if typed is not None else await self._read(
+                context, prompt_for(question, context.request.declinable))
+            typed = None
             words = line.split(maxsplit=1)
             command = words[0].lower() if words else ""
             rest = words[1].strip() if len(words) > 1 else ""
@@ -176,8 +188,25 @@ class PlainProvider:
                     self._write(f"  note: {sanitize_line(rest)} (goes with your answer)\n"
                                 if note else "  note removed\n")
                     continue
+                if command in self.commands and line.strip().lower() not in _OWN_COMMANDS:
+                    self._host_command(context, command)
+                    continue
+                split = _numbers_then_text(question, line.strip())
                 if current is not None and not line.strip():
                     item: AskUserQuestionAnswerItem | None = current
+                elif split is not None:
+                    numbers, rest = split
+                    reply = await self._confirm_replacing(context, numbers, rest)
+                    if reply is None:  # enter: the whole line is the Other text
+                        item = AskUserQuestionAnswerItem(id=question.id, custom=line.strip())
+                    elif reply.lower() == "n":  # the options, and the text as their note
+                        note = f"{note or ''} {rest}".strip()
+                        item = AskUserQuestionAnswerItem(
+                            id=question.id,
+                            selected=[question.labels[n - 1] for n in sorted(numbers)])
+                    else:
+                        typed = reply
+                        continue
                 else:
                     item = self._interpret(question, line.strip(), index,
                                            context.request.declinable)
@@ -186,6 +215,29 @@ class PlainProvider:
                 return self._checked(question, item)
             except _Hint as hint:
                 self._write(f"  {hint}\n")
+
+    def _host_command(self, context: AskContext, command: str) -> None:
+        """A chat command typed at a question: ``/pending`` lists the open async batches,
+        any other says where it works; the question is asked again."""
+        if command == "/pending" and self.later is not None:
+            lines = self.later.listing(shown=context.rpc_id)
+            self._write("\n".join(lines or ["  no async question is pending"]) + "\n")
+            return
+        leave = "/discuss to leave them" if self._discussable else "/cancel them"
+        raise _Hint(f"{command} works at the chat prompt: answer these questions first, "
+                    f"or {leave}")
+
+    async def _confirm_replacing(self, context: AskContext, numbers: list[int],
+                                 rest: str) -> str | None:
+        """``1 3 extra thing``: the text would replace options 1 and 3, so ask first, as the
+        terminal UI does. None for enter (the text), else the line typed ("n", or another
+        answer)."""
+        picked = ", ".join(str(number) for number in numbers)
+        several = "s" if len(numbers) > 1 else ""
+        self._write(f"  the text replaces option{several} {picked} · enter: use the text · n: "
+                    f"keep {picked} and add \"{sanitize_line(rest)}\" as a note\n")
+        reply = (await self._read(context, CONFIRM_PROMPT)).strip()
+        return reply or None
 
     async def _read(self, context: AskContext, prompt: str) -> str:
         """One line after ``prompt``; end of input is ASK_ABORTED."""
@@ -297,6 +349,23 @@ class PlainProvider:
     def close(self) -> None:
         """Stop reading input (the reader thread ends with the process)."""
         self.lines.close()
+
+
+def _numbers_then_text(question: AskUserQuestionItem, line: str
+                       ) -> tuple[list[int], str] | None:
+    """``1 3 extra thing`` on a question with options and Other: option numbers that make a
+    selection of it, then text; None for a line of another shape."""
+    if not (question.has_options and question.takes_text):
+        return None
+    match = _NUMBERS_THEN_TEXT.match(line)
+    if match is None:
+        return None
+    numbers = parse_numbers(match.group(1)) or []
+    if not numbers or any(not 1 <= number <= len(question.labels) for number in numbers):
+        return None
+    if len(numbers) > 1 and not question.is_multi:
+        return None
+    return numbers, match.group(2).strip()
 
 
 def _notes(question: AskUserQuestionItem) -> list[str]:

@@ -113,7 +113,8 @@ def plain(options: AnswerOptions) -> Opener:
             if options.terminal == "tty" and (not options.plain or options.stdin_busy):
                 reader = stack.enter_context(open(surroundings.TTY, encoding="utf-8"))
                 writer = stack.enter_context(open(surroundings.TTY, "w", encoding="utf-8"))
-            provider = PlainProvider(reader, writer, discuss=options.door.converses)
+            provider = PlainProvider(reader, writer, discuss=options.door.converses,
+                                     commands=options.commands, later=ui.later)
             stack.callback(provider.close)
             # one reader per stdin: questions and permission requests take lines in order
             permissions = PlainPermissionPrompt(provider.lines, writer,

@@ -59,6 +59,9 @@ class AnswerOptions:
     # a provider the caller brings (tests, embedding): it answers in place of the chosen
     # row's own, and the choice still names the row so the door renders for it
     provider: UserInteractionProvider | None = None
+    # a conversation's own slash commands (the chat's): plain mode never takes one typed
+    # at a question for an Other answer
+    commands: frozenset[str] = frozenset()
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     stderr: TextIO = field(default_factory=lambda: sys.stderr)

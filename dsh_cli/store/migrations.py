@@ -160,6 +160,24 @@ def m008_answer_provenance(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE questions ADD COLUMN answered_by TEXT")
 
 
+@migration
+def m009_agent_sessions(db: sqlite3.Connection) -> None:
+    """Who a session is: NULL ``agent`` for a chat, else the MCP client that asked through
+    ``dsh mcp``, with the working directory it was started in. Older agent sessions are
+    known by the ``mcp:<client>`` their model column holds."""
+    db.execute("ALTER TABLE sessions ADD COLUMN agent TEXT")
+    db.execute("ALTER TABLE sessions ADD COLUMN cwd TEXT")
+    db.execute("UPDATE sessions SET agent = substr(model, 5) WHERE substr(model, 1, 4) = 'mcp:'")
+
+
+@migration
+def m010_question_end_codes(db: sqlite3.Connection) -> None:
+    """The error code of a batch that ended without an answer (``ASK_DISCUSS``,
+    ``NO_PROVIDER``, …), so ``dsh history`` tells a discussed batch or one nobody could
+    answer from an aborted one; older rows stay NULL."""
+    db.execute("ALTER TABLE questions ADD COLUMN code TEXT")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

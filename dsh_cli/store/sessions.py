@@ -9,6 +9,7 @@ nothing.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -57,8 +58,11 @@ _DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
 # A session's columns for summaries; updated_at counts its last message (see append_message).
 _SUMMARY = (
     "SELECT id, model, created_at, max(updated_at, coalesce((SELECT created_at FROM messages "
-    "WHERE session_id = sessions.id ORDER BY id DESC LIMIT 1), '')) AS updated, title"
+    "WHERE session_id = sessions.id ORDER BY id DESC LIMIT 1), '')) AS updated, title, "
+    "agent, cwd"
 )
+KINDS = ("chat", "agent")  # a chat of dsh's own model, or an agent's `dsh mcp` session
+_KIND_CLAUSE = {None: "", "chat": "WHERE agent IS NULL", "agent": "WHERE agent IS NOT NULL"}
 
 
 def _chosen(request: dict[str, Any], answer: dict[str, Any], text: str,
@@ -95,15 +99,39 @@ class SessionSummary:
     created_at: str
     updated_at: str
     title: str | None
+    agent: str | None = None  # the MCP client of an agent's session; None for a chat
+    cwd: str | None = None  # where that agent's `dsh mcp` ran
+
+    @property
+    def kind(self) -> str:
+        """``chat`` (dsh's own model talks) or ``agent`` (an agent asked through ``dsh mcp``)."""
+        return "chat" if self.agent is None else "agent"
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "created_at": self.created_at, "updated_at": self.updated_at,
-                "model": self.model, "title": self.title}
+                "model": self.model, "title": self.title, "kind": self.kind,
+                "agent": self.agent, "cwd": self.cwd}
 
     @property
     def shown_title(self) -> str:
         """The title as people read it (``dsh sessions list``, ``/sessions``), unsanitised."""
-        return self.title or "(untitled)"
+        if self.title:
+            return self.title
+        return "(untitled)" if self.agent is None else "(no question asked yet)"
+
+    @property
+    def shown_who(self) -> str:
+        """A chat's model, or the agent of a ``dsh mcp`` session and where it ran
+        (``~`` for the home folder), as people read it; unsanitised."""
+        if self.agent is None:
+            return self.model
+        if not self.cwd:
+            return self.agent
+        home = os.path.expanduser("~")
+        cwd = self.cwd
+        if home not in ("", "/") and (cwd == home or cwd.startswith(home + os.sep)):
+            cwd = "~" + cwd[len(home):]
+        return f"{self.agent} in {cwd}"
 
 
 @dataclass(frozen=True)
@@ -129,6 +157,7 @@ class SessionRecord:
     permissions: list[PermissionRecord] = field(default_factory=list)
     # async batches not yet in the conversation: ticket, call_id, request, outcome (or None)
     later: list[dict[str, Any]] = field(default_factory=list)
+    agent: str | None = None  # an agent's `dsh mcp` session: no conversation to continue
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "created_at": self.created_at, "updated_at": self.updated_at,
@@ -191,6 +220,8 @@ class AnsweredQuestion:
     answered_by: str | None
     created_at: str
     resolved_at: str | None
+    code: str | None = None  # the error code it ended with, when it was not answered
+    by_agent: bool = False  # asked by an agent through `dsh mcp` (at a desk)
 
     def to_json(self) -> dict[str, Any]:
         return {"rpc_id": self.rpc_id, "session_id": self.session_id, "agent": self.agent,
@@ -263,15 +294,17 @@ class SessionStore:
 
     # -- writing ---------------------------------------------------------------------
 
-    def create_session(self, model: str, system: str | None = None) -> str:
-        """A new empty session; its id. Only the model's name is kept, never a key."""
+    def create_session(self, model: str, system: str | None = None, *,
+                       agent: str | None = None, cwd: str | None = None) -> str:
+        """A new empty session; its id. Only the model's name is kept, never a key; an
+        agent's ``dsh mcp`` session names the agent and its working directory."""
         session_id = "s_" + secrets.token_hex(6)
         now = _now()
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
-                "INSERT INTO sessions (id, model, system, title, created_at, updated_at) "
-                "VALUES (?, ?, ?, NULL, ?, ?)",
-                (session_id, model, system, now, now),
+                "INSERT INTO sessions (id, model, system, title, created_at, updated_at, "
+                "agent, cwd) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+                (session_id, model, system, now, now, agent, cwd),
             )
         return session_id
 
@@ -315,11 +348,16 @@ class SessionStore:
                 "continuation, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, ?) "
                 "ON CONFLICT (rpc_id) DO UPDATE SET status = 'pending', answer = NULL, "
-                "answered_by = NULL, resolved_at = NULL, request = excluded.request, "
+                "answered_by = NULL, code = NULL, resolved_at = NULL, request = excluded.request, "
                 "continuation = excluded.continuation, "
                 "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
                 (event.rpc_id, session_id, event.call_id, request, continuation, now, now),
             )
+            # an agent's session has no user message: its first question is its title
+            questions = stored.get("questions") or [{}]
+            db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL "
+                       "AND agent IS NOT NULL",
+                       (title_of(str(questions[0].get("question") or "")), session_id))
             if event.delivery == "async":  # a resumed one is the same row, still open
                 db.execute(
                     "INSERT OR IGNORE INTO later_questions (ticket, session_id, call_id, "
@@ -334,9 +372,9 @@ class SessionStore:
         now = _now()
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
-                "UPDATE questions SET status = ?, answer = ?, answered_by = ?, updated_at = ?, "
-                "resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
-                (status, answer, event.answered_by, now, now, event.rpc_id),
+                "UPDATE questions SET status = ?, answer = ?, answered_by = ?, code = ?, "
+                "updated_at = ?, resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
+                (status, answer, event.answered_by, event.code, now, now, event.rpc_id),
             )
             if status != "aborted":  # an aborted async batch stays open for the resume
                 db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
@@ -445,19 +483,21 @@ class SessionStore:
                     return rows[0][0]
         raise SessionNotFound(session_id, self.path)
 
-    def latest_session_id(self) -> str | None:
-        """The most recently updated session (``--continue``), or None."""
+    def latest_session_id(self, kind: str | None = "chat") -> str | None:
+        """The most recently updated session of ``kind`` (``--continue``: a chat), or None."""
         with self._lock, translated(self.path):
             row = self._db.execute(
-                f"{_SUMMARY} FROM sessions ORDER BY updated DESC, rowid DESC LIMIT 1"
+                f"{_SUMMARY} FROM sessions {_KIND_CLAUSE[kind]} "
+                "ORDER BY updated DESC, rowid DESC LIMIT 1"
             ).fetchone()
         return row[0] if row else None
 
-    def list_sessions(self) -> list[SessionSummary]:
-        """Every session, most recently updated first."""
+    def list_sessions(self, kind: str | None = None) -> list[SessionSummary]:
+        """Every session (of ``kind``, ``chat`` or ``agent``), most recently updated first."""
         with self._lock, translated(self.path):
             rows = self._db.execute(
-                f"{_SUMMARY} FROM sessions ORDER BY updated DESC, rowid DESC"
+                f"{_SUMMARY} FROM sessions {_KIND_CLAUSE[kind]} "
+                "ORDER BY updated DESC, rowid DESC"
             ).fetchall()
         return [SessionSummary(*row) for row in rows]
 
@@ -493,14 +533,14 @@ class SessionStore:
         stored = {batch[1]: _json(batch[3]) for batch in batches}
         continuations = {call_id: stored[rpc_id] for call_id, rpc_id in pending.items()
                          if isinstance(stored.get(rpc_id), dict)}
-        found, model, created_at, updated_at, title, system = row
+        found, model, created_at, updated_at, title, agent, _cwd, system = row
         if system:
             messages.insert(0, {"role": "system", "content": system})
         return SessionRecord(found, model, created_at, updated_at, title, messages=messages,
                              pending_rpc_ids=pending, pending_continuations=continuations,
                              system=system,
                              permissions=self.permission_requests(found),
-                             later=[_later_row(*entry) for entry in later])
+                             later=[_later_row(*entry) for entry in later], agent=agent)
 
     def question_batches(self, session_id: str) -> list[QuestionBatch]:
         """The session's question batches, oldest first."""
@@ -541,7 +581,8 @@ class SessionStore:
             params.extend([text, text])
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         sql = ("SELECT q.rpc_id, q.session_id, s.model, q.request, q.status, q.answer, "
-               "q.answered_by, q.created_at, q.resolved_at FROM questions q "
+               "q.answered_by, q.created_at, q.resolved_at, q.code, s.agent IS NOT NULL "
+               "FROM questions q "
                f"JOIN sessions s ON s.id = q.session_id {where} "
                "ORDER BY q.created_at DESC, q.rowid DESC")
         if limit is not None:
@@ -550,8 +591,9 @@ class SessionStore:
         with self._lock, translated(self.path):
             rows = self._db.execute(sql, params).fetchall()
         return [AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
-                                 json.loads(answer) if answer else None, by, created, resolved)
-                for rpc, sid, model, request, status, answer, by, created, resolved
+                                 json.loads(answer) if answer else None, by, created, resolved,
+                                 code, bool(agent))
+                for rpc, sid, model, request, status, answer, by, created, resolved, code, agent
                 in reversed(rows)]
 
     def last_selections(self, request: Any) -> dict[str, list[str]]:

@@ -180,6 +180,28 @@ def test_answers_file_answer_arrives_before_the_next_model_call(tmp_path):
         messages[-1]["content"] == "done"
 
 
+def test_answers_file_answer_is_in_the_very_next_model_call_not_the_one_after(tmp_path):
+    """docs/async-questions.md: the answer reaches the model before its next call; the
+    model's second call (its final answer) already has it."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"db": ["SQLite"]}))
+    model = script(tmp_path,
+                   {"tool_calls": [{"id": "ask", "name": "ask_user_question",
+                                    "arguments": ASYNC_DB}]},
+                   {"content": "SQLite it is"},
+                   {"content": "a call too many"})
+    run = subprocess.run([DSH, "run", "--answers", str(answers), "--model", model, "go"],
+                         capture_output=True, text=True, timeout=WAIT * 2)
+    assert (run.returncode, run.stdout) == (0, "SQLite it is\n"), run.stderr
+    session_id = json.loads(subprocess.run(
+        [DSH, "sessions", "list", "--json"], capture_output=True, text=True,
+        timeout=WAIT).stdout)[0]["id"]
+    messages = stored("messages", session_id)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "user", "assistant"]
+    assert '"selected":["SQLite"]' in messages[3]["content"]
+    assert messages[4]["content"] == "SQLite it is"
+
+
 def test_run_ending_with_open_batches_says_so_and_they_survive_sigkill(controller, tmp_path):
     turns = [{"tool_calls": [{"id": "ask", "name": "ask_user_question",
                               "arguments": ASYNC_DB}]},

@@ -173,7 +173,7 @@ def test_filters_and_sanitised_text(tmp_path):
     assert "answered by answers file" in text.stdout and "by plain" not in text.stdout
     assert '    = "ac' in text.stdout
     assert not {"\x1b", "\u202e", "\x07"} & set(text.stdout)
-    none = dsh("history", "--session", "s_nothing")
+    none = dsh("history", "--session", first, "--grep", "no such text")
     assert none.returncode == 0 and none.stdout == "" and none.stderr == "dsh: no questions match\n"
 
 

@@ -189,3 +189,18 @@ def test_an_empty_answers_file_names_every_id_the_demo_asks(tmp_path):
     for question_id in ("'stack'", "'features'", "'name'"):
         assert question_id in line
     assert '"Which stack should the project use?"' in line
+
+
+@pytest.mark.parametrize(("args", "stdin", "said"), [
+    (("",), None, "the prompt is empty: give a PROMPT (or '-' to read it from stdin)"),
+    ((" ", "\n"), None, "the prompt is empty: give a PROMPT (or '-' to read it from stdin)"),
+    (("-",), "", "the prompt read from stdin is empty"),  # `git diff | dsh run -`, clean tree
+    (("-",), " \n\n", "the prompt read from stdin is empty"),
+    (("-c", ""), None, "the prompt is empty: give a PROMPT (or '-' to read it from stdin)"),
+])
+def test_an_empty_prompt_is_one_line_and_exit_2_and_no_model_call(args, stdin, said):
+    result = dsh("run", "-m", "demo", "--no-ask", *args, input=stdin)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"dsh: USAGE: {said}; nothing was sent to the model\n"
+    listed = dsh("sessions", "list", "--json")
+    assert json.loads(listed.stdout) == []  # no session was opened, no model was called

@@ -36,7 +36,8 @@ def test_list_json_shape():
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert [row["id"] for row in rows] == [second, first]
-    assert all(set(row) == {"id", "created_at", "updated_at", "model", "title"} for row in rows)
+    assert all(set(row) == {"id", "created_at", "updated_at", "model", "title", "kind", "agent",
+                            "cwd"} for row in rows)
     assert rows[1]["title"] == "first" and rows[1]["model"] == "deepseek-chat"
 
 
@@ -51,7 +52,7 @@ def test_list_table_is_sanitised():
     result = invoke("list")
     assert result.exit_code == 0
     header, row = result.output.splitlines()
-    assert header.split() == ["ID", "UPDATED", "MODEL", "TITLE"]
+    assert header.split() == ["ID", "UPDATED", "KIND", "MODEL/AGENT", "TITLE"]
     assert row.startswith(session_id) and row.endswith("evil title")
     assert "\x1b" not in result.output and "\u202e" not in result.output
 

@@ -65,7 +65,7 @@ def test_continue_with_no_session_yet_says_how_to_start_one():
     for command in (["run", "-m", "demo", "-c", "hi"], ["chat", "--plain", "-m", "demo", "-c"]):
         result = dsh(*command)
         assert result.returncode == 2, (command, result.stderr)
-        assert result.stderr == ("dsh: NOTHING_TO_RESUME: there is no session to continue yet: "
+        assert result.stderr == ("dsh: NOTHING_TO_RESUME: there is no chat to continue yet: "
                                  "start one with `dsh` or `dsh run PROMPT`, then continue it "
                                  "with -c\n")
 

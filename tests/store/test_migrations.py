@@ -120,3 +120,20 @@ def test_answer_provenance_column_added_to_an_older_store_reads_as_unknown(tmp_p
     assert item.rpc_id == "q_old" and item.status == "answered"
     assert item.answered_by is None and batch.answered_by is None
     assert item.resolved_at == "2025-01-01T00:00:01Z"
+
+
+def test_an_older_stores_mcp_sessions_read_as_agents_and_are_never_continued(tmp_path):
+    path = tmp_path / "v8.db"
+    _store_at(path, 8)  # the last schema without sessions.agent
+    with sqlite3.connect(path) as db:
+        for session_id, model, stamp in (("s_chat", "demo", "2025-01-01T00:00:00Z"),
+                                         ("s_agent", "mcp:Claude Code", "2025-01-02T00:00:00Z")):
+            db.execute("INSERT INTO sessions (id, model, created_at, updated_at) "
+                       "VALUES (?, ?, ?, ?)", (session_id, model, stamp, stamp))
+    with SessionStore.open(path) as store:
+        agent, chat = store.list_sessions()
+        assert (agent.id, agent.kind, agent.agent, agent.cwd) == (
+            "s_agent", "agent", "Claude Code", None)
+        assert (chat.kind, chat.agent) == ("chat", None)
+        assert store.latest_session_id() == "s_chat"
+        assert store.latest_session_id(None) == "s_agent"

@@ -235,7 +235,7 @@ def test_ids_prefixes_and_listing(store):
     summary = store.list_sessions()[0].to_json()
     assert summary == {"id": first, "created_at": summary["created_at"],
                        "updated_at": summary["updated_at"], "model": "model-a",
-                       "title": "later"}
+                       "title": "later", "kind": "chat", "agent": None, "cwd": None}
     assert summary["updated_at"].endswith("Z") and summary["created_at"] <= summary["updated_at"]
 
 
