@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["DSH", "ROOT", "prepare"]
+__all__ = ["DSH", "ROOT", "prepare", "venv_seeing_this_environment"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,3 +47,17 @@ def prepare() -> None:
     imported = Path(where.stdout.strip() or "?").resolve()
     if not imported.is_relative_to(ROOT):
         raise RuntimeError(f"a child imports {imported}, not this checkout ({ROOT})")
+
+
+def venv_seeing_this_environment(venv: Path) -> Path:
+    """A venv (no pip of its own) that sees the packages of the Python running the tests.
+
+    ``--system-site-packages`` alone sees the base interpreter's, which in a venv lack dsh's
+    dependencies and may lack wheel; a .pth names this environment's site-packages instead.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True, timeout=60)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    outer = [path for path in sys.path if path.endswith("site-packages")]
+    (site / "outer-site-packages.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
+    return venv / "bin" / "python"

@@ -7,11 +7,11 @@ import os
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from dsh_under_test import venv_seeing_this_environment
 
 import dsh_cli
 from dsh_cli.cli import main
@@ -79,12 +79,11 @@ def copy_source(destination: Path) -> Path:
 
 def test_pip_install_into_a_fresh_venv(tmp_path, monkeypatch):
     monkeypatch.delenv("PYTHONPATH", raising=False)  # the installed copy, not this checkout
-    # System site packages provide the dependencies, so nothing is downloaded.
+    # This environment's packages provide the dependencies, so nothing is downloaded.
     source = copy_source(tmp_path)
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=False)
-    bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
-    python = bin_dir / "python"
+    python = venv_seeing_this_environment(env_dir)
+    bin_dir = python.parent
     environment = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation",

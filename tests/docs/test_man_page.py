@@ -7,10 +7,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 from docs_reading import MAN_PAGE, ROOT
+from dsh_under_test import venv_seeing_this_environment
 
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "KEYS", "ANSWERS FILE",
             "JSON-LINES PROTOCOL", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES")
@@ -85,14 +85,7 @@ def test_man_dsh_works_after_pip_install(tmp_path, monkeypatch):
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    str(venv)], check=True, timeout=60)
-    python = venv / "bin" / "python"
-    # the build tools of the environment running this test (setuptools, wheel): a venv's
-    # --system-site-packages sees the base interpreter's, which may lack wheel or be older
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    outer = [path for path in sys.path if path.endswith("site-packages")]
-    (site / "outer-build-tools.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
+    python = venv_seeing_this_environment(venv)  # its build tools: setuptools, wheel
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
          "--no-build-isolation", "--no-index", str(source)],
