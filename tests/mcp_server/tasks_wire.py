@@ -159,9 +159,9 @@ def http_dsh(*args: str):
 class StdioDsh:
     """``dsh mcp ARGS`` over pipes, spoken to in raw JSON-RPC lines."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, stderr: int | None = None) -> None:
         self.process = subprocess.Popen([DSH, "mcp", *args], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, stderr=stderr, text=True)
         self.notifications: list[dict[str, Any]] = []
 
     def send(self, message: dict[str, Any]) -> None:
