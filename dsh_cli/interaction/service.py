@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -151,7 +150,9 @@ class UserInteraction:
         deadline = None
         if seconds is not None:
             deadline = Deadline(seconds, asyncio.get_running_loop().time())
-        entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline)
+        last = await self._recall(request)  # before the batch is announced: desks show it
+        entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline,
+                                      last_answers=last)
         entry.delivery = delivery  # so a replay (a page reloaded) says so too
         try:
             self.events.emit(entry.announcement())
@@ -234,7 +235,7 @@ class UserInteraction:
         self, entry: PendingEntry, provider: UserInteractionProvider
     ) -> AskUserQuestionAnswer:
         request = entry.request
-        provider_task = asyncio.ensure_future(provider.ask(self._recalled(entry.context)))
+        provider_task = asyncio.ensure_future(provider.ask(entry.context))
         waiters: set[asyncio.Future[Any]] = {provider_task, entry.outcome}
         abort_wait = _abort_waiter(request)
         if abort_wait is not None:
@@ -263,15 +264,15 @@ class UserInteraction:
                 self._announce_resolution(entry, answered_by)
         return entry.outcome.result()
 
-    def _recalled(self, context: AskContext) -> AskContext:
-        """The context with the last answers to the same questions, when a store knows them."""
+    async def _recall(self, request: AskUserQuestionRequest) -> dict[str, list[str]]:
+        """The last answers to the same questions, when a store knows them; looked up in a
+        thread, so a large store never holds the event loop."""
         if self.recall is None:
-            return context
+            return {}
         try:
-            last = self.recall(context.request)
+            return await asyncio.to_thread(self.recall, request)
         except Exception:  # a store problem costs the hint, never the question
-            return context
-        return dataclasses.replace(context, last_answers=last) if last else context
+            return {}
 
     def _first_outcome(
         self,

@@ -300,14 +300,8 @@ class DeskHub:
 
     def last_answers(self, rpc_id: str) -> dict[str, list[str]]:
         """The labels last chosen for the same questions, when the store knows them."""
-        entry = self.ui.pending.get(rpc_id)
-        recall = self.ui.recall
-        if entry is None or recall is None:
-            return {}
-        try:
-            return recall(entry.request)
-        except Exception:  # a store problem costs the hint, never the question
-            return {}
+        entry = self.ui.pending.get(rpc_id)  # looked up once, off the loop, as it registered
+        return entry.context.last_answers if entry is not None else {}
 
     def hold(self, desk: _DeskRelay, rpc_id: str, opened: bool) -> None:
         """``desk`` opened (or released) ``rpc_id``; the other desks hear what changed."""
