@@ -12,7 +12,7 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,7 @@ def recall_digest(agent: str, cwd: str, question: dict[str, Any]) -> str | None:
     if not options:
         return None
     key = [agent, cwd, question.get("header"), question.get("question"), options,
-           bool(question.get("multiSelect"))]
+           bool(question.get("multi_select"))]
     text = json.dumps(key, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -557,12 +557,14 @@ class SessionStore:
 
     def question_history(self, *, session: str | None = None, agent: str | None = None,
                          text: str | None = None, limit: int | None = None,
-                         ) -> list[AnsweredQuestion]:
-        """Settled and pending batches of every session, oldest first, filtered.
+                         ) -> Iterator[AnsweredQuestion]:
+        """Settled and pending batches of every session, oldest first, filtered, one at a
+        time: memory holds one batch, however large the store.
 
         ``session`` is an id or its prefix, ``agent`` a substring of the session's model
         (``mcp:<client>`` for ``dsh mcp``), ``text`` a case-insensitive substring of the
-        questions or the answer; ``limit`` keeps the newest that many.
+        questions or the answer; ``limit`` keeps the newest that many. The store is not
+        written while the iterator is open (it holds the store's lock).
         """
         clauses: list[str] = []
         params: list[Any] = []
@@ -578,18 +580,23 @@ class SessionStore:
             params.extend([text, text])
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         sql = ("SELECT q.rpc_id, q.session_id, s.model, q.request, q.status, q.answer, "
-               "q.answered_by, q.created_at, q.resolved_at FROM questions q "
-               f"JOIN sessions s ON s.id = q.session_id {where} "
-               "ORDER BY q.created_at DESC, q.rowid DESC")
-        if limit is not None:
-            sql += " LIMIT ?"
+               "q.answered_by, q.created_at, q.resolved_at, q.rowid AS at FROM questions q "
+               f"JOIN sessions s ON s.id = q.session_id {where}")
+        if limit is not None:  # the newest ``limit``, then read oldest first
+            sql = f"SELECT * FROM ({sql} ORDER BY q.created_at DESC, q.rowid DESC LIMIT ?)"
             params.append(limit)
+            sql += " ORDER BY created_at, at"
+        else:
+            sql += " ORDER BY q.created_at, q.rowid"
         with self._lock, translated(self.path):
-            rows = self._db.execute(sql, params).fetchall()
-        return [AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
-                                 json.loads(answer) if answer else None, by, created, resolved)
-                for rpc, sid, model, request, status, answer, by, created, resolved
-                in reversed(rows)]
+            cursor = self._db.execute(sql, params)
+            try:
+                for rpc, sid, model, request, status, answer, by, created, resolved, _ in cursor:
+                    yield AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
+                                           json.loads(answer) if answer else None, by, created,
+                                           resolved)
+            finally:
+                cursor.close()
 
     def last_selections(self, request: Any, session_id: str | None = None
                         ) -> dict[str, list[str]]:

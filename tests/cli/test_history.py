@@ -190,3 +190,25 @@ def test_plain_offers_the_last_answer_of_the_same_question_and_never_sends_it(tm
     assert [item["answered_by"] for item in history()] == ["answers file", "plain"]
     assert history()[1]["answer"]["answers"][0] == {"id": "stack",
                                                    "selected": ["Node.js + Express"]}
+
+
+def test_history_json_escapes_what_would_not_show_into_a_pipe_and_a_file(tmp_path):
+    """C1 controls, DEL, bidi and tag characters stored in an answer reach no output raw."""
+    hostile = "ac\x9b31m\x9d0;pwned\x9c\u202eme\U000e0041\U000e0042\x7f\u2066x é 😀"
+    assert dsh("run", "-m", "demo", "--answers", answers_file(tmp_path, hostile),
+               "x").returncode == 0
+    piped = dsh("history", "--json")
+    assert piped.returncode == 0, piped.stderr
+    written = tmp_path / "history.json"
+    with written.open("w") as file:
+        done = subprocess.run([DSH, "history", "--json"], stdout=file, timeout=WAIT,
+                              stdin=subprocess.DEVNULL)
+    assert done.returncode == 0
+    raw = set("\x9b\x9d\x9c\u202e\U000e0041\U000e0042\x7f\u2066")
+    for text in (piped.stdout, written.read_text(encoding="utf-8")):
+        assert not raw & set(text), text
+        [item] = json.loads(text)
+        assert item["answer"]["answers"][2]["custom"] == hostile  # the same value
+        assert "é 😀" in text  # what shows as itself stays readable
+    shown = dsh("history")
+    assert shown.returncode == 0 and not raw & set(shown.stdout)
