@@ -175,7 +175,7 @@ def build_runtime(
     if store is not None:
         closers.append(store.record(events, session_id))
         # the same question again, from the same agent and directory: its last answer offered
-        ui.recall = functools.partial(store.last_selections, session_id=session_id)
+        ui.recall = functools.partial(store.last_answers, session_id=session_id)
     agent = ui.agents.spawn("dsh")
     loop = AgentLoop(
         model=chat_model, tools=tools, ui=ui, events=events, system=system,

@@ -80,8 +80,9 @@ class UserInteraction:
         self.pending = PendingQuestions(session_id)
         self.later = LaterQuestions(self)  # delivery "async": batches no tool call waits for
         self.timeout = timeout
-        # the labels last chosen for the same questions (the store's ``last_selections``)
-        self.recall: Callable[[AskUserQuestionRequest], dict[str, list[str]]] | None = None
+        # the labels last chosen for the same questions, per question id: a list, or (labels,
+        # session id, answered at) saying where they came from (the store's ``last_answers``)
+        self.recall: Callable[[AskUserQuestionRequest], dict[str, Any]] | None = None
         self._provider: UserInteractionProvider | None = None
         self._queue: deque[asyncio.Future[None]] = deque()
 
@@ -150,9 +151,9 @@ class UserInteraction:
         deadline = None
         if seconds is not None:
             deadline = Deadline(seconds, asyncio.get_running_loop().time())
-        last = await self._recall(request)  # before the batch is announced: desks show it
+        last, where = await self._recall(request)  # before it is announced: desks show it
         entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline,
-                                      last_answers=last)
+                                      last_answers=last, last_answered=where)
         entry.delivery = delivery  # so a replay (a page reloaded) says so too
         try:
             self.events.emit(entry.announcement())
@@ -264,15 +265,21 @@ class UserInteraction:
                 self._announce_resolution(entry, answered_by)
         return entry.outcome.result()
 
-    async def _recall(self, request: AskUserQuestionRequest) -> dict[str, list[str]]:
-        """The last answers to the same questions, when a store knows them; looked up in a
-        thread, so a large store never holds the event loop."""
+    async def _recall(self, request: AskUserQuestionRequest
+                      ) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
+        """The last answers to the same questions and where each came from, when a store
+        knows them; looked up in a thread, so a large store never holds the event loop."""
         if self.recall is None:
-            return {}
+            return {}, {}
         try:
-            return await asyncio.to_thread(self.recall, request)
+            found = await asyncio.to_thread(self.recall, request)
         except Exception:  # a store problem costs the hint, never the question
-            return {}
+            return {}, {}
+        labels = {key: list(value[0] if isinstance(value, tuple) else value)
+                  for key, value in found.items()}
+        where = {key: {"session_id": str(value[1]), "answered_at": str(value[2])}
+                 for key, value in found.items() if isinstance(value, tuple)}
+        return labels, where
 
     def _first_outcome(
         self,

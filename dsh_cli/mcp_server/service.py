@@ -157,7 +157,7 @@ class AskService:
             return
         self.ui.session_id = self.session_id
         # a desk shows the last answer this agent got here to the same question
-        self.ui.recall = functools.partial(self.store.last_selections,
+        self.ui.recall = functools.partial(self.store.last_answers,
                                            session_id=self.session_id)
 
     def emit(self, event: Any) -> None:

@@ -182,8 +182,11 @@ def test_plain_offers_the_last_answer_of_the_same_question_and_never_sends_it(tm
     assert dsh("run", "-m", "demo", "--answers", answers_file(tmp_path), "x").returncode == 0
     result = dsh("run", "--plain", "-m", "demo", "x", input="\n2\n/skip\nacme\n")
     assert result.returncode == 0, result.stderr
-    assert "  3. Go + chi (last answer) — " in result.stderr
-    assert "  4. CI (last answer) — " in result.stderr
+    first = history()[0]
+    when = datetime.fromisoformat(first["answered_at"]).astimezone().strftime("%Y-%m-%d %H:%M")
+    came = f"(last answer, {when} in {first['session_id']})"  # where it came from
+    assert f"  3. Go + chi {came} — " in result.stderr
+    assert f"  4. CI {came} — " in result.stderr
     assert "(Recommended) (last answer)" not in result.stderr
     assert "  type a number, text for Other, /skip, /back or /cancel\n" in result.stderr
     assert "Stack: Node.js + Express" in result.stdout

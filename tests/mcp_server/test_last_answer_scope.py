@@ -60,3 +60,5 @@ def test_the_last_answer_is_offered_only_to_the_same_agent_in_the_same_directory
     # the same agent, directory and question: its own last answer, shown, never sent
     again = shown_at_the_desk("agent-a", repo_a, PROCEED)
     assert again["last_answers"] == {"go": ["Yes"]}
+    where = again["last_answered"]["go"]  # and where it came from: A's first session
+    assert where["session_id"] != again["session_id"] and where["answered_at"]
