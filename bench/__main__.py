@@ -30,6 +30,8 @@ MEASURES = {
     "inbox": "keys in dsh attach's inbox list with 500 entries vs one",
     "later": "an agent loop turn with 100 async question batches pending vs none",
     "store": "session store append and resume",
+    "history": "a batch reaching the desk and dsh history's memory, 12,000 stored batches "
+               "vs none",
     "trust": "the digest a trusted project's python3 -m pkg entry takes (1,500 files)",
     "mcp": "an MCP tool call through dsh vs the bare SDK; the bounded stdio transport vs "
            "the SDK's; dsh chat start-up with MCP",

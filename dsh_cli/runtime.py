@@ -7,6 +7,7 @@ tool set and the event subscribers are the same whichever front door is used.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,7 +178,8 @@ def build_runtime(
         session_id = mint_session_id()
     if store is not None:
         closers.append(store.record(events, session_id))
-        ui.recall = store.last_selections  # the same question again: its last answer offered
+        # the same question again, from the same agent and directory: its last answer offered
+        ui.recall = functools.partial(store.last_answers, session_id=session_id)
     agent = ui.agents.spawn("dsh")
     loop = AgentLoop(
         model=chat_model, tools=tools, ui=ui, events=events, system=system,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from dsh_cli.cli.options import JSON_HELP
-from dsh_cli.cli.sessions import _on_terminal, _with_store
+from dsh_cli.cli.sessions import _with_store
 from dsh_cli.core.clock import local_time
 from dsh_cli.core.lines import notice
 
@@ -25,24 +26,35 @@ from dsh_cli.core.lines import notice
 def history(session: str | None, agent: str | None, text: str | None, limit: int | None,
             as_json: bool) -> None:
     """List past questions and their answers, oldest first, with who answered and when."""
-    def load(store: Any) -> Any:
+    def show(store: Any) -> int:
         if session:
             _known(store, session)
-        return store.question_history(session=session, agent=agent, text=text, limit=limit)
+        return _show(store.question_history(session=session, agent=agent, text=text,
+                                            limit=limit), as_json=as_json)
 
-    found = _with_store(load)
-    if as_json:
-        click.echo(json.dumps([item.to_json() for item in found], ensure_ascii=_on_terminal()))
-        return
-    if not found:
+    shown = _with_store(show)
+    if not shown and not as_json:
         click.echo(notice("no questions match" if session or agent or text
                           else "no questions asked yet"), err=True)
-        return
-    for index, item in enumerate(found):
-        if index:
-            click.echo("")
-        for line in _block(item):
-            click.echo(line)
+
+
+def _show(found: Iterator[Any], *, as_json: bool) -> int:
+    """Write the batches as they are read (one in memory at a time); how many there were.
+
+    Stored text is the agents' and the humans': in JSON every character that would not show
+    as itself is escaped (``json_escaped``), on a terminal, into a pipe or a file alike."""
+    from dsh_cli.core.sanitize import json_escaped
+
+    count = 0
+    for count, item in enumerate(found, start=1):
+        if as_json:
+            text = json_escaped(json.dumps(item.to_json(), ensure_ascii=False))
+            click.echo(("[" if count == 1 else ", ") + text, nl=False)
+        else:
+            click.echo(("" if count == 1 else "\n") + "\n".join(_block(item)))
+    if as_json:
+        click.echo("]" if count else "[]")
+    return count
 
 
 def _known(store: Any, session: str) -> None:

@@ -44,9 +44,13 @@ def read(path: Path, *, cap: int = PRIVATE_FILE_BYTES) -> Any:
         return None
     except OSError as error:
         raise _refused(path, error) from None
-    with os.fdopen(descriptor, "rb") as file:
+    try:  # judged before the descriptor becomes a file object, which refuses a directory
         found = os.fstat(descriptor)
         _check(path, found)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with os.fdopen(descriptor, "rb") as file:
         if found.st_size > cap:
             raise PrivateFileError(path, _too_big(found.st_size, cap))
         try:

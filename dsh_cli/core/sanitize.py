@@ -15,7 +15,7 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["display_width", "escape_invisible", "sanitize", "sanitize_line"]
+__all__ = ["display_width", "escape_invisible", "json_escaped", "sanitize", "sanitize_line"]
 
 _ESCAPE_SEQUENCES = (
     r"""
@@ -95,6 +95,26 @@ def escape_invisible(text: str) -> str:
         else:
             out.append(f"\\U{ord(char):08x}")
     return "".join(out)
+
+
+def json_escaped(text: str) -> str:
+    """JSON text with every character that would not show as itself (C1 controls, DEL, bidi,
+    zero-width and tag characters, separators) as a ``\\uXXXX`` escape: the same value for a
+    parser, nothing that drives a terminal or a pager for a human."""
+    if text.isascii() and "\x7f" not in text:
+        return text  # json.dumps escapes C0 itself
+    return re.sub(r"[^\x20-\x7e]", _json_escape, text)
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    char = found.group()
+    if char not in _INVISIBLE_LETTERS and _shows(char):
+        return char
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # JSON escapes a code point past the BMP as its surrogate pair
+    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
 
 
 def _shows(char: str) -> bool:

@@ -63,14 +63,24 @@ class Picker(Protocol):
     async def pick(self, inbox: Inbox) -> Pick: ...
 
 
-def last_answers_of(event: dict[str, Any]) -> dict[str, list[str]]:
-    """The ``last_answers`` a server sent with a batch (question id → labels), checked."""
-    given = event.get("last_answers")
+def last_answers_of(event: dict[str, Any]) -> dict[str, Any]:
+    """The ``last_answers`` a server sent with a batch (question id → labels), checked, each
+    with where it came from (``last_answered``) when the server said so."""
+    given, where = event.get("last_answers"), event.get("last_answered")
     if not isinstance(given, dict):
         return {}
-    return {key: [label for label in labels if isinstance(label, str)]
-            for key, labels in given.items()
-            if isinstance(key, str) and isinstance(labels, list)}
+    where = where if isinstance(where, dict) else {}
+    found: dict[str, Any] = {}
+    for key, labels in given.items():
+        if not isinstance(key, str) or not isinstance(labels, list):
+            continue
+        chosen = [label for label in labels if isinstance(label, str)]
+        origin = where.get(key)
+        found[key] = chosen
+        if isinstance(origin, dict) and all(isinstance(origin.get(name), str)
+                                            for name in ("session_id", "answered_at")):
+            found[key] = (chosen, origin["session_id"], origin["answered_at"])
+    return found
 
 
 def _home_relative(path: str) -> str:
@@ -190,8 +200,8 @@ class Desk:
         """Ask one batch; False when the desk was closed while it was shown."""
         ui = UserInteraction()
         last = last_answers_of(entry.event)
-        if last:
-            ui.recall = lambda request: last  # highlighted by the UI, never submitted by it
+        if last:  # highlighted by the UI, never submitted by it
+            ui.recall = lambda request: last
         try:
             request = AskUserQuestionRequest.model_validate(
                 {"questions": entry.event.get("questions"), "rpc_id": entry.rpc_id,

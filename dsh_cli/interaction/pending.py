@@ -94,12 +94,16 @@ class PendingQuestions:
         self._entries: dict[str, PendingEntry] = {}
 
     def register(self, request: AskUserQuestionRequest, *, rpc_id: str | None = None,
-                 deadline: Deadline | None = None) -> PendingEntry:
+                 deadline: Deadline | None = None,
+                 last_answers: dict[str, list[str]] | None = None,
+                 last_answered: dict[str, dict[str, str]] | None = None) -> PendingEntry:
         """Add a batch before anyone announces it, under ``rpc_id`` or a fresh one."""
         rpc_id = rpc_id if rpc_id is not None else mint_rpc_id()
         if rpc_id in self._entries:
             raise ValueError(f"rpc_id {rpc_id} is already pending")
-        context = AskContext(request, rpc_id, self.session_id, deadline)
+        context = AskContext(request, rpc_id, self.session_id, deadline,
+                             last_answers=last_answers or {},
+                             last_answered=last_answered or {})
         entry = PendingEntry(context, asyncio.get_running_loop().create_future())
         self._entries[rpc_id] = entry
         return entry

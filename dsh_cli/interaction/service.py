@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -83,8 +82,9 @@ class UserInteraction:
         self.pending = PendingQuestions(session_id)
         self.later = LaterQuestions(self)  # delivery "async": batches no tool call waits for
         self.timeout = timeout
-        # the labels last chosen for the same questions (the store's ``last_selections``)
-        self.recall: Callable[[AskUserQuestionRequest], dict[str, list[str]]] | None = None
+        # the labels last chosen for the same questions, per question id: a list, or (labels,
+        # session id, answered at) saying where they came from (the store's ``last_answers``)
+        self.recall: Callable[[AskUserQuestionRequest], dict[str, Any]] | None = None
         self._provider: UserInteractionProvider | None = None
         self._queue: deque[asyncio.Future[None]] = deque()
 
@@ -153,7 +153,9 @@ class UserInteraction:
         deadline = None
         if seconds is not None:
             deadline = Deadline(seconds, asyncio.get_running_loop().time())
-        entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline)
+        last, where = await self._recall(request)  # before it is announced: desks show it
+        entry = self.pending.register(request, rpc_id=rpc_id, deadline=deadline,
+                                      last_answers=last, last_answered=where)
         entry.delivery = delivery  # so a replay (a page reloaded) says so too
         try:
             self.events.emit(entry.announcement())
@@ -236,7 +238,7 @@ class UserInteraction:
         self, entry: PendingEntry, provider: UserInteractionProvider
     ) -> AskUserQuestionAnswer:
         request = entry.request
-        provider_task = asyncio.ensure_future(provider.ask(self._recalled(entry.context)))
+        provider_task = asyncio.ensure_future(provider.ask(entry.context))
         waiters: set[asyncio.Future[Any]] = {provider_task, entry.outcome}
         abort_wait = _abort_waiter(request)
         if abort_wait is not None:
@@ -265,15 +267,21 @@ class UserInteraction:
                 self._announce_resolution(entry, answered_by)
         return entry.outcome.result()
 
-    def _recalled(self, context: AskContext) -> AskContext:
-        """The context with the last answers to the same questions, when a store knows them."""
+    async def _recall(self, request: AskUserQuestionRequest
+                      ) -> tuple[dict[str, list[str]], dict[str, dict[str, str]]]:
+        """The last answers to the same questions and where each came from, when a store
+        knows them; looked up in a thread, so a large store never holds the event loop."""
         if self.recall is None:
-            return context
+            return {}, {}
         try:
-            last = self.recall(context.request)
+            found = await asyncio.to_thread(self.recall, request)
         except Exception:  # a store problem costs the hint, never the question
-            return context
-        return dataclasses.replace(context, last_answers=last) if last else context
+            return {}, {}
+        labels = {key: list(value[0] if isinstance(value, tuple) else value)
+                  for key, value in found.items()}
+        where = {key: {"session_id": str(value[1]), "answered_at": str(value[2])}
+                 for key, value in found.items() if isinstance(value, tuple)}
+        return labels, where
 
     def _first_outcome(
         self,

@@ -246,6 +246,8 @@ class AskContext:
     # per question id, the labels chosen when the same question was last answered: a UI
     # highlights them, never submits them by itself
     last_answers: dict[str, list[str]] = field(default_factory=dict)
+    # per question id, where that last answer came from: ``session_id`` and ``answered_at``
+    last_answered: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 class AskUserQuestionAnswerItem(BaseModel):

@@ -74,14 +74,17 @@ SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on fore
 class SourcedQuestionRequested(QuestionRequested):
     """``question/requested`` as a desk sees it: its ``source`` is ``{client, cwd, pid}``
     (and ``server`` for an MCP server's form), with ``last_answers`` when the same
-    questions were answered before (a desk highlights them, never submits them)."""
+    questions were answered before (a desk highlights them, never submits them) and
+    ``last_answered``: where each came from (``session_id``, ``answered_at``)."""
 
     last_answers: dict[str, list[str]] | None = None
+    last_answered: dict[str, dict[str, str]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
-        if not data.get("last_answers"):
-            data.pop("last_answers", None)
+        for name in ("last_answers", "last_answered"):
+            if not data.get(name):
+                data.pop(name, None)
         return data
 
 
@@ -151,7 +154,7 @@ class _DeskRelay(JsonLinesRelay):
             event = SourcedQuestionRequested(
                 event.rpc_id, event.session_id, event.call_id, event.questions, source,
                 event.declinable, event.review, delivery=event.delivery,
-                last_answers=self._hub.last_answers(event.rpc_id) or None)
+                **self._hub.last_answers(event.rpc_id))
         elif isinstance(event, PermissionRequested) \
                 and not isinstance(event, SourcedPermissionRequested):
             # a permission request's source is filed under its call id (the gate mints
@@ -298,16 +301,14 @@ class DeskHub:
         if taken is not None:
             taken.set()
 
-    def last_answers(self, rpc_id: str) -> dict[str, list[str]]:
-        """The labels last chosen for the same questions, when the store knows them."""
-        entry = self.ui.pending.get(rpc_id)
-        recall = self.ui.recall
-        if entry is None or recall is None:
+    def last_answers(self, rpc_id: str) -> dict[str, Any]:
+        """The labels last chosen for the same questions and where each came from, when the
+        store knows them (``last_answers`` and ``last_answered`` of the desk's event)."""
+        entry = self.ui.pending.get(rpc_id)  # looked up once, off the loop, as it registered
+        if entry is None:
             return {}
-        try:
-            return recall(entry.request)
-        except Exception:  # a store problem costs the hint, never the question
-            return {}
+        return {"last_answers": entry.context.last_answers or None,
+                "last_answered": entry.context.last_answered or None}
 
     def hold(self, desk: _DeskRelay, rpc_id: str, opened: bool) -> None:
         """``desk`` opened (or released) ``rpc_id``; the other desks hear what changed."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -204,7 +205,9 @@ class AskService:
             self.store = None
             return
         self.ui.session_id = self.session_id
-        self.ui.recall = self.store.last_selections  # a desk shows the last answer
+        # a desk shows the last answer this agent got here to the same question
+        self.ui.recall = functools.partial(self.store.last_answers,
+                                           session_id=self.session_id)
 
     def emit(self, event: Any) -> None:
         """Put ``event`` on the stream the store records; a store failure is one line."""

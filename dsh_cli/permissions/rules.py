@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dsh_cli.permissions import specifiers
-from dsh_cli.permissions.shell import covers
+from dsh_cli.permissions.shell import built_program, covers
 from dsh_cli.permissions.vocabulary import Hints
 
 __all__ = ["NEVER_ASKED", "Rules", "Verdict", "matches"]
@@ -136,10 +136,18 @@ class Rules:
         if (rule := _first_match(self.ask, tool, server, arguments, every=False)) is not None:
             return "ask", f"the rule ask {rule!r}"
         if (rule := _first_match(self.allow, tool, server, arguments, every=True)) is not None:
+            if _built_program(tool, arguments):  # even a bare ``Bash`` cannot say what it runs
+                return "ask", "its program is built as the command runs (no rule can allow it)"
             return "allow", f"the rule allow {rule!r}"
         if hints.read_only and not hints.destructive:  # a contradiction is destructive
             return "allow", "the server says the tool only reads"
         return "ask", "no rule allows it"
+
+
+def _built_program(tool: str, arguments: Mapping[str, Any] | None) -> bool:
+    """Whether a Bash call's command runs a program named only as it runs (``rm$x``)."""
+    command = (arguments or {}).get("command") if isinstance(arguments, Mapping) else None
+    return tool == "Bash" and isinstance(command, str) and built_program(command)
 
 
 def _first_match(rules: tuple[str, ...], tool: str, server: str | None,

@@ -27,9 +27,17 @@ leaves backticks in words and ``\\<newline>`` in place; hence this reader.
   chained, nested, redirected or commented), every word a plain literal read alike by bash,
   zsh, dash and fish, and its words start with the rule's exactly. Anything else is asked.
 
-A deny rule is a guard against the usual spellings, not a sandbox: a program name built at
-run time (``$x``, a glob, ``$(echo rm)``) or run by another program's own means is not
-matched; such a command is never plain, so no allow rule covers it and it is asked.
+A word the shell rewrites as it runs (a ``$`` expansion, ``$(…)``, backticks, an unquoted
+glob, zsh's ``=cmd``) is *built*. A built word where a program starts may be any program, a
+runner too, so every later word is a start as well; and a deny or ask rule matches when its
+words could come out of the built words (``_fits``: each expansion stands for any text, an
+unquoted one for several words; the rule's program must come from the word in the program's
+place, as its last path part): ``rm${IFS}x``, ``r$@m x``, ``rm$x``, ``bin/r?``, ``=rm`` and
+``git $x`` under ``Bash(git push:*)`` are denied, ``"$x".sh`` is not. A built program is never
+allowed by a rule, not even a bare ``Bash`` (``built_program``): it is asked.
+
+A deny rule is a guard against the usual spellings, not a sandbox: a program run by another
+program's own means (``git -c alias.x='!rm …'``, a script file) is not matched.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from dataclasses import dataclass
 
 from dsh_cli.core.limits import COMMAND_CHARACTERS as MAX_COMMAND
 
-__all__ = ["MAX_COMMAND", "Reading", "covers", "read_command"]
+__all__ = ["MAX_COMMAND", "Reading", "built_program", "covers", "read_command"]
 
 # unquoted characters every one of bash, zsh, dash and fish takes literally
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,+%@=")
@@ -83,6 +91,15 @@ class Reading:
     # per command, the words made only of unquoted expansions: ``$()`` or ``$x`` may be empty
     # and then no word at all, so the command may start after them
     vanishing: tuple[frozenset[int], ...] = ()
+    # per command, per word: the shape of a word the shell rewrites as it runs (an expansion,
+    # a glob, zsh's ``=cmd``), None for a word that is what it reads
+    shapes: tuple[tuple[Shape | None, ...], ...] = ()
+
+
+# A built word's shape: literal text, and the parts that become any text when it runs.
+# ``ANY`` is unquoted (its value is split into several words), ``ANY_QUOTED`` is not.
+ANY, ANY_QUOTED = "\0any", "\0quoted"
+Shape = tuple[str, ...]
 
 
 class _Unreadable(Exception):
@@ -112,6 +129,8 @@ class _Reader:
             raise _Unreadable("nested commands too long")
         self.commands = commands
         self.vanishing: list[frozenset[int]] = []
+        self.shapes: list[tuple[Shape | None, ...]] = []
+        self.expanded = False  # a ``$``/backtick expansion was met (inside double quotes)
         self.simple = True
         self.plain = True
 
@@ -123,6 +142,7 @@ class _Reader:
         """Read commands up to ``closer`` (consumed) or the end of the text."""
         words: list[str] = []
         gone: set[int] = set()  # words that may vanish
+        shapes: list[Shape | None] = []
         target = False  # the next word is a redirection's target, no word of the command
         while self.at < len(self.text):
             char = self.peek()
@@ -130,7 +150,7 @@ class _Reader:
                 self.at += 1
             elif closer is not None and char == closer:
                 self.at += 1
-                self.end(words, gone)
+                self.end(words, gone, shapes)
                 return
             elif char == "#":  # a word starting with # begins a comment
                 self.simple = False
@@ -143,15 +163,16 @@ class _Reader:
                 else:  # ``<(…)`` is a word of the command (a path), its inside a command
                     self.plain = False
                     words.append(substituted)
+                    shapes.append(None)
             elif char in _OPERATORS:
                 self.simple = False
-                self.end(words, gone)
-                words, gone = [], set()
+                self.end(words, gone, shapes)
+                words, gone, shapes = [], set(), []
                 self.at += 1
                 if char == "(":
                     self.sequence(")")
             else:
-                values, descriptor, vanishes = self.word()
+                values, descriptor, vanishes, shape = self.word()
                 if descriptor and self.peek() in ("<", ">"):
                     continue  # ``2>``: the number names a descriptor of the redirection
                 if target:
@@ -160,11 +181,12 @@ class _Reader:
                 if vanishes:
                     gone.add(len(words))
                 words.extend(values)
+                shapes.extend([shape] * len(values))
         if closer is not None:
             raise _Unreadable(f"no closing {closer!r}")
         if target:
             raise _Unreadable("a redirection names no target")
-        self.end(words, gone)
+        self.end(words, gone, shapes)
 
     def redirection(self) -> str | None:
         """Consume a redirection operator (None), or read a process substitution (its text)."""
@@ -182,7 +204,7 @@ class _Reader:
                 return None
         raise AssertionError("not at a redirection")  # pragma: no cover
 
-    def end(self, words: list[str], gone: set[int]) -> None:
+    def end(self, words: list[str], gone: set[int], shapes: list[Shape | None]) -> None:
         """Close one simple command, and read the command strings it runs."""
         if not words:
             return
@@ -191,6 +213,7 @@ class _Reader:
             self.simple = False
         self.commands.append(command)
         self.vanishing.append(frozenset(gone))
+        self.shapes.append(tuple(shapes))
         for start in _starts(command, gone):
             name = posixpath.basename(command[start])
             if name == "eval" and start + 1 < len(command):
@@ -208,14 +231,18 @@ class _Reader:
         reader = _Reader(text, self.commands, self.depth + 1, self.budget)
         reader.sequence(None)
         self.vanishing.extend(reader.vanishing)
+        self.shapes.extend(reader.shapes)
         self.simple = False
         self.plain = self.plain and reader.plain
 
-    def word(self) -> tuple[list[str], bool, bool]:
-        """One word's values (after brace expansion), whether it is a bare number, and
-        whether it is only unquoted expansions (which may leave no word)."""
+    def word(self) -> tuple[list[str], bool, bool, Shape | None]:
+        """One word's values (after brace expansion), whether it is a bare number, whether
+        it is only unquoted expansions (which may leave no word), and its shape if the shell
+        rewrites it as it runs (None: it is what it reads)."""
         start = self.at
         parts: list[tuple[str, bool]] = []  # (text, is an unquoted brace character)
+        shape: list[str] = []  # literal characters, ANY and ANY_QUOTED
+        built = False
         plain, closed_single, quoted, literal = True, -1, False, False
         while self.at < len(self.text):
             char = self.peek()
@@ -230,12 +257,16 @@ class _Reader:
                 plain = plain and closed_single != self.at and "\\" not in content \
                     and content.isprintable()
                 parts.append((content, False))
+                shape.extend(content)
                 self.at = closed_single = end + 1
                 quoted = True
             elif char == '"':
                 opened = self.at
                 self.at += 1
+                self.expanded = False
                 parts.append((self.double_quoted(), False))
+                built = built or self.expanded
+                shape.extend([ANY_QUOTED] if self.expanded else parts[-1][0])
                 content = self.text[opened + 1:self.at - 1]
                 plain = plain and content.isprintable() and not _EXPANDS_QUOTED.search(content)
                 quoted = True
@@ -245,30 +276,52 @@ class _Reader:
                 self.at += 2
                 if following != "\n":  # \<newline> joins lines; a last \ is itself
                     parts.append((following or "\\", False))
+                    shape.append(following or "\\")
                     literal = True
             elif char == "$":
                 plain = False
-                quoted = quoted or self.peek(1) in ("'", '"')  # $'…' and $"…" are quoted
+                text_quoted = self.peek(1) in ("'", '"')  # $'…' and $"…" are quoted
+                quoted = quoted or text_quoted
                 parts.append((self.dollar(), False))
+                if text_quoted or parts[-1][0] == "$":  # a lone $ is itself
+                    shape.extend(parts[-1][0])
+                else:
+                    shape.append(ANY)
+                    built = True
             elif char == "`":
                 plain = False
                 parts.append((self.backticks(), False))
+                shape.append(ANY)
+                built = True
             elif run := _LITERAL_RUN.match(self.text, self.at):
                 parts.append((run.group(), False))
+                shape.extend(run.group())
                 literal = True
                 self.at = run.end()
             else:
                 if char not in _SAFE or (char in "=%" and self.at == start):
                     plain = False
                 parts.append((char, char in "{},"))
+                if char in "*?[":  # a glob: any names, as many words as it matches
+                    shape.append(ANY)
+                    built = True
+                elif char == "=" and self.at == start:  # zsh's ``=cmd``: cmd's full path
+                    shape.extend((ANY_QUOTED, "/"))
+                    built = True
+                else:
+                    shape.append(char)
                 literal = True
                 self.at += 1
         self.plain = self.plain and plain
         if not parts and not quoted:
-            return [], False, False  # only ``\<newline>``: no word at all
+            return [], False, False, None  # only ``\<newline>``: no word at all
         raw = self.text[start:self.at]
         expansions_only = not quoted and not literal
-        return _braces(parts, self.budget), raw.isascii() and raw.isdigit(), expansions_only
+        values = _braces(parts, self.budget)
+        if built and len(values) > 1:
+            shape = [ANY]  # braces and expansions together: it may be anything
+        return (values, raw.isascii() and raw.isdigit(), expansions_only,
+                tuple(shape) if built else None)
 
     def double_quoted(self) -> str:
         """The value of a double-quoted part (the opening quote consumed)."""
@@ -286,8 +339,10 @@ class _Reader:
                 self.at += 2
             elif char == "$":
                 out.append(self.dollar(quoted=True))
+                self.expanded = self.expanded or out[-1] != "$"
             elif char == "`":
                 out.append(self.backticks())
+                self.expanded = True
             else:
                 out.append(char)
                 self.at += 1
@@ -450,19 +505,27 @@ def read_command(text: str) -> Reading:
         why = str(error) if isinstance(error, _Unreadable) else "nested too deep"
         return Reading((), False, False, why)
     return Reading(tuple(commands), reader.simple and len(commands) == 1, reader.plain,
-                   vanishing=tuple(reader.vanishing))
+                   vanishing=tuple(reader.vanishing), shapes=tuple(reader.shapes))
 
 
-def _starts(words: tuple[str, ...], gone: Collection[int] = ()) -> Iterator[int]:
+def _starts(words: tuple[str, ...], gone: Collection[int] = (),
+            built: Collection[int] = ()) -> Iterator[int]:
     """Where a rule may match in one command: after assignments, reserved words and words
-    that may vanish (``gone``), and after a program that runs another, at any later word."""
+    that may vanish (``gone``), and after a program that runs another, at any later word.
+    A ``built`` word there may be any program, a runner too: every word from it is a start."""
     at = 0
     while at < len(words) and (words[at] in _RESERVED or _ASSIGNMENT.fullmatch(words[at])
                                or at in gone):
+        if at in built:
+            yield from range(at, len(words))
+            return
         at += 1
     if at == len(words):
         return
     yield at
+    if at in built:
+        yield from range(at + 1, len(words))
+        return
     name = posixpath.basename(words[at])
     if name in _RUNNERS:
         yield from range(at + 1, len(words))
@@ -492,6 +555,110 @@ def _starts_with(words: tuple[str, ...], at: int, rule: tuple[str, ...], prefix:
     return head == rule[0] and words[at + 1:at + len(rule)] == rule[1:]
 
 
+# What a rule's words are matched against in a command holding built words: one string of
+# the words from the start, each built part any text. A rule token is a character, or:
+_FIELD = "\0field"  # the boundary between two words the program gets (a space, if split)
+_SLASH = "\0slash"  # a "/" or a word boundary: what comes before a program's name
+_STAR = "\0star"  # any text
+_GAP = "\0gap"  # nothing, or only what may vanish: boundaries and built parts
+_SPLIT = "\0split"  # the boundary between the command's words
+
+
+def _fits(rule: tuple[str, ...], prefix: bool, shapes: list[Shape], *, by_name: bool) -> bool:
+    """Whether some value of the built words could make a command whose words are (or, for a
+    prefix, start with) the rule's: each built part stands for any text, unquoted ones for
+    several words too, and the program's name must come from the first word (its last path
+    part for ``by_name``). Sound, never exact: it errs toward "it could"."""
+    text: list[tuple[str, bool]] = []  # (token, is in the first word)
+    for index, shape in enumerate(shapes):
+        if index:
+            text.append((_SPLIT, False))
+        text.extend((token, index == 0) for token in shape)
+    # the rule as tokens, each with whether it must come from the first word
+    head = [(char, True) for char in rule[0]]
+    tails: list[list[tuple[str, bool]]] = [[(_GAP, False)]]
+    if prefix:
+        tails.append([(_FIELD, False), (_STAR, False)])
+    middle = [token for word in rule[1:]
+              for token in [(_FIELD, False), (_GAP, False), *((char, False) for char in word)]]
+    leads: list[list[tuple[str, bool]]] = [[]]
+    if by_name and "/" not in rule[0]:
+        leads.append([(_STAR, True), (_SLASH, True)])
+    return any(_matches_tokens([*lead, *head, *middle, *tail], text)
+               for lead in leads for tail in tails)
+
+
+def _matches_tokens(pattern: list[tuple[str, bool]], text: list[tuple[str, bool]]) -> bool:
+    """Whether ``pattern`` (rule tokens) and ``text`` (a command's, with built parts) can be
+    the same string: the set of pattern positions reached, one text token at a time."""
+    def closed(states: set[int]) -> set[int]:
+        work = list(states)
+        while work:  # a star or gap may stand for nothing
+            at = work.pop()
+            if at < len(pattern) and pattern[at][0] in (_STAR, _GAP) and at + 1 not in states:
+                states.add(at + 1)
+                work.append(at + 1)
+        return states
+
+    states = closed({0})
+    for token, first in text:
+        reached: set[int] = set()
+        if token in (ANY, ANY_QUOTED):  # any text: it may make pattern tokens, or nothing
+            reached = set(states)
+            work = list(states)
+            while work:
+                at = work.pop()
+                if at == len(pattern):
+                    continue
+                wanted, only_first = pattern[at]
+                makes = (wanted in (_STAR, _GAP)
+                         or (wanted == _FIELD and token == ANY) or wanted == _SLASH
+                         or len(wanted) == 1) and (first or not only_first)
+                if makes and at + 1 not in reached:
+                    reached.add(at + 1)
+                    work.append(at + 1)
+        else:
+            for at in states:
+                if at == len(pattern):
+                    continue
+                wanted, only_first = pattern[at]
+                if only_first and not first:
+                    continue
+                if wanted in (_STAR, _GAP):
+                    if wanted == _STAR or token == _SPLIT:
+                        reached.add(at)
+                elif (wanted == token or (wanted == _FIELD and token == _SPLIT)
+                      or (wanted == _SLASH and token in ("/", _SPLIT))):
+                    reached.add(at + 1)
+        states = closed(reached)
+        if not states:
+            return False
+        if len(pattern) in states and pattern[-1][0] == _STAR:
+            return True  # the rest of the text is the rule's free tail
+    return len(pattern) in states
+
+
+def _built_match(rule: tuple[str, ...], prefix: bool, words: tuple[str, ...],
+                 shapes: tuple[Shape | None, ...], start: int) -> bool:
+    """Whether built words from ``start`` on could make the rule's command (``_fits``)."""
+    if all(shape is None for shape in shapes[start:]):
+        return False
+    given = [tuple(word) if shape is None else shape
+             for word, shape in zip(words[start:], shapes[start:], strict=True)]
+    return _fits(rule, prefix, given, by_name=True)
+
+
+def built_program(command: str) -> bool:
+    """Whether a program of ``command`` is a word the shell builds as it runs (``rm$x``,
+    ``$cmd``, ``/bin/r?``, zsh's ``=rm``): no rule can say what it runs."""
+    reading = read_command(command)
+    return any(at in built
+               for words, gone, shapes in zip(reading.commands, reading.vanishing,
+                                              reading.shapes, strict=True)
+               for built in [{index for index, shape in enumerate(shapes) if shape is not None}]
+               for at in _starts(words, gone, built))
+
+
 def covers(spec: str, command: str, *, every: bool) -> bool:
     """Whether a ``Bash(spec)`` rule covers ``command``: for an allow rule (``every``) the
     whole command, for a deny or ask rule any command in it."""
@@ -505,6 +672,11 @@ def covers(spec: str, command: str, *, every: bool) -> bool:
     if reading.problem is not None:
         flat = re.sub(r"[\"'\\]", "", command)
         return re.search(rf"(?<![\w.-]){re.escape(rule[0])}(?![\w.-])", flat) is not None
-    return any(_starts_with(words, start, rule, prefix, by_name=True)
-               for words, gone in zip(reading.commands, reading.vanishing, strict=True)
-               for start in _starts(words, gone))
+    for words, gone, shapes in zip(reading.commands, reading.vanishing, reading.shapes,
+                                   strict=True):
+        built = {index for index, shape in enumerate(shapes) if shape is not None}
+        if any(_starts_with(words, start, rule, prefix, by_name=True)
+               or _built_match(rule, prefix, words, shapes, start)
+               for start in _starts(words, gone, built)):
+            return True
+    return False

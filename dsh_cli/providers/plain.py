@@ -318,7 +318,7 @@ class PlainProvider:
             if is_recommended(option.label):
                 text += " (Recommended)"
             if option.label in context.last_answers.get(question.id, ()):
-                text += " (last answer)"
+                text += _last_answer(context.last_answered.get(question.id))
             if option.description:
                 text += f" — {sanitize_line(option.description)}"
             if option.preview is not None:
@@ -431,3 +431,14 @@ def _usage(question: AskUserQuestionItem) -> str:
     if question.has_options:
         return "type a number, text for Other, /skip, /back or /cancel"
     return "type your answer, /skip, /back or /cancel"
+
+
+def _last_answer(origin: dict[str, str] | None) -> str:
+    """The mark of an option chosen last time, with when and in which session, if known."""
+    if not origin:
+        return " (last answer)"
+    from dsh_cli.core.clock import local_time
+    from dsh_cli.core.sanitize import sanitize_line
+
+    when = local_time(origin.get("answered_at", ""))
+    return f" (last answer, {when} in {sanitize_line(origin.get('session_id', ''))[:14]})"

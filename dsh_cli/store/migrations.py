@@ -178,6 +178,23 @@ def m010_question_end_codes(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE questions ADD COLUMN code TEXT")
 
 
+@migration
+def m011_answer_recall(db: sqlite3.Connection) -> None:
+    """The last answer's index: per question of a batch, a digest of who asked it (the
+    session's agent, its working directory) and what it was (header, text, options), and
+    when its batch was answered. Older batches have no row: their asker's directory is not
+    known, so they are never offered as a last answer."""
+    db.execute("""
+        CREATE TABLE answer_recall (
+            rpc_id TEXT NOT NULL REFERENCES questions(rpc_id) ON DELETE CASCADE,
+            question_id TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            answered_at TEXT,
+            PRIMARY KEY (rpc_id, question_id)
+        )""")
+    db.execute("CREATE INDEX answer_recall_by_digest ON answer_recall(digest, answered_at)")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

@@ -13,7 +13,7 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,19 +65,38 @@ KINDS = ("chat", "agent")  # a chat of dsh's own model, or an agent's `dsh mcp` 
 _KIND_CLAUSE = {None: "", "chat": "WHERE agent IS NULL", "agent": "WHERE agent IS NOT NULL"}
 
 
-def _chosen(request: dict[str, Any], answer: dict[str, Any], text: str,
-            labels: list[str]) -> list[str] | None:
-    """The labels an answered batch chose for the question ``text`` with options ``labels``;
-    None when the batch has no such question (same text, same options)."""
-    for asked in request.get("questions", []):
-        offered = [option.get("label") for option in asked.get("options") or []]
-        if asked.get("question") != text or offered != labels:
-            continue
-        for item in answer.get("answers", []):
-            if item.get("id") == asked.get("id"):
-                return [label for label in item.get("selected", []) if label in labels]
-        return []
-    return None
+def _selected(answer: Any, question_id: str, labels: list[str]) -> list[str]:
+    """The labels a stored answer chose for ``question_id``, among those offered now."""
+    items = answer.get("answers") if isinstance(answer, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("id") == question_id:
+            selected = item.get("selected")
+            return [label for label in selected if label in labels] \
+                if isinstance(selected, list) else []
+    return []
+
+
+def recall_digest(agent: str, cwd: str, question: dict[str, Any]) -> str | None:
+    """What makes two questions "the same" for the last answer: the same agent in the same
+    working directory asking the same header, text and options; None without options."""
+    import hashlib
+
+    options = question.get("options")
+    if not options:
+        return None
+    key = [agent, cwd, question.get("header"), question.get("question"), options,
+           bool(question.get("multi_select"))]
+    text = json.dumps(key, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _working_directory() -> str:
+    import os
+
+    try:
+        return os.getcwd()
+    except OSError:  # removed under us: no directory, so nothing is recalled for it
+        return ""
 
 
 def _like_prefix(prefix: str) -> str:
@@ -358,6 +377,7 @@ class SessionStore:
             db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL "
                        "AND agent IS NOT NULL",
                        (title_of(str(questions[0].get("question") or "")), session_id))
+            self._index_for_recall(db, session_id, event.rpc_id, stored.get("questions"))
             if event.delivery == "async":  # a resumed one is the same row, still open
                 db.execute(
                     "INSERT OR IGNORE INTO later_questions (ticket, session_id, call_id, "
@@ -376,11 +396,28 @@ class SessionStore:
                 "updated_at = ?, resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
                 (status, answer, event.answered_by, event.code, now, now, event.rpc_id),
             )
+            if status == "answered":
+                db.execute("UPDATE answer_recall SET answered_at = ? WHERE rpc_id = ?",
+                           (now, event.rpc_id))
             if status != "aborted":  # an aborted async batch stays open for the resume
                 db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
                            "AND outcome IS NULL",
                            (json.dumps(event.to_json(), ensure_ascii=False), event.rpc_id))
             db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+
+    def _index_for_recall(self, db: sqlite3.Connection, session_id: str, rpc_id: str,
+                          questions: Any) -> None:
+        """The batch's questions under their recall digests (``recall_digest``), unanswered."""
+        db.execute("DELETE FROM answer_recall WHERE rpc_id = ?", (rpc_id,))
+        row = db.execute("SELECT model FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None or not isinstance(questions, list):
+            return
+        cwd = _working_directory()
+        rows = [(rpc_id, str(question.get("id")), digest) for question in questions
+                if isinstance(question, dict)
+                and (digest := recall_digest(row[0], cwd, question)) is not None]
+        db.executemany("INSERT OR IGNORE INTO answer_recall (rpc_id, question_id, digest) "
+                       "VALUES (?, ?, ?)", rows)
 
     def mark_interrupted(self, session_id: str) -> int:
         """Mark the session's pending batches interrupted-but-resumable; how many.
@@ -560,12 +597,14 @@ class SessionStore:
 
     def question_history(self, *, session: str | None = None, agent: str | None = None,
                          text: str | None = None, limit: int | None = None,
-                         ) -> list[AnsweredQuestion]:
-        """Settled and pending batches of every session, oldest first, filtered.
+                         ) -> Iterator[AnsweredQuestion]:
+        """Settled and pending batches of every session, oldest first, filtered, one at a
+        time: memory holds one batch, however large the store.
 
         ``session`` is an id or its prefix, ``agent`` a substring of the session's model
         (``mcp:<client>`` for ``dsh mcp``), ``text`` a case-insensitive substring of the
-        questions or the answer; ``limit`` keeps the newest that many.
+        questions or the answer; ``limit`` keeps the newest that many. The store is not
+        written while the iterator is open (it holds the store's lock).
         """
         clauses: list[str] = []
         params: list[Any] = []
@@ -581,42 +620,61 @@ class SessionStore:
             params.extend([text, text])
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         sql = ("SELECT q.rpc_id, q.session_id, s.model, q.request, q.status, q.answer, "
-               "q.answered_by, q.created_at, q.resolved_at, q.code, s.agent IS NOT NULL "
-               "FROM questions q "
-               f"JOIN sessions s ON s.id = q.session_id {where} "
-               "ORDER BY q.created_at DESC, q.rowid DESC")
-        if limit is not None:
-            sql += " LIMIT ?"
+               "q.answered_by, q.created_at, q.resolved_at, q.code, s.agent IS NOT NULL AS "
+               "by_agent, q.rowid AS at FROM questions q "
+               f"JOIN sessions s ON s.id = q.session_id {where}")
+        if limit is not None:  # the newest ``limit``, then read oldest first
+            sql = f"SELECT * FROM ({sql} ORDER BY q.created_at DESC, q.rowid DESC LIMIT ?)"
             params.append(limit)
+            sql += " ORDER BY created_at, at"
+        else:
+            sql += " ORDER BY q.created_at, q.rowid"
         with self._lock, translated(self.path):
-            rows = self._db.execute(sql, params).fetchall()
-        return [AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
-                                 json.loads(answer) if answer else None, by, created, resolved,
-                                 code, bool(agent))
-                for rpc, sid, model, request, status, answer, by, created, resolved, code, agent
-                in reversed(rows)]
+            cursor = self._db.execute(sql, params)
+            try:
+                for (rpc, sid, model, request, status, answer, by, created, resolved, code,
+                     agent, _) in cursor:
+                    yield AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
+                                           json.loads(answer) if answer else None, by, created,
+                                           resolved, code, bool(agent))
+            finally:
+                cursor.close()
 
-    def last_selections(self, request: Any) -> dict[str, list[str]]:
-        """Per question id of ``request``, the labels chosen when a question with the same
-        text and options was last answered (in any session); labels no longer offered drop."""
-        found: dict[str, list[str]] = {}
-        for question in request.questions:
-            labels = [option.label for option in question.options or []]
-            if not labels:
-                continue
-            needle = json.dumps(question.question, ensure_ascii=False)
-            with self._lock, translated(self.path):
-                rows = self._db.execute(
-                    "SELECT request, answer FROM questions WHERE status = 'answered' "
-                    "AND instr(request, ?) > 0 ORDER BY resolved_at DESC, rowid DESC LIMIT 20",
-                    (needle,)).fetchall()
-            for request_text, answer_text in rows:
-                chosen = _chosen(json.loads(request_text), json.loads(answer_text or "{}"),
-                                 question.question, labels)
-                if chosen is not None:
-                    if chosen:
-                        found[question.id] = chosen
-                    break
+    def last_selections(self, request: Any, session_id: str | None = None
+                        ) -> dict[str, list[str]]:
+        """Per question id of ``request`` asked in ``session_id``, the labels chosen when the
+        same agent in the same working directory last answered a question with the same
+        header, text and options (``recall_digest``); nothing without a session."""
+        return {question: labels for question, (labels, _, _) in
+                self.last_answers(request, session_id).items()}
+
+    def last_answers(self, request: Any, session_id: str | None = None
+                     ) -> dict[str, tuple[list[str], str, str | None]]:
+        """``last_selections`` with where each came from: (labels, its session, its time)."""
+        found: dict[str, tuple[list[str], str, str | None]] = {}
+        if session_id is None:
+            return found
+        with self._lock, translated(self.path):
+            row = self._db.execute("SELECT model FROM sessions WHERE id = ?",
+                                   (session_id,)).fetchone()
+            if row is None:
+                return found
+            cwd = _working_directory()
+            for question in request.questions:
+                digest = recall_digest(row[0], cwd, question.to_json())
+                if digest is None:
+                    continue
+                hit = self._db.execute(
+                    "SELECT r.question_id, q.answer, q.session_id, r.answered_at "
+                    "FROM answer_recall r JOIN questions q ON q.rpc_id = r.rpc_id "
+                    "WHERE r.digest = ? AND r.answered_at IS NOT NULL "
+                    "ORDER BY r.answered_at DESC, r.rowid DESC LIMIT 1", (digest,)).fetchone()
+                if hit is None:
+                    continue
+                labels = [option.label for option in question.options or []]
+                chosen = _selected(_json(hit[1]), hit[0], labels)
+                if chosen:
+                    found[question.id] = (chosen, hit[2], hit[3])
         return found
 
     # -- permission requests -----------------------------------------------------------

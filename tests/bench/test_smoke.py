@@ -21,6 +21,7 @@ ROWS = ("dsh --help", "dsh --version", "pty: first frame", "pty: process exit",
         "inbox keys, 500 entries from 50 servers vs 15", "inbox keys, 500 entries vs 1",
         "inbox keys, 500 entries vs one batch's question screen",
         "store: append", "store: resume",
+        "history: a 20-question batch reaches the desk", "history: dsh history peak memory",
         "trust: digest of a",
         "MCP tool call through dsh", "MCP call over the bounded stdio transport",
         "dsh chat start-up, MCP server configured")

@@ -182,11 +182,36 @@ def test_plain_offers_the_last_answer_of_the_same_question_and_never_sends_it(tm
     assert dsh("run", "-m", "demo", "--answers", answers_file(tmp_path), "x").returncode == 0
     result = dsh("run", "--plain", "-m", "demo", "x", input="\n2\n/skip\nacme\n")
     assert result.returncode == 0, result.stderr
-    assert "  3. Go + chi (last answer) — " in result.stderr
-    assert "  4. CI (last answer) — " in result.stderr
+    first = history()[0]
+    when = datetime.fromisoformat(first["answered_at"]).astimezone().strftime("%Y-%m-%d %H:%M")
+    came = f"(last answer, {when} in {first['session_id']})"  # where it came from
+    assert f"  3. Go + chi {came} — " in result.stderr
+    assert f"  4. CI {came} — " in result.stderr
     assert "(Recommended) (last answer)" not in result.stderr
     assert "  type a number, text for Other, /skip, /back or /cancel\n" in result.stderr
     assert "Stack: Node.js + Express" in result.stdout
     assert [item["answered_by"] for item in history()] == ["answers file", "plain"]
     assert history()[1]["answer"]["answers"][0] == {"id": "stack",
                                                    "selected": ["Node.js + Express"]}
+
+
+def test_history_json_escapes_what_would_not_show_into_a_pipe_and_a_file(tmp_path):
+    """C1 controls, DEL, bidi and tag characters stored in an answer reach no output raw."""
+    hostile = "ac\x9b31m\x9d0;pwned\x9c\u202eme\U000e0041\U000e0042\x7f\u2066x é 😀"
+    assert dsh("run", "-m", "demo", "--answers", answers_file(tmp_path, hostile),
+               "x").returncode == 0
+    piped = dsh("history", "--json")
+    assert piped.returncode == 0, piped.stderr
+    written = tmp_path / "history.json"
+    with written.open("w") as file:
+        done = subprocess.run([DSH, "history", "--json"], stdout=file, timeout=WAIT,
+                              stdin=subprocess.DEVNULL)
+    assert done.returncode == 0
+    raw = set("\x9b\x9d\x9c\u202e\U000e0041\U000e0042\x7f\u2066")
+    for text in (piped.stdout, written.read_text(encoding="utf-8")):
+        assert not raw & set(text), text
+        [item] = json.loads(text)
+        assert item["answer"]["answers"][2]["custom"] == hostile  # the same value
+        assert "é 😀" in text  # what shows as itself stays readable
+    shown = dsh("history")
+    assert shown.returncode == 0 and not raw & set(shown.stdout)

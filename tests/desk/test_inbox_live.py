@@ -145,6 +145,7 @@ def test_the_same_question_again_offers_its_last_answer_and_never_submits_it():
 
     requested, shown, waited, result = bounded(main(), 90)
     assert requested["last_answers"] == {"db": ["SQLite"]}
-    assert "2. SQLite (last answer)" in shown
+    assert requested["last_answered"]["db"]["session_id"] == requested["session_id"]
+    assert "2. SQLite (last answer, " in shown
     assert waited
     assert result.structured_content["answers"][0]["selected"] == ["PostgreSQL (Recommended)"]

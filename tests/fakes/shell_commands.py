@@ -136,6 +136,13 @@ CASES: list[tuple[str, str]] = [
     ("`` rm -rf x", "deny"),
     ("$unset rm -rf x", "deny"),
     ("r\\\nm -rf x", "deny"),
+    # a program name built as it runs, that may be rm: denied
+    ("rm${IFS}-rf${IFS}x", "deny"),
+    ("rm$IFS'x'", "deny"),
+    ("r$@m -rf x", "deny"),
+    ("rm$x -rf x", "deny"),
+    ("bin/r? -rf x", "deny"),
+    ("x=nv; e$x rm -rf x", "deny"),
     # cannot be read, and may hold rm: denied rather than asked
     ("rm 'x", "deny"),
     ("git status 'a\nrm -rf x", "deny"),

@@ -143,6 +143,8 @@ def _hostile(kind: str, path: Path, outside: Path) -> None:
         path.write_text(json.dumps({"always": {}}))
         path.chmod(0o600)
         os.chown(path, 65534, 65534)
+    elif kind == "directory":
+        path.mkdir()
     elif kind == "huge":
         with open(path, "wb") as file:
             file.truncate(300 * 1024 * 1024)
@@ -159,7 +161,7 @@ def _state(path: Path) -> tuple:
 
 
 KINDS = ["torn", "not-an-object", "symlink", "fifo", "others-may-write", "others-may-read",
-         "another-users", "huge"]
+         "another-users", "huge", "directory"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

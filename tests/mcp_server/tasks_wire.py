@@ -161,9 +161,10 @@ def http_dsh(*args: str):
 class StdioDsh:
     """``dsh mcp ARGS`` over pipes, spoken to in raw JSON-RPC lines."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, stderr: int | None = None, cwd: str | None = None) -> None:
         self.process = subprocess.Popen([DSH, "mcp", *args], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                        cwd=cwd)
         self.notifications: list[dict[str, Any]] = []
 
     def send(self, message: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from dsh_cli.core.events import Event
 from dsh_cli.core.limits import WEB_HISTORY_EVENTS as HISTORY_LIMIT
-from dsh_cli.interaction import AskUserQuestionRequest, PendingQuestions
+from dsh_cli.interaction import PendingQuestions
 from dsh_cli.providers.web.shown import PageText
 
 __all__ = ["HOST_CLOSED", "REPLAY_DONE", "EventFeed"]
@@ -40,11 +40,8 @@ _DELTAS = {"assistant/delta", "assistant/reasoning"}
 class EventFeed:
     """Subscribes to one event stream; each browser connection gets its own queue."""
 
-    def __init__(self, pending: PendingQuestions,
-                 recall: Callable[[AskUserQuestionRequest], dict[str, list[str]]] | None = None
-                 ) -> None:
+    def __init__(self, pending: PendingQuestions) -> None:
         self.pending = pending
-        self.recall = recall  # the labels chosen when the same questions were last answered
         self.asked: dict[str, dict[str, Any]] = {}  # permission/requested, until resolved
         self.history: list[dict[str, Any]] = []
         self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
@@ -66,9 +63,9 @@ class EventFeed:
     def dress(self, data: dict[str, Any]) -> dict[str, Any]:
         """The event with its ``shown`` words (a question's with its last answers)."""
         last: dict[str, list[str]] | None = None
-        if data.get("type") == "question/requested" and self.recall is not None:
+        if data.get("type") == "question/requested":  # looked up as the batch registered
             entry = self.pending.get(str(data.get("rpc_id")))
-            last = self.recall(entry.request) if entry is not None else None
+            last = entry.context.last_answers if entry is not None else None
         return self.text.add(data, last)
 
     def replay(self) -> list[dict[str, Any]]:

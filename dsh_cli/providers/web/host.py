@@ -7,7 +7,8 @@ session's permission provider: register it on a ``PermissionGate`` built with
 The server itself (bind, uvicorn in dsh's loop, the URL line, a quiet log) is
 ``WebServer`` (``server.py``), which the web desk of ``dsh attach --web`` shares. The
 feed dresses each question with the labels chosen when the same question was last
-answered (``ui.recall``), so the page highlights them (never chooses or submits them).
+answered (``ui.recall``, looked up as the batch registers), so the page highlights them
+(never chooses or submits them).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class WebHost:
                                 stderr=stderr, debug=debug)
         self.provider = WebQuestionProvider()
         self.permissions = RemotePermissions()
-        self.feed = EventFeed(ui.pending, recall=self._recalled)
+        self.feed = EventFeed(ui.pending)
         self._unsubscribe: Callable[[], None] | None = None
 
     # what callers and tests read of the server
@@ -86,16 +87,6 @@ class WebHost:
     origin = property(lambda self: self.server.origin)
     url = property(lambda self: self.server.url)
     debug = property(lambda self: self.server.debug)
-
-    def _recalled(self, request: Any) -> dict[str, list[str]]:
-        """The labels last chosen for these questions, when a store knows them."""
-        recall = self.ui.recall
-        if recall is None:
-            return {}
-        try:
-            return recall(request)
-        except Exception:  # a store problem costs the highlight, never the question
-            return {}
 
     async def start(self) -> None:
         """Bind, serve, subscribe to ``ui.events`` and print the URL on stderr."""

@@ -1,0 +1,64 @@
+"""The last answer belongs to its asker: the same agent, in the same directory, asking the
+same header, question and options. Real ``dsh mcp`` processes over stdio (the first answered
+from an answers file in raw JSON-RPC), a real ``dsh attach --jsonl`` desk seeing the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from mcp_util import bounded, client, jsonl_desk
+from tasks_wire import StdioDsh
+
+PROCEED = {"id": "go", "header": "Deploy", "question": "Proceed?",
+           "options": [{"label": "Yes"}, {"label": "No"}]}
+
+
+def answer_from_a_file(tmp_path, cwd, name: str) -> dict:
+    """Agent ``name`` in ``cwd`` asks PROCEED; an answers file says Yes (raw JSON-RPC)."""
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"go": ["Yes"]}))
+    dsh = StdioDsh("--answers", str(answers), cwd=str(cwd))
+    try:
+        dsh.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "clientInfo": {"name": name, "version": "1.0"}})
+        dsh.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        reply = dsh.request("tools/call", {"name": "ask_user_question",
+                                           "arguments": {"questions": [PROCEED]}})
+    finally:
+        dsh.close()
+    return reply["result"]["structuredContent"]
+
+
+def shown_at_the_desk(name: str, cwd, question: dict) -> dict:
+    """What the desk gets when agent ``name`` in ``cwd`` asks ``question`` (then answered)."""
+    async def main():
+        async with jsonl_desk() as desk, \
+                client("--wait", "20", name=name, cwd=str(cwd)) as mcp:
+            call = asyncio.ensure_future(mcp.call_tool("ask_user_question",
+                                                       {"questions": [question]}))
+            requested = await desk.event("question/requested")
+            await desk.answer(requested, [{"id": question["id"], "selected": ["No"]}])
+            await call
+            return requested
+
+    return bounded(main())
+
+
+def test_the_last_answer_is_offered_only_to_the_same_agent_in_the_same_directory(tmp_path):
+    repo_a, repo_b = tmp_path / "a", tmp_path / "b"
+    repo_a.mkdir()
+    repo_b.mkdir()
+    assert answer_from_a_file(tmp_path, repo_a, "agent-a") == {
+        "answers": [{"id": "go", "selected": ["Yes"]}]}
+    # agent B's look-alike question: A's "Yes" is not its last answer (before: it was)
+    assert "last_answers" not in shown_at_the_desk("agent-b", repo_b, PROCEED)
+    # the same agent in another directory, or another header: not the same question
+    assert "last_answers" not in shown_at_the_desk("agent-a", repo_b, PROCEED)
+    assert "last_answers" not in shown_at_the_desk("agent-a", repo_a,
+                                                   {**PROCEED, "header": "Drop DB"})
+    # the same agent, directory and question: its own last answer, shown, never sent
+    again = shown_at_the_desk("agent-a", repo_a, PROCEED)
+    assert again["last_answers"] == {"go": ["Yes"]}
+    where = again["last_answered"]["go"]  # and where it came from: A's first session
+    assert where["session_id"] != again["session_id"] and where["answered_at"]
