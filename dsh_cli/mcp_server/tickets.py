@@ -107,6 +107,7 @@ class TicketStore:
         self._open = 0
         self._open_of: dict[str, int] = {}  # owner -> its open tickets (none: no key)
         self._kept_of: dict[str, int] = {}  # owner -> its settled, kept tickets (none: no key)
+        self._unfetched_of: dict[str, int] = {}  # owner -> its kept ones never fetched
         self._settled: OrderedDict[str, None] = OrderedDict()  # settled ids, oldest first
         self._timed: dict[str, None] = {}  # open ids with a ttl (the only open ones that expire)
         self._forgotten: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -187,6 +188,8 @@ class TicketStore:
         """Its outcome was handed out: from now on it is kept ``keep_fetched`` seconds."""
         if ticket.fetched is None and ticket.done:
             ticket.fetched = self._clock()
+            if ticket.id in self._settled:
+                _count_down(self._unfetched_of, ticket.owner)
 
     def owned(self, owner: str) -> list[Ticket]:
         """``owner``'s tickets, oldest first."""
@@ -194,8 +197,9 @@ class TicketStore:
         return [ticket for ticket in self._tickets.values() if ticket.owner == owner]
 
     def holds(self, owner: str) -> bool:
-        """Whether ``owner`` has work open, or an outcome it has not fetched yet."""
-        return any(not ticket.done or ticket.fetched is None for ticket in self.owned(owner))
+        """Whether ``owner`` has work open, or an outcome it has not fetched yet (counted, so
+        the HTTP door may ask of every session at once)."""
+        return owner in self._open_of or owner in self._unfetched_of
 
     def sweep(self) -> None:
         """Forget what has outlived its time: settled ones, and open ones past their ttl."""
@@ -242,6 +246,8 @@ class TicketStore:
         self._timed.pop(ticket.id, None)
         self._settled[ticket.id] = None  # kept its time: never forgotten to make room
         self._kept_of[ticket.owner] = self._kept_of.get(ticket.owner, 0) + 1
+        if ticket.fetched is None:
+            self._unfetched_of[ticket.owner] = self._unfetched_of.get(ticket.owner, 0) + 1
 
     def _closed(self, ticket: Ticket) -> None:
         """One open ticket fewer, in all and for its owner."""
@@ -256,6 +262,8 @@ class TicketStore:
         if ticket.id in self._settled:
             del self._settled[ticket.id]
             _count_down(self._kept_of, ticket.owner)
+            if ticket.fetched is None:
+                _count_down(self._unfetched_of, ticket.owner)
         else:  # open: past its ttl, or its owner went away
             self._closed(ticket)
             if ticket.abort is not None:

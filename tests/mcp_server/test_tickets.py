@@ -180,3 +180,19 @@ def test_the_per_owner_cap_counts_each_owner_and_frees_as_work_ends():
         return refused.value.code, store.open_count
 
     assert run(main()) == (TOO_MANY_PENDING, 0)
+
+
+def test_an_owner_holds_work_while_a_ticket_is_open_or_its_outcome_unfetched():
+    async def main():
+        store = TicketStore()
+        work = asyncio.get_running_loop().create_future()
+        store.add("q_1", "a", work)
+        states = [store.holds("a"), store.holds("b")]
+        work.set_result("answer")
+        await asyncio.sleep(0)
+        states.append(store.holds("a"))  # settled, never fetched
+        await store.wait("q_1", "a", 0)
+        states.append(store.holds("a"))  # fetched: kept for a late re-fetch, held no more
+        return states
+
+    assert run(main()) == [True, False, True, False]
