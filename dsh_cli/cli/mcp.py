@@ -146,7 +146,7 @@ async def _main(*, answers_path: str | None, web: bool, wait: float,
         server = build_server(service, ApproveService(gate, service))
         try:
             if http:
-                await serve_http(server, port=http_port,
+                await serve_http(server, port=http_port, tickets=service.tickets,
                                  announce=lambda url: _say(notice(f"mcp {url}")))
             else:
                 await serve_stdio(server)

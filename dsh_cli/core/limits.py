@@ -18,7 +18,7 @@ __all__ = ["ACP_LINE_BYTES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
            "PENDING_BATCHES", "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES",
            "PRIVATE_FILE_BYTES", "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES",
            "RESULT_CHARACTERS", "RESULT_ITEMS", "SERVER_LOG_BYTES", "TASKS_PER_SESSION",
-           "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS", "TICKETS_OPEN",
+           "TASKS_SESSIONLESS", "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS", "TICKETS_OPEN",
            "TICKETS_OPEN_PER_OWNER", "TICKETS_SETTLED", "TICKET_CHARACTERS",
            "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
            "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
@@ -115,8 +115,9 @@ TICKETS_OPEN = 10_000
 # the same, for one owner (a stdio process, one HTTP session, or all sessionless 2026-07-28
 # requests together): one session that fills its share leaves the rest room
 TICKETS_OPEN_PER_OWNER = 1_000
-# settled outcomes kept at once (the oldest settled is forgotten first), and as many forgotten
-# ids remembered, so a late fetch reads TICKET_EXPIRED rather than UNKNOWN_TICKET
+# settled outcomes one owner keeps at once (past it the owner's new work is TOO_MANY_PENDING:
+# a kept outcome is never forgotten before its time), and forgotten ids remembered, so a
+# late fetch reads TICKET_EXPIRED rather than UNKNOWN_TICKET
 TICKETS_SETTLED = 1_000
 # how long a settled outcome is kept before anyone fetched it, and after its first fetch (a
 # client whose response was lost asks again)
@@ -133,6 +134,9 @@ TICKET_CHARACTERS = 128
 # refused), and how long a task is kept from its creation: a client's ``ttl`` is cut to the
 # maximum, and a task still waiting for the human when its time runs out is withdrawn
 TASKS_PER_SESSION = 32
+# the same for every client of the sessionless 2026-07-28 wire together: their tasks cannot
+# be told apart by client, so none is forgotten to make room; past it a new task is refused
+TASKS_SESSIONLESS = 1_000
 TASK_TTL_DEFAULT_MS = 60 * 60 * 1000
 TASK_TTL_MAX_MS = 24 * 60 * 60 * 1000
 # a 2026 ``subscriptions/listen`` stream of task statuses: the task ids it may name (one

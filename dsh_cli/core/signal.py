@@ -1,4 +1,9 @@
-"""Abort signals: how an owner (a tool call, a turn, a process) tells work to give up."""
+"""Abort signals: how an owner (a tool call, a turn, a process) tells work to give up.
+
+An abort and the work's own outcome race; the first wins. Work whose outcome is decided
+(its batch was answered) seals its signal, and an abort after that is refused: ``abort``
+says whether it took effect, so its caller knows which side won.
+"""
 
 from __future__ import annotations
 
@@ -13,24 +18,33 @@ class AbortSignal:
 
     def __init__(self) -> None:
         self.reason: str | None = None
-        self._callbacks: list[Callable[[str], None]] = []
+        self.sealed = False  # the guarded work is decided: no abort takes effect now
+        self._callbacks: list[Callable[[str], object]] = []
         self._event: asyncio.Event | None = None
 
     @property
     def aborted(self) -> bool:
         return self.reason is not None
 
-    def abort(self, reason: str = "aborted") -> None:
-        """Abort with ``reason``; later calls keep the first reason."""
-        if self.reason is not None:
-            return
+    def abort(self, reason: str = "aborted") -> bool:
+        """Abort with ``reason``; False when it took no effect (aborted already: the first
+        reason stays; or sealed: the work's outcome came first)."""
+        if self.reason is not None or self.sealed:
+            return False
         self.reason = reason
         if self._event is not None:
             self._event.set()
         for callback in list(self._callbacks):
             callback(reason)
+        return True
 
-    def on_abort(self, callback: Callable[[str], None]) -> Callable[[], None]:
+    def seal(self) -> None:
+        """The guarded work is decided (first wins): every later ``abort`` is refused."""
+        if self.reason is None:
+            self.sealed = True
+            self._callbacks.clear()
+
+    def on_abort(self, callback: Callable[[str], object]) -> Callable[[], None]:
         """Run ``callback(reason)`` on abort (at once if already aborted); returns a remover."""
         if self.reason is not None:
             callback(self.reason)

@@ -3,7 +3,10 @@
 It is the one place a batch is settled, whoever answers it: the provider that draws it,
 or a controller from outside the process (the JSON-lines relay, a browser). Settlement
 is first-wins: claiming an entry removes it at once, so a duplicate or late response is
-refused as ``not-pending``. Every verb (answer, cancel, decline, discuss) first passes the
+refused as ``not-pending``. The batch's abort signal settles here too, at the moment it is
+aborted (not when its waiter next runs), and a batch settled otherwise seals its signal: an
+abort that comes second is refused, so a cancel never undoes an answer the desk was told
+counts (``core/signal.py``). Every verb (answer, cancel, decline, discuss) first passes the
 one ownership rule (``core/ownership.py``): a frame for another session is
 ``wrong-session``. A response that does not fit its request is refused as
 ``bad-response``; either way the batch stays pending, so the controller can try again.
@@ -13,10 +16,12 @@ The table knows nothing about stdio or HTTP.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from dsh_cli.core.errors import (
+    ASK_ABORTED,
     ASK_CANCELLED,
     ASK_DECLINED,
     UserInteractionError,
@@ -53,6 +58,7 @@ class PendingEntry:
     context: AskContext
     outcome: asyncio.Future[AskUserQuestionAnswer] = field(repr=False)
     delivery: str = "wait"  # "async": no tool call waits for it (interaction/later.py)
+    unhook: Callable[[], None] = field(default=lambda: None, repr=False)  # off the signal
 
     @property
     def request(self) -> AskUserQuestionRequest:
@@ -106,6 +112,10 @@ class PendingQuestions:
                              last_answered=last_answered or {})
         entry = PendingEntry(context, asyncio.get_running_loop().create_future())
         self._entries[rpc_id] = entry
+        signal = request.signal
+        if signal is not None:
+            entry.unhook = signal.on_abort(lambda reason: self.settle(rpc_id, UserInteractionError(
+                f"the question was aborted ({reason})", ASK_ABORTED)))
         return entry
 
     def get(self, rpc_id: str) -> PendingEntry | None:
@@ -123,6 +133,9 @@ class PendingQuestions:
         entry = self._entries.pop(rpc_id, None)
         if entry is None or entry.outcome.done():
             return False
+        entry.unhook()
+        if entry.request.signal is not None:  # decided: an abort from now on comes second
+            entry.request.signal.seal()
         if isinstance(result, BaseException):
             entry.outcome.set_exception(result)
         else:
@@ -131,7 +144,9 @@ class PendingQuestions:
 
     def discard(self, rpc_id: str) -> None:
         """Forget an entry that its owner settled by other means."""
-        self._entries.pop(rpc_id, None)
+        entry = self._entries.pop(rpc_id, None)
+        if entry is not None:
+            entry.unhook()
 
     def _claim(self, rpc_id: str, session_id: str | None) -> PendingEntry | ResponseAck:
         """The entry a frame may settle, or why not (``not-pending``, ``wrong-session``)."""

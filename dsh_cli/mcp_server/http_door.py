@@ -6,7 +6,10 @@ the token is compared in constant time, the scheme matched case-insensitively (R
 and a trailing slash is the same path (Starlette would answer it with a redirect to a URL
 without the token). The gate counts the sessions the app opens; when a new one would be
 one too many, the session idle the longest is closed first (an ordinary ``DELETE``), so
-a client that never closes its sessions cannot grow dsh without bound.
+a client that never closes its sessions cannot grow dsh without bound. A session that
+``holds`` work (a question still open, an outcome not yet fetched) is never closed so: its
+agent comes back for it. With every session busy or holding work, a new one is refused
+(503), and the sessions that hold work keep it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.core.limits import HTTP_SESSIONS as MAX_SESSIONS
@@ -29,12 +33,14 @@ class TokenGate:
     """ASGI app: ``app`` behind the token, with at most ``max_sessions`` live sessions."""
 
     def __init__(self, app: Any, token: str, *, path: str, host: str,
-                 max_sessions: int = MAX_SESSIONS) -> None:
+                 max_sessions: int = MAX_SESSIONS,
+                 holds: Callable[[str], bool] | None = None) -> None:
         self.app = app
         self.token = token.encode()
         self.path = path
         self.host = host.encode()  # the Host a request of the gate's own must carry
         self.max_sessions = max_sessions
+        self.holds = holds or (lambda session: False)  # whether a session has work kept
         # session id -> requests in flight, the least recently used first
         self.sessions: OrderedDict[bytes, int] = OrderedDict()
         self._admitting = asyncio.Lock()
@@ -75,7 +81,8 @@ class TokenGate:
         """A request without a session id: it may open a session, so room is made first."""
         async with self._admitting:
             full = len(self.sessions) >= self.max_sessions
-            idle = next((key for key, busy in self.sessions.items() if not busy), None)
+            idle = next((key for key, busy in self.sessions.items()
+                         if not busy and not self.holds(key.decode("latin-1"))), None)
             if full and idle is None:
                 await _unavailable(send)
                 return

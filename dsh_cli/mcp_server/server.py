@@ -158,15 +158,19 @@ def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore, *,
     the SDK's idle timeout), not when a connection drops: a client that reconnects with
     its session id gets its outcomes; ``ended(owner)`` is told then too (the tasks' store).
     A 2026-07-28 HTTP request has no session, so those requests share one owner: the
-    unguessable ticket, behind the URL's token, is the key. None when a 2025 HTTP request
+    unguessable ticket, behind the URL's token, is the key; an ``Mcp-Session-Id`` such a
+    request carries decides nothing (it would read that session's tickets, or make ones
+    that no session's end closes). None when a 2025 HTTP request
     names no session: ownership fails closed (no ticket, no task).
     """
     if ctx.request is None:
         return "stdio"
+    if _sessionless(ctx.protocol_version):  # a session id it carries is no session of its
+        return "http"
     headers = getattr(ctx.request, "headers", None)
     session_id = headers.get(SESSION_HEADER) if headers is not None else None
     if not session_id:
-        return "http" if _sessionless(ctx.protocol_version) else None
+        return None
     owner = f"http:{session_id}"
     # the session's end closes its tickets: the SDK hands a handler no public way to the
     # connection's exit stack (``sdk_private.py`` lists the name; a test checks it)
@@ -347,6 +351,16 @@ def _wire(result: Any) -> dict[str, Any]:
     return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
+def _holds(server: Server[Any], tickets: TicketStore | None, owner: str) -> bool:
+    """Whether ``owner`` has an async batch or a task open, or an outcome not yet fetched."""
+    from dsh_cli.mcp_server.tasks import TaskLayer
+
+    if tickets is not None and tickets.holds(owner):
+        return True
+    return any(layer.store.holds(owner) for layer in server.middleware
+               if isinstance(layer, TaskLayer))
+
+
 class _StdinLines:
     """stdin's lines for the SDK's stdio transport, read by a daemon thread.
 
@@ -395,8 +409,10 @@ GRACE_SECONDS = 3.0  # how long a stopping HTTP server may take to close its con
 
 
 async def serve_http(server: Server[Any], *, port: int = 0,
-                     announce: Callable[[str], None]) -> None:
-    """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound."""
+                     announce: Callable[[str], None],
+                     tickets: TicketStore | None = None) -> None:
+    """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound.
+    A session holding ``tickets`` or tasks is never closed to make room for another."""
     import secrets
 
     import uvicorn
@@ -419,7 +435,8 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     from dsh_cli.mcp_server.tasks import close_tasks
     from dsh_cli.mcp_server.tasks.layer import end_listeners
 
-    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}")
+    gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}",
+                     holds=lambda session: _holds(server, tickets, f"http:{session}"))
     config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)

@@ -6,16 +6,18 @@ batch; an MCP task): its id, its owner (an MCP session: ``session_owner`` in
 contract), the task, how to abort it, and its ``kind`` (a fetch names the kind it reads).
 The store knows nothing of questions, UIs or the SDK.
 
-- ``add`` refuses past ``TICKETS_OPEN`` open tickets in all, or ``TICKETS_OPEN_PER_OWNER``
-  of one owner (``TOO_MANY_PENDING``), so one session cannot starve the others; call
-  ``admit`` first to refuse before the work is started.
+- ``add`` refuses past ``TICKETS_OPEN`` open tickets in all, ``TICKETS_OPEN_PER_OWNER``
+  open of one owner, or ``TICKETS_SETTLED`` kept outcomes of one owner (``TOO_MANY_PENDING``),
+  so one session cannot starve the others; call ``admit`` first to refuse before the work
+  is started.
 - ``get``/``wait`` see only the owner's tickets: another owner's id reads ``UNKNOWN_TICKET``,
   exactly like an id never made, so an id tells nobody else anything.
 - A settled outcome is kept ``TICKET_KEEP_SECONDS`` until fetched, then
-  ``TICKET_FETCHED_SECONDS`` more (a client whose response was lost asks again); at most
-  ``TICKETS_SETTLED`` are kept, the oldest settled forgotten first. A forgotten id is
-  remembered (as many again) and reads ``TICKET_EXPIRED``. Expiry is swept at each use:
-  nothing runs on a timer.
+  ``TICKET_FETCHED_SECONDS`` more (a client whose response was lost asks again), and never
+  less: no other owner's work, and no cap, forgets it sooner (an owner with
+  ``TICKETS_SETTLED`` kept is refused new work instead). A forgotten id is remembered (as
+  many again) and reads ``TICKET_EXPIRED``. Expiry is swept at each use: nothing runs on a
+  timer. What is kept is bounded by owners (the HTTP door's session cap) times the caps.
 - ``wait`` waits for the work without owning it: a cancelled wait leaves the work running.
 - ``close_owner`` (the session ended) aborts the owner's open work and forgets its tickets.
 """
@@ -65,7 +67,7 @@ class Ticket:
     task: asyncio.Future[Any]
     created: float
     ttl: float | None = None  # seconds from ``created`` after which it goes, whatever its state
-    abort: Callable[[], None] | None = None  # asks the work to end (the session went away)
+    abort: Callable[[], object] | None = None  # asks the work to end (the session went away)
     kind: str = ""  # what made it ("ask": an async ask_user_question), so a fetch sees its own
     settled: float | None = None
     fetched: float | None = None  # the first time its outcome was handed out
@@ -104,6 +106,8 @@ class TicketStore:
         self._tickets: dict[str, Ticket] = {}
         self._open = 0
         self._open_of: dict[str, int] = {}  # owner -> its open tickets (none: no key)
+        self._kept_of: dict[str, int] = {}  # owner -> its settled, kept tickets (none: no key)
+        self._unfetched_of: dict[str, int] = {}  # owner -> its kept ones never fetched
         self._settled: OrderedDict[str, None] = OrderedDict()  # settled ids, oldest first
         self._timed: dict[str, None] = {}  # open ids with a ttl (the only open ones that expire)
         self._forgotten: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -130,9 +134,16 @@ class TicketStore:
             raise TicketError(
                 f"{mine:,} async requests of this session are open already (at most "
                 f"{self.owner_limit:,} each): each one that ends makes room", TOO_MANY_PENDING)
+        kept = self._kept_of.get(owner, 0) if owner is not None else 0
+        if kept >= self.settled_limit:
+            raise TicketError(
+                f"{kept:,} outcomes of this session's async requests are kept already (at "
+                f"most {self.settled_limit:,}): an outcome goes {self.keep_fetched:,.0f} s "
+                f"after it was first fetched, {self.keep:,.0f} s if never fetched",
+                TOO_MANY_PENDING)
 
     def add(self, ticket_id: str, owner: str, task: asyncio.Future[Any], *,
-            ttl: float | None = None, abort: Callable[[], None] | None = None,
+            ttl: float | None = None, abort: Callable[[], object] | None = None,
             kind: str = "") -> Ticket:
         """Keep ``task`` under ``ticket_id`` for ``owner``; ``TOO_MANY_PENDING`` past a cap."""
         self.admit(owner)
@@ -177,11 +188,18 @@ class TicketStore:
         """Its outcome was handed out: from now on it is kept ``keep_fetched`` seconds."""
         if ticket.fetched is None and ticket.done:
             ticket.fetched = self._clock()
+            if ticket.id in self._settled:
+                _count_down(self._unfetched_of, ticket.owner)
 
     def owned(self, owner: str) -> list[Ticket]:
         """``owner``'s tickets, oldest first."""
         self.sweep()
         return [ticket for ticket in self._tickets.values() if ticket.owner == owner]
+
+    def holds(self, owner: str) -> bool:
+        """Whether ``owner`` has work open, or an outcome it has not fetched yet (counted, so
+        the HTTP door may ask of every session at once)."""
+        return owner in self._open_of or owner in self._unfetched_of
 
     def sweep(self) -> None:
         """Forget what has outlived its time: settled ones, and open ones past their ttl."""
@@ -226,19 +244,15 @@ class TicketStore:
         ticket.settled = self._clock()
         self._closed(ticket)
         self._timed.pop(ticket.id, None)
-        self._settled[ticket.id] = None
-        while len(self._settled) > self.settled_limit:
-            oldest = self._tickets[next(iter(self._settled))]
-            self._forget(oldest, remember=True)
+        self._settled[ticket.id] = None  # kept its time: never forgotten to make room
+        self._kept_of[ticket.owner] = self._kept_of.get(ticket.owner, 0) + 1
+        if ticket.fetched is None:
+            self._unfetched_of[ticket.owner] = self._unfetched_of.get(ticket.owner, 0) + 1
 
     def _closed(self, ticket: Ticket) -> None:
         """One open ticket fewer, in all and for its owner."""
         self._open -= 1
-        left = self._open_of.get(ticket.owner, 0) - 1
-        if left > 0:
-            self._open_of[ticket.owner] = left
-        else:
-            self._open_of.pop(ticket.owner, None)
+        _count_down(self._open_of, ticket.owner)
 
     def _forget(self, ticket: Ticket, *, remember: bool) -> None:
         if self._tickets.get(ticket.id) is not ticket:
@@ -247,6 +261,9 @@ class TicketStore:
         self._timed.pop(ticket.id, None)
         if ticket.id in self._settled:
             del self._settled[ticket.id]
+            _count_down(self._kept_of, ticket.owner)
+            if ticket.fetched is None:
+                _count_down(self._unfetched_of, ticket.owner)
         else:  # open: past its ttl, or its owner went away
             self._closed(ticket)
             if ticket.abort is not None:
@@ -257,3 +274,12 @@ class TicketStore:
             self._forgotten[(ticket.owner, ticket.id)] = None
             while len(self._forgotten) > self.settled_limit:
                 del self._forgotten[next(iter(self._forgotten))]
+
+
+def _count_down(counts: dict[str, int], owner: str) -> None:
+    """One fewer for ``owner``; an owner with none has no key (the dict stays small)."""
+    left = counts.get(owner, 0) - 1
+    if left > 0:
+        counts[owner] = left
+    else:
+        counts.pop(owner, None)

@@ -199,3 +199,28 @@ def test_an_rpc_id_is_a_fresh_string(run, request_of):
         assert all(isinstance(i, str) and i for i in ids)
 
     run(main())
+
+
+def test_an_abort_after_the_answer_is_refused_and_an_answer_after_an_abort_is_not_pending(
+        request_of):
+    """First wins between a controller and the batch's abort signal, with no turn between:
+    the abort settles the table as it happens, and an answer seals the signal."""
+    from dsh_cli.core.errors import ASK_ABORTED
+    from dsh_cli.core.signal import AbortSignal
+
+    answer = [{"id": "db", "selected": ["SQLite"]}]
+
+    async def main():
+        table = PendingQuestions("s1")
+        answered_signal, aborted_signal = AbortSignal(), AbortSignal()
+        answered = table.register(request_of(DB, signal=answered_signal))
+        aborted = table.register(request_of(DB, signal=aborted_signal))
+        accepted = table.respond(answered.rpc_id, answer, "s1")
+        late_abort = answered_signal.abort("the agent cancelled")
+        took = aborted_signal.abort("the agent cancelled")
+        late_answer = table.respond(aborted.rpc_id, answer, "s1")
+        return (accepted.accepted, late_abort, answered.outcome.result().to_json(), took,
+                late_answer.accepted, late_answer.reason, aborted.outcome.exception().code)
+
+    assert asyncio.run(main()) == (True, False, {"answers": answer}, True, False, NOT_PENDING,
+                                   ASK_ABORTED)

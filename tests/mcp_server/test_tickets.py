@@ -96,20 +96,25 @@ def test_a_settled_outcome_is_kept_for_its_time_then_reads_expired():
     assert run(main()) == (TICKET_EXPIRED, TICKET_EXPIRED, UNKNOWN_TICKET, 0)
 
 
-def test_past_the_settled_cap_the_oldest_settled_goes_first():
+def test_past_an_owners_kept_cap_its_new_work_is_refused_and_nothing_kept_is_forgotten():
     async def main():
         store = TicketStore(settled_limit=2)
         loop = asyncio.get_running_loop()
-        for index in range(3):
+        for index in range(2):
             work = loop.create_future()
             store.add(f"q_{index}", "a", work)
             work.set_result(index)
             await asyncio.sleep(0)
-        with pytest.raises(TicketError) as oldest:
-            store.get("q_0", "a")
-        return oldest.value.code, [t.id for t in store.owned("a")]
+        with pytest.raises(TicketError) as refused:
+            store.admit("a")
+        for index in range(3):  # another owner's outcomes take nothing of a's
+            work = loop.create_future()
+            store.add(f"r_{index}", f"b{index}", work)
+            work.set_result(index)
+            await asyncio.sleep(0)
+        return refused.value.code, [t.id for t in store.owned("a")]
 
-    assert run(main()) == (TICKET_EXPIRED, ["q_1", "q_2"])
+    assert run(main()) == (TOO_MANY_PENDING, ["q_0", "q_1"])
 
 
 def test_an_open_ticket_past_its_ttl_is_aborted_and_forgotten():
@@ -168,10 +173,26 @@ def test_the_per_owner_cap_counts_each_owner_and_frees_as_work_ends():
         store.add("q_3", "b", loop.create_future())  # another owner has its own room
         work.set_result("done")
         await asyncio.sleep(0)
-        store.add("q_4", "a", loop.create_future())  # the settled one made room
+        store.add("q_4", "a", loop.create_future())  # the settled one left the open cap
         await store.close_owner("b")
         store.admit("b")
         await store.close()
         return refused.value.code, store.open_count
 
     assert run(main()) == (TOO_MANY_PENDING, 0)
+
+
+def test_an_owner_holds_work_while_a_ticket_is_open_or_its_outcome_unfetched():
+    async def main():
+        store = TicketStore()
+        work = asyncio.get_running_loop().create_future()
+        store.add("q_1", "a", work)
+        states = [store.holds("a"), store.holds("b")]
+        work.set_result("answer")
+        await asyncio.sleep(0)
+        states.append(store.holds("a"))  # settled, never fetched
+        await store.wait("q_1", "a", 0)
+        states.append(store.holds("a"))  # fetched: kept for a late re-fetch, held no more
+        return states
+
+    assert run(main()) == [True, False, True, False]

@@ -225,7 +225,9 @@ class Elicitor:
             message = " · ".join(dict.fromkeys(plan.message for plan in plans
                                                if plan.message))
             request = build_request(self.server, message or None, questions,
-                                    signal=call.ctx.signal if call else None,
+                                    # its own: an answered form seals its signal, and
+                                    # the tool call must stay abortable after it
+                                    signal=call.ctx.signal.child() if call else None,
                                     call_id=call.ctx.call_id if call else None,
                                     messages=_own_messages(plans))
         except SchemaRefused as refused:

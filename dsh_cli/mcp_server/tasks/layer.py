@@ -10,7 +10,10 @@ asked for one or only can take one): a call that answers as a plain result passe
 The owner of a task is the client session: the ``Mcp-Session-Id`` over HTTP, the one
 client of a stdio process; on the 2026-07-28 wire there is no session at all, so its tasks
 share one owner and the unguessable task id is what keeps them apart (that wire has no
-``tasks/list`` to enumerate them), and neither era's tasks are reachable from the other.
+``tasks/list`` to enumerate them; its ``Mcp-Session-Id``, if any, decides nothing), and
+neither era's tasks are reachable from the other. That shared owner has a cap of its own,
+``TASKS_SESSIONLESS``, past which a new task is refused: one client never makes another's
+kept task go.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dsh_cli.core.limits import TASKS_SESSIONLESS
 from dsh_cli.mcp_server.tasks import legacy, modern
 from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
 from dsh_cli.mcp_server.tasks.listen import TaskListeners
@@ -68,7 +72,9 @@ class TaskLayer:
                  owner_of: OwnerOf | None = None) -> None:
         self.work_for = work_for
         self.owner_of = owner_of or _owner
-        self.store = store if store is not None else TaskStore()
+        # the sessionless wire's tasks are many clients': none is forgotten for another's
+        self.store = store if store is not None else TaskStore(
+            shared={MODERN_OWNER: TASKS_SESSIONLESS})
         self.required = required  # tools that run only as tasks (dsh's own: none)
         self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
         self.listeners = TaskListeners()  # 2026 ``subscriptions/listen`` streams
@@ -113,7 +119,7 @@ class TaskLayer:
         if method == "tasks/list":
             return legacy.list_tasks(self.store, owner, params)
         if method == "tasks/cancel":
-            return legacy.cancel(self.store, owner, params)
+            return await legacy.cancel(self.store, owner, params)
         return await call_next(ctx)
 
     async def _modern(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
@@ -131,8 +137,10 @@ class TaskLayer:
         if method in modern.METHODS:
             if not declared:
                 raise modern.missing_capability()
-            serve = {"tasks/get": modern.get, "tasks/update": modern.update,
-                     "tasks/cancel": modern.cancel}[method]
+            if method == "tasks/cancel":
+                return self._stamped(await modern.cancel(self.store, MODERN_OWNER, params,
+                                                         _headers(ctx)))
+            serve = {"tasks/get": modern.get, "tasks/update": modern.update}[method]
             return self._stamped(serve(self.store, MODERN_OWNER, params, _headers(ctx)))
         if method == LISTEN and declared:
             return await self.listeners.serve(ctx, self.store, MODERN_OWNER, params)

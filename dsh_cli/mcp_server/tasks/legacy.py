@@ -58,7 +58,9 @@ def _find(store: TaskStore, owner: str, params: Any) -> TaskRecord:
 
 def get(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/get``."""
-    return task_wire(_find(store, owner, params))
+    record = _find(store, owner, params)
+    record.fetched = record.terminal  # how it ended is known to its client now
+    return task_wire(record)
 
 
 async def result(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
@@ -67,6 +69,7 @@ async def result(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
 
     record = _find(store, owner, params)
     await record.done.wait()  # a cancelled wait leaves the task running
+    record.fetched = True
     if record.status == "completed" and record.result is not None:
         # the 2026 discriminator has no place on this wire
         called = {key: value for key, value in record.result.items() if key != "resultType"}
@@ -82,11 +85,13 @@ def list_tasks(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
     return {"tasks": [task_wire(record) for record in store.owned(owner)]}
 
 
-def cancel(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
-    """``tasks/cancel``: the task, now cancelled; an ended one cannot be."""
+async def cancel(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+    """``tasks/cancel``: the task, now cancelled; an ended one cannot be, nor one whose
+    answer came first (the refusal waits for it to be recorded, so it names the end)."""
     from mcp.shared.exceptions import MCPError
 
     record = _find(store, owner, params)
     if not store.cancel(record):
+        await record.done.wait()  # decided: its outcome is on its way
         raise MCPError(INVALID_PARAMS, f"Cannot cancel task: already {record.status}")
     return task_wire(record)

@@ -81,7 +81,9 @@ def _find(store: TaskStore, owner: str, params: Any, headers: Mapping[str, str] 
 def get(store: TaskStore, owner: str, params: Any,
         headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/get``: the task, its result or error inlined once it ended."""
-    return detailed(_find(store, owner, params, headers))
+    record = _find(store, owner, params, headers)
+    record.fetched = record.terminal
+    return detailed(record)
 
 
 def detailed(record: TaskRecord) -> dict[str, Any]:
@@ -101,8 +103,11 @@ def update(store: TaskStore, owner: str, params: Any,
     return {"resultType": "complete"}
 
 
-def cancel(store: TaskStore, owner: str, params: Any,
-           headers: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``tasks/cancel``: acknowledged, for a live task or an ended one alike."""
-    store.cancel(_find(store, owner, params, headers))
+async def cancel(store: TaskStore, owner: str, params: Any,
+                 headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``tasks/cancel``: acknowledged, for a live task or an ended one alike; when the
+    answer came first, once the task has completed with it (a ``tasks/get`` then agrees)."""
+    record = _find(store, owner, params, headers)
+    if not store.cancel(record):
+        await record.done.wait()
     return {"resultType": "complete"}

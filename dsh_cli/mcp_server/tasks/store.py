@@ -6,7 +6,11 @@ one that never was, so no client can read, list or cancel another's (the Python 
 experimental tasks were reachable from any session until python-sdk PR #2720 scoped them).
 Its id is 256 random bits, so it cannot be guessed either. A task is kept ``ttl_ms`` from
 its creation (cut to ``TASK_TTL_MAX_MS``); one still running then is withdrawn (its batch
-aborted, so the desks drop it) and forgotten. This module knows no protocol era: the wire
+aborted, so the desks drop it, and its watcher told) and forgotten. An owner of one client
+session holds ``TASKS_PER_SESSION``, its own oldest ended task forgotten to make room; a
+*shared* owner (every client of the sessionless 2026-07-28 wire) holds its own cap, and
+since the tasks in it are different clients', none is forgotten for another: past the cap
+a new task is refused. This module knows no protocol era: the wire
 shapes of each are in ``legacy.py`` (2025-11-25) and ``modern.py`` (the 2026-07-28
 extension).
 """
@@ -73,6 +77,7 @@ class TaskRecord:
     watcher: Watcher | None = None
     runner: asyncio.Task[None] | None = None
     expiry: asyncio.TimerHandle | None = None
+    fetched: bool = False  # its end was handed to the client (a result, or a get once ended)
 
     def __post_init__(self) -> None:
         self.updated = self.updated or self.created
@@ -97,9 +102,11 @@ class TaskStore:
     """Every task of one ``dsh mcp`` process, by owner, with their caps and expiry."""
 
     def __init__(self, *, per_owner: int = TASKS_PER_SESSION,
-                 ttl_max_ms: int = TASK_TTL_MAX_MS) -> None:
+                 ttl_max_ms: int = TASK_TTL_MAX_MS,
+                 shared: dict[str, int] | None = None) -> None:
         self.per_owner = per_owner
         self.ttl_max_ms = ttl_max_ms
+        self.shared = shared or {}  # owner -> cap, for owners that are many clients at once
         self._tasks: dict[str, TaskRecord] = {}
         self._telling: set[asyncio.Future[None]] = set()  # notices under way, kept from GC
 
@@ -111,9 +118,14 @@ class TaskStore:
 
     def create(self, owner: str, tool: str, work: Work, *, ttl_ms: Any = None,
                watcher: Watcher | None = None) -> TaskRecord:
-        """A new running task of ``owner``; ``TaskError`` when its cap is full of live ones."""
+        """A new running task of ``owner``; ``TaskError`` when its cap is full of live ones
+        (of a shared owner: of any, for each is kept its whole time to live)."""
         mine = self.owned(owner)
-        if len(mine) >= self.per_owner:
+        if owner in self.shared and len(mine) >= self.shared[owner]:
+            raise TaskError(-32600, f"too many tasks kept ({self.shared[owner]:,}, for every "
+                                    "client of this wire together): each is kept until its "
+                                    "time to live runs out")
+        if owner not in self.shared and len(mine) >= self.per_owner:
             finished = [task for task in mine if task.terminal]
             if not finished:
                 raise TaskError(-32600, f"too many tasks in progress ({self.per_owner}): "
@@ -136,19 +148,28 @@ class TaskStore:
         """``owner``'s tasks, the oldest first."""
         return [task for task in self._tasks.values() if task.owner == owner]
 
+    def holds(self, owner: str) -> bool:
+        """Whether ``owner`` has a task running, or one whose end it has not been handed."""
+        return any(not task.terminal or not task.fetched for task in self.owned(owner))
+
     def cancel(self, record: TaskRecord, reason: str = "the agent cancelled the task") -> bool:
-        """Cancel a live task (its batch is aborted); False when it had already ended."""
-        if not record.settle("cancelled", reason):
-            return False
-        record.signal.abort(reason)
+        """Cancel a live task (its batch is aborted); False when it had ended, or when its
+        outcome came first (its batch was answered: ``decided``, and it completes with it)."""
+        if record.terminal or not record.signal.abort(reason):
+            return False  # the abort settles the batch first-wins, in the pending table
+        record.settle("cancelled", reason)
         self._tell(record)
         return True
 
+    @staticmethod
+    def decided(record: TaskRecord) -> bool:
+        """Whether its outcome is fixed though not yet recorded (an answer on its way)."""
+        return record.terminal or record.signal.sealed
+
     def expire(self, record: TaskRecord) -> None:
-        """Its TTL ran out: a live task is withdrawn, and either way it is forgotten."""
-        if not record.terminal:
-            record.settle("cancelled", "the task's time to live ran out")
-            record.signal.abort("the task's time to live ran out")
+        """Its TTL ran out: a live task is withdrawn (its watcher told, as of a cancel), and
+        either way it is forgotten."""
+        self.cancel(record, "the task's time to live ran out")
         self.forget(record)
 
     def forget(self, record: TaskRecord) -> None:
