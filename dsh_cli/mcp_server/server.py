@@ -309,9 +309,10 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         then the task waits for its outcome, told as the human's answer."""
         client, owner = _client_name(ctx), session_owner(ctx, service.tickets)
         ticket: list[str] = []
+        signal = AbortSignal()  # the batch's and its task's: an answer seals both at once
 
         async def start() -> Any:
-            result = await service.ask(arguments, client=client, signal=AbortSignal(),
+            result = await service.ask(arguments, client=client, signal=signal,
                                        owner=owner, told=True)
             if result.is_error:  # a bad batch, no desk, no session: no task is made
                 return call_result(result)
@@ -328,7 +329,8 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
                 service.forget_told(ticket[0], owner)
 
         return Staged(start, meta=lambda: {AGENT_TASK: {
-            "modelImmediateResponse": immediate_note(ticket[0])}}, abandon=abandon)
+            "modelImmediateResponse": immediate_note(ticket[0])}}, abandon=abandon,
+            signal=signal)
 
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner)
     install_tasks(server, task_work, owner_of=lambda ctx, ended: session_owner(

@@ -116,8 +116,10 @@ class AskService:
         if owner is None:
             raise unowned()
         self.tickets.admit(owner)
-        # the batch outlives the call: its own signal, aborted only when its session ends
-        own = AbortSignal()
+        # the batch outlives the call: its own signal, aborted only when its session ends;
+        # a told batch's is its task's (made for it, never the call's), so the first of an
+        # answer and a tasks/cancel decides both the batch and the task
+        own = ctx.signal if ctx.call_id in self._told else AbortSignal()
         request = request.model_copy(update={"signal": own})
         if ctx.call_id in self._told:  # before it is asked: an answers file answers at once
             self._answerers[ctx.rpc_id] = None

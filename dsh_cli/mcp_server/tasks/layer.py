@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.limits import TASKS_SESSIONLESS
+from dsh_cli.core.signal import AbortSignal
 from dsh_cli.mcp_server.tasks import legacy, modern
 from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
 from dsh_cli.mcp_server.tasks.listen import TaskListeners
@@ -41,9 +42,11 @@ class Staged:
     """A call that becomes a task only once ``start`` has run: ``start`` returns the task's
     work, or a result that answers the call plainly (a refusal: no task); ``meta`` is the
     ``_meta`` of the task's creation result (read after ``start``), ``abandon`` undoes a
-    start whose task could not be made."""
+    start whose task could not be made; ``signal`` is what ``start`` asked under, and the
+    task's own (one settlement: an answer that seals it leaves a cancel nothing to win)."""
 
     start: Callable[[], Awaitable[Work | HandlerResult]]
+    signal: AbortSignal = field(default_factory=AbortSignal)
     meta: Callable[[], dict[str, Any]] = field(default=dict)
     abandon: Callable[[], None] = field(default=lambda: None)
 
@@ -184,7 +187,8 @@ class TaskLayer:
             found = started
         assert not isinstance(found, Staged)
         try:
-            record = self.store.create(owner, name, found, ttl_ms=ttl, watcher=watcher)
+            record = self.store.create(owner, name, found, ttl_ms=ttl, watcher=watcher,
+                                       signal=staged.signal if staged is not None else None)
         except TaskError as error:
             if staged is not None:
                 staged.abandon()

@@ -117,9 +117,12 @@ class TaskStore:
         return min(TASK_TTL_DEFAULT_MS, self.ttl_max_ms)
 
     def create(self, owner: str, tool: str, work: Work, *, ttl_ms: Any = None,
-               watcher: Watcher | None = None) -> TaskRecord:
+               watcher: Watcher | None = None, signal: AbortSignal | None = None
+               ) -> TaskRecord:
         """A new running task of ``owner``; ``TaskError`` when its cap is full of live ones
-        (of a shared owner: of any, for each is kept its whole time to live)."""
+        (of a shared owner: of any, for each is kept its whole time to live). ``signal``: the
+        one its work was already started under (a batch asked before its task was made), so
+        an answer that seals it decides the task too."""
         mine = self.owned(owner)
         if owner in self.shared and len(mine) >= self.shared[owner]:
             raise TaskError(-32600, f"too many tasks kept ({self.shared[owner]:,}, for every "
@@ -132,7 +135,7 @@ class TaskStore:
                                         "wait for one to end or cancel one")
             self.forget(min(finished, key=lambda task: task.updated))
         record = TaskRecord(secrets.token_urlsafe(32), owner, tool, self.ttl_for(ttl_ms),
-                            watcher=watcher)
+                            watcher=watcher, signal=signal or AbortSignal())
         self._tasks[record.task_id] = record
         loop = asyncio.get_running_loop()
         record.expiry = loop.call_later(record.ttl_ms / 1000, self.expire, record)
