@@ -15,7 +15,8 @@ __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
            "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
            "MODEL_CALLS", "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS",
            "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS",
-           "PENDING_BATCHES", "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES",
+           "PENDING_BATCHES", "PENDING_BYTES", "PENDING_BYTES_PER_SESSION",
+           "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES",
            "PRIVATE_FILE_BYTES", "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES",
            "RESULT_CHARACTERS", "RESULT_ITEMS", "SERVER_LOG_BYTES", "TASKS_PER_SESSION",
            "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS", "TICKETS_OPEN",
@@ -90,6 +91,11 @@ PATTERN_CHARACTERS = 500
 # async batches waiting at once in one session (``interaction/later.py``): past it
 # TOO_MANY_PENDING
 PENDING_BATCHES = 10_000
+# what the open batches of ``dsh mcp`` may weigh (their arguments as UTF-8 JSON), of one
+# session and in all (``mcp_server/budget.py``): a batch within every field's cap can be 11 MB
+# and costs the server about 1.5 times that while open; past either, TOO_MANY_PENDING
+PENDING_BYTES_PER_SESSION = 32 * 1024 * 1024
+PENDING_BYTES = 128 * 1024 * 1024
 # model calls in one turn of the agent loop: past it the turn ends with TURN_LIMIT
 MODEL_CALLS = 50
 # input rounds a 2026-07-28 MCP server may ask for in one tool call (as the SDK's driver cuts off)

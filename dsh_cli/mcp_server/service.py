@@ -21,10 +21,11 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError, format_line
+from dsh_cli.core.errors import NO_PROVIDER, TicketError, UserInteractionError, format_line
 from dsh_cli.core.events import AssistantMessage, ToolResultEvent
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
+from dsh_cli.mcp_server.budget import BatchBudget, Held
 from dsh_cli.mcp_server.tickets import TicketStore, unowned
 from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION, AskUserQuestionTool
 from dsh_cli.tools.registry import ToolContext, ToolRegistry, ToolResult
@@ -49,13 +50,16 @@ class AskService:
     def __init__(self, ui: UserInteraction, *, sources: dict[str, dict[str, Any]] | None = None,
                  store: SessionStore | None = None,
                  report: Callable[[str], None] | None = None,
-                 tickets: TicketStore | None = None) -> None:
+                 tickets: TicketStore | None = None,
+                 budget: BatchBudget | None = None) -> None:
         self.ui = ui
+        self.budget = budget if budget is not None else BatchBudget()
         self.sources = sources if sources is not None else {}
         self.tickets = tickets if tickets is not None else TicketStore()
         self.registry = ToolRegistry([AskUserQuestionTool(submit=self._submit,
                                                           description=MCP_DESCRIPTION)])
         self._owners: dict[str, str | None] = {}  # call id -> its session (None: unknown)
+        self._later: dict[str, asyncio.Future[Any]] = {}  # call id -> its async batch
         self.store = store
         self.session_id: str | None = None
         self._report = report or (lambda line: None)
@@ -77,8 +81,16 @@ class AskService:
         rpc_id = mint_rpc_id()
         self.sources[rpc_id] = {"client": client, "cwd": os.getcwd(), "pid": os.getpid()}
         self._owners[call_id] = owner
-        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
-                                          "arguments": _arguments_text(arguments)}]))
+        text = _arguments_text(arguments)
+        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME, "arguments": text}]))
+        try:  # weighed before anything is built of it
+            held = self.budget.take(owner, len(text.encode("utf-8", "replace")))
+        except TicketError as error:
+            self._owners.pop(call_id, None)
+            self.sources.pop(rpc_id, None)
+            result = ToolResult.failure(error)
+            self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
+            return result
         ticker = asyncio.ensure_future(_tick(progress)) if progress is not None else None
         try:
             ctx = ToolContext(user_interaction=self.ui, signal=signal, call_id=call_id,
@@ -90,6 +102,7 @@ class AskService:
             self._owners.pop(call_id, None)
             if rpc_id not in self.tickets:  # an async batch keeps its label while asked
                 self.sources.pop(rpc_id, None)
+            _release_when_done(held, self._later.pop(call_id, None))
         self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
         return result
 
@@ -109,6 +122,7 @@ class AskService:
         own = AbortSignal()
         request = request.model_copy(update={"signal": own})
         task = asyncio.ensure_future(self._ask_later(request, ctx.rpc_id))
+        self._later[ctx.call_id] = task
         self.tickets.add(ctx.rpc_id, owner, task,
                          abort=lambda: own.abort("the agent's session ended"), kind=TICKET_KIND)
         return ctx.rpc_id
@@ -165,6 +179,14 @@ class AskService:
             self.ui.events.emit(event)
         except StoreError as error:  # the answer still reaches the agent
             self._report(format_line(error.code, error.message))
+
+
+def _release_when_done(held: Held, later: asyncio.Future[Any] | None) -> None:
+    """A waiting call's bytes go back now; an async batch's when its batch ends."""
+    if later is None or later.done():
+        held.release()
+    else:
+        later.add_done_callback(lambda _: held.release())
 
 
 def _arguments_text(arguments: Any) -> str:
