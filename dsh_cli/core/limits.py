@@ -141,3 +141,6 @@ TASK_TTL_MAX_MS = 24 * 60 * 60 * 1000
 # a 2026 ``subscriptions/listen`` stream of task statuses: the task ids it may name (one
 # client's whole share of tasks) and the changes it may leave unread before it is ended
 TASK_LISTEN_BACKLOG = 64
+# 2026 ``subscriptions/listen`` streams open at once (each an HTTP response, so a descriptor):
+# past it a new listen is refused; a stream ends once every task it names has ended
+TASK_LISTEN_STREAMS = 64

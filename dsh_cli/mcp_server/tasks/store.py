@@ -149,6 +149,7 @@ class TaskStore:
         if not record.terminal:
             record.settle("cancelled", "the task's time to live ran out")
             record.signal.abort("the task's time to live ran out")
+            self._tell(record)  # a listen stream hears of it, and ends when all it named did
         self.forget(record)
 
     def forget(self, record: TaskRecord) -> None:
