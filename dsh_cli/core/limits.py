@@ -23,7 +23,8 @@ __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
            "TICKETS_OPEN_PER_OWNER", "TICKETS_SETTLED", "TICKET_CHARACTERS",
            "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
            "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
-           "URL_CHARACTERS", "WEB_HISTORY_EVENTS", "WEB_REMEMBERED"]
+           "URL_CHARACTERS", "WEB_CONNECTIONS", "WEB_CONNECTIONS_PER_CLIENT",
+           "WEB_HISTORY_EVENTS", "WEB_REMEMBERED", "WEB_REQUEST_SECONDS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -105,6 +106,15 @@ WEB_HISTORY_EVENTS = 2000
 # batches, calls and permission requests the page's words are remembered for at once (a
 # peer's flood); the oldest are forgotten (``providers/web/shown.py``)
 WEB_REMEMBERED = 1000
+# connections a web server of dsh (``dsh web``, ``--web``, ``dsh attach --web``, ``dsh mcp
+# --http``) holds at once, in all (or half the descriptor limit, if lower) and of one client
+# address; past either the oldest still waiting for a request is closed
+# (``providers/web/connections.py``)
+WEB_CONNECTIONS = 256
+WEB_CONNECTIONS_PER_CLIENT = 128
+# seconds a connection has to send a whole request (head and body), from its opening or
+# the end of its previous response: past it the connection is closed
+WEB_REQUEST_SECONDS = 10.0
 # events queued for one browser of the web desk that does not read them (a phone asleep)
 # before its stream is ended; it reconnects and gets the replay (``desk/web/feed.py``)
 DESK_QUEUED_EVENTS = 2000
