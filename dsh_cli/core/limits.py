@@ -10,7 +10,7 @@ nothing.
 from __future__ import annotations
 
 __all__ = ["AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS", "CALLBACK_LINE_BYTES",
-           "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS",
+           "COMMAND_CHARACTERS", "DESK_HELD_BYTES", "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS",
            "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
            "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
            "MODEL_CALLS", "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS",
@@ -72,6 +72,10 @@ DPOP_NONCE_CHARACTERS = 1024
 CALLBACK_LINE_BYTES = 16 * 1024
 # one line from a dsh server to the desk: a batch of 20 questions × 50 options fits many times
 DESK_LINE_BYTES = 16 * 1024 * 1024
+# what one desk (``dsh attach``) holds of pending batches and permission requests, all
+# servers together, as the bytes of their lines (``desk/link.py``): one past it is refused
+# with ``desk/full`` and its agent told why
+DESK_HELD_BYTES = 64 * 1024 * 1024
 # one frame (a relay line, a web body); past it nothing more is read: BAD_FRAME (relay), 413 (web)
 FRAME_BYTES = 1_000_000
 # a model's turn (text, reasoning, tool-call arguments): far beyond any real answer, small
