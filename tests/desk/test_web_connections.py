@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from dsh_under_test import DSH
 
-from dsh_cli.core.limits import WEB_REQUEST_SECONDS
+from dsh_cli.core.limits import WEB_CONNECTIONS_PER_CLIENT, WEB_REQUEST_SECONDS
 
 HALF = "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"  # the head, without its blank line
 
@@ -153,3 +153,23 @@ def test_accepts_that_fail_for_want_of_descriptors_are_one_dsh_line():
     assert said.startswith("dsh: cannot take a connection: Too many open files")
     assert [line for line in lines if "cannot take a connection" in line] == [said], lines
     assert not [line for line in lines if "Traceback" in line or "resource" in line], lines
+
+
+def test_one_client_holds_at_most_its_share_of_connections():
+    with web_desk() as desk:
+        base = desk.descriptors()
+        flood = [half_sent(desk.port) for _ in range(WEB_CONNECTIONS_PER_CLIENT + 72)]
+        try:
+            human = http.client.HTTPConnection("127.0.0.1", desk.port, timeout=10)
+            human.request("GET", f"/?token={desk.token}")
+            status = human.getresponse().status
+            held = desk.descriptors()  # the flood came before the human's: all taken now
+            human.close()
+        finally:
+            for sock in flood:
+                sock.close()
+        desk.stop()
+    # every connection the flood made was taken (no descriptor shortage here): the cap of
+    # one client address closed the oldest waiting ones as new ones came
+    assert held - base <= WEB_CONNECTIONS_PER_CLIENT + 2, (base, held)  # and the human's
+    assert status == 303
