@@ -10,19 +10,22 @@ nothing.
 from __future__ import annotations
 
 __all__ = ["ACP_LINE_BYTES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
-           "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS",
+           "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES", "DESK_LINE_BYTES",
+           "DESK_QUEUED_EVENTS",
            "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
            "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
            "MODEL_CALLS", "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS",
            "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS",
-           "PENDING_BATCHES", "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES",
+           "PENDING_BATCHES", "PENDING_BYTES", "PENDING_BYTES_PER_SESSION",
+           "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES",
            "PRIVATE_FILE_BYTES", "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES",
            "RESULT_CHARACTERS", "RESULT_ITEMS", "SERVER_LOG_BYTES", "TASKS_PER_SESSION",
            "TASKS_SESSIONLESS", "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS", "TICKETS_OPEN",
            "TICKETS_OPEN_PER_OWNER", "TICKETS_SETTLED", "TICKET_CHARACTERS",
            "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
            "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
-           "URL_CHARACTERS", "WEB_HISTORY_EVENTS", "WEB_REMEMBERED"]
+           "URL_CHARACTERS", "WEB_CONNECTIONS", "WEB_CONNECTIONS_PER_CLIENT",
+           "WEB_HISTORY_EVENTS", "WEB_REMEMBERED", "WEB_REQUEST_SECONDS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
 RESULT_CHARACTERS = 100_000
@@ -70,6 +73,10 @@ DPOP_NONCE_CHARACTERS = 1024
 CALLBACK_LINE_BYTES = 16 * 1024
 # one line from a dsh server to the desk: a batch of 20 questions × 50 options fits many times
 DESK_LINE_BYTES = 16 * 1024 * 1024
+# what one desk (``dsh attach``) holds of pending batches and permission requests, all
+# servers together, as the bytes of their lines (``desk/link.py``): one past it is refused
+# with ``desk/full`` and its agent told why
+DESK_HELD_BYTES = 64 * 1024 * 1024
 # one frame (a relay line, a web body); past it nothing more is read: BAD_FRAME (relay), 413 (web)
 FRAME_BYTES = 1_000_000
 # one line from an ACP client (``dsh acp``), the SDK's own stdio limit: a prompt with its
@@ -93,6 +100,11 @@ PATTERN_CHARACTERS = 500
 # async batches waiting at once in one session (``interaction/later.py``): past it
 # TOO_MANY_PENDING
 PENDING_BATCHES = 10_000
+# what the open batches of ``dsh mcp`` may weigh (their arguments as UTF-8 JSON), of one
+# session and in all (``mcp_server/budget.py``): a batch within every field's cap can be 11 MB
+# and costs the server about 1.5 times that while open; past either, TOO_MANY_PENDING
+PENDING_BYTES_PER_SESSION = 32 * 1024 * 1024
+PENDING_BYTES = 128 * 1024 * 1024
 # model calls in one turn of the agent loop: past it the turn ends with TURN_LIMIT
 MODEL_CALLS = 50
 # input rounds a 2026-07-28 MCP server may ask for in one tool call (as the SDK's driver cuts off)
@@ -102,6 +114,15 @@ WEB_HISTORY_EVENTS = 2000
 # batches, calls and permission requests the page's words are remembered for at once (a
 # peer's flood); the oldest are forgotten (``providers/web/shown.py``)
 WEB_REMEMBERED = 1000
+# connections a web server of dsh (``dsh web``, ``--web``, ``dsh attach --web``, ``dsh mcp
+# --http``) holds at once, in all (or half the descriptor limit, if lower) and of one client
+# address; past either the oldest still waiting for a request is closed
+# (``providers/web/connections.py``)
+WEB_CONNECTIONS = 256
+WEB_CONNECTIONS_PER_CLIENT = 128
+# seconds a connection has to send a whole request (head and body), from its opening or
+# the end of its previous response: past it the connection is closed
+WEB_REQUEST_SECONDS = 10.0
 # events queued for one browser of the web desk that does not read them (a phone asleep)
 # before its stream is ended; it reconnects and gets the replay (``desk/web/feed.py``)
 DESK_QUEUED_EVENTS = 2000
@@ -142,3 +163,6 @@ TASK_TTL_MAX_MS = 24 * 60 * 60 * 1000
 # a 2026 ``subscriptions/listen`` stream of task statuses: the task ids it may name (one
 # client's whole share of tasks) and the changes it may leave unread before it is ended
 TASK_LISTEN_BACKLOG = 64
+# 2026 ``subscriptions/listen`` streams open at once (each an HTTP response, so a descriptor):
+# past it a new listen is refused; a stream ends once every task it names has ended
+TASK_LISTEN_STREAMS = 64

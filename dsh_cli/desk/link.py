@@ -7,6 +7,11 @@ Every batch and permission request read is acknowledged at once (``desk/taken``)
 counts this desk only while it does, so a desk that is stopped never holds an agent up.
 Each line a server writes reaches ``on_event(link, event)``; a server that goes away
 reaches ``on_closed(link)``.
+
+What the desk holds is bounded by bytes: the lines of the batches and permission requests
+pending here, all servers together, weigh at most ``DESK_HELD_BYTES``. One that would take
+the desk past it is not held (nor shown): the desk answers ``desk/full`` instead of
+``desk/taken``, with a message the server hands the agent, and says so in one line.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.limits import DESK_HELD_BYTES
 from dsh_cli.core.limits import DESK_LINE_BYTES as MAX_LINE
 from dsh_cli.core.lines import notice
 from dsh_cli.core.text import scrub_surrogates
@@ -26,6 +32,8 @@ from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir,
 __all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "frame_line"]
 
 TAKEN = frozenset({"question/requested", "permission/requested"})
+RESOLVED = frozenset({"question/resolved", "permission/resolved"})
+MIB = 1024 * 1024
 SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new servers
 
 
@@ -44,6 +52,7 @@ class ServerLink:
                  writer: asyncio.StreamWriter) -> None:
         self.path = path
         self.hello: dict[str, Any] = {}
+        self.line_bytes = 0  # the size of the line the last event came in
         self._reader = reader
         self._writer = writer
 
@@ -76,6 +85,7 @@ class ServerLink:
                 return None
             if not line:
                 return None
+            self.line_bytes = len(line)
             try:
                 event = json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
@@ -94,8 +104,13 @@ class DeskLinks:
     def __init__(self, on_event: Callable[[ServerLink, dict[str, Any]], None],
                  on_closed: Callable[[ServerLink], None], *,
                  directory: Path | None = None,
-                 report: Callable[[str], None] | None = None) -> None:
+                 report: Callable[[str], None] | None = None,
+                 held_limit: int = DESK_HELD_BYTES) -> None:
         self.directory = directory or runtime_dir()
+        self.held_limit = held_limit
+        self.held = 0  # bytes of the lines of what is pending here, all servers together
+        self._weights: dict[tuple[ServerLink, str], int] = {}
+        self._said_full: set[tuple[ServerLink, str]] = set()  # until each resolves
         self.links: dict[Path, ServerLink] = {}
         self._on_event = on_event
         self._on_closed = on_closed
@@ -155,9 +170,40 @@ class DeskLinks:
                 if event["type"] == "desk/hello":
                     link.hello = event
                 elif event["type"] in TAKEN and isinstance(event.get("rpc_id"), str):
+                    if not self._hold(link, event["rpc_id"]):
+                        continue
                     link.send({"type": "desk/taken", "rpc_id": event["rpc_id"]})
+                elif event["type"] in RESOLVED and isinstance(event.get("rpc_id"), str):
+                    self.held -= self._weights.pop((link, event["rpc_id"]), 0)
+                    if (link, event["rpc_id"]) in self._said_full:
+                        self._said_full.discard((link, event["rpc_id"]))
+                        continue  # never shown here, so nothing to withdraw
                 self._on_event(link, event)
         finally:
             self.links.pop(link.path, None)
+            for key in [key for key in self._weights if key[0] is link]:
+                self.held -= self._weights.pop(key)
+            self._said_full = {key for key in self._said_full if key[0] is not link}
             link.close()
             self._on_closed(link)
+
+    def _hold(self, link: ServerLink, rpc_id: str) -> bool:
+        """Weigh what ``link`` asks under ``rpc_id``; False (and ``desk/full`` said) when it
+        would take the desk past ``held_limit``."""
+        if (link, rpc_id) in self._weights:
+            return True  # a replay of what is held already
+        size = link.line_bytes
+        if self.held + size > self.held_limit:
+            message = (f"the dsh desk holds {self.held / MIB:.1f} MiB of pending questions "
+                       f"already (at most {self.held_limit / MIB:.1f} MiB), so it did not take "
+                       f"this one of {size / MIB:.1f} MiB: wait for answers, or ask a smaller "
+                       "batch")
+            link.send({"type": "desk/full", "rpc_id": rpc_id, "message": message})
+            self._said_full.add((link, rpc_id))
+            self._report(notice(f"not shown: dsh mcp pid {link.pid} asked {size / MIB:.1f} "
+                                f"MiB more than the desk holds ({self.held_limit / MIB:.0f} "
+                                "MiB at most)"))
+            return False
+        self._weights[(link, rpc_id)] = size
+        self.held += size
+        return True

@@ -10,7 +10,9 @@ A connection counts as a desk only once it takes a batch: a desk answers every
 ``question/requested`` and ``permission/requested`` it reads with a ``desk/taken`` frame.
 One that connects and says nothing, or a ``dsh attach`` that is stopped, takes nothing, so
 a batch no desk takes within ``TAKE_WITHIN`` seconds fails ``NO_PROVIDER`` (its
-``question/resolved`` then withdraws it from any desk that reads it later).
+``question/resolved`` then withdraws it from any desk that reads it later). A desk that
+holds too many bytes already answers ``desk/full`` (``desk/link.py``); once every desk
+attached has, the batch fails at once ``TOO_MANY_PENDING`` with the desk's message.
 
 Permission requests (``approve_tool_use``) travel the same sockets: ``permission/requested``
 (with its ``source``) and ``permission/resolved`` out, ``permission/decision`` frames in,
@@ -36,6 +38,7 @@ from dsh_cli.core.errors import (
     BAD_FRAME,
     NO_PERMISSION_PROVIDER,
     NO_PROVIDER,
+    TOO_MANY_PENDING,
     PermissionRequestError,
     UserInteractionError,
 )
@@ -97,7 +100,7 @@ class SourcedPermissionRequested(PermissionRequested):
 PERMISSION_EVENTS = frozenset({"permission/requested", "permission/resolved"})
 REQUESTED = (QuestionRequested, PermissionRequested)
 RESOLVED = (QuestionResolved, PermissionResolved)
-DESK_FRAMES = frozenset({"desk/taken", "desk/opened", "desk/released"})
+DESK_FRAMES = frozenset({"desk/taken", "desk/full", "desk/opened", "desk/released"})
 DECISION_FIELDS = frozenset({"type", "rpc_id", "session_id", "decision", "message"})
 
 
@@ -174,6 +177,8 @@ class _DeskRelay(JsonLinesRelay):
                 self.write(ErrorEvent(BAD_FRAME, f"{kind} takes rpc_id (a string)"))
             elif kind == "desk/taken":
                 self._took(rpc_id)
+            elif kind == "desk/full":
+                self._hub.full(self, rpc_id, json.loads(line).get("message"))
             else:
                 self._hub.hold(self, rpc_id, kind == "desk/opened")
             return
@@ -238,6 +243,9 @@ class DeskHub:
         # which desks have each pending batch open for answering (desk/opened), so the
         # others show it as taken; only pending rpc_ids, so a desk's frames cannot grow it
         self._holders: dict[str, set[_DeskRelay]] = {}
+        # the desks that were too full to take a pending batch, and the last one's words;
+        # only pending rpc_ids, as ``_taken``
+        self._full: dict[str, tuple[set[_DeskRelay], str]] = {}
         self._relays: set[_DeskRelay] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self._responding: set[asyncio.Task[None]] = set()
@@ -293,7 +301,28 @@ class DeskHub:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await taken.wait()
-        return taken.is_set()
+        return taken.is_set() and self.too_full(rpc_id) is None
+
+    def full(self, desk: _DeskRelay, rpc_id: str, message: Any) -> None:
+        """``desk`` is too full to take ``rpc_id``; once every desk is, the wait ends."""
+        taken = self._taken.get(rpc_id)
+        if taken is None or taken.is_set():
+            return  # settled, or taken by another desk already
+        from dsh_cli.core.sanitize import sanitize_line
+
+        desks, _ = self._full.setdefault(rpc_id, (set(), ""))
+        desks.add(desk)
+        said = sanitize_line(message)[:300] if isinstance(message, str) else "the desk is full"
+        self._full[rpc_id] = (desks, said)
+        if self._relays <= desks:
+            taken.set()
+
+    def too_full(self, rpc_id: str) -> str | None:
+        """Why no desk took ``rpc_id`` when every desk attached was too full, else None."""
+        refused = self._full.get(rpc_id)
+        if refused is None or not self._relays or not self._relays <= refused[0]:
+            return None
+        return refused[1]
 
     def took(self, rpc_id: str) -> None:
         """A desk took ``rpc_id``; a late or unknown one changes nothing."""
@@ -347,6 +376,7 @@ class DeskHub:
             self._taken.setdefault(event.rpc_id, asyncio.Event())
         elif isinstance(event, RESOLVED):
             self._taken.pop(event.rpc_id, None)
+            self._full.pop(event.rpc_id, None)
             self._holders.pop(event.rpc_id, None)  # its resolution says the rest
         if isinstance(event, PermissionRequested):
             self._awaited.setdefault(event.rpc_id, asyncio.Event())
@@ -488,7 +518,8 @@ class DeskProvider:
         found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert,
                                   "question")
         if found is not None:
-            raise UserInteractionError(found, NO_PROVIDER)
+            full = self.hub.too_full(context.rpc_id)
+            raise UserInteractionError(found, NO_PROVIDER if full is None else TOO_MANY_PENDING)
         await asyncio.get_running_loop().create_future()  # a desk settles it, or the seam does
         raise AssertionError("unreachable")
 
@@ -508,7 +539,7 @@ async def _desk_takes(hub: DeskHub, rpc_id: str, wait: float,
         if wait <= 0 or not await hub.wait_for_desk(wait):
             return NO_DESK
     if not await hub.wait_taken(rpc_id, max(TAKE_WITHIN, end - loop.time())):
-        return NOT_TAKEN.format(what=what, seconds=TAKE_WITHIN)
+        return hub.too_full(rpc_id) or NOT_TAKEN.format(what=what, seconds=TAKE_WITHIN)
     return None
 
 

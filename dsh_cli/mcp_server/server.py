@@ -444,11 +444,13 @@ async def serve_http(server: Server[Any], *, port: int = 0,
                             timeout_graceful_shutdown=1)
     from dsh_cli.providers.web.server import embedded_server  # signals stay dsh's
 
-    uvicorn_server = embedded_server(config)
+    stderr = _StderrLines()
+    uvicorn_server = embedded_server(config, stderr.say)
     serving = asyncio.ensure_future(uvicorn_server.serve(sockets=[sock]))
     while not uvicorn_server.started and not serving.done():
         await asyncio.sleep(0.01)
     if serving.done():
+        stderr.close()
         serving.result()
         return
     announce(f"http://127.0.0.1:{port}/{token}/mcp")
@@ -465,3 +467,29 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         raise
     finally:
         await asyncio.shield(close_tasks(server))
+        stderr.close()
+
+
+class _StderrLines:
+    """Lines on stderr from the HTTP server that never block the loop (a pipe nobody reads)."""
+
+    def __init__(self) -> None:
+        import sys
+
+        from dsh_cli.providers.pipe_writer import PipeWriter, descriptor_of
+
+        fd = descriptor_of(sys.stderr)
+        self._pipe = PipeWriter(fd) if fd is not None else None
+
+    def say(self, text: str) -> None:
+        import sys
+
+        if self._pipe is not None:
+            self._pipe.write(text.encode("utf-8", "replace"))
+            return
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(text)
+
+    def close(self) -> None:
+        if self._pipe is not None:
+            self._pipe.close()

@@ -24,10 +24,17 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.errors import ASK_CANCELLED, NO_PROVIDER, UserInteractionError, format_line
+from dsh_cli.core.errors import (
+    ASK_CANCELLED,
+    NO_PROVIDER,
+    TicketError,
+    UserInteractionError,
+    format_line,
+)
 from dsh_cli.core.events import AssistantMessage, QuestionResolved, ToolResultEvent
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
+from dsh_cli.mcp_server.budget import BatchBudget, Held
 from dsh_cli.mcp_server.tickets import TicketStore, unowned
 from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION, AskUserQuestionTool
 from dsh_cli.tools.registry import ToolContext, ToolRegistry, ToolResult
@@ -52,8 +59,10 @@ class AskService:
     def __init__(self, ui: UserInteraction, *, sources: dict[str, dict[str, Any]] | None = None,
                  store: SessionStore | None = None,
                  report: Callable[[str], None] | None = None,
-                 tickets: TicketStore | None = None) -> None:
+                 tickets: TicketStore | None = None,
+                 budget: BatchBudget | None = None) -> None:
         self.ui = ui
+        self.budget = budget if budget is not None else BatchBudget()
         self.sources = sources if sources is not None else {}
         self.tickets = tickets if tickets is not None else TicketStore()
         self.registry = ToolRegistry([AskUserQuestionTool(submit=self._submit,
@@ -63,6 +72,7 @@ class AskService:
         # the async batches a task tells of (rpc_id), and who answered each, once known
         self._answerers: dict[str, str | None] = {}
         ui.events.subscribe(self._heard)
+        self._later: dict[str, asyncio.Future[Any]] = {}  # call id -> its async batch
         self.store = store
         self.session_id: str | None = None
         self._report = report or (lambda line: None)
@@ -87,8 +97,17 @@ class AskService:
         self._owners[call_id] = owner
         if told:
             self._told.add(call_id)
-        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
-                                          "arguments": _arguments_text(arguments)}]))
+        text = _arguments_text(arguments)
+        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME, "arguments": text}]))
+        try:  # weighed before anything is built of it
+            held = self.budget.take(owner, len(text.encode("utf-8", "replace")))
+        except TicketError as error:
+            self._owners.pop(call_id, None)
+            self._told.discard(call_id)
+            self.sources.pop(rpc_id, None)
+            result = ToolResult.failure(error)
+            self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
+            return result
         ticker = asyncio.ensure_future(_tick(progress)) if progress is not None else None
         try:
             ctx = ToolContext(user_interaction=self.ui, signal=signal, call_id=call_id,
@@ -101,6 +120,7 @@ class AskService:
             self._told.discard(call_id)
             if rpc_id not in self.tickets:  # an async batch keeps its label while asked
                 self.sources.pop(rpc_id, None)
+            _release_when_done(held, self._later.pop(call_id, None))
         self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
         return result
 
@@ -124,6 +144,7 @@ class AskService:
         if ctx.call_id in self._told:  # before it is asked: an answers file answers at once
             self._answerers[ctx.rpc_id] = None
         task = asyncio.ensure_future(self._ask_later(request, ctx.rpc_id))
+        self._later[ctx.call_id] = task
         self.tickets.add(ctx.rpc_id, owner, task,
                          abort=lambda: own.abort("the agent's session ended"), kind=TICKET_KIND)
         return ctx.rpc_id
@@ -237,6 +258,14 @@ def told_as(ticket: str, result: ToolResult, answered_by: str | None, when: floa
         return (f"The human dismissed your question (ticket {ticket}) without answering, "
                 f"at {stamp}:")
     return f"Your question (ticket {ticket}) ended without the human's answer at {stamp}:"
+
+
+def _release_when_done(held: Held, later: asyncio.Future[Any] | None) -> None:
+    """A waiting call's bytes go back now; an async batch's when its batch ends."""
+    if later is None or later.done():
+        held.release()
+    else:
+        later.add_done_callback(lambda _: held.release())
 
 
 def _arguments_text(arguments: Any) -> str:

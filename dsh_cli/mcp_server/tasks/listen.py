@@ -6,9 +6,12 @@ proof of a task being the caller's, so naming it is the entitlement, and a strea
 no other task. The ack (the stream's first frame) echoes the ids honoured (the ones that
 exist now); a named task that has already ended gets its final notification right after
 the ack, so a task that ends between ``tools/call`` and ``subscriptions/listen`` is not
-missed; after that, one notification per status change. A stream ends when its client
-goes, when it lets ``BACKLOG`` changes pile up unread, or, with the listen result as its
-last frame, when the server stops. Each notification is the task's
+missed; after that, one notification per status change. A stream ends, with the listen
+result as its last frame, once every task it named has ended and been told (a stream that
+names no task ends after its ack), or when the server stops; it is cut when its client goes
+or lets ``BACKLOG`` changes pile up unread. At most ``STREAMS`` are open at once: past it a
+new listen is refused, so a client holding streams it never reads holds that many
+descriptors, not one per request. Each notification is the task's
 ``DetailedTask`` (the ``tasks/get`` shape, result or error inlined), stamped with the
 subscription id. dsh publishes no list changes, so no other filter field is honoured.
 """
@@ -20,6 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.limits import TASK_LISTEN_BACKLOG as BACKLOG
+from dsh_cli.core.limits import TASK_LISTEN_STREAMS as STREAMS
 from dsh_cli.core.limits import TASKS_PER_SESSION
 from dsh_cli.mcp_server.tasks.modern import INVALID_PARAMS, detailed
 from dsh_cli.mcp_server.tasks.store import TaskRecord, TaskStore
@@ -27,11 +31,12 @@ from dsh_cli.mcp_server.tasks.store import TaskRecord, TaskStore
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-__all__ = ["METHOD", "NOTIFICATION", "TaskListeners"]
+__all__ = ["METHOD", "NOTIFICATION", "STREAMS", "TaskListeners"]
 
 METHOD = "subscriptions/listen"
 NOTIFICATION = "notifications/tasks"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+INVALID_REQUEST = -32600
 
 
 class _Frame:
@@ -47,7 +52,8 @@ class _Frame:
 class TaskListeners:
     """The open listen streams, each with the task ids it named."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, most: int = STREAMS) -> None:
+        self.most = most
         self._streams: dict[object, tuple[frozenset[str], asyncio.Queue[TaskRecord | None]]] = {}
 
     def changed(self, record: TaskRecord) -> None:
@@ -82,6 +88,10 @@ class TaskListeners:
                 or not all(isinstance(task_id, str) for task_id in ids):
             raise MCPError(INVALID_PARAMS, "subscriptions/listen needs notifications.taskIds: "
                                            f"up to {TASKS_PER_SESSION} task ids")
+        if len(self._streams) >= self.most:
+            raise MCPError(INVALID_REQUEST, f"{len(self._streams)} subscriptions/listen streams "
+                                            f"are open already (at most {self.most}): "
+                                            "poll tasks/get, or listen once one has ended")
         records = [record for task_id in dict.fromkeys(ids)
                    if (record := store.get(owner, task_id)) is not None]
         meta = {SUBSCRIPTION_ID: subscription}
@@ -95,10 +105,13 @@ class TaskListeners:
             await self._send(ctx, "notifications/subscriptions/acknowledged",
                              {"notifications": {"taskIds": [r.task_id for r in records]},
                               "_meta": meta})
-            while (record := await queue.get()) is not None:
+            unended = {record.task_id for record in records}  # until each is told ended
+            while unended and (record := await queue.get()) is not None:
                 task = {key: value for key, value in detailed(record).items()
                         if key != "resultType"}
                 await self._send(ctx, NOTIFICATION, {**task, "_meta": meta})
+                if record.terminal:
+                    unended.discard(record.task_id)
         finally:
             self._streams.pop(token, None)
         return {"_meta": meta}

@@ -82,7 +82,7 @@ class WebServer:
         app = make_app(web_secrets)
         config = uvicorn.Config(app, log_config=None, log_level="warning", access_log=False,
                                 lifespan="off", ws="none", timeout_graceful_shutdown=1)
-        self._server = embedded_server(config)
+        self._server = embedded_server(config, self.say)
         self._task = asyncio.ensure_future(self._server.serve(sockets=[sock]))
         while not self._server.started:
             if self._task.done():
@@ -186,8 +186,15 @@ def _client_went_away(record: logging.LogRecord) -> bool:
     return isinstance(error, ClientDisconnect | ConnectionError)
 
 
-def embedded_server(config: Any) -> Any:
+def embedded_server(config: Any, say: Callable[[str], None]) -> Any:
+    """uvicorn for ``config``, its connections bounded (``connections.py``); ``say`` writes
+    a line on stderr without blocking (a failing ``accept()`` is one line, rate-limited)."""
     import uvicorn
+
+    from dsh_cli.providers.web.connections import BACKLOG, AcceptErrors, guarded_h11
+
+    config.http = guarded_h11()
+    config.backlog = BACKLOG
 
     class EmbeddedServer(uvicorn.Server):
         """uvicorn without its signal handlers: dsh owns SIGINT and SIGTERM."""
@@ -195,6 +202,14 @@ def embedded_server(config: Any) -> Any:
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             yield
+
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            loop = asyncio.get_running_loop()
+            previous = loop.get_exception_handler()
+            # kept after the server ends: asyncio may retry a failed accept after its stop
+            if not isinstance(previous, AcceptErrors):
+                loop.set_exception_handler(AcceptErrors(say, previous))
+            await super().serve(sockets)
 
     return EmbeddedServer(config)
 
