@@ -156,7 +156,8 @@ async def _terminal_desk(settings: Settings, directory: Path) -> int:
     notifier = _notifier(settings, terminal=True)
     # the notifier alerts (on arrival, when the desk is not looked at); the UI stays quiet
     with terminal_provider("stdout", notify="none", desk=True) as provider:
-        prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output)
+        prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output,
+                                          back=True)
 
         async def permit(request: Any) -> Any:
             return await prompt.decide(request, "")
