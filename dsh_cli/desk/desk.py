@@ -35,7 +35,7 @@ from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.core.tasks import close_task
 from dsh_cli.desk.inbox import Entry, Inbox, InboxChange
-from dsh_cli.desk.link import DeskLinks, ServerLink
+from dsh_cli.desk.link import DeskLinks, ServerLink, hold
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.permissions.vocabulary import Hints, PermissionDecision, PermissionRequest
 
@@ -162,14 +162,16 @@ class Desk:
                 await watching
 
     def waiting(self, entry: Entry) -> bool:
-        """Whether ``entry`` is still pending and no desk has it open (for a late alert)."""
-        return entry.key in self.inbox and not entry.taken and entry is not self.current
+        """Whether ``entry`` is still pending and not open here (for a late alert): another
+        desk's hold does not count, or a desk that stalls with it open would silence this one."""
+        return entry.key in self.inbox and entry is not self.current
 
     async def _open(self, entry: Entry) -> bool:
         """Show one entry, held for this desk; False when the desk was closed meanwhile."""
         self.current, self._withdrawn = entry, AbortSignal()
         entry.opened = True
-        entry.link.send({"type": "desk/opened", "rpc_id": entry.rpc_id})
+        # held while open, renewed: a hold the server does not hear renewed lapses
+        holding = hold(entry.link, entry.rpc_id)
         try:
             self.say("")
             self.say(heading(entry.event))
@@ -180,6 +182,7 @@ class Desk:
                 return await self._decide(entry)
             return await self._show(entry)
         finally:
+            await close_task(holding)
             self.current = None
             entry.opened = False
             if entry.key in self.inbox and entry.key not in self._answered:

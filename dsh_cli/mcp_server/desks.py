@@ -12,6 +12,11 @@ One that connects and says nothing, or a ``dsh attach`` that is stopped, takes n
 a batch no desk takes within ``TAKE_WITHIN`` seconds fails ``NO_PROVIDER`` (its
 ``question/resolved`` then withdraws it from any desk that reads it later).
 
+A hold (``desk/opened``) is a lease of ``HOLD_SECONDS`` (told in ``desk/hello`` as
+``hold_seconds``): a desk renews it by sending ``desk/opened`` again while the entry stays
+open, and one it does not renew is let go as if released, so a desk that stalls with an
+entry open does not keep it taken at the others.
+
 Permission requests (``approve_tool_use``) travel the same sockets: ``permission/requested``
 (with its ``source``) and ``permission/resolved`` out, ``permission/decision`` frames in,
 settled first-wins in ``RemotePermissions`` and acknowledged with ``response/ack``. Those
@@ -66,6 +71,9 @@ __all__ = ["NOT_TAKEN", "NO_DESK", "TAKE_WITHIN", "DeskHello", "DeskHub", "DeskO
 
 NO_DESK = "no one is at the dsh desk: run `dsh attach` in a terminal"
 TAKE_WITHIN = 5.0  # seconds a connected desk has to take a batch before it does not count
+# seconds a desk's hold (desk/opened) lasts unless the desk opens it again: a desk that
+# stalls with an entry open does not mark it taken for ever (DSH_DESK_HOLD_SECONDS: tests)
+HOLD_SECONDS = 30.0
 NOT_TAKEN = ("no dsh desk took the {what} within {seconds:g} s (a desk that is stopped or "
              "does not answer does not count): run `dsh attach` in a terminal")
 SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on forever
@@ -119,6 +127,7 @@ class DeskHello(Event):
     pid: int
     cwd: str
     web_url: str | None = None
+    hold_seconds: float | None = None  # a hold lasts this long unless renewed
 
 
 class _DeskRelay(JsonLinesRelay):
@@ -233,8 +242,10 @@ class DeskHub:
         # desk has taken it; only those are kept, so a desk's frames cannot grow it
         self._taken: dict[str, asyncio.Event] = {}
         # which desks have each pending batch open for answering (desk/opened), so the
-        # others show it as taken; only pending rpc_ids, so a desk's frames cannot grow it
-        self._holders: dict[str, set[_DeskRelay]] = {}
+        # others show it as taken, each with the timer that lets its hold go unless it is
+        # renewed; only pending rpc_ids, so a desk's frames cannot grow it
+        self._holders: dict[str, dict[_DeskRelay, asyncio.TimerHandle]] = {}
+        self.hold_seconds = hold_seconds()
         self._relays: set[_DeskRelay] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self._responding: set[asyncio.Task[None]] = set()
@@ -310,24 +321,31 @@ class DeskHub:
             return {}
 
     def hold(self, desk: _DeskRelay, rpc_id: str, opened: bool) -> None:
-        """``desk`` opened (or released) ``rpc_id``; the other desks hear what changed."""
+        """``desk`` opened (or renewed, or released) ``rpc_id``; the other desks hear what
+        changed. A hold not renewed within ``hold_seconds`` is released."""
         if rpc_id not in self._taken:
             return  # settled already, or never announced: nothing to hold
-        holders = self._holders.setdefault(rpc_id, set())
-        before = {other: bool(holders - {other}) for other in self._relays}
-        (holders.add if opened else holders.discard)(desk)
+        holders = self._holders.setdefault(rpc_id, {})
+        before = {other: bool(holders.keys() - {other}) for other in self._relays}
+        expiring = holders.pop(desk, None)
+        if expiring is not None:
+            expiring.cancel()
+        if opened:
+            holders[desk] = asyncio.get_running_loop().call_later(
+                self.hold_seconds, self.hold, desk, rpc_id, False)
         if not holders:
             del self._holders[rpc_id]
         self._tell_holders(rpc_id, before)
 
     def held_elsewhere(self, desk: _DeskRelay) -> list[str]:
         """The batches another desk has open, for ``desk``'s replay."""
-        return [rpc_id for rpc_id, holders in self._holders.items() if holders - {desk}]
+        return [rpc_id for rpc_id, holders in self._holders.items()
+                if holders.keys() - {desk}]
 
     def _tell_holders(self, rpc_id: str, before: dict[_DeskRelay, bool]) -> None:
-        holders = self._holders.get(rpc_id, set())
+        holders = self._holders.get(rpc_id, {})
         for other, was in before.items():
-            now = bool(holders - {other})
+            now = bool(holders.keys() - {other})
             if now != was:
                 other.write(DeskOpened(rpc_id) if now else DeskReleased(rpc_id))
 
@@ -335,18 +353,15 @@ class DeskHub:
         """A desk hung up (closed, or killed mid-answer): what it held is free again."""
         self._relays.discard(desk)
         for rpc_id in [rpc_id for rpc_id, holders in self._holders.items() if desk in holders]:
-            before = {other: bool(self._holders[rpc_id] - {other}) for other in self._relays}
-            self._holders[rpc_id].discard(desk)
-            if not self._holders[rpc_id]:
-                del self._holders[rpc_id]
-            self._tell_holders(rpc_id, before)
+            self.hold(desk, rpc_id, False)
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, REQUESTED):
             self._taken.setdefault(event.rpc_id, asyncio.Event())
         elif isinstance(event, RESOLVED):
             self._taken.pop(event.rpc_id, None)
-            self._holders.pop(event.rpc_id, None)  # its resolution says the rest
+            for expiring in self._holders.pop(event.rpc_id, {}).values():
+                expiring.cancel()  # its resolution says the rest
         if isinstance(event, PermissionRequested):
             self._awaited.setdefault(event.rpc_id, asyncio.Event())
         elif isinstance(event, PermissionResolved):
@@ -420,7 +435,7 @@ class DeskHub:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, micro))
         output = cast("IO[bytes]", conn.makefile("wb", buffering=0))  # a raw SocketIO
         relay = _DeskRelay(self.ui, conn, output, self)
-        relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url))
+        relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url, self.hold_seconds))
         self._relays.add(relay)
         self._connected += 1
         self._rang = False
@@ -441,6 +456,15 @@ class DeskHub:
                 conn.shutdown(socket.SHUT_RDWR)  # ends the relay thread's blocking read
             output.close()
             conn.close()
+
+
+def hold_seconds() -> float:
+    """How long a hold lasts unrenewed: ``HOLD_SECONDS``, or ``DSH_DESK_HOLD_SECONDS``."""
+    with contextlib.suppress(ValueError):
+        given = float(os.environ.get("DSH_DESK_HOLD_SECONDS", ""))
+        if 0 < given < float("inf"):
+            return given
+    return HOLD_SECONDS
 
 
 async def _until_closed(conn: socket.socket) -> None:
