@@ -11,6 +11,9 @@ desk runs: the plain inbox opens entry N by that number, and a number read a mom
 never names another entry. ``Inbox`` keeps the entries in arrival order in a dict (add,
 remove and mark are O(1)); ``entries()`` is a snapshot list rebuilt only after a change,
 so a UI moving a cursor over 500 entries does no work per key that grows with the list.
+The list puts what blocks an agent first: questions it waits for and permission requests,
+then async batches (``delivery: async``), each part in arrival order, so one agent's 300
+async batches never push another's waiting question off the screen.
 Each change reaches the listeners as an ``InboxChange`` (``added``, ``removed``, ``taken``,
 ``free``), in the order it happened: the terminal list, the plain lines, the ``--jsonl``
 events, the notifications and the web desk all read the same stream.
@@ -239,9 +242,12 @@ class Inbox:
         return self.clock()
 
     def entries(self) -> list[Entry]:
-        """The entries in arrival order (a snapshot: do not change it)."""
+        """The entries an agent waits for, then the async ones, each in arrival order (a
+        snapshot: do not change it)."""
         if self._snapshot is None:
-            self._snapshot = list(self._entries.values())
+            entries = self._entries.values()
+            self._snapshot = [entry for entry in entries if entry.delivery != "async"] + \
+                [entry for entry in entries if entry.delivery == "async"]
         return self._snapshot
 
     def get(self, link: Hashable, rpc_id: Any) -> Entry | None:

@@ -83,7 +83,7 @@ class DeskFeed(EventFeed):
             self._send(self.listing())
 
     def listing(self) -> dict[str, Any]:
-        """``inbox/list``: every entry as the page lists it, in arrival order."""
+        """``inbox/list``: every entry as the page lists it, in the inbox's order."""
         now = self.inbox.now()
         return {"type": INBOX_LIST, "entries": [{
             "id": self.page_id(entry), "kind": entry.kind, "who": entry.who.line(),
