@@ -66,6 +66,10 @@ class DeskFeed(EventFeed):
         dressed = self.text.add(event, _last_answers(entry.event))
         shown = dict(dressed.get("shown") or {})
         shown["asker"] = f"{entry.who.line()} · {entry.kind}"
+        # the card is headed by the agent that asks (its name already safe), not by dsh
+        name = f"{entry.who.agent} via {entry.who.server}" if entry.who.server \
+            else entry.who.agent
+        shown["kicker"] = f"{name} asks" + (" permission" if entry.kind == "permission" else "")
         if entry.kind != "permission":
             shown["form"] = entry.kind == "form"
         dressed["shown"] = shown
