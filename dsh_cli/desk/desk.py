@@ -255,7 +255,10 @@ class Desk:
         return True
 
     def _dismiss(self, entry: Entry) -> None:
-        """Dismissed from the list: a batch is cancelled, a permission request denied."""
+        """Dismissed from the list: a batch is cancelled, a permission request denied; one
+        line stays (as an answer's ✓ does)."""
+        done = "denied (dismissed)" if entry.kind == "permission" else "dismissed"
+        self.say(f"✗ {entry.number}. {done} · {entry.who.agent} · {entry.what}")
         if entry.kind == "permission":
             decision = PermissionDecision("deny", "the user dismissed the permission request")
             self._answer(entry, {"type": "permission/decision", "rpc_id": entry.rpc_id,

@@ -174,3 +174,31 @@ def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
     assert "↩ questions left pending for the next `dsh attach`" in closed
     assert "questions aborted" not in hung_up and "questions aborted" not in closed
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    screen = Screen(24, 80)
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("x")
+                result = await call
+                shown = await asyncio.to_thread(wait_for_screen, child, screen,
+                                                "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return result, shown
+        finally:
+            child.close(force=True)
+
+    result, shown = bounded(main())
+    assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
+    assert "✗ 1. dismissed · pty-agent · Which database?" in shown
