@@ -309,6 +309,11 @@ class DeskHub:
         if taken is not None:
             taken.set()
 
+    def seen(self, rpc_id: str) -> bool:
+        """Whether a desk has taken ``rpc_id`` while it is pending."""
+        taken = self._taken.get(rpc_id)
+        return taken is not None and taken.is_set()
+
     def last_answers(self, rpc_id: str) -> dict[str, list[str]]:
         """The labels last chosen for the same questions, when the store knows them."""
         entry = self.ui.pending.get(rpc_id)
@@ -502,12 +507,16 @@ class DeskProvider:
         self.wait = wait
         self._alert = alert
 
-    def refusal(self) -> str | None:
-        """Why a batch asked now would fail at once (no desk, no ``--wait``), else None: an
-        async batch is refused before it gets a ticket, as a waiting one fails at once."""
-        return NO_DESK if self.wait <= 0 and not self.hub.connected else None
+    def seen(self, rpc_id: str) -> bool:
+        """Whether a desk has taken ``rpc_id`` (it is in some human's inbox)."""
+        return self.hub.seen(rpc_id)
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
+        entry = self.hub.ui.pending.get(context.rpc_id)
+        if entry is not None and entry.delivery == "async":
+            # no tool call waits for it: pending under its ticket (until its timeout, or
+            # its session ends) for the first desk that attaches, which gets it in its replay
+            await asyncio.get_running_loop().create_future()
         found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert,
                                   "question")
         if found is not None:
