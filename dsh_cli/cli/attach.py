@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -90,9 +91,11 @@ async def _main(*, plain: bool, jsonl: bool, web: bool, port: int = 0) -> int:
     return await _terminal_desk(settings, directory)
 
 
-def _notifier(settings: Settings, *, terminal: bool) -> DeskNotifier:
+def _notifier(settings: Settings, *, terminal: bool,
+              above: Callable[[Callable[[], None]], None] | None = None) -> DeskNotifier:
     """The desk's notifications: the terminal's own escape only on a terminal desk (a plain
-    desk rings its bell per question), ``notify_command`` on both."""
+    desk rings its bell per question), ``notify_command`` on both; ``above`` writes a
+    failed command's line where a list on screen is drawn again after it."""
     import os
 
     from dsh_cli.desk.notify import DeskNotifier, protocol
@@ -103,9 +106,12 @@ def _notifier(settings: Settings, *, terminal: bool) -> DeskNotifier:
             sys.stdout.flush()
 
     def say(line: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+        def put() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+
+        (above or (lambda put: put()))(put)
 
     chosen = {"auto": protocol(os.environ), "osc9": "osc9", "bell": "bell"}
     kind = chosen.get(settings.notify, "none") if terminal else "none"
@@ -153,7 +159,9 @@ async def _terminal_desk(settings: Settings, directory: Path) -> int:
     from dsh_cli.providers.terminal import terminal_provider
     from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
 
-    notifier = _notifier(settings, terminal=True)
+    picker: Any = None  # the list, made below: a notify_command's line is written above it
+    notifier = _notifier(settings, terminal=True,
+                         above=lambda put: picker.print_above(put) if picker else put())
     # the notifier alerts (on arrival, when the desk is not looked at); the UI stays quiet
     with terminal_provider("stdout", notify="none", desk=True) as provider:
         prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import itertools
 import json
 import re
@@ -356,3 +357,61 @@ def test_300_async_batches_run_one_notify_command_at_a_time_summing_up_the_rest(
     assert len(runs) < 100
     assert any(run["more"] and run["body"].endswith(f"+{run['more']} more waiting")
                for run in runs)
+
+
+def _settled_screen(child, screen, done, timeout: float = 30.0) -> str:
+    """Feed the child's output to ``screen`` until ``done(text)`` holds; the screen's text."""
+    import pexpect
+
+    deadline = time.monotonic() + timeout
+    while not done(screen.text()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the screen never settled:\n{screen.text()}")
+        with contextlib.suppress(pexpect.TIMEOUT):
+            screen.feed(child.read_nonblocking(4096, timeout=0.2))
+    return screen.text()
+
+
+def test_a_failing_notify_commands_line_leaves_the_list_drawn_whole(tmp_path):
+    """A real ``dsh attach`` in a pty, unfocused: the batch's notify_command fails, its
+    ``dsh:`` line is written, and the list under it has its header and each row once."""
+    import os
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    from dsh_under_test import DSH
+    from mcp_util import BATCH, bounded, client
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    hook = tmp_path / "hook.py"
+    hook.write_text("import sys\nsys.stdin.read()\nsys.stderr.write('topic gone')\nsys.exit(3)\n")
+    config = Path(os.environ["DSH_HOME"]) / "config.toml"
+    config.write_text(f"notify_command = [{json.dumps(sys.executable)}, {json.dumps(str(hook))}]"
+                      "\nnotify_delay = 600\n")
+    screen = Screen(24, 80)
+
+    def whole(text: str) -> bool:
+        return "exited 3: topic gone" in text and text.count("inbox · 1 pending") == 1 \
+            and text.count("1. [question]") == 1
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(wait_for_screen, child, screen, "nothing pending")
+            child.send("\x1b[O")  # focus went elsewhere: notify at once
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await asyncio.to_thread(wait_for_screen, child, screen, "exited 3")
+                shown = await asyncio.to_thread(_settled_screen, child, screen, whole, 10)
+                call.cancel()
+            child.sendcontrol("d")
+            return shown
+        finally:
+            child.close(force=True)
+
+    shown = bounded(main())
+    lines = shown.splitlines()
+    said = next(n for n, line in enumerate(lines) if "exited 3" in line)
+    assert lines[said + 1].startswith("inbox · 1 pending"), shown  # the list after the line
