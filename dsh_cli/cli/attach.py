@@ -39,7 +39,12 @@ __all__ = ["attach"]
 @click.option("--port", type=PORT, default=None, metavar="PORT",
               help="Port for --web (default: any free port).")
 def attach(plain: bool, jsonl: bool, web: bool, port: int | None) -> None:
-    """The inbox of every `dsh mcp` here: open any pending question and answer it."""
+    """The inbox of every `dsh mcp` here: open any pending question and answer it.
+
+    Desks and servers meet in a directory per user id, whatever HOME is: every desk of
+    your uid sees every agent of your uid. To keep desks apart, give each (and its
+    agents' `dsh mcp`) its own DSH_HOME.
+    """
     from dsh_cli.session.interrupts import run_main
 
     if sum((plain, jsonl, web)) > 1:
