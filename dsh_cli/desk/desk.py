@@ -203,8 +203,7 @@ class Desk:
             answer = await self._ask(ui, request)
         except HarnessError as error:
             if self._withdrawn.aborted:
-                self.say(f"(withdrawn: {self._withdrawn.reason})")
-                return True
+                return True  # the question UI's last line says why (and the list's change)
             if error.code == ASK_CANCELLED:
                 return True  # back to the list: the entry stays pending, released
             if error.code == ASK_DECLINED:
@@ -288,14 +287,13 @@ class Desk:
             if entry is not None and self._on_arrival is not None:
                 self._on_arrival(entry)
         elif kind == "permission/resolved":
-            self.inbox.remove(link, rpc_id,
-                              f"{event.get('decision') or event.get('outcome')} at the server")
+            self.inbox.remove(link, rpc_id, self._settled(link, rpc_id, event))
             message = event.get("message")
             if str(event.get("decision")).startswith("allow") and isinstance(message, str):
                 # what the server made of an allow (an "always" it could not save)
                 self.say(notice(sanitize_line(message)))
         elif kind == "question/resolved":
-            self.inbox.remove(link, rpc_id, f"{event.get('outcome')} at the server")
+            self.inbox.remove(link, rpc_id, self._settled(link, rpc_id, event))
         elif kind in ("desk/opened", "desk/released"):
             self.inbox.mark(link, rpc_id, kind == "desk/opened")
         elif kind == "response/ack" and not event.get("accepted"):
@@ -305,6 +303,17 @@ class Desk:
                 self._answered.discard(entry.key)  # still pending: others may take it
                 if entry is not self.current:
                     link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+
+    def _settled(self, link: ServerLink, rpc_id: Any, event: dict[str, Any]) -> str:
+        """Why an entry left: answered here, answered at another desk, or what the server
+        did (the agent cancelled it, it timed out)."""
+        entry = self.inbox.get(link, rpc_id)
+        here = entry is not None and entry.key in self._answered
+        decision = event.get("decision")
+        if event.get("outcome") == "answered" or isinstance(decision, str):
+            done = "answered" if decision is None else sanitize_line(str(decision))
+            return f"{done} here" if here else f"{done} at another desk"
+        return f"{sanitize_line(str(event.get('outcome')))} at the server"
 
     def _on_closed(self, link: ServerLink) -> None:
         self.inbox.remove_link(link, "its dsh mcp went away")

@@ -43,7 +43,7 @@ def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
                 desk.stdin.write(b"2\n")  # any entry, in any order: b's first
                 second = await _read_until(desk.stdout, "answer (")
                 desk.stdin.write(b"acme\n")
-                back = await _read_until(desk.stdout, "- 2. answered at the server")
+                back = await _read_until(desk.stdout, "- 2. answered here")
                 desk.stdin.write(b"1\n")
                 first = await _read_until(desk.stdout, "answer (")
                 desk.stdin.write(b"2\n")
@@ -62,7 +62,7 @@ def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
     assert "agent-b" not in first
     assert "agent-b asks" in second and "Project name?" in second
     assert "Which database?" not in second
-    assert "- 2. answered at the server" in back  # the list heard it leave
+    assert "- 2. answered here" in back  # the list heard it leave
     assert result_a.structured_content["answers"][0]["selected"] == ["SQLite"]
     assert result_b.structured_content["answers"][0]["custom"] == "acme"
     assert "nothing pending" in idle  # both answered: the desk waits again
@@ -202,3 +202,35 @@ def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
     result, shown = bounded(main())
     assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
     assert "✗ 1. dismissed · pty-agent · Which database?" in shown
+
+
+def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(tmp_path):
+    from mcp_util import jsonl_desk
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    screen = Screen(24, 80)
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with jsonl_desk() as other, client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                requested = await other.event("question/requested")
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("\r")
+                await asyncio.to_thread(wait_for_screen, child, screen, "Which database")
+                await other.answer(requested, [{"id": "db", "selected": ["SQLite"]}])
+                await call
+                shown = await asyncio.to_thread(wait_for_screen, child, screen,
+                                                "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return shown
+        finally:
+            child.close(force=True)
+
+    shown = bounded(main())
+    assert "✓ questions answered at another desk" in shown
+    assert "aborted" not in shown and "withdrawn" not in shown

@@ -26,11 +26,14 @@ def _batch(text: str) -> dict:
 
 
 async def _read_until(stream, pattern: str) -> str:
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()  # a character may span two reads
     seen = ""
     while not re.search(pattern, seen):
         chunk = await asyncio.wait_for(stream.read(4096), CEILING)
         assert chunk, f"the desk ended before {pattern!r}; it wrote {seen!r}"
-        seen += chunk.decode()
+        seen += decoder.decode(chunk)
     return seen
 
 
@@ -67,7 +70,7 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
                                       "session_id": entry_a["session_id"]},
                                      [{"id": "q", "selected": ["yes"]}])
                 number_a = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-a", listed).group(1)
-                left = await _read_until(plain.stdout, rf"- {number_a}\. answered at the server")
+                left = await _read_until(plain.stdout, rf"- {number_a}\. answered at another desk")
                 # the plain desk opens b's entry: taken at the program's desk
                 number_b = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-b", listed).group(1)
                 plain.stdin.write(f"{number_b}\n".encode())
@@ -102,7 +105,7 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
     for name in "abc":
         assert re.search(rf"\[question\] \d+s · agent-{name} · .*/{name} · pid \d+ · "
                          rf"Pick: Deploy {name}\?", listed), listed
-    assert "answered at the server" in left  # the program's answer left the plain list
+    assert "answered at another desk" in left  # the program's answer left the plain list
     assert taken["pending"] == 2 and taken["entry"]["taken"] is True
     assert late_taken["entry"]["agent"] == "agent-b"
     assert [entry["taken"] for entry in listing["entries"]
