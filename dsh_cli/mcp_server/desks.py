@@ -33,6 +33,7 @@ import json
 import os
 import socket
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, cast
@@ -53,7 +54,14 @@ from dsh_cli.core.events import (
     QuestionResolved,
 )
 from dsh_cli.core.tasks import close_task
-from dsh_cli.desk.channel import PeerRefused, check_peer, listen, peer_uid, socket_path
+from dsh_cli.desk.channel import (
+    PeerRefused,
+    check_peer,
+    listen,
+    next_number,
+    peer_uid,
+    socket_path,
+)
 from dsh_cli.interaction import (
     AskContext,
     AskUserQuestionAnswer,
@@ -85,6 +93,8 @@ class SourcedQuestionRequested(QuestionRequested):
     questions were answered before (a desk highlights them, never submits them)."""
 
     last_answers: dict[str, list[str]] | None = None
+    age: float | None = None  # seconds since it was asked: a desk that attaches later shows it
+    number: int | None = None  # the entry's number at every desk of the user
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
@@ -97,6 +107,8 @@ class SourcedPermissionRequested(PermissionRequested):
     """``permission/requested`` as a desk sees it: with ``source: {client, cwd, pid}``."""
 
     source: dict[str, Any]
+    age: float | None = None  # seconds since it was asked
+    number: int | None = None  # the entry's number at every desk of the user
 
 
 PERMISSION_EVENTS = frozenset({"permission/requested", "permission/resolved"})
@@ -160,7 +172,8 @@ class _DeskRelay(JsonLinesRelay):
             event = SourcedQuestionRequested(
                 event.rpc_id, event.session_id, event.call_id, event.questions, source,
                 event.declinable, event.review, delivery=event.delivery,
-                last_answers=self._hub.last_answers(event.rpc_id) or None)
+                last_answers=self._hub.last_answers(event.rpc_id) or None,
+                age=self._hub.age(event.rpc_id), number=self._hub.number(event.rpc_id))
         elif isinstance(event, PermissionRequested) \
                 and not isinstance(event, SourcedPermissionRequested):
             # a permission request's source is filed under its call id (the gate mints
@@ -169,7 +182,8 @@ class _DeskRelay(JsonLinesRelay):
                 rpc_id=event.rpc_id, session_id=event.session_id, call_id=event.call_id,
                 tool=event.tool, server=event.server, arguments=event.arguments,
                 hints=event.hints, description=event.description,
-                source=self._source(event.call_id))
+                source=self._source(event.call_id), age=self._hub.age(event.rpc_id),
+                number=self._hub.number(event.rpc_id))
         super().write(event)
 
     def _dispatch(self, line: str) -> None:
@@ -246,6 +260,12 @@ class DeskHub:
         # renewed; only pending rpc_ids, so a desk's frames cannot grow it
         self._holders: dict[str, dict[_DeskRelay, asyncio.TimerHandle]] = {}
         self.hold_seconds = hold_seconds()
+        # when each pending batch was asked, so a desk that attaches later shows its true
+        # age; only pending rpc_ids, as ``_taken``
+        self._asked: dict[str, float] = {}
+        # each pending batch's number, one counter for every dsh mcp of the user, so an
+        # entry has the same number at every desk, and after a desk restarts
+        self._numbers: dict[str, int | None] = {}
         self._relays: set[_DeskRelay] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self._responding: set[asyncio.Task[None]] = set()
@@ -309,6 +329,15 @@ class DeskHub:
         if taken is not None:
             taken.set()
 
+    def number(self, rpc_id: str) -> int | None:
+        """The entry number of ``rpc_id`` at every desk, while it is pending."""
+        return self._numbers.get(rpc_id)
+
+    def age(self, rpc_id: str) -> float | None:
+        """Seconds since ``rpc_id`` was asked, while it is pending."""
+        asked = self._asked.get(rpc_id)
+        return None if asked is None else round(time.monotonic() - asked, 1)
+
     def seen(self, rpc_id: str) -> bool:
         """Whether a desk has taken ``rpc_id`` while it is pending."""
         taken = self._taken.get(rpc_id)
@@ -363,8 +392,13 @@ class DeskHub:
     def _on_event(self, event: Event) -> None:
         if isinstance(event, REQUESTED):
             self._taken.setdefault(event.rpc_id, asyncio.Event())
+            if event.rpc_id not in self._asked:
+                self._asked[event.rpc_id] = time.monotonic()
+                self._numbers[event.rpc_id] = next_number(self.path.parent)
         elif isinstance(event, RESOLVED):
             self._taken.pop(event.rpc_id, None)
+            self._asked.pop(event.rpc_id, None)
+            self._numbers.pop(event.rpc_id, None)
             for expiring in self._holders.pop(event.rpc_id, {}).values():
                 expiring.cancel()  # its resolution says the rest
         if isinstance(event, PermissionRequested):

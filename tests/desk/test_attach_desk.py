@@ -234,3 +234,79 @@ def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(t
     shown = bounded(main())
     assert "✓ questions answered at another desk" in shown
     assert "aborted" not in shown and "withdrawn" not in shown
+
+
+def test_a_desk_that_restarts_shows_a_batchs_true_age(tmp_path):
+    import re
+    import time
+
+    async def plain_desk():
+        return await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    async def main():
+        first = await plain_desk()
+        try:
+            async with client("--wait", "30", name="agent-a") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                seen = await _read_until(first.stdout, "[question] 0s · agent-a")
+                asked = time.monotonic()
+                first.stdin.close()  # the desk closes; the batch stays pending
+                await asyncio.wait_for(first.wait(), CEILING)
+                while time.monotonic() - asked < 3:  # the age under test: let it grow
+                    await asyncio.sleep(0.1)
+                second = await plain_desk()
+                try:
+                    again = await _read_until(second.stdout, "· agent-a")
+                finally:
+                    second.kill()
+                    await second.wait()
+                call.cancel()
+                return seen, again
+        finally:
+            if first.returncode is None:
+                first.kill()
+                await first.wait()
+
+    seen, again = bounded(main())
+    assert "[question] 0s · agent-a" in seen  # the first desk saw it as it was asked
+    age = int(re.search(r"\+ 1\. \[question\] (\d+)s · agent-a", again).group(1))
+    assert age >= 3, again  # the batch's age, not the time since this desk attached
+
+
+def test_an_entry_keeps_its_number_at_a_desk_that_attaches_later(tmp_path):
+    import re
+
+    async def plain_desk():
+        return await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    async def main():
+        first = await plain_desk()
+        second = None
+        try:
+            async with client("--wait", "30", name="agent-a") as mcp:
+                call_x = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await _read_until(first.stdout, "+ 1. [question]")
+                call_y = asyncio.ensure_future(mcp.call_tool("ask_user_question", OTHER))
+                listed = await _read_until(first.stdout, "+ 2. [question]")
+                first.stdin.write(b"1\n")  # entry 1 answered here: 2 is left
+                await _read_until(first.stdout, "answer (")
+                first.stdin.write(b"2\n")
+                await call_x
+                second = await plain_desk()  # a desk that never saw entry 1
+                later = await _read_until(second.stdout, "· agent-a")
+                second.stdin.write(b"2\n")  # the number the first desk showed
+                opened = await _read_until(second.stdout, "answer (")
+                call_y.cancel()
+                return listed, later, opened
+        finally:
+            for desk in (first, second):
+                if desk is not None and desk.returncode is None:
+                    desk.kill()
+                    await desk.wait()
+
+    listed, later, opened = bounded(main())
+    what = re.search(r"\+ 2\. \[question\] \d+s · agent-a · .* · (.*)\n", listed).group(1)
+    assert re.search(rf"\+ 2\. \[question\] \d+s · agent-a · .* · {re.escape(what)}", later)
+    assert "no entry 2" not in opened
