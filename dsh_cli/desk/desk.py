@@ -281,7 +281,8 @@ class Desk:
             # often hidden inside the MCP client
             if isinstance(url, str) and url not in self._shown_urls:
                 self._shown_urls.add(url)
-                self.say(notice(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}"))
+                said = sanitize_line(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}")
+                self.say(notice(said))
         elif kind in ("question/requested", "permission/requested"):
             entry = self.inbox.add(link, event)
             if entry is not None and self._on_arrival is not None:
@@ -297,7 +298,8 @@ class Desk:
         elif kind in ("desk/opened", "desk/released"):
             self.inbox.mark(link, rpc_id, kind == "desk/opened")
         elif kind == "response/ack" and not event.get("accepted"):
-            self.say(notice(f"the server refused the answer: {event.get('message')}"))
+            said = sanitize_line(str(event.get("message")))  # a peer's words: never escapes
+            self.say(notice(f"the server refused the answer: {said}"))
             entry = self.inbox.get(link, rpc_id)
             if entry is not None and entry.key in self._answered:
                 self._answered.discard(entry.key)  # still pending: others may take it

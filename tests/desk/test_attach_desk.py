@@ -310,3 +310,41 @@ def test_an_entry_keeps_its_number_at_a_desk_that_attaches_later(tmp_path):
     what = re.search(r"\+ 2\. \[question\] \d+s · agent-a · .* · (.*)\n", listed).group(1)
     assert re.search(rf"\+ 2\. \[question\] \d+s · agent-a · .* · {re.escape(what)}", later)
     assert "no entry 2" not in opened
+
+
+def test_a_peer_servers_hello_and_refusal_reach_the_plain_desk_without_escapes(runtime_dir):
+    """A socket in the desk directory that speaks as a server: its browser URL and its
+    refusal's message carry terminal escapes; the desk prints them inert."""
+    import socket
+
+    hostile = "\x1b]0;pwned\x07\x1b[2Jevil\u202e"
+
+    async def main():
+        runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = runtime_dir / "mcp-4194300.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        listener.listen(1)
+        listener.setblocking(False)
+        desk = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            conn, _ = await asyncio.wait_for(
+                asyncio.get_running_loop().sock_accept(listener), CEILING)
+            for event in ({"type": "desk/hello", "pid": 1, "cwd": "/",
+                           "web_url": "http://x/" + hostile},
+                          {"type": "response/ack", "rpc_id": "r", "accepted": False,
+                           "reason": "bad-response", "message": hostile}):
+                conn.sendall((json.dumps(event) + "\n").encode())
+            shown = await _read_until(desk.stdout, "the server refused the answer")
+            while "\n" not in shown.split("the server refused the answer", 1)[1]:
+                shown += await _read_until(desk.stdout, "\n")  # the whole line
+            return shown
+        finally:
+            desk.kill()
+            await desk.wait()
+            listener.close()
+
+    shown = bounded(main())
+    assert "asks in the browser" in shown and "evil" in shown
+    assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
