@@ -238,8 +238,8 @@ class Desk:
         finally:
             withdrawn.cancel()
         if not deciding.done():
+            deciding.cancel(self._withdrawn.reason)  # the prompt's last line says why
             await close_task(deciding)
-            self.say(f"(withdrawn: {self._withdrawn.reason})")
             return True
         try:
             decision = deciding.result()

@@ -266,3 +266,38 @@ def test_esc_at_the_terminal_desk_goes_back_to_the_list_and_leaves_the_request_p
     assert "4 deny" in prompt
     assert "↩ permission for Bash left in the inbox" in back
     assert json.loads(result.content[0].text)["behavior"] == "deny"
+
+
+def test_a_request_decided_at_another_desk_closes_with_a_check_at_the_terminal_desk(tmp_path):
+    from mcp_util import jsonl_desk
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    screen = Screen(24, 80)
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with jsonl_desk() as other, client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                requested = await other.event("permission/requested")
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("\r")
+                await asyncio.to_thread(wait_for_screen, child, screen, "esc inbox")
+                await other.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
+                                  "session_id": requested["session_id"],
+                                  "decision": "allow_once"})
+                result = await call
+                shown = await asyncio.to_thread(wait_for_screen, child, screen,
+                                                "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return result, shown
+        finally:
+            child.close(force=True)
+
+    result, shown = bounded(main())
+    assert json.loads(result.content[0].text)["behavior"] == "allow"
+    assert "✓ permission for Bash: allow_once at another desk" in shown
+    assert "aborted" not in shown and "withdrawn" not in shown

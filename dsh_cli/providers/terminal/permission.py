@@ -277,8 +277,15 @@ class TerminalPermissionPrompt:
         task = asyncio.ensure_future(app.run_async(handle_sigint=False))
         try:
             await asyncio.shield(task)
-        except asyncio.CancelledError:
-            app.ending = summary_line(request, None, output.get_size().columns, "aborted")
+        except asyncio.CancelledError as cancelled:
+            columns = output.get_size().columns
+            why = cancelled.args[0] if cancelled.args and self.back else None
+            if isinstance(why, str) and why:  # at the desk: settled elsewhere, and how
+                mark = "✓" if why.endswith("at another desk") else "✗"
+                app.ending = fit(f" {mark} permission for {sanitize_line(request.tool)}: "
+                                 f"{sanitize_line(why)}", columns)
+            else:
+                app.ending = summary_line(request, None, columns, "aborted")
             if app.is_running and app.future is not None and not app.future.done():
                 app.exit()
             with contextlib.suppress(BaseException):
