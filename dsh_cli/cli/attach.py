@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -42,7 +43,12 @@ __all__ = ["attach"]
 @click.pass_context
 def attach(ctx: click.Context, plain: bool, jsonl: bool, web: bool, host: str, port: int,
            open_browser: bool | None) -> None:
-    """The inbox of every `dsh mcp` here: open any pending question and answer it."""
+    """The inbox of every `dsh mcp` here: open any pending question and answer it.
+
+    Desks and servers meet in a directory per user id, whatever HOME is: every desk of
+    your uid sees every agent of your uid. To keep desks apart, give each (and its
+    agents' `dsh mcp`) its own DSH_HOME.
+    """
     from dsh_cli.session.interrupts import run_main
 
     if sum((plain, jsonl, web)) > 1:
@@ -102,9 +108,11 @@ async def _main(*, plain: bool, jsonl: bool, web: bool, host: str = "127.0.0.1",
     return await _terminal_desk(settings, directory)
 
 
-def _notifier(settings: Settings, *, terminal: bool) -> DeskNotifier:
+def _notifier(settings: Settings, *, terminal: bool,
+              above: Callable[[Callable[[], None]], None] | None = None) -> DeskNotifier:
     """The desk's notifications: the terminal's own escape only on a terminal desk (a plain
-    desk rings its bell per question), ``notify_command`` on both."""
+    desk rings its bell per question), ``notify_command`` on both; ``above`` writes a
+    failed command's line where a list on screen is drawn again after it."""
     import os
 
     from dsh_cli.desk.notify import DeskNotifier, protocol
@@ -115,9 +123,12 @@ def _notifier(settings: Settings, *, terminal: bool) -> DeskNotifier:
             sys.stdout.flush()
 
     def say(line: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+        def put() -> None:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+
+        (above or (lambda put: put()))(put)
 
     chosen = {"auto": protocol(os.environ), "osc9": "osc9", "bell": "bell"}
     kind = chosen.get(settings.notify, "none") if terminal else "none"
@@ -165,10 +176,13 @@ async def _terminal_desk(settings: Settings, directory: Path) -> int:
     from dsh_cli.providers.terminal import terminal_provider
     from dsh_cli.providers.terminal.permission import TerminalPermissionPrompt
 
-    notifier = _notifier(settings, terminal=True)
+    picker: Any = None  # the list, made below: a notify_command's line is written above it
+    notifier = _notifier(settings, terminal=True,
+                         above=lambda put: picker.print_above(put) if picker else put())
     # the notifier alerts (on arrival, when the desk is not looked at); the UI stays quiet
     with terminal_provider("stdout", notify="none", desk=True) as provider:
-        prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output)
+        prompt = TerminalPermissionPrompt(input=provider.input, output=provider.output,
+                                          back=True)
 
         async def permit(request: Any) -> Any:
             return await prompt.decide(request, "")

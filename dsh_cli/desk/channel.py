@@ -29,6 +29,7 @@ __all__ = [
     "check_peer",
     "desk_dir",
     "listen",
+    "next_number",
     "peer_uid",
     "runtime_dir",
     "server_sockets",
@@ -104,6 +105,30 @@ def desk_dir(path: Path | None = None, *, uid: int | None = None) -> Path:
     if found.st_mode & 0o077:
         path.chmod(0o700)
     return path
+
+
+def next_number(directory: Path) -> int | None:
+    """The next entry number every desk shows, shared by every ``dsh mcp`` of the user: a
+    counter file in the desk directory, read and written under a lock; None when it cannot
+    be (the desks then number the entry themselves)."""
+    import fcntl
+
+    try:
+        descriptor = os.open(directory / "numbers", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+                             0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        said = os.pread(descriptor, 32, 0).strip()
+        number = int(said) + 1 if said.isdigit() and len(said) < 16 else 1
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, b"%d\n" % number, 0)
+        return number
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)  # lets the lock go
 
 
 def socket_path(pid: int | None = None) -> Path:

@@ -35,7 +35,7 @@ from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.core.tasks import close_task
 from dsh_cli.desk.inbox import Entry, Inbox, InboxChange
-from dsh_cli.desk.link import DeskLinks, ServerLink
+from dsh_cli.desk.link import DeskLinks, ServerLink, hold
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.permissions.vocabulary import Hints, PermissionDecision, PermissionRequest
 
@@ -172,14 +172,16 @@ class Desk:
                 await watching
 
     def waiting(self, entry: Entry) -> bool:
-        """Whether ``entry`` is still pending and no desk has it open (for a late alert)."""
-        return entry.key in self.inbox and not entry.taken and entry is not self.current
+        """Whether ``entry`` is still pending and not open here (for a late alert): another
+        desk's hold does not count, or a desk that stalls with it open would silence this one."""
+        return entry.key in self.inbox and entry is not self.current
 
     async def _open(self, entry: Entry) -> bool:
         """Show one entry, held for this desk; False when the desk was closed meanwhile."""
         self.current, self._withdrawn = entry, AbortSignal()
         entry.opened = True
-        entry.link.send({"type": "desk/opened", "rpc_id": entry.rpc_id})
+        # held while open, renewed: a hold the server does not hear renewed lapses
+        holding = hold(entry.link, entry.rpc_id)
         try:
             self.say("")
             self.say(heading(entry.event))
@@ -190,6 +192,7 @@ class Desk:
                 return await self._decide(entry)
             return await self._show(entry)
         finally:
+            await close_task(holding)
             self.current = None
             entry.opened = False
             if entry.key in self.inbox and entry.key not in self._answered:
@@ -210,8 +213,7 @@ class Desk:
             answer = await self._ask(ui, request)
         except HarnessError as error:
             if self._withdrawn.aborted:
-                self.say(f"(withdrawn: {self._withdrawn.reason})")
-                return True
+                return True  # the question UI's last line says why (and the list's change)
             if error.code == ASK_CANCELLED:
                 return True  # back to the list: the entry stays pending, released
             if error.code == ASK_DECLINED:
@@ -246,8 +248,8 @@ class Desk:
         finally:
             withdrawn.cancel()
         if not deciding.done():
+            deciding.cancel(self._withdrawn.reason)  # the prompt's last line says why
             await close_task(deciding)
-            self.say(f"(withdrawn: {self._withdrawn.reason})")
             return True
         try:
             decision = deciding.result()
@@ -262,7 +264,10 @@ class Desk:
         return True
 
     def _dismiss(self, entry: Entry) -> None:
-        """Dismissed from the list: a batch is cancelled, a permission request denied."""
+        """Dismissed from the list: a batch is cancelled, a permission request denied; one
+        line stays (as an answer's ✓ does)."""
+        done = "denied (dismissed)" if entry.kind == "permission" else "dismissed"
+        self.say(f"✗ {entry.number}. {done} · {entry.who.agent} · {entry.what}")
         if entry.kind == "permission":
             decision = PermissionDecision("deny", "the user dismissed the permission request")
             self._answer(entry, {"type": "permission/decision", "rpc_id": entry.rpc_id,
@@ -286,29 +291,41 @@ class Desk:
             # often hidden inside the MCP client
             if isinstance(url, str) and url not in self._shown_urls:
                 self._shown_urls.add(url)
-                self.say(notice(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}"))
+                said = sanitize_line(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}")
+                self.say(notice(said))
         elif kind in ("question/requested", "permission/requested"):
             entry = self.inbox.add(link, event)
             if entry is not None and self._on_arrival is not None:
                 self._on_arrival(entry)
         elif kind == "permission/resolved":
-            self.inbox.remove(link, rpc_id,
-                              f"{event.get('decision') or event.get('outcome')} at the server")
+            self.inbox.remove(link, rpc_id, self._settled(link, rpc_id, event))
             message = event.get("message")
             if str(event.get("decision")).startswith("allow") and isinstance(message, str):
                 # what the server made of an allow (an "always" it could not save)
                 self.say(notice(sanitize_line(message)))
         elif kind == "question/resolved":
-            self.inbox.remove(link, rpc_id, f"{event.get('outcome')} at the server")
+            self.inbox.remove(link, rpc_id, self._settled(link, rpc_id, event))
         elif kind in ("desk/opened", "desk/released"):
             self.inbox.mark(link, rpc_id, kind == "desk/opened")
         elif kind == "response/ack" and not event.get("accepted"):
-            self.say(notice(f"the server refused the answer: {event.get('message')}"))
+            said = sanitize_line(str(event.get("message")))  # a peer's words: never escapes
+            self.say(notice(f"the server refused the answer: {said}"))
             entry = self.inbox.get(link, rpc_id)
             if entry is not None and entry.key in self._answered:
                 self._answered.discard(entry.key)  # still pending: others may take it
                 if entry is not self.current:
                     link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+
+    def _settled(self, link: ServerLink, rpc_id: Any, event: dict[str, Any]) -> str:
+        """Why an entry left: answered here, answered at another desk, or what the server
+        did (the agent cancelled it, it timed out)."""
+        entry = self.inbox.get(link, rpc_id)
+        here = entry is not None and entry.key in self._answered
+        decision = event.get("decision")
+        if event.get("outcome") == "answered" or isinstance(decision, str):
+            done = "answered" if decision is None else sanitize_line(str(decision))
+            return f"{done} here" if here else f"{done} at another desk"
+        return f"{sanitize_line(str(event.get('outcome')))} at the server"
 
     def _on_closed(self, link: ServerLink) -> None:
         self.inbox.remove_link(link, "its dsh mcp went away")

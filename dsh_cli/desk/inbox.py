@@ -6,11 +6,16 @@ It knows who asks (the agent, its working directory, the server's pid, for a for
 server), what (the first question's header and text, or the tool), when it arrived, its
 kind (``question``, ``permission``, ``form``) and whether another desk has it open.
 
-Every entry gets a ``number`` at arrival, counting up from 1 and never reused while the
-desk runs: the plain inbox opens entry N by that number, and a number read a moment ago
-never names another entry. ``Inbox`` keeps the entries in arrival order in a dict (add,
+Every entry gets a ``number`` at arrival: the one its server gives it (one counter for
+every ``dsh mcp`` of the user, so the entry has the same number at every desk and after a
+desk restarts), else the desk's own, counting up; never reused while the desk runs: the
+plain inbox opens entry N by that number, and a number read a moment ago never names
+another entry. ``Inbox`` keeps the entries in arrival order in a dict (add,
 remove and mark are O(1)); ``entries()`` is a snapshot list rebuilt only after a change,
 so a UI moving a cursor over 500 entries does no work per key that grows with the list.
+The list puts what blocks an agent first: questions it waits for and permission requests,
+then async batches (``delivery: async``), each part in arrival order, so one agent's 300
+async batches never push another's waiting question off the screen.
 Each change reaches the listeners as an ``InboxChange`` (``added``, ``removed``, ``taken``,
 ``free``), in the order it happened: the terminal list, the plain lines, the ``--jsonl``
 events, the notifications and the web desk all read the same stream.
@@ -109,6 +114,14 @@ def summary_of(event: Mapping[str, Any]) -> str:
         return f"{tool}: {_cut(said, WHAT_CHARACTERS)}" if isinstance(said, str) and said \
             else tool
     return first_question(event, WHAT_CHARACTERS)
+
+
+def _age(event: Mapping[str, Any]) -> float:
+    """How long ago the server says the entry was asked (0 when it does not say)."""
+    age = event.get("age")
+    if isinstance(age, int | float) and not isinstance(age, bool) and 0 < age < 10 * 365 * 86400:
+        return float(age)
+    return 0.0
 
 
 _AGE_UNITS = (("d", 86400), ("h", 3600), ("m", 60))
@@ -239,9 +252,12 @@ class Inbox:
         return self.clock()
 
     def entries(self) -> list[Entry]:
-        """The entries in arrival order (a snapshot: do not change it)."""
+        """The entries an agent waits for, then the async ones, each in arrival order (a
+        snapshot: do not change it)."""
         if self._snapshot is None:
-            self._snapshot = list(self._entries.values())
+            entries = self._entries.values()
+            self._snapshot = [entry for entry in entries if entry.delivery != "async"] + \
+                [entry for entry in entries if entry.delivery == "async"]
         return self._snapshot
 
     def get(self, link: Hashable, rpc_id: Any) -> Entry | None:
@@ -257,9 +273,14 @@ class Inbox:
         rpc_id = event.get("rpc_id")
         if not isinstance(rpc_id, str) or (link, rpc_id) in self._entries:
             return None
-        entry = Entry(link=link, event=event, number=self._next, arrived=self.clock(),
+        number = event.get("number")
+        if not (isinstance(number, int) and not isinstance(number, bool)
+                and 0 < number < 10**12 and number not in self._numbers):
+            number = self._next  # a server that numbers nothing, or a number in use here
+        entry = Entry(link=link, event=event, number=number,
+                      arrived=self.clock() - _age(event),
                       kind=entry_kind(event), who=who_of(event), what=summary_of(event))
-        self._next += 1
+        self._next = max(self._next, number) + 1  # never one given before, here or there
         self._entries[entry.key] = entry
         self._numbers[entry.number] = entry
         self._tell(InboxChange("added", entry))

@@ -281,6 +281,19 @@ class TerminalInbox:
             self.app = None
         return chosen[0] if chosen else Pick("close")
 
+    def print_above(self, write: Callable[[], None]) -> None:
+        """Run ``write`` (a line for the terminal) above the list: while the list is on
+        screen it is erased first and drawn whole after, so no row is left half drawn."""
+        app = self.app
+        if app is None or not app.is_running:
+            write()
+            return
+        from prompt_toolkit.application import run_in_terminal
+        from prompt_toolkit.application.current import set_app
+
+        with set_app(app):  # the notifier's task is not the list's: name the app
+            run_in_terminal(write)
+
     def _report_focus(self, sequence: str) -> None:
         if self.focus is None or self.output is None:
             return

@@ -13,7 +13,8 @@ change is an ``inbox/changed`` event (``change``: ``added``, ``removed``, ``take
 count after it), and an ``inbox/list`` frame is answered with an ``inbox/list`` event
 (``entries``, in arrival order). A program takes an entry for answering with a
 ``desk/opened`` frame (``rpc_id``) and gives it back with ``desk/released``; the other
-desks' lists show it taken meanwhile, and end of stdin releases whatever was held.
+desks' lists show it taken meanwhile, and end of stdin releases whatever was held. A hold
+is a lease (``hold_seconds``, 30 s): the program renews it by sending ``desk/opened`` again.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ What the desk holds is bounded by bytes: the lines of the batches and permission
 pending here, all servers together, weigh at most ``DESK_HELD_BYTES``. One that would take
 the desk past it is not held (nor shown): the desk answers ``desk/full`` instead of
 ``desk/taken``, with a message the server hands the agent, and says so in one line.
+
+An entry held open (``desk/opened``) is a lease the server lets go unless renewed
+(``hold_seconds`` in its hello): ``hold`` renews it until cancelled.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dsh_cli.core.lines import notice
 from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
 
-__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "frame_line"]
+__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "frame_line", "hold"]
 
 TAKEN = frozenset({"question/requested", "permission/requested"})
 RESOLVED = frozenset({"question/resolved", "permission/resolved"})
@@ -59,6 +62,13 @@ class ServerLink:
     @property
     def pid(self) -> int | None:
         return self.hello.get("pid")
+
+    @property
+    def hold_seconds(self) -> float | None:
+        """How long a hold lasts at this server unrenewed (None: for ever, an older one)."""
+        given = self.hello.get("hold_seconds")
+        return float(given) if isinstance(given, int | float) and not isinstance(given, bool) \
+            and given > 0 else None
 
     @property
     def closed(self) -> bool:
@@ -96,6 +106,22 @@ class ServerLink:
     def close(self) -> None:
         with contextlib.suppress(OSError, RuntimeError):
             self._writer.close()
+
+
+def hold(link: ServerLink, rpc_id: str) -> asyncio.Task[None]:
+    """Hold ``rpc_id`` open at its server (``desk/opened`` now), renewed three times a lease
+    until the task is cancelled; the caller then releases it (``desk/released``)."""
+    link.send({"type": "desk/opened", "rpc_id": rpc_id})
+
+    async def renew() -> None:
+        lease = link.hold_seconds
+        if lease is None:  # a server whose holds never lapse: once is enough
+            return
+        while True:
+            await asyncio.sleep(lease / 3)
+            link.send({"type": "desk/opened", "rpc_id": rpc_id})
+
+    return asyncio.ensure_future(renew())
 
 
 class DeskLinks:

@@ -31,7 +31,7 @@ from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.desk.summary import cut, first_question
 
-__all__ = ["FOCUS_OFF", "FOCUS_ON", "DeskNotifier", "Focus", "encode", "notification",
+__all__ = ["FOCUS_OFF", "FOCUS_ON", "DeskNotifier", "Focus", "encode", "grouped", "notification",
            "protocol", "run_notify_command", "summary", "tmux_wrap"]
 
 FOCUS_ON = "\x1b[?1004h"  # the terminal then sends CSI I (focus in) and CSI O (focus out)
@@ -178,10 +178,23 @@ class Focus:
         return data.replace(b"\x1b[I", b"").replace(b"\x1b[O", b"")
 
 
+def grouped(event: Mapping[str, Any], more: int) -> tuple[str, str]:
+    """``notification`` of the first of ``more + 1`` batches: its body says how many more."""
+    title, body = notification(event)
+    if not more:
+        return title, body
+    tail = f" · +{more} more waiting"
+    return title, cut(body, NOTIFICATION_CHARACTERS - len(tail)) + tail
+
+
 @dataclass(eq=False)
 class DeskNotifier:
     """When a batch arrives: notify now if the terminal is not focused, else after
-    ``delay`` seconds if it still waits; ``notify_command`` runs on each notification."""
+    ``delay`` seconds if it still waits.
+
+    Notifications are coalesced: one is shown (and ``notify_command`` run) at a time; the
+    batches that become due while it runs are summed up in the next one (the first of them,
+    ``+N more waiting``), so 300 batches at once start one or two commands, not 300."""
 
     write: Callable[[str], None]  # the escape to the terminal
     say: Callable[[str], None]  # one line about a failed notify_command
@@ -191,33 +204,52 @@ class DeskNotifier:
     delay: float | None = None
     focus: Focus = field(default_factory=Focus)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    # due and not yet notified: each batch's event and whether it still waits (bounded by
+    # the inbox, whose entries these are)
+    _due: list[tuple[Mapping[str, Any], Callable[[], bool]]] = field(default_factory=list)
+    _notifying: asyncio.Task[None] | None = None
 
     def arrived(self, event: Mapping[str, Any], waiting: Callable[[], bool]) -> None:
         """The desk's hook: a batch arrived; ``waiting`` tells whether it still does."""
         if self.kind == "none" and not self.command:
             return
         if self.focus.focused is False:
-            self._start(self._notify(event))
+            self._queue(event, waiting)
         elif self.delay is not None:
             self._start(self._later(event, waiting))
 
-    def _start(self, work: Any) -> None:
+    def _start(self, work: Any) -> asyncio.Task[None]:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _later(self, event: Mapping[str, Any], waiting: Callable[[], bool]) -> None:
         assert self.delay is not None
         await asyncio.sleep(self.delay)
         if waiting():
-            await self._notify(event)
+            self._queue(event, waiting)
 
-    async def _notify(self, event: Mapping[str, Any]) -> None:
+    def _queue(self, event: Mapping[str, Any], waiting: Callable[[], bool]) -> None:
+        self._due.append((event, waiting))
+        if self._notifying is None or self._notifying.done():
+            self._notifying = self._start(self._drain())
+
+    async def _drain(self) -> None:
+        """One notification at a time, each for every batch due and still waiting."""
+        while self._due:
+            due = [event for event, waiting in self._due if waiting()]
+            self._due.clear()
+            if due:
+                await self._notify(due[0], len(due) - 1)
+
+    async def _notify(self, event: Mapping[str, Any], more: int = 0) -> None:
+        title, body = grouped(event, more)
         if self.kind != "none":
-            title, body = notification(event)
             self.write(encode(self.kind, title, body, tmux=self.tmux and self.kind != "bell"))
         if self.command:
-            line = await run_notify_command(self.command, summary(event))
+            data = {**summary(event), "title": title, "body": body, "more": more}
+            line = await run_notify_command(self.command, data)
             if line:
                 self.say(line)
 

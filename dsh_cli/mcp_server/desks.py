@@ -14,6 +14,11 @@ a batch no desk takes within ``TAKE_WITHIN`` seconds fails ``NO_PROVIDER`` (its
 holds too many bytes already answers ``desk/full`` (``desk/link.py``); once every desk
 attached has, the batch fails at once ``TOO_MANY_PENDING`` with the desk's message.
 
+A hold (``desk/opened``) is a lease of ``HOLD_SECONDS`` (told in ``desk/hello`` as
+``hold_seconds``): a desk renews it by sending ``desk/opened`` again while the entry stays
+open, and one it does not renew is let go as if released, so a desk that stalls with an
+entry open does not keep it taken at the others.
+
 Permission requests (``approve_tool_use``) travel the same sockets: ``permission/requested``
 (with its ``source``) and ``permission/resolved`` out, ``permission/decision`` frames in,
 settled first-wins in ``RemotePermissions`` and acknowledged with ``response/ack``. Those
@@ -30,6 +35,7 @@ import json
 import os
 import socket
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar, cast
@@ -51,7 +57,14 @@ from dsh_cli.core.events import (
     QuestionResolved,
 )
 from dsh_cli.core.tasks import close_task
-from dsh_cli.desk.channel import PeerRefused, check_peer, listen, peer_uid, socket_path
+from dsh_cli.desk.channel import (
+    PeerRefused,
+    check_peer,
+    listen,
+    next_number,
+    peer_uid,
+    socket_path,
+)
 from dsh_cli.interaction import (
     AskContext,
     AskUserQuestionAnswer,
@@ -69,6 +82,9 @@ __all__ = ["NOT_TAKEN", "NO_DESK", "TAKE_WITHIN", "DeskHello", "DeskHub", "DeskO
 
 NO_DESK = "no one is at the dsh desk: run `dsh attach` in a terminal"
 TAKE_WITHIN = 5.0  # seconds a connected desk has to take a batch before it does not count
+# seconds a desk's hold (desk/opened) lasts unless the desk opens it again: a desk that
+# stalls with an entry open does not mark it taken for ever (DSH_DESK_HOLD_SECONDS: tests)
+HOLD_SECONDS = 30.0
 NOT_TAKEN = ("no dsh desk took the {what} within {seconds:g} s (a desk that is stopped or "
              "does not answer does not count): run `dsh attach` in a terminal")
 SEND_TIMEOUT = 5.0  # a desk that stops reading is dropped, never waited on forever
@@ -82,6 +98,8 @@ class SourcedQuestionRequested(QuestionRequested):
 
     last_answers: dict[str, list[str]] | None = None
     last_answered: dict[str, dict[str, str]] | None = None
+    age: float | None = None  # seconds since it was asked: a desk that attaches later shows it
+    number: int | None = None  # the entry's number at every desk of the user
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
@@ -95,6 +113,8 @@ class SourcedPermissionRequested(PermissionRequested):
     """``permission/requested`` as a desk sees it: with ``source: {client, cwd, pid}``."""
 
     source: dict[str, Any]
+    age: float | None = None  # seconds since it was asked
+    number: int | None = None  # the entry's number at every desk of the user
 
 
 PERMISSION_EVENTS = frozenset({"permission/requested", "permission/resolved"})
@@ -125,6 +145,7 @@ class DeskHello(Event):
     pid: int
     cwd: str
     web_url: str | None = None
+    hold_seconds: float | None = None  # a hold lasts this long unless renewed
 
 
 class _DeskRelay(JsonLinesRelay):
@@ -157,7 +178,8 @@ class _DeskRelay(JsonLinesRelay):
             event = SourcedQuestionRequested(
                 event.rpc_id, event.session_id, event.call_id, event.questions, source,
                 event.declinable, event.review, delivery=event.delivery,
-                **self._hub.last_answers(event.rpc_id))
+                **self._hub.last_answers(event.rpc_id),
+                age=self._hub.age(event.rpc_id), number=self._hub.number(event.rpc_id))
         elif isinstance(event, PermissionRequested) \
                 and not isinstance(event, SourcedPermissionRequested):
             # a permission request's source is filed under its call id (the gate mints
@@ -166,7 +188,8 @@ class _DeskRelay(JsonLinesRelay):
                 rpc_id=event.rpc_id, session_id=event.session_id, call_id=event.call_id,
                 tool=event.tool, server=event.server, arguments=event.arguments,
                 hints=event.hints, description=event.description,
-                source=self._source(event.call_id))
+                source=self._source(event.call_id), age=self._hub.age(event.rpc_id),
+                number=self._hub.number(event.rpc_id))
         super().write(event)
 
     def _dispatch(self, line: str) -> None:
@@ -241,8 +264,16 @@ class DeskHub:
         # desk has taken it; only those are kept, so a desk's frames cannot grow it
         self._taken: dict[str, asyncio.Event] = {}
         # which desks have each pending batch open for answering (desk/opened), so the
-        # others show it as taken; only pending rpc_ids, so a desk's frames cannot grow it
-        self._holders: dict[str, set[_DeskRelay]] = {}
+        # others show it as taken, each with the timer that lets its hold go unless it is
+        # renewed; only pending rpc_ids, so a desk's frames cannot grow it
+        self._holders: dict[str, dict[_DeskRelay, asyncio.TimerHandle]] = {}
+        self.hold_seconds = hold_seconds()
+        # when each pending batch was asked, so a desk that attaches later shows its true
+        # age; only pending rpc_ids, as ``_taken``
+        self._asked: dict[str, float] = {}
+        # each pending batch's number, one counter for every dsh mcp of the user, so an
+        # entry has the same number at every desk, and after a desk restarts
+        self._numbers: dict[str, int | None] = {}
         # the desks that were too full to take a pending batch, and the last one's words;
         # only pending rpc_ids, as ``_taken``
         self._full: dict[str, tuple[set[_DeskRelay], str]] = {}
@@ -330,6 +361,20 @@ class DeskHub:
         if taken is not None:
             taken.set()
 
+    def number(self, rpc_id: str) -> int | None:
+        """The entry number of ``rpc_id`` at every desk, while it is pending."""
+        return self._numbers.get(rpc_id)
+
+    def age(self, rpc_id: str) -> float | None:
+        """Seconds since ``rpc_id`` was asked, while it is pending."""
+        asked = self._asked.get(rpc_id)
+        return None if asked is None else round(time.monotonic() - asked, 1)
+
+    def seen(self, rpc_id: str) -> bool:
+        """Whether a desk has taken ``rpc_id`` while it is pending."""
+        taken = self._taken.get(rpc_id)
+        return taken is not None and taken.is_set()
+
     def last_answers(self, rpc_id: str) -> dict[str, Any]:
         """The labels last chosen for the same questions and where each came from, when the
         store knows them (``last_answers`` and ``last_answered`` of the desk's event)."""
@@ -340,24 +385,31 @@ class DeskHub:
                 "last_answered": entry.context.last_answered or None}
 
     def hold(self, desk: _DeskRelay, rpc_id: str, opened: bool) -> None:
-        """``desk`` opened (or released) ``rpc_id``; the other desks hear what changed."""
+        """``desk`` opened (or renewed, or released) ``rpc_id``; the other desks hear what
+        changed. A hold not renewed within ``hold_seconds`` is released."""
         if rpc_id not in self._taken:
             return  # settled already, or never announced: nothing to hold
-        holders = self._holders.setdefault(rpc_id, set())
-        before = {other: bool(holders - {other}) for other in self._relays}
-        (holders.add if opened else holders.discard)(desk)
+        holders = self._holders.setdefault(rpc_id, {})
+        before = {other: bool(holders.keys() - {other}) for other in self._relays}
+        expiring = holders.pop(desk, None)
+        if expiring is not None:
+            expiring.cancel()
+        if opened:
+            holders[desk] = asyncio.get_running_loop().call_later(
+                self.hold_seconds, self.hold, desk, rpc_id, False)
         if not holders:
             del self._holders[rpc_id]
         self._tell_holders(rpc_id, before)
 
     def held_elsewhere(self, desk: _DeskRelay) -> list[str]:
         """The batches another desk has open, for ``desk``'s replay."""
-        return [rpc_id for rpc_id, holders in self._holders.items() if holders - {desk}]
+        return [rpc_id for rpc_id, holders in self._holders.items()
+                if holders.keys() - {desk}]
 
     def _tell_holders(self, rpc_id: str, before: dict[_DeskRelay, bool]) -> None:
-        holders = self._holders.get(rpc_id, set())
+        holders = self._holders.get(rpc_id, {})
         for other, was in before.items():
-            now = bool(holders - {other})
+            now = bool(holders.keys() - {other})
             if now != was:
                 other.write(DeskOpened(rpc_id) if now else DeskReleased(rpc_id))
 
@@ -365,19 +417,21 @@ class DeskHub:
         """A desk hung up (closed, or killed mid-answer): what it held is free again."""
         self._relays.discard(desk)
         for rpc_id in [rpc_id for rpc_id, holders in self._holders.items() if desk in holders]:
-            before = {other: bool(self._holders[rpc_id] - {other}) for other in self._relays}
-            self._holders[rpc_id].discard(desk)
-            if not self._holders[rpc_id]:
-                del self._holders[rpc_id]
-            self._tell_holders(rpc_id, before)
+            self.hold(desk, rpc_id, False)
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, REQUESTED):
             self._taken.setdefault(event.rpc_id, asyncio.Event())
+            if event.rpc_id not in self._asked:
+                self._asked[event.rpc_id] = time.monotonic()
+                self._numbers[event.rpc_id] = next_number(self.path.parent)
         elif isinstance(event, RESOLVED):
             self._taken.pop(event.rpc_id, None)
             self._full.pop(event.rpc_id, None)
-            self._holders.pop(event.rpc_id, None)  # its resolution says the rest
+            self._asked.pop(event.rpc_id, None)
+            self._numbers.pop(event.rpc_id, None)
+            for expiring in self._holders.pop(event.rpc_id, {}).values():
+                expiring.cancel()  # its resolution says the rest
         if isinstance(event, PermissionRequested):
             self._awaited.setdefault(event.rpc_id, asyncio.Event())
         elif isinstance(event, PermissionResolved):
@@ -451,7 +505,7 @@ class DeskHub:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", seconds, micro))
         output = cast("IO[bytes]", conn.makefile("wb", buffering=0))  # a raw SocketIO
         relay = _DeskRelay(self.ui, conn, output, self)
-        relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url))
+        relay.write(DeskHello(os.getpid(), os.getcwd(), self.web_url, self.hold_seconds))
         self._relays.add(relay)
         self._connected += 1
         self._rang = False
@@ -472,6 +526,15 @@ class DeskHub:
                 conn.shutdown(socket.SHUT_RDWR)  # ends the relay thread's blocking read
             output.close()
             conn.close()
+
+
+def hold_seconds() -> float:
+    """How long a hold lasts unrenewed: ``HOLD_SECONDS``, or ``DSH_DESK_HOLD_SECONDS``."""
+    with contextlib.suppress(ValueError):
+        given = float(os.environ.get("DSH_DESK_HOLD_SECONDS", ""))
+        if 0 < given < float("inf"):
+            return given
+    return HOLD_SECONDS
 
 
 async def _until_closed(conn: socket.socket) -> None:
@@ -509,12 +572,16 @@ class DeskProvider:
         self.wait = wait
         self._alert = alert
 
-    def refusal(self) -> str | None:
-        """Why a batch asked now would fail at once (no desk, no ``--wait``), else None: an
-        async batch is refused before it gets a ticket, as a waiting one fails at once."""
-        return NO_DESK if self.wait <= 0 and not self.hub.connected else None
+    def seen(self, rpc_id: str) -> bool:
+        """Whether a desk has taken ``rpc_id`` (it is in some human's inbox)."""
+        return self.hub.seen(rpc_id)
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
+        entry = self.hub.ui.pending.get(context.rpc_id)
+        if entry is not None and entry.delivery == "async":
+            # no tool call waits for it: pending under its ticket (until its timeout, or
+            # its session ends) for the first desk that attaches, which gets it in its replay
+            await asyncio.get_running_loop().create_future()
         found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert,
                                   "question")
         if found is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.core.errors import (
@@ -30,6 +31,8 @@ from dsh_cli.tools.registry import ToolResult, loads_arguments
 __all__ = ["NAME", "get_user_answer", "output_schema", "tool_spec"]
 
 NAME = "get_user_answer"
+# a pending batch no desk has taken yet: asked while nobody had ``dsh attach`` open
+NOT_SEEN = "no desk has seen it yet: it waits for the human to run `dsh attach`"
 _CAP = f"{TICKET_WAIT_SECONDS:g}"
 
 DESCRIPTION = (
@@ -65,16 +68,18 @@ def output_schema(answer_schema: dict[str, Any]) -> dict[str, Any]:
     pending = {"type": "object", "title": "PendingAnswer",
                "required": ["status", "ticket"],
                "properties": {"status": {"const": "pending"}, "ticket": {"type": "string"},
-                              "waited_seconds": {"type": "number"}}}
+                              "waited_seconds": {"type": "number"},
+                              "note": {"type": "string"}}}
     definitions = {**answer_schema.get("$defs", {}), "PendingAnswer": pending}
     return {"type": "object", "$defs": definitions,
             "anyOf": [*answer_schema["anyOf"], {"$ref": "#/$defs/PendingAnswer"}]}
 
 
-async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str | None
-                          ) -> ToolResult:
-    """The result for ``owner``'s ticket: its outcome, pending, or the error as a result
-    (``NO_TICKET_OWNER`` when the request's session is not known)."""
+async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str | None,
+                          seen: Callable[[str], bool] | None = None) -> ToolResult:
+    """The result for ``owner``'s ticket: its outcome, pending (with ``note`` when ``seen``
+    says no desk has it yet), or the error as a result (``NO_TICKET_OWNER`` when the
+    request's session is not known)."""
     try:
         ticket_id, seconds = _decode(arguments)
         if owner is None:
@@ -83,8 +88,11 @@ async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str | Non
     except HarnessError as error:
         return ToolResult.failure(error)
     if not ticket.done:
-        return ToolResult(json.dumps({"status": "pending", "ticket": ticket.id,
-                                      "waited_seconds": seconds}, separators=(",", ":")))
+        pending: dict[str, Any] = {"status": "pending", "ticket": ticket.id,
+                                   "waited_seconds": seconds}
+        if seen is not None and not seen(ticket.id):
+            pending["note"] = NOT_SEEN
+        return ToolResult(json.dumps(pending, separators=(",", ":")))
     if ticket.task.cancelled():  # only while the server stops: no outcome to give
         return ToolResult.failure(UserInteractionError("the question was aborted", ASK_ABORTED))
     outcome: ToolResult = ticket.outcome()  # the batch's own result, never raised

@@ -279,7 +279,8 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             return await _abortable(work)
         if params.name == fetch["name"]:  # a cancel ends the wait, never the question
             return call_result(await answers.get_user_answer(
-                service.tickets, arguments, session_owner(ctx, service.tickets)))
+                service.tickets, arguments, session_owner(ctx, service.tickets),
+                getattr(service.ui.provider, "seen", None)))
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
         return call_result(ToolResult.failure(error))

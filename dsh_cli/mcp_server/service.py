@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import (
     ASK_CANCELLED,
-    NO_PROVIDER,
     TicketError,
-    UserInteractionError,
     format_line,
 )
 from dsh_cli.core.events import AssistantMessage, QuestionResolved, ToolResultEvent
@@ -128,10 +126,6 @@ class AskService:
         """An async batch: checked as a waiting one is, then asked with no call waiting."""
         assert ctx.rpc_id is not None and ctx.call_id is not None  # ``ask`` gives both
         self.ui.check_request(request)
-        refusal = getattr(self.ui.provider, "refusal", None)
-        why = refusal() if callable(refusal) else None
-        if why is not None:  # a desk provider with no desk and no --wait: as a wait call
-            raise UserInteractionError(why, NO_PROVIDER)
         owner = self._owners[ctx.call_id]
         if owner is None:
             raise unowned()

@@ -43,7 +43,7 @@ def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
                 desk.stdin.write(b"2\n")  # any entry, in any order: b's first
                 second = await _read_until(desk.stdout, "answer (")
                 desk.stdin.write(b"acme\n")
-                back = await _read_until(desk.stdout, "- 2. answered at the server")
+                back = await _read_until(desk.stdout, "- 2. answered here")
                 desk.stdin.write(b"1\n")
                 first = await _read_until(desk.stdout, "answer (")
                 desk.stdin.write(b"2\n")
@@ -62,7 +62,7 @@ def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
     assert "agent-b" not in first
     assert "agent-b asks" in second and "Project name?" in second
     assert "Which database?" not in second
-    assert "- 2. answered at the server" in back  # the list heard it leave
+    assert "- 2. answered here" in back  # the list heard it leave
     assert result_a.structured_content["answers"][0]["selected"] == ["SQLite"]
     assert result_b.structured_content["answers"][0]["custom"] == "acme"
     assert "nothing pending" in idle  # both answered: the desk waits again
@@ -174,3 +174,177 @@ def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
     assert "↩ questions left pending for the next `dsh attach`" in closed
     assert "questions aborted" not in hung_up and "questions aborted" not in closed
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    screen = Screen(24, 80)
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("x")
+                result = await call
+                shown = await asyncio.to_thread(wait_for_screen, child, screen,
+                                                "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return result, shown
+        finally:
+            child.close(force=True)
+
+    result, shown = bounded(main())
+    assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
+    assert "✗ 1. dismissed · pty-agent · Which database?" in shown
+
+
+def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(tmp_path):
+    from mcp_util import jsonl_desk
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    screen = Screen(24, 80)
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with jsonl_desk() as other, client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                requested = await other.event("question/requested")
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("\r")
+                await asyncio.to_thread(wait_for_screen, child, screen, "Which database")
+                await other.answer(requested, [{"id": "db", "selected": ["SQLite"]}])
+                await call
+                shown = await asyncio.to_thread(wait_for_screen, child, screen,
+                                                "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return shown
+        finally:
+            child.close(force=True)
+
+    shown = bounded(main())
+    assert "✓ questions answered at another desk" in shown
+    assert "aborted" not in shown and "withdrawn" not in shown
+
+
+def test_a_desk_that_restarts_shows_a_batchs_true_age(tmp_path):
+    import re
+    import time
+
+    async def plain_desk():
+        return await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    async def main():
+        first = await plain_desk()
+        try:
+            async with client("--wait", "30", name="agent-a") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                seen = await _read_until(first.stdout, "[question] 0s · agent-a")
+                asked = time.monotonic()
+                first.stdin.close()  # the desk closes; the batch stays pending
+                await asyncio.wait_for(first.wait(), CEILING)
+                while time.monotonic() - asked < 3:  # the age under test: let it grow
+                    await asyncio.sleep(0.1)
+                second = await plain_desk()
+                try:
+                    again = await _read_until(second.stdout, "· agent-a")
+                finally:
+                    second.kill()
+                    await second.wait()
+                call.cancel()
+                return seen, again
+        finally:
+            if first.returncode is None:
+                first.kill()
+                await first.wait()
+
+    seen, again = bounded(main())
+    assert "[question] 0s · agent-a" in seen  # the first desk saw it as it was asked
+    age = int(re.search(r"\+ 1\. \[question\] (\d+)s · agent-a", again).group(1))
+    assert age >= 3, again  # the batch's age, not the time since this desk attached
+
+
+def test_an_entry_keeps_its_number_at_a_desk_that_attaches_later(tmp_path):
+    import re
+
+    async def plain_desk():
+        return await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    async def main():
+        first = await plain_desk()
+        second = None
+        try:
+            async with client("--wait", "30", name="agent-a") as mcp:
+                call_x = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await _read_until(first.stdout, "+ 1. [question]")
+                call_y = asyncio.ensure_future(mcp.call_tool("ask_user_question", OTHER))
+                listed = await _read_until(first.stdout, "+ 2. [question]")
+                first.stdin.write(b"1\n")  # entry 1 answered here: 2 is left
+                await _read_until(first.stdout, "answer (")
+                first.stdin.write(b"2\n")
+                await call_x
+                second = await plain_desk()  # a desk that never saw entry 1
+                later = await _read_until(second.stdout, "· agent-a")
+                second.stdin.write(b"2\n")  # the number the first desk showed
+                opened = await _read_until(second.stdout, "answer (")
+                call_y.cancel()
+                return listed, later, opened
+        finally:
+            for desk in (first, second):
+                if desk is not None and desk.returncode is None:
+                    desk.kill()
+                    await desk.wait()
+
+    listed, later, opened = bounded(main())
+    what = re.search(r"\+ 2\. \[question\] \d+s · agent-a · .* · (.*)\n", listed).group(1)
+    assert re.search(rf"\+ 2\. \[question\] \d+s · agent-a · .* · {re.escape(what)}", later)
+    assert "no entry 2" not in opened
+
+
+def test_a_peer_servers_hello_and_refusal_reach_the_plain_desk_without_escapes(runtime_dir):
+    """A socket in the desk directory that speaks as a server: its browser URL and its
+    refusal's message carry terminal escapes; the desk prints them inert."""
+    import socket
+
+    hostile = "\x1b]0;pwned\x07\x1b[2Jevil\u202e"
+
+    async def main():
+        runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = runtime_dir / "mcp-4194300.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        listener.listen(1)
+        listener.setblocking(False)
+        desk = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            conn, _ = await asyncio.wait_for(
+                asyncio.get_running_loop().sock_accept(listener), CEILING)
+            for event in ({"type": "desk/hello", "pid": 1, "cwd": "/",
+                           "web_url": "http://x/" + hostile},
+                          {"type": "response/ack", "rpc_id": "r", "accepted": False,
+                           "reason": "bad-response", "message": hostile}):
+                conn.sendall((json.dumps(event) + "\n").encode())
+            shown = await _read_until(desk.stdout, "the server refused the answer")
+            while "\n" not in shown.split("the server refused the answer", 1)[1]:
+                shown += await _read_until(desk.stdout, "\n")  # the whole line
+            return shown
+        finally:
+            desk.kill()
+            await desk.wait()
+            listener.close()
+
+    shown = bounded(main())
+    assert "asks in the browser" in shown and "evil" in shown
+    assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown

@@ -193,3 +193,12 @@ def test_dsh_mcp_with_a_planted_directory_says_so_once_and_serves_on(tmp_path, d
         f"dsh: DESK_DIR_REFUSED: {dsh_home / 'run'} is a symlink, not a directory; remove it "
         "(no desk can reach this server)")
     assert not any(tmp_path.glob("mcp-*.sock"))  # nothing was made where the link points
+
+
+def test_attach_help_says_the_desk_directory_is_per_uid_and_dsh_home_keeps_desks_apart():
+    shown = subprocess.run([DSH, "attach", "--help"], capture_output=True, text=True,
+                           timeout=30, env={**os.environ, "COLUMNS": "200"})
+    assert shown.returncode == 0
+    said = " ".join(shown.stdout.split())
+    assert "a directory per user id, whatever HOME is" in said
+    assert "To keep desks apart, give each (and its agents' `dsh mcp`) its own DSH_HOME" in said

@@ -229,3 +229,75 @@ def test_the_terminal_desk_offers_allowing_a_tall_command_only_after_it_was_scro
     assert "install.sh" not in first and "rows 1-" in first
     assert "install.sh | sh" in end
     assert json.loads(result.content[0].text)["behavior"] == "allow"
+
+
+def test_esc_at_the_terminal_desk_goes_back_to_the_list_and_leaves_the_request_pending(
+        tmp_path):
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    screen = Screen(24, 80)
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("\r")
+                prompt = await asyncio.to_thread(wait_for_screen, child, screen, "esc inbox")
+                child.send("\x1b")
+                back = await asyncio.to_thread(wait_for_screen, child, screen,
+                                               "inbox · 1 pending")
+                assert not call.done()  # esc decided nothing
+                child.send("\r")
+                await asyncio.to_thread(wait_for_screen, child, screen, "esc inbox")
+                child.send("4")  # deny is its own key
+                result = await call
+                await asyncio.to_thread(child.expect, "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return prompt, back, result
+        finally:
+            child.close(force=True)
+
+    prompt, back, result = bounded(main())
+    assert "4 deny" in prompt
+    assert "↩ permission for Bash left in the inbox" in back
+    assert json.loads(result.content[0].text)["behavior"] == "deny"
+
+
+def test_a_request_decided_at_another_desk_closes_with_a_check_at_the_terminal_desk(tmp_path):
+    from mcp_util import jsonl_desk
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    screen = Screen(24, 80)
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(child.expect, "nothing pending")
+            async with jsonl_desk() as other, client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                requested = await other.event("permission/requested")
+                await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
+                child.send("\r")
+                await asyncio.to_thread(wait_for_screen, child, screen, "esc inbox")
+                await other.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
+                                  "session_id": requested["session_id"],
+                                  "decision": "allow_once"})
+                result = await call
+                shown = await asyncio.to_thread(wait_for_screen, child, screen,
+                                                "nothing pending")
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return result, shown
+        finally:
+            child.close(force=True)
+
+    result, shown = bounded(main())
+    assert json.loads(result.content[0].text)["behavior"] == "allow"
+    assert "✓ permission for Bash: allow_once at another desk" in shown
+    assert "aborted" not in shown and "withdrawn" not in shown

@@ -26,11 +26,14 @@ def _batch(text: str) -> dict:
 
 
 async def _read_until(stream, pattern: str) -> str:
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()  # a character may span two reads
     seen = ""
     while not re.search(pattern, seen):
         chunk = await asyncio.wait_for(stream.read(4096), CEILING)
         assert chunk, f"the desk ended before {pattern!r}; it wrote {seen!r}"
-        seen += chunk.decode()
+        seen += decoder.decode(chunk)
     return seen
 
 
@@ -67,7 +70,7 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
                                       "session_id": entry_a["session_id"]},
                                      [{"id": "q", "selected": ["yes"]}])
                 number_a = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-a", listed).group(1)
-                left = await _read_until(plain.stdout, rf"- {number_a}\. answered at the server")
+                left = await _read_until(plain.stdout, rf"- {number_a}\. answered at another desk")
                 # the plain desk opens b's entry: taken at the program's desk
                 number_b = re.search(r"\+ (\d+)\. \[question\] \d+s · agent-b", listed).group(1)
                 plain.stdin.write(f"{number_b}\n".encode())
@@ -102,7 +105,7 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
     for name in "abc":
         assert re.search(rf"\[question\] \d+s · agent-{name} · .*/{name} · pid \d+ · "
                          rf"Pick: Deploy {name}\?", listed), listed
-    assert "answered at the server" in left  # the program's answer left the plain list
+    assert "answered at another desk" in left  # the program's answer left the plain list
     assert taken["pending"] == 2 and taken["entry"]["taken"] is True
     assert late_taken["entry"]["agent"] == "agent-b"
     assert [entry["taken"] for entry in listing["entries"]
@@ -149,3 +152,36 @@ def test_the_same_question_again_offers_its_last_answer_and_never_submits_it():
     assert "2. SQLite (last answer, " in shown
     assert waited
     assert result.structured_content["answers"][0]["selected"] == ["PostgreSQL (Recommended)"]
+
+
+def test_a_waiting_question_is_listed_before_another_agents_300_async_batches(tmp_path):
+    """Agent A fills the inbox with 300 async batches, then agent B blocks on a question:
+    B's entry (number 301) is the first row of the list, not one screen of 15 below it."""
+    async def main():
+        plain = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            await _read_until(plain.stdout, "nothing pending")
+            async with client("--wait", "20", name="agent-a") as a, \
+                    client("--wait", "20", name="agent-b") as b:
+                for number in range(300):
+                    result = await a.call_tool("ask_user_question", {
+                        **_batch(f"Rename file {number}?"), "delivery": "async"})
+                    assert result.structured_content["accepted"] is True
+                blocked = asyncio.ensure_future(b.call_tool("ask_user_question",
+                                                            _batch("Drop the table?")))
+                await _read_until(plain.stdout, r"\+ 301\. .*agent-b")
+                plain.stdin.write(b"l\n")
+                listed = await _read_until(plain.stdout, r"inbox: 301 pending\n(.*\n){301}")
+                blocked.cancel()
+                return listed
+        finally:
+            if plain.returncode is None:
+                plain.kill()
+                await plain.wait()
+
+    listed = bounded(main(), 150)
+    rows = listed[listed.index("inbox: 301 pending"):].splitlines()[1:302]
+    assert "301. [question]" in rows[0] and "agent-b" in rows[0] and "async" not in rows[0]
+    assert all("agent-a" in row and "· async" in row for row in rows[1:])
+    assert [int(row.split(".")[0]) for row in rows[1:]] == list(range(1, 301))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import itertools
 import json
 import re
 import shutil
@@ -285,3 +287,131 @@ def test_sigterm_turns_focus_reporting_off(tmp_path):
         child.expect_exact("\x1b[?1004l")
     finally:
         child.close(force=True)
+
+
+def _recorder(tmp_path, log):
+    """A ``notify_command`` that logs when it ran and how many batches it was told of."""
+    import os
+    from pathlib import Path
+
+    hook = tmp_path / "hook.py"
+    hook.write_text(
+        "import json, sys, time\n"
+        "start = time.time()\n"
+        "data = json.load(sys.stdin)\n"
+        "time.sleep(0.2)  # a real notifier takes a while (a request to a phone service)\n"
+        f"with open({str(log)!r}, 'a') as out:\n"
+        "    out.write(json.dumps({'start': start, 'end': time.time(),\n"
+        "                          'more': data.get('more', 0), 'body': data['body']}) + '\\n')\n")
+    config = Path(os.environ["DSH_HOME"]) / "config.toml"
+    config.write_text(f"notify_command = [{json.dumps(sys.executable)}, {json.dumps(str(hook))}]"
+                      "\nnotify_delay = 0.01\n")
+
+
+def _runs(log) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_300_async_batches_run_one_notify_command_at_a_time_summing_up_the_rest(tmp_path):
+    """A real ``dsh attach --plain`` and ``dsh mcp``: 300 async batches at once never run two
+    notify_commands together; each run covers the batches that came due meanwhile."""
+    import subprocess
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
+    from dsh_under_test import DSH
+    from mcp_util import BATCH, bounded, client
+
+    log = tmp_path / "runs.jsonl"
+    _recorder(tmp_path, log)
+
+    async def main():
+        desk = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL)
+        try:
+            assert desk.stdout is not None
+            while b"nothing pending" not in await asyncio.wait_for(desk.stdout.readline(), 20):
+                pass
+            async with client("--wait", "20") as mcp:
+                for _ in range(300):
+                    result = await mcp.call_tool("ask_user_question",
+                                                 {**BATCH, "delivery": "async"})
+                    assert result.structured_content["accepted"] is True
+                deadline = time.monotonic() + 60
+                while sum(1 + run["more"] for run in _runs(log)) < 300:
+                    assert time.monotonic() < deadline, _runs(log)
+                    await asyncio.sleep(0.1)
+            desk.stdin.close()
+            await asyncio.wait_for(desk.wait(), 20)
+        finally:
+            if desk.returncode is None:
+                desk.kill()
+                await desk.wait()
+
+    bounded(main(), 150)
+    runs = sorted(_runs(log), key=lambda run: run["start"])
+    assert sum(1 + run["more"] for run in runs) == 300
+    for before, after in itertools.pairwise(runs):
+        assert after["start"] >= before["end"], "two notify_commands ran at once"
+    assert len(runs) < 100
+    assert any(run["more"] and run["body"].endswith(f"+{run['more']} more waiting")
+               for run in runs)
+
+
+def _settled_screen(child, screen, done, timeout: float = 30.0) -> str:
+    """Feed the child's output to ``screen`` until ``done(text)`` holds; the screen's text."""
+    import pexpect
+
+    deadline = time.monotonic() + timeout
+    while not done(screen.text()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the screen never settled:\n{screen.text()}")
+        with contextlib.suppress(pexpect.TIMEOUT):
+            screen.feed(child.read_nonblocking(4096, timeout=0.2))
+    return screen.text()
+
+
+def test_a_failing_notify_commands_line_leaves_the_list_drawn_whole(tmp_path):
+    """A real ``dsh attach`` in a pty, unfocused: the batch's notify_command fails, its
+    ``dsh:`` line is written, and the list under it has its header and each row once."""
+    import os
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    from dsh_under_test import DSH
+    from mcp_util import BATCH, bounded, client
+    from pty_util import spawn
+    from vt_screen import Screen, wait_for_screen
+
+    hook = tmp_path / "hook.py"
+    hook.write_text("import sys\nsys.stdin.read()\nsys.stderr.write('topic gone')\nsys.exit(3)\n")
+    config = Path(os.environ["DSH_HOME"]) / "config.toml"
+    config.write_text(f"notify_command = [{json.dumps(sys.executable)}, {json.dumps(str(hook))}]"
+                      "\nnotify_delay = 600\n")
+    screen = Screen(24, 80)
+
+    def whole(text: str) -> bool:
+        return "exited 3: topic gone" in text and text.count("inbox · 1 pending") == 1 \
+            and text.count("1. [question]") == 1
+
+    async def main():
+        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
+        try:
+            await asyncio.to_thread(wait_for_screen, child, screen, "nothing pending")
+            child.send("\x1b[O")  # focus went elsewhere: notify at once
+            async with client("--wait", "20", name="pty-agent") as mcp:
+                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                await asyncio.to_thread(wait_for_screen, child, screen, "exited 3")
+                shown = await asyncio.to_thread(_settled_screen, child, screen, whole, 10)
+                call.cancel()
+            child.sendcontrol("d")
+            return shown
+        finally:
+            child.close(force=True)
+
+    shown = bounded(main())
+    lines = shown.splitlines()
+    said = next(n for n, line in enumerate(lines) if "exited 3" in line)
+    assert lines[said + 1].startswith("inbox · 1 pending"), shown  # the list after the line

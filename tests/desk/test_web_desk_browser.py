@@ -160,3 +160,58 @@ def test_the_web_desk_lists_opens_and_answers_at_desktop_and_phone_width(tmp_pat
             desk.wait(10)
         except subprocess.TimeoutExpired:
             desk.kill()
+
+
+def test_the_web_desk_speaks_of_agents_and_shows_a_refusals_own_reason(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright.sync_api import expect
+
+    desk = subprocess.Popen([DSH, "attach", "--web"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    agents = Agents()
+    try:
+        url = _desk_url(desk)
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+            page.set_default_timeout(15000)
+            page.goto(url)
+            expect(page.locator("#idle")).to_be_visible()
+            empty = page.locator("#idle").text_content()
+            a = agents.start("agent-a", tmp_path)
+            question = agents.ask(a, "ask_user_question", BATCH)
+            entries = page.locator("button.entry")
+            expect(entries).to_have_count(1)
+            entries.first.click()
+            page.locator("#composer").wait_for()
+            question_kicker = page.locator("#composer .kicker").text_content()
+            page.locator("#qc-back").click()
+            permission = agents.ask(a, "approve_tool_use", REQUEST)
+            expect(entries).to_have_count(2)
+            page.locator("button.entry[data-kind='permission']").click()
+            page.locator(".pc-arguments").wait_for()
+            permission_kicker = page.locator("#composer .kicker").text_content()
+            page.locator("#pc-reason").fill("no " * 900)  # past the server's 2000 characters
+            page.locator("button[data-decision='deny']").click()
+            error = page.locator("#qc-error")
+            expect(error).not_to_be_empty()
+            refused = error.text_content()
+            assert not permission.done()  # refused: still pending, nothing lost
+            page.locator("#pc-reason").fill("not now")
+            page.locator("button[data-decision='deny']").click()
+            assert '"behavior":"deny"' in permission.result(CEILING).content[0].text.replace(
+                " ", "")
+            question.cancel()
+            browser.close()
+    finally:
+        agents.close()
+        desk.terminate()
+        try:
+            desk.wait(10)
+        except subprocess.TimeoutExpired:
+            desk.kill()
+
+    assert "agents" in empty and "from dsh" not in empty
+    assert question_kicker == "agent-a asks"
+    assert permission_kicker == "agent-a asks permission"
+    assert "at most 2000 characters" in refused, refused

@@ -132,14 +132,28 @@ def test_answered_from_the_answers_file_and_a_huge_wait_is_clamped_not_refused(t
     assert result.is_error is False and result.structured_content == ANSWER
 
 
-def test_with_no_desk_the_async_call_fails_at_once_with_no_ticket():
+def test_asked_with_no_desk_an_async_batch_waits_for_the_first_desk_a_waiting_one_fails():
     async def main():
         async with client() as mcp:
-            return await mcp.call_tool("ask_user_question", ASYNC)
+            waiting = await mcp.call_tool("ask_user_question", BATCH)
+            ticket = await ask_async(mcp)  # nobody at the desk: still a ticket
+            unseen = await fetch(mcp, ticket)
+            async with jsonl_desk() as desk:  # the first desk attaches: it is in the inbox
+                requested = await desk.event("question/requested")
+                while (await fetch(mcp, ticket)).structured_content.get("note"):
+                    await asyncio.sleep(0.05)  # the desk has taken it: no note any more
+                await desk.answer(requested, ANSWER["answers"])
+                answered = await fetch(mcp, ticket, wait=30)
+            return waiting, ticket, unseen, requested, answered
 
-    result = bounded(main())
-    assert result.is_error is True
-    assert result.structured_content["error"]["code"] == "NO_PROVIDER"
+    waiting, ticket, unseen, requested, answered = bounded(main())
+    assert waiting.is_error is True
+    assert waiting.structured_content["error"]["code"] == "NO_PROVIDER"
+    assert unseen.structured_content == {
+        "status": "pending", "ticket": ticket, "waited_seconds": 0,
+        "note": "no desk has seen it yet: it waits for the human to run `dsh attach`"}
+    assert requested["rpc_id"] == ticket and requested["delivery"] == "async"
+    assert answered.structured_content == ANSWER
 
 
 def test_a_bad_batch_fails_at_once_with_no_ticket():

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.core.limits import FRAME_BYTES
 from dsh_cli.desk.inbox import Entry, Inbox
-from dsh_cli.desk.link import DeskLinks, ServerLink, frame_line
+from dsh_cli.desk.link import DeskLinks, ServerLink, frame_line, hold
 from dsh_cli.desk.web.app import Refused
 from dsh_cli.desk.web.feed import DeskFeed
 from dsh_cli.interaction.pending import NOT_PENDING
@@ -62,6 +62,7 @@ class WebDesk:
         self._sending: dict[ServerLink, asyncio.Lock] = {}
         # page id -> the event streams (tabs) that have the entry open: held while any does
         self._holding: dict[str, set[str]] = {}
+        self._renewing: dict[str, asyncio.Task[None]] = {}  # page id -> its hold's renewal
         self.feed.on_disconnect = self._connection_gone
 
     async def start(self) -> None:
@@ -87,6 +88,8 @@ class WebDesk:
         return 0
 
     async def close(self) -> None:
+        for page_rpc_id in list(self._renewing):
+            self._let_go(page_rpc_id)
         self.feed.close()
         for _, slot in self._replies.values():
             if not slot.done():
@@ -112,7 +115,7 @@ class WebDesk:
         elif kind in RESOLVED:
             entry = self.inbox.remove(link, rpc_id, str(event.get("outcome")))
             if entry is not None:
-                self._holding.pop(self.feed.page_id(entry), None)
+                self._let_go(self.feed.page_id(entry))
                 self.feed.entry_removed(entry, event)
         elif kind in HOLDS:
             if self.inbox.mark(link, rpc_id, kind == "desk/opened") is not None:
@@ -126,7 +129,7 @@ class WebDesk:
 
     def _on_closed(self, link: ServerLink) -> None:
         for entry in self.inbox.remove_link(link, GONE):
-            self._holding.pop(self.feed.page_id(entry), None)
+            self._let_go(self.feed.page_id(entry))
             kind = "permission/resolved" if entry.kind == "permission" else "question/resolved"
             self.feed.entry_removed(entry, {"type": kind, "outcome": "aborted",
                                             "message": GONE})
@@ -187,21 +190,28 @@ class WebDesk:
         """One tab opened (or left) the entry: its server hears of the first and the last."""
         holders = self._holding.get(page_rpc_id, set())
         if opened and not holders:
-            entry.link.send({"type": "desk/opened", "rpc_id": entry.rpc_id})
+            self._renewing[page_rpc_id] = hold(entry.link, entry.rpc_id)  # renewed while held
         if opened:
             self._holding[page_rpc_id] = holders | {connection}
         elif connection in holders:
             holders.discard(connection)
             if not holders:
-                del self._holding[page_rpc_id]
+                self._let_go(page_rpc_id)
                 entry.link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+
+    def _let_go(self, page_rpc_id: str) -> None:
+        """No tab holds the entry any more (or it settled): its renewal stops."""
+        self._holding.pop(page_rpc_id, None)
+        renewing = self._renewing.pop(page_rpc_id, None)
+        if renewing is not None:
+            renewing.cancel()
 
     def _connection_gone(self, connection: str) -> None:
         """A tab's event stream ended (closed, reloaded, offline): what it held is let go."""
         for page_rpc_id in [key for key, held in self._holding.items() if connection in held]:
             entry = self.entry(page_rpc_id)
             if entry is None:
-                self._holding.pop(page_rpc_id, None)
+                self._let_go(page_rpc_id)
             else:
                 self._hold(entry, page_rpc_id, connection, False)
 

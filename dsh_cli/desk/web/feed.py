@@ -66,6 +66,10 @@ class DeskFeed(EventFeed):
         dressed = self.text.add(event, _last_answers(entry.event))
         shown = dict(dressed.get("shown") or {})
         shown["asker"] = f"{entry.who.line()} · {entry.kind}"
+        # the card is headed by the agent that asks (its name already safe), not by dsh
+        name = f"{entry.who.agent} via {entry.who.server}" if entry.who.server \
+            else entry.who.agent
+        shown["kicker"] = f"{name} asks" + (" permission" if entry.kind == "permission" else "")
         if entry.kind != "permission":
             shown["form"] = entry.kind == "form"
         dressed["shown"] = shown
@@ -83,7 +87,7 @@ class DeskFeed(EventFeed):
             self._send(self.listing())
 
     def listing(self) -> dict[str, Any]:
-        """``inbox/list``: every entry as the page lists it, in arrival order."""
+        """``inbox/list``: every entry as the page lists it, in the inbox's order."""
         now = self.inbox.now()
         return {"type": INBOX_LIST, "entries": [{
             "id": self.page_id(entry), "kind": entry.kind, "who": entry.who.line(),

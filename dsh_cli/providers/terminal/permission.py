@@ -15,7 +15,9 @@ Keys typed before the prompt appeared are dropped (``discard_typeahead``, as the
 does). A digit decides, but "always" (``3``, or ``enter`` on it) asks first: ``y`` saves it,
 any other key goes back. ``↑``/``↓`` (or ``←``/``→``) move and ``enter`` decides; ``tab``
 opens a reason line (``enter`` then denies with that reason, ``esc`` goes back); ``esc``
-denies; ``ctrl-c`` dismisses the request (``ASK_CANCELLED``). The screen is restored however
+denies, except at the desk (``back=True``), where it goes back to the inbox and leaves the
+request pending, as it does for a question (deny is ``4`` there); ``ctrl-c`` dismisses the
+request (``ASK_CANCELLED``). The screen is restored however
 it ends and one summary line stays.
 """
 
@@ -79,6 +81,7 @@ class PermissionPromptState:
     reason: str | None = None  # a reason line is open while this is not None
     decision: PermissionDecision | None = None
     confirming: bool = False  # "always" was chosen: ``y`` saves it, any other key goes back
+    back: bool = False  # at the desk: ``esc`` goes back to the inbox, undecided
 
     def choose(self, index: int, view: PermissionView) -> bool:
         """Decide for ``CHOICES[index]``; False while that cannot be decided yet (an allow
@@ -104,9 +107,14 @@ def _keys(request: PermissionRequest, state: PermissionPromptState, view: Permis
     if state.confirming:
         long = f"y to save always for {wording.always_scope(request)} · any other key back"
         return long if len(long) + 1 <= width else "y to save always · other key back"
+    deny = "4 deny · esc inbox" if state.back else "4 or esc deny"
     if not view.read_all:
-        long = "read it all to allow: space/j down · k up · 4 or esc deny"
-        return long if len(long) + 1 <= width else "space/j down · k up · esc deny"
+        long = f"read it all to allow: space/j down · k up · {deny}"
+        short = "space/j down · k up · " + ("4 deny · esc inbox" if state.back else "esc deny")
+        return long if len(long) + 1 <= width else short
+    if state.back:
+        long = "1-4 choose · ↑↓ move · enter confirm · tab say why · esc inbox"
+        return long if len(long) + 1 <= width else "1-4 · ↑↓ · enter · tab why · esc inbox"
     long = "1-4 choose · ↑↓ move · enter confirm · tab say why · esc deny"
     return long if len(long) + 1 <= width else "1-4 · ↑↓ · enter · tab why · esc deny"
 
@@ -237,10 +245,11 @@ class TerminalPermissionPrompt:
     """Asks each permission request inline; ``input``/``output`` are prompt-toolkit's."""
 
     def __init__(self, *, input: Any = None, output: Any = None, notify: str = "none",
-                 summary: bool = True) -> None:
+                 summary: bool = True, back: bool = False) -> None:
         self.input = input
         self.output = output
         self.notify = notify
+        self.back = back  # at the desk: esc goes back to the inbox (ASK_CANCELLED), undecided
         # summary=False: a transcript below reports the decision, so the prompt leaves
         # nothing behind (said once, not twice)
         self.summary = summary
@@ -252,7 +261,7 @@ class TerminalPermissionPrompt:
 
         session = get_app_session()
         output = self.output or session.output
-        state = self.state = PermissionPromptState()
+        state = self.state = PermissionPromptState(back=self.back)
         view = self.view = PermissionView()
         app = _application(request, state, view, self.input or session.input, output,
                            erase=not self.summary)
@@ -268,8 +277,15 @@ class TerminalPermissionPrompt:
         task = asyncio.ensure_future(app.run_async(handle_sigint=False))
         try:
             await asyncio.shield(task)
-        except asyncio.CancelledError:
-            app.ending = summary_line(request, None, output.get_size().columns, "aborted")
+        except asyncio.CancelledError as cancelled:
+            columns = output.get_size().columns
+            why = cancelled.args[0] if cancelled.args and self.back else None
+            if isinstance(why, str) and why:  # at the desk: settled elsewhere, and how
+                mark = "✓" if why.endswith("at another desk") else "✗"
+                app.ending = fit(f" {mark} permission for {sanitize_line(request.tool)}: "
+                                 f"{sanitize_line(why)}", columns)
+            else:
+                app.ending = summary_line(request, None, columns, "aborted")
             if app.is_running and app.future is not None and not app.future.done():
                 app.exit()
             with contextlib.suppress(BaseException):
@@ -350,6 +366,12 @@ def _application(request: PermissionRequest, state: PermissionPromptState,
     def _escape(event: Any) -> None:
         if state.reason is not None:
             state.reason = None
+            return
+        if state.back:  # back to the inbox: the request stays pending for any desk
+            tool = sanitize_line(request.tool)
+            width = event.app.output.get_size().columns
+            holder["app"].ending = fit(f" ↩ permission for {tool} left in the inbox", width)
+            event.app.exit()
             return
         decide(event, 3)
 

@@ -117,6 +117,8 @@ class TerminalProvider:
                 from dsh_cli.providers.terminal.render import HANDED_BACK
 
                 ending = HANDED_BACK  # the desk is going away; the batch stays at its server
+            elif self.desk and withdrawn and request.signal is not None:
+                ending = request.signal.reason or ending  # "answered at another desk"
             await screen.close(task, ending)
             raise
         except EOFError:

@@ -698,7 +698,9 @@ def summary(state: BatchState, width: int, ending: str | None = None) -> str:
         return "\n".join([fit("… questions left to discuss:", width), *asked])
     if ending is not None or state.outcome is None:
         ending = ending or ("declined" if state.declined else "cancelled")
-        mark = "↩" if ending in (HANDED_BACK, BACK_TO_INBOX) else "✗"  # still open
+        # ↩ still open; ✓ answered at another desk (withdrawn from this one), ✗ else
+        mark = "↩" if ending in (HANDED_BACK, BACK_TO_INBOX) \
+            else "✓" if ending.startswith("answered") else "✗"
         return fit(f"{mark} questions {ending}", width)
     parts = []
     for index, question in enumerate(state.questions):

@@ -6,6 +6,7 @@ import { state } from "./state.js";
 import { connect } from "./feed.js";
 import { startMessages } from "./message.js";
 import { showNext } from "./screen.js";
+import { DESK } from "./inbox.js";
 
 function numberKeys(event) {
   // 1-9 choose an option while focus is not in a text field
@@ -21,6 +22,8 @@ function numberKeys(event) {
   item.click();
 }
 
+// the desk waits for the user's agents, not for dsh's own questions
+if (DESK) $("idle").textContent = "Nothing pending. Questions and permission requests from your agents appear here as soon as they ask.";
 startMessages();
 document.addEventListener("keydown", numberKeys);
 // the composer grows (a question, a narrow window): keep the newest messages in view

@@ -84,7 +84,7 @@ export function render(focus) {
   })));
   const top = el("div", { class: "qc-top" }, [
     backButton(backToInbox),
-    el("span", { class: "kicker", text: "dsh asks" }),
+    el("span", { class: "kicker", text: (view.batch.shown && view.batch.shown.kicker) || "dsh asks" }),
     shown.header ? el("span", { class: "chip", text: shown.header }) : null,
     el("nav", { class: "pager", "aria-label": "Questions" }, [
       el("button", { type: "button", class: "icon", "aria-label": "Previous question", disabled: view.index === 0 || view.busy,

@@ -29,7 +29,7 @@ export function renderReview(focus) {
   composer.setAttribute("aria-busy", view.busy ? "true" : "false");
   const top = el("div", { class: "qc-top" }, [
     backButton(backToInbox),
-    el("span", { class: "kicker", text: "dsh asks" }),
+    el("span", { class: "kicker", text: (view.batch.shown && view.batch.shown.kicker) || "dsh asks" }),
     el("nav", { class: "pager", "aria-label": "Questions" }, [
       el("button", { type: "button", class: "icon", "aria-label": "Previous question", disabled: view.busy,
                      onclick: () => go(total - 1, true), text: "‹" }),
