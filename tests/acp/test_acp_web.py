@@ -107,3 +107,28 @@ def test_web_and_answers_together_are_a_usage_error(tmp_path):
     assert done.returncode == 2
     assert done.stdout == ""  # the ACP wire carries nothing but ACP
     assert "use --web or --answers, not both" in done.stderr
+
+
+@run
+async def test_a_fixed_port_serves_one_session_at_a_time_and_says_so(tmp_path):
+    import socket
+
+    from acp import RequestError
+
+    with socket.socket() as probe:  # a port free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with started("-m", "demo", "--web", "--no-open", "--port", str(port),
+                       form=False) as (conn, _, process):
+        first = await conn.new_session(cwd=str(tmp_path))
+        assert (await _page(process)).port == port
+        try:
+            await conn.new_session(cwd=str(tmp_path))
+        except RequestError as error:
+            assert error.data["code"] == "WEB_BIND_FAILED"
+            assert f"127.0.0.1:{port}" in error.data["details"]
+        else:
+            raise AssertionError("a second page on a held port was not refused")
+        await conn.close_session(session_id=first.session_id)  # the port is let go
+        await conn.new_session(cwd=str(tmp_path))
+        assert (await _page(process)).port == port
