@@ -142,7 +142,8 @@ class AcpSession:
             questions = FormQuestions(self._request, self.session_id, self._client.name)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                urls = UrlPages(self._request, self.session_id) if self._client.url else None
+                urls = (UrlPages(self._request, self.session_id, self._post) if self._client.url
+                        else None)
                 gate = await stack.enter_async_context(session_tools(
                     runtime, self._plan, sys.stderr,
                     can_answer=questions is not None or self._source is not None,
