@@ -56,7 +56,7 @@ ALLOWED: dict[str, set[str]] = {
     "mcp_server": {"dsh_cli", "desk", "tools", "store", "providers", "interaction",
                    "permissions", "config", "core"},
     # dsh acp: the agent for ACP editors, a front door beside chat
-    "acp": {"dsh_cli", "runtime", "session", "mcp_client", *_BELOW_FRONT_DOORS},
+    "acp": {"dsh_cli", "runtime", "session", "sources", "mcp_client", *_BELOW_FRONT_DOORS},
     "cli": {"dsh_cli", "acp", "chat", "desk", "mcp_server", "mcp_client", "runtime", "session",
             "sources", *_BELOW_FRONT_DOORS},
     "__main__": {"cli"},

@@ -121,7 +121,7 @@ def test_web_always_answers_in_the_browser():
 
 
 def test_every_door_names_only_rows_of_the_table():
-    assert set(DOORS) == {"run", "ask", "chat", "web"}
+    assert set(DOORS) == {"run", "ask", "chat", "web", "acp"}
     assert set(ROWS) == {"jsonl", "web", "answers", "plain", "terminal", "none"}
     for door in DOORS.values():
         assert set(door.order) | {door.otherwise} <= set(ROWS), door.name

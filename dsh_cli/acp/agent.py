@@ -19,8 +19,8 @@ from dsh_cli.core.errors import HarnessError
 
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
-    from dsh_cli.interaction import UserInteractionProvider
     from dsh_cli.session.tools import ToolPlan
+    from dsh_cli.sources import Prepared
 
 __all__ = ["DshAgent"]
 
@@ -35,14 +35,14 @@ class DshAgent:
 
     def __init__(self, settings: Settings, plan: ToolPlan, options: Mapping[str, Any], *,
                  post: Post, request: Request, drain: Drain,
-                 answers: UserInteractionProvider | None = None) -> None:
+                 source: Prepared | None = None) -> None:
         self._settings = settings
         self._plan = plan
         self._options = options
         self._post = post
         self._request = request
         self._drain = drain
-        self._answers = answers
+        self._source = source
         self.client = Client()
         self.sessions: dict[str, AcpSession] = {}
 
@@ -161,7 +161,7 @@ class DshAgent:
 
         runtime.keep_empty = True  # session/new's id stays loadable, as the client expects
         session = AcpSession(runtime, plan, self.client, post=self._post,
-                             request=self._request, drain=self._drain, answers=self._answers)
+                             request=self._request, drain=self._drain, source=self._source)
         try:
             await session.open()
         except HarnessError as error:

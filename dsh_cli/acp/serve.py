@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
-    from dsh_cli.interaction import UserInteractionProvider
     from dsh_cli.session.tools import ToolPlan
+    from dsh_cli.sources import Prepared
 
 __all__ = ["serve"]
 
 
 async def serve(settings: Settings, plan: ToolPlan, options: Mapping[str, Any], *,
-                answers: UserInteractionProvider | None = None) -> int:
+                source: Prepared | None = None) -> int:
     """Answer one client until its stdin ends; the exit status."""
     from acp.agent.router import build_agent_router
     from acp.connection import Connection
@@ -36,7 +36,7 @@ async def serve(settings: Settings, plan: ToolPlan, options: Mapping[str, Any], 
         return await connection.send_request(method, params)
 
     agent = DshAgent(settings, plan, options, post=wire.post, request=request, drain=wire.drain,
-                     answers=answers)
+                     source=source)
     # session/close is "unstable" in the SDK's 0.12 tables; dsh offers it (docs/acp.md)
     connection = Connection(build_agent_router(agent, use_unstable_protocol=True), wire,  # type: ignore[arg-type]
                             listening=False)

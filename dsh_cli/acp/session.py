@@ -20,9 +20,9 @@ from dsh_cli.core.errors import HarnessError
 from dsh_cli.core.signal import AbortSignal
 
 if TYPE_CHECKING:
-    from dsh_cli.interaction import UserInteractionProvider
     from dsh_cli.runtime import Runtime
     from dsh_cli.session.tools import ToolPlan
+    from dsh_cli.sources import Prepared
 
 __all__ = ["CANCELLED", "AcpSession", "Client", "PromptRunning"]
 
@@ -53,15 +53,15 @@ class AcpSession:
     """A live dsh session driven by one ACP client."""
 
     def __init__(self, runtime: Runtime, plan: ToolPlan, client: Client, *, post: Post,
-                 request: Request, drain: Drain,
-                 answers: UserInteractionProvider | None = None) -> None:
+                 request: Request, drain: Drain, source: Prepared | None = None) -> None:
         self.runtime = runtime
         self._plan = plan
         self._client = client
         self._post = post
         self._request = request
         self._drain = drain
-        self._answers = answers
+        # --web or --answers: it answers the questions, in place of the client's forms
+        self._source = source if source is not None and source.name != "none" else None
         self._signal: AbortSignal | None = None
         self._turn: asyncio.Future[None] | None = None
         self._ready: asyncio.Future[None] | None = None
@@ -137,17 +137,22 @@ class AcpSession:
 
         assert self._ready is not None
         runtime = self.runtime
-        questions = self._answers
-        if questions is None and self._client.form:
+        questions = None
+        if self._source is None and self._client.form:
             questions = FormQuestions(self._request, self.session_id, self._client.name)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                urls = UrlPages(self._request, self.session_id) if self._client.url else None
+                urls = (UrlPages(self._request, self.session_id, self._post) if self._client.url
+                        else None)
                 gate = await stack.enter_async_context(session_tools(
-                    runtime, self._plan, sys.stderr, can_answer=questions is not None,
+                    runtime, self._plan, sys.stderr,
+                    can_answer=questions is not None or self._source is not None,
                     url_asker=urls))
                 if questions is not None:
                     stack.callback(runtime.ui.register_provider(questions))
+                elif self._source is not None:  # the browser page (its URL on stderr), a file
+                    # no gate: permission requests stay the client's own, as ACP has them
+                    await stack.enter_async_context(self._source.attach(runtime.ui))
                 if gate is not None:
                     stack.callback(gate.register_provider(
                         OptionPermissions(self._request, self.session_id, self.cancel)))

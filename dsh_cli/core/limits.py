@@ -9,7 +9,7 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["ACP_LINE_BYTES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
+__all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
            "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES", "DESK_LINE_BYTES",
            "DESK_QUEUED_EVENTS",
            "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
@@ -82,6 +82,9 @@ FRAME_BYTES = 1_000_000
 # one line from an ACP client (``dsh acp``), the SDK's own stdio limit: a prompt with its
 # embedded files fits; past it the line is skipped unread and answered with an error
 ACP_LINE_BYTES = 50 * 1024 * 1024
+# URL-mode pages an ACP session's client agreed to open whose server has not said they are
+# done (``elicitation/complete`` is forwarded for these); the oldest is forgotten past it
+ACP_OPEN_PAGES = 256
 # a model's turn (text, reasoning, tool-call arguments): far beyond any real answer, small
 # enough that the text, its deltas and its stored copy stay well under a gigabyte
 TURN_CHARACTERS = 16 * 1024 * 1024

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ from dsh_cli.core.limits import INPUT_ROUNDS as MAX_INPUT_ROUNDS
 from dsh_cli.core.limits import REQUEST_STATE_BYTES
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.tasks import close_task
-from dsh_cli.mcp_client.forms.asking import CurrentCall, Elicitor, UrlRequest
+from dsh_cli.mcp_client.forms.asking import CurrentCall, Elicitor, UrlAsker
 from dsh_cli.mcp_client.forms.elicitation import INVALID_PARAMS
 from dsh_cli.mcp_client.forms.resume import Continuation
 from dsh_cli.mcp_client.forms.url_mode import open_page
@@ -68,7 +68,7 @@ class McpConnection:
                  answerable: bool = False,
                  notice: Callable[[str], None] | None = None,
                  auth_dir: Path | None = None, http_auth: Any = None,
-                 url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None) -> None:
+                 url_asker: UrlAsker | None = None) -> None:
         self.config = config
         # where logins are kept (the config directory); None: no login is presented.
         # ``http_auth``: an ``httpx2.Auth`` to present instead (``dsh mcp login``'s flow)
@@ -164,7 +164,16 @@ class McpConnection:
         self._elicits = self.elicitor.can_answer
         if self._elicits:
             options["elicitation_callback"] = self.elicitor
+            options["message_handler"] = self._on_message
         return Client(complete_by_default(self._transport()), **options)
+
+    async def _on_message(self, message: Any) -> None:
+        """A server's notification: a URL-mode page done goes to the elicitor (2025-11-25;
+        the 2026-07-28 protocol has no such notification)."""
+        if getattr(message, "method", None) == "notifications/elicitation/complete":
+            elicitation_id = getattr(message.params, "elicitation_id", None)
+            if isinstance(elicitation_id, str):
+                self.elicitor.completed(elicitation_id)
 
     def _transport(self) -> Any:
         """The server's streams, each message bounded by ``max_mcp_message`` before it is

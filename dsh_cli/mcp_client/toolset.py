@@ -9,7 +9,7 @@ server and kind, and the run goes on (``spec/mcp.md`` section 4).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from dsh_cli.interaction.service import UserInteraction
     from dsh_cli.mcp_client.config.servers import ServerConfig
     from dsh_cli.mcp_client.connection import McpConnection
-    from dsh_cli.mcp_client.forms.asking import UrlRequest
+    from dsh_cli.mcp_client.forms.asking import UrlAsker
     from dsh_cli.mcp_client.transport.server_log import LogSink
     from dsh_cli.tools.registry import ToolRegistry
 
@@ -68,7 +68,7 @@ class McpToolset:
                     answerable: bool = False,
                     notice: Callable[[str], None] | None = None,
                     auth_dir: Path | None = None,
-                    url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None
+                    url_asker: UrlAsker | None = None
                     ) -> McpToolset:
         """Start every server at once; failures are reported and left out.
 

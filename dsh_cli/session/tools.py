@@ -17,7 +17,7 @@ unless rules were given (a rule that can match nothing is still reported).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -28,7 +28,7 @@ from dsh_cli.core.lines import notice, warning
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
     from dsh_cli.mcp_client.config.servers import ServerConfig
-    from dsh_cli.mcp_client.forms.asking import UrlRequest
+    from dsh_cli.mcp_client.forms.asking import UrlAsker
     from dsh_cli.permissions import PermissionGate, Rules
     from dsh_cli.runtime import Runtime
 
@@ -98,7 +98,7 @@ def plan_tools(settings: Settings, options: Mapping[str, Any], stderr: TextIO, *
 @contextlib.asynccontextmanager
 async def session_tools(runtime: Runtime, plan: ToolPlan, stderr: TextIO, *,
                         can_answer: bool = True,
-                        url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None
+                        url_asker: UrlAsker | None = None
                         ) -> AsyncIterator[PermissionGate | None]:
     """The plan's servers started and their tools offered; the gate their calls pass.
 

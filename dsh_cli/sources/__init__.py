@@ -11,6 +11,7 @@ Importing this package imports no provider: each row loads its own when it is ch
 
 from dsh_cli.sources.options import AnswerOptions, Door, Source
 from dsh_cli.sources.table import (
+    ACP,
     ASK,
     CHAT,
     DOORS,
@@ -26,6 +27,7 @@ from dsh_cli.sources.table import (
 )
 
 __all__ = [
+    "ACP",
     "ASK",
     "CHAT",
     "DOORS",

@@ -1,7 +1,7 @@
 """The answer-source table: which one provider answers the questions of each front door.
 
 A row is a name, a predicate on the ``AnswerOptions`` (flags, streams, environment) and an
-opener (``openers.py``). A door (``RUN``, ``ASK``, ``CHAT``, ``WEB``) tries its rows in its
+opener (``openers.py``). A door (``RUN``, ``ASK``, ``CHAT``, ``WEB``, ``ACP``) tries its rows in its
 documented order and falls back to its ``otherwise`` row; ``answer_source`` opens the
 chosen row, registers its provider on the ``UserInteraction``, and disposes and closes it
 on the way out, however the block ends:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from dsh_cli.interaction import UserInteraction
     from dsh_cli.permissions import PermissionGate
 
-__all__ = ["ASK", "CHAT", "DOORS", "ROWS", "RUN", "WEB", "Prepared", "Row", "answer_source",
+__all__ = ["ACP", "ASK", "CHAT", "DOORS", "ROWS", "RUN", "WEB", "Prepared", "Row", "answer_source",
            "choose", "draws_on_terminal", "prepare"]
 
 
@@ -58,7 +58,9 @@ ASK = Door("ask", ("jsonl", "web", "answers", "plain", "terminal"), otherwise="n
 CHAT = Door("chat", ("plain", "terminal"), otherwise="plain", draws_on="stdout",
             converses=True)
 WEB = Door("web", ("web",), otherwise="web")
-DOORS: dict[str, Door] = {door.name: door for door in (RUN, ASK, CHAT, WEB)}
+# dsh acp, for a client without form elicitation (acp.md): nobody else draws on its stdio
+ACP = Door("acp", ("web", "answers"), otherwise="none")
+DOORS: dict[str, Door] = {door.name: door for door in (RUN, ASK, CHAT, WEB, ACP)}
 
 
 def choose(options: AnswerOptions) -> Row:

@@ -42,6 +42,7 @@ class Recorder:
         self.permissions: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[Any]]] = (
             asyncio.Queue())
         self.changed = asyncio.Event()
+        self.completed: asyncio.Queue[str] = asyncio.Queue()  # elicitation/complete ids
         self.raw: list[dict[str, Any]] = []  # every message from the agent, as sent
 
     def observe(self, event: Any) -> None:
@@ -66,6 +67,9 @@ class Recorder:
         params = self._raw_params("elicitation/create")
         await self.forms.put((params, reply))
         return await reply
+
+    async def complete_elicitation(self, elicitation_id: str, **_: Any) -> None:
+        await self.completed.put(elicitation_id)
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [u for u in self.updates if u.get("sessionUpdate") == kind]

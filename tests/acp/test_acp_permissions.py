@@ -177,7 +177,7 @@ async def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, acti
         turn = asyncio.ensure_future(conn.prompt(
             session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
-        # the server's id does not reach dsh in an input-required round: dsh mints one
+        # dsh's own id (two servers may use the same one; a 2026-07-28 round carries none)
         assert isinstance(form.pop("elicitationId"), str)
         assert form == {"sessionId": session.session_id, "mode": "url", "toolCallId": "op",
                         "message": "raw asks: Sign in to continue",
@@ -186,3 +186,30 @@ async def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, acti
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
         text = _results(client)["op"]["content"][0]["content"]["text"]
         assert json.loads(text)["u"]["action"] == action
+
+
+PAGES = str(Path(__file__).parents[1] / "fakes" / "mcp_url_server.py")
+
+
+@run
+async def test_a_servers_completion_of_a_url_request_reaches_the_client(tmp_path):
+    config = tmp_path / "pages.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "pages": {"command": sys.executable, "args": [PAGES], "protocol": "legacy"}}}))
+    model = script(tmp_path, {"tool_calls": [{"id": "in", "name": "mcp__pages__sign_in",
+                                              "arguments": {"url": "https://example.com/in"}}]},
+                   {"content": "signed in"})
+    async with started("-m", model, "--mcp-config", str(config), "--yes", url=True) as (
+            conn, client, _):
+        session = await conn.new_session(cwd=str(tmp_path))
+        turn = asyncio.ensure_future(conn.prompt(
+            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
+        assert form["mode"] == "url" and form["url"] == "https://example.com/in"
+        assert form["toolCallId"] == "in"
+        reply.set_result({"action": "accept"})
+        # the server's "e7" done, under the id the client was given
+        assert await asyncio.wait_for(client.completed.get(), WAIT) == form["elicitationId"]
+        assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
+        assert "accept" in _results(client)["in"]["content"][0]["content"]["text"]
+        assert client.completed.empty()  # once; an id never asked is dropped

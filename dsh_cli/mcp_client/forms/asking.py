@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from dsh_cli.core.errors import (
     ASK_DECLINED,
@@ -135,6 +135,16 @@ class UrlRequest:
     call_id: str | None
 
 
+class UrlAsker(Protocol):
+    """A front door that shows URL requests in its own UI (``Elicitor``'s ``url_asker``)."""
+
+    async def __call__(self, asked: UrlRequest) -> str:
+        """The human's "accept", "decline" or "cancel"."""
+
+    def completed(self, server: str, elicitation_id: str) -> None:
+        """``server`` says the page of its request ``elicitation_id`` is done with."""
+
+
 @dataclass(frozen=True)
 class _Plan:
     """How one input request is asked and answered."""
@@ -167,7 +177,7 @@ class Elicitor:
     def __init__(self, server: str, fallback: UserInteraction | None = None, *,
                  open_url: Callable[[str], object] = open_page,
                  answerable: bool = False,
-                 url_asker: Callable[[UrlRequest], Awaitable[str]] | None = None) -> None:
+                 url_asker: UrlAsker | None = None) -> None:
         self.server = server
         self.fallback = fallback
         self.open_url = open_url
@@ -264,6 +274,12 @@ class Elicitor:
         if call is not None:
             call.remember(request, outcome)
         return outcome
+
+    def completed(self, elicitation_id: str) -> None:
+        """The server's ``notifications/elicitation/complete``: its URL-mode page is done.
+        Told to a front door that showed the URL itself; else nothing waits on it."""
+        if self.url_asker is not None:
+            self.url_asker.completed(self.server, elicitation_id)
 
     async def _url(self, plan: _Plan, call: CurrentCall | None) -> UrlAction:
         """The front door's own answer to one URL request ("cancel" if it gives none)."""
