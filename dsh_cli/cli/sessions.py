@@ -57,7 +57,7 @@ def list_sessions(kind: str | None, as_json: bool) -> None:
     """List stored sessions, most recently updated first."""
     summaries = _with_store(lambda store: store.list_sessions(kind))
     if as_json:
-        click.echo(json.dumps([s.to_json() for s in summaries], ensure_ascii=_on_terminal()))
+        click.echo(_json_text([s.to_json() for s in summaries]))
         return
     if not summaries:
         click.echo(notice(f"no stored {_PLURAL[kind]} yet"), err=True)
@@ -87,7 +87,7 @@ def show(session_id: str, as_json: bool) -> None:
 
     record, batches = _with_store(load)
     if as_json:
-        click.echo(json.dumps(record.to_json(), ensure_ascii=_on_terminal()))
+        click.echo(_json_text(record.to_json()))
         return
     for line in transcript(record, batches):
         click.echo(line)
@@ -144,9 +144,9 @@ def transcript(record: Any, batches: list[Any]) -> list[str]:
     return lines
 
 
-def _on_terminal() -> bool:
-    """JSON on a terminal escapes every non-ASCII character: stored model text (C1
-    controls, bidi overrides) must not reach the screen raw. The value is the same."""
-    import sys
+def _json_text(value: Any) -> str:
+    """JSON of stored model and human text with every character that would not show as itself
+    escaped (C1 controls, bidi overrides), on a terminal, into a pipe or a file alike."""
+    from dsh_cli.core.sanitize import json_escaped
 
-    return sys.stdout.isatty()
+    return json_escaped(json.dumps(value, ensure_ascii=False))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 from dsh_under_test import DSH
@@ -80,3 +81,16 @@ def test_an_ambiguous_prefix_has_its_own_code_and_lists_the_sessions():
     assert result.stderr.startswith(f"dsh: SESSION_AMBIGUOUS: session {first[:common]} is "
                                     "ambiguous: it starts ")
     assert first in result.stderr and second in result.stderr
+
+
+def test_json_escapes_what_would_not_show_into_a_pipe():
+    """C1 controls, DEL, bidi and tag characters of a stored message reach no JSON raw."""
+    hostile = "ac\x9b31m\x9d0;pwned\x9c\u202eme\U000e0041\x7f\u2066x é"
+    session_id = seed(hostile)
+    raw = set("\x9b\x9d\x9c\u202e\U000e0041\x7f\u2066")
+    listed, shown = dsh("sessions", "list", "--json"), dsh("sessions", "show", session_id, "--json")
+    for done in (listed, shown):
+        assert done.returncode == 0, done.stderr
+        assert not raw & set(done.stdout), done.stdout
+        assert "é" in done.stdout  # what shows as itself stays readable
+    assert hostile in json.dumps(json.loads(shown.stdout), ensure_ascii=False)  # the same value
