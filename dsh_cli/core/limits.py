@@ -10,21 +10,20 @@ nothing.
 from __future__ import annotations
 
 __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
-           "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES", "DESK_LINE_BYTES",
-           "DESK_QUEUED_EVENTS",
-           "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES", "FRAME_BYTES", "HTTP_SESSIONS",
-           "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS", "MCP_MESSAGE_BYTES", "MESSAGE_VALUES",
-           "MODEL_CALLS", "NOTIFICATION_CHARACTERS", "NOTIFY_COMMAND_SECONDS",
-           "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES", "PATTERN_CHARACTERS",
-           "PENDING_BATCHES", "PENDING_BYTES", "PENDING_BYTES_PER_SESSION",
-           "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES",
-           "PRIVATE_FILE_BYTES", "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES",
-           "RESULT_CHARACTERS", "RESULT_ITEMS", "SERVER_LOG_BYTES", "TASKS_PER_SESSION",
-           "TASKS_SESSIONLESS", "TASK_TTL_DEFAULT_MS", "TASK_TTL_MAX_MS", "TICKETS_OPEN",
-           "TICKETS_OPEN_PER_OWNER", "TICKETS_SETTLED", "TICKET_CHARACTERS",
-           "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS", "TICKET_WAIT_SECONDS",
-           "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES", "TURN_CHARACTERS",
-           "URL_CHARACTERS", "WEB_CONNECTIONS", "WEB_CONNECTIONS_PER_CLIENT",
+           "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
+           "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
+           "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
+           "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
+           "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES",
+           "PATTERN_CHARACTERS", "PENDING_BATCHES", "PENDING_BYTES", "PENDING_BYTES_PER_SESSION",
+           "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES", "PRIVATE_FILE_BYTES",
+           "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
+           "SERVER_LOG_BYTES", "TASKS_PER_SESSION", "TASKS_SESSIONLESS", "TASK_LISTEN_BACKLOG",
+           "TASK_LISTEN_STREAMS", "TASK_TTL_DEFAULT_MS",
+           "TASK_TTL_MAX_MS", "TICKETS_OPEN", "TICKETS_OPEN_PER_OWNER", "TICKETS_SETTLED",
+           "TICKET_CHARACTERS", "TICKET_FETCHED_SECONDS", "TICKET_KEEP_SECONDS",
+           "TICKET_WAIT_SECONDS", "TRUST_BYTES", "TRUST_FILES", "TRUST_PARSED_BYTES",
+           "TURN_CHARACTERS", "URL_CHARACTERS", "WEB_CONNECTIONS", "WEB_CONNECTIONS_PER_CLIENT",
            "WEB_HISTORY_EVENTS", "WEB_REMEMBERED", "WEB_REQUEST_SECONDS"]
 
 # a tool result as the model receives it and the store keeps it; the rest is cut, marked
@@ -77,6 +76,10 @@ DESK_LINE_BYTES = 16 * 1024 * 1024
 # servers together, as the bytes of their lines (``desk/link.py``): one past it is refused
 # with ``desk/full`` and its agent told why
 DESK_HELD_BYTES = 64 * 1024 * 1024
+# places in one command where a deny or ask rule's program could come out of a word the shell
+# builds (``permissions/shell.py``): each is read to the command's end, so past this many the
+# rule is taken to match (the command is denied or asked), never read at a quadratic cost
+BUILT_MATCHES = 64
 # one frame (a relay line, a web body); past it nothing more is read: BAD_FRAME (relay), 413 (web)
 FRAME_BYTES = 1_000_000
 # one line from an ACP client (``dsh acp``), the SDK's own stdio limit: a prompt with its

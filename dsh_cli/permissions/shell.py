@@ -49,6 +49,7 @@ import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
+from dsh_cli.core.limits import BUILT_MATCHES
 from dsh_cli.core.limits import COMMAND_CHARACTERS as MAX_COMMAND
 
 __all__ = ["MAX_COMMAND", "Reading", "built_program", "covers", "read_command"]
@@ -672,11 +673,17 @@ def covers(spec: str, command: str, *, every: bool) -> bool:
     if reading.problem is not None:
         flat = re.sub(r"[\"'\\]", "", command)
         return re.search(rf"(?<![\w.-]){re.escape(rule[0])}(?![\w.-])", flat) is not None
+    tries = 0  # built matches tried: each reads the rest of the command, so they are capped
     for words, gone, shapes in zip(reading.commands, reading.vanishing, reading.shapes,
                                    strict=True):
         built = {index for index, shape in enumerate(shapes) if shape is not None}
-        if any(_starts_with(words, start, rule, prefix, by_name=True)
-               or _built_match(rule, prefix, words, shapes, start)
-               for start in _starts(words, gone, built)):
-            return True
+        for start in _starts(words, gone, built):
+            if _starts_with(words, start, rule, prefix, by_name=True):
+                return True
+            if any(shape is not None for shape in shapes[start:]):
+                tries += 1
+                if tries > BUILT_MATCHES:
+                    return True  # too many built words to read: it could match (deny, ask)
+                if _built_match(rule, prefix, words, shapes, start):
+                    return True
     return False
