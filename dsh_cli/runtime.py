@@ -7,7 +7,6 @@ tool set and the event subscribers are the same whichever front door is used.
 from __future__ import annotations
 
 import contextlib
-import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,14 +177,16 @@ def build_runtime(
         session_id = mint_session_id()
     if store is not None:
         closers.append(store.record(events, session_id))
-        # the same question again, from the same agent and directory: its last answer offered
-        ui.recall = functools.partial(store.last_answers, session_id=session_id)
     agent = ui.agents.spawn("dsh")
     loop = AgentLoop(
         model=chat_model, tools=tools, ui=ui, events=events, system=system,
         messages=messages, session_id=session_id, resume_rpc_ids=pending,
         resume_continuations=continuations, agent=agent,
     )
+    if store is not None:
+        # the same question again, from the same agent and directory: its last answer offered;
+        # the loop's session of the moment (/new and /resume change it)
+        ui.recall = lambda request: store.last_answers(request, session_id=loop.session_id)
     return Runtime(settings, chat_model, ui, events, tools, loop, store,
                    resumed=resume is not None, _closers=closers)
 
