@@ -94,7 +94,8 @@ class DshAgent:
         start = int(cursor) if cursor and cursor.isdigit() else 0
         store = _or_error(SessionStore.open)
         try:
-            summaries = _or_error(store.list_sessions)
+            # chats only: an agent's `dsh mcp` session is not one dsh acp can load
+            summaries = _or_error(lambda: store.list_sessions("chat"))
         finally:
             store.close()
         page = summaries[start:start + LISTED]

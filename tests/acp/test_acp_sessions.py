@@ -33,8 +33,13 @@ async def test_load_replays_the_stored_conversation_before_it_answers(tmp_path):
         assert client.updates[0]["content"]["text"] == "pick a db"
         assert client.updates[2]["status"] == "completed"
         assert client.text() == "SQLite it is"
+        from dsh_cli.store import SessionStore
+
+        with SessionStore.open() as store:  # an agent's dsh mcp session: not one to load here
+            agents = store.create_session("mcp:claude-code", agent="claude-code", cwd="/")
         listed = await conn.list_sessions()
         assert session.session_id in [s.session_id for s in listed.sessions]
+        assert agents not in [s.session_id for s in listed.sessions]
         await conn.close_session(session_id=session.session_id)
         gone = asyncio.ensure_future(_turn(conn, session.session_id))
         try:
