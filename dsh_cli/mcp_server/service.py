@@ -96,16 +96,19 @@ class AskService:
         if told:
             self._told.add(call_id)
         text = _arguments_text(arguments)
-        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME, "arguments": text}]))
-        try:  # weighed before anything is built of it
+        try:  # weighed before the batch is built or its arguments are recorded
             held = self.budget.take(owner, len(text.encode("utf-8", "replace")))
         except TicketError as error:
             self._owners.pop(call_id, None)
             self._told.discard(call_id)
             self.sources.pop(rpc_id, None)
             result = ToolResult.failure(error)
+            # the call is recorded without the arguments that were too big to hold
+            self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
+                                              "arguments": "{}"}]))
             self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
             return result
+        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME, "arguments": text}]))
         ticker = asyncio.ensure_future(_tick(progress)) if progress is not None else None
         try:
             ctx = ToolContext(user_interaction=self.ui, signal=signal, call_id=call_id,

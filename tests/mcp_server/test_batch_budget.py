@@ -9,11 +9,13 @@ at once, and another session still gets its ticket.
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from tasks_wire import Legacy, http_dsh
 
 from dsh_cli.core.errors import TOO_MANY_PENDING
 from dsh_cli.core.limits import PENDING_BYTES_PER_SESSION
+from dsh_cli.store import SessionStore
 
 
 def heavy_batch(options: int = 17) -> dict:
@@ -52,3 +54,6 @@ def test_a_sessions_open_batches_are_capped_by_bytes_and_the_others_keep_room():
     assert "open batches of this session hold" in refused["error"]["message"]
     assert "at most 32.0 MiB" in refused["error"]["message"]
     assert small.get("accepted") is True
+    with SessionStore.open() as store, sqlite3.connect(store.path) as db:
+        [[recorded]] = db.execute("SELECT sum(length(tool_calls)) FROM messages").fetchall()
+    assert fits * size <= recorded < (fits + 1) * size  # the refused call's were not recorded
