@@ -8,6 +8,7 @@ its watchers so, as a cancelled one does.
 from __future__ import annotations
 
 import asyncio
+import time
 
 from mcp_util import bounded, jsonl_desk
 from tasks_wire import Legacy, Modern, StdioDsh, ask_call, http_dsh
@@ -87,8 +88,9 @@ def test_a_task_withdrawn_by_its_ttl_sends_its_cancelled_status_as_a_cancelled_o
                                    "clientInfo": {"name": "tasks-test", "version": "1.0"}})
         dsh.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         created = dsh.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
+        deadline = time.monotonic() + 60  # a withdrawal that never comes fails, not hangs
         while "error" not in dsh.request("tasks/get", {"taskId": created["taskId"]}):
-            pass  # working, then cancelled, then forgotten
+            assert time.monotonic() < deadline, "the task outlived its ttl"
         dsh.request("ping")  # a notice sent with the withdrawal is on the wire before this
         statuses = [message["params"] for message in dsh.notifications
                     if message.get("method") == "notifications/tasks/status"]
