@@ -180,8 +180,6 @@ class AskService:
 
     def forget_told(self, ticket: str, owner: str) -> None:
         """A told batch whose task was never made: withdrawn, as its session's end would."""
-        from dsh_cli.core.errors import TicketError
-
         self._answerers.pop(ticket, None)
         with contextlib.suppress(TicketError):
             held = self.tickets.get(ticket, owner, TICKET_KIND)

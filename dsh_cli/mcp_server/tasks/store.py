@@ -157,17 +157,12 @@ class TaskStore:
 
     def cancel(self, record: TaskRecord, reason: str = "the agent cancelled the task") -> bool:
         """Cancel a live task (its batch is aborted); False when it had ended, or when its
-        outcome came first (its batch was answered: ``decided``, and it completes with it)."""
+        outcome came first (its batch was answered: the signal is sealed, and it completes)."""
         if record.terminal or not record.signal.abort(reason):
             return False  # the abort settles the batch first-wins, in the pending table
         record.settle("cancelled", reason)
         self._tell(record)
         return True
-
-    @staticmethod
-    def decided(record: TaskRecord) -> bool:
-        """Whether its outcome is fixed though not yet recorded (an answer on its way)."""
-        return record.terminal or record.signal.sealed
 
     def expire(self, record: TaskRecord) -> None:
         """Its TTL ran out: a live task is withdrawn (its watcher told, as of a cancel), and
