@@ -322,8 +322,9 @@ class DeskHub:
                     await self._changed.wait()
         return True
 
-    async def wait_taken(self, rpc_id: str, seconds: float) -> bool:
-        """True once a desk has taken ``rpc_id``, False when ``seconds`` pass first."""
+    async def wait_taken(self, rpc_id: str, seconds: float | None) -> bool:
+        """True once a desk has taken ``rpc_id``, False when ``seconds`` (None: no end) pass
+        first or every desk was too full to take it."""
         taken = self._taken.get(rpc_id)
         if taken is None:
             return False  # resolved already, or never announced
@@ -371,9 +372,9 @@ class DeskHub:
         return None if asked is None else round(time.monotonic() - asked, 1)
 
     def seen(self, rpc_id: str) -> bool:
-        """Whether a desk has taken ``rpc_id`` while it is pending."""
+        """Whether a desk has taken ``rpc_id`` while it is pending (not every desk too full)."""
         taken = self._taken.get(rpc_id)
-        return taken is not None and taken.is_set()
+        return taken is not None and taken.is_set() and self.too_full(rpc_id) is None
 
     def last_answers(self, rpc_id: str) -> dict[str, Any]:
         """The labels last chosen for the same questions and where each came from, when the
@@ -580,7 +581,12 @@ class DeskProvider:
         entry = self.hub.ui.pending.get(context.rpc_id)
         if entry is not None and entry.delivery == "async":
             # no tool call waits for it: pending under its ticket (until its timeout, or
-            # its session ends) for the first desk that attaches, which gets it in its replay
+            # its session ends) for the first desk that takes it, a desk attaching later in
+            # its replay; every attached desk too full to hold it ends it, as a waiting one
+            await self.hub.wait_taken(context.rpc_id, None)
+            full = self.hub.too_full(context.rpc_id)
+            if full is not None:
+                raise UserInteractionError(full, TOO_MANY_PENDING)
             await asyncio.get_running_loop().create_future()
         found = await _desk_takes(self.hub, context.rpc_id, self.wait, self._alert,
                                   "question")
