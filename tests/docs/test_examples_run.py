@@ -27,7 +27,7 @@ from docs_reading import MAN_PAGE, README, roff_to_text
 
 # first line of a block -> why it is not run (printed; a stale entry fails the test)
 NOT_RUN = {
-    "git clone": "the install commands: they fetch packages from the network",
+    "python3 -m venv ~/.venvs/dsh": "the install command: it fetches packages from the network",
     # run with a HOME of its own by tests/docs/test_readme.py
     "mkdir -p ~/.local/bin": "links into your own ~/.local/bin",
     "bash .ci/run": "the developer commands: they install system tools and run this suite",

@@ -20,24 +20,25 @@ TEST_SETUP = "bash .ci/run"
 
 def test_the_readme_starts_with_its_title_a_sentence_and_the_two_commands(readme):
     """The user's command first, alone in its block (pasting it runs no test install), then
-    the developers' test command in a block of its own."""
+    the developers' test command in a block of its own; the clone (whose URL no command can
+    know) is named in the prose between, and the PATH link comes after both."""
     lines = readme.splitlines()
     assert lines[0] == "# dsh"
     block = lines.index("```sh")
     sentence = " ".join(lines[2:block]).strip()
     assert sentence.endswith(".") and sentence.count(". ") == 0, sentence
-    assert lines[block:block + 4] == ["```sh", CLONE, USER_SETUP, "```"]
-    after = " ".join(lines[block + 4:block + 14])
-    assert "3.11" in after and "clone" in after and "PATH" in after
+    assert lines[block:block + 3] == ["```sh", USER_SETUP, "```"]
+    second = lines.index("```sh", block + 3)
+    between = " ".join(lines[block + 3:second])
+    assert "3.11" in between and CLONE in between and "developers" in between
     # the package of that name on PyPI is another program: a newcomer must not take it
-    assert "`pip install dsh`" in after and "different program" in after
-    link = lines.index("```sh", block + 4)
+    assert "`pip install dsh`" in between and "different program" in between
+    assert lines[second:second + 3] == ["```sh", TEST_SETUP, "```"]
+    link = lines.index("```sh", second + 3)
+    assert "PATH" in " ".join(lines[second + 3:link])
     assert lines[link:link + 3] == ["```sh", LINK, "```"]
     path_note = " ".join(lines[link + 3:link + 9])
     assert 'export PATH="$HOME/.local/bin:$PATH"' in path_note
-    second = lines.index("```sh", link + 3)
-    assert lines[second:second + 3] == ["```sh", TEST_SETUP, "```"]
-    assert "developers" in " ".join(lines[block + 4:second])
     assert second < lines.index("## A short tour")
 
 
