@@ -100,12 +100,10 @@ def test_plain_desk_closed_mid_batch_leaves_it_pending(tmp_path):
 
 
 def test_terminal_inbox_opens_by_enter_answers_by_keys_and_counts_in_the_title(tmp_path):
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
                 # the count in the terminal's title, then the list
@@ -122,8 +120,6 @@ def test_terminal_inbox_opens_by_enter_answers_by_keys_and_counts_in_the_title(t
             await asyncio.to_thread(child.expect, "desk closed")
             await asyncio.to_thread(child.expect_exact, "\x1b[23;2t")  # the old title back
             return result
-        finally:
-            child.close(force=True)
 
     result = bounded(main())
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
@@ -177,15 +173,13 @@ def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
 
 
 def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
     from vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
                 await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
@@ -196,8 +190,6 @@ def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
             return result, shown
-        finally:
-            child.close(force=True)
 
     result, shown = bounded(main())
     assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
@@ -206,15 +198,13 @@ def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
 
 def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(tmp_path):
     from mcp_util import jsonl_desk
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
     from vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with jsonl_desk() as other, client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
                 requested = await other.event("question/requested")
@@ -228,8 +218,6 @@ def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(t
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
             return shown
-        finally:
-            child.close(force=True)
 
     shown = bounded(main())
     assert "✓ questions answered at another desk" in shown

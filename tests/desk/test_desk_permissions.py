@@ -92,12 +92,10 @@ def test_plain_desk_allows_once_and_the_next_call_is_asked_again(tmp_path):
 
 
 def test_terminal_desk_allows_by_a_key_in_a_pty(tmp_path):
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
                 await asyncio.to_thread(child.expect, "enter open")
@@ -111,8 +109,6 @@ def test_terminal_desk_allows_by_a_key_in_a_pty(tmp_path):
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
             return result, again
-        finally:
-            child.close(force=True)
 
     result, again = bounded(main())
     allowed = {"behavior": "allow", "updatedInput": {"command": "git push --force"}}
@@ -153,15 +149,13 @@ WIDE = "git status " + "--short " * 9 + TAIL  # the tail starts past column 80
 
 
 def test_the_terminal_desk_wraps_a_long_command_and_always_takes_a_second_key(tmp_path):
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
     from vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", _asked(WIDE)))
                 await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
@@ -177,8 +171,6 @@ def test_the_terminal_desk_wraps_a_long_command_and_always_takes_a_second_key(tm
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
             return shown, confirming, result
-        finally:
-            child.close(force=True)
 
     shown, confirming, result = bounded(main())
     rows = shown.splitlines()
@@ -195,16 +187,14 @@ def test_the_terminal_desk_wraps_a_long_command_and_always_takes_a_second_key(tm
 
 
 def test_the_terminal_desk_offers_allowing_a_tall_command_only_after_it_was_scrolled(tmp_path):
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
     from vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
     tall = " ; ".join(f"echo step {n}" for n in range(200)) + " " + TAIL  # ~38 rows of 80
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", _asked(tall)))
                 await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
@@ -222,8 +212,6 @@ def test_the_terminal_desk_offers_allowing_a_tall_command_only_after_it_was_scro
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
             return first, end, result
-        finally:
-            child.close(force=True)
 
     first, end, result = bounded(main())
     assert "install.sh" not in first and "rows 1-" in first
@@ -233,15 +221,13 @@ def test_the_terminal_desk_offers_allowing_a_tall_command_only_after_it_was_scro
 
 def test_esc_at_the_terminal_desk_goes_back_to_the_list_and_leaves_the_request_pending(
         tmp_path):
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
     from vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
                 await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
@@ -259,8 +245,6 @@ def test_esc_at_the_terminal_desk_goes_back_to_the_list_and_leaves_the_request_p
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
             return prompt, back, result
-        finally:
-            child.close(force=True)
 
     prompt, back, result = bounded(main())
     assert "4 deny" in prompt
@@ -270,15 +254,13 @@ def test_esc_at_the_terminal_desk_goes_back_to_the_list_and_leaves_the_request_p
 
 def test_a_request_decided_at_another_desk_closes_with_a_check_at_the_terminal_desk(tmp_path):
     from mcp_util import jsonl_desk
-    from pty_util import spawn
+    from pty_util import idle_terminal_desk
     from vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
     async def main():
-        child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
-        try:
-            await asyncio.to_thread(child.expect, "nothing pending")
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child:
             async with jsonl_desk() as other, client("--wait", "20", name="pty-agent") as mcp:
                 call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
                 requested = await other.event("permission/requested")
@@ -294,8 +276,6 @@ def test_a_request_decided_at_another_desk_closes_with_a_check_at_the_terminal_d
             child.sendcontrol("d")
             await asyncio.to_thread(child.expect, "desk closed")
             return result, shown
-        finally:
-            child.close(force=True)
 
     result, shown = bounded(main())
     assert json.loads(result.content[0].text)["behavior"] == "allow"

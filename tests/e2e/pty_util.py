@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+from collections.abc import AsyncIterator
+from typing import Any
 
 
 def spawn(command: str, cwd: str, *, timeout: float = 8.0):
@@ -23,3 +27,15 @@ def finish(child) -> str:
     output = child.before
     child.close()
     return output
+
+
+@contextlib.asynccontextmanager
+async def idle_terminal_desk(dsh: str, cwd: str) -> AsyncIterator[Any]:
+    """A terminal ``dsh attach`` in a pseudo-terminal, once it has drawn its empty list;
+    force-closed however the test ends."""
+    child = spawn(f"{dsh} attach", cwd, timeout=20)
+    try:
+        await asyncio.to_thread(child.expect, "nothing pending")
+        yield child
+    finally:
+        child.close(force=True)
