@@ -21,7 +21,7 @@ import sys
 import time
 
 from bench.context import Context
-from bench.proc import dsh_argv
+from bench.proc import dsh_argv, end_stdio_child
 from bench.table import Row, at_most
 
 BUDGET = 1.1
@@ -64,16 +64,6 @@ def _until(process: subprocess.Popen[bytes], done: object) -> dict[str, object]:
             return message
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
-    assert process.stdin is not None
-    process.stdin.close()
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def _ready(argv: list[str], env: dict[str, str]) -> float:
     """Milliseconds from the start of ``argv`` to its ``initialize`` reply."""
     started = time.perf_counter()
@@ -84,7 +74,7 @@ def _ready(argv: list[str], env: dict[str, str]) -> float:
         _until(process, lambda m: m.get("id") == 0 and "result" in m)
         return (time.perf_counter() - started) * 1000
     finally:
-        _end(process)
+        end_stdio_child(process)
 
 
 def _acp_first_chunk(model: str, env: dict[str, str], cwd: str) -> float:
@@ -106,7 +96,7 @@ def _acp_first_chunk(model: str, env: dict[str, str], cwd: str) -> float:
                and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
         return (time.perf_counter() - started) * 1000
     finally:
-        _end(process)
+        end_stdio_child(process)
 
 
 def _run_first_delta(model: str, env: dict[str, str]) -> float:
@@ -121,7 +111,7 @@ def _run_first_delta(model: str, env: dict[str, str]) -> float:
         _until(process, lambda m: m.get("type") == "assistant/delta")
         return (time.perf_counter() - started) * 1000
     finally:
-        _end(process)
+        end_stdio_child(process)
 
 
 def measure(ctx: Context) -> list[Row]:

@@ -16,7 +16,7 @@ import sys
 import time
 
 from bench.context import Context
-from bench.proc import dsh_argv
+from bench.proc import dsh_argv, end_stdio_child
 from bench.table import Row, at_most
 
 BUDGET = 1.1
@@ -75,13 +75,7 @@ def _ready(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
         _answer(process, 2)
         listed = (time.perf_counter() - started) * 1000
     finally:
-        assert process.stdin is not None
-        process.stdin.close()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        end_stdio_child(process)
     return initialized, listed
 
 

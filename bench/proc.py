@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PtyRun", "Run", "bench_env", "compile_dsh", "dsh_argv", "python_argv", "run",
-           "run_on_pty"]
+__all__ = ["PtyRun", "Run", "bench_env", "compile_dsh", "dsh_argv", "end_stdio_child",
+           "python_argv", "run", "run_on_pty"]
 
 ROWS, COLUMNS = 24, 80
 CHECKOUT = Path(__file__).resolve().parents[1]  # the dsh measured: this checkout's
@@ -141,3 +141,14 @@ def run_on_pty(argv: list[str], env: dict[str, str], expect: bytes, key: bytes,
         raise RuntimeError(f"{argv}: exited before showing {expect!r}: {bytes(output)!r}")
     return PtyRun(first_frame, exited, usage.ru_maxrss / 1024, _status(wait_status),
                   bytes(output))
+
+
+def end_stdio_child(process: subprocess.Popen[bytes]) -> None:
+    """Close a stdio server's stdin (its way to end) and reap it, killed after 30 s."""
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
