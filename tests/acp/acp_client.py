@@ -116,3 +116,9 @@ DB = {"id": "db", "header": "Database", "question": "Which database?",
 FEATURES = {"id": "features", "question": "Which features?", "multi_select": True,
             "options": [{"label": "CI"}, {"label": "Auth"}, {"label": "Docs"}]}
 PYTHON = sys.executable
+
+
+def prompt_turn(conn: Any, session_id: str, text: str = "go") -> asyncio.Future[Any]:
+    """A ``session/prompt`` of ``text`` under way (awaited for its stop reason)."""
+    return asyncio.ensure_future(conn.prompt(session_id=session_id,
+                                             prompt=[{"type": "text", "text": text}]))

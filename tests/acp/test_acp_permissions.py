@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from acp_client import WAIT, run, script, started
+from acp_client import WAIT, prompt_turn, run, script, started
 
 NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
 
@@ -36,8 +36,7 @@ async def _two_writes(tmp_path, option: str, *extra: str):
     async with started("-m", model, "--mcp-config", _config(tmp_path), *extra) as (
             conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = asyncio.ensure_future(conn.prompt(
-            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
         assert request["sessionId"] == session.session_id
         assert request["toolCall"]["toolCallId"] == "one"
@@ -83,8 +82,7 @@ async def test_a_cancelled_outcome_cancels_the_turn_not_a_denial(tmp_path):
     model = script(tmp_path, _write("one", "a"), {"content": "never"})
     async with started("-m", model, "--mcp-config", _config(tmp_path)) as (conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = asyncio.ensure_future(conn.prompt(
-            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
         reply.set_result({"outcome": {"outcome": "cancelled"}})
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "cancelled"
@@ -97,8 +95,7 @@ async def test_the_clients_own_mcp_servers_ask_the_same_way(tmp_path):
     async with started("-m", model) as (conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[
             {"name": "notes", "command": sys.executable, "args": [NOTES], "env": []}])
-        turn = asyncio.ensure_future(conn.prompt(
-            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
         assert request["toolCall"]["title"] == "mcp__notes__write_note (notes)"
         reply.set_result({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
@@ -119,8 +116,7 @@ async def test_an_mcp_servers_elicitation_reaches_the_client_as_a_form(tmp_path)
     async with started("-m", model, "--mcp-config", str(config), "--yes") as (
             conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = asyncio.ensure_future(conn.prompt(
-            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         assert form["toolCallId"] == "rn" and form["message"].startswith("forms asks")
         properties = form["requestedSchema"]["properties"]
@@ -148,8 +144,7 @@ async def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp
     async with started("-m", model, "--mcp-config", str(config), "--yes", env=env) as (
             conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = asyncio.ensure_future(conn.prompt(
-            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         schema = form["requestedSchema"]
         [(key, consent)] = schema["properties"].items()  # no "Other": Open or Decline only
@@ -174,8 +169,7 @@ async def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, acti
     async with started("-m", model, "--mcp-config", str(config), "--yes", url=True) as (
             conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = asyncio.ensure_future(conn.prompt(
-            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         # dsh's own id (two servers may use the same one; a 2026-07-28 round carries none)
         assert isinstance(form.pop("elicitationId"), str)
@@ -202,8 +196,7 @@ async def test_a_servers_completion_of_a_url_request_reaches_the_client(tmp_path
     async with started("-m", model, "--mcp-config", str(config), "--yes", url=True) as (
             conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = asyncio.ensure_future(conn.prompt(
-            session_id=session.session_id, prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         assert form["mode"] == "url" and form["url"] == "https://example.com/in"
         assert form["toolCallId"] == "in"

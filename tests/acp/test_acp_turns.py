@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from acp_client import DB, FEATURES, WAIT, ask, run, script, started
+from acp_client import DB, FEATURES, WAIT, ask, prompt_turn, run, script, started
 
 
 @run
@@ -21,11 +21,6 @@ async def test_a_text_turn_streams_chunks_and_ends_the_turn(tmp_path):
         assert len(client.of("agent_message_chunk")) == 3  # streamed word by word
 
 
-def _prompt(conn, session_id: str, text: str = "go"):
-    return asyncio.ensure_future(conn.prompt(session_id=session_id,
-                                             prompt=[{"type": "text", "text": text}]))
-
-
 def _tool_results(client) -> list[dict]:
     return [u for u in client.of("tool_call_update") if "status" in u]
 
@@ -35,7 +30,7 @@ async def test_a_batch_is_one_form_and_its_answer_the_tool_result(tmp_path):
     model = script(tmp_path, ask(DB, FEATURES), {"content": "done"})
     async with started("-m", model) as (conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = _prompt(conn, session.session_id)
+        turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         assert form["mode"] == "form" and form["sessionId"] == session.session_id
         assert form["toolCallId"] == "ask"
@@ -68,7 +63,7 @@ async def test_other_text_answers_through_the_companion_field(tmp_path):
     model = script(tmp_path, ask(DB), {"content": "ok"})
     async with started("-m", model) as (conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = _prompt(conn, session.session_id)
+        turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         reply.set_result({"action": "accept", "content": {"db__other": "DuckDB"}})
         await asyncio.wait_for(turn, WAIT)
@@ -87,7 +82,7 @@ async def test_an_invalid_form_answer_is_invalid_answer_never_a_guess(tmp_path, 
     model = script(tmp_path, ask(DB), {"content": "ok"})
     async with started("-m", model) as (conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = _prompt(conn, session.session_id)
+        turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         reply.set_result({"action": "accept", "content": content})
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
@@ -104,7 +99,7 @@ async def test_decline_and_cancel_are_the_seams_codes(tmp_path, action, code):
     model = script(tmp_path, ask(DB), {"content": "ok"})
     async with started("-m", model) as (conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = _prompt(conn, session.session_id)
+        turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         reply.set_result({"action": action})
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
@@ -129,7 +124,7 @@ async def test_session_cancel_aborts_the_pending_form_and_ends_cancelled(tmp_pat
     model = script(tmp_path, ask(DB), {"content": "never"})
     async with started("-m", model) as (conn, client, _):
         session = await conn.new_session(cwd=str(tmp_path))
-        turn = _prompt(conn, session.session_id)
+        turn = prompt_turn(conn, session.session_id)
         await asyncio.wait_for(client.forms.get(), WAIT)
         await conn.cancel(session_id=session.session_id)
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "cancelled"

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from acp_client import DB, WAIT, ask, run, script, started
+from acp_client import DB, WAIT, ask, prompt_turn, run, script, started
 
 URL = re.compile(rb"dsh: open http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
 
@@ -77,8 +77,7 @@ async def test_a_client_without_forms_is_answered_in_the_browser_with_web(tmp_pa
                                                                         process):
         session = await conn.new_session(cwd=str(tmp_path))
         page = await _page(process)
-        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id,
-                                                 prompt=[{"type": "text", "text": "go"}]))
+        turn = prompt_turn(conn, session.session_id)
         question = await asyncio.to_thread(page.first_question)
         assert [q["id"] for q in question["questions"]] == ["db"]
         ack = await asyncio.to_thread(page.respond, {
