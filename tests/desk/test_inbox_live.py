@@ -90,6 +90,8 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
                                      [{"id": "q", "selected": ["no"]}])
                 result_b = await asyncio.wait_for(calls["b"], CEILING)
                 result_a = await asyncio.wait_for(calls["a"], CEILING)
+                # the agent's result and the desk's "removed" travel on two sockets: wait for it
+                await _change(program, "removed", rpc_b)
                 await program.send({"type": "inbox/list"})
                 still = await program.event("inbox/list")
                 calls["c"].cancel()
