@@ -37,8 +37,8 @@ from dsh_cli.store.db import (
     translated,
 )
 from dsh_cli.store.migrations import migrate, title_of
-from dsh_cli.store.ownership import SessionLock, acquire
 from dsh_cli.store.resumable import resumable_batches
+from dsh_cli.store.session_lock import SessionLock, acquire
 
 __all__ = [
     "PermissionRecord",
@@ -287,7 +287,7 @@ class SessionStore:
         """Own the session (by id or unique prefix) for this process; its full id.
 
         ``SessionBusy`` names the pid of a live process that owns it; a dead owner's
-        claim is taken over (``store/ownership.py``). Released by ``close``.
+        claim is taken over (``store/session_lock.py``). Released by ``close``.
         """
         session_id = self.resolve_id(session_id)
         with self._lock:
