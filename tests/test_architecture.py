@@ -21,7 +21,7 @@ PACKAGE = ROOT / "dsh_cli"
 ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
 
 _BASE = {"core"}
-_BELOW_FRONT_DOORS = {"agent", "tools", "models", "store", "providers", "render", "interaction",
+_BELOW_FRONT_DOORS = {"agent", "tools", "models", "store", "providers", "transcript", "interaction",
                       "permissions", "config", "core"}
 
 # layer -> the other layers it may import. A layer is a subpackage of dsh_cli or a top-level
@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "interaction": _BASE,
     "config": _BASE,
-    "render": _BASE,
+    "transcript": _BASE,
     # the store's default location is a setting (config.data_dir); config imports only core
     "store": {"config", "core"},
     "models": {"config", "core"},
@@ -316,7 +316,7 @@ if TYPE_CHECKING:
 def later():
     from dsh_cli.models.demo import DemoModel
     try:
-        import dsh_cli.render as render
+        import dsh_cli.transcript as transcript
     except ImportError:
         pass
 
@@ -328,7 +328,7 @@ def test_the_walk_sees_imports_anywhere_in_a_module():
     known = {"dsh_cli", "dsh_cli.config", "dsh_cli.core.errors"}
     assert sorted(imports_in(SAMPLE, "dsh_cli.tools.sample", known=known)) == sorted([
         ("dsh_cli.core.errors", 5), ("dsh_cli.config", 6), ("dsh_cli", 7),
-        ("dsh_cli.store", 10), ("dsh_cli.models.demo", 13), ("dsh_cli.render", 15),
+        ("dsh_cli.store", 10), ("dsh_cli.models.demo", 13), ("dsh_cli.transcript", 15),
         ("dsh_cli.cli.run", 19)])
 
 

@@ -144,8 +144,8 @@ def test_term_dumb_without_a_terminal_changes_nothing():
 def test_term_dumb_chooses_the_line_rendering_in_one_place():
     deciding = sorted(str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
                       if '== "dumb"' in path.read_text(encoding="utf-8"))
-    # render.py's test is the other decision TERM=dumb makes: no colour
-    assert deciding == ["render.py", "sources/surroundings.py"]
+    # transcript.py's test is the other decision TERM=dumb makes: no colour
+    assert deciding == ["sources/surroundings.py", "transcript.py"]
 
 
 # -- preparing, opening, disposing ----------------------------------------------------------

@@ -119,7 +119,7 @@ async def _converse(runtime: Runtime, source: Source, stack: contextlib.ExitStac
     from dsh_cli.chat.prompt import PlainPrompt, TerminalPrompt, history_path
     from dsh_cli.chat.repl import ChatRepl
     from dsh_cli.core.events import SessionStarted
-    from dsh_cli.render import TranscriptRenderer, color_enabled
+    from dsh_cli.transcript import TranscriptRenderer, color_enabled
 
     plain = source.name == "plain"
     if prompt is None and source.lines is not None:

@@ -19,7 +19,7 @@ from dsh_cli.agent import TurnCancelled
 from dsh_cli.chat.commands import EXIT, RESUMED, run_command
 from dsh_cli.core.errors import report
 from dsh_cli.interaction import AbortSignal, HarnessError
-from dsh_cli.render import TranscriptRenderer
+from dsh_cli.transcript import TranscriptRenderer
 
 __all__ = ["ChatRepl", "Prompt"]
 

@@ -19,11 +19,11 @@ from dsh_cli.cli.options import agent_options, check_session_flags, web_options
 
 if TYPE_CHECKING:
     from dsh_cli.config import Settings
-    from dsh_cli.render import TranscriptRenderer
     from dsh_cli.runtime import Runtime
     from dsh_cli.session.tools import ToolPlan
     from dsh_cli.sources import AnswerOptions, Prepared
     from dsh_cli.sources.options import Source
+    from dsh_cli.transcript import TranscriptRenderer
 
 
 RUN_EXAMPLES = """\b
@@ -199,7 +199,7 @@ def _unanswered_line(event: object, *, no_source: bool) -> None:
 
 
 def _progress_renderer() -> TranscriptRenderer:
-    from dsh_cli.render import TranscriptRenderer, color_enabled
+    from dsh_cli.transcript import TranscriptRenderer, color_enabled
 
     return TranscriptRenderer(sys.stderr, color=color_enabled(sys.stderr), final_text=False)
 

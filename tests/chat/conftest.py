@@ -15,8 +15,8 @@ from dsh_cli.config import load_settings
 from dsh_cli.interaction import ScriptedProvider
 from dsh_cli.models.demo import DemoModel
 from dsh_cli.models.scripted import ScriptedModel
-from dsh_cli.render import TranscriptRenderer
 from dsh_cli.runtime import build_runtime
+from dsh_cli.transcript import TranscriptRenderer
 
 
 @dataclass

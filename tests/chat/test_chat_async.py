@@ -15,7 +15,7 @@ from dsh_under_test import DSH
 from dsh_cli.chat.prompt import TerminalPrompt
 from dsh_cli.chat.repl import ChatRepl
 from dsh_cli.core.events import UserMessage
-from dsh_cli.render import TranscriptRenderer
+from dsh_cli.transcript import TranscriptRenderer
 
 ASK = {"questions": [{"id": "db", "question": "Which database later?",
                       "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}],

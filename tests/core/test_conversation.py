@@ -36,9 +36,9 @@ from dsh_cli.core.events import (
 from dsh_cli.interaction import PendingQuestions, ScriptedProvider, UserInteraction
 from dsh_cli.models.scripted import ScriptedModel
 from dsh_cli.providers.web.feed import EventFeed
-from dsh_cli.render import TranscriptRenderer
 from dsh_cli.store import SessionStore
 from dsh_cli.tools import AskUserQuestionTool, ToolRegistry
+from dsh_cli.transcript import TranscriptRenderer
 
 FAILURE = json.dumps({"error": {"name": "ToolError", "code": "UNKNOWN_TOOL", "message": "m"}})
 ANSWERED = json.dumps({"answers": [{"id": "db", "selected": ["SQLite"]}]})

@@ -19,7 +19,7 @@ from dsh_cli.core.events import (
     TurnCompleted,
     UserMessage,
 )
-from dsh_cli.render import DIM, RESET, TranscriptRenderer, color_enabled
+from dsh_cli.transcript import DIM, RESET, TranscriptRenderer, color_enabled
 
 
 def render(*events, color=False):
@@ -236,7 +236,7 @@ def test_streamed_model_text_wraps_between_words_at_the_terminal_width(monkeypat
     import os
 
     from dsh_cli.core.events import AssistantDelta, AssistantMessage, ReasoningDelta
-    from dsh_cli.render import REASONING_MARK, TranscriptRenderer
+    from dsh_cli.transcript import REASONING_MARK, TranscriptRenderer
 
     size = os.terminal_size((20, 10))
     monkeypatch.setattr("shutil.get_terminal_size", lambda fallback=None: size)
@@ -260,7 +260,7 @@ def test_a_pipe_gets_the_model_text_exactly_as_it_came():
     import io
 
     from dsh_cli.core.events import AssistantDelta
-    from dsh_cli.render import TranscriptRenderer
+    from dsh_cli.transcript import TranscriptRenderer
 
     out = io.StringIO()
     renderer = TranscriptRenderer(out, color=False)

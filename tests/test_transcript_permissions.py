@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from dsh_cli.core.events import PermissionRequested, PermissionResolved
-from dsh_cli.render import TranscriptRenderer
+from dsh_cli.transcript import TranscriptRenderer
 
 
 def requested(rpc_id: str, tool: str) -> PermissionRequested:
