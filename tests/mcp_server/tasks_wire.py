@@ -1,7 +1,7 @@
 """Raw JSON-RPC to ``dsh mcp`` for its MCP tasks (the SDK's client has no task support).
 
-``HttpDsh`` is ``dsh mcp --http ARGS`` as a child, with a 2025-11-25 session (``Legacy``)
-or the 2026-07-28 wire (``Modern``, no session, the tasks extension in every ``_meta``);
+``HttpDsh`` is ``dsh mcp --http ARGS`` as a child, with a 2025-11-25 session (``Wire2025``)
+or the 2026-07-28 wire (``Wire2026``, no session, the tasks extension in every ``_meta``);
 ``StdioDsh`` is ``dsh mcp ARGS`` over pipes, its notifications kept as they come.
 """
 
@@ -58,7 +58,7 @@ def reply(messages: list[dict[str, Any]], request_id: int) -> dict[str, Any]:
     return next(message for message in messages if message.get("id") == request_id)
 
 
-class Legacy:
+class Wire2025:
     """A 2025-11-25 session of ``dsh mcp --http``."""
 
     def __init__(self, url: str) -> None:
@@ -87,7 +87,7 @@ class Legacy:
         return reply(messages, request_id)
 
 
-class Modern:
+class Wire2026:
     """The 2026-07-28 wire of ``dsh mcp --http``: every request on its own, ``_meta`` in it."""
 
     def __init__(self, url: str, *, tasks: bool = True) -> None:
@@ -119,7 +119,7 @@ class Modern:
 class Listener:
     """A 2026 ``subscriptions/listen`` stream, read frame by frame as it comes."""
 
-    def __init__(self, wire: Modern, notifications: dict[str, Any]) -> None:
+    def __init__(self, wire: Wire2026, notifications: dict[str, Any]) -> None:
         message, routing = wire.message("subscriptions/listen",
                                         {"notifications": notifications})
         self.id = message["id"]

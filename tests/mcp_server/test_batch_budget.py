@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from tasks_wire import Legacy, http_dsh
+from tasks_wire import Wire2025, http_dsh
 
 from dsh_cli.core.errors import TOO_MANY_PENDING
 from dsh_cli.core.limits import PENDING_BYTES_PER_SESSION
@@ -34,7 +34,7 @@ def small_batch() -> dict:
          "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]}
 
 
-def call(session: Legacy, arguments: dict) -> dict:
+def call(session: Wire2025, arguments: dict) -> dict:
     response = session.request("tools/call", {"name": "ask_user_question",
                                               "arguments": arguments}, timeout=60)
     return response["result"]["structuredContent"]
@@ -45,7 +45,7 @@ def test_a_sessions_open_batches_are_capped_by_bytes_and_the_others_keep_room():
     size = len(json.dumps(batch, separators=(",", ":")).encode())
     fits = PENDING_BYTES_PER_SESSION // size
     with http_dsh("--wait", "600") as url:
-        heavy, other = Legacy(url), Legacy(url)
+        heavy, other = Wire2025(url), Wire2025(url)
         accepted = [call(heavy, batch) for _ in range(fits)]
         refused = call(heavy, batch)
         small = call(other, small_batch())

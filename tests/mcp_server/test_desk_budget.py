@@ -11,7 +11,7 @@ import subprocess
 
 from dsh_under_test import DSH
 from mcp_util import bounded
-from tasks_wire import Legacy
+from tasks_wire import Wire2025
 from test_async_delivery import http_mcp
 from test_batch_budget import heavy_batch
 
@@ -36,7 +36,7 @@ async def events(process: asyncio.subprocess.Process, kind: str, rpc_id: str | N
             return event
 
 
-def call(session: Legacy, arguments: dict) -> dict:
+def call(session: Wire2025, arguments: dict) -> dict:
     return session.request("tools/call", {"name": "ask_user_question", "arguments": arguments},
                            timeout=60)["result"]["structuredContent"]
 
@@ -53,7 +53,7 @@ def test_a_desk_holds_at_most_its_bytes_and_the_agent_past_it_is_told_why():
             limit=LINE_LIMIT)
         try:
             async with http_mcp("--wait", "20") as url:
-                sessions = [Legacy(url) for _ in range(-(-(held + 1) // per_session))]
+                sessions = [Wire2025(url) for _ in range(-(-(held + 1) // per_session))]
                 shown = []
                 for n in range(held):
                     session = sessions[n // per_session]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tasks_wire import Listener, Modern, ask_call, http_dsh
+from tasks_wire import Listener, Wire2026, ask_call, http_dsh
 
 from dsh_cli.core.limits import TASK_LISTEN_STREAMS
 
@@ -33,7 +33,7 @@ def ended(listener: Listener) -> bool:
 
 def test_a_listen_stream_ends_with_its_result_once_every_task_it_named_has_ended():
     with http_dsh("--wait", "60") as url:  # no desk: each task waits for one
-        wire = Modern(url)
+        wire = Wire2026(url)
         first = wire.request("tools/call", ask_call())["result"]["taskId"]
         second = wire.request("tools/call", ask_call())["result"]["taskId"]
         listener = Listener(wire, {"taskIds": [first, second, "no-such-task"]})
@@ -63,7 +63,7 @@ def test_a_listen_stream_ends_with_its_result_once_every_task_it_named_has_ended
 
 def test_listen_streams_past_the_cap_are_refused_and_room_comes_back_as_they_end():
     with http_dsh("--wait", "60") as url:
-        wire = Modern(url)
+        wire = Wire2026(url)
         task = wire.request("tools/call", ask_call())["result"]["taskId"]
         streams = [Listener(wire, {"taskIds": [task]}) for _ in range(TASK_LISTEN_STREAMS)]
         try:

@@ -18,7 +18,7 @@ import re
 
 import pytest
 from mcp_util import bounded, jsonl_desk
-from tasks_wire import EXTENSION, Legacy, Listener, Modern, StdioDsh, ask_call, http_dsh
+from tasks_wire import EXTENSION, Listener, StdioDsh, Wire2025, Wire2026, ask_call, http_dsh
 
 from dsh_cli.core.limits import TASK_TTL_MAX_MS
 
@@ -57,7 +57,7 @@ def until_ended(poll, task_id: str) -> dict:
 
 def test_a_2025_task_over_http_runs_apart_and_tasks_result_returns_the_answer(answers):
     with http_dsh("--answers", answers) as url:
-        session = Legacy(url)
+        session = Wire2025(url)
         assert session.initialized["capabilities"]["tasks"] == {
             "list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         tools = session.request("tools/list")["result"]["tools"]
@@ -103,7 +103,7 @@ def test_a_2025_task_over_stdio_sends_its_status_notifications(answers):
 
 def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answers):
     with http_dsh("--answers", answers) as url:
-        wire = Modern(url)
+        wire = Wire2026(url)
         created = wire.request("tools/call", ask_call())["result"]
         assert created["resultType"] == "task" and created["status"] == "working"
         assert created["ttlMs"] == 60 * 60 * 1000 and "task" not in created
@@ -127,8 +127,8 @@ def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answers):
 
 def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(answers):
     with http_dsh("--answers", answers) as url:
-        created = Modern(url).request("tools/call", ask_call())["result"]
-        plain = Modern(url, tasks=False)
+        created = Wire2026(url).request("tools/call", ask_call())["result"]
+        plain = Wire2026(url, tasks=False)
         result = plain.request("tools/call", ask_call(delivery="wait"))["result"]
         assert result["resultType"] == "complete"
         assert result["structuredContent"] == ANSWERED
@@ -137,7 +137,7 @@ def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(ans
             assert error["code"] == -32021
             assert error["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
         # and a 2025 session cannot reach a 2026 task either
-        session = Legacy(url)
+        session = Wire2025(url)
         assert session.request("tasks/get", {"taskId": created["taskId"]})["error"][
             "code"] == NOT_FOUND
 
@@ -146,13 +146,14 @@ def test_a_question_that_waits_is_answered_plainly_whatever_the_client_takes(ans
     """Issue 42: a client that can take tasks (Claude Code's TUI backgrounds them) still
     gets a waiting question's answer as the call's own result, in either era."""
     with http_dsh("--answers", answers) as url:
-        modern = Modern(url).request("tools/call", ask_call(delivery="wait"))["result"]
-        session = Legacy(url)
-        legacy = session.request("tools/call", ask_call({"ttl": 60_000}, delivery="wait"))
+        plain_2026 = Wire2026(url).request("tools/call", ask_call(delivery="wait"))["result"]
+        session = Wire2025(url)
+        plain_2025 = session.request("tools/call", ask_call({"ttl": 60_000}, delivery="wait"))
         listed = session.request("tasks/list", {})["result"]["tasks"]
-    assert modern["resultType"] == "complete" and "taskId" not in modern
-    assert modern["structuredContent"] == ANSWERED
-    assert "task" not in legacy["result"] and legacy["result"]["structuredContent"] == ANSWERED
+    assert plain_2026["resultType"] == "complete" and "taskId" not in plain_2026
+    assert plain_2026["structuredContent"] == ANSWERED
+    assert "task" not in plain_2025["result"]
+    assert plain_2025["result"]["structuredContent"] == ANSWERED
     assert listed == []
 
 
@@ -169,7 +170,7 @@ def test_an_async_task_says_what_will_happen_and_whose_answer_it_is():
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
-                wire = Modern(url)
+                wire = Wire2026(url)
                 ended = []
                 for settle in ("answer", "cancel"):
                     created = (await asyncio.to_thread(wire.request, "tools/call",
@@ -210,14 +211,14 @@ def test_an_async_question_refused_at_once_makes_no_task():
     question = call["arguments"]["questions"][0]
     call["arguments"] = {**call["arguments"], "questions": [question, question]}
     with http_dsh() as url:
-        result = Modern(url).request("tools/call", call)["result"]
+        result = Wire2026(url).request("tools/call", call)["result"]
     assert result["resultType"] == "complete" and "taskId" not in result
     assert result["isError"], result
 
 
 def test_a_task_is_its_own_http_sessions_alone():
     with http_dsh("--wait", "60") as url:  # no desk: the question waits
-        mine, theirs = Legacy(url), Legacy(url)
+        mine, theirs = Wire2025(url), Wire2025(url)
         created = mine.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
         task_id = {"taskId": created["taskId"]}
         for method in ("tasks/get", "tasks/result", "tasks/cancel"):
@@ -234,7 +235,7 @@ def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it():
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
-                session = await asyncio.to_thread(Legacy, url)
+                session = await asyncio.to_thread(Wire2025, url)
                 created = (await asyncio.to_thread(
                     session.request, "tools/call", ask_call({})))["result"]["task"]
                 requested = await desk.event("question/requested")
@@ -250,7 +251,7 @@ def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it():
 
 def test_a_tasks_ttl_is_bounded_and_a_task_past_it_is_withdrawn_and_forgotten():
     with http_dsh("--wait", "60") as url:
-        session = Legacy(url)
+        session = Wire2025(url)
         huge = session.request("tools/call", ask_call({"ttl": 10 ** 12}))["result"]["task"]
         assert huge["ttl"] == TASK_TTL_MAX_MS
         brief = session.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
@@ -268,7 +269,7 @@ def test_a_client_back_within_the_ttl_gets_its_result():
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
-                session = await asyncio.to_thread(Legacy, url)
+                session = await asyncio.to_thread(Wire2025, url)
                 created = (await asyncio.to_thread(
                     session.request, "tools/call", ask_call({"ttl": 60_000})))["result"]["task"]
                 first = await desk.event("question/requested")
@@ -278,12 +279,12 @@ def test_a_client_back_within_the_ttl_gets_its_result():
                 await desk.answer(first, [{"id": "db", "selected": ["SQLite"]}])
                 result = await asyncio.to_thread(session.request, "tasks/result",
                                                  {"taskId": created["taskId"]})
-                modern = Modern(url)
-                later = (await asyncio.to_thread(modern.request, "tools/call",
+                wire = Wire2026(url)
+                later = (await asyncio.to_thread(wire.request, "tools/call",
                                                  ask_call()))["result"]
                 second = await desk.event("question/requested")
                 await desk.answer(second, [{"id": "db", "selected": ["SQLite"]}])
-                task = await asyncio.to_thread(until_ended, modern.request, later["taskId"])
+                task = await asyncio.to_thread(until_ended, wire.request, later["taskId"])
                 return result["result"], task
 
     result, task = bounded(main())
@@ -302,13 +303,13 @@ def test_approve_tool_use_holds_a_2026_call_and_is_a_task_only_where_a_client_as
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
                 call = asyncio.ensure_future(asyncio.to_thread(
-                    Modern(url).request, "tools/call", approve))
+                    Wire2026(url).request, "tools/call", approve))
                 held = await desk.event("permission/requested")
                 assert not call.done()  # the call waits for the desk
                 await desk.send({"type": "permission/decision", "rpc_id": held["rpc_id"],
                                  "session_id": held["session_id"], "decision": "allow_once"})
                 plain = (await call)["result"]
-                session = await asyncio.to_thread(Legacy, url)
+                session = await asyncio.to_thread(Wire2025, url)
                 created = (await asyncio.to_thread(session.request, "tools/call",
                                                    {**approve, "task": {}}))["result"]["task"]
                 asked = await desk.event("permission/requested")
@@ -332,7 +333,7 @@ def test_a_session_that_ends_withdraws_its_waiting_tasks():
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
-                session = await asyncio.to_thread(Legacy, url)
+                session = await asyncio.to_thread(Wire2025, url)
                 await asyncio.to_thread(session.request, "tools/call", ask_call({}))
                 requested = await desk.event("question/requested")
                 await asyncio.to_thread(_delete, url, session.headers())
@@ -359,7 +360,7 @@ def test_a_session_holds_32_tasks_the_oldest_ended_one_forgotten_first(answers):
     from dsh_cli.core.limits import TASKS_PER_SESSION
 
     with http_dsh("--answers", answers) as url:
-        session = Legacy(url)
+        session = Wire2025(url)
         ids = [session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
                for _ in range(TASKS_PER_SESSION)]
         for task_id in ids:
@@ -374,12 +375,12 @@ def test_with_32_tasks_waiting_a_33rd_is_refused():
     from dsh_cli.core.limits import TASKS_PER_SESSION
 
     with http_dsh("--wait", "60") as url:
-        session = Legacy(url)
+        session = Wire2025(url)
         for _ in range(TASKS_PER_SESSION):
             assert "result" in session.request("tools/call", ask_call({}))
         refused = session.request("tools/call", ask_call({}))["error"]
         assert refused["code"] == -32600 and "too many tasks" in refused["message"]
-        other = Legacy(url)  # the cap is a session's, not the process's
+        other = Wire2025(url)  # the cap is a session's, not the process's
         assert "result" in other.request("tools/call", ask_call({}))
 
 
@@ -389,7 +390,7 @@ BAD_TASK_IDS = [None, {}, {"taskId": 5}, {"taskId": None}, {"taskId": ["x"]},
 
 def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answers):
     with http_dsh("--answers", answers) as url:
-        session, wire = Legacy(url), Modern(url)
+        session, wire = Wire2025(url), Wire2026(url)
         for params in BAD_TASK_IDS:
             for method in ("tasks/get", "tasks/result", "tasks/cancel"):
                 assert session.request(method, params)["error"]["code"] == NOT_FOUND
@@ -418,7 +419,7 @@ def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
                                        stderr=subprocess.PIPE, text=True)
             try:
                 line = await asyncio.to_thread(process.stderr.readline)
-                session = await asyncio.to_thread(Legacy, line.split()[-1])
+                session = await asyncio.to_thread(Wire2025, line.split()[-1])
                 await asyncio.to_thread(session.request, "tools/call", ask_call({}))
                 requested = await desk.event("question/requested")
                 process.terminate()
@@ -442,7 +443,7 @@ def test_a_2025_tasks_status_notifications_reach_the_sessions_get_stream(answers
     from urllib.parse import urlsplit
 
     with http_dsh("--answers", answers) as url:
-        session = Legacy(url)
+        session = Wire2025(url)
         parts = urlsplit(url)
         stream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
         stream.request("GET", parts.path, headers={**session.headers(),
@@ -470,7 +471,7 @@ def test_a_2026_listener_hears_of_the_tasks_it_named_and_no_other():
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
-                wire = Modern(url)
+                wire = Wire2026(url)
                 first = (await asyncio.to_thread(wire.request, "tools/call",
                                                  ask_call()))["result"]
                 asked = await desk.event("question/requested")
@@ -510,7 +511,7 @@ def test_a_2026_listener_hears_of_the_tasks_it_named_and_no_other():
 
 def test_a_2026_listener_opened_after_its_task_ended_still_hears_the_end(answers):
     with http_dsh("--answers", answers) as url:
-        wire = Modern(url)
+        wire = Wire2026(url)
         created = wire.request("tools/call", ask_call())["result"]
         until_ended(wire.request, created["taskId"])
         listener = Listener(wire, {"taskIds": [created["taskId"]]})
@@ -528,7 +529,7 @@ def test_a_2026_listener_opened_after_its_task_ended_still_hears_the_end(answers
                          ids=["none", "a-string", "not-strings", "too-many"])
 def test_a_2026_listen_without_a_good_task_id_filter_is_refused(answers, filter_):
     with http_dsh("--answers", answers) as url:
-        listener = Listener(Modern(url), filter_)
+        listener = Listener(Wire2026(url), filter_)
         try:
             refused = listener.next()
         finally:
@@ -538,7 +539,7 @@ def test_a_2026_listen_without_a_good_task_id_filter_is_refused(answers, filter_
 
 def test_a_2026_listen_without_the_extension_is_not_served(answers):
     with http_dsh("--answers", answers) as url:
-        listener = Listener(Modern(url, tasks=False), {"taskIds": ["t"]})
+        listener = Listener(Wire2026(url, tasks=False), {"taskIds": ["t"]})
         try:
             refused = listener.next()
         finally:
@@ -555,7 +556,7 @@ def test_sigterm_ends_an_open_listen_stream_with_its_result_and_quietly():
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
-        wire = Modern(process.stderr.readline().split()[-1])
+        wire = Wire2026(process.stderr.readline().split()[-1])
         created = wire.request("tools/call", ask_call())["result"]
         listener = Listener(wire, {"taskIds": [created["taskId"]]})
         listener.next()

@@ -13,7 +13,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 from mcp_util import BATCH, bounded, jsonl_desk
-from tasks_wire import ACCEPT, Legacy, Modern, ask_call, http_dsh
+from tasks_wire import ACCEPT, Wire2025, Wire2026, ask_call, http_dsh
 
 from dsh_cli.core.limits import HTTP_SESSIONS, TASKS_PER_SESSION, TICKETS_SETTLED
 
@@ -22,7 +22,7 @@ ANSWER = [{"id": "db", "selected": ["SQLite"]}]
 ANSWERED = {"answers": ANSWER}
 
 
-def asked(wire: Legacy | Modern, **headers: str) -> str:
+def asked(wire: Wire2025 | Wire2026, **headers: str) -> str:
     """The ticket of an async ``ask_user_question``."""
     params = {"name": "ask_user_question", "arguments": ASYNC}
     reply = wire.request("tools/call", params, headers=headers) if headers else \
@@ -30,7 +30,7 @@ def asked(wire: Legacy | Modern, **headers: str) -> str:
     return reply["result"]["structuredContent"]["ticket"]
 
 
-def fetched(wire: Legacy | Modern, ticket: str, **headers: str) -> dict:
+def fetched(wire: Wire2025 | Wire2026, ticket: str, **headers: str) -> dict:
     """``get_user_answer``'s structured result for ``ticket``."""
     params = {"name": "get_user_answer", "arguments": {"ticket": ticket}}
     reply = wire.request("tools/call", params, headers=headers) if headers else \
@@ -38,7 +38,7 @@ def fetched(wire: Legacy | Modern, ticket: str, **headers: str) -> dict:
     return reply["result"]["structuredContent"]
 
 
-def _delete(url: str, session: Legacy) -> None:
+def _delete(url: str, session: Wire2025) -> None:
     import http.client
     from urllib.parse import urlsplit
 
@@ -70,12 +70,12 @@ def test_another_sessions_thousand_tickets_leave_an_answered_one_unfetched_kept(
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "30") as url:
-                mine = await asyncio.to_thread(Legacy, url)
+                mine = await asyncio.to_thread(Wire2025, url)
                 ticket = await asyncio.to_thread(asked, mine)
                 await desk.answer(await desk.event("question/requested"), ANSWER)
                 await desk.event("question/resolved")
                 await desk.close()  # the other session's flood waits for no desk
-                theirs = await asyncio.to_thread(Legacy, url)
+                theirs = await asyncio.to_thread(Wire2025, url)
                 with ThreadPoolExecutor(4) as pool:
                     list(pool.map(lambda _: asked(theirs), range(TICKETS_SETTLED)))
                 await asyncio.to_thread(_delete, url, theirs)  # all of them end at once
@@ -88,7 +88,7 @@ def test_on_the_sessionless_wire_one_clients_tasks_leave_anothers_kept_and_its_c
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "30") as url:
-                mine, theirs = Modern(url), Modern(url)
+                mine, theirs = Wire2026(url), Wire2026(url)
                 created = (await asyncio.to_thread(mine.request, "tools/call",
                                                    ask_call()))["result"]
                 await desk.answer(await desk.event("question/requested"), ANSWER)
@@ -109,12 +109,12 @@ def test_on_the_sessionless_wire_one_clients_tasks_leave_anothers_kept_and_its_c
 
 def test_with_every_session_holding_work_a_new_one_is_refused_and_none_is_withdrawn():
     with http_dsh("--wait", "60") as url:  # no desk: every question waits
-        first = Legacy(url)
+        first = Wire2025(url)
         ticket = asked(first)
         task = first.request("tools/call", ask_call({"ttl": 600_000}))["result"]["task"]
 
         def holding(_: int) -> None:
-            asked(Legacy(url))
+            asked(Wire2025(url))
 
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(holding, range(HTTP_SESSIONS - 1)))
@@ -130,11 +130,11 @@ def test_a_2026_request_naming_a_session_neither_reads_its_tickets_nor_makes_it_
     async def main():
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "30") as url:
-                session = await asyncio.to_thread(Legacy, url)
+                session = await asyncio.to_thread(Wire2025, url)
                 ticket = await asyncio.to_thread(asked, session)
                 await desk.answer(await desk.event("question/requested"), ANSWER)
                 await desk.event("question/resolved")
-                wire = Modern(url, tasks=False)
+                wire = Wire2026(url, tasks=False)
                 named = {"Mcp-Session-Id": session.session}
                 stolen = await asyncio.to_thread(fetched, wire, ticket, **named)
                 invented = await asyncio.to_thread(asked, wire,

@@ -11,7 +11,7 @@ import asyncio
 import time
 
 from mcp_util import bounded, jsonl_desk
-from tasks_wire import Legacy, Modern, StdioDsh, ask_call, http_dsh
+from tasks_wire import StdioDsh, Wire2025, Wire2026, ask_call, http_dsh
 
 ANSWER = [{"id": "db", "selected": ["SQLite"]}]
 ROUNDS = 30  # the old code lost 16-26 of 30 such rounds; one loss fails the test
@@ -42,13 +42,13 @@ def test_a_cancel_and_the_desks_answer_agree_on_which_came_first_in_both_eras():
         rounds = []
         async with jsonl_desk() as desk:
             with http_dsh("--wait", "20") as url:
-                legacy, modern = await asyncio.to_thread(Legacy, url), Modern(url)
+                wire_2025, wire_2026 = await asyncio.to_thread(Wire2025, url), Wire2026(url)
                 for number in range(ROUNDS):
-                    wire = legacy if number % 2 == 0 else modern
-                    params = ask_call({"ttl": 60_000}) if wire is legacy else ask_call()
+                    wire = wire_2025 if number % 2 == 0 else wire_2026
+                    params = ask_call({"ttl": 60_000}) if wire is wire_2025 else ask_call()
                     created = (await asyncio.to_thread(wire.request, "tools/call",
                                                        params))["result"]
-                    task_id = (created["task"] if wire is legacy else created)["taskId"]
+                    task_id = (created["task"] if wire is wire_2025 else created)["taskId"]
                     requested = await desk.event("question/requested")
                     await desk.answer(requested, ANSWER)
                     together = number % 4 >= 2
@@ -61,15 +61,15 @@ def test_a_cancel_and_the_desks_answer_agree_on_which_came_first_in_both_eras():
                     task = await asyncio.to_thread(until_ended, wire.request, task_id)
                     await _until(desk, seen, "question/resolved")
                     ack, resolved = seen["response/ack"], seen["question/resolved"]
-                    rounds.append((wire is legacy, together, ack, cancel, task, resolved))
+                    rounds.append((wire is wire_2025, together, ack, cancel, task, resolved))
         return rounds
 
-    for legacy, together, ack, cancel, task, resolved in bounded(main(), 240):
-        seen = (legacy, together, ack, cancel, task)
+    for on_2025, together, ack, cancel, task, resolved in bounded(main(), 240):
+        seen = (on_2025, together, ack, cancel, task)
         if ack["accepted"]:  # the desk was told its answer counts: so it must
             assert resolved["outcome"] == "answered", seen
             assert task["status"] == "completed", seen
-            if legacy:  # an ended task cannot be cancelled (2025-11-25)
+            if on_2025:  # an ended task cannot be cancelled (2025-11-25)
                 assert cancel["error"]["code"] == NOT_FOUND, seen
                 assert "completed" in cancel["error"]["message"], seen
             else:  # acknowledged; the task is what it was

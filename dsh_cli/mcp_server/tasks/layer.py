@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.limits import TASKS_SESSIONLESS
 from dsh_cli.core.signal import AbortSignal
-from dsh_cli.mcp_server.tasks import legacy, modern
+from dsh_cli.mcp_server.tasks import wire_2025_11_25, wire_2026_07_28
 from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
 from dsh_cli.mcp_server.tasks.listen import TaskListeners
 from dsh_cli.mcp_server.tasks.store import TaskError, TaskRecord, TaskStore, Work
@@ -63,7 +63,7 @@ class WorkFor(Protocol):
 # HTTP request names no session; the second argument is called with it when that session ends
 OwnerOf = Callable[["ServerRequestContext[Any, Any]", Callable[[str], None]], str | None]
 
-MODERN_VERSIONS = ("2026-07-28",)
+EXTENSION_VERSIONS = ("2026-07-28",)  # the protocol versions whose tasks are the extension
 
 
 class TaskLayer:
@@ -77,7 +77,7 @@ class TaskLayer:
         self.owner_of = owner_of or _owner
         # the sessionless wire's tasks are many clients': none is forgotten for another's
         self.store = store if store is not None else TaskStore(
-            shared={MODERN_OWNER: TASKS_SESSIONLESS})
+            shared={SESSIONLESS_OWNER: TASKS_SESSIONLESS})
         self.required = required  # tools that run only as tasks (dsh's own: none)
         self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
         self.listeners = TaskListeners()  # 2026 ``subscriptions/listen`` streams
@@ -87,16 +87,17 @@ class TaskLayer:
         method, params = ctx.method, ctx.params if isinstance(ctx.params, Mapping) else {}
         if method == "initialize":
             return _with_capability(await call_next(ctx))
-        if ctx.protocol_version in MODERN_VERSIONS:
-            return await self._modern(ctx, call_next, method, dict(params))
-        if ctx.protocol_version == legacy.ERA:
-            return await self._legacy(ctx, call_next, method, dict(params))
+        if ctx.protocol_version in EXTENSION_VERSIONS:
+            return await self._serve_2026_07_28(ctx, call_next, method, dict(params))
+        if ctx.protocol_version == wire_2025_11_25.ERA:
+            return await self._serve_2025_11_25(ctx, call_next, method, dict(params))
         return await call_next(ctx)
 
-    async def _legacy(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
-                      method: str, params: dict[str, Any]) -> HandlerResult:
+    async def _serve_2025_11_25(self, ctx: ServerRequestContext[Any, Any],
+                                call_next: CallNext, method: str,
+                                params: dict[str, Any]) -> HandlerResult:
         owner = self.owner_of(ctx, self.end_owner)
-        if owner is None and (method in legacy.METHODS or (
+        if owner is None and (method in wire_2025_11_25.METHODS or (
                 method == "tools/call" and isinstance(params.get("task"), Mapping))):
             from mcp.shared.exceptions import MCPError
 
@@ -109,44 +110,46 @@ class TaskLayer:
             made = await self._create(ctx, params, owner, params["task"].get("ttl"),
                                       _status_notifier(ctx), asked=True)
             if isinstance(made, tuple):
-                return legacy.create_result(*made)
+                return wire_2025_11_25.create_result(*made)
             return made if made is not None else await call_next(ctx)
         if method == "tools/call" and params.get("name") in self.required:
             from mcp.shared.exceptions import MCPError
 
             raise MCPError(-32601, f"tool {params['name']!r} runs only as a task")
         if method == "tasks/get":
-            return legacy.get(self.store, owner, params)
+            return wire_2025_11_25.get(self.store, owner, params)
         if method == "tasks/result":
-            return await legacy.result(self.store, owner, params)
+            return await wire_2025_11_25.result(self.store, owner, params)
         if method == "tasks/list":
-            return legacy.list_tasks(self.store, owner, params)
+            return wire_2025_11_25.list_tasks(self.store, owner, params)
         if method == "tasks/cancel":
-            return await legacy.cancel(self.store, owner, params)
+            return await wire_2025_11_25.cancel(self.store, owner, params)
         return await call_next(ctx)
 
-    async def _modern(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
-                      method: str, params: dict[str, Any]) -> HandlerResult:
-        declared = modern.declared(ctx.meta)
+    async def _serve_2026_07_28(self, ctx: ServerRequestContext[Any, Any],
+                                call_next: CallNext, method: str,
+                                params: dict[str, Any]) -> HandlerResult:
+        declared = wire_2026_07_28.declared(ctx.meta)
         if method == "tools/call" and declared:
-            made = await self._create(ctx, params, MODERN_OWNER, None, self._tell_listeners,
-                                      asked=False)
+            made = await self._create(ctx, params, SESSIONLESS_OWNER, None,
+                                      self._tell_listeners, asked=False)
             if isinstance(made, tuple):
-                return self._stamped(modern.create_result(*made))
+                return self._stamped(wire_2026_07_28.create_result(*made))
             if made is not None:
                 return made
         if method == "tools/call" and params.get("name") in self.required:
-            raise modern.missing_capability()
-        if method in modern.METHODS:
+            raise wire_2026_07_28.missing_capability()
+        if method in wire_2026_07_28.METHODS:
             if not declared:
-                raise modern.missing_capability()
+                raise wire_2026_07_28.missing_capability()
             if method == "tasks/cancel":
-                return self._stamped(await modern.cancel(self.store, MODERN_OWNER, params,
-                                                         _headers(ctx)))
-            serve = {"tasks/get": modern.get, "tasks/update": modern.update}[method]
-            return self._stamped(serve(self.store, MODERN_OWNER, params, _headers(ctx)))
+                return self._stamped(await wire_2026_07_28.cancel(
+                    self.store, SESSIONLESS_OWNER, params, _headers(ctx)))
+            serve = {"tasks/get": wire_2026_07_28.get,
+                     "tasks/update": wire_2026_07_28.update}[method]
+            return self._stamped(serve(self.store, SESSIONLESS_OWNER, params, _headers(ctx)))
         if method == LISTEN and declared:
-            return await self.listeners.serve(ctx, self.store, MODERN_OWNER, params)
+            return await self.listeners.serve(ctx, self.store, SESSIONLESS_OWNER, params)
         return await call_next(ctx)  # tasks/result and tasks/list are gone: -32601
 
     async def _tell_listeners(self, record: TaskRecord) -> None:
@@ -196,7 +199,7 @@ class TaskLayer:
         return record, staged.meta() if staged is not None else {}
 
 
-MODERN_OWNER = "2026-07-28"
+SESSIONLESS_OWNER = "2026-07-28"  # every task of the sessionless wire: one shared owner
 
 
 def _owner(ctx: ServerRequestContext[Any, Any], ended: Callable[[str], None]) -> str | None:
@@ -218,9 +221,9 @@ def _headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str] | None:
 
 def _with_capability(result: HandlerResult) -> HandlerResult:
     """A 2025-11-25 ``InitializeResult`` says which requests may be tasks."""
-    if isinstance(result, dict) and result.get("protocolVersion") == legacy.ERA:
+    if isinstance(result, dict) and result.get("protocolVersion") == wire_2025_11_25.ERA:
         capabilities = dict(result.get("capabilities") or {})
-        capabilities["tasks"] = legacy.CAPABILITY
+        capabilities["tasks"] = wire_2025_11_25.CAPABILITY
         return {**result, "capabilities": capabilities}
     return result
 
@@ -233,7 +236,8 @@ def _status_notifier(ctx: ServerRequestContext[Any, Any],
     session = ctx.session
 
     async def notify(record: TaskRecord) -> None:
-        params = TaskStatusNotificationParams.model_validate(legacy.status_params(record))
+        params = TaskStatusNotificationParams.model_validate(
+            wire_2025_11_25.status_params(record))
         await session.send_notification(TaskStatusNotification(params=params))  # type: ignore[arg-type]
 
     return notify
@@ -246,7 +250,7 @@ def install_tasks(server: Server[Any], work_for: WorkFor, *,
     layer = TaskLayer(work_for, required=required, owner_of=owner_of,
                       stamp=lambda: server.server_info_stamp)
     server.middleware.append(layer)
-    server.extensions[modern.EXTENSION] = {}
+    server.extensions[wire_2026_07_28.EXTENSION] = {}
     return layer
 
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from dsh_cli.core.limits import TASK_LISTEN_BACKLOG as BACKLOG
 from dsh_cli.core.limits import TASK_LISTEN_STREAMS as STREAMS
 from dsh_cli.core.limits import TASKS_PER_SESSION
-from dsh_cli.mcp_server.tasks.modern import INVALID_PARAMS, detailed
 from dsh_cli.mcp_server.tasks.store import TaskRecord, TaskStore
+from dsh_cli.mcp_server.tasks.wire_2026_07_28 import INVALID_PARAMS, detailed
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

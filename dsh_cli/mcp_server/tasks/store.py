@@ -10,9 +10,9 @@ aborted, so the desks drop it, and its watcher told) and forgotten. An owner of 
 session holds ``TASKS_PER_SESSION``, its own oldest ended task forgotten to make room; a
 *shared* owner (every client of the sessionless 2026-07-28 wire) holds its own cap, and
 since the tasks in it are different clients', none is forgotten for another: past the cap
-a new task is refused. This module knows no protocol era: the wire
-shapes of each are in ``legacy.py`` (2025-11-25) and ``modern.py`` (the 2026-07-28
-extension).
+a new task is refused. This module knows no protocol era: each era's wire
+shape is in the module named by its date (``wire_2025_11_25.py``, ``wire_2026_07_28.py``:
+the extension).
 """
 
 from __future__ import annotations
