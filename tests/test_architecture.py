@@ -294,6 +294,119 @@ def test_a_bench_cycle_through_the_package_name_is_found(tmp_path):
     assert cycles(bench_edges(bench)) == [["bench.floors", "bench.relay"]]
 
 
+# -- the page's ES modules -----------------------------------------------------------------
+
+# an import or re-export declaration (``import {a} from "./a.js"``, ``export * from``), one
+# for its side effects alone (``import "./a.js"``), and a dynamic ``import("./a.js")``
+_JS_FROM = re.compile(r"^[ \t]*(?:import|export)\b[^;\"'`]*?\bfrom\s*([\"'])([^\"'\n]+)\1",
+                      re.MULTILINE)
+_JS_BARE = re.compile(r"^[ \t]*import\s*([\"'])([^\"'\n]+)\1", re.MULTILINE)
+_JS_DYNAMIC = re.compile(r"\bimport\s*\(\s*([\"'])([^\"'\n]+)\1\s*\)")
+_JS_IMPORT_LINE = re.compile(r"^[ \t]*import\b(?!\s*\()", re.MULTILINE)
+# comments that start a line (the page's style): what they quote is not an import
+_JS_COMMENTS = re.compile(r"^[ \t]*(?:/\*.*?\*/|//[^\n]*)", re.MULTILINE | re.DOTALL)
+
+
+def js_imports(source: str) -> list[tuple[str, int]]:
+    """Every module specifier ``source`` imports (statically, or dynamically), with its line."""
+    text = _JS_COMMENTS.sub(lambda match: re.sub(r"[^\n]", " ", match.group()), source)
+    found: dict[int, tuple[str, int]] = {}
+    for pattern in (_JS_FROM, _JS_BARE, _JS_DYNAMIC):
+        for match in pattern.finditer(text):
+            found[match.start()] = (match.group(2), text.count("\n", 0, match.start()) + 1)
+    understood = {text.count("\n", 0, start) + 1 for start in found}
+    for match in _JS_IMPORT_LINE.finditer(text):  # a form the walk cannot read fails, not passes
+        line = text.count("\n", 0, match.start()) + 1
+        assert line in understood, f"line {line}: an import this walk does not understand"
+    return [found[start] for start in sorted(found)]
+
+
+def page_modules() -> list[Path]:
+    return sorted(path for path in PACKAGE.rglob("*.js") if "node_modules" not in path.parts)
+
+
+def page_edges(modules: list[Path]) -> dict[str, dict[str, Import]]:
+    """The import graph of the page's modules, each named by its path in the package."""
+    edges: dict[str, dict[str, Import]] = defaultdict(dict)
+    for path in modules:
+        source = str(path.relative_to(PACKAGE))
+        edges.setdefault(source, {})
+        for specifier, line in js_imports(path.read_text(encoding="utf-8")):
+            # no bundler and no import map: the browser resolves only a relative path
+            assert specifier.startswith(("./", "../")), \
+                f"{source}:{line}: {specifier!r} is not a relative module path"
+            target = (path.parent / specifier).resolve()
+            assert target.is_file(), f"{source}:{line}: {specifier!r} names no module"
+            name = str(target.relative_to(PACKAGE.resolve()))
+            edges[source].setdefault(name, Import(source, name, path, line))
+    return edges
+
+
+def test_no_cycles_between_the_pages_modules():
+    """The page's ES modules import one way too: a card tells the router it is done, and the
+    router opens the next card through what ``main.js`` gives it, never by importing it."""
+    modules = page_modules()
+    assert modules, "the page's modules moved: point page_modules at them"
+    edges = page_edges(modules)
+    found = cycles(edges)
+    report = "\n".join(" <-> ".join(component) + "\n" + describe(
+        [edges[a][b] for a in component for b in component if b in edges.get(a, {})])
+        for component in found)
+    if found:
+        pytest.fail("page modules that import each other:\n" + report, pytrace=False)
+
+
+def test_every_page_module_is_reached_from_a_page():
+    """Each module is loaded by a page's module script, or imported by one that is: so the
+    walk above read every import (a module it lost would look unreachable here)."""
+    edges = page_edges(page_modules())
+    reached: set[str] = set()
+    for page in PACKAGE.rglob("*.html"):
+        for src in re.findall(r'<script type="module" src="/static/([^"]+)"',
+                              page.read_text(encoding="utf-8")):
+            reached.add(str((page.parent / src).relative_to(PACKAGE)))
+    assert reached, "no page loads a module script"
+    waiting = list(reached)
+    while waiting:
+        for target in edges.get(waiting.pop(), {}):
+            if target not in reached:
+                reached.add(target)
+                waiting.append(target)
+    assert sorted(set(edges) - reached) == []
+
+
+def test_the_page_walk_reads_every_form_of_import():
+    source = """// import { not } from "./commented.js";
+/* import "./commented-too.js"; */
+import { $, el } from "./dom.js";
+import {
+  a,
+  b,
+} from './multi.js';
+import "./side.js";
+import * as all from "./all.js";
+export { c } from "./again.js";
+export const MODE = meta("mode"); // from "./not-an-import.js"
+export function later() {
+  return import("./lazy.js");
+}
+"""
+    assert js_imports(source) == [("./dom.js", 3), ("./multi.js", 4), ("./side.js", 8),
+                                  ("./all.js", 9), ("./again.js", 10), ("./lazy.js", 13)]
+    with pytest.raises(AssertionError, match="line 1: an import this walk does not"):
+        js_imports("import a, { b } from ./unquoted.js;\n")
+
+
+def test_a_page_cycle_is_found(tmp_path):
+    (tmp_path / "screen.js").write_text('import { render } from "./question.js";\n')
+    (tmp_path / "question.js").write_text('import { leave } from "./screen.js";\n')
+    edges: dict[str, dict[str, Import]] = defaultdict(dict)
+    for path in sorted(tmp_path.glob("*.js")):
+        for specifier, line in js_imports(path.read_text()):
+            edges[path.name].setdefault(specifier[2:], Import(path.name, specifier[2:], path, line))
+    assert cycles(edges) == [["question.js", "screen.js"]]
+
+
 # -- the table -----------------------------------------------------------------------------
 
 

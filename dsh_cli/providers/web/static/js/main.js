@@ -5,7 +5,9 @@ import { $, follow } from "./dom.js";
 import { state } from "./state.js";
 import { connect } from "./feed.js";
 import { startMessages } from "./message.js";
-import { showNext } from "./screen.js";
+import { openScreens, showNext } from "./screen.js";
+import { openBatch } from "./question.js";
+import { openPermission } from "./permission.js";
 import { DESK } from "./inbox.js";
 
 function numberKeys(event) {
@@ -24,6 +26,7 @@ function numberKeys(event) {
 
 // the desk waits for the user's agents, not for dsh's own questions
 if (DESK) $("idle").textContent = "Nothing pending. Questions and permission requests from your agents appear here as soon as they ask.";
+openScreens({ batch: openBatch, permission: openPermission });
 startMessages();
 document.addEventListener("keydown", numberKeys);
 // the composer grows (a question, a narrow window): keep the newest messages in view

@@ -19,7 +19,13 @@ export function permissionResolved(event) {
   if (wasShown) leave();
 }
 
-export function renderPermission(focus) {
+export function openPermission(request) {
+  // the router puts a request on screen
+  state.asking = { request, busy: false, error: "", reason: "" };
+  renderPermission(true);
+}
+
+function renderPermission(focus) {
   const asking = state.asking;
   const shown = asking.request.shown || { choices: [] };
   const composer = $("composer");

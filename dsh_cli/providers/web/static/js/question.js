@@ -1,11 +1,13 @@
-// The question composer: one question of the batch on screen at a time, with its drafts.
+// The question composer: one question of the batch on screen at a time, with its drafts;
+// the review step is review.js's, drawn with this composer's actions.
 
 import { $, MODE, el, refusal, respond } from "./dom.js";
 import { state } from "./state.js";
 import { askerLine, backButton } from "./inbox.js";
-import { forgetDrafts, saveDrafts } from "./drafts.js";
-import { backToInbox, leave, note, refreshStatus, showNext } from "./screen.js";
-import { lastStep, renderReview, reviewed, reviewing } from "./review.js";
+import { forgetDrafts, loadDrafts, saveDrafts } from "./drafts.js";
+import { backToInbox, leave, note, refreshGreeting, refreshStatus, showNext } from "./screen.js";
+import { answers, complete, lastStep, optionWords, reviewed, reviewing, words } from "./batch.js";
+import { renderReview } from "./review.js";
 
 const composer = () => $("composer");
 
@@ -27,24 +29,14 @@ export function batchResolved(event) {
   if (wasShown) leave();
 }
 
-export function words(index) {
-  // what the server decided the page shows of question `index` (sanitised, worded)
-  const shown = state.view.batch.shown;
-  return (shown && shown.questions && shown.questions[index]) || { options: [] };
-}
-
-export function optionWords(index, label) {
-  const q = state.view.batch.questions[index];
-  const at = (q.options || []).findIndex((o) => o.label === label);
-  return words(index).options[at] || { label: "" };
-}
-
-export function answerText(index, item) {
-  // an answer about to be sent, read back in the server's words: the human's own text, else
-  // the chosen labels as shown, joined as the server joins them, else its words for a skip
-  if (item.custom) return item.custom;
-  if (item.selected.length) return item.selected.map((l) => optionWords(index, l).label).join(state.view.batch.shown.joiner);
-  return words(index).skipped;
+export function openBatch(batch) {
+  // the router puts a batch on screen: its drafts (a reload keeps them), at their step
+  const stored = loadDrafts(batch);
+  state.view = { batch, index: Math.min(stored.index, lastStep(batch)), drafts: stored.drafts,
+                 busy: false, error: "" };
+  saveDrafts();
+  refreshGreeting();
+  render(true);
 }
 
 function question() {
@@ -55,16 +47,11 @@ function draft() {
   return state.view.drafts[state.view.index];
 }
 
-export function complete(index) {
-  const d = state.view.drafts[index];
-  return d.skipped || d.custom.trim() !== "" || d.selected.length > 0;
-}
-
 // ---------------------------------------------------------------- one question
 
-export function render(focus) {
+function render(focus) {
   if (reviewing()) {
-    renderReview(focus);
+    renderReview(focus, { go, submit, dismiss, buttons: [declineButton(), discussButton()] });
     return;
   }
   const view = state.view;
@@ -311,7 +298,7 @@ function refreshState() {
   });
 }
 
-export function enterKey(event) {
+function enterKey(event) {
   if (event.key !== "Enter") return;
   // Shift+Enter is a new line; Enter that confirms an IME composition is not ours
   if (event.shiftKey || event.isComposing || event.keyCode === 229) return;
@@ -319,7 +306,7 @@ export function enterKey(event) {
   advance();
 }
 
-export function go(index, focus) {
+function go(index, focus) {
   const view = state.view;
   if (!view || index < 0 || index > lastStep(view.batch)) return;
   view.index = index;
@@ -347,19 +334,6 @@ function skip() {
   advance();
 }
 
-export function answers() {
-  const view = state.view;
-  return view.batch.questions.map((q, i) => {
-    const d = view.drafts[i];
-    const custom = d.custom.trim();
-    const item = d.skipped ? { id: q.id, selected: [] }
-      : custom ? { id: q.id, selected: [], custom } : { id: q.id, selected: d.selected.slice() };
-    const text = (d.note || "").trim();
-    if (text) item.note = text; // sent only when given, as the seam returns it
-    return item;
-  });
-}
-
 function showMissing() {
   // the first incomplete question, focused with the reason; false when there is none
   const view = state.view;
@@ -378,7 +352,7 @@ function frame(type) {
   return { type, rpc_id: state.view.batch.rpc_id, session_id: state.view.batch.session_id };
 }
 
-export async function submit() {
+async function submit() {
   if (showMissing()) return;
   await send({ ...frame("question/answer"), answers: answers() }, "Sent. Waiting for dsh…");
 }
@@ -420,7 +394,7 @@ async function send(body, waiting) {
   $("qc-primary").focus();
 }
 
-export function declineButton() {
+function declineButton() {
   // offered only for a batch that can be declined (an MCP server's form), on every step
   const view = state.view;
   if (!view.batch.declinable) return null;
@@ -428,15 +402,11 @@ export function declineButton() {
                         onclick: decline, text: "Decline" });
 }
 
-export function discussButton() {
+function discussButton() {
   // only where the conversation goes on (a chat), and only for the model's own questions
   const view = state.view;
   if (MODE !== "chat" || (view.batch.shown && view.batch.shown.form)) return null;
   return el("button", { type: "button", class: "quiet", id: "qc-discuss", disabled: view.busy,
                         title: "Leave these questions and talk about them first", onclick: discuss,
                         text: "Discuss" });
-}
-
-export function dismissAll() {
-  return dismiss();
 }

@@ -1,27 +1,14 @@
-// The review step: every answer of a batch on one screen, before it is submitted.
+// The review step: every answer of a batch on one screen, before it is submitted. The
+// question composer draws it and hands it its actions (go to a question, submit, dismiss,
+// its decline and discuss buttons), so this module never imports the composer back.
 
 import { $, el } from "./dom.js";
 import { backToInbox } from "./screen.js";
 import { state } from "./state.js";
 import { backButton } from "./inbox.js";
-import { answerText, answers, complete, declineButton, discussButton, dismissAll, go, submit, words } from "./question.js";
+import { answerText, answers, complete, words } from "./batch.js";
 
-export function reviewed(batch) {
-  // whether the batch ends on a review step, as the server decided it (shown.review)
-  return Boolean(batch.shown && batch.shown.review);
-}
-
-export function lastStep(batch) {
-  // the review step is one past the last question
-  return reviewed(batch) ? batch.questions.length : batch.questions.length - 1;
-}
-
-export function reviewing() {
-  const view = state.view;
-  return reviewed(view.batch) && view.index === view.batch.questions.length;
-}
-
-export function renderReview(focus) {
+export function renderReview(focus, { go, submit, dismiss, buttons }) {
   const view = state.view;
   const composer = $("composer");
   const total = view.batch.questions.length;
@@ -36,7 +23,7 @@ export function renderReview(focus) {
       el("span", { class: "count", "aria-live": "polite", text: "Review" }),
     ]),
     el("button", { type: "button", class: "icon dismiss", "aria-label": "Dismiss all questions",
-                   title: "Dismiss all questions", disabled: view.busy, onclick: dismissAll, text: "✕" }),
+                   title: "Dismiss all questions", disabled: view.busy, onclick: dismiss, text: "✕" }),
   ]);
   const given = answers();
   const rows = el("ol", { class: "review", "aria-labelledby": "qc-text" }, view.batch.questions.map((q, i) => {
@@ -59,8 +46,7 @@ export function renderReview(focus) {
   const primary = el("button", { type: "button", class: "primary", id: "qc-primary", disabled: view.busy,
                                  onclick: () => submit(), text: view.busy ? "Sending…" : "Submit" });
   const actions = el("div", { class: "actions" }, [
-    declineButton(),
-    discussButton(),
+    ...buttons,
     el("span", { class: "keys", "aria-hidden": "true", text: "Enter ↵ submit · 1-9 or click a row to change it" }),
     primary,
   ]);

@@ -1,14 +1,19 @@
 // Which screen is up: a batch's questions, a permission card, or the message composer.
+// The router: a card calls it when it is done (leave, backToInbox), and it opens the next
+// through the openers main.js gives it (openScreens), so it imports no card.
 
 import { $, MODE, el, follow, post } from "./dom.js";
 import { state } from "./state.js";
-import { loadDrafts, saveDrafts } from "./drafts.js";
-import { lastStep } from "./review.js";
-import { render } from "./question.js";
-import { renderPermission } from "./permission.js";
 import { DESK, renderInbox } from "./inbox.js";
 
 const composer = () => $("composer");
+// each puts its entry on screen (state.view or state.asking) and draws it, focused
+const openers = { batch: null, permission: null };
+
+export function openScreens({ batch, permission }) {
+  openers.batch = batch;
+  openers.permission = permission;
+}
 
 function first(table) {
   // the page shows the oldest; the desk shows only the entry the human opened
@@ -49,24 +54,12 @@ export function showNext() {
   const batch = first(state.batches);
   const request = batch ? null : first(state.permissions);
   if (DESK) $("inbox").hidden = true;
-  if (batch) {
-    const stored = loadDrafts(batch);
-    state.view = { batch, index: Math.min(stored.index, lastStep(batch)), drafts: stored.drafts,
-                   busy: false, error: "" };
-    saveDrafts();
+  if (batch || request) {
     composer().hidden = false;
     messageForm.hidden = true;
     $("idle").hidden = true;
-    refreshGreeting();
-    render(true);
-    refreshStatus();
-    follow();
-  } else if (request) {
-    state.asking = { request, busy: false, error: "", reason: "" };
-    composer().hidden = false;
-    messageForm.hidden = true;
-    $("idle").hidden = true;
-    renderPermission(true);
+    if (batch) openers.batch(batch);
+    else openers.permission(request);
     refreshStatus();
     follow();
   } else {
