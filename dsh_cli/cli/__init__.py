@@ -1,5 +1,21 @@
 """The ``dsh`` command: a Click group whose subcommands load only when used.
 
+    groups.py          a command group whose ``--help`` lists its commands whole, in order
+    options.py         the options shared by the agent commands (``chat``, ``run``, ``web``)
+    chat.py            ``dsh chat`` and ``dsh demo``
+    run.py             ``dsh run``: one non-interactive agent run for scripts and CI
+    web.py             ``dsh web``: the chat in the browser
+    ask.py             ``dsh ask``: a question batch in, the answer batch out
+    acp.py             ``dsh acp``: dsh's agent for editors (Agent Client Protocol)
+    mcp.py             ``dsh mcp``: the MCP server whose questions a human answers at a desk
+    mcp_install.py     ``dsh mcp install AGENT``: this dsh added to an agent's configuration
+    mcp_login.py       ``dsh mcp login`` and ``logout``: a remote MCP server's login
+    attach.py          ``dsh attach``: the desk, an inbox of every ``dsh mcp``
+    history.py         ``dsh history``: past question batches of every session
+    sessions.py        ``dsh sessions list | show | rm``: the stored sessions
+    permissions.py     ``dsh permissions list | rm``: remembered "always" and trusted projects
+    schema.py          ``dsh schema``: the JSON schemas of the question and the answer
+
 Each subcommand lives in a module of its own that imports nothing heavy at import time,
 so ``dsh --help`` and ``dsh --version`` stay as fast as a bare Click app.
 """

@@ -1,12 +1,29 @@
 """The base layer: what every other layer may use, and which imports nothing of dsh above it.
 
-``errors`` (the whole error tree, every code, the one stderr line), ``events`` (the one event
-stream), ``signal`` (abort signals), ``tasks`` (closing a task without losing a stop),
-``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention),
-``shapes`` (pydantic shape errors in dsh's words), ``ids`` (fresh request and session ids),
-``files`` (files only their owner may read) and ``defaults`` (the default model, endpoint and
-key variables). Import the module you need directly; this package re-exports nothing, so
-importing one costs only that one. ``conversation``
-reads a conversation's messages as those events (replay, the web feed, ``sessions show``);
-``text`` replaces lone surrogates where text enters dsh.
+    errors.py        the whole error tree, every code, and the one stderr line
+    events.py        the one event stream every surface subscribes to
+    signal.py        abort signals: how an owner tells work to give up
+    tasks.py         closing a task without losing a stop
+    startup.py       start-up without cyclic garbage collection, until the loop first waits
+    ownership.py     the one ownership rule: who may settle a pending batch or request
+    limits.py        every cap on what dsh keeps of a peer's words
+    sanitize.py      display safety: model-written text never drives the terminal
+    text.py          one rule for lone surrogates, where text enters dsh
+    lines.py         how a ``dsh:`` line is written: its prefix, added once
+    streams.py       the standard streams: whether one is a terminal, a reader gone away
+    shapes.py        pydantic shape errors in dsh's words
+    recommended.py   the ``(Recommended)`` label convention
+    conversation.py  a conversation's messages read once: as events, tool calls, what is pending
+    clock.py         timestamps: stored as UTC ISO 8601, shown in local time
+    ids.py           fresh request and session ids
+    home.py          where dsh keeps its files: the one reader of ``DSH_HOME``
+    files.py         files only their owner may read
+    json_file.py     private JSON files, read refusing what is not ours, changed under a lock
+    remembered.py    decisions remembered per name and digest
+    defaults.py      the default model, its endpoint and the key variables
+    vendors.py       which API key may go to which endpoint
+    urls.py          every URL dsh sends a request to, parsed once
+
+Import the module you need directly; this package re-exports nothing, so importing one
+costs only that one.
 """

@@ -10,4 +10,5 @@
     inbox_plain.py     the inbox as plain lines (its line protocol)
     jsonl.py     the same desk for a program, speaking relay.md on stdin/stdout
     notify.py    the notifications: which escape the terminal shows, notify_command
+    web/         the same inbox in a browser (``dsh attach --web``)
 """

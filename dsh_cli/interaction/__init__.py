@@ -1,5 +1,14 @@
 """The question seam: provider-neutral vocabulary, validation, errors and the registry.
 
+    vocabulary.py   the request and answer vocabulary (``spec/questions.md``), as pydantic models
+    validation.py   request and answer validation, done once here
+    constraints.py  typed free text: how a typed answer is checked and converted
+    pending.py      the pending-question table: every batch being shown, by its ``rpc_id``
+    service.py      UserInteraction: the seam a tool calls to ask the human
+    later.py        questions that don't block (``delivery: "async"``): tickets and answers
+    agents.py       a minimal agent registry: who may ask the human
+    scripted.py     ScriptedProvider: answers given up front or computed
+
 It imports nothing from UIs, models, tools or the CLI.
 """
 

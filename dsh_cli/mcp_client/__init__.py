@@ -1,5 +1,17 @@
 """MCP servers' tools for dsh's agent (``spec/mcp.md``, section 2).
 
+    toolset.py      McpToolset: the started servers of one session and their tools
+    connection.py   one connection to a server, kept open by a task of its own
+    tool.py         a server's tool as one of dsh's: ``mcp__SERVER__TOOL``
+    results.py      a tool result as the text the model receives
+    result_type.py  a result without ``resultType`` read as ``"complete"`` (2026-07-28)
+    login.py        ``dsh mcp login``'s flow: authorization code + PKCE, a one-shot callback
+    sdk_private.py  the SDK's private names dsh overrides or reads, in one checked list
+    config/         the configuration: server entries, config files, the project file, trust
+    transport/      the transports: stdio, bounded lines, streamed messages, server logs
+    forms/          the forms: elicitation, URL consents, continuation
+    auth/           the logins: OAuth providers, endpoint checks, grants, DPoP, tokens
+
 ``McpToolset.start`` connects to every configured server in parallel; a server that fails or
 exceeds its ``startup_timeout`` is reported in one line and left out, and the rest go on.
 Its tools join the session's ``ToolRegistry`` as ``mcp__SERVER__TOOL`` (a name that does not

@@ -5,6 +5,10 @@
     tickets.py  work started now and fetched later (async batches), per session, bounded
     get_user_answer.py  the tool that fetches an async batch's outcome by its ticket
     server.py   the MCP server (the SDK's low-level ``Server``) on stdio or Streamable HTTP
+    http_door.py  the door of ``--http``: the token, and a cap on live sessions
+    budget.py   the bytes of open batches held: per session, and in all
+    approve.py  one ``approve_tool_use`` call (Claude Code's permission prompt tool)
+    tasks/      MCP tasks: the store, and the 2025-11-25 and 2026-07-28 wire shapes
     install/    ``dsh mcp install AGENT``: dsh written into another agent's config files
 
 Nothing here is imported unless ``dsh mcp`` runs.

@@ -1,5 +1,15 @@
 """Permission requests: may this tool call run? (``spec/permissions.md``)
 
+    vocabulary.py  a request to run one tool call, and the human's decision
+    rules.py       permission rules in Claude Code's syntax, and their order
+    shell.py       a Bash command read the way the shell reads it, for ``Bash(...)`` rules
+    specifiers.py  what a rule's ``Tool(specifier)`` covers for the other tools
+    unmatched.py   rules that cannot match any tool offered here, one warning each
+    approvals.py   saved "always" approvals, each covering exactly what was shown
+    gate.py        PermissionGate: whether one call may run, asking the human when it must
+    pending.py     requests settled from outside the process (the relay, the browser)
+    wording.py     a prompt's words, shared by every UI: who asks, what each choice covers
+
 A policy around ``ToolRegistry.execute`` (``dsh_cli.tools.permission_policy``) asks a
 ``PermissionGate``, which applies the rules, the approvals, and the active permission
 provider. The question seam and the agent loop know nothing of it.

@@ -5,6 +5,8 @@
     viewport.py   what the screen shows of a batch: scroll offsets, page sizes, built rows
     text.py       styled text wrapped by display width (CJK, emoji)
     render.py     the screen of a state as styled lines; only visible option rows are built
+    preview.py    an option's preview as styled lines, windowed, only the lines shown sanitised
+    runs.py       a window that writes a line's marked last fragment as one cell (speed)
     keys.py       the flat key-binding table
     provider.py   TerminalProvider (the application and its countdown) and terminal_provider
     reflow.py     which terminals rewrap rows on a resize, and where the frame then starts
