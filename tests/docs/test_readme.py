@@ -113,3 +113,18 @@ def test_the_config_sample_warns_that_its_model_turns_off_the_demo(readme, tmp_p
     done = subprocess.run([DSH], env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60)
     assert "MISSING_API_KEY" in done.stderr, done.stderr  # not the demo
+
+
+def test_the_developer_map_names_every_package_and_top_level_module(readme):
+    """The README's map of ``dsh_cli/`` (under Development) has one line per subpackage
+    (``core/``) and top-level module (``runtime.py``): one added, renamed or gone fails."""
+    section = readme.split("## Development", 1)[1]
+    tree = section.split("```\ndsh_cli/\n", 1)[1].split("```", 1)[0]
+    mapped = re.findall(r"^  (\w+(?:\.py|/)) ", tree, flags=re.MULTILINE)
+    package = ROOT / "dsh_cli"
+    held = [path.name for path in package.glob("*.py")
+            if path.name not in ("__init__.py", "__main__.py")]
+    held += [f"{path.name}/" for path in package.iterdir() if (path / "__init__.py").is_file()]
+    missing, gone = sorted(set(held) - set(mapped)), sorted(set(mapped) - set(held))
+    assert (missing, gone) == ([], []), f"the map lacks {missing}; it names {gone}, now gone"
+    assert len(mapped) == len(set(mapped)), "the map names one entry twice"
