@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["permission_policy"]
 
 
-def info_for(tool: Tool | None, name: str) -> PermissionInfo:
+def info_for(tool: Tool[Any] | None, name: str) -> PermissionInfo:
     """The tool's own ``permission_info()``, else one derived from its model-facing spec."""
     described = getattr(tool, "permission_info", None)
     if callable(described):
@@ -46,7 +46,7 @@ def decoded(arguments: Any) -> Any:
     return arguments
 
 
-def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool | None]) -> Policy:
+def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool[Any] | None]) -> Policy:
     """A registry policy (``registry.use(...)``) that asks ``gate`` before each call runs."""
 
     async def policy(call: ToolCall, ctx: ToolContext, call_next: CallNext) -> ToolResult:
