@@ -18,6 +18,7 @@ from dsh_cli.interaction import UserInteractionProvider
 from dsh_cli.interaction.traits import PROVIDER_TRAITS, Concurrent
 from dsh_cli.models.base import Completion, ModelToolCall
 from dsh_cli.models.resolve import MODEL_BACKENDS
+from dsh_cli.permissions.approvals import definition_digest
 from dsh_cli.permissions.gate import PermissionProvider
 from dsh_cli.runtime import build_runtime
 from dsh_cli.tools import BUILTIN_TOOLS, Tool, ToolContext, ToolRegistry
@@ -139,11 +140,8 @@ def test_the_rows_follow_a_protocol_when_it_changes():
     assert _rows_of(Concurrent) == {"Concurrent.concurrent: bool"}
 
 
-def _provider_members() -> set[str]:
-    """What a provider may offer: the members of the question and permission protocols."""
-    protocols = (UserInteractionProvider, *PROVIDER_TRAITS, PermissionProvider)
-    return {row.split(".", 1)[1].split(":")[0].split("(")[0]
-            for protocol in protocols for row in _rows_of(protocol)}
+def _members(protocol: type) -> set[str]:
+    return {row.split(".", 1)[1].split(":")[0].split("(")[0] for row in _rows_of(protocol)}
 
 
 def _sources() -> list[tuple[str, ast.Module]]:
@@ -152,10 +150,16 @@ def _sources() -> list[tuple[str, ast.Module]]:
             for path in sorted(package.rglob("*.py"))]
 
 
-def test_no_provider_trait_is_read_by_getattr_or_hasattr():
-    members = _provider_members()
+def test_no_member_of_an_extension_point_is_read_by_getattr_or_hasattr():
+    """Every protocol on the page, and ``Tool``'s methods: what an extension offers is
+    declared, so reading it needs no probe. ``name`` is left out: SDK objects (an ACP
+    client's info) are read by ``getattr(…, "name")``, and no contract's ``name`` is optional."""
+    members = {member for protocol in extensions.CONTRACTS for member in _members(protocol)}
+    members |= {name for name, value in vars(Tool).items()
+                if inspect.isfunction(value) and not name.startswith("_")}
+    members -= {"name"}
     assert {"ask", "decide", "concurrent", "takes_turns", "immediate", "answered_by",
-            "answered_through_table", "seen"} <= members
+            "answered_through_table", "seen", "on_retry", "permission_info"} <= members
     probes = []
     for where, tree in _sources():
         for node in ast.walk(tree):
@@ -164,15 +168,14 @@ def test_no_provider_trait_is_read_by_getattr_or_hasattr():
                     and isinstance(node.args[1], ast.Constant)
                     and node.args[1].value in members):
                 probes.append(f"{where}:{node.lineno} {node.func.id}(…, {node.args[1].value!r})")
-    assert probes == [], "read a trait through its protocol (dsh_cli/interaction/traits.py)"
+    assert probes == [], "declare it on the protocol (a trait: dsh_cli/interaction/traits.py)"
 
 
 def test_a_provider_that_offers_a_trait_names_its_protocol():
     """So mypy checks the member's type: a class that answers questions (it has ``ask``) and
     sets a trait's member has that trait's protocol among its bases."""
     trait_of = {member: protocol.__name__ for protocol in PROVIDER_TRAITS
-                for member in (row.split(".", 1)[1].split(":")[0].split("(")[0]
-                               for row in _rows_of(protocol))}
+                for member in _members(protocol)}
     unnamed = []
     for where, tree in _sources():
         for node in ast.walk(tree):
@@ -202,3 +205,14 @@ def _assigned(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.AnnAssign):
         return [node.target]
     return []
+
+
+def test_a_tool_without_permission_info_says_none_and_is_asked_about_by_its_spec():
+    """``permission_info`` is a method of every ``Tool`` (it was probed with getattr)."""
+    from dsh_cli.tools.permission_policy import info_for
+
+    clock = Clock()
+    assert clock.permission_info() is None
+    info = info_for(clock, clock.name)
+    assert (info.server, info.digest) == (None, definition_digest(
+        None, "The time in a zone.", clock.spec()["function"]["parameters"]))
