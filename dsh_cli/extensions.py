@@ -6,11 +6,13 @@ rows below are the protocols' members as the code declares them: ``tests/test_ex
 fails when a row and the code differ.
 
 - **A tool** the model can call: subclass ``Tool`` (a ``name``, a ``description``, an
-  ``Args`` pydantic model or your own ``parameters``/``decode``, and ``async run(args,
-  ctx)``). Every session starts with ``BUILTIN_TOOLS`` (name -> factory); a live session's
-  ``ToolRegistry`` grows and shrinks by name with ``register``/``unregister`` (names are
-  unique: ``DUPLICATE_TOOL``), which is how MCP servers add ``mcp__SERVER__TOOL`` tools
-  after start-up. Each call of the model sees the set as it is at that moment.
+  ``Args`` pydantic model or your own ``parameters``/``decode``, ``async run(args,
+  ctx)``, and ``permission_info()`` if the permission gate should know more than its
+  spec: an MCP tool's server and hints). Every session starts with ``BUILTIN_TOOLS``
+  (name -> factory); a live session's ``ToolRegistry`` grows and shrinks by name with
+  ``register``/``unregister`` (names are unique: ``DUPLICATE_TOOL``), which is how MCP
+  servers add ``mcp__SERVER__TOOL`` tools after start-up. Each call of the model sees the
+  set as it is at that moment.
 - **A tool policy** around every call (permissions): ``Policy``, installed with
   ``ToolRegistry.use(policy)``; the agent loop never knows.
 - **A model backend**: anything that follows ``ChatModel``:
