@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.config import Settings
@@ -19,6 +19,9 @@ from dsh_cli.interaction import UserInteraction
 from dsh_cli.models.base import ChatModel
 from dsh_cli.models.resolve import resolve_model
 from dsh_cli.tools import AskUserQuestionTool, ToolRegistry, builtin_tools
+
+if TYPE_CHECKING:
+    from dsh_cli.store import SessionStore
 
 __all__ = ["Runtime", "build_runtime"]
 
@@ -35,7 +38,7 @@ class Runtime:
     events: EventStream
     tools: ToolRegistry
     loop: AgentLoop
-    store: Any = None
+    store: SessionStore | None = None
     resumed: bool = False
     # an empty session is kept when left (dsh acp: a client may load a session it created)
     keep_empty: bool = False

@@ -42,7 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "demo_notes": set(),
     "providers": {"interaction", "permissions", "core"},
     "agent": {"tools", "models", "interaction", "core"},
-    "extensions": {"tools", "models", "interaction", "core"},
+    "extensions": {"tools", "models", "interaction", "permissions", "core"},
     # front doors: opening a session, choosing who answers, the chat, the commands
     "runtime": {"agent", "tools", "models", "store", "interaction", "config", "core"},
     "sources": {"providers", "interaction", "permissions", "config", "core"},

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.acp.forms import answer_of, form_message, form_schema
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, ASK_DECLINED, UserInteractionError
+from dsh_cli.interaction.traits import AnsweredBy, Concurrent
 from dsh_cli.interaction.vocabulary import AskContext
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 Post = Callable[[dict[str, Any]], None]
 
 
-class FormQuestions:
+class FormQuestions(AnsweredBy, Concurrent):
     """Asks the client with a form; ``answered_by`` is the client's name from ``initialize``."""
 
     concurrent = True

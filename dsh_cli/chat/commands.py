@@ -4,13 +4,16 @@ and the async questions' ``/pending``, ``/answer``, ``/cancel``."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import HarnessError, format_line
 from dsh_cli.core.events import SessionStarted
 from dsh_cli.core.sanitize import sanitize_line
+
+if TYPE_CHECKING:
+    from dsh_cli.runtime import Runtime
 
 __all__ = ["COMMANDS", "EXIT", "RESUMED", "Command", "run_command", "start_new_session"]
 
@@ -26,7 +29,7 @@ class Command:
     """A slash command: ``handler(repl, argument)`` returns ``EXIT`` to end the chat."""
 
     help: str
-    handler: Callable[[Any, str], Any]
+    handler: Callable[[Any, str], object | Awaitable[object]]
 
 
 def _help(repl: Any, argument: str) -> None:
@@ -149,7 +152,7 @@ async def run_command(repl: Any, text: str) -> object | None:
         return None
 
 
-def start_new_session(runtime: Any) -> str:
+def start_new_session(runtime: Runtime) -> str:
     """A fresh conversation on the same model, tools and system prompt; its id."""
     session_id = runtime.new_session()
     runtime.events.emit(SessionStarted(session_id, runtime.model.name))

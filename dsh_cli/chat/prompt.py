@@ -7,10 +7,16 @@ Both have ``async read() -> str | None``: the line typed, or None when the human
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dsh_cli.core.files import create_private_file
 from dsh_cli.core.sanitize import sanitize_line
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.key_binding import KeyBindings
+
+    from dsh_cli.providers.line_reader import LineReader
 
 __all__ = ["PROMPT", "PlainPrompt", "TerminalPrompt", "history_path"]
 
@@ -34,10 +40,10 @@ class TerminalPrompt:
         self.input = input
         self.output = output
         self.message = message
-        self._session: Any = None
+        self._session: PromptSession[str] | None = None
         self._kept = ""  # what was typed when an async answer or f2 ended the read
 
-    def _prompt_session(self) -> Any:
+    def _prompt_session(self) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory, InMemoryHistory
 
@@ -49,7 +55,7 @@ class TerminalPrompt:
         return PromptSession(history=history, input=self.input, output=self.output,
                              key_bindings=self._keys())
 
-    def _keys(self) -> Any:
+    def _keys(self) -> KeyBindings:
         bindings = _newline_keys()
 
         @bindings.add("f2")
@@ -84,7 +90,7 @@ class TerminalPrompt:
                 continue  # ctrl-c on the prompt drops the line, as a shell does
 
 
-def _newline_keys() -> Any:
+def _newline_keys() -> KeyBindings:
     """alt-enter (esc then enter) puts a new line in the message; enter still sends."""
     from prompt_toolkit.key_binding import KeyBindings
 
@@ -104,7 +110,7 @@ class PlainPrompt:
     prompt and the questions take turns on one input instead of racing for its lines.
     """
 
-    def __init__(self, lines: Any, output: TextIO, *, message: str = PLAIN_PROMPT,
+    def __init__(self, lines: LineReader, output: TextIO, *, message: str = PLAIN_PROMPT,
                  echo: bool = False) -> None:
         self.lines = lines
         self.output = output

@@ -67,7 +67,8 @@ class LazyGroup(click.Group):
             return None
         path, _ = COMMANDS[cmd_name]
         module_name, attribute = path.split(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The ``dsh`` process: the command with start-up's collection paused (core.startup)."""
@@ -187,7 +188,7 @@ Examples:
 @click.version_option(__version__, "-V", "--version", prog_name="dsh")
 @chat_options
 @click.pass_context
-def main(ctx: click.Context, **options: object) -> None:
+def main(ctx: click.Context, /, **options: object) -> None:
     """dsh: an agent harness that asks you structured questions when it must.
 
     With no command, `dsh` is `dsh chat` and takes every option of it (`dsh -m demo`).

@@ -21,7 +21,9 @@ __all__ = [
 ]
 
 
-class QuestionTimeout(click.ParamType):
+# ParamType takes type arguments only in newer click than the 8.1 the range allows, where
+# subscripting it at run time would fail
+class QuestionTimeout(click.ParamType):  # type: ignore[type-arg]
     """Seconds, or ``0``/``none`` for no timeout at all (over a configured one)."""
 
     name = "seconds"

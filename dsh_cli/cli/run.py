@@ -165,8 +165,7 @@ async def _drive(runtime: Runtime, text: str | None, source: Source) -> int:
             if sys.stderr.isatty():
                 renderer = _progress_renderer()
                 stack.callback(runtime.events.subscribe(renderer))
-                if hasattr(runtime.model, "on_retry"):  # a real API: say why it is waiting
-                    runtime.model.on_retry = renderer.retry_notice
+                runtime.model.on_retry = renderer.retry_notice  # a real API says why it waits
             else:  # a CI log shows why a question or a tool call found nobody to answer
                 stack.callback(runtime.events.subscribe(
                     functools.partial(_unanswered_line, no_source=source.name == "none")))

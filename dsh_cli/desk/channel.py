@@ -159,7 +159,7 @@ def peer_uid(sock: socket.socket) -> int | None:
     except (AttributeError, OSError):
         return None
     _pid, uid, _gid = struct.unpack("3i", data)
-    return uid
+    return int(uid)
 
 
 def check_peer(uid: int | None, own_uid: int | None = None) -> None:

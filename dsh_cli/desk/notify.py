@@ -18,7 +18,7 @@ import base64
 import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,7 +218,7 @@ class DeskNotifier:
         elif self.delay is not None:
             self._start(self._later(event, waiting))
 
-    def _start(self, work: Any) -> asyncio.Task[None]:
+    def _start(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

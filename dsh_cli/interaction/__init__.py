@@ -5,6 +5,7 @@
     constraints.py  typed free text: how a typed answer is checked and converted
     pending.py      the pending-question table: every batch being shown, by its ``rpc_id``
     service.py      UserInteraction: the seam a tool calls to ask the human
+    traits.py       a provider's optional traits, one Protocol each, read by isinstance
     later.py        questions that don't block (``delivery: "async"``): tickets and answers
     agents.py       a minimal agent registry: who may ask the human
     scripted.py     ScriptedProvider: answers given up front or computed

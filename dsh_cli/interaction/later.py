@@ -38,6 +38,7 @@ from dsh_cli.core.errors import (
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.limits import PENDING_BATCHES as MAX_PENDING
 from dsh_cli.core.tasks import close_task
+from dsh_cli.interaction.traits import is_immediate, takes_turns
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import (
     AskContext,
@@ -238,7 +239,7 @@ class LaterQuestions:
         """Let the open batches of a provider that answers at once (an answers file: its
         class says ``immediate = True``) settle, so their outcomes reach the next model call
         instead of the one after it."""
-        if not getattr(self._ui.provider, "immediate", False):
+        if not is_immediate(self._ui.provider):
             return
         watchers = [batch.watcher for batch in self.open() if batch.watcher is not None]
         for watcher in watchers:  # shielded: a turn cancelled here leaves the batch asked
@@ -247,7 +248,7 @@ class LaterQuestions:
 
     def drawn_here(self) -> bool:
         """Whether the active provider draws on the screen, so ``show`` must be called."""
-        return bool(getattr(self._ui.provider, "takes_turns", False))
+        return takes_turns(self._ui.provider)
 
     async def show(self, ticket: str | None = None) -> bool:
         """Draw one open batch (the oldest, or ``ticket``) on the provider that draws.
@@ -356,7 +357,7 @@ class LaterQuestions:
         except BaseException:
             ui.pending.discard(batch.ticket)
             raise
-        asker = _Waits() if getattr(provider, "takes_turns", False) else provider
+        asker = _Waits() if takes_turns(provider) else provider
         batch.watcher = asyncio.ensure_future(self._settle(batch, entry, asker))
 
     async def _settle(self, batch: LaterBatch, entry: Any, asker: Any) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dsh_cli.core.errors import NO_PROVIDER, UserInteractionError
+from dsh_cli.interaction.traits import AnsweredBy
 from dsh_cli.interaction.vocabulary import AskContext, AskUserQuestionRequest
 
 __all__ = ["ScriptedProvider"]
@@ -19,7 +20,7 @@ __all__ = ["ScriptedProvider"]
 Reply = Any  # an answer (object or JSON), an exception to raise, or a function of the request
 
 
-class ScriptedProvider:
+class ScriptedProvider(AnsweredBy):
     """Answers each ask with the next scripted reply; records every request it saw."""
 
     answered_by = "scripted"  # the provenance the store keeps with each answer

@@ -34,6 +34,7 @@ from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction.agents import Agent, AgentRegistry
 from dsh_cli.interaction.later import LaterQuestions
 from dsh_cli.interaction.pending import PendingEntry, PendingQuestions
+from dsh_cli.interaction.traits import answerer_of, is_concurrent
 from dsh_cli.interaction.validation import check_questions, validate_answer
 from dsh_cli.interaction.vocabulary import (
     AskContext,
@@ -52,11 +53,9 @@ class UserInteractionProvider(Protocol):
     """A UI that shows a batch and returns the human's answer (or raises a seam error).
 
     It is handed the ``AskContext`` of one showing (``context.request`` is the batch) and
-    may return an ``AskUserQuestionAnswer`` or its JSON: the seam validates either. A class
-    attribute ``concurrent = True`` says it can hold many batches at once (``ask`` is then
-    called for each batch as it comes, with no turn queue); without it batches take turns.
-    ``immediate = True`` says it answers without a human, at once (an answers file): an
-    async batch's outcome is then awaited before the model's next call.
+    may return an ``AskUserQuestionAnswer`` or its JSON: the seam validates either. What
+    else it offers (holding many batches at once, drawing, answering at once, naming who
+    answered, knowing what a desk has seen) is a trait of ``interaction/traits.py``.
     """
 
     async def ask(self, context: AskContext) -> object: ...
@@ -316,20 +315,6 @@ class UserInteraction:
             code = getattr(error, "code", ASK_ABORTED)
             self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted"),
                                               code=code))
-
-
-def is_concurrent(provider: object) -> bool:
-    """Whether ``provider`` holds many batches at once (its class says ``concurrent = True``)."""
-    return getattr(provider, "concurrent", False) is True
-
-
-def answerer_of(provider: object, *, through_table: bool = False) -> str:
-    """Who answered: ``answered_by``, or ``answered_through_table`` (else a controller)."""
-    if through_table:
-        name = getattr(provider, "answered_through_table", "controller")
-    else:
-        name = getattr(provider, "answered_by", None)
-    return name if isinstance(name, str) and name else type(provider).__name__
 
 
 def _abort_waiter(request: AskUserQuestionRequest) -> asyncio.Future[Any] | None:

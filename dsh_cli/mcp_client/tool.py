@@ -29,7 +29,7 @@ def tool_name(server: str, tool: str) -> str:
     return f"mcp__{server}__{tool}"
 
 
-class McpTool(Tool):
+class McpTool(Tool[Any]):
     """One remote tool; ``definition`` is the SDK's ``Tool`` as the server listed it."""
 
     def __init__(self, connection: McpConnection, definition: Any) -> None:

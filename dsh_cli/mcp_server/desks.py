@@ -70,6 +70,7 @@ from dsh_cli.interaction import (
     AskUserQuestionAnswer,
     UserInteraction,
 )
+from dsh_cli.interaction.traits import AnsweredThroughTable, Concurrent, Seen
 from dsh_cli.permissions.pending import RemotePermissions
 from dsh_cli.providers.relay import JsonLinesRelay
 
@@ -560,7 +561,7 @@ async def _until_closed(conn: socket.socket) -> None:
         loop.remove_reader(conn.fileno())
 
 
-class DeskProvider:
+class DeskProvider(AnsweredThroughTable, Concurrent, Seen):
     """Answers come from a desk through the pending table; with no desk, ``NO_PROVIDER``."""
 
     # the provenance the store keeps with each answer, which comes through the table

@@ -271,6 +271,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         from dsh_cli.core.errors import UNKNOWN_TOOL, ToolError
+        from dsh_cli.interaction.traits import seen_of
         from dsh_cli.tools.registry import ToolResult
 
         arguments = params.arguments if params.arguments is not None else {}
@@ -280,7 +281,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
         if params.name == fetch["name"]:  # a cancel ends the wait, never the question
             return call_result(await answers.get_user_answer(
                 service.tickets, arguments, session_owner(ctx, service.tickets),
-                getattr(service.ui.provider, "seen", None)))
+                seen_of(service.ui.provider)))
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
         return call_result(ToolResult.failure(error))

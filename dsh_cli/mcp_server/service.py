@@ -79,7 +79,9 @@ class AskService:
 
     def tool_spec(self) -> dict[str, Any]:
         """Name, description and input schema: the model-facing tool's, unchanged."""
-        function = self.registry.get(TOOL_NAME).spec()["function"]  # type: ignore[union-attr]
+        tool = self.registry.get(TOOL_NAME)
+        assert tool is not None  # registered at construction, never removed
+        function: dict[str, Any] = tool.spec()["function"]
         return function
 
     async def ask(self, arguments: Any, *, client: str | None, signal: AbortSignal,

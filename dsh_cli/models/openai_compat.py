@@ -313,7 +313,7 @@ class OpenAIChatModel:
         """Seconds to wait before retry ``attempt + 1``; None when the server asks too much."""
         if retry_after is not None:
             return retry_after if retry_after <= self.max_retry_after else None
-        delay = min(self.retry_base_delay * (2 ** attempt), self.max_retry_delay)
+        delay = min(self.retry_base_delay * (2.0 ** attempt), self.max_retry_delay)
         return delay * (1 - 0.25 * random.random())  # jitter: clients do not retry in step
 
     def _translate(self, error: Exception, opened: bool) -> _Failure:

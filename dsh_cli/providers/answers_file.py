@@ -35,6 +35,7 @@ from dsh_cli.interaction import (
     AskUserQuestionItem,
     UserInteractionError,
 )
+from dsh_cli.interaction.traits import AnsweredBy, Concurrent, Immediate
 from dsh_cli.interaction.validation import validate_answer_item
 
 __all__ = ["ANSWERS_FILE_ERROR", "AnswersFileError", "AnswersFileProvider"]
@@ -67,7 +68,7 @@ def _named(questions: list[AskUserQuestionItem]) -> str:
                      for q in questions)
 
 
-class AnswersFileProvider:
+class AnswersFileProvider(AnsweredBy, Concurrent, Immediate):
     """Answers from a parsed answers file; ``load`` reads and checks the file's shape."""
 
     answered_by = "answers file"  # the provenance the store keeps with each answer

@@ -17,6 +17,7 @@ import contextlib
 import io
 import os
 import threading
+from collections.abc import Iterator
 from typing import IO
 
 __all__ = ["LineReader", "LineTooLong"]
@@ -111,7 +112,7 @@ class LineReader:
             pass  # a read error (or a closed stream) ends the input the way EOF does
         self._deliver(None)
 
-    def _descriptor_lines(self, fd: int):  # type: ignore[no-untyped-def]
+    def _descriptor_lines(self, fd: int) -> Iterator[str | LineTooLong]:
         partial: list[bytes] = []  # pieces of a line longer than one read: joined once
         size = 0  # bytes in ``partial``
         skipping = False  # inside a line that went past max_line: drop to its newline
@@ -144,9 +145,12 @@ class LineReader:
             return LineTooLong(self._max_line)
         return self._decode(raw)
 
-    def _stream_lines(self):  # type: ignore[no-untyped-def]
+    def _stream_lines(self) -> Iterator[str]:
+        stream = self._stream
+        if isinstance(stream, int):  # a descriptor is read by ``_descriptor_lines``
+            return
         while True:
-            raw = self._stream.readline()  # type: ignore[union-attr]
+            raw = stream.readline()
             if not raw:
                 return
             yield self._decode(raw) if isinstance(raw, bytes) else raw.rstrip("\r\n")

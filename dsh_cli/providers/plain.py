@@ -36,6 +36,7 @@ from dsh_cli.interaction import (
     sanitize,
     sanitize_line,
 )
+from dsh_cli.interaction.traits import AnsweredBy, TakesTurns
 from dsh_cli.providers.line_reader import LineReader
 
 __all__ = ["PlainProvider", "parse_numbers"]
@@ -76,7 +77,7 @@ def parse_numbers(line: str) -> list[int] | None:
     return numbers
 
 
-class PlainProvider:
+class PlainProvider(AnsweredBy, TakesTurns):
     """Asks each question of a batch as text and reads the answers line by line."""
 
     takes_turns = True  # draws on the screen: async batches wait for the turn to end

@@ -47,6 +47,7 @@ from dsh_cli.interaction import (
     UserInteraction,
     UserInteractionError,
 )
+from dsh_cli.interaction.traits import AnsweredThroughTable
 from dsh_cli.permissions.pending import RemotePermissions
 from dsh_cli.providers.frames import MAX_FRAME_BYTES, BadFrame, FrameDispatcher
 from dsh_cli.providers.line_reader import LineReader, LineTooLong
@@ -74,7 +75,7 @@ def controller_timeout(environ: Mapping[str, str]) -> float:
     return seconds if seconds > 0 and math.isfinite(seconds) else DEFAULT_STALL
 
 
-class RelayProvider:
+class RelayProvider(AnsweredThroughTable):
     """The relay's side of the seam: waits while the controller settles through the table."""
 
     # the provenance the store keeps with each answer, which comes through the table

@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, TextIO
 
 from dsh_cli.core.streams import is_terminal
+from dsh_cli.interaction.traits import AnsweredBy, TakesTurns
 from dsh_cli.sources import surroundings
 from dsh_cli.sources.options import Source
 
@@ -158,7 +159,7 @@ def _writer(stream: TextIO) -> Callable[[str], None]:
     return write
 
 
-class LazyTerminal:
+class LazyTerminal(AnsweredBy, TakesTurns):
     """The terminal question UI, imported and opened only when the first question comes.
 
     prompt-toolkit then costs nothing to a session that never asks, and the chat's own

@@ -517,7 +517,7 @@ class SessionStore:
                     raise SessionNotFound(session_id, self.path, ambiguous=True,
                                           matches=matches)
                 if rows:
-                    return rows[0][0]
+                    return str(rows[0][0])
         raise SessionNotFound(session_id, self.path)
 
     def latest_session_id(self, kind: str | None = "chat") -> str | None:

@@ -1,8 +1,8 @@
 """The permission policy: wraps ``ToolRegistry.execute`` so every tool call passes the gate.
 
-The agent loop never learns of it. A tool says what it is through an optional
-``permission_info()`` (MCP tools give their server, annotations and a digest of their
-definition); a tool without one is asked about by name with a digest of its spec.
+The agent loop never learns of it. A tool says what it is through ``Tool.permission_info()``
+(MCP tools give their server, annotations and a digest of their definition); a tool whose
+``permission_info()`` is None is asked about by name with a digest of its spec.
 """
 
 from __future__ import annotations
@@ -24,13 +24,11 @@ if TYPE_CHECKING:
 __all__ = ["permission_policy"]
 
 
-def info_for(tool: Tool | None, name: str) -> PermissionInfo:
+def info_for(tool: Tool[Any] | None, name: str) -> PermissionInfo:
     """The tool's own ``permission_info()``, else one derived from its model-facing spec."""
-    described = getattr(tool, "permission_info", None)
-    if callable(described):
-        info = described()
-        if isinstance(info, PermissionInfo):
-            return info
+    info = tool.permission_info() if tool is not None else None
+    if isinstance(info, PermissionInfo):
+        return info
     spec = tool.spec()["function"] if tool is not None else {}
     return PermissionInfo(None, Hints(), definition_digest(None, spec.get("description"),
                                                            spec.get("parameters")))
@@ -46,7 +44,7 @@ def decoded(arguments: Any) -> Any:
     return arguments
 
 
-def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool | None]) -> Policy:
+def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool[Any] | None]) -> Policy:
     """A registry policy (``registry.use(...)``) that asks ``gate`` before each call runs."""
 
     async def policy(call: ToolCall, ctx: ToolContext, call_next: CallNext) -> ToolResult:
@@ -59,7 +57,7 @@ def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool | None]
         request = PermissionRequest(
             tool=call.name, arguments=decoded(call.arguments), server=info.server,
             hints=info.hints, call_id=call.id, signal=ctx.signal,
-            description=getattr(tool, "description", None))
+            description=tool.description)
         try:
             await gate.check(request, info.digest)
         except HarnessError as error:

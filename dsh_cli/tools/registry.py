@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -36,6 +36,9 @@ from dsh_cli.core.errors import (
 from dsh_cli.core.shapes import format_validation_error
 from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction import AbortSignal, Agent, HarnessError, UserInteraction
+
+if TYPE_CHECKING:
+    from dsh_cli.permissions.vocabulary import PermissionInfo
 
 __all__ = [
     "ABORTED",
@@ -150,6 +153,11 @@ class Tool(Generic[ArgsT]):
 
     async def run(self, args: ArgsT, ctx: ToolContext) -> str:
         raise NotImplementedError
+
+    def permission_info(self) -> PermissionInfo | None:
+        """What the permission gate is told of this tool (an MCP tool: its server, hints and
+        definition digest); None: it is asked about by name, with a digest of ``spec()``."""
+        return None
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry."""

@@ -163,7 +163,7 @@ class _Stream(asyncio.Queue[dict[str, Any] | None]):
                 self._queue.remove(_LISTING)  # type: ignore[attr-defined]
             self._listing = item
             item = _LISTING
-        super()._put(item)  # type: ignore[misc]
+        super()._put(item)
 
     def end(self) -> None:
         """Drop what is queued; the stream ends at its next read."""
@@ -172,7 +172,7 @@ class _Stream(asyncio.Queue[dict[str, Any] | None]):
         self.put_nowait(None)
 
     def _get(self) -> dict[str, Any] | None:
-        item: dict[str, Any] | None = super()._get()  # type: ignore[misc]
+        item: dict[str, Any] | None = super()._get()
         if item is _LISTING:
             item, self._listing = self._listing, None
         return item

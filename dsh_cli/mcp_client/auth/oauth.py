@@ -108,15 +108,18 @@ def _client_credentials(url: str, storage: StoredLogin, oauth: OAuthSettings,
         if oauth.client_secret_env:
             checked = type("CheckedClientCredentials", (
                 endpoint_check(credentials=True), grant.ClientCredentialsOAuthProvider), {})
-            return checked(url, storage, oauth.client_id, value, scope=scope,
-                           issuer=oauth.issuer)
+            # a class built on the dynamic mixin is untyped: the SDK provider is an httpx Auth
+            auth: httpx2.Auth = checked(url, storage, oauth.client_id, value, scope=scope,
+                                        issuer=oauth.issuer)
+            return auth
         signer = grant.SignedJWTParameters(issuer=oauth.client_id, subject=oauth.client_id,
                                            signing_key=_private_key(value, variable, oauth),
                                            signing_algorithm=oauth.signing_algorithm)
         checked = type("CheckedPrivateKeyJWT", (
             endpoint_check(credentials=True), grant.PrivateKeyJWTOAuthProvider), {})
-        return checked(url, storage, oauth.client_id,
+        auth = checked(url, storage, oauth.client_id,
                        signer.create_assertion_provider(), scope=scope, issuer=oauth.issuer)
+        return auth
 
 
 @contextlib.contextmanager

@@ -39,6 +39,7 @@ from dsh_cli.providers.terminal.text import cell_width, fit
 from dsh_cli.providers.terminal.typeahead import discard_typeahead
 
 if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
     from dsh_cli.permissions.vocabulary import Decision, PermissionRequest
@@ -425,7 +426,7 @@ def _application(request: PermissionRequest, state: PermissionPromptState,
     return app
 
 
-def _page(app: Any) -> int:
+def _page(app: Application[Any]) -> int:
     """Rows a scroll key moves: a little less than a screen, so a row stays in view."""
     return max(1, app.output.get_size().rows // 2)
 

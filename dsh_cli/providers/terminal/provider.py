@@ -34,6 +34,7 @@ from dsh_cli.interaction import (
     UserInteractionError,
     sanitize_line,
 )
+from dsh_cli.interaction.traits import AnsweredBy, TakesTurns
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.providers.terminal.typeahead import discard_typeahead
 from dsh_cli.providers.terminal.viewport import Viewport
@@ -64,7 +65,7 @@ _STYLE = {
 }
 
 
-class TerminalProvider:
+class TerminalProvider(AnsweredBy, TakesTurns):
     """Asks each batch inline on a terminal; ``input``/``output`` are prompt-toolkit's."""
 
     takes_turns = True  # draws on the screen: async batches wait for the turn to end

@@ -341,7 +341,8 @@ def _option_list(frame: _Frame, width: int, room: int) -> list[Line]:
         key = (index, width, draft.highlight == index, index in draft.checked, chosen)
         if key not in cache:
             cache[key] = _option_row(frame, index, width)
-        return cache[key]
+        row: list[Line] = cache[key]  # the cache keeps rows by what shows, and one width
+        return row
 
     highlight = order.index(draft.highlight) if draft.highlight in order else 0
     view.page_rows = max(1, room - 2)

@@ -35,6 +35,7 @@ from dsh_cli.providers.web.shown import refusal_shown
 
 if TYPE_CHECKING:
     from starlette.requests import Request
+    from starlette.responses import Response
 
     from dsh_cli.permissions.pending import RemotePermissions
 
@@ -248,7 +249,7 @@ def page_routes(secrets: WebSecrets, mode: str, feed: EventFeed) -> list[Any]:
 
 
 async def read_frame_body(request: Request, debug: Callable[[str], object] | None = None
-                          ) -> bytes | Any:
+                          ) -> bytes | Response:
     """The body of a POST, or the response refusing it (too large: 413; hung up: 400)."""
     from starlette.requests import ClientDisconnect
     from starlette.responses import JSONResponse, Response
@@ -276,7 +277,7 @@ def create_app(
     """The Starlette app wrapped in its ``Guard``; ``permissions`` takes permission decisions,
     ``debug`` quiet one-line notes."""
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse
     from starlette.routing import Route
 
     mode = "chat" if on_message is not None else "questions"

@@ -25,13 +25,14 @@ from dsh_cli.interaction import (
     UserInteraction,
     UserInteractionError,
 )
+from dsh_cli.interaction.traits import AnsweredThroughTable, Concurrent
 from dsh_cli.permissions.pending import RemotePermissions
 from dsh_cli.providers.web.feed import EventFeed
 from dsh_cli.providers.web.server import WebServer
 
 __all__ = ["WEB_BIND_FAILED", "WebError", "WebHost", "WebQuestionProvider"]
 
-class WebQuestionProvider:
+class WebQuestionProvider(AnsweredThroughTable, Concurrent):
     """Shows nothing itself: a browser settles the batch through ``ui.pending``."""
 
     # the provenance the store keeps with each answer, which comes through the table
