@@ -1,0 +1,250 @@
+"""The hub store on both engines: first answer wins once, leases, tokens, audit, migrations."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from dsh_cli.hub import (
+    NOT_PENDING,
+    Answered,
+    Claimed,
+    HubStore,
+    HubStoreError,
+    NotPending,
+    Released,
+    Renewed,
+    TakenBy,
+)
+from dsh_cli.hub.engine import decode_change, encode_change
+from dsh_cli.hub.migrations import MIGRATIONS, migrate, schema_version
+from dsh_cli.hub.postgres_engine import redact
+from dsh_cli.hub.records import INVALID_NAME, TOKEN_EXISTS, Change
+from dsh_cli.hub.tokens import digest
+
+BATCH = {"questions": [{"id": "db", "question": "Which database?", "options": ["a", "b"]}]}
+
+
+class Clock:
+    """A clock the test moves: leases and deadlines expire without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def ask(store: HubStore, **overrides):
+    fields = {"token": "ci-bot", "batch": BATCH, "agent": "claude-code", "machine": "runner-7",
+              "cwd": "/srv/app"} | overrides
+    return store.ask(**fields)
+
+
+def actions(store: HubStore, entry_id: str) -> list[tuple[str, str]]:
+    return [(row.action, row.actor) for row in store.audit(entry_id)]
+
+
+def test_fifty_concurrent_answers_one_wins_the_rest_get_not_pending(hub_location):
+    with HubStore.open(hub_location, replica="hub-a") as store:
+        entry = ask(store)
+    count = 50
+    # each answerer is a connection of its own, as 50 hub processes' would be
+    stores = [HubStore.open(hub_location, replica=f"hub-{index}") for index in range(count)]
+    start = threading.Barrier(count)
+    results: list = [None] * count
+
+    def answer(index: int) -> None:
+        start.wait(timeout=60)
+        results[index] = stores[index].answer(entry.id, {"db": f"choice {index}"},
+                                              f"human-{index}")
+
+    threads = [threading.Thread(target=answer, args=(index,)) for index in range(count)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        for each in stores:
+            each.close()
+    winners = [index for index, result in enumerate(results) if isinstance(result, Answered)]
+    losers = [result for result in results if isinstance(result, NotPending)]
+    assert len(winners) == 1, results
+    assert len(losers) == count - 1
+    assert {(loser.state, loser.code) for loser in losers} == {("answered", NOT_PENDING)}
+    (winner,) = winners
+    with HubStore.open(hub_location) as store:
+        settled = store.get(entry.id)
+        assert settled is not None
+        assert (settled.state, settled.answer, settled.answered_by) == (
+            "answered", {"db": f"choice {winner}"}, f"human-{winner}")
+        assert actions(store, entry.id) == [("ask", "ci-bot"), ("answer", f"human-{winner}")]
+        assert [row.replica for row in store.audit(entry.id)] == ["hub-a", f"hub-{winner}"]
+
+
+def test_a_claim_is_a_lease_seen_by_others_that_expires_and_frees(hub_location):
+    clock = Clock()
+    with HubStore.open(hub_location, clock=clock) as store:
+        entry = ask(store)
+        assert store.claim(entry.id, "alice", lease=30) == Claimed(entry.id, "alice",
+                                                                    clock.now + 30)
+        assert store.claim(entry.id, "bob", lease=30) == TakenBy(entry.id, "alice",
+                                                                  clock.now + 30)
+        seen = store.pending()[0]
+        assert seen.taken_by(clock.now) == "alice"
+        clock.now += 20  # alice's desk still has it open: it renews
+        assert store.claim(entry.id, "alice", lease=30) == Renewed(entry.id, "alice",
+                                                                    clock.now + 30)
+        clock.now += 29
+        assert isinstance(store.claim(entry.id, "bob", lease=30), TakenBy)
+        clock.now += 1  # alice's desk went without letting go: her lease ran out
+        assert store.get(entry.id).taken_by(clock.now) is None
+        assert store.claim(entry.id, "bob", lease=30) == Claimed(entry.id, "bob",
+                                                                  clock.now + 30)
+        assert isinstance(store.release(entry.id, "alice"), TakenBy)  # not hers to let go
+        assert store.release(entry.id, "bob") == Released(entry.id, "bob")
+        assert store.get(entry.id).taken_by(clock.now) is None
+        # a claim only says who is answering: the answer is still decided by the update
+        assert store.claim(entry.id, "alice", lease=30) == Claimed(entry.id, "alice",
+                                                                    clock.now + 30)
+        assert isinstance(store.answer(entry.id, {"db": "a"}, "bob"), Answered)
+        assert store.claim(entry.id, "alice", lease=30) == NotPending(entry.id, "answered")
+        assert store.release(entry.id, "alice") == NotPending(entry.id, "answered")
+        assert actions(store, entry.id) == [
+            ("ask", "ci-bot"), ("claim", "alice"), ("claim", "bob"), ("release", "bob"),
+            ("claim", "alice"), ("answer", "bob")]
+        assert store.claim("no-such-entry", "alice", lease=30) == NotPending(
+            "no-such-entry", None)
+
+
+def test_cancel_and_timeout_end_an_entry_once_and_are_audited(hub_location):
+    clock = Clock()
+    with HubStore.open(hub_location, replica="hub-b", clock=clock) as store:
+        cancelled = ask(store)
+        assert store.cancel(cancelled.id, "ci-bot").state == "cancelled"
+        assert store.answer(cancelled.id, {"db": "a"}, "alice") == NotPending(
+            cancelled.id, "cancelled")
+        assert store.cancel(cancelled.id, "ci-bot") == NotPending(cancelled.id, "cancelled")
+
+        swept, late = ask(store, timeout=60), ask(store, timeout=60)
+        lasting = ask(store)
+        clock.now += 60
+        # an answer after the deadline loses, even before any sweep has run
+        assert store.answer(late.id, {"db": "a"}, "alice") == NotPending(late.id, "timeout")
+        assert store.expire() == [swept.id]
+        assert store.expire() == []
+        assert [entry.id for entry in store.pending()] == [lasting.id]
+        assert actions(store, cancelled.id) == [("ask", "ci-bot"), ("cancel", "ci-bot")]
+        assert actions(store, swept.id) == [("ask", "ci-bot"), ("timeout", "hub")]
+        assert actions(store, late.id) == [("ask", "ci-bot"), ("timeout", "hub")]
+        rows = store.audit()
+        assert {row.replica for row in rows} == {"hub-b"}
+        assert [row.id for row in rows] == sorted(row.id for row in rows)
+        assert store.audit(after=rows[-2].id) == rows[-1:]
+
+
+def test_an_entry_keeps_who_asked_and_refuses_what_is_not_an_object(hub_location):
+    with HubStore.open(hub_location) as store:
+        entry = ask(store, kind="permission", batch={"tool": "Bash", "arguments": {"c": "ls"}})
+        stored = store.get(entry.id)
+        assert stored == entry
+        assert (stored.token, stored.agent, stored.machine, stored.cwd, stored.kind) == (
+            "ci-bot", "claude-code", "runner-7", "/srv/app", "permission")
+        with pytest.raises(HubStoreError, match="must be a JSON object"):
+            ask(store, batch=["not", "an", "object"])
+        assert store.pending() == [entry]
+
+
+def test_tokens_are_kept_as_digests_and_shown_once(hub_location, tmp_path):
+    with HubStore.open(hub_location) as store:
+        issued = store.add_token("alice", "human", team="ops")
+        agent = store.add_token("ci-bot", "agent")
+        assert issued.secret.startswith("dshhub_") and len(issued.secret) > 40
+        assert store.authenticate(issued.secret) == issued.token
+        assert store.authenticate(agent.secret).kind == "agent"
+        assert store.authenticate(issued.secret + "x") is None
+        assert [token.name for token in store.tokens()] == ["alice", "ci-bot"]
+        with pytest.raises(HubStoreError) as taken:
+            store.add_token("alice", "human")
+        assert taken.value.code == TOKEN_EXISTS
+        for bad in ("", "a b", "-x", "x" * 65, "ålice"):
+            with pytest.raises(HubStoreError) as refused:
+                store.add_token(bad, "agent")
+            assert refused.value.code == INVALID_NAME
+        with pytest.raises(HubStoreError):
+            store.add_token("bob", "human", team="on call")
+        stored = everything_stored(store, hub_location)
+        assert issued.secret not in stored and agent.secret not in stored
+        assert digest(issued.secret) in stored
+        assert store.remove_token("alice") is True
+        assert store.authenticate(issued.secret) is None
+        assert store.remove_token("alice") is False
+
+
+def everything_stored(store: HubStore, location: str) -> str:
+    """Every byte the store holds, as text: the files of SQLite, every row of PostgreSQL."""
+    if store.engine.dialect == "sqlite":
+        from pathlib import Path
+
+        files = [Path(location + suffix) for suffix in ("", "-wal", "-shm")]
+        return "".join(path.read_bytes().decode("latin-1") for path in files if path.exists())
+    import psycopg
+
+    with psycopg.connect(location) as raw:
+        tables = [name for (name,) in raw.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
+        assert "hub_tokens" in tables
+        return "\n".join(str(row) for table in tables
+                         for row in raw.execute(f"SELECT t::text FROM {table} t"))
+
+
+def test_migrations_run_from_empty_once_and_refuse_a_newer_store(hub_location):
+    with HubStore.open(hub_location) as store:
+        assert schema_version(store.engine) == len(MIGRATIONS)
+        entry = ask(store)
+        assert migrate(store.engine) == len(MIGRATIONS)  # again: nothing to do, nothing lost
+    with HubStore.open(hub_location) as store:
+        assert store.get(entry.id) == entry
+        with store.engine.transaction(write=True) as tx:
+            tx.run("UPDATE hub_schema SET version = ?", (len(MIGRATIONS) + 1,))
+    with pytest.raises(HubStoreError, match="written by a newer dsh"):
+        HubStore.open(hub_location)
+
+
+def test_a_listener_hears_each_change_after_its_commit(hub_location):
+    with HubStore.open(hub_location, replica="hub-a") as store:
+        listener = store.listen()
+        try:
+            entry = ask(store)
+            store.claim(entry.id, "alice", lease=30)
+            store.answer(entry.id, {"db": "a"}, "alice")
+            heard: list[Change] = []
+            while len(heard) < 3:
+                more = listener.wait(timeout=10)
+                assert more, f"heard only {heard}"
+                heard += more
+            assert heard == [Change("ask", entry.id, "hub-a"), Change("claim", entry.id, "hub-a"),
+                             Change("answer", entry.id, "hub-a")]
+            # a transaction that failed is never heard
+            with pytest.raises(HubStoreError):
+                ask(store, batch=[])
+            assert store.answer(entry.id, {"db": "b"}, "bob") == NotPending(entry.id, "answered")
+            assert listener.wait(timeout=0.2) == []
+        finally:
+            listener.close()
+
+
+def test_a_change_travels_as_a_small_payload_and_junk_is_ignored():
+    change = Change("answer", "e1", "hub-a")
+    assert decode_change(encode_change(change)) == change
+    for junk in ("", "[]", "{", '{"event": "drop", "id": "e1", "replica": "r"}',
+                 '{"event": "ask", "id": 1, "replica": "r"}'):
+        assert decode_change(junk) is None
+
+
+def test_a_postgres_url_is_shown_without_its_password():
+    assert redact("postgresql://hub:s3cret@db.internal:5433/dsh") == (
+        "postgresql://hub:***@db.internal:5433/dsh")
+    assert redact("postgresql:///dsh?host=/run/pg") == "postgresql:///dsh?host=/run/pg"
