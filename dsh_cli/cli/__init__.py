@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "acp": ("dsh_cli.cli.acp:acp", "The agent for editors: an Agent Client Protocol agent."),
     "mcp": ("dsh_cli.cli.mcp:mcp", "An MCP server: other agents ask, you answer at the desk."),
     "attach": ("dsh_cli.cli.attach:attach", "The desk: answer the questions of every dsh mcp."),
+    "hub": ("dsh_cli.cli.hub:hub", "A team's hub: its agents' and humans' tokens."),
     "history": ("dsh_cli.cli.history:history",
                 "Past questions and answers: who answered, and when."),
     "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),

@@ -12,6 +12,7 @@ __all__ = [
     "INVALID_NAME",
     "NOT_PENDING",
     "TOKEN_EXISTS",
+    "TOKEN_NOT_FOUND",
     "Answered",
     "AuditAction",
     "AuditRow",
@@ -34,6 +35,8 @@ __all__ = [
 NOT_PENDING = "NOT_PENDING"
 # ``dsh hub token add`` with a name that already has a token
 TOKEN_EXISTS = "TOKEN_EXISTS"
+# ``dsh hub token rm`` of a name that has no token
+TOKEN_NOT_FOUND = "TOKEN_NOT_FOUND"
 # a token, team or entry name outside the characters and length the hub accepts
 INVALID_NAME = "INVALID_NAME"
 

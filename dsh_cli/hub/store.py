@@ -132,8 +132,8 @@ class HubStore:
         token = Token(name, kind, team, self._clock())
         with self.engine.transaction(write=True) as tx:
             if tx.rows("SELECT 1 FROM hub_tokens WHERE name = ?", (name,)):
-                raise HubStoreError(f"{name} already has a token; remove it first",
-                                    TOKEN_EXISTS)
+                raise HubStoreError(f"{name} already has a token; remove it first "
+                                    f"(`dsh hub token rm {name}`)", TOKEN_EXISTS)
             tx.run("INSERT INTO hub_tokens (name, kind, team, digest, created_at) "
                    "VALUES (?, ?, ?, ?, ?)",
                    (name, kind, team, tokens.digest(secret), token.created_at))
