@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from dsh_cli.hub.records import AUDIT_ACTIONS, Change
+from dsh_cli.hub.records import AUDIT_ACTIONS, Change, Heard
 
 __all__ = ["CHANNEL", "Engine", "Listener", "Tx", "decode_change", "encode_change"]
 
@@ -47,8 +47,8 @@ class Tx(Protocol):
 class Listener(Protocol):
     """Hears the changes committed to a store, by this process or (PostgreSQL) another."""
 
-    def wait(self, timeout: float) -> list[Change]:
-        """The changes heard, waiting up to ``timeout`` seconds for the first; [] if none."""
+    def wait(self, timeout: float) -> Heard:
+        """The changes heard, waiting up to ``timeout`` seconds for the first."""
         ...
 
     def close(self) -> None:

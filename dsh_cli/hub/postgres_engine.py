@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from dsh_cli.hub.engine import CHANNEL, decode_change, encode_change
-from dsh_cli.hub.records import Change, HubStoreError
+from dsh_cli.hub.records import Change, Heard, HubStoreError
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresEngine", "redact"]
+__all__ = ["RETRY_SECONDS", "PostgresEngine", "redact"]
 
 # the advisory lock migrations hold (any constant shared by every dsh: "dshhub" in ASCII)
 _SCHEMA_LOCK = 0x647368687562
+# a listener whose server is away tries again after this long (or its wait's timeout)
+RETRY_SECONDS = 1.0
 
 
 def redact(url: str) -> str:
@@ -76,24 +79,58 @@ class _PostgresTx:
 
 
 class _PostgresListener:
-    """A connection of its own that ``LISTEN``s on the channel."""
+    """A connection of its own that ``LISTEN``s on the channel, taken again when lost."""
 
     def __init__(self, engine: PostgresEngine) -> None:
         self._engine = engine
-        self._connection = engine.connect()
-        with engine.translated():
-            self._connection.execute(f"LISTEN {CHANNEL}")
+        self._connection: psycopg.Connection[Any] | None = None
+        self._listen()
 
-    def wait(self, timeout: float) -> list[Change]:
-        with self._engine.translated():
-            heard = list(self._connection.notifies(timeout=timeout, stop_after=1))
-            heard += list(self._connection.notifies(timeout=0.0))  # what came in the same breath
+    def _listen(self) -> None:
+        connection = self._engine.connect()
+        try:
+            with self._engine.translated():
+                connection.execute(f"LISTEN {CHANNEL}")
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+
+    def _lost(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        self._connection = None
+
+    def wait(self, timeout: float) -> Heard:
+        """The changes heard; ``missed`` when the connection was lost (the server restarted):
+        what was committed meanwhile was never heard, so the caller re-reads the store.
+
+        ``missed`` comes once the listener is listening again (or could not be), so a
+        re-read after it misses nothing: what commits after the re-read is heard.
+        """
+        driver = _psycopg()
+        connection = self._connection
+        if connection is None or connection.broken:
+            return self._listen_again(timeout)
+        try:
+            heard = list(connection.notifies(timeout=timeout, stop_after=1))
+            heard += list(connection.notifies(timeout=0.0))  # what came in the same breath
+        except driver.OperationalError:
+            return self._listen_again(timeout)
         changes = [decode_change(notice.payload) for notice in heard
                    if notice.channel == CHANNEL]
-        return [change for change in changes if change is not None]
+        return Heard(tuple(change for change in changes if change is not None))
+
+    def _listen_again(self, timeout: float) -> Heard:
+        self._lost()
+        try:
+            self._listen()
+        except HubStoreError:
+            time.sleep(min(timeout, RETRY_SECONDS))  # the server is still away: next wait
+        return Heard((), missed=True)
 
     def close(self) -> None:
-        self._connection.close()
+        self._lost()
 
 
 class PostgresEngine:
@@ -127,11 +164,25 @@ class PostgresEngine:
     @contextlib.contextmanager
     def transaction(self, *, write: bool = False) -> Iterator[_PostgresTx]:
         # ``write`` needs nothing here: a row's conditional update waits for the one before
-        with self._lock, self.translated():
-            if self._connection.broken or self._connection.closed:
-                self._connection = self.connect()  # the server restarted: one new connection
-            with self._connection.transaction(), self._connection.cursor() as cursor:
-                yield _PostgresTx(cursor)
+        with self._lock, self.translated(), contextlib.ExitStack() as stack:
+            self._begin(stack)
+            yield _PostgresTx(stack.enter_context(self._connection.cursor()))
+
+    def _begin(self, stack: contextlib.ExitStack) -> None:
+        """``BEGIN`` on a live connection. One lost since the last transaction (the server
+        restarted, or dropped it) is replaced, once: nothing of this transaction was sent
+        on it, so beginning again on a new one cannot do anything twice."""
+        driver = _psycopg()
+        if not (self._connection.broken or self._connection.closed):
+            try:
+                stack.enter_context(self._connection.transaction())
+                return
+            except driver.OperationalError:
+                if not self._connection.broken:
+                    raise
+        self._connection.close()
+        self._connection = self.connect()
+        stack.enter_context(self._connection.transaction())
 
     def listen(self) -> _PostgresListener:
         return _PostgresListener(self)

@@ -21,6 +21,7 @@ __all__ = [
     "Entry",
     "EntryKind",
     "EntryState",
+    "Heard",
     "HubStoreError",
     "IssuedToken",
     "NotPending",
@@ -119,6 +120,15 @@ class Change:
     event: AuditAction
     entry_id: str
     replica: str
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What one wait of a listener heard; ``missed``: some changes may have gone unheard
+    (its connection was lost, or it fell behind), so re-read the store."""
+
+    changes: tuple[Change, ...] = ()
+    missed: bool = False
 
 
 # -- outcomes: each call that can lose a race returns one of these, never raises for it ----

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_cli.core.files import create_private_file
-from dsh_cli.hub.records import Change, HubStoreError
+from dsh_cli.hub.records import Change, Heard, HubStoreError
 
 __all__ = ["BUSY_TIMEOUT", "SqliteEngine"]
 
@@ -48,21 +48,25 @@ class _SqliteTx:
 class _LocalListener:
     """A listener inside this process: the engine hands it each committed change."""
 
-    def __init__(self, engine: SqliteEngine) -> None:
+    def __init__(self, engine: SqliteEngine, keep: int) -> None:
         self._engine = engine
-        self._heard: collections.deque[Change] = collections.deque(maxlen=_HEARD)
+        self._heard: collections.deque[Change] = collections.deque(maxlen=keep)
+        self._missed = False
         self._ready = threading.Condition()
 
     def hear(self, changes: list[Change]) -> None:
         with self._ready:
+            # past ``keep`` the oldest are dropped: the waiter is told to re-read the store
+            self._missed |= len(self._heard) + len(changes) > (self._heard.maxlen or 0)
             self._heard.extend(changes)
             self._ready.notify_all()
 
-    def wait(self, timeout: float) -> list[Change]:
+    def wait(self, timeout: float) -> Heard:
         with self._ready:
-            self._ready.wait_for(lambda: bool(self._heard), timeout)
-            heard = list(self._heard)
+            self._ready.wait_for(lambda: bool(self._heard) or self._missed, timeout)
+            heard = Heard(tuple(self._heard), self._missed)
             self._heard.clear()
+            self._missed = False
         return heard
 
     def close(self) -> None:
@@ -142,7 +146,7 @@ class SqliteEngine:
                 listener.hear(tx.changes)
 
     def listen(self) -> _LocalListener:
-        listener = _LocalListener(self)
+        listener = _LocalListener(self, _HEARD)
         self._listeners.add(listener)
         return listener
 

@@ -19,9 +19,9 @@ LISTENER = textwrap.dedent("""
         heard = []
         while len(heard) < wanted:
             more = listener.wait(timeout=60)
-            if not more:
-                sys.exit("nothing heard in 60 seconds")
-            heard += more
+            if not more.changes or more.missed:
+                sys.exit(f"heard {more} in 60 seconds")
+            heard += more.changes
         for change in heard:
             print(change.event, change.entry_id, change.replica, flush=True)
         listener.close()

@@ -20,7 +20,7 @@ from dsh_cli.hub import (
 from dsh_cli.hub.engine import decode_change, encode_change
 from dsh_cli.hub.migrations import MIGRATIONS, migrate, schema_version
 from dsh_cli.hub.postgres_engine import redact
-from dsh_cli.hub.records import INVALID_NAME, TOKEN_EXISTS, Change
+from dsh_cli.hub.records import INVALID_NAME, TOKEN_EXISTS, Change, Heard
 from dsh_cli.hub.tokens import digest
 
 BATCH = {"questions": [{"id": "db", "question": "Which database?", "options": ["a", "b"]}]}
@@ -223,17 +223,33 @@ def test_a_listener_hears_each_change_after_its_commit(hub_location):
             heard: list[Change] = []
             while len(heard) < 3:
                 more = listener.wait(timeout=10)
-                assert more, f"heard only {heard}"
-                heard += more
+                assert more.changes and not more.missed, f"heard only {heard}, then {more}"
+                heard += more.changes
             assert heard == [Change("ask", entry.id, "hub-a"), Change("claim", entry.id, "hub-a"),
                              Change("answer", entry.id, "hub-a")]
             # a transaction that failed is never heard
             with pytest.raises(HubStoreError):
                 ask(store, batch=[])
             assert store.answer(entry.id, {"db": "b"}, "bob") == NotPending(entry.id, "answered")
-            assert listener.wait(timeout=0.2) == []
+            assert listener.wait(timeout=0.2) == Heard()
         finally:
             listener.close()
+
+
+def test_a_sqlite_listener_that_falls_behind_is_told_it_missed_changes(tmp_path, monkeypatch):
+    from dsh_cli.hub import sqlite_engine
+
+    monkeypatch.setattr(sqlite_engine, "_HEARD", 3)  # what a listener keeps unread
+    with HubStore.open(tmp_path / "hub.db", replica="hub-a") as store:
+        listener = store.listen()
+        entries = [ask(store) for _ in range(3)]
+        assert listener.wait(timeout=10) == Heard(
+            tuple(Change("ask", entry.id, "hub-a") for entry in entries))
+        entries = [ask(store) for _ in range(5)]  # two more than it keeps
+        assert listener.wait(timeout=10) == Heard(
+            tuple(Change("ask", entry.id, "hub-a") for entry in entries[2:]), missed=True)
+        assert listener.wait(timeout=0.1) == Heard()
+        listener.close()
 
 
 def test_a_change_travels_as_a_small_payload_and_junk_is_ignored():
