@@ -22,6 +22,7 @@ from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
     from dsh_cli.hub import HubStore
+    from dsh_cli.hub.records import TokenKind
 
 STORE_HELP = ("The hub's store: a SQLite file (default: hub.db in dsh's data directory) or a "
               "postgresql:// URL (its password better in PGPASSWORD or ~/.pgpass than here).")
@@ -56,21 +57,21 @@ def token() -> None:
 
 @token.command("add")
 @click.argument("name")
-@click.option("--agent", "kind", flag_value="agent", help="A token for an agent (its asks).")
-@click.option("--human", "kind", flag_value="human",
-              help="A token for a human (answers their teams' entries).")
+@click.option("--agent", is_flag=True, help="A token for an agent (its asks).")
+@click.option("--human", is_flag=True, help="A token for a human (answers their teams' entries).")
 @click.option("--team", metavar="TEAM", help="The human's team (routes send entries to teams).")
 @click.option("--store", metavar="URL", help=STORE_HELP)
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
-def add(name: str, kind: str | None, team: str | None, store: str | None,
+def add(name: str, agent: bool, human: bool, team: str | None, store: str | None,
         as_json: bool) -> None:
     """Make NAME's token and print it, this once: the hub keeps only a digest of it."""
-    if kind is None:
-        _fail(USAGE, "say whose token this is: --agent or --human")
-    if team is not None and kind == "agent":
+    if agent == human:
+        _fail(USAGE, "say whose token this is: --agent or --human (one of them)")
+    if team is not None and agent:
         _fail(USAGE, "--team is for a human's token; agents reach teams through routes")
+    kind: TokenKind = "agent" if agent else "human"
     with _store(store) as hub_store:
-        issued = hub_store.add_token(name, "agent" if kind == "agent" else "human", team)
+        issued = hub_store.add_token(name, kind, team)
     if as_json:
         click.echo(json.dumps({"name": issued.token.name, "kind": issued.token.kind,
                                "team": issued.token.team, "token": issued.secret}))

@@ -213,6 +213,32 @@ def test_migrations_run_from_empty_once_and_refuse_a_newer_store(hub_location):
         HubStore.open(hub_location)
 
 
+def test_hub_processes_starting_together_on_an_empty_store_migrate_it_once(hub_location):
+    count = 6
+    start = threading.Barrier(count)
+    opened: list = [None] * count
+
+    def open_store(index: int) -> None:
+        start.wait(timeout=60)
+        try:
+            opened[index] = HubStore.open(hub_location, replica=f"hub-{index}")
+        except HubStoreError as error:
+            opened[index] = error
+
+    threads = [threading.Thread(target=open_store, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    try:
+        assert all(isinstance(store, HubStore) for store in opened), opened
+        assert {schema_version(store.engine) for store in opened} == {len(MIGRATIONS)}
+    finally:
+        for store in opened:
+            if isinstance(store, HubStore):
+                store.close()
+
+
 def test_a_listener_hears_each_change_after_its_commit(hub_location):
     with HubStore.open(hub_location, replica="hub-a") as store:
         listener = store.listen()

@@ -42,6 +42,7 @@ def test_mistakes_are_one_line_each_and_lose_nothing():
     assert (first["name"], first["kind"], first["team"]) == ("ci-bot", "agent", None)
     for args, code in [(("add", "ci-bot", "--agent"), "TOKEN_EXISTS"),
                        (("add", "ci-bot"), "USAGE"),
+                       (("add", "bob", "--agent", "--human"), "USAGE"),
                        (("add", "bob", "--agent", "--team", "ops"), "USAGE"),
                        (("add", "bob\x1b[2J", "--human"), "INVALID_NAME"),
                        (("rm", "nobody"), "TOKEN_NOT_FOUND")]:
