@@ -81,6 +81,14 @@ MIGRATIONS: list[Migration] = [
         "CREATE INDEX hub_audit_by_entry ON hub_audit(entry_id, id)",
         "CREATE INDEX hub_audit_by_time ON hub_audit(at)",
     ),
+    # an agent's own key for an ask, so one it repeats (its connection was lost before the
+    # reply, or it moved to another hub process) is the same entry, never a second one;
+    # NULL keys never collide in either engine
+    _both(
+        "m002_ask_keys",
+        "ALTER TABLE hub_entries ADD COLUMN ask_key TEXT",
+        "CREATE UNIQUE INDEX hub_entries_by_key ON hub_entries(token, ask_key)",
+    ),
 ]
 
 

@@ -10,6 +10,7 @@ from dsh_cli.core.errors import STORE_ERROR, StoreError
 __all__ = [
     "AUDIT_ACTIONS",
     "INVALID_NAME",
+    "KEY_REUSED",
     "NOT_PENDING",
     "TOKEN_EXISTS",
     "TOKEN_NOT_FOUND",
@@ -36,6 +37,8 @@ __all__ = [
 NOT_PENDING = "NOT_PENDING"
 # ``dsh hub token add`` with a name that already has a token
 TOKEN_EXISTS = "TOKEN_EXISTS"
+# an ask repeating an earlier ask's key with another batch
+KEY_REUSED = "KEY_REUSED"
 # ``dsh hub token rm`` of a name that has no token
 TOKEN_NOT_FOUND = "TOKEN_NOT_FOUND"
 # a token, team or entry name outside the characters and length the hub accepts

@@ -24,6 +24,7 @@ from dsh_cli.hub.engine import Engine, Listener, Tx
 from dsh_cli.hub.location import engine_for
 from dsh_cli.hub.migrations import migrate
 from dsh_cli.hub.records import (
+    KEY_REUSED,
     TOKEN_EXISTS,
     Answered,
     AuditAction,
@@ -159,16 +160,34 @@ class HubStore:
     # -- entries -------------------------------------------------------------------------
 
     def ask(self, *, token: str, batch: dict[str, Any], agent: str, machine: str, cwd: str,
-            kind: EntryKind = "question", timeout: float | None = None) -> Entry:
-        """Keep a new pending entry for ``token``'s agent; ``timeout`` seconds, else no end."""
+            kind: EntryKind = "question", timeout: float | None = None,
+            key: str | None = None) -> Entry:
+        """Keep a new pending entry for ``token``'s agent; ``timeout`` seconds, else no end.
+
+        With ``key`` (the agent's own id for this ask), asking again with the same key is
+        the same entry, as it now stands (pending or settled), with no second audit row;
+        the same key with another batch is ``KEY_REUSED``.
+        """
         text = _json(batch, "question batch" if kind == "question" else "permission request")
+        if key is not None:
+            tokens.check_name(key, "ask key")
         now = self._clock()
         entry_id = uuid.uuid4().hex
         deadline = now + timeout if timeout is not None else None
         with self.engine.transaction(write=True) as tx:
-            tx.run(f"INSERT INTO hub_entries ({_ENTRY}) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL)",
-                   (entry_id, kind, text, token, agent, machine, cwd, now, deadline))
+            # a repeat loses to the first at the unique (token, ask_key) index, atomically
+            if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key) VALUES (?, ?, ?, ?, ?, ?, "
+                      "?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?) "
+                      "ON CONFLICT (token, ask_key) DO NOTHING",
+                      (entry_id, kind, text, token, agent, machine, cwd, now, deadline,
+                       key)) == 0:
+                rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE token = ? AND "
+                               "ask_key = ?", (token, key))
+                earlier = _entry(rows[0])
+                if (earlier.kind, earlier.batch) != (kind, json.loads(text)):
+                    raise HubStoreError(f"ask key {key} was used for another batch of "
+                                        f"{token}'s; a new batch needs a new key", KEY_REUSED)
+                return earlier
             self._record(tx, entry_id, "ask", token, now)
         return Entry(entry_id, kind, json.loads(text), token, agent, machine, cwd, "pending",
                      None, None, None, None, now, deadline, None)

@@ -18,9 +18,10 @@ from dsh_cli.hub import (
     TakenBy,
 )
 from dsh_cli.hub.engine import decode_change, encode_change
+from dsh_cli.hub.location import engine_for
 from dsh_cli.hub.migrations import MIGRATIONS, migrate, schema_version
 from dsh_cli.hub.postgres_engine import redact
-from dsh_cli.hub.records import INVALID_NAME, TOKEN_EXISTS, Change, Heard
+from dsh_cli.hub.records import INVALID_NAME, KEY_REUSED, TOKEN_EXISTS, Change, Heard
 from dsh_cli.hub.tokens import digest
 
 BATCH = {"questions": [{"id": "db", "question": "Which database?", "options": ["a", "b"]}]}
@@ -211,6 +212,59 @@ def test_migrations_run_from_empty_once_and_refuse_a_newer_store(hub_location):
             tx.run("UPDATE hub_schema SET version = ?", (len(MIGRATIONS) + 1,))
     with pytest.raises(HubStoreError, match="written by a newer dsh"):
         HubStore.open(hub_location)
+
+
+def test_an_ask_repeated_with_its_key_is_the_same_entry_even_when_asked_at_once(hub_location):
+    with HubStore.open(hub_location, replica="hub-a") as store:
+        first = ask(store, key="call-7f3a")
+        assert ask(store, key="call-7f3a") == first
+        assert ask(store, key="call-7f3a", token="other-bot").id != first.id  # keys are per agent
+        assert ask(store).id != ask(store).id  # no key: every ask is new
+        with pytest.raises(HubStoreError) as reused:
+            ask(store, key="call-7f3a", batch={"questions": []})
+        assert reused.value.code == KEY_REUSED
+        store.answer(first.id, {"db": "a"}, "alice")
+        again = ask(store, key="call-7f3a")  # the repeat finds the answer waiting
+        assert (again.id, again.state, again.answer) == (first.id, "answered", {"db": "a"})
+        assert actions(store, first.id) == [("ask", "ci-bot"), ("answer", "alice")]
+
+    count = 8  # the same ask through eight hub processes at once: one entry
+    stores = [HubStore.open(hub_location, replica=f"hub-{index}") for index in range(count)]
+    start = threading.Barrier(count)
+    asked: list = [None] * count
+
+    def ask_at_once(index: int) -> None:
+        start.wait(timeout=60)
+        asked[index] = ask(stores[index], key="call-9b21")
+
+    threads = [threading.Thread(target=ask_at_once, args=(index,)) for index in range(count)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    finally:
+        for each in stores:
+            each.close()
+    assert len({entry.id for entry in asked}) == 1, asked
+    with HubStore.open(hub_location) as store:
+        assert [row.action for row in store.audit(asked[0].id)] == ["ask"]
+
+
+def test_a_store_of_an_older_schema_is_migrated_with_its_entries(hub_location):
+    engine = engine_for(hub_location)
+    try:
+        assert migrate(engine, MIGRATIONS[:1]) == 1
+        with engine.transaction(write=True) as tx:
+            tx.run("INSERT INTO hub_entries (id, kind, batch, token, agent, machine, cwd, state, "
+                   "created_at) VALUES ('old', 'question', '{}', 'ci-bot', 'a', 'm', '/', "
+                   "'pending', 1.0)")
+    finally:
+        engine.close()
+    with HubStore.open(hub_location) as store:
+        assert schema_version(store.engine) == len(MIGRATIONS) > 1
+        assert [entry.id for entry in store.pending()] == ["old"]
+        assert ask(store, key="k1") == ask(store, key="k1")
 
 
 def test_hub_processes_starting_together_on_an_empty_store_migrate_it_once(hub_location):
