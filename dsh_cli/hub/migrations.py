@@ -33,8 +33,10 @@ class Migration:
 
 def _both(name: str, *statements: str) -> Migration:
     """A migration whose SQL differs between the engines only in types spelled ``{...}``."""
-    sqlite = {"real": "REAL", "serial": "INTEGER PRIMARY KEY AUTOINCREMENT", "json": "TEXT"}
-    postgresql = {"real": "DOUBLE PRECISION", "serial": "BIGSERIAL PRIMARY KEY", "json": "TEXT"}
+    sqlite = {"real": "REAL", "serial": "INTEGER PRIMARY KEY AUTOINCREMENT", "json": "TEXT",
+              "batch_bytes": "length(CAST(batch AS BLOB))"}
+    postgresql = {"real": "DOUBLE PRECISION", "serial": "BIGSERIAL PRIMARY KEY", "json": "TEXT",
+                  "batch_bytes": "octet_length(batch)"}
     return Migration(name, tuple(s.format(**sqlite) for s in statements),
                      tuple(s.format(**postgresql) for s in statements))
 
@@ -88,6 +90,22 @@ MIGRATIONS: list[Migration] = [
         "m002_ask_keys",
         "ALTER TABLE hub_entries ADD COLUMN ask_key TEXT",
         "CREATE UNIQUE INDEX hub_entries_by_key ON hub_entries(token, ask_key)",
+    ),
+    # what each agent has pending, kept as counters beside the entries (each ask and each
+    # settling moves them in its own transaction), so a cap is checked by one row however
+    # large the store grows, and one agent's asks queue on that row, never on others'
+    _both(
+        "m003_agent_load",
+        "ALTER TABLE hub_entries ADD COLUMN size BIGINT NOT NULL DEFAULT 0",
+        "UPDATE hub_entries SET size = {batch_bytes}",
+        """CREATE TABLE hub_load (
+            token TEXT PRIMARY KEY,
+            entries BIGINT NOT NULL,
+            bytes BIGINT NOT NULL
+        )""",
+        """INSERT INTO hub_load (token, entries, bytes)
+            SELECT token, count(*), sum(size) FROM hub_entries WHERE state = 'pending'
+            GROUP BY token""",
     ),
 ]
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dsh_cli.core.errors import STORE_ERROR, StoreError
+from dsh_cli.core.limits import PENDING_BATCHES, PENDING_BYTES_PER_SESSION
 
 __all__ = [
     "AUDIT_ACTIONS",
@@ -14,6 +15,7 @@ __all__ = [
     "NOT_PENDING",
     "TOKEN_EXISTS",
     "TOKEN_NOT_FOUND",
+    "AgentCaps",
     "Answered",
     "AuditAction",
     "AuditRow",
@@ -57,6 +59,18 @@ class HubStoreError(StoreError):
 
     def __init__(self, message: str, code: str = STORE_ERROR) -> None:
         super().__init__(message, code)
+
+
+@dataclass(frozen=True)
+class AgentCaps:
+    """What one agent (one token) may have pending at once, in entries and in JSON bytes.
+
+    The defaults are ``dsh mcp``'s for one session's async batches: an agent that reaches
+    the hub through one forwarder asks no more through it than it could locally.
+    """
+
+    entries: int = PENDING_BATCHES
+    bytes: int = PENDING_BYTES_PER_SESSION
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dsh_cli.core.errors import INVALID_ARGS
+from dsh_cli.core.errors import INVALID_ARGS, TOO_MANY_PENDING
 from dsh_cli.core.limits import MCP_MESSAGE_BYTES
 from dsh_cli.hub import tokens
 from dsh_cli.hub.engine import Engine, Listener, Tx
@@ -26,6 +26,7 @@ from dsh_cli.hub.migrations import migrate
 from dsh_cli.hub.records import (
     KEY_REUSED,
     TOKEN_EXISTS,
+    AgentCaps,
     Answered,
     AuditAction,
     AuditRow,
@@ -88,14 +89,15 @@ class HubStore:
     """The hub's state behind one interface, whichever engine holds it."""
 
     def __init__(self, engine: Engine, *, replica: str | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, caps: AgentCaps | None = None) -> None:
         self.engine = engine
         self.replica = replica or default_replica()
+        self.caps = caps or AgentCaps()
         self._clock = clock
 
     @classmethod
     def open(cls, location: str | Path | None = None, *, replica: str | None = None,
-             clock: Callable[[], float] = time.time) -> HubStore:
+             clock: Callable[[], float] = time.time, caps: AgentCaps | None = None) -> HubStore:
         """Open (creating and migrating as needed) the store at ``location``."""
         engine = engine_for(location)
         try:
@@ -103,7 +105,7 @@ class HubStore:
         except BaseException:
             engine.close()
             raise
-        return cls(engine, replica=replica, clock=clock)
+        return cls(engine, replica=replica, clock=clock, caps=caps)
 
     @property
     def where(self) -> str:
@@ -169,6 +171,7 @@ class HubStore:
         the same key with another batch is ``KEY_REUSED``.
         """
         text = _json(batch, "question batch" if kind == "question" else "permission request")
+        size = len(text.encode("utf-8", "surrogatepass"))
         if key is not None:
             tokens.check_name(key, "ask key")
         now = self._clock()
@@ -176,11 +179,11 @@ class HubStore:
         deadline = now + timeout if timeout is not None else None
         with self.engine.transaction(write=True) as tx:
             # a repeat loses to the first at the unique (token, ask_key) index, atomically
-            if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key) VALUES (?, ?, ?, ?, ?, ?, "
-                      "?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?) "
+            if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key, size) VALUES (?, ?, ?, ?, "
+                      "?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?) "
                       "ON CONFLICT (token, ask_key) DO NOTHING",
                       (entry_id, kind, text, token, agent, machine, cwd, now, deadline,
-                       key)) == 0:
+                       key, size)) == 0:
                 rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE token = ? AND "
                                "ask_key = ?", (token, key))
                 earlier = _entry(rows[0])
@@ -188,9 +191,30 @@ class HubStore:
                     raise HubStoreError(f"ask key {key} was used for another batch of "
                                         f"{token}'s; a new batch needs a new key", KEY_REUSED)
                 return earlier
+            self._take_room(tx, token, size)
             self._record(tx, entry_id, "ask", token, now)
         return Entry(entry_id, kind, json.loads(text), token, agent, machine, cwd, "pending",
                      None, None, None, None, now, deadline, None)
+
+    def _take_room(self, tx: Tx, token: str, size: int) -> None:
+        """Count a new entry against its agent's caps, or refuse it (TOO_MANY_PENDING).
+
+        The agent's counter row is locked by the update, so concurrent asks of one agent
+        (in any hub process) are counted one after another and never pass the cap together.
+        """
+        tx.run("INSERT INTO hub_load (token, entries, bytes) VALUES (?, 0, 0) "
+               "ON CONFLICT (token) DO NOTHING", (token,))
+        caps = self.caps
+        if tx.run("UPDATE hub_load SET entries = entries + 1, bytes = bytes + ? WHERE token = ? "
+                  "AND entries < ? AND bytes + ? <= ?",
+                  (size, token, caps.entries, size, caps.bytes)) == 1:
+            return
+        entries, held = tx.rows("SELECT entries, bytes FROM hub_load WHERE token = ?",
+                                (token,))[0]
+        raise HubStoreError(
+            f"{token} has {entries} entries pending ({held / 2**20:.1f} MiB) already, at most "
+            f"{caps.entries} ({caps.bytes / 2**20:.1f} MiB), so this one of "
+            f"{size / 2**20:.1f} MiB was not kept: wait for answers", TOO_MANY_PENDING)
 
     def get(self, entry_id: str) -> Entry | None:
         with self.engine.transaction() as tx:
@@ -251,6 +275,10 @@ class HubStore:
             "claimed_by = NULL, claim_expires = NULL "
             f"WHERE id = ? AND state = 'pending'{live}", params)
         if changed == 1:
+            tx.run("UPDATE hub_load SET entries = entries - 1, "
+                   "bytes = bytes - (SELECT size FROM hub_entries WHERE id = ?) "
+                   "WHERE token = (SELECT token FROM hub_entries WHERE id = ?)",
+                   (entry_id, entry_id))
             self._record(tx, entry_id, _SETTLED_BY[state], by, now)
             return None
         current = self._get(tx, entry_id)

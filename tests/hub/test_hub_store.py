@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
 
+from dsh_cli.core.errors import TOO_MANY_PENDING
 from dsh_cli.hub import (
     NOT_PENDING,
     Answered,
     Claimed,
+    Entry,
     HubStore,
     HubStoreError,
     NotPending,
@@ -21,7 +24,14 @@ from dsh_cli.hub.engine import decode_change, encode_change
 from dsh_cli.hub.location import engine_for
 from dsh_cli.hub.migrations import MIGRATIONS, migrate, schema_version
 from dsh_cli.hub.postgres_engine import redact
-from dsh_cli.hub.records import INVALID_NAME, KEY_REUSED, TOKEN_EXISTS, Change, Heard
+from dsh_cli.hub.records import (
+    INVALID_NAME,
+    KEY_REUSED,
+    TOKEN_EXISTS,
+    AgentCaps,
+    Change,
+    Heard,
+)
 from dsh_cli.hub.tokens import digest
 
 BATCH = {"questions": [{"id": "db", "question": "Which database?", "options": ["a", "b"]}]}
@@ -264,7 +274,79 @@ def test_a_store_of_an_older_schema_is_migrated_with_its_entries(hub_location):
     with HubStore.open(hub_location) as store:
         assert schema_version(store.engine) == len(MIGRATIONS) > 1
         assert [entry.id for entry in store.pending()] == ["old"]
+        assert load(store, "ci-bot") == (1, 2)  # counted from the entry it had
         assert ask(store, key="k1") == ask(store, key="k1")
+
+
+def load(store: HubStore, token: str) -> tuple[int, int]:
+    """The agent's counters, and what its pending entries really are: the two must agree."""
+    with store.engine.transaction() as tx:
+        counted = tx.rows("SELECT entries, bytes FROM hub_load WHERE token = ?", (token,))
+        real = tx.rows("SELECT count(*), coalesce(sum(size), 0) FROM hub_entries "
+                       "WHERE token = ? AND state = 'pending'", (token,))
+    assert (tuple(counted[0]) if counted else (0, 0)) == tuple(real[0])
+    return tuple(real[0])
+
+
+def test_an_agent_has_at_most_its_caps_pending_and_each_ending_makes_room(hub_location):
+    clock = Clock()
+    size = len(json.dumps(BATCH, separators=(",", ":")).encode())
+    with HubStore.open(hub_location, clock=clock, caps=AgentCaps(3, 100 * size)) as store:
+        kept = [ask(store), ask(store, timeout=10), ask(store, key="k")]
+        with pytest.raises(HubStoreError) as refused:
+            ask(store)
+        assert refused.value.code == TOO_MANY_PENDING
+        assert "ci-bot has 3 entries pending" in refused.value.message
+        assert ask(store, key="k") == kept[2]  # a repeat takes no room
+        assert ask(store, token="other-bot").state == "pending"  # caps are per agent
+        assert load(store, "ci-bot") == (3, 3 * size)
+
+        store.answer(kept[0].id, {"db": "a"}, "alice")
+        ask(store)
+        store.cancel(kept[1].id, "ci-bot")
+        timing_out = ask(store, timeout=10)
+        clock.now += 10
+        assert store.expire() == [timing_out.id]
+        ask(store)
+        assert load(store, "ci-bot") == (3, 3 * size)
+        assert isinstance(store.answer(kept[0].id, {"db": "b"}, "bob"), NotPending)
+        assert load(store, "ci-bot") == (3, 3 * size)  # a losing answer frees nothing
+
+    with HubStore.open(hub_location, caps=AgentCaps(100, 5 * size)) as store:
+        ask(store, token="byte-bot")
+        ask(store, token="byte-bot", batch={"big": "x" * (3 * size)})
+        with pytest.raises(HubStoreError) as heavy:
+            ask(store, token="byte-bot")
+        assert heavy.value.code == TOO_MANY_PENDING and "MiB" in heavy.value.message
+        assert load(store, "byte-bot")[0] == 2
+
+
+def test_concurrent_asks_of_one_agent_never_pass_its_cap_together(hub_location):
+    count, cap = 12, 4
+    stores = [HubStore.open(hub_location, replica=f"hub-{index}", caps=AgentCaps(cap, 10**9))
+              for index in range(count)]
+    start = threading.Barrier(count)
+    results: list = [None] * count
+
+    def ask_at_once(index: int) -> None:
+        start.wait(timeout=60)
+        try:
+            results[index] = ask(stores[index])
+        except HubStoreError as error:
+            results[index] = error.code
+
+    threads = [threading.Thread(target=ask_at_once, args=(index,)) for index in range(count)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert sum(isinstance(result, Entry) for result in results) == cap, results
+        assert results.count(TOO_MANY_PENDING) == count - cap
+        assert load(stores[0], "ci-bot")[0] == cap
+    finally:
+        for each in stores:
+            each.close()
 
 
 def test_hub_processes_starting_together_on_an_empty_store_migrate_it_once(hub_location):
