@@ -107,6 +107,11 @@ MIGRATIONS: list[Migration] = [
             SELECT token, count(*), sum(size) FROM hub_entries WHERE state = 'pending'
             GROUP BY token""",
     ),
+    # retention forgets settled entries oldest first (only settled ones have resolved_at)
+    _both(
+        "m004_retention",
+        "CREATE INDEX hub_entries_resolved ON hub_entries(resolved_at)",
+    ),
 ]
 
 

@@ -344,6 +344,27 @@ class HubStore:
                            f"{where} ORDER BY id LIMIT ?", (*params, limit))
         return [AuditRow(*row) for row in rows]
 
+    def prune(self, older_than: float, limit: int = PAGE) -> tuple[int, int]:
+        """Forget what retention lets go: audit rows of settled entries written, then
+        settled entries with no audit left resolved, more than ``older_than`` seconds ago;
+        at most ``limit`` of each per call (a short transaction: call again while either
+        count is ``limit``). A pending entry and its audit are kept however old.
+
+        The number of entries and of audit rows forgotten.
+        """
+        cutoff = self._clock() - older_than
+        with self.engine.transaction(write=True) as tx:
+            audit = tx.run(
+                "DELETE FROM hub_audit WHERE id IN (SELECT a.id FROM hub_audit a "
+                "JOIN hub_entries e ON e.id = a.entry_id WHERE a.at < ? "
+                "AND e.state <> 'pending' ORDER BY a.id LIMIT ?)", (cutoff, limit))
+            # only a settled entry has resolved_at; one outlives its last audit row
+            entries = tx.run(
+                "DELETE FROM hub_entries WHERE id IN (SELECT e.id FROM hub_entries e "
+                "WHERE e.resolved_at < ? AND NOT EXISTS (SELECT 1 FROM hub_audit a "
+                "WHERE a.entry_id = e.id) ORDER BY e.resolved_at LIMIT ?)", (cutoff, limit))
+        return entries, audit
+
     def _record(self, tx: Tx, entry_id: str, action: AuditAction, actor: str,
                 now: float) -> None:
         tx.run("INSERT INTO hub_audit (entry_id, action, actor, replica, at) "

@@ -349,6 +349,31 @@ def test_concurrent_asks_of_one_agent_never_pass_its_cap_together(hub_location):
             each.close()
 
 
+def test_retention_forgets_old_audit_and_settled_entries_never_pending_ones(hub_location):
+    clock = Clock()
+    with HubStore.open(hub_location, clock=clock) as store:
+        waiting = ask(store)
+        answered, cancelled = ask(store), ask(store)
+        clock.now += 10
+        store.answer(answered.id, {"db": "a"}, "alice")
+        clock.now += 10
+        store.cancel(cancelled.id, "ci-bot")
+        clock.now += 100
+
+        assert store.prune(older_than=1000) == (0, 0)  # nothing that old
+        # past the answer, not the cancel: the answered entry's rows go, then the entry
+        assert store.prune(older_than=105) == (1, 3)
+        assert store.get(answered.id) is None
+        assert actions(store, cancelled.id) == [("cancel", "ci-bot")]
+        assert store.get(cancelled.id).state == "cancelled"  # it still has audit
+        assert store.prune(older_than=0) == (1, 1)  # its last row, then the entry
+        assert store.get(cancelled.id) is None
+        assert store.prune(older_than=0) == (0, 0)
+        # the pending entry, however old, and its audit stay
+        assert store.pending() == [waiting] and actions(store, waiting.id) == [
+            ("ask", "ci-bot")]
+
+
 def test_hub_processes_starting_together_on_an_empty_store_migrate_it_once(hub_location):
     count = 6
     start = threading.Barrier(count)
