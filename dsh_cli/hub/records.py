@@ -10,6 +10,7 @@ from dsh_cli.core.limits import PENDING_BATCHES, PENDING_BYTES_PER_SESSION
 
 __all__ = [
     "AUDIT_ACTIONS",
+    "BATCH_TOO_LARGE",
     "INVALID_NAME",
     "KEY_REUSED",
     "NOT_PENDING",
@@ -35,6 +36,8 @@ __all__ = [
     "TokenKind",
 ]
 
+# a batch or answer whose JSON is larger than one MCP message could have carried it
+BATCH_TOO_LARGE = "BATCH_TOO_LARGE"
 # an answer, claim or cancel that came after the entry stopped being pending
 NOT_PENDING = "NOT_PENDING"
 # ``dsh hub token add`` with a name that already has a token

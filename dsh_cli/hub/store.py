@@ -24,6 +24,7 @@ from dsh_cli.hub.engine import Engine, Listener, Tx
 from dsh_cli.hub.location import engine_for
 from dsh_cli.hub.migrations import migrate
 from dsh_cli.hub.records import (
+    BATCH_TOO_LARGE,
     KEY_REUSED,
     TOKEN_EXISTS,
     AgentCaps,
@@ -45,12 +46,13 @@ from dsh_cli.hub.records import (
     TokenKind,
 )
 
-__all__ = ["BATCH_TOO_LARGE", "HubStore", "default_replica"]
+__all__ = ["HubStore", "default_replica"]
 
-# a batch or answer whose JSON is larger than one MCP message could have carried it
-BATCH_TOO_LARGE = "BATCH_TOO_LARGE"
 # the inbox and the audit are read a page at a time
 PAGE = 1000
+# an agent's name, machine or working directory is kept to this many characters (a path's
+# longest on Linux is 4,096 bytes)
+LABEL_CHARACTERS = 4096
 
 _ENTRY = ("id, kind, batch, token, agent, machine, cwd, state, answer, answered_by, "
           "claimed_by, claim_expires, created_at, deadline, resolved_at")
@@ -71,10 +73,23 @@ def _json(value: dict[str, Any], what: str) -> str:
     if not isinstance(value, dict):
         raise HubStoreError(f"the {what} must be a JSON object", INVALID_ARGS)
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if len(text.encode("utf-8", "surrogatepass")) > MCP_MESSAGE_BYTES:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        # a lone surrogate (JSON may escape one: "\ud800") is no UTF-8 either engine takes;
+        # escaped, it is stored as the agent sent it
+        text = json.dumps(value, separators=(",", ":"))
+        size = len(text)
+    if size > MCP_MESSAGE_BYTES:
         raise HubStoreError(f"the {what} is over {MCP_MESSAGE_BYTES} bytes of JSON",
                             BATCH_TOO_LARGE)
     return text
+
+
+def _label(text: str) -> str:
+    """An agent's self-given name, machine or directory as kept: at most ``LABEL_CHARACTERS``,
+    and a byte that is no UTF-8 (a path's, as Python escapes it) written as ``\\udcXX``."""
+    return text[:LABEL_CHARACTERS].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
@@ -171,9 +186,10 @@ class HubStore:
         the same key with another batch is ``KEY_REUSED``.
         """
         text = _json(batch, "question batch" if kind == "question" else "permission request")
-        size = len(text.encode("utf-8", "surrogatepass"))
+        size = len(text.encode("utf-8"))
         if key is not None:
             tokens.check_name(key, "ask key")
+        agent, machine, cwd = _label(agent), _label(machine), _label(cwd)
         now = self._clock()
         entry_id = uuid.uuid4().hex
         deadline = now + timeout if timeout is not None else None

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from dsh_cli.core.errors import TOO_MANY_PENDING
+from dsh_cli.core.limits import MCP_MESSAGE_BYTES
 from dsh_cli.hub import (
     NOT_PENDING,
     Answered,
@@ -25,6 +26,7 @@ from dsh_cli.hub.location import engine_for
 from dsh_cli.hub.migrations import MIGRATIONS, migrate, schema_version
 from dsh_cli.hub.postgres_engine import redact
 from dsh_cli.hub.records import (
+    BATCH_TOO_LARGE,
     INVALID_NAME,
     KEY_REUSED,
     TOKEN_EXISTS,
@@ -165,7 +167,18 @@ def test_an_entry_keeps_who_asked_and_refuses_what_is_not_an_object(hub_location
             "ci-bot", "claude-code", "runner-7", "/srv/app", "permission")
         with pytest.raises(HubStoreError, match="must be a JSON object"):
             ask(store, batch=["not", "an", "object"])
+        with pytest.raises(HubStoreError) as large:
+            ask(store, batch={"text": "x" * MCP_MESSAGE_BYTES})
+        assert large.value.code == BATCH_TOO_LARGE
         assert store.pending() == [entry]
+        # what JSON can carry but UTF-8 cannot (a lone surrogate) is kept as it came
+        odd = ask(store, batch={"question": "caf\u00e9 \ud800 \U0001f600"})
+        assert store.get(odd.id).batch == {"question": "caf\u00e9 \ud800 \U0001f600"}
+        assert isinstance(store.answer(odd.id, {"text": "\udfff"}, "alice"), Answered)
+        assert store.get(odd.id).answer == {"text": "\udfff"}
+        path = ask(store, cwd="/srv/caf\udce9", agent="a" * 5000)
+        assert (path.cwd, len(path.agent)) == ("/srv/caf\\udce9", 4096)
+        assert store.get(path.id) == path
 
 
 def test_tokens_are_kept_as_digests_and_shown_once(hub_location, tmp_path):
