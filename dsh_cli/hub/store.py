@@ -19,6 +19,7 @@ from typing import Any
 
 from dsh_cli.core.errors import INVALID_ARGS, TOO_MANY_PENDING
 from dsh_cli.core.limits import MCP_MESSAGE_BYTES
+from dsh_cli.core.text import scrub_surrogates, scrub_surrogates_in
 from dsh_cli.hub import tokens
 from dsh_cli.hub.engine import Engine, Listener, Tx
 from dsh_cli.hub.location import engine_for
@@ -76,10 +77,10 @@ def _json(value: dict[str, Any], what: str) -> str:
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
-        # a lone surrogate (JSON may escape one: "\ud800") is no UTF-8 either engine takes;
-        # escaped, it is stored as the agent sent it
-        text = json.dumps(value, separators=(",", ":"))
-        size = len(text)
+        # a lone surrogate (JSON may escape one: "\ud800") is no UTF-8 either engine takes:
+        # U+FFFD instead, dsh's one rule where text enters it (core/text.py)
+        text = json.dumps(scrub_surrogates_in(value), ensure_ascii=False, separators=(",", ":"))
+        size = len(text.encode("utf-8"))
     if size > MCP_MESSAGE_BYTES:
         raise HubStoreError(f"the {what} is over {MCP_MESSAGE_BYTES} bytes of JSON",
                             BATCH_TOO_LARGE)
@@ -88,8 +89,8 @@ def _json(value: dict[str, Any], what: str) -> str:
 
 def _label(text: str) -> str:
     """An agent's self-given name, machine or directory as kept: at most ``LABEL_CHARACTERS``,
-    and a byte that is no UTF-8 (a path's, as Python escapes it) written as ``\\udcXX``."""
-    return text[:LABEL_CHARACTERS].encode("utf-8", "backslashreplace").decode("utf-8")
+    a lone surrogate (a path's byte that is no UTF-8, as Python escapes it) as U+FFFD."""
+    return scrub_surrogates(text[:LABEL_CHARACTERS])
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:

@@ -171,13 +171,13 @@ def test_an_entry_keeps_who_asked_and_refuses_what_is_not_an_object(hub_location
             ask(store, batch={"text": "x" * MCP_MESSAGE_BYTES})
         assert large.value.code == BATCH_TOO_LARGE
         assert store.pending() == [entry]
-        # what JSON can carry but UTF-8 cannot (a lone surrogate) is kept as it came
+        # what JSON can carry but UTF-8 cannot (a lone surrogate) becomes U+FFFD, dsh's rule
         odd = ask(store, batch={"question": "caf\u00e9 \ud800 \U0001f600"})
-        assert store.get(odd.id).batch == {"question": "caf\u00e9 \ud800 \U0001f600"}
-        assert isinstance(store.answer(odd.id, {"text": "\udfff"}, "alice"), Answered)
-        assert store.get(odd.id).answer == {"text": "\udfff"}
+        assert store.get(odd.id).batch == {"question": "caf\u00e9 \ufffd \U0001f600"}
+        assert isinstance(store.answer(odd.id, {"\udfff": "\udfff"}, "alice"), Answered)
+        assert store.get(odd.id).answer == {"\ufffd": "\ufffd"}
         path = ask(store, cwd="/srv/caf\udce9", agent="a" * 5000)
-        assert (path.cwd, len(path.agent)) == ("/srv/caf\\udce9", 4096)
+        assert (path.cwd, len(path.agent)) == ("/srv/caf\ufffd", 4096)
         assert store.get(path.id) == path
 
 
