@@ -20,10 +20,13 @@ from dsh_cli.hub.records import Change, Heard, HubStoreError
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["RETRY_SECONDS", "PostgresEngine", "redact"]
+__all__ = ["CONNECT_SECONDS", "RETRY_SECONDS", "PostgresEngine", "redact"]
 
 # the advisory lock migrations hold (any constant shared by every dsh: "dshhub" in ASCII)
 _SCHEMA_LOCK = 0x647368687562
+# how long opening a connection may take before it is a STORE_ERROR (a URL's own
+# connect_timeout wins)
+CONNECT_SECONDS = 10
 # a listener whose server is away tries again after this long (or its wait's timeout)
 RETRY_SECONDS = 1.0
 
@@ -151,14 +154,19 @@ class PostgresEngine:
         try:
             yield
         except driver.Error as error:
+            from dsh_cli.core.sanitize import sanitize_line
+
+            # the server's words (and the host the URL named) reach a terminal: one safe line
             first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise HubStoreError(f"hub store {self.where}: {first}") from None
+            raise HubStoreError(sanitize_line(f"hub store {self.where}: {first}")) from None
 
     def connect(self) -> psycopg.Connection[Any]:
         driver = _psycopg()
         with self.translated():
+            # libpq waits for an unreachable server as long as TCP does unless told
+            wait = {} if "connect_timeout" in self.url else {"connect_timeout": CONNECT_SECONDS}
             connection: psycopg.Connection[Any] = driver.connect(
-                self.url, autocommit=True, application_name="dsh hub")
+                self.url, autocommit=True, application_name="dsh hub", **wait)
         return connection
 
     @contextlib.contextmanager

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 
 import pytest
 
@@ -464,3 +466,16 @@ def test_a_postgres_url_is_shown_without_its_password():
     assert redact("postgresql://hub:s3cret@db.internal:5433/dsh") == (
         "postgresql://hub:***@db.internal:5433/dsh")
     assert redact("postgresql:///dsh?host=/run/pg") == "postgresql:///dsh?host=/run/pg"
+
+
+def test_a_server_that_never_answers_is_one_store_error_after_the_connect_timeout(monkeypatch):
+    from dsh_cli.hub import postgres_engine
+
+    monkeypatch.setattr(postgres_engine, "CONNECT_SECONDS", 1)
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never says a word
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(HubStoreError) as failed:
+            HubStore.open(f"postgresql://hub:s3cret@127.0.0.1:{port}/dsh")
+        assert time.monotonic() - started < 20
+    assert "timeout" in failed.value.message and "s3cret" not in failed.value.message
