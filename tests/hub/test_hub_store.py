@@ -479,3 +479,27 @@ def test_a_server_that_never_answers_is_one_store_error_after_the_connect_timeou
             HubStore.open(f"postgresql://hub:s3cret@127.0.0.1:{port}/dsh")
         assert time.monotonic() - started < 20
     assert "timeout" in failed.value.message and "s3cret" not in failed.value.message
+
+
+def test_a_store_location_is_a_path_a_sqlite_url_or_a_postgres_url(tmp_path, monkeypatch):
+    from dsh_cli.hub.location import default_path, is_postgres
+
+    monkeypatch.setenv("DSH_HOME", str(tmp_path / "home"))
+    assert default_path() == tmp_path / "home" / "hub.db"
+    for location, path in [(None, default_path()), (str(tmp_path / "a.db"), tmp_path / "a.db"),
+                           (f"sqlite:{tmp_path}/b.db", tmp_path / "b.db"),
+                           (f"sqlite://{tmp_path}/c.db", tmp_path / "c.db")]:
+        engine = engine_for(location)
+        try:
+            assert (engine.dialect, engine.where) == ("sqlite", str(path))
+        finally:
+            engine.close()
+    assert is_postgres("postgresql://h/db") and is_postgres("postgres://h/db")
+    assert not is_postgres("postgresql.db")
+    (tmp_path / "dir.db").mkdir()
+    with pytest.raises(HubStoreError, match="a directory"):
+        engine_for(str(tmp_path / "dir.db"))
+    (tmp_path / "link.db").symlink_to(tmp_path / "elsewhere.db")
+    with pytest.raises(HubStoreError, match="symbolic link"):
+        engine_for(str(tmp_path / "link.db"))
+    assert not (tmp_path / "elsewhere.db").exists()
