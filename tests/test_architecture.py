@@ -55,10 +55,12 @@ ALLOWED: dict[str, set[str]] = {
     "desk": {"providers", "interaction", "permissions", "config", "core"},
     "mcp_server": {"dsh_cli", "desk", "tools", "store", "providers", "interaction",
                    "permissions", "config", "core"},
+    # dsh hub's store of a team's pending entries, tokens and audit (SQLite or PostgreSQL)
+    "hub": {"core"},
     # dsh acp: the agent for ACP editors, a front door beside chat
     "acp": {"dsh_cli", "runtime", "session", "sources", "mcp_client", *_BELOW_FRONT_DOORS},
-    "cli": {"dsh_cli", "acp", "chat", "desk", "mcp_server", "mcp_client", "runtime", "session",
-            "sources", *_BELOW_FRONT_DOORS},
+    "cli": {"dsh_cli", "acp", "chat", "desk", "mcp_server", "hub", "mcp_client", "runtime",
+            "session", "sources", *_BELOW_FRONT_DOORS},
     "__main__": {"cli"},
     "dsh_cli": set(),
 }

@@ -37,9 +37,11 @@ def _runtime_requirements() -> list[Requirement]:
 
 
 def _project_requirements() -> list[Requirement]:
+    """What the test lock holds: dsh's dependencies, the test tools, and the extra ``hub``."""
     project = _pyproject()["project"]
+    extras = project["optional-dependencies"]
     return [Requirement(line) for line in
-            [*project["dependencies"], *project["optional-dependencies"]["test"]]]
+            [*project["dependencies"], *extras["test"], *extras["hub"]]]
 
 
 def _check_within(requirements: list[Requirement], locked: dict[str, str], lock: Path) -> None:

@@ -11,6 +11,7 @@
     mcp_install.py     ``dsh mcp install AGENT``: this dsh added to an agent's configuration
     mcp_login.py       ``dsh mcp login`` and ``logout``: a remote MCP server's login
     attach.py          ``dsh attach``: the desk, an inbox of every ``dsh mcp``
+    hub.py             ``dsh hub token add | list | rm``: who may reach a team's hub
     history.py         ``dsh history``: past question batches of every session
     sessions.py        ``dsh sessions list | show | rm``: the stored sessions
     permissions.py     ``dsh permissions list | rm``: remembered "always" and trusted projects
@@ -44,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "acp": ("dsh_cli.cli.acp:acp", "The agent for editors: an Agent Client Protocol agent."),
     "mcp": ("dsh_cli.cli.mcp:mcp", "An MCP server: other agents ask, you answer at the desk."),
     "attach": ("dsh_cli.cli.attach:attach", "The desk: answer the questions of every dsh mcp."),
+    "hub": ("dsh_cli.cli.hub:hub", "A team's hub: its agents' and humans' tokens."),
     "history": ("dsh_cli.cli.history:history",
                 "Past questions and answers: who answered, and when."),
     "sessions": ("dsh_cli.cli.sessions:sessions", "List, show or remove stored sessions."),

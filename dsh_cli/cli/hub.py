@@ -1,0 +1,122 @@
+"""``dsh hub token add | list | rm``: who may reach the team's hub, kept in its store.
+
+The hub itself (serving agents and desks) is not built yet; these commands make and undo
+the tokens it will check, in the same store (``--store``: a SQLite file by default,
+``postgresql://…`` for a store several hub processes share).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import click
+
+from dsh_cli.cli.groups import CommandGroup
+from dsh_cli.cli.options import JSON_HELP
+from dsh_cli.core.errors import USAGE, format_line
+from dsh_cli.core.lines import notice
+
+if TYPE_CHECKING:
+    from dsh_cli.hub import HubStore
+    from dsh_cli.hub.records import TokenKind
+
+STORE_HELP = ("The hub's store: a SQLite file (default: hub.db in dsh's data directory) or a "
+              "postgresql:// URL (its password better in PGPASSWORD or ~/.pgpass than here).")
+
+
+def _fail(code: str, message: str) -> None:
+    click.echo(format_line(code, message), err=True)
+    sys.exit(1)
+
+
+@contextlib.contextmanager
+def _store(location: str | None) -> Iterator[HubStore]:
+    """The hub store, opened (and migrated); its errors one line each, exit status 1."""
+    from dsh_cli.hub import HubStore, HubStoreError
+
+    try:
+        with HubStore.open(location) as store:
+            yield store
+    except HubStoreError as error:
+        _fail(error.code, error.message)
+
+
+@click.group(cls=CommandGroup)
+def hub() -> None:
+    """A team's hub: the tokens its agents and humans will use (serving is not built yet)."""
+
+
+@hub.group("token", cls=CommandGroup)
+def token() -> None:
+    """Make, list or remove the hub's tokens (one per agent and per human)."""
+
+
+@token.command("add")
+@click.argument("name")
+@click.option("--agent", is_flag=True, help="A token for an agent (its asks).")
+@click.option("--human", is_flag=True, help="A token for a human (answers their teams' entries).")
+@click.option("--team", metavar="TEAM", help="The human's team (routes send entries to teams).")
+@click.option("--store", metavar="URL", help=STORE_HELP)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def add(name: str, agent: bool, human: bool, team: str | None, store: str | None,
+        as_json: bool) -> None:
+    """Make NAME's token and print it, this once: the hub keeps only a digest of it."""
+    if agent == human:
+        _fail(USAGE, "say whose token this is: --agent or --human (one of them)")
+    if team is not None and agent:
+        _fail(USAGE, "--team is for a human's token; agents reach teams through routes")
+    kind: TokenKind = "agent" if agent else "human"
+    with _store(store) as hub_store:
+        issued = hub_store.add_token(name, kind, team)
+    if as_json:
+        click.echo(json.dumps({"name": issued.token.name, "kind": issued.token.kind,
+                               "team": issued.token.team, "token": issued.secret}))
+        return
+    click.echo(issued.secret)
+    click.echo(notice(f"the {kind} token of {name}{f' (team {team})' if team else ''}, shown "
+                      "this once: the hub keeps only its digest (lost: `dsh hub token rm "
+                      f"{name}`, then add it again)"), err=True)
+
+
+@token.command("list")
+@click.option("--store", metavar="URL", help=STORE_HELP)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+def list_tokens(store: str | None, as_json: bool) -> None:
+    """List the names that have a token, their kind and team (never the tokens)."""
+    from dsh_cli.core.clock import local_time
+
+    with _store(store) as hub_store:
+        found = hub_store.tokens()
+    if as_json:
+        click.echo(json.dumps([{"name": t.name, "kind": t.kind, "team": t.team,
+                                "created_at": t.created_at} for t in found]))
+        return
+    if not found:
+        click.echo(notice("no tokens yet: `dsh hub token add NAME --agent` makes one"), err=True)
+        return
+    from datetime import UTC, datetime
+
+    names = max(4, *(len(t.name) for t in found))
+    teams = max(4, *(len(t.team or "-") for t in found))
+    click.echo(f"{'NAME':<{names}}  KIND   {'TEAM':<{teams}}  SINCE")
+    for t in found:
+        since = local_time(datetime.fromtimestamp(t.created_at, UTC).isoformat())
+        click.echo(f"{t.name:<{names}}  {t.kind:<5}  {t.team or '-':<{teams}}  {since}")
+
+
+@token.command("rm")
+@click.argument("name")
+@click.option("--store", metavar="URL", help=STORE_HELP)
+def rm(name: str, store: str | None) -> None:
+    """Remove NAME's token: it stops working at once."""
+    from dsh_cli.hub.records import TOKEN_NOT_FOUND
+
+    with _store(store) as hub_store:
+        removed = hub_store.remove_token(name)
+    if not removed:
+        _fail(TOKEN_NOT_FOUND, f"{name[:64]!r} has no token; see `dsh hub token list`")
+    click.echo(notice(f"removed the token of {name}"), err=True)

@@ -1,0 +1,45 @@
+"""dsh hub: one store of every agent's pending entries for a team (SQLite or PostgreSQL).
+
+    records.py          what the hub keeps, as typed values: entries, tokens, claims, audit rows
+    tokens.py           hub tokens: minted from 256 random bits, kept only as a digest
+    engine.py           the two things the store needs of a database engine, as one interface
+    sqlite_engine.py    the store on SQLite (WAL): one hub process, nothing to set up
+    postgres_engine.py  the store on PostgreSQL (psycopg 3, the extra ``hub``): many processes
+    migrations.py       the schema as an ordered list of migrations, each in both dialects
+    location.py         where a store lives: ``--store`` read once into the engine that opens it
+    store.py            HubStore: asks, claims, answers, cancels, timeouts and the audit
+"""
+
+from dsh_cli.hub.records import (
+    NOT_PENDING,
+    Answered,
+    AuditRow,
+    Change,
+    Claimed,
+    Entry,
+    HubStoreError,
+    IssuedToken,
+    NotPending,
+    Released,
+    Renewed,
+    TakenBy,
+    Token,
+)
+from dsh_cli.hub.store import HubStore
+
+__all__ = [
+    "NOT_PENDING",
+    "Answered",
+    "AuditRow",
+    "Change",
+    "Claimed",
+    "Entry",
+    "HubStore",
+    "HubStoreError",
+    "IssuedToken",
+    "NotPending",
+    "Released",
+    "Renewed",
+    "TakenBy",
+    "Token",
+]

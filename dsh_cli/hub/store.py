@@ -1,0 +1,394 @@
+"""The hub's store: pending entries, tokens, claims and the audit, on SQLite or PostgreSQL.
+
+Every call is one transaction that writes its audit row and its wake-up (``Change``) with
+the change itself, so the audit and the listeners never see a step that did not happen.
+Who won an entry is decided in one place, ``_settle``: a conditional update from
+``pending`` that only one transaction can make; every other gets ``NotPending``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dsh_cli.core.errors import INVALID_ARGS, TOO_MANY_PENDING
+from dsh_cli.core.limits import MCP_MESSAGE_BYTES
+from dsh_cli.core.text import scrub_surrogates, scrub_surrogates_in
+from dsh_cli.hub import tokens
+from dsh_cli.hub.engine import Engine, Listener, Tx
+from dsh_cli.hub.location import engine_for
+from dsh_cli.hub.migrations import migrate
+from dsh_cli.hub.records import (
+    BATCH_TOO_LARGE,
+    KEY_REUSED,
+    TOKEN_EXISTS,
+    AgentCaps,
+    Answered,
+    AuditAction,
+    AuditRow,
+    Change,
+    Claimed,
+    Entry,
+    EntryKind,
+    EntryState,
+    HubStoreError,
+    IssuedToken,
+    NotPending,
+    Released,
+    Renewed,
+    TakenBy,
+    Token,
+    TokenKind,
+)
+
+__all__ = ["HubStore", "default_replica"]
+
+# the inbox and the audit are read a page at a time
+PAGE = 1000
+# an agent's name, machine or working directory is kept to this many characters (a path's
+# longest on Linux is 4,096 bytes)
+LABEL_CHARACTERS = 4096
+
+_ENTRY = ("id, kind, batch, token, agent, machine, cwd, state, answer, answered_by, "
+          "claimed_by, claim_expires, created_at, deadline, resolved_at")
+
+
+# the audit's word for each way an entry leaves pending
+_SETTLED_BY: dict[EntryState, AuditAction] = {
+    "answered": "answer", "cancelled": "cancel", "timeout": "timeout"}
+
+
+def default_replica() -> str:
+    """This hub process's name in the audit: its host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _json(value: dict[str, Any], what: str) -> str:
+    """``value`` as compact JSON; refused, before it is stored, if not an object or too big."""
+    if not isinstance(value, dict):
+        raise HubStoreError(f"the {what} must be a JSON object", INVALID_ARGS)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        # a lone surrogate (JSON may escape one: "\ud800") is no UTF-8 either engine takes:
+        # U+FFFD instead, dsh's one rule where text enters it (core/text.py)
+        text = json.dumps(scrub_surrogates_in(value), ensure_ascii=False, separators=(",", ":"))
+        size = len(text.encode("utf-8"))
+    if size > MCP_MESSAGE_BYTES:
+        raise HubStoreError(f"the {what} is over {MCP_MESSAGE_BYTES} bytes of JSON",
+                            BATCH_TOO_LARGE)
+    return text
+
+
+def _label(text: str) -> str:
+    """An agent's self-given name, machine or directory as kept: at most ``LABEL_CHARACTERS``,
+    a lone surrogate (a path's byte that is no UTF-8, as Python escapes it) as U+FFFD."""
+    return scrub_surrogates(text[:LABEL_CHARACTERS])
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    (entry_id, kind, batch, token, agent, machine, cwd, state, answer, answered_by,
+     claimed_by, claim_expires, created_at, deadline, resolved_at) = row
+    return Entry(entry_id, kind, json.loads(batch), token, agent, machine, cwd, state,
+                 json.loads(answer) if answer is not None else None, answered_by, claimed_by,
+                 claim_expires, created_at, deadline, resolved_at)
+
+
+class HubStore:
+    """The hub's state behind one interface, whichever engine holds it."""
+
+    def __init__(self, engine: Engine, *, replica: str | None = None,
+                 clock: Callable[[], float] = time.time, caps: AgentCaps | None = None) -> None:
+        self.engine = engine
+        self.replica = replica or default_replica()
+        self.caps = caps or AgentCaps()
+        self._clock = clock
+
+    @classmethod
+    def open(cls, location: str | Path | None = None, *, replica: str | None = None,
+             clock: Callable[[], float] = time.time, caps: AgentCaps | None = None) -> HubStore:
+        """Open (creating and migrating as needed) the store at ``location``."""
+        engine = engine_for(location)
+        try:
+            migrate(engine)
+        except BaseException:
+            engine.close()
+            raise
+        return cls(engine, replica=replica, clock=clock, caps=caps)
+
+    @property
+    def where(self) -> str:
+        return self.engine.where
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def __enter__(self) -> HubStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def listen(self) -> Listener:
+        """A listener for the changes committed from now on (by any hub process on PostgreSQL)."""
+        return self.engine.listen()
+
+    # -- tokens --------------------------------------------------------------------------
+
+    def add_token(self, name: str, kind: TokenKind, team: str | None = None) -> IssuedToken:
+        """A new token for ``name``; its secret is in the result only, the store keeps a digest."""
+        tokens.check_name(name)
+        if team is not None:
+            tokens.check_name(team, "team name")
+        secret = tokens.mint()
+        token = Token(name, kind, team, self._clock())
+        with self.engine.transaction(write=True) as tx:
+            if tx.rows("SELECT 1 FROM hub_tokens WHERE name = ?", (name,)):
+                raise HubStoreError(f"{name} already has a token; remove it first "
+                                    f"(`dsh hub token rm {name}`)", TOKEN_EXISTS)
+            tx.run("INSERT INTO hub_tokens (name, kind, team, digest, created_at) "
+                   "VALUES (?, ?, ?, ?, ?)",
+                   (name, kind, team, tokens.digest(secret), token.created_at))
+        return IssuedToken(token, secret)
+
+    def authenticate(self, secret: str) -> Token | None:
+        """The holder of ``secret``, or None when no token has its digest."""
+        with self.engine.transaction() as tx:
+            rows = tx.rows("SELECT name, kind, team, created_at FROM hub_tokens "
+                           "WHERE digest = ?", (tokens.digest(secret),))
+        return Token(*rows[0]) if rows else None
+
+    def tokens(self) -> list[Token]:
+        with self.engine.transaction() as tx:
+            rows = tx.rows("SELECT name, kind, team, created_at FROM hub_tokens ORDER BY name")
+        return [Token(*row) for row in rows]
+
+    def remove_token(self, name: str) -> bool:
+        """Forget ``name``'s token (it stops working at once); False if it had none."""
+        with self.engine.transaction(write=True) as tx:
+            return tx.run("DELETE FROM hub_tokens WHERE name = ?", (name,)) == 1
+
+    # -- entries -------------------------------------------------------------------------
+
+    def ask(self, *, token: str, batch: dict[str, Any], agent: str, machine: str, cwd: str,
+            kind: EntryKind = "question", timeout: float | None = None,
+            key: str | None = None) -> Entry:
+        """Keep a new pending entry for ``token``'s agent; ``timeout`` seconds, else no end.
+
+        With ``key`` (the agent's own id for this ask), asking again with the same key is
+        the same entry, as it now stands (pending or settled), with no second audit row;
+        the same key with another batch is ``KEY_REUSED``.
+        """
+        text = _json(batch, "question batch" if kind == "question" else "permission request")
+        size = len(text.encode("utf-8"))
+        if key is not None:
+            tokens.check_name(key, "ask key")
+        agent, machine, cwd = _label(agent), _label(machine), _label(cwd)
+        now = self._clock()
+        entry_id = uuid.uuid4().hex
+        deadline = now + timeout if timeout is not None else None
+        with self.engine.transaction(write=True) as tx:
+            # a repeat loses to the first at the unique (token, ask_key) index, atomically
+            if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key, size) VALUES (?, ?, ?, ?, "
+                      "?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?) "
+                      "ON CONFLICT (token, ask_key) DO NOTHING",
+                      (entry_id, kind, text, token, agent, machine, cwd, now, deadline,
+                       key, size)) == 0:
+                rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE token = ? AND "
+                               "ask_key = ?", (token, key))
+                earlier = _entry(rows[0])
+                if (earlier.kind, earlier.batch) != (kind, json.loads(text)):
+                    raise HubStoreError(f"ask key {key} was used for another batch of "
+                                        f"{token}'s; a new batch needs a new key", KEY_REUSED)
+                return earlier
+            self._take_room(tx, token, size)
+            self._record(tx, entry_id, "ask", token, now)
+        return Entry(entry_id, kind, json.loads(text), token, agent, machine, cwd, "pending",
+                     None, None, None, None, now, deadline, None)
+
+    def _take_room(self, tx: Tx, token: str, size: int) -> None:
+        """Count a new entry against its agent's caps, or refuse it (TOO_MANY_PENDING).
+
+        The agent's counter row is locked by the update, so concurrent asks of one agent
+        (in any hub process) are counted one after another and never pass the cap together.
+        """
+        tx.run("INSERT INTO hub_load (token, entries, bytes) VALUES (?, 0, 0) "
+               "ON CONFLICT (token) DO NOTHING", (token,))
+        caps = self.caps
+        if tx.run("UPDATE hub_load SET entries = entries + 1, bytes = bytes + ? WHERE token = ? "
+                  "AND entries < ? AND bytes + ? <= ?",
+                  (size, token, caps.entries, size, caps.bytes)) == 1:
+            return
+        entries, held = tx.rows("SELECT entries, bytes FROM hub_load WHERE token = ?",
+                                (token,))[0]
+        raise HubStoreError(
+            f"{token} has {entries} entries pending ({held / 2**20:.1f} MiB) already, at most "
+            f"{caps.entries} ({caps.bytes / 2**20:.1f} MiB), so this one of "
+            f"{size / 2**20:.1f} MiB was not kept: wait for answers", TOO_MANY_PENDING)
+
+    def get(self, entry_id: str) -> Entry | None:
+        with self.engine.transaction() as tx:
+            return self._get(tx, entry_id)
+
+    def pending(self, limit: int = PAGE) -> list[Entry]:
+        """The pending entries, oldest first, at most ``limit``."""
+        with self.engine.transaction() as tx:
+            rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE state = 'pending' "
+                           "ORDER BY created_at, id LIMIT ?", (limit,))
+        return [_entry(row) for row in rows]
+
+    def answer(self, entry_id: str, answer: dict[str, Any], by: str) -> Answered | NotPending:
+        """Settle ``entry_id`` with ``answer`` from ``by``, if no one settled it first."""
+        text = _json(answer, "answer")
+        with self.engine.transaction(write=True) as tx:
+            result = self._settle(tx, entry_id, "answered", by, answer=text)
+            if isinstance(result, NotPending):
+                return result
+            entry = self._get(tx, entry_id)
+        assert entry is not None  # settled in this transaction
+        return Answered(entry)
+
+    def cancel(self, entry_id: str, by: str) -> Entry | NotPending:
+        """The agent withdrew the entry (or its call ended): no answer is taken after this."""
+        with self.engine.transaction(write=True) as tx:
+            result = self._settle(tx, entry_id, "cancelled", by)
+            if isinstance(result, NotPending):
+                return result
+            entry = self._get(tx, entry_id)
+        assert entry is not None
+        return entry
+
+    def expire(self, limit: int = PAGE) -> list[str]:
+        """Time out pending entries whose deadline has passed; their ids (at most ``limit``)."""
+        now = self._clock()
+        with self.engine.transaction(write=True) as tx:
+            rows = tx.rows("SELECT id FROM hub_entries WHERE state = 'pending' "
+                           "AND deadline <= ? ORDER BY deadline LIMIT ?", (now, limit))
+            return [entry_id for (entry_id,) in rows
+                    if not isinstance(self._settle(tx, entry_id, "timeout", "hub"), NotPending)]
+
+    def _settle(self, tx: Tx, entry_id: str, state: EntryState, by: str,
+                answer: str | None = None) -> NotPending | None:
+        """The one place an entry leaves ``pending``: whoever's update changes the row won.
+
+        Under concurrency the database serialises the updates of one row (SQLite's write
+        lock, PostgreSQL's row lock with the condition read again after the wait), so
+        exactly one sees ``state = 'pending'``. An entry past its deadline takes no answer:
+        it is timed out here instead, and the answer gets ``NotPending``.
+        """
+        now = self._clock()
+        live = "" if state == "timeout" else " AND (deadline IS NULL OR deadline > ?)"
+        params: tuple[Any, ...] = (state, answer, by if state == "answered" else None, now,
+                                   entry_id) + (() if state == "timeout" else (now,))
+        changed = tx.run(
+            "UPDATE hub_entries SET state = ?, answer = ?, answered_by = ?, resolved_at = ?, "
+            "claimed_by = NULL, claim_expires = NULL "
+            f"WHERE id = ? AND state = 'pending'{live}", params)
+        if changed == 1:
+            tx.run("UPDATE hub_load SET entries = entries - 1, "
+                   "bytes = bytes - (SELECT size FROM hub_entries WHERE id = ?) "
+                   "WHERE token = (SELECT token FROM hub_entries WHERE id = ?)",
+                   (entry_id, entry_id))
+            self._record(tx, entry_id, _SETTLED_BY[state], by, now)
+            return None
+        current = self._get(tx, entry_id)
+        if current is not None and current.state == "pending" and state != "timeout":
+            self._settle(tx, entry_id, "timeout", "hub")  # its deadline passed unswept
+            return NotPending(entry_id, "timeout")
+        return NotPending(entry_id, current.state if current else None)
+
+    # -- claims --------------------------------------------------------------------------
+
+    def claim(self, entry_id: str, human: str,
+              lease: float) -> Claimed | Renewed | TakenBy | NotPending:
+        """Take (or renew) ``human``'s lease on a pending entry for ``lease`` seconds.
+
+        A claim only tells the others who is answering; it does not stop their answers,
+        which the conditional update in ``_settle`` still decides.
+        """
+        now = self._clock()
+        expires = now + lease
+        with self.engine.transaction(write=True) as tx:
+            if tx.run("UPDATE hub_entries SET claim_expires = ? WHERE id = ? AND "
+                      "state = 'pending' AND claimed_by = ? AND claim_expires > ?",
+                      (expires, entry_id, human, now)) == 1:
+                return Renewed(entry_id, human, expires)
+            if tx.run("UPDATE hub_entries SET claimed_by = ?, claim_expires = ? WHERE id = ? "
+                      "AND state = 'pending' AND (claimed_by IS NULL OR claim_expires <= ?)",
+                      (human, expires, entry_id, now)) == 1:
+                self._record(tx, entry_id, "claim", human, now)
+                return Claimed(entry_id, human, expires)
+            current = self._get(tx, entry_id)
+        if current is None or current.state != "pending":
+            return NotPending(entry_id, current.state if current else None)
+        holder = current.taken_by(now)
+        assert holder is not None and current.claim_expires is not None
+        return TakenBy(entry_id, holder, current.claim_expires)
+
+    def release(self, entry_id: str, human: str) -> Released | TakenBy | NotPending:
+        """Let go of ``human``'s lease (the desk closed the entry, or went)."""
+        now = self._clock()
+        with self.engine.transaction(write=True) as tx:
+            if tx.run("UPDATE hub_entries SET claimed_by = NULL, claim_expires = NULL "
+                      "WHERE id = ? AND state = 'pending' AND claimed_by = ?",
+                      (entry_id, human)) == 1:
+                self._record(tx, entry_id, "release", human, now)
+                return Released(entry_id, human)
+            current = self._get(tx, entry_id)
+        if current is None or current.state != "pending":
+            return NotPending(entry_id, current.state if current else None)
+        holder = current.taken_by(now)
+        if holder is None or current.claim_expires is None:
+            return Released(entry_id, human)
+        return TakenBy(entry_id, holder, current.claim_expires)
+
+    # -- the audit -----------------------------------------------------------------------
+
+    def audit(self, entry_id: str | None = None, *, after: int = 0,
+              limit: int = PAGE) -> list[AuditRow]:
+        """Audit rows in the order they happened, of one entry or all, from after ``after``."""
+        where = "WHERE id > ?" + (" AND entry_id = ?" if entry_id is not None else "")
+        params: tuple[Any, ...] = (after,) + ((entry_id,) if entry_id is not None else ())
+        with self.engine.transaction() as tx:
+            rows = tx.rows(f"SELECT id, entry_id, action, actor, replica, at FROM hub_audit "
+                           f"{where} ORDER BY id LIMIT ?", (*params, limit))
+        return [AuditRow(*row) for row in rows]
+
+    def prune(self, older_than: float, limit: int = PAGE) -> tuple[int, int]:
+        """Forget what retention lets go: audit rows of settled entries written, then
+        settled entries with no audit left resolved, more than ``older_than`` seconds ago;
+        at most ``limit`` of each per call (a short transaction: call again while either
+        count is ``limit``). A pending entry and its audit are kept however old.
+
+        The number of entries and of audit rows forgotten.
+        """
+        cutoff = self._clock() - older_than
+        with self.engine.transaction(write=True) as tx:
+            audit = tx.run(
+                "DELETE FROM hub_audit WHERE id IN (SELECT a.id FROM hub_audit a "
+                "JOIN hub_entries e ON e.id = a.entry_id WHERE a.at < ? "
+                "AND e.state <> 'pending' ORDER BY a.id LIMIT ?)", (cutoff, limit))
+            # only a settled entry has resolved_at; one outlives its last audit row
+            entries = tx.run(
+                "DELETE FROM hub_entries WHERE id IN (SELECT e.id FROM hub_entries e "
+                "WHERE e.resolved_at < ? AND NOT EXISTS (SELECT 1 FROM hub_audit a "
+                "WHERE a.entry_id = e.id) ORDER BY e.resolved_at LIMIT ?)", (cutoff, limit))
+        return entries, audit
+
+    def _record(self, tx: Tx, entry_id: str, action: AuditAction, actor: str,
+                now: float) -> None:
+        tx.run("INSERT INTO hub_audit (entry_id, action, actor, replica, at) "
+               "VALUES (?, ?, ?, ?, ?)", (entry_id, action, actor, self.replica, now))
+        tx.notify(Change(action, entry_id, self.replica))
+
+    @staticmethod
+    def _get(tx: Tx, entry_id: str) -> Entry | None:
+        rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE id = ?", (entry_id,))
+        return _entry(rows[0]) if rows else None
