@@ -108,7 +108,8 @@ class TaskStore:
         self.ttl_max_ms = ttl_max_ms
         self.shared = shared or {}  # owner -> cap, for owners that are many clients at once
         self._tasks: dict[str, TaskRecord] = {}
-        self._telling: set[asyncio.Future[None]] = set()  # notices under way, kept from GC
+        # notices under way, and sealed tasks past their TTL awaiting their end (kept from GC)
+        self._telling: set[asyncio.Future[None]] = set()
 
     def ttl_for(self, requested: Any) -> int:
         """The TTL a task gets: the client's, when a positive integer, cut to the maximum."""
@@ -166,9 +167,19 @@ class TaskStore:
 
     def expire(self, record: TaskRecord) -> None:
         """Its TTL ran out: a live task is withdrawn (its watcher told, as of a cancel), and
-        either way it is forgotten."""
-        self.cancel(record, "the task's time to live ran out")
-        self.forget(record)
+        forgotten; one whose outcome came first (its signal sealed, the result still being
+        recorded) is forgotten only once it has ended, so a look-up meanwhile finds it."""
+        if self.cancel(record, "the task's time to live ran out") or record.terminal:
+            self.forget(record)
+            return
+
+        async def once_ended() -> None:
+            await record.done.wait()
+            self.forget(record)
+
+        ending = asyncio.ensure_future(once_ended())
+        self._telling.add(ending)
+        ending.add_done_callback(self._telling.discard)
 
     def forget(self, record: TaskRecord) -> None:
         self._tasks.pop(record.task_id, None)
