@@ -51,3 +51,46 @@ def test_a_live_task_past_its_ttl_is_withdrawn_and_forgotten_at_once():
 
     status, message, after = asyncio.run(asyncio.wait_for(main(), 5))
     assert status == "cancelled" and "time to live" in message and after is None
+
+
+def test_what_an_owner_holds_is_counted_through_create_end_fetch_and_forget():
+    """``holds`` (the HTTP door's question, asked of every session) follows each change:
+    a running task holds, an ended one holds until its end is handed over, a forgotten
+    one holds nothing; another owner's tasks never count."""
+    async def main():
+        from dsh_cli.mcp_server.tasks import legacy
+
+        store, seen = TaskStore(), []
+        answered = asyncio.Event()
+
+        async def work(signal):
+            await answered.wait()
+            return RESULT
+
+        first = store.create("http:a", "ask_user_question", work)
+        second = store.create("http:a", "ask_user_question", work)
+        store.create("http:b", "ask_user_question", work)
+        seen.append(("running", store.holds("http:a"), store.holds("http:c")))
+        legacy.get(store, "http:a", {"taskId": first.task_id})  # not ended: nothing handed
+        answered.set()
+        await first.done.wait()
+        await second.done.wait()
+        legacy.get(store, "http:a", {"taskId": first.task_id})
+        seen.append(("one fetched", store.holds("http:a")))
+        await legacy.result(store, "http:a", {"taskId": second.task_id})
+        legacy.get(store, "http:a", {"taskId": second.task_id})  # handed twice, counted once
+        seen.append(("both fetched", store.holds("http:a"), store.holds("http:b")))
+        third = store.create("http:a", "ask_user_question", work)
+        await third.done.wait()
+        seen.append(("ended, unfetched", store.holds("http:a")))
+        store.forget(third)
+        store.forget(third)  # a second forget (expiry, then the session's end) is nothing
+        legacy.get(store, "http:b", {"taskId": store.owned("http:b")[0].task_id})
+        seen.append(("forgotten", store.holds("http:a"), store.holds("http:b"),
+                     [record.task_id for record in store.owned("http:a")]
+                     == [first.task_id, second.task_id]))
+        return seen
+
+    assert asyncio.run(asyncio.wait_for(main(), 5)) == [
+        ("running", True, False), ("one fetched", True), ("both fetched", False, True),
+        ("ended, unfetched", True), ("forgotten", False, False, True)]
