@@ -29,6 +29,7 @@ MEASURES = {
     "agent": "the agent loop vs the bare OpenAI SDK",
     "inbox": "keys in dsh attach's inbox list with 500 entries vs one",
     "later": "an agent loop turn with 100 async question batches pending vs none",
+    "door": "dsh mcp --http's door admitting a session with 4,200 tasks kept vs 100",
     "store": "session store append and resume",
     "history": "a batch reaching the desk and dsh history's memory, 12,000 stored batches "
                "vs none",

@@ -9,7 +9,8 @@ one too many, the session idle the longest is closed first (an ordinary ``DELETE
 a client that never closes its sessions cannot grow dsh without bound. A session that
 ``holds`` work (a question still open, an outcome not yet fetched) is never closed so: its
 agent comes back for it. With every session busy or holding work, a new one is refused
-(503), and the sessions that hold work keep it.
+(503), and the sessions that hold work keep it. Whether a session holds work is a count its
+stores keep, so an admission's cost does not grow with the tasks and tickets kept.
 """
 
 from __future__ import annotations
@@ -80,13 +81,13 @@ class TokenGate:
     async def _open(self, scope: Scope, receive: Any, send: Any) -> None:
         """A request without a session id: it may open a session, so room is made first."""
         async with self._admitting:
-            full = len(self.sessions) >= self.max_sessions
-            idle = next((key for key, busy in self.sessions.items()
-                         if not busy and not self.holds(key.decode("latin-1"))), None)
-            if full and idle is None:
-                await _unavailable(send)
-                return
-            if full and idle is not None:
+            if len(self.sessions) >= self.max_sessions:  # full: look for one to close
+                # at most ``max_sessions`` looks, each a count (``holds`` scans nothing)
+                idle = next((key for key, busy in self.sessions.items()
+                             if not busy and not self.holds(key.decode("latin-1"))), None)
+                if idle is None:
+                    await _unavailable(send)
+                    return
                 await self._close(idle)
         opened: list[bytes] = []
 

@@ -6,6 +6,12 @@ answers it with a ``permission/decision`` frame, which lands in ``respond``. Fir
 response wins; a bad one is refused and the request stays pending, as with questions. A
 request belongs to the session the gate asked it in (``PermissionRequest.session_id``), and
 a decision or cancel naming another is ``wrong-session`` (``core/ownership.py``).
+One settlement decides, as in the question table (``interaction/pending.py``): the request's
+abort signal settles it the moment it is aborted (a decision after that is ``not-pending``),
+and a decision or dismissal seals the signal, so an abort that comes second (a
+``tasks/cancel`` of ``approve_tool_use``'s task) is refused and the decision stands. The
+signal is the request's own (a tool call's child, a task's): sealing it never stops its
+owner aborting the work that follows.
 Once the front door closes (stdin ended, the web host stopped) every pending request and
 every later one ends ``ASK_ABORTED``: nobody is left to decide, and a run never hangs.
 """
@@ -58,9 +64,14 @@ class RemotePermissions:
             raise UserInteractionError(self._closed, ASK_ABORTED)
         future: asyncio.Future[PermissionDecision] = asyncio.get_running_loop().create_future()
         self._pending[rpc_id] = (request, future)
+        unhook = request.signal.on_abort(lambda reason: _settle(future, request, (
+            UserInteractionError(f"the permission request was aborted ({reason})",
+                                 ASK_ABORTED)))) if request.signal is not None else None
         try:
             return await future
         finally:
+            if unhook is not None:
+                unhook()
             self._pending.pop(rpc_id, None)
 
     def _claim(self, rpc_id: str, session_id: str | None
@@ -83,7 +94,8 @@ class RemotePermissions:
         if message is not None and (not isinstance(message, str) or len(message) > MAX_MESSAGE):
             return ResponseAck(rpc_id, False, BAD_RESPONSE,
                                f"message must be a string of at most {MAX_MESSAGE} characters")
-        future.set_result(PermissionDecision(decision, (message or "").strip() or None))
+        _settle(future, self._pending[rpc_id][0],
+                PermissionDecision(decision, (message or "").strip() or None))
         return ResponseAck(rpc_id, True)
 
     def cancel(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:
@@ -91,13 +103,25 @@ class RemotePermissions:
         future = self._claim(rpc_id, session_id)
         if isinstance(future, ResponseAck):
             return future
-        future.set_exception(UserInteractionError("the user dismissed the permission request",
-                                                  ASK_CANCELLED))
+        _settle(future, self._pending[rpc_id][0],
+                UserInteractionError("the user dismissed the permission request", ASK_CANCELLED))
         return ResponseAck(rpc_id, True)
 
     def close(self, reason: str) -> None:
         """Nobody can decide any more: pending and later requests end ``ASK_ABORTED``."""
         self._closed = reason
-        for _, future in self._pending.values():
-            if not future.done():
-                future.set_exception(UserInteractionError(reason, ASK_ABORTED))
+        for request, future in self._pending.values():
+            _settle(future, request, UserInteractionError(reason, ASK_ABORTED))
+
+
+def _settle(future: asyncio.Future[PermissionDecision], request: PermissionRequest,
+            outcome: PermissionDecision | BaseException) -> None:
+    """Resolve a pending request once; decided, its signal is sealed (an abort comes second)."""
+    if future.done():
+        return
+    if request.signal is not None:
+        request.signal.seal()  # no-op once aborted: then the abort is this settlement
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)

@@ -54,9 +54,11 @@ def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool[Any] | 
         if tool is None:  # unknown: let the registry say so
             return await call_next(call, ctx)
         info = info_for(tool, call.name)
+        # the request's own signal: a decision seals it (first wins), and the call's stays
+        # free to abort the tool that runs next
         request = PermissionRequest(
             tool=call.name, arguments=decoded(call.arguments), server=info.server,
-            hints=info.hints, call_id=call.id, signal=ctx.signal,
+            hints=info.hints, call_id=call.id, signal=ctx.signal.child(),
             description=tool.description)
         try:
             await gate.check(request, info.digest)

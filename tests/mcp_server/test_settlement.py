@@ -8,6 +8,7 @@ its watchers so, as a cancelled one does.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 from mcp_util import bounded, jsonl_desk
@@ -99,3 +100,54 @@ def test_a_task_withdrawn_by_its_ttl_sends_its_cancelled_status_as_a_cancelled_o
     assert [(status["taskId"], status["status"]) for status in statuses] == [
         (created["taskId"], "cancelled")]
     assert "time to live" in statuses[0]["statusMessage"]
+
+
+def test_a_cancel_and_the_desks_permission_decision_agree_on_which_came_first():
+    """``approve_tool_use`` as a 2025 task: a ``tasks/cancel`` right after the desk's decision
+    was acknowledged, or at the same moment, loses to a decision the desk was told counts
+    (the task completes with it); one that came first makes the decision ``not-pending``."""
+    async def main():
+        rounds = []
+        async with jsonl_desk() as desk:
+            with http_dsh("--wait", "20") as url:
+                session = await asyncio.to_thread(Wire2025, url)
+                for number in range(ROUNDS):
+                    approve = {"name": "approve_tool_use", "task": {"ttl": 60_000},
+                               "arguments": {"tool_name": "Bash",
+                                             "input": {"command": f"make round-{number}"}}}
+                    created = (await asyncio.to_thread(session.request, "tools/call",
+                                                       approve))["result"]["task"]
+                    requested = await desk.event("permission/requested")
+                    await desk.send({"type": "permission/decision",
+                                     "rpc_id": requested["rpc_id"],
+                                     "session_id": requested["session_id"],
+                                     "decision": "allow_once"})
+                    together = number % 2 == 1
+                    seen: dict[str, dict] = {}
+                    if not together:
+                        await _until(desk, seen, "response/ack")
+                    cancel = await asyncio.to_thread(session.request, "tasks/cancel",
+                                                     {"taskId": created["taskId"]})
+                    await _until(desk, seen, "response/ack")
+                    task = await asyncio.to_thread(until_ended, session.request,
+                                                   created["taskId"])
+                    result = await asyncio.to_thread(session.request, "tasks/result",
+                                                     {"taskId": created["taskId"]})
+                    await _until(desk, seen, "permission/resolved")
+                    rounds.append((together, seen["response/ack"], cancel, task, result,
+                                   seen["permission/resolved"]))
+        return rounds
+
+    for together, ack, cancel, task, result, resolved in bounded(main(), 240):
+        seen = (together, ack, cancel, task, result)
+        if ack["accepted"]:  # the desk was told its decision counts: so it must
+            assert resolved["outcome"] == "decided", seen
+            assert task["status"] == "completed", seen
+            assert cancel["error"]["code"] == NOT_FOUND, seen
+            assert "completed" in cancel["error"]["message"], seen
+            assert json.loads(result["result"]["content"][0]["text"])["behavior"] == "allow"
+        else:  # the cancel came first: the decision was refused, and nothing says decided
+            assert together and ack["reason"] == "not-pending", seen
+            assert resolved["outcome"] == "aborted", seen
+            assert task["status"] == "cancelled", seen
+            assert "cancelled" in result["error"]["message"], seen

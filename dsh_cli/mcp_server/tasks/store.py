@@ -108,7 +108,12 @@ class TaskStore:
         self.ttl_max_ms = ttl_max_ms
         self.shared = shared or {}  # owner -> cap, for owners that are many clients at once
         self._tasks: dict[str, TaskRecord] = {}
-        self._telling: set[asyncio.Future[None]] = set()  # notices under way, kept from GC
+        self._of: dict[str, dict[str, TaskRecord]] = {}  # owner -> its tasks, oldest first
+        # owner -> its tasks whose end it has not been handed: counted, so the HTTP door
+        # asks ``holds`` of every session at each admission in constant time per session
+        self._unfetched: dict[str, int] = {}
+        # notices under way, and sealed tasks past their TTL awaiting their end (kept from GC)
+        self._telling: set[asyncio.Future[None]] = set()
 
     def ttl_for(self, requested: Any) -> int:
         """The TTL a task gets: the client's, when a positive integer, cut to the maximum."""
@@ -123,13 +128,13 @@ class TaskStore:
         (of a shared owner: of any, for each is kept its whole time to live). ``signal``: the
         one its work was already started under (a batch asked before its task was made), so
         an answer that seals it decides the task too."""
-        mine = self.owned(owner)
-        if owner in self.shared and len(mine) >= self.shared[owner]:
+        held = len(self._of.get(owner, {}))
+        if owner in self.shared and held >= self.shared[owner]:
             raise TaskError(-32600, f"too many tasks kept ({self.shared[owner]:,}, for every "
                                     "client of this wire together): each is kept until its "
                                     "time to live runs out")
-        if owner not in self.shared and len(mine) >= self.per_owner:
-            finished = [task for task in mine if task.terminal]
+        if owner not in self.shared and held >= self.per_owner:
+            finished = [task for task in self.owned(owner) if task.terminal]
             if not finished:
                 raise TaskError(-32600, f"too many tasks in progress ({self.per_owner}): "
                                         "wait for one to end or cancel one")
@@ -137,6 +142,8 @@ class TaskStore:
         record = TaskRecord(secrets.token_urlsafe(32), owner, tool, self.ttl_for(ttl_ms),
                             watcher=watcher, signal=signal or AbortSignal())
         self._tasks[record.task_id] = record
+        self._of.setdefault(owner, {})[record.task_id] = record
+        self._unfetched[owner] = self._unfetched.get(owner, 0) + 1
         loop = asyncio.get_running_loop()
         record.expiry = loop.call_later(record.ttl_ms / 1000, self.expire, record)
         record.runner = asyncio.ensure_future(self._run(record, work))
@@ -149,11 +156,20 @@ class TaskStore:
 
     def owned(self, owner: str) -> list[TaskRecord]:
         """``owner``'s tasks, the oldest first."""
-        return [task for task in self._tasks.values() if task.owner == owner]
+        return list(self._of.get(owner, {}).values())
 
     def holds(self, owner: str) -> bool:
-        """Whether ``owner`` has a task running, or one whose end it has not been handed."""
-        return any(not task.terminal or not task.fetched for task in self.owned(owner))
+        """Whether ``owner`` has a task running, or one whose end it has not been handed
+        (a task is handed its end only once it has ended: one count says both)."""
+        return owner in self._unfetched
+
+    def mark_fetched(self, record: TaskRecord) -> None:
+        """The task's end was handed to its client (a result, or a get once it ended)."""
+        if not record.terminal or record.fetched:
+            return
+        record.fetched = True
+        if self._tasks.get(record.task_id) is record:
+            self._uncount(record.owner)
 
     def cancel(self, record: TaskRecord, reason: str = "the agent cancelled the task") -> bool:
         """Cancel a live task (its batch is aborted); False when it had ended, or when its
@@ -166,14 +182,38 @@ class TaskStore:
 
     def expire(self, record: TaskRecord) -> None:
         """Its TTL ran out: a live task is withdrawn (its watcher told, as of a cancel), and
-        either way it is forgotten."""
-        self.cancel(record, "the task's time to live ran out")
-        self.forget(record)
+        forgotten; one whose outcome came first (its signal sealed, the result still being
+        recorded) is forgotten only once it has ended, so a look-up meanwhile finds it."""
+        if self.cancel(record, "the task's time to live ran out") or record.terminal:
+            self.forget(record)
+            return
+
+        async def once_ended() -> None:
+            await record.done.wait()
+            self.forget(record)
+
+        ending = asyncio.ensure_future(once_ended())
+        self._telling.add(ending)
+        ending.add_done_callback(self._telling.discard)
 
     def forget(self, record: TaskRecord) -> None:
-        self._tasks.pop(record.task_id, None)
         if record.expiry is not None:
             record.expiry.cancel()
+        if self._tasks.pop(record.task_id, None) is None:
+            return
+        mine = self._of.get(record.owner, {})
+        mine.pop(record.task_id, None)
+        if not mine:
+            self._of.pop(record.owner, None)
+        if not record.fetched:
+            self._uncount(record.owner)
+
+    def _uncount(self, owner: str) -> None:
+        left = self._unfetched.get(owner, 0) - 1
+        if left > 0:
+            self._unfetched[owner] = left
+        else:
+            self._unfetched.pop(owner, None)
 
     async def close(self, grace: float = CLOSE_GRACE_SECONDS) -> None:
         """The process is ending: every live task is withdrawn; its work gets ``grace``

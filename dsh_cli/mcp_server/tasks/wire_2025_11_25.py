@@ -59,7 +59,7 @@ def _find(store: TaskStore, owner: str, params: Any) -> TaskRecord:
 def get(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/get``."""
     record = _find(store, owner, params)
-    record.fetched = record.terminal  # how it ended is known to its client now
+    store.mark_fetched(record)  # once it ended, how is known to its client now
     return task_wire(record)
 
 
@@ -69,7 +69,7 @@ async def result(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
 
     record = _find(store, owner, params)
     await record.done.wait()  # a cancelled wait leaves the task running
-    record.fetched = True
+    store.mark_fetched(record)
     if record.status == "completed" and record.result is not None:
         # the 2026 discriminator has no place on this wire
         called = {key: value for key, value in record.result.items() if key != "resultType"}

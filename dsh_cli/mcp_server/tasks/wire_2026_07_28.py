@@ -82,7 +82,7 @@ def get(store: TaskStore, owner: str, params: Any,
         headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/get``: the task, its result or error inlined once it ended."""
     record = _find(store, owner, params, headers)
-    record.fetched = record.terminal
+    store.mark_fetched(record)
     return detailed(record)
 
 
