@@ -1,7 +1,8 @@
 """The base layer: what every other layer may use, and which imports nothing of dsh above it.
 
 ``errors`` (the whole error tree, every code, the one stderr line), ``events`` (the one event
-stream), ``signal`` (abort signals), ``tasks`` (closing a task without losing a stop),
+stream), ``outcomes`` (how a question batch ended, every code and word of it), ``signal``
+(abort signals), ``tasks`` (closing a task without losing a stop),
 ``sanitize`` (display safety), ``recommended`` (the ``(Recommended)`` label convention),
 ``shapes`` (pydantic shape errors in dsh's words), ``ids`` (fresh request and session ids),
 ``files`` (files only their owner may read) and ``defaults`` (the default model, endpoint and
