@@ -98,7 +98,6 @@ class Outcome(Enum):
             return f"{'no desk' if by_agent else self.word} ({NO_PROVIDER})"
         return self.word
 
-
     def shown(self) -> str:
         """The page's line: its sentence, then the wire word unless it was answered."""
         return self.sentence if self.code is None else f"{self.sentence} ({self.event})"
