@@ -19,6 +19,7 @@ from dsh_cli.core.events import (
     TurnCompleted,
     UserMessage,
 )
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.transcript import DIM, RESET, TranscriptRenderer, color_enabled
 
 
@@ -115,7 +116,7 @@ def test_events_with_nothing_to_show_write_nothing():
         UserMessage("hi"),
         ToolStarted("c", "ask_user_question", "{}"),
         QuestionRequested("q_1", None, "c", [{"id": "a", "question": "?"}]),
-        QuestionResolved("q_1", "answered", {"answers": []}),
+        QuestionResolved("q_1", Outcome.ANSWERED, {"answers": []}),
         TurnCompleted("s1"),
     ]
     assert render(*quiet) == ""

@@ -88,15 +88,10 @@ def _block(item: Any) -> list[str]:
 
 
 def ended(item: Any) -> str:
-    """How a batch ended, in words: its status, or what the code it ended with says (the
-    store keeps a discussed batch, or one nobody could answer, as ``aborted``)."""
-    from dsh_cli.core.errors import ASK_DISCUSS, NO_PROVIDER
-
-    if item.code == ASK_DISCUSS:
-        return "discussed"
-    if item.code == NO_PROVIDER:
-        return f"{'no desk' if item.by_agent else 'no one to answer'} ({NO_PROVIDER})"
-    return str(item.status)
+    """How a batch ended, in its ``Outcome``'s words; ``pending`` or ``interrupted`` while
+    it is open."""
+    outcome = item.outcome
+    return str(item.status) if outcome is None else outcome.said(by_agent=item.by_agent)
 
 
 def _answer_text(entry: dict[str, Any]) -> str:

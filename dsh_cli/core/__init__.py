@@ -2,6 +2,7 @@
 
     errors.py        the whole error tree, every code, and the one stderr line
     events.py        the one event stream every surface subscribes to
+    outcomes.py      how a question batch ended: one closed set, every code and word of it
     signal.py        abort signals: how an owner tells work to give up
     tasks.py         closing a task without losing a stop
     startup.py       start-up without cyclic garbage collection, until the loop first waits

@@ -2,13 +2,17 @@
 
 Events are small immutable records whose ``type`` and JSON shape are those of the JSON-lines
 protocol (``spec/relay.md``), so the relay writes them as they are and no surface
-re-derives what happened. This module imports nothing from dsh.
+re-derives what happened. This module imports nothing from dsh (a batch's ``Outcome`` is
+only named in an annotation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:  # the annotation only: the stream itself needs nothing of dsh
+    from dsh_cli.core.outcomes import Outcome
 
 __all__ = [
     "BAD_RESPONSE",
@@ -165,11 +169,12 @@ class QuestionRequested(Event):
 
 
 class QuestionResolved(Event):
-    """A batch settled; ``outcome`` is answered, cancelled, declined, aborted or timeout."""
+    """A batch settled; ``outcome`` says how (``core/outcomes.py``), its ``event`` word on
+    the wire."""
 
     type: ClassVar[str] = "question/resolved"
     rpc_id: str
-    outcome: str
+    outcome: Outcome
     answer: dict[str, Any] | None = None
     # who gave the answer (terminal, plain, web, desk, answers file, controller, ...): the
     # store keeps it
@@ -178,7 +183,8 @@ class QuestionResolved(Event):
     code: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"type": self.type, "rpc_id": self.rpc_id, "outcome": self.outcome}
+        data: dict[str, Any] = {"type": self.type, "rpc_id": self.rpc_id,
+                                "outcome": self.outcome.event}
         if self.answer is not None:
             data["answer"] = self.answer
         return data  # answered_by stays off the wire: relay.md fixes the frame's fields

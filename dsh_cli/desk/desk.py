@@ -31,6 +31,7 @@ from dsh_cli.core.errors import (
     format_line,
 )
 from dsh_cli.core.lines import notice
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.core.tasks import close_task
@@ -322,8 +323,8 @@ class Desk:
         entry = self.inbox.get(link, rpc_id)
         here = entry is not None and entry.key in self._answered
         decision = event.get("decision")
-        if event.get("outcome") == "answered" or isinstance(decision, str):
-            done = "answered" if decision is None else sanitize_line(str(decision))
+        if Outcome.of_event(event.get("outcome")) is Outcome.ANSWERED or isinstance(decision, str):
+            done = Outcome.ANSWERED.word if decision is None else sanitize_line(str(decision))
             return f"{done} here" if here else f"{done} at another desk"
         return f"{sanitize_line(str(event.get('outcome')))} at the server"
 

@@ -26,6 +26,7 @@ import sys
 from typing import IO, Any
 
 from dsh_cli.core.errors import BAD_FRAME
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.desk.inbox import Inbox, InboxChange
 from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.interaction.pending import NOT_PENDING
@@ -123,7 +124,7 @@ class JsonlDesk:
                 kind = "permission/resolved" if rpc_id in self._permissions else \
                     "question/resolved"
                 self._permissions.discard(rpc_id)
-                self.write({"type": kind, "rpc_id": rpc_id, "outcome": "aborted"})
+                self.write({"type": kind, "rpc_id": rpc_id, "outcome": Outcome.ABORTED.event})
         self.inbox.remove_link(link, "its dsh mcp went away")
 
     def _dispatch(self, line: str) -> None:

@@ -25,11 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.errors import (
-    ASK_ABORTED,
-    ASK_CANCELLED,
-    ASK_DECLINED,
-    ASK_DISCUSS,
-    ASK_TIMEOUT,
     TICKET_NOT_PENDING,
     TOO_MANY_PENDING,
     UNKNOWN_TICKET,
@@ -37,6 +32,7 @@ from dsh_cli.core.errors import (
 )
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.limits import PENDING_BATCHES as MAX_PENDING
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction.traits import is_immediate, takes_turns
 from dsh_cli.interaction.validation import validate_answer
@@ -73,14 +69,7 @@ __all__ = ["MAX_PENDING", "LaterBatch", "LaterQuestions", "arrival_message"]
 
 REMEMBERED = 1_000  # delivered tickets still known, so a late cancel is TICKET_NOT_PENDING
 
-Outcome = AskUserQuestionAnswer | UserInteractionError
-
-# how a stored outcome (question/resolved's) reads back as the error the model is told
-_STORED_ERRORS = {
-    "cancelled": (ASK_CANCELLED, "the user cancelled the questions"),
-    "timeout": (ASK_TIMEOUT, "the question timed out"),
-    "declined": (ASK_DECLINED, "the user declined the questions"),
-}
+Settled = AskUserQuestionAnswer | UserInteractionError
 
 
 @dataclass(eq=False)
@@ -89,7 +78,7 @@ class LaterBatch:
 
     ticket: str
     request: AskUserQuestionRequest
-    outcome: Outcome | None = None
+    outcome: Settled | None = None
     watcher: asyncio.Task[None] | None = None
 
     @property
@@ -97,7 +86,7 @@ class LaterBatch:
         return [question.question for question in self.request.questions]
 
 
-def arrival_message(ticket: str, outcome: Outcome) -> str:
+def arrival_message(ticket: str, outcome: Settled) -> str:
     """The user message that brings an async batch's outcome to the model."""
     import json  # dsh ask's path imports the seam and no json before it answers
 
@@ -264,7 +253,7 @@ class LaterQuestions:
         provider = self._ui.provider
         if entry is None or provider is None:
             return False
-        result: Outcome
+        result: Settled
         asking = asyncio.ensure_future(provider.ask(entry.context))
         waiters: set[asyncio.Future[Any]] = {asking, entry.outcome}
         try:  # a controller, the timeout or a disposal may settle it while it is drawn
@@ -277,7 +266,7 @@ class LaterQuestions:
         try:
             raw = asking.result()
         except UserInteractionError as error:
-            if error.code in (ASK_DISCUSS, ASK_ABORTED):
+            if error.code in (Outcome.DISCUSSED.code, Outcome.ABORTED.code):
                 return False
             result = error
         else:
@@ -309,7 +298,7 @@ class LaterQuestions:
         ``UNKNOWN_TICKET``, or ``TICKET_NOT_PENDING`` when it had been settled already (an
         answer that came first wins)."""
         batch = self._open_batch(ticket)
-        error = UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+        error = Outcome.CANCELLED.error()
         if batch.ticket in self._unwatched:  # nobody is asking it: settle it here
             self._unwatched.discard(batch.ticket)
             self._arrive(batch, error)
@@ -362,9 +351,9 @@ class LaterQuestions:
 
     async def _settle(self, batch: LaterBatch, entry: Any, asker: Any) -> None:
         try:
-            result: Outcome = await self._ui.settle_entry(entry, asker)
+            result: Settled = await self._ui.settle_entry(entry, asker)
         except UserInteractionError as error:
-            if error.code == ASK_ABORTED:  # no outcome: open, stored, asked again on resume
+            if error.code == Outcome.ABORTED.code:  # no outcome: open, stored, re-asked on resume
                 batch.watcher = None
                 self._unwatched.add(batch.ticket)
                 self._notify()
@@ -376,7 +365,7 @@ class LaterQuestions:
         batch.watcher = None
         self._arrive(batch, result)
 
-    def _arrive(self, batch: LaterBatch, outcome: Outcome) -> None:
+    def _arrive(self, batch: LaterBatch, outcome: Settled) -> None:
         if self._batches.get(batch.ticket) is not batch:
             return  # detached meanwhile
         batch.outcome = outcome
@@ -399,15 +388,16 @@ def _not_pending(ticket: str) -> UserInteractionError:
         "already)", TICKET_NOT_PENDING)
 
 
-def _stored_outcome(request: AskUserQuestionRequest, stored: Any) -> Outcome | None:
+def _stored_outcome(request: AskUserQuestionRequest, stored: Any) -> Settled | None:
     """A stored ``question/resolved`` as the outcome it was; None while open."""
     if not isinstance(stored, dict):
         return None
-    if stored.get("outcome") == "answered":
+    outcome = Outcome.of_event(stored.get("outcome"))
+    if outcome is Outcome.ANSWERED:
         try:
             return validate_answer(request, stored.get("answer"))
         except UserInteractionError as error:
             return error
-    code, message = _STORED_ERRORS.get(str(stored.get("outcome")),
-                                       (ASK_CANCELLED, "the user cancelled the questions"))
-    return UserInteractionError(message, code)
+    if outcome is None or not outcome.closes_async:  # never stored so: as a dismissal
+        outcome = Outcome.CANCELLED
+    return outcome.error()

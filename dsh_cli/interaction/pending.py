@@ -20,13 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dsh_cli.core.errors import (
-    ASK_ABORTED,
-    ASK_CANCELLED,
-    ASK_DECLINED,
-    UserInteractionError,
-    discuss_instead,
-)
+from dsh_cli.core.errors import UserInteractionError, discuss_instead
 from dsh_cli.core.events import (
     BAD_RESPONSE,
     NOT_PENDING,
@@ -35,6 +29,7 @@ from dsh_cli.core.events import (
     ResponseAck,
 )
 from dsh_cli.core.ids import mint_rpc_id
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.ownership import refusal
 from dsh_cli.interaction.validation import validate_answer
 from dsh_cli.interaction.vocabulary import (
@@ -89,7 +84,7 @@ class PendingEntry:
 
 def declined() -> UserInteractionError:
     """The error a declined batch settles with, whoever declined it."""
-    return UserInteractionError("the user declined the questions", ASK_DECLINED)
+    return Outcome.DECLINED.error()
 
 
 class PendingQuestions:
@@ -114,8 +109,8 @@ class PendingQuestions:
         self._entries[rpc_id] = entry
         signal = request.signal
         if signal is not None:
-            entry.unhook = signal.on_abort(lambda reason: self.settle(rpc_id, UserInteractionError(
-                f"the question was aborted ({reason})", ASK_ABORTED)))
+            entry.unhook = signal.on_abort(lambda reason: self.settle(
+                rpc_id, Outcome.ABORTED.error(f"the question was aborted ({reason})")))
         return entry
 
     def get(self, rpc_id: str) -> PendingEntry | None:
@@ -172,8 +167,7 @@ class PendingQuestions:
         entry = self._claim(rpc_id, session_id)
         if isinstance(entry, ResponseAck):
             return entry
-        self.settle(rpc_id, UserInteractionError("the user cancelled the questions",
-                                                 ASK_CANCELLED))
+        self.settle(rpc_id, Outcome.CANCELLED.error())
         return ResponseAck(rpc_id, True)
 
     def decline(self, rpc_id: str, session_id: str | None = None) -> ResponseAck:

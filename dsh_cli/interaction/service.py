@@ -18,18 +18,13 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from dsh_cli.core.errors import (
-    ASK_ABORTED,
-    ASK_CANCELLED,
-    ASK_DECLINED,
-    ASK_DISCUSS,
-    ASK_TIMEOUT,
     CALLER_NOT_LIVE,
     DELEGATED_CALLER,
     DUPLICATE_PROVIDER,
-    NO_PROVIDER,
     UserInteractionError,
 )
 from dsh_cli.core.events import EventStream, QuestionResolved
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.tasks import close_task
 from dsh_cli.interaction.agents import Agent, AgentRegistry
 from dsh_cli.interaction.later import LaterQuestions
@@ -45,10 +40,6 @@ from dsh_cli.interaction.vocabulary import (
 
 __all__ = ["UserInteraction", "UserInteractionProvider"]
 
-_OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_DECLINED: "declined", ASK_TIMEOUT: "timeout",
-             ASK_DISCUSS: "discuss"}
-
-
 class UserInteractionProvider(Protocol):
     """A UI that shows a batch and returns the human's answer (or raises a seam error).
 
@@ -62,7 +53,7 @@ class UserInteractionProvider(Protocol):
 
 
 def aborted(reason: str = "the question was aborted") -> UserInteractionError:
-    return UserInteractionError(reason, ASK_ABORTED)
+    return Outcome.ABORTED.error(reason)
 
 
 class UserInteraction:
@@ -147,7 +138,7 @@ class UserInteraction:
         """Register, announce and settle one batch (its turn, if it needed one, has come)."""
         provider = self._provider
         if provider is None:
-            raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+            raise Outcome.NO_PROVIDER.error()
         seconds = timeout if timeout is not None else self.timeout
         deadline = None
         if seconds is not None:
@@ -171,7 +162,7 @@ class UserInteraction:
         check_questions(request)
         self._check_caller(request.agent)
         if self._provider is None:
-            raise UserInteractionError("no question provider can answer", NO_PROVIDER)
+            raise Outcome.NO_PROVIDER.error()
 
     async def settle_entry(self, entry: PendingEntry,
                            provider: UserInteractionProvider) -> AskUserQuestionAnswer:
@@ -299,7 +290,7 @@ class UserInteraction:
             except UserInteractionError as invalid:
                 return invalid
         if expiry is not None and expiry.done():
-            return UserInteractionError("the question timed out", ASK_TIMEOUT)
+            return Outcome.TIMED_OUT.error()
         reason = request.signal.reason if request.signal else None
         return aborted(f"the question was aborted ({reason})")
 
@@ -309,12 +300,11 @@ class UserInteraction:
             return
         error = outcome.exception()
         if error is None:
-            self.events.emit(QuestionResolved(entry.rpc_id, "answered", outcome.result().to_json(),
-                                              answered_by))
+            self.events.emit(QuestionResolved(entry.rpc_id, Outcome.ANSWERED,
+                                              outcome.result().to_json(), answered_by))
         else:
-            code = getattr(error, "code", ASK_ABORTED)
-            self.events.emit(QuestionResolved(entry.rpc_id, _OUTCOMES.get(code, "aborted"),
-                                              code=code))
+            code = getattr(error, "code", Outcome.ABORTED.code)
+            self.events.emit(QuestionResolved(entry.rpc_id, Outcome.of_code(code), code=code))
 
 
 def _abort_waiter(request: AskUserQuestionRequest) -> asyncio.Future[Any] | None:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.errors import (
     ASK_ABORTED,
-    ASK_CANCELLED,
     ASK_TIMEOUT,
     DUPLICATE_PROVIDER,
     NO_PERMISSION_PROVIDER,
@@ -31,6 +30,7 @@ from dsh_cli.core.errors import (
     format_line,
 )
 from dsh_cli.core.events import EventStream, PermissionRequested, PermissionResolved
+from dsh_cli.core.outcomes import permission_outcome
 from dsh_cli.core.tasks import close_task
 from dsh_cli.permissions.rules import Rules
 from dsh_cli.permissions.vocabulary import PermissionDecision, PermissionRequest
@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from dsh_cli.permissions.approvals import Approvals
 
 __all__ = ["PermissionGate", "PermissionProvider"]
-
-_OUTCOMES = {ASK_CANCELLED: "cancelled", ASK_TIMEOUT: "timeout"}
 
 
 class PermissionProvider(Protocol):
@@ -152,10 +150,10 @@ class PermissionGate:
             decision = self._remember(request, digest,
                                       await self._settle(provider, request, rpc_id))
         except HarnessError as error:
-            self.events.emit(PermissionResolved(rpc_id, _OUTCOMES.get(error.code, "aborted")))
+            self.events.emit(PermissionResolved(rpc_id, permission_outcome(error.code)))
             raise
         except BaseException:
-            self.events.emit(PermissionResolved(rpc_id, "aborted"))
+            self.events.emit(PermissionResolved(rpc_id, permission_outcome(None)))
             raise
         self.events.emit(PermissionResolved(rpc_id, "decided", decision.decision,
                                             decision.message))

@@ -19,17 +19,13 @@ import sys
 from collections.abc import Collection
 from typing import IO, Any
 
-from dsh_cli.core.errors import discuss_instead
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.streams import is_terminal
 from dsh_cli.interaction import (
-    ASK_ABORTED,
-    ASK_CANCELLED,
-    ASK_DECLINED,
     AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
-    UserInteractionError,
     display_label,
     is_recommended,
     problem_with,
@@ -104,7 +100,7 @@ class PlainProvider(AnsweredBy, TakesTurns):
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         """Walk the batch; ``/cancel`` raises ASK_CANCELLED, end of input ASK_ABORTED."""
         if self.lines.ended:  # no one can answer: fail without printing a prompt
-            raise UserInteractionError("input closed", ASK_ABORTED)
+            raise Outcome.ABORTED.error("input closed")
         questions = context.request.questions
         answers: list[AskUserQuestionAnswerItem | None] = [None] * len(questions)
         index = 0
@@ -248,7 +244,7 @@ class PlainProvider(AnsweredBy, TakesTurns):
         self._open_prompt = False
         if line is None:
             self._write("\n")
-            raise UserInteractionError("input closed", ASK_ABORTED)
+            raise Outcome.ABORTED.error("input closed")
         if self._echo:
             self._write(sanitize_line(line) + "\n")
         if context.deadline is not None:
@@ -299,11 +295,11 @@ class PlainProvider(AnsweredBy, TakesTurns):
         """``/cancel`` and (where offered) ``/decline`` and ``/discuss`` end the batch wherever
         they are typed."""
         if command == "/cancel":
-            raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
+            raise Outcome.CANCELLED.error()
         if command == "/discuss" and self._discussable:
-            raise discuss_instead()
+            raise Outcome.DISCUSSED.error()
         if command == "/decline" and declinable:
-            raise UserInteractionError("the user declined the questions", ASK_DECLINED)
+            raise Outcome.DECLINED.error()
 
     def _show(self, context: AskContext, index: int,
               current: AskUserQuestionAnswerItem | None = None) -> None:

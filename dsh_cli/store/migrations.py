@@ -195,6 +195,48 @@ def m011_answer_recall(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX answer_recall_by_digest ON answer_recall(digest, answered_at)")
 
 
+@migration
+def m012_question_outcomes(db: sqlite3.Connection) -> None:
+    """A batch's status is its ``Outcome``'s ``stored`` value (``core/outcomes.py``): a
+    discussed batch is ``discussed`` and one nobody could answer ``no_provider``, no longer
+    ``aborted`` with the code beside it; older rows are read by that code. SQLite changes a
+    CHECK by a rebuild, and dropping the table would cascade to the answers' recall index,
+    so that is kept aside and put back."""
+    db.execute("""
+        CREATE TABLE questions_new (
+            rpc_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            call_id TEXT,
+            request TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN (
+                'pending', 'interrupted', 'answered', 'cancelled', 'declined', 'timeout',
+                'discussed', 'aborted', 'no_provider')),
+            answer TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            resolved_at TEXT,
+            continuation TEXT,
+            answered_by TEXT,
+            code TEXT
+        )""")
+    columns = ("rpc_id, session_id, call_id, request, status, answer, created_at, updated_at, "
+               "resolved_at, continuation, answered_by, code")
+    db.execute(f"INSERT INTO questions_new ({columns}) SELECT "
+               f"{columns.replace('status', _STATUS_BY_CODE)} FROM questions")
+    db.execute("CREATE TEMP TABLE recall_kept AS SELECT * FROM answer_recall")
+    db.execute("DROP TABLE questions")
+    db.execute("ALTER TABLE questions_new RENAME TO questions")
+    db.execute("CREATE INDEX questions_by_session ON questions(session_id, status)")
+    db.execute("INSERT INTO answer_recall SELECT * FROM recall_kept")
+    db.execute("DROP TABLE temp.recall_kept")
+
+
+# an older row's status, read with the code it ended with (m012)
+_STATUS_BY_CODE = ("CASE WHEN status = 'aborted' AND code = 'ASK_DISCUSS' THEN 'discussed' "
+                   "WHEN status = 'aborted' AND code = 'NO_PROVIDER' THEN 'no_provider' "
+                   "ELSE status END")
+
+
 def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 

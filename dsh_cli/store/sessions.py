@@ -29,6 +29,7 @@ from dsh_cli.core.events import (
     QuestionResolved,
     UserMessage,
 )
+from dsh_cli.core.outcomes import PERMISSION_ENDINGS, Outcome
 from dsh_cli.store.db import (
     BUSY_TIMEOUT,
     SessionNotFound,
@@ -50,8 +51,7 @@ __all__ = [
 ]
 
 _REQUEST_KEYS = ("questions", "source", "declinable", "review")  # what re-asks a batch
-_OUTCOMES = ("answered", "cancelled", "declined", "aborted", "timeout")
-_PERMISSION_OUTCOMES = ("decided", "cancelled", "aborted", "timeout")
+_PERMISSION_OUTCOMES = ("decided", *PERMISSION_ENDINGS)
 _DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
 
 
@@ -228,7 +228,8 @@ class QuestionBatch:
 
 @dataclass(frozen=True)
 class AnsweredQuestion:
-    """One batch of ``dsh history``: what was asked, how it ended, who answered and when."""
+    """One batch of ``dsh history``: what was asked, how it ended, who answered and when;
+    ``status`` is an ``Outcome``'s ``stored`` value, or ``pending``/``interrupted``."""
 
     rpc_id: str
     session_id: str
@@ -245,8 +246,13 @@ class AnsweredQuestion:
     def to_json(self) -> dict[str, Any]:
         return {"rpc_id": self.rpc_id, "session_id": self.session_id, "agent": self.agent,
                 "questions": self.request.get("questions", []), "status": self.status,
-                "answer": self.answer, "answered_by": self.answered_by,
+                "code": self.code, "answer": self.answer, "answered_by": self.answered_by,
                 "asked_at": self.created_at, "answered_at": self.resolved_at}
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """How it ended; None while it is still open."""
+        return Outcome.of_stored(self.status)
 
 
 class SessionStore:
@@ -387,19 +393,19 @@ class SessionStore:
 
     def question_resolved(self, session_id: str, event: QuestionResolved) -> None:
         """A pending batch settled; an interrupted one keeps waiting for its resume."""
-        status = event.outcome if event.outcome in _OUTCOMES else "aborted"
+        outcome = event.outcome
         answer = json.dumps(event.answer, ensure_ascii=False) if event.answer is not None else None
         now = _now()
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
                 "UPDATE questions SET status = ?, answer = ?, answered_by = ?, code = ?, "
                 "updated_at = ?, resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
-                (status, answer, event.answered_by, event.code, now, now, event.rpc_id),
+                (outcome.stored, answer, event.answered_by, event.code, now, now, event.rpc_id),
             )
-            if status == "answered":
+            if outcome is Outcome.ANSWERED:
                 db.execute("UPDATE answer_recall SET answered_at = ? WHERE rpc_id = ?",
                            (now, event.rpc_id))
-            if status != "aborted":  # an aborted async batch stays open for the resume
+            if outcome.closes_async:  # an aborted async batch stays open for the resume
                 db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
                            "AND outcome IS NULL",
                            (json.dumps(event.to_json(), ensure_ascii=False), event.rpc_id))
@@ -694,10 +700,11 @@ class SessionStore:
 
     def permission_resolved(self, event: PermissionResolved) -> None:
         """A pending request settled: the human's decision, or how it ended without one."""
-        status = event.outcome if event.outcome in _PERMISSION_OUTCOMES else "aborted"
+        aborted = Outcome.ABORTED.event
+        status = event.outcome if event.outcome in _PERMISSION_OUTCOMES else aborted
         decision = event.decision if event.decision in _DECISIONS else None
         if status == "decided" and decision is None:
-            status = "aborted"  # the CHECK would refuse it: record what is known
+            status = aborted  # the CHECK would refuse it: record what is known
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
                 "UPDATE permissions SET status = ?, decision = ?, message = ?, resolved_at = ? "

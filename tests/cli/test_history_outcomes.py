@@ -1,5 +1,6 @@
 """``dsh history`` names how a batch ended: ``discussed`` and ``no desk (NO_PROVIDER)`` are
-not ``aborted``, and an unknown ``--session`` is no such session."""
+not ``aborted``, every ``Outcome`` reads back as itself in words and in ``--json``, and an
+unknown ``--session`` is no such session."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import subprocess
 
 from dsh_under_test import DSH
 from raw_mcp import agent_session
+
+from dsh_cli.core.events import QuestionRequested, QuestionResolved
+from dsh_cli.core.outcomes import Outcome
+from dsh_cli.store import SessionStore
 
 WAIT = 60
 QUESTIONS = {"questions": [{"id": "db", "question": "Which database?",
@@ -35,6 +40,8 @@ def test_a_discussed_batch_reads_discussed(tmp_path):
     chat = dsh("chat", "--plain", "-m", f"script:{model}", input="set it up\n/discuss\n")
     assert chat.returncode == 0, chat.stderr
     assert headers() == [f"script:{model}  discussed"]
+    [item] = json.loads(dsh("history", "--json").stdout)
+    assert (item["status"], item["code"], item["answer"]) == ("discussed", "ASK_DISCUSS", None)
 
 
 def test_nobody_to_answer_reads_no_desk_for_an_agent_and_no_one_for_a_run(tmp_path):
@@ -46,6 +53,28 @@ def test_nobody_to_answer_reads_no_desk_for_an_agent_and_no_one_for_a_run(tmp_pa
     assert headers() == ["demo  no one to answer (NO_PROVIDER)",
                          "mcp:clientWeb  no desk (NO_PROVIDER)"]
     assert "aborted" not in dsh("history").stdout
+
+
+def test_every_outcome_is_stored_as_itself_and_read_back_by_dsh_history():
+    """Each ``Outcome`` as the seam records it, read by a real ``dsh history`` child: its
+    stored status and code in ``--json``, its word on the batch's line."""
+    answer = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+    with SessionStore.open() as store:
+        session = store.create_session("demo")
+        for outcome in Outcome:
+            rpc_id = f"q_{outcome.stored}"
+            store.question_requested(session, QuestionRequested(
+                rpc_id, session, None, QUESTIONS["questions"]))
+            answered = outcome is Outcome.ANSWERED
+            store.question_resolved(session, QuestionResolved(
+                rpc_id, outcome, answer if answered else None,
+                "terminal" if answered else None, outcome.code))
+    shown = json.loads(dsh("history", "--json").stdout)
+    assert [(item["rpc_id"], item["status"], item["code"]) for item in shown] == [
+        (f"q_{outcome.stored}", outcome.stored, outcome.code) for outcome in Outcome]
+    assert shown[0]["answer"] == answer and shown[0]["answered_by"] == "terminal"
+    assert headers() == [f"demo  {outcome.said()}" + (" by terminal" if outcome.code is None
+                                                      else "") for outcome in Outcome]
 
 
 def test_an_unknown_session_is_no_such_session_in_one_line():

@@ -13,6 +13,7 @@ import pytest
 from fakes.elicitation_form import ENV, REPLICAS
 
 from dsh_cli.core.events import EventStream, QuestionRequested, QuestionResolved
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import (
     ASK_DECLINED,
     BAD_RESPONSE,
@@ -204,7 +205,7 @@ def test_the_fields_survive_a_store_round_trip(tmp_path):
         store.record(events, session_id)
         events.emit(QuestionRequested("rpc-1", session_id, "call-1", request.questions_json(),
                                       request.source_json(), True, True))
-        events.emit(QuestionResolved("rpc-1", "declined"))
+        events.emit(QuestionResolved("rpc-1", Outcome.DECLINED))
         [batch] = store.question_batches(session_id)
     assert batch.status == "declined"
     again = AskUserQuestionRequest.model_validate(batch.request)

@@ -148,7 +148,7 @@ def test_cancel_from_outside_is_ask_cancelled(run, probe, request_of, recorded):
         assert caught.value.code == ASK_CANCELLED
         assert caught.value.message == "the user cancelled the questions"
         assert provider.cancelled == provider.requests
-        assert [e.outcome for e in events if isinstance(e, QuestionResolved)] == ["cancelled"]
+        assert [e.outcome.event for e in events if isinstance(e, QuestionResolved)] == ["cancelled"]
         again = ui.pending.cancel(rpc_id, "s1")
         assert (again.accepted, again.reason) == (False, NOT_PENDING)
 

@@ -127,7 +127,7 @@ def test_disposal_aborts_the_shown_and_the_queued_asks(run, probe, request_of, r
         requested = [e for e in events if isinstance(e, QuestionRequested)]
         resolved = [e for e in events if isinstance(e, QuestionResolved)]
         assert len(requested) == 1
-        assert [(e.rpc_id, e.outcome) for e in resolved] == [(requested[0].rpc_id, "aborted")]
+        assert [(e.rpc_id, e.outcome.event) for e in resolved] == [(requested[0].rpc_id, "aborted")]
         await raises(NO_PROVIDER, ui.ask(request_of(DB)))
 
     run(main())
@@ -341,7 +341,7 @@ def test_a_provider_cancel_is_ask_cancelled(run, probe, request_of, recorded):
         events = recorded(ui)
         ui.register_provider(probe(UserInteractionError("the user cancelled", ASK_CANCELLED)))
         await raises(ASK_CANCELLED, ui.ask(request_of(DB)))
-        assert [e.outcome for e in events if isinstance(e, QuestionResolved)] == ["cancelled"]
+        assert [e.outcome.event for e in events if isinstance(e, QuestionResolved)] == ["cancelled"]
 
     run(main())
 
@@ -586,7 +586,7 @@ def test_a_concurrent_provider_still_times_out_aborts_and_records(run, probe, re
         await raises(ASK_TIMEOUT, late)
         requested = [e for e in events if isinstance(e, QuestionRequested)]
         assert [e.delivery for e in requested] == ["async", "wait"]
-        outcomes = {e.rpc_id: e.outcome for e in events if isinstance(e, QuestionResolved)}
+        outcomes = {e.rpc_id: e.outcome.event for e in events if isinstance(e, QuestionResolved)}
         assert sorted(outcomes.values()) == ["aborted", "timeout"]
         assert len(ui.pending) == 0
 
@@ -631,7 +631,7 @@ def test_abort_while_shown_cancels_the_provider(run, probe, request_of, recorded
         await raises(ASK_ABORTED, ask)
         assert provider.cancelled == provider.requests
         assert len(ui.pending) == 0
-        assert [e.outcome for e in events if isinstance(e, QuestionResolved)] == ["aborted"]
+        assert [e.outcome.event for e in events if isinstance(e, QuestionResolved)] == ["aborted"]
 
     run(main())
 
@@ -649,7 +649,7 @@ def test_cancelling_the_ask_task_closes_the_provider(run, probe, request_of, rec
             await ask
         assert provider.cancelled == provider.requests
         assert len(ui.pending) == 0
-        assert [e.outcome for e in events if isinstance(e, QuestionResolved)] == ["aborted"]
+        assert [e.outcome.event for e in events if isinstance(e, QuestionResolved)] == ["aborted"]
 
     run(main())
 
@@ -665,7 +665,7 @@ def test_a_question_timeout_is_ask_timeout_and_closes_the_provider(run, probe, r
         assert provider.cancelled == provider.requests
         assert provider.contexts[0].deadline is not None
         assert len(ui.pending) == 0
-        assert [e.outcome for e in events if isinstance(e, QuestionResolved)] == ["timeout"]
+        assert [e.outcome.event for e in events if isinstance(e, QuestionResolved)] == ["timeout"]
 
     run(main())
 

@@ -18,6 +18,7 @@ from dsh_cli.core.events import (
     ToolResultEvent,
     UserMessage,
 )
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
 from dsh_cli.models.scripted import ScriptedModel
@@ -72,7 +73,7 @@ def test_the_continuation_is_kept_exactly_and_handed_back_for_the_open_call(stor
 def test_a_later_batch_of_the_call_carries_the_continuation_a_resume_uses(store):
     session_id = open_call(store)
     asked(store, session_id, "q_1", "call-1", {"round": 1})
-    store.question_resolved(session_id, QuestionResolved("q_1", "answered", {"answers": []}))
+    store.question_resolved(session_id, QuestionResolved("q_1", Outcome.ANSWERED, {"answers": []}))
     asked(store, session_id, "q_2", "call-1", {"round": 2})
     record = store.load_session(session_id)
     assert record.pending_rpc_ids == {"call-1": "q_2"}

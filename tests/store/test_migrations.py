@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import pytest
 
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.store import SessionStore, StoreError
 from dsh_cli.store.migrations import MIGRATIONS, migrate, schema_version, title_of
 
@@ -137,3 +139,55 @@ def test_an_older_stores_mcp_sessions_read_as_agents_and_are_never_continued(tmp
         assert (chat.kind, chat.agent) == ("chat", None)
         assert store.latest_session_id() == "s_chat"
         assert store.latest_session_id(None) == "s_agent"
+
+
+def test_an_older_stores_discussed_and_unanswerable_batches_read_as_what_they_were(tmp_path):
+    """Before m012 a discussed batch, or one nobody could answer, was stored ``aborted`` with
+    its code beside it; after it the status is the outcome's own, other rows keep theirs,
+    and the answers' recall index (which the rebuild would cascade away) is kept."""
+    path = tmp_path / "v11.db"
+    _store_at(path, 11)  # the last schema that stored a discussed batch as aborted
+    stamp = "2025-01-01T00:00:00Z"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("INSERT INTO sessions (id, model, created_at, updated_at) "
+                   "VALUES ('s_old', 'demo', ?, ?)", (stamp, stamp))
+        for rpc_id, status, code in (("q_talk", "aborted", "ASK_DISCUSS"),
+                                     ("q_nobody", "aborted", "NO_PROVIDER"),
+                                     ("q_abort", "aborted", "ASK_ABORTED"),
+                                     ("q_older", "aborted", None),
+                                     ("q_done", "answered", None),
+                                     ("q_open", "interrupted", None)):
+            db.execute("INSERT INTO questions (rpc_id, session_id, request, status, code, "
+                       "created_at, updated_at, continuation, answered_by) VALUES "
+                       "(?, 's_old', '{\"questions\": []}', ?, ?, ?, ?, '{\"k\": 1}', 'plain')",
+                       (rpc_id, status, code, stamp, stamp))
+        db.execute("INSERT INTO answer_recall VALUES ('q_done', 'db', 'digest', ?)", (stamp,))
+    with SessionStore.open(path) as store:
+        statuses = {item.rpc_id: (item.status, item.code, item.outcome)
+                    for item in store.question_history()}
+        [done] = [batch for batch in store.question_batches("s_old") if batch.rpc_id == "q_done"]
+    assert statuses == {
+        "q_talk": ("discussed", "ASK_DISCUSS", Outcome.DISCUSSED),
+        "q_nobody": ("no_provider", "NO_PROVIDER", Outcome.NO_PROVIDER),
+        "q_abort": ("aborted", "ASK_ABORTED", Outcome.ABORTED),
+        "q_older": ("aborted", None, Outcome.ABORTED),
+        "q_done": ("answered", None, Outcome.ANSWERED),
+        "q_open": ("interrupted", None, None)}
+    assert (done.continuation, done.answered_by) == ({"k": 1}, "plain")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT rpc_id, digest FROM answer_recall").fetchall() == [
+            ("q_done", "digest")]
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_the_stored_status_admits_exactly_the_outcomes_and_the_open_states(tmp_path):
+    """The CHECK of ``questions.status`` is the vocabulary's ``stored`` values: a new
+    ``Outcome`` needs a migration, and every one the vocabulary has can be stored."""
+    path = tmp_path / "s.db"
+    SessionStore.open(path).close()
+    with sqlite3.connect(path) as db:
+        [sql] = db.execute("SELECT sql FROM sqlite_master WHERE name = 'questions'").fetchone()
+    allowed = set(re.findall(r"'(\w+)'", sql.split("status TEXT NOT NULL CHECK", 1)[1]
+                             .split(")", 1)[0]))
+    assert allowed == {"pending", "interrupted"} | {outcome.stored for outcome in Outcome}

@@ -18,6 +18,7 @@ from dsh_cli.core.events import (
     ToolResultEvent,
     UserMessage,
 )
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
 from dsh_cli.models.scripted import ScriptedModel
 from dsh_cli.store import SESSION_NOT_FOUND, SessionNotFound, SessionStore, assistant_message
@@ -90,7 +91,7 @@ def test_each_event_is_on_disk_before_the_next(store, tmp_path):
     events.emit(QuestionRequested("q_1", session_id, "c1", [DB]))
     assert other.question_batches(session_id)[0].status == "pending"
     assert other.load_session(session_id).pending_rpc_ids == {"c1": "q_1"}
-    events.emit(QuestionResolved("q_1", "cancelled"))
+    events.emit(QuestionResolved("q_1", Outcome.CANCELLED))
     assert other.question_batches(session_id)[0].status == "cancelled"
     events.emit(ToolResultEvent("c1", "ask_user_question", "cancelled", {"code": "X"}))
     assert other.load_session(session_id).messages[-1] == {
@@ -191,7 +192,7 @@ def test_a_batch_aborted_without_a_result_is_still_resumable(store):
     events.emit(AssistantMessage("", [{"id": "c1", "name": "ask_user_question",
                                        "arguments": "{}"}]))
     events.emit(QuestionRequested("q_1", None, "c1", [DB]))
-    events.emit(QuestionResolved("q_1", "aborted"))
+    events.emit(QuestionResolved("q_1", Outcome.ABORTED))
     assert store.question_batches(session_id)[0].status == "aborted"
     assert store.load_session(session_id).pending_rpc_ids == {"c1": "q_1"}
 
@@ -202,8 +203,8 @@ def test_interrupted_batch_ignores_a_late_resolution(store):
     store.record(events, session_id)
     events.emit(QuestionRequested("q_1", None, "c1", [DB]))
     store.mark_interrupted(session_id)
-    events.emit(QuestionResolved("q_1", "aborted"))
-    store.question_resolved(session_id, QuestionResolved("q_1", "aborted"))
+    events.emit(QuestionResolved("q_1", Outcome.ABORTED))
+    store.question_resolved(session_id, QuestionResolved("q_1", Outcome.ABORTED))
     assert store.question_batches(session_id)[0].status == "interrupted"
     assert store.mark_interrupted(session_id) == 0
 

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.core.limits import FRAME_BYTES
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.desk.inbox import Entry, Inbox
 from dsh_cli.desk.link import DeskLinks, ServerLink, frame_line, hold
 from dsh_cli.desk.web.app import Refused
@@ -131,7 +132,7 @@ class WebDesk:
         for entry in self.inbox.remove_link(link, GONE):
             self._let_go(self.feed.page_id(entry))
             kind = "permission/resolved" if entry.kind == "permission" else "question/resolved"
-            self.feed.entry_removed(entry, {"type": kind, "outcome": "aborted",
+            self.feed.entry_removed(entry, {"type": kind, "outcome": Outcome.ABORTED.event,
                                             "message": GONE})
         self._sending.pop(link, None)
         waiting = self._replies.pop(link, None)

@@ -21,17 +21,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.defaults import NOTIFY_CHOICES
-from dsh_cli.core.errors import discuss_instead
 from dsh_cli.core.lines import notice
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import (
-    ASK_ABORTED,
-    ASK_CANCELLED,
-    ASK_DECLINED,
     AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
     Deadline,
-    UserInteractionError,
     sanitize_line,
 )
 from dsh_cli.interaction.traits import AnsweredBy, TakesTurns
@@ -114,7 +110,7 @@ class TerminalProvider(AnsweredBy, TakesTurns):
         except asyncio.CancelledError:
             ending = _ending(context.deadline)
             withdrawn = request.signal is not None and request.signal.aborted
-            if self.desk and ending == "aborted" and not withdrawn:
+            if self.desk and ending == Outcome.ABORTED.word and not withdrawn:
                 from dsh_cli.providers.terminal.render import HANDED_BACK
 
                 ending = HANDED_BACK  # the desk is going away; the batch stays at its server
@@ -123,18 +119,13 @@ class TerminalProvider(AnsweredBy, TakesTurns):
             await screen.close(task, ending)
             raise
         except EOFError:
-            raise UserInteractionError("input closed", ASK_ABORTED) from None
+            raise Outcome.ABORTED.error("input closed") from None
         finally:
             screen.stop_countdown()
-        if screen.handed_back:
-            raise UserInteractionError("the desk was closed", ASK_ABORTED)
-        if state.declined:
-            raise UserInteractionError("the user declined the questions", ASK_DECLINED)
-        if state.discussing:
-            raise discuss_instead()
-        if state.outcome is None:
-            raise UserInteractionError("the user cancelled the questions", ASK_CANCELLED)
-        return state.outcome
+        ended = state.ending or Outcome.CANCELLED  # the app ended with nothing chosen
+        if ended is Outcome.ANSWERED and state.answer is not None:
+            return state.answer
+        raise ended.error("the desk was closed" if ended is Outcome.ABORTED else None)
 
     def _alert(self, output: Any, request: AskUserQuestionRequest) -> None:
         """The terminal alert when a question appears (BEL, or an OSC 9 notification); the
@@ -222,8 +213,8 @@ def _ending(deadline: Deadline | None) -> str:
     """Why the UI is being closed from outside: the timeout, or an abort."""
     now = asyncio.get_running_loop().time()
     if deadline is not None and not deadline.stopped and deadline.remaining(now) <= 0.05:
-        return "timed out"
-    return "aborted"
+        return Outcome.TIMED_OUT.word
+    return Outcome.ABORTED.word
 
 
 class _Screen:
@@ -245,7 +236,6 @@ class _Screen:
         self.deadline = deadline
         self.ending_line: str | None = None
         self.desk = desk
-        self.handed_back = False  # ctrl-d closed the desk on this batch
         self._ticker: asyncio.Task[None] | None = None
         control = FormattedTextControl(self._fragments, focusable=True, show_cursor=True)
         self.window = window = RunWindow(control, wrap_lines=False, dont_extend_height=True,
@@ -319,22 +309,18 @@ class _Screen:
             self.deadline.stop()
 
     def _hand_back(self, app: Any) -> None:
-        """``ctrl-d`` at the desk: close it, the batch left pending at its server."""
-        from dsh_cli.providers.terminal.render import HANDED_BACK, summary
-
-        self.handed_back = True
-        self.ending_line = summary(self.state, app.output.get_size().columns, HANDED_BACK)
-        if not app.future.done():
-            app.exit()
+        """``ctrl-d`` at the desk: close it, the batch left pending at its server (the
+        key's ``_finish`` then ends the app)."""
+        self.state.hand_back()
 
     def _finish(self, app: Any) -> None:
-        from dsh_cli.providers.terminal.render import BACK_TO_INBOX, summary
+        """The batch ended by a key: its summary line, then the app's end."""
+        from dsh_cli.providers.terminal.render import BACK_TO_INBOX, HANDED_BACK, summary
 
-        state = self.state
-        back = self.desk and state.outcome is None and not state.declined \
-            and not state.discussing
-        self.ending_line = summary(state, app.output.get_size().columns,
-                                   BACK_TO_INBOX if back else None)
+        ending = self.state.ending
+        said = HANDED_BACK if ending is Outcome.ABORTED \
+            else BACK_TO_INBOX if self.desk and ending is Outcome.CANCELLED else None
+        self.ending_line = summary(self.state, app.output.get_size().columns, said)
         if not app.future.done():
             app.exit()
 

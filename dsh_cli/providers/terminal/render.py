@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import display_label, is_recommended, sanitize, sanitize_line
 from dsh_cli.providers.terminal.state import BatchState
 from dsh_cli.providers.terminal.text import (
@@ -693,12 +694,12 @@ def render(state: BatchState, width: int, height: int, *, countdown: str | None 
 def summary(state: BatchState, width: int, ending: str | None = None) -> str:
     """What is left on screen when the UI closes: one line, or the questions left to discuss."""
     width = max(width, _MIN_WIDTH) - 1
-    if ending is None and state.discussing:
+    if ending is None and state.ending is Outcome.DISCUSSED:
         # the questions stay on screen above the chat prompt the human talks in
         asked = [fit(f"  · {sanitize_line(q.question)}", width) for q in state.questions]
         return "\n".join([fit("… questions left to discuss:", width), *asked])
-    if ending is not None or state.outcome is None:
-        ending = ending or ("declined" if state.declined else "cancelled")
+    if ending is not None or state.ending is not Outcome.ANSWERED:
+        ending = ending or (state.ending or Outcome.CANCELLED).word
         # ↩ still open; ✓ answered at another desk (withdrawn from this one), ✗ else
         mark = "↩" if ending in (HANDED_BACK, BACK_TO_INBOX) \
             else "✓" if ending.startswith("answered") else "✗"

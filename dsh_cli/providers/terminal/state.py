@@ -5,7 +5,8 @@ A question's ``highlight`` runs over its options and, last, the Other row: the O
 field has focus exactly when the highlight is on that row (optionless questions are
 always in their text field). Drafts (checks, Other text, highlight) live per question,
 so moving between questions keeps them; an answer is recorded only when the human
-confirms or skips. ``outcome`` is set when the batch is submitted or cancelled.
+confirms or skips. The batch ends with one ``Outcome`` (``ending``): answered (then
+``answer`` holds it), cancelled, declined, discussed, or aborted (a desk handing it back).
 
 A filter (``/``) narrows the list while it has focus. What is cut on screen is the
 renderer's (``viewport.Viewport``: scroll offsets, page sizes, what ``pgup``/``pgdn`` scroll):
@@ -16,7 +17,7 @@ An asker inside dsh (an MCP server's form) may take the Other row away (``other`
 skip (``required``), answer a skip with a ``default``, check typed text by a ``rule`` and
 count a multi-select: every answer passes the seam's ``problem_with`` before it is recorded,
 and a refusal stays on the question with the reason as the hint. ``declinable`` adds the
-decline key (``declined``); ``review`` ends even one question on the review screen.
+decline key (``Outcome.DECLINED``); ``review`` ends even one question on the review screen.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -74,16 +76,14 @@ class BatchState:
         self.headings = headings  # per question, when its form has its own message
         self.declinable = declinable
         self.reviewed = ends_on_review(questions, review)  # ends on the review screen
-        self.declined = False
         self.discussable = discussable  # a conversation goes on after the batch (dsh chat)
-        self.discussing = False
         self.drafts = [Draft() for _ in questions]
         self.index = 0
         self.screen = "question"  # or "review"
         self.reviewing = False  # once the review was reached, advancing returns to it
         self.hint: str | None = None
-        self.outcome: AskUserQuestionAnswer | None = None
-        self.cancelled = False
+        self.ending: Outcome | None = None  # how the batch ended, once it has
+        self.answer: AskUserQuestionAnswer | None = None  # when it ended answered
         self.confirming = False  # a first esc asked "esc again to discard N answers"
         self._haystacks: dict[int, list[str]] = {}  # per question: lowercased label + text
         self.last: list[set[str]] = [set() for _ in questions]  # labels chosen last time
@@ -102,7 +102,7 @@ class BatchState:
 
     @property
     def done(self) -> bool:
-        return self.cancelled or self.declined or self.discussing or self.outcome is not None
+        return self.ending is not None
 
     @property
     def question(self) -> AskUserQuestionItem:
@@ -332,12 +332,12 @@ class BatchState:
     def decline(self) -> None:
         """``d`` on the list and the review screen, ``ctrl-d`` anywhere: decline the batch."""
         if self.declinable:
-            self.declined = True
+            self.ending = Outcome.DECLINED
 
     def discuss(self) -> None:
         """``ctrl-t`` anywhere: leave the batch to talk about it (where a conversation goes on)."""
         if self.discussable:
-            self.discussing = True
+            self.ending = Outcome.DISCUSSED
 
     def skip(self) -> None:
         """``s`` on the list, ``ctrl-s`` anywhere on a question."""
@@ -378,7 +378,11 @@ class BatchState:
         self.confirming = False
 
     def cancel(self) -> None:
-        self.cancelled = True
+        self.ending = Outcome.CANCELLED
+
+    def hand_back(self) -> None:
+        """The desk closes with the batch on screen: it stays pending at its server."""
+        self.ending = Outcome.ABORTED
 
     def prev(self) -> None:
         self.hint = None
@@ -633,5 +637,6 @@ class BatchState:
                 self._show(index)
                 self.hint = ANSWER_FIRST
                 return
-        self.outcome = AskUserQuestionAnswer(
+        self.answer = AskUserQuestionAnswer(
             answers=[draft.answer for draft in self.drafts if draft.answer is not None])
+        self.ending = Outcome.ANSWERED

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from dsh_cli.core.limits import WEB_REMEMBERED
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.recommended import display_label, is_recommended
 from dsh_cli.core.sanitize import escape_invisible, sanitize, sanitize_line
 from dsh_cli.interaction.vocabulary import ANSWER_FIRST, LABEL_JOINER, NOT_ANSWERED, SKIPPED
@@ -26,14 +27,6 @@ ASK_TOOL = "ask_user_question"
 NAME_WIDTH = 30  # a question's name in a review row or an answer line
 ARGS_WIDTH = 90  # a tool call's arguments on its one line
 LINE_WIDTH = 200  # an answer line on a tool call's line
-OUTCOMES = {
-    "answered": "Answered",
-    "cancelled": "Questions dismissed (cancelled)",
-    "declined": "Questions declined (declined)",
-    "aborted": "Questions withdrawn (aborted)",
-    "timeout": "Questions timed out (timeout)",
-    "discuss": "Questions left to discuss (discuss)",
-}
 DECIDED = {
     "allow_once": "Allowed once",
     "allow_session": "Allowed for this session",
@@ -183,12 +176,12 @@ class PageText:
 
     def _question_resolved(self, data: dict[str, Any]) -> dict[str, Any]:
         questions = self._batches.pop(str(data.get("rpc_id")), None)
-        outcome = str(data.get("outcome"))
-        text = OUTCOMES.get(outcome, sanitize_line(outcome))
+        outcome = Outcome.of_event(data.get("outcome"))
+        text = outcome.shown() if outcome else sanitize_line(str(data.get("outcome")))
         answer = data.get("answer")
-        if outcome == "answered" and isinstance(answer, dict):
+        if outcome is Outcome.ANSWERED and isinstance(answer, dict):
             text += ": " + answer_line(questions or [], answer)
-        if outcome == "discuss" and questions:
+        if outcome is Outcome.DISCUSSED and questions:
             text += ": " + " · ".join(sanitize_line(str(q.get("question"))) for q in questions)
         return {"note": text}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fakes.elicitation_form import ENV, REPLICAS
 from test_terminal_forgiving import ask
 
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import (
     ASK_DECLINED,
     AskUserQuestionItem,
@@ -105,13 +106,13 @@ def test_the_decline_key_is_offered_only_when_declinable():
     state.digit(1)
     assert "ctrl-d decline" in screen(state)[-1]  # in a text field the key is ctrl-d
     state.decline()
-    assert state.declined and state.done
+    assert state.ending is Outcome.DECLINED and state.done
     assert summary(state, 80) == "✗ questions declined"
     review = state_of(ENV, declinable=True, review=True)
     review.digit(2)
     assert "d decline" in screen(review)[-1]
     review.letter("d")
-    assert review.declined
+    assert review.ending is Outcome.DECLINED
 
 
 def test_the_decline_hint_keeps_to_the_width_of_the_line():

@@ -14,6 +14,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
 
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import (
     AbortSignal,
     AskContext,
@@ -281,3 +282,39 @@ def test_the_terminals_cursor_position_reply_reaches_prompt_toolkit_not_the_answ
         return (await task).to_json()
 
     assert run(go, output) == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+@pytest.mark.parametrize(("keys", "provider_fields", "declinable", "ending"), [
+    ([ESC], {}, False, Outcome.CANCELLED),
+    (["\x04"], {}, True, Outcome.DECLINED),
+    (["\x14"], {"discuss": True}, False, Outcome.DISCUSSED),
+    (["\x04"], {"desk": True}, False, Outcome.ABORTED),  # the desk handed it back
+    (["2"], {}, False, Outcome.ANSWERED),
+])
+def test_every_way_the_ui_ends_is_one_outcome_and_the_ask_ends_with_it(
+        keys, provider_fields, declinable, ending):
+    """The question state ends with one ``Outcome``; the ask returns the answer or raises
+    that outcome's code, whatever key ended it."""
+    async def main():
+        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+            ui = UserInteraction()
+            provider = TerminalProvider(**provider_fields)
+            ui.register_provider(provider)
+            asked = AskUserQuestionRequest(questions=[AskUserQuestionItem(**q("db", "A", "B"))],
+                                           declinable=declinable)
+            task = asyncio.ensure_future(ui.ask(asked))
+            await asyncio.wait_for(until(shown(provider, "db")), 10)
+            for key in keys:
+                pipe.send_text(key)
+            try:
+                result: object = await asyncio.wait_for(task, 10)
+            except UserInteractionError as error:
+                result = error.code
+            return provider.state.ending, result
+
+    ended, result = asyncio.run(main())
+    assert ended is ending
+    if ending is Outcome.ANSWERED:
+        assert result.to_json() == {"answers": [{"id": "db", "selected": ["B"]}]}
+    else:
+        assert result == ending.code

@@ -38,7 +38,7 @@ def test_hostile_text_is_rendered_inert_everywhere():
     state.skip()
     review = "\n".join(screen(state))
     assert "\x1b" not in review and "Hdr" in review and '"typed"' in review
-    assert state.outcome is None  # the answer keeps the human's text as typed
+    assert state.answer is None  # the answer keeps the human's text as typed
     assert state.drafts[0].answer.custom == "typed\x1b[2J"
 
 

@@ -10,6 +10,7 @@ import unicodedata
 import pytest
 from test_terminal_forgiving import DOWN, END, ENTER, ESC, PGDN, Session, ask, assert_fits
 
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import AskUserQuestionRequest
 from dsh_cli.mcp_client.forms.elicitation import build_request, form_fields
 from dsh_cli.mcp_client.forms.url_mode import consent_question, parse_page
@@ -65,7 +66,7 @@ def test_at_20x6_the_highlighted_option_stays_on_screen_and_the_rest_is_counted(
         await session.keys(ENTER)
         assert session.state.drafts[0].answer.selected == ["staging"]
         await session.keys(ESC, ESC)  # a draft is there: the first esc only asks
-        return session.state.cancelled
+        return session.state.ending is Outcome.CANCELLED
 
     assert run is True
 

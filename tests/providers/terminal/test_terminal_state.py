@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import AskUserQuestionItem
 from dsh_cli.providers.terminal.state import ANSWER_FIRST, AT_LEAST_ONE, BatchState
 
@@ -12,8 +13,8 @@ def item(qid: str, *labels: str, multi: bool = False) -> AskUserQuestionItem:
 
 
 def answers(state: BatchState) -> list[dict]:
-    assert state.outcome is not None
-    return state.outcome.to_json()["answers"]
+    assert state.answer is not None
+    return state.answer.to_json()["answers"]
 
 
 def test_single_select_digit_chooses_and_submits_a_one_question_batch():
@@ -121,7 +122,7 @@ def test_other_text_overrides_checked_options():
     state.insert("SSO only")
     state.escape()
     state.enter()  # on the list: the first enter warns that the text replaces the checks
-    assert state.outcome is None and "replaces the 1 ticked option" in (state.hint or "")
+    assert state.answer is None and "replaces the 1 ticked option" in (state.hint or "")
     state.enter()  # the second: the text still wins over the checks
     assert answers(state) == [{"id": "f", "selected": [], "custom": "SSO only"}]
 
@@ -134,7 +135,7 @@ def test_optionless_question_is_a_text_field_where_esc_cancels():
     assert answers(state) == [{"id": "name", "selected": [], "custom": "1"}]
     state = BatchState([item("name")])
     state.escape()
-    assert state.cancelled and state.done
+    assert state.ending is Outcome.CANCELLED and state.done
 
 
 def test_skip_with_s_and_ctrl_s():
@@ -149,11 +150,11 @@ def test_skip_with_s_and_ctrl_s():
 def test_cancel_with_esc_on_the_list_and_ctrl_c_anywhere():
     state = BatchState([item("a", "X")])
     state.escape()
-    assert state.cancelled
+    assert state.ending is Outcome.CANCELLED
     state = BatchState([item("a", "X")])
     state.focus_other()
     state.cancel()
-    assert state.cancelled and state.outcome is None
+    assert state.ending is Outcome.CANCELLED and state.answer is None
 
 
 def test_back_and_forward_keep_drafts_and_next_reaches_review_unanswered():
@@ -210,9 +211,9 @@ def test_review_esc_twice_cancels():
     state.digit(1)
     state.digit(1)
     state.escape()
-    assert state.confirming and not state.cancelled  # answers are never lost to one esc
+    assert state.confirming and state.ending is not Outcome.CANCELLED  # one esc loses nothing
     state.escape()
-    assert state.cancelled
+    assert state.ending is Outcome.CANCELLED
 
 
 def test_next_on_a_single_question_hints_and_prev_on_the_first_stays():
