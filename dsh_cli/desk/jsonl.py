@@ -21,30 +21,41 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 from typing import IO, Any
 
-from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.desk.inbox import Inbox, InboxChange
 from dsh_cli.desk.link import DeskLinks, ServerLink
-from dsh_cli.interaction.pending import NOT_PENDING
-from dsh_cli.providers.frames import (
+from dsh_cli.desk.protocol import (
     BadFrame,
-    QuestionAnswerFrame,
-    QuestionCancelFrame,
-    QuestionsReplayFrame,
-    parse_frame,
+    DeskAck,
+    DeskAnswer,
+    DeskCancel,
+    DeskDecision,
+    DeskError,
+    DeskHello,
+    DeskOpened,
+    DeskPermissionRequested,
+    DeskPermissionResolved,
+    DeskQuestionRequested,
+    DeskQuestionResolved,
+    DeskReleased,
+    DeskReplay,
+    Encodable,
+    InboxChanged,
+    InboxList,
+    InboxListRequest,
+    Wire,
+    encode,
+    read_program_frame,
 )
+from dsh_cli.interaction.pending import NOT_PENDING
 from dsh_cli.providers.line_reader import LineReader
-from dsh_cli.providers.relay import QUESTION_EVENTS
 
-__all__ = ["DESK_EVENTS", "JsonlDesk"]
+__all__ = ["JsonlDesk"]
 
-DESK_EVENTS = QUESTION_EVENTS | {"permission/requested", "permission/resolved"}
-REQUESTED = frozenset({"question/requested", "permission/requested"})
-HOLDS = frozenset({"desk/opened", "desk/released"})
-RESOLVED = frozenset({"question/resolved", "permission/resolved"})
+REQUESTED = (DeskQuestionRequested, DeskPermissionRequested)
+RESOLVED = (DeskQuestionResolved, DeskPermissionResolved)
 
 
 class JsonlDesk:
@@ -76,114 +87,74 @@ class JsonlDesk:
                 await watching
             self._lines.close()
 
-    def write(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=True, separators=(",", ":")) + "\n"
+    def write(self, event: Encodable) -> None:
+        """One event as one flushed line, ASCII-escaped (a server's as it came)."""
+        line = encode(event, ascii=True).decode("ascii")
         with contextlib.suppress(BrokenPipeError, ValueError, OSError):
             self.output.write(line)
             self.output.flush()
 
     def _on_change(self, change: InboxChange) -> None:
-        event: dict[str, Any] = {"type": "inbox/changed", "change": change.kind,
-                                 "entry": change.entry.to_json(self.inbox.now())}
-        if change.reason is not None:
-            event["reason"] = change.reason
-        event["pending"] = len(self.inbox)
-        self.write(event)
+        self.write(InboxChanged(change=change.kind, entry=change.entry.to_json(self.inbox.now()),
+                                reason=change.reason, pending=len(self.inbox)))
 
-    def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        rpc_id = event.get("rpc_id")
-        if kind in HOLDS:
-            self.inbox.mark(link, rpc_id, kind == "desk/opened")
-            return
-        if kind not in DESK_EVENTS:
-            return
-        if kind in REQUESTED and isinstance(rpc_id, str):
-            if self._owners.get(rpc_id) is link:
+    def _on_event(self, link: ServerLink, event: Wire) -> None:
+        if isinstance(event, DeskOpened | DeskReleased):
+            self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened))
+        elif isinstance(event, DeskHello):
+            return  # the link's own
+        elif isinstance(event, REQUESTED):
+            if self._owners.get(event.rpc_id) is link:
                 return  # already announced (a replay racing the live event)
-            self._owners[rpc_id] = link
-            if kind == "permission/requested":
-                self._permissions.add(rpc_id)
+            self._owners[event.rpc_id] = link
+            if isinstance(event, DeskPermissionRequested):
+                self._permissions.add(event.rpc_id)
             self.write(event)
-            self.inbox.add(link, event)  # after the event, so inbox/changed follows it
-            return
-        if kind in RESOLVED and isinstance(rpc_id, str):
-            self._owners.pop(rpc_id, None)
-            self._permissions.discard(rpc_id)
+            self.inbox.add(link, event.to_json())  # after the event, so inbox/changed follows
+        elif isinstance(event, RESOLVED):
+            self._owners.pop(event.rpc_id, None)
+            self._permissions.discard(event.rpc_id)
             self.write(event)
-            self.inbox.remove(link, rpc_id, f"{event.get('decision') or event.get('outcome')} "
-                                            "at the server")
-            return
-        self.write(event)
+            decision = event.decision if isinstance(event, DeskPermissionResolved) else None
+            self.inbox.remove(link, event.rpc_id, f"{decision or event.outcome} at the server")
+        else:  # an ack, an error
+            self.write(event)
 
     def _on_closed(self, link: ServerLink) -> None:
         for rpc_id, owner in list(self._owners.items()):
             if owner is link:  # the server is gone, and its agent with it
                 del self._owners[rpc_id]
-                kind = "permission/resolved" if rpc_id in self._permissions else \
-                    "question/resolved"
-                self._permissions.discard(rpc_id)
-                self.write({"type": kind, "rpc_id": rpc_id, "outcome": "aborted"})
+                if rpc_id in self._permissions:
+                    self._permissions.discard(rpc_id)
+                    self.write(DeskPermissionResolved(rpc_id=rpc_id, outcome="aborted"))
+                else:
+                    self.write(DeskQuestionResolved(rpc_id=rpc_id, outcome="aborted"))
         self.inbox.remove_link(link, "its dsh mcp went away")
 
     def _dispatch(self, line: str) -> None:
-        decision = _desk_frame(line)
-        if decision is not None and decision["type"] == "inbox/list":
-            now = self.inbox.now()
-            self.write({"type": "inbox/list",
-                        "entries": [entry.to_json(now) for entry in self.inbox.entries()]})
-            return
-        if decision is not None and decision["type"] in HOLDS:
-            if isinstance(decision.get("rpc_id"), str):
-                self._route({"type": decision["type"], "rpc_id": decision["rpc_id"]})
-            else:
-                self.write({"type": "error", "code": BAD_FRAME,
-                            "message": f"{decision['type']} takes rpc_id (a string)"})
-            return
-        if decision is not None:
-            self._route(decision)
-            return
         try:
-            line.encode("utf-8")
-            frame = parse_frame(line)
-        except UnicodeEncodeError:
-            self.write({"type": "error", "code": BAD_FRAME, "message": "a frame must be UTF-8"})
-            return
+            frame = read_program_frame(line)
         except BadFrame as error:
-            self.write({"type": "error", "code": error.code, "message": error.message})
+            self.write(DeskError(code=error.code, message=error.message))
             return
-        if isinstance(frame, QuestionsReplayFrame):
+        if isinstance(frame, InboxListRequest):
+            now = self.inbox.now()
+            self.write(InboxList(entries=[entry.to_json(now) for entry in self.inbox.entries()]))
+        elif isinstance(frame, DeskReplay):
             for link in list(self.links.links.values()):
-                link.send({"type": "questions/replay"})
-            return
-        if not isinstance(frame, QuestionAnswerFrame | QuestionCancelFrame):
-            self.write({"type": "error", "code": BAD_FRAME,
-                        "message": f"{frame.type} is not accepted by dsh attach"})
-            return
-        self._route(frame.model_dump())
+                link.send(DeskReplay())
+        elif isinstance(frame, DeskOpened | DeskReleased):
+            # only what the server reads: not the fields a program added
+            self._route(frame.rpc_id, type(frame)(rpc_id=frame.rpc_id))
+        elif isinstance(frame, DeskAnswer | DeskCancel | DeskDecision):  # as it is
+            self._route(frame.rpc_id, frame)
 
-    def _route(self, frame: dict[str, Any]) -> None:
+    def _route(self, rpc_id: str, frame: Encodable) -> None:
         """A frame to the server that owns its ``rpc_id``; refused when none does."""
-        rpc_id = frame.get("rpc_id")
-        owner = self._owners.get(rpc_id) if isinstance(rpc_id, str) else None
+        owner = self._owners.get(rpc_id)
         if owner is None:
-            what = "permission" if frame["type"].startswith("permission/") else "question"
-            self.write({"type": "response/ack", "rpc_id": rpc_id, "accepted": False,
-                        "reason": NOT_PENDING, "message": f"no pending {what} {rpc_id}"})
+            what = "permission" if isinstance(frame, DeskDecision) else "question"
+            self.write(DeskAck(rpc_id=rpc_id, accepted=False, reason=NOT_PENDING,
+                               message=f"no pending {what} {rpc_id}"))
             return
         owner.send(frame)
-
-
-DESK_FRAMES = frozenset({"permission/decision", "inbox/list", *HOLDS})
-
-
-def _desk_frame(line: str) -> dict[str, Any] | None:
-    """A frame of the desk's own (``permission/decision``, ``inbox/list``, ``desk/opened``,
-    ``desk/released``) as sent (its server validates a decision), else None."""
-    try:
-        frame = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(frame, dict) and frame.get("type") in DESK_FRAMES:
-        return frame
-    return None

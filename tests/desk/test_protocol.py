@@ -6,7 +6,9 @@ the frames do; these pin their shapes, the parser's rules and its bound.
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 
@@ -40,7 +42,10 @@ from dsh_cli.desk.protocol import (
     DeskReleased,
     DeskReplay,
     DeskTaken,
+    InboxChanged,
+    InboxList,
     encode,
+    kind,
     read,
     read_event,
     read_frame,
@@ -202,3 +207,71 @@ def test_read_takes_only_the_kinds_of_its_table():
         read(b'{"type":"desk/hello","pid":1}', TO_SERVER, FRAME_BYTES)
     with pytest.raises(BadFrame, match="not a frame taken here"):
         read(b'{"type":"desk/taken","rpc_id":"q1"}', TO_DESK, DESK_LINE_BYTES)
+
+
+# -- one definition: no frame is spelt outside desk/protocol.py ------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[2] / "dsh_cli"
+PROTOCOL = PACKAGE / "desk" / "protocol.py"
+# the desks and the hub: they speak the protocol through its types only
+DESK_SIDE = sorted([*(PACKAGE / "desk").rglob("*.py"),
+                    *(PACKAGE / "mcp_server").glob("desk*.py")])
+TYPES = {kind(model) for table in (TO_DESK, TO_SERVER, FROM_PROGRAM, FROM_PAGE)
+         for model in table.values()} | {kind(InboxChanged), kind(InboxList)}
+# the types only the desk channel has (the others are relay.md's too, spelt in core/events.py
+# and providers/frames.py for dsh ask, dsh run and dsh web)
+DESK_ONLY = {name for name in TYPES if name.startswith(("desk/", "inbox/"))}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) \
+                and node.body and isinstance(node.body[0], ast.Expr) \
+                and isinstance(node.body[0].value, ast.Constant):
+            found.add(id(node.body[0].value))
+    return found
+
+
+def frames_spelt(path: Path, names: set[str]) -> list[str]:
+    """Where ``path`` spells a frame type of ``names`` as a string, or builds a frame as a
+    dict literal with a ``type``, as ``path:line``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = _docstrings(tree)
+    name = path.relative_to(PACKAGE) if path.is_relative_to(PACKAGE) else path.name
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in names \
+                and id(node) not in docstrings:
+            found.append(f"{name}:{node.lineno} {node.value!r}")
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == "type" \
+                        and isinstance(value, ast.Constant):
+                    found.append(f"{name}:{node.lineno} a dict frame")
+    return found
+
+
+def test_no_desk_frame_type_is_spelt_outside_the_protocol():
+    """A new frame is one type in ``desk/protocol.py``: the desks and the hub name frames by
+    their classes, and nothing else in the package spells a desk-only type."""
+    assert {"desk/hello", "desk/opened", "desk/taken", "inbox/list"} <= DESK_ONLY
+    spelt = [where for path in DESK_SIDE if path != PROTOCOL
+             for where in frames_spelt(path, TYPES - {"error"})]
+    spelt += [where for path in sorted(PACKAGE.rglob("*.py"))
+              if path != PROTOCOL and path not in DESK_SIDE
+              for where in frames_spelt(path, DESK_ONLY) if "dict frame" not in where]
+    assert spelt == []
+
+
+def test_the_scan_finds_a_frame_spelt_by_hand(tmp_path):
+    """The check above can fail: a literal type, or a dict built as a frame, is found; a
+    docstring that names a frame is not."""
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""Says desk/opened in its docstring, which is fine."""\n'
+                      'SENT = {"type": "desk/opened", "rpc_id": "q1"}\n'
+                      'KIND = "permission/requested"\n'
+                      'ERROR = {"type": "error"}\n', encoding="utf-8")
+    assert sorted(frames_spelt(sample, TYPES - {"error"})) == [
+        "sample.py:2 'desk/opened'", "sample.py:2 a dict frame",
+        "sample.py:3 'permission/requested'", "sample.py:4 a dict frame"]
