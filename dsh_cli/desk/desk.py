@@ -34,23 +34,19 @@ from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.core.tasks import close_task
+from dsh_cli.desk.client import DeskClient, DeskScreen, Resolved
 from dsh_cli.desk.inbox import Entry, Inbox, InboxChange, entry_kind
-from dsh_cli.desk.link import DeskLinks, ServerLink, hold
+from dsh_cli.desk.link import ServerLink
 from dsh_cli.desk.protocol import (
     DeskAck,
     DeskAnswer,
     DeskCancel,
     DeskDecision,
     DeskDecline,
+    DeskError,
     DeskHello,
-    DeskOpened,
-    DeskPermissionRequested,
     DeskPermissionResolved,
-    DeskQuestionRequested,
-    DeskQuestionResolved,
-    DeskReleased,
     Encodable,
-    Wire,
 )
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.permissions.vocabulary import Hints, PermissionDecision, PermissionRequest
@@ -139,7 +135,7 @@ def permission_request(event: dict[str, Any]) -> PermissionRequest:
                              description=what if isinstance(what, str) else None)
 
 
-class Desk:
+class Desk(DeskScreen):
     """The inbox of every server's batches and the loop that opens the ones picked."""
 
     def __init__(self, *, output: IO[str], ask: Asker, picker: Picker,
@@ -150,13 +146,13 @@ class Desk:
         self._permit = permit
         self._picker = picker
         self._on_arrival = on_arrival  # the notifications' hook (desk/notify.py)
-        self.inbox = Inbox()
+        self.client = DeskClient(self, report=self.say, **links)
+        self.inbox: Inbox = self.client.inbox
         self.current: Entry | None = None
         self._withdrawn = AbortSignal()
         self._answered: set[Any] = set()  # keys answered here, held until they resolve
         self._shown_urls: set[str] = set()
         self.inbox.subscribe(self._on_change)
-        self.links = DeskLinks(self._on_event, self._on_closed, report=self.say, **links)
 
     def say(self, line: str) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -164,7 +160,7 @@ class Desk:
             self.output.flush()
 
     async def run(self) -> int:
-        watching = asyncio.create_task(self.links.run(), name="dsh-desk-scan")
+        watching = asyncio.create_task(self.client.run(), name="dsh-desk-scan")
         try:
             while True:
                 pick = await self._picker.pick(self.inbox)
@@ -194,7 +190,7 @@ class Desk:
         self.current, self._withdrawn = entry, AbortSignal()
         entry.opened = True
         # held while open, renewed: a hold the server does not hear renewed lapses
-        holding = hold(entry.link, entry.rpc_id)
+        holding = self.client.hold(entry)
         try:
             self.say("")
             self.say(heading(entry.event))
@@ -210,7 +206,7 @@ class Desk:
             entry.opened = False
             if entry.key in self.inbox and entry.key not in self._answered:
                 # back to the list unanswered: every other desk may take it again
-                entry.link.send(DeskReleased(rpc_id=entry.rpc_id))
+                self.client.release(entry)
 
     async def _show(self, entry: Entry) -> bool:
         """Ask one batch; False when the desk was closed while it was shown."""
@@ -293,39 +289,22 @@ class Desk:
             if change.entry is self.current:
                 self._withdrawn.abort(change.reason or "settled at the server")
 
-    def _on_event(self, link: ServerLink, event: Wire) -> None:
-        if isinstance(event, DeskHello):
-            url = event.web_url
-            # a server with its own page (`dsh mcp --web`) says where, once: its stderr is
-            # often hidden inside the MCP client
-            if url is not None and url not in self._shown_urls:
-                self._shown_urls.add(url)
-                said = sanitize_line(f"dsh mcp pid {event.pid} asks in the browser: {url}")
-                self.say(notice(said))
-        elif isinstance(event, DeskQuestionRequested | DeskPermissionRequested):
-            entry = self.inbox.add(link, event.to_json())
-            if entry is not None and self._on_arrival is not None:
-                self._on_arrival(entry)
-        elif isinstance(event, DeskPermissionResolved):
-            self.inbox.remove(link, event.rpc_id, self._settled(link, event))
-            if str(event.decision).startswith("allow") and event.message is not None:
-                # what the server made of an allow (an "always" it could not save)
-                self.say(notice(sanitize_line(event.message)))
-        elif isinstance(event, DeskQuestionResolved):
-            self.inbox.remove(link, event.rpc_id, self._settled(link, event))
-        elif isinstance(event, DeskOpened | DeskReleased):
-            self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened))
-        elif isinstance(event, DeskAck) and not event.accepted:
-            said = sanitize_line(str(event.message))  # a peer's words: never escapes
-            self.say(notice(f"the server refused the answer: {said}"))
-            entry = self.inbox.get(link, event.rpc_id)
-            if entry is not None and entry.key in self._answered:
-                self._answered.discard(entry.key)  # still pending: others may take it
-                if entry is not self.current:
-                    link.send(DeskReleased(rpc_id=entry.rpc_id))
+    # -- what the servers say (DeskScreen) ----------------------------------------------
 
-    def _settled(self, link: ServerLink,
-                 event: DeskQuestionResolved | DeskPermissionResolved) -> str:
+    def hello(self, link: ServerLink, hello: DeskHello) -> None:
+        url = hello.web_url
+        # a server with its own page (`dsh mcp --web`) says where, once: its stderr is
+        # often hidden inside the MCP client
+        if url is not None and url not in self._shown_urls:
+            self._shown_urls.add(url)
+            said = sanitize_line(f"dsh mcp pid {hello.pid} asks in the browser: {url}")
+            self.say(notice(said))
+
+    def added(self, entry: Entry) -> None:
+        if self._on_arrival is not None:
+            self._on_arrival(entry)
+
+    def reason(self, link: ServerLink, event: Resolved) -> str:
         """Why an entry left: answered here, answered at another desk, or what the server
         did (the agent cancelled it, it timed out)."""
         entry = self.inbox.get(link, event.rpc_id)
@@ -336,8 +315,22 @@ class Desk:
             return f"{done} here" if here else f"{done} at another desk"
         return f"{sanitize_line(str(event.outcome))} at the server"
 
-    def _on_closed(self, link: ServerLink) -> None:
-        self.inbox.remove_link(link, "its dsh mcp went away")
+    def resolved(self, link: ServerLink, event: Resolved, entry: Entry | None) -> None:
+        if isinstance(event, DeskPermissionResolved) and str(event.decision).startswith(
+                "allow") and event.message is not None:
+            # what the server made of an allow (an "always" it could not save)
+            self.say(notice(sanitize_line(event.message)))
+
+    def reply(self, link: ServerLink, event: DeskAck | DeskError) -> None:
+        if not isinstance(event, DeskAck) or event.accepted:
+            return
+        said = sanitize_line(str(event.message))  # a peer's words: never escapes
+        self.say(notice(f"the server refused the answer: {said}"))
+        entry = self.inbox.get(link, event.rpc_id)
+        if entry is not None and entry.key in self._answered:
+            self._answered.discard(entry.key)  # still pending: others may take it
+            if entry is not self.current:
+                self.client.release(entry)
 
 
 def ask_with(provider: Any) -> Asker:

@@ -24,8 +24,9 @@ import contextlib
 import sys
 from typing import IO, Any
 
-from dsh_cli.desk.inbox import Inbox, InboxChange
-from dsh_cli.desk.link import DeskLinks, ServerLink
+from dsh_cli.desk.client import DeskClient, DeskScreen, Requested, Resolved
+from dsh_cli.desk.inbox import InboxChange
+from dsh_cli.desk.link import ServerLink
 from dsh_cli.desk.protocol import (
     BadFrame,
     DeskAck,
@@ -33,11 +34,8 @@ from dsh_cli.desk.protocol import (
     DeskCancel,
     DeskDecision,
     DeskError,
-    DeskHello,
     DeskOpened,
-    DeskPermissionRequested,
     DeskPermissionResolved,
-    DeskQuestionRequested,
     DeskQuestionResolved,
     DeskReleased,
     DeskReplay,
@@ -45,7 +43,6 @@ from dsh_cli.desk.protocol import (
     InboxChanged,
     InboxList,
     InboxListRequest,
-    Wire,
     encode,
     read_program_frame,
 )
@@ -54,26 +51,21 @@ from dsh_cli.providers.line_reader import LineReader
 
 __all__ = ["JsonlDesk"]
 
-REQUESTED = (DeskQuestionRequested, DeskPermissionRequested)
-RESOLVED = (DeskQuestionResolved, DeskPermissionResolved)
 
-
-class JsonlDesk:
-    """Multiplexes the servers' question events onto one JSON-lines stream."""
+class JsonlDesk(DeskScreen):
+    """The desk client's events and inbox on one JSON-lines stream, its frames routed."""
 
     def __init__(self, input: IO[Any] | int | None = None, output: IO[str] | None = None,
                  **links: Any) -> None:
         self.output = output or sys.stdout
         self._lines = LineReader(sys.stdin.buffer if input is None else input,
                                  errors="surrogateescape")
-        self._owners: dict[str, ServerLink] = {}
-        self._permissions: set[str] = set()  # the owned rpc_ids that are permission requests
-        self.inbox = Inbox()
+        self.client = DeskClient(self, **links)
+        self.inbox = self.client.inbox
         self.inbox.subscribe(self._on_change)
-        self.links = DeskLinks(self._on_event, self._on_closed, **links)
 
     async def run(self) -> int:
-        watching = asyncio.create_task(self.links.run(), name="dsh-desk-scan")
+        watching = asyncio.create_task(self.client.run(), name="dsh-desk-scan")
         try:
             while True:
                 line = await self._lines.readline()
@@ -98,38 +90,27 @@ class JsonlDesk:
         self.write(InboxChanged(change=change.kind, entry=change.entry.to_json(self.inbox.now()),
                                 reason=change.reason, pending=len(self.inbox)))
 
-    def _on_event(self, link: ServerLink, event: Wire) -> None:
-        if isinstance(event, DeskOpened | DeskReleased):
-            self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened))
-        elif isinstance(event, DeskHello):
-            return  # the link's own
-        elif isinstance(event, REQUESTED):
-            if self._owners.get(event.rpc_id) is link:
-                return  # already announced (a replay racing the live event)
-            self._owners[event.rpc_id] = link
-            if isinstance(event, DeskPermissionRequested):
-                self._permissions.add(event.rpc_id)
-            self.write(event)
-            self.inbox.add(link, event.to_json())  # after the event, so inbox/changed follows
-        elif isinstance(event, RESOLVED):
-            self._owners.pop(event.rpc_id, None)
-            self._permissions.discard(event.rpc_id)
-            self.write(event)
-            decision = event.decision if isinstance(event, DeskPermissionResolved) else None
-            self.inbox.remove(link, event.rpc_id, f"{decision or event.outcome} at the server")
-        else:  # an ack, an error
-            self.write(event)
+    # -- what the servers say (DeskScreen) ----------------------------------------------
 
-    def _on_closed(self, link: ServerLink) -> None:
-        for rpc_id, owner in list(self._owners.items()):
-            if owner is link:  # the server is gone, and its agent with it
-                del self._owners[rpc_id]
-                if rpc_id in self._permissions:
-                    self._permissions.discard(rpc_id)
-                    self.write(DeskPermissionResolved(rpc_id=rpc_id, outcome="aborted"))
-                else:
-                    self.write(DeskQuestionResolved(rpc_id=rpc_id, outcome="aborted"))
-        self.inbox.remove_link(link, "its dsh mcp went away")
+    def requested(self, link: ServerLink, event: Requested) -> None:
+        self.write(event)  # before the inbox's change, which follows it
+
+    def resolving(self, link: ServerLink, event: Resolved) -> None:
+        self.write(event)
+
+    def reason(self, link: ServerLink, event: Resolved) -> str:
+        decision = event.decision if isinstance(event, DeskPermissionResolved) else None
+        return f"{decision or event.outcome} at the server"
+
+    def reply(self, link: ServerLink, event: DeskAck | DeskError) -> None:
+        self.write(event)
+
+    def leaving(self, link: ServerLink, owned: dict[str, bool]) -> None:
+        for rpc_id, permission in owned.items():  # the server is gone, and its agent with it
+            resolved = DeskPermissionResolved if permission else DeskQuestionResolved
+            self.write(resolved(rpc_id=rpc_id, outcome="aborted"))
+
+    # -- what the program says ----------------------------------------------------------
 
     def _dispatch(self, line: str) -> None:
         try:
@@ -141,8 +122,7 @@ class JsonlDesk:
             now = self.inbox.now()
             self.write(InboxList(entries=[entry.to_json(now) for entry in self.inbox.entries()]))
         elif isinstance(frame, DeskReplay):
-            for link in list(self.links.links.values()):
-                link.send(DeskReplay())
+            self.client.replay()
         elif isinstance(frame, DeskOpened | DeskReleased):
             # only what the server reads: not the fields a program added
             self._route(frame.rpc_id, type(frame)(rpc_id=frame.rpc_id))
@@ -151,7 +131,7 @@ class JsonlDesk:
 
     def _route(self, rpc_id: str, frame: Encodable) -> None:
         """A frame to the server that owns its ``rpc_id``; refused when none does."""
-        owner = self._owners.get(rpc_id)
+        owner = self.client.owner(rpc_id)
         if owner is None:
             what = "permission" if isinstance(frame, DeskDecision) else "question"
             self.write(DeskAck(rpc_id=rpc_id, accepted=False, reason=NOT_PENDING,

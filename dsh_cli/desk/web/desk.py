@@ -22,8 +22,9 @@ from typing import Any, TextIO
 
 from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.core.limits import FRAME_BYTES
+from dsh_cli.desk.client import GONE, DeskClient, DeskScreen, Resolved
 from dsh_cli.desk.inbox import Entry, Inbox
-from dsh_cli.desk.link import DeskLinks, ServerLink, hold
+from dsh_cli.desk.link import ServerLink
 from dsh_cli.desk.protocol import (
     BadFrame,
     DeskAck,
@@ -33,13 +34,10 @@ from dsh_cli.desk.protocol import (
     DeskDecline,
     DeskError,
     DeskOpened,
-    DeskPermissionRequested,
     DeskPermissionResolved,
-    DeskQuestionRequested,
     DeskQuestionResolved,
     DeskReleased,
     Readable,
-    Wire,
     encode,
     kind,
     read_page_frame,
@@ -57,22 +55,20 @@ AGE_TICK = 5.0  # seconds between list refreshes while anything is pending (its 
 # the page's holds: it opened an entry, or went back to the list
 Forwarded = DeskAnswer | DeskCancel | DeskDecline | DeskDecision
 Held = DeskOpened | DeskReleased
-GONE = "its dsh mcp went away"
 
 
-class WebDesk:
+class WebDesk(DeskScreen):
     """Every server's pending entries, one browser page; ``run`` until cancelled."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
                  stderr: TextIO | None = None, directory: Path | None = None,
                  debug: bool | None = None) -> None:
-        self.inbox = Inbox()
-        self.feed = DeskFeed(self.inbox)
         self.server = WebServer(host=host, port=port, open_browser=open_browser,
                                 stderr=stderr, debug=debug)
-        self.links = DeskLinks(self._on_event, self._on_closed,
-                               report=lambda line: self.server.say(line + "\n"),
-                               directory=directory)
+        self.client = DeskClient(self, report=lambda line: self.server.say(line + "\n"),
+                                 directory=directory)
+        self.inbox: Inbox = self.client.inbox
+        self.feed = DeskFeed(self.inbox)
         # per server: the rpc_id of the one frame in flight and where its reply goes
         self._replies: dict[ServerLink, tuple[str, asyncio.Future[DeskAck | DeskError]]] = {}
         self._sending: dict[ServerLink, asyncio.Lock] = {}
@@ -90,7 +86,7 @@ class WebDesk:
     async def run(self) -> int:
         """Serve and follow every server until cancelled (ctrl-c); 0 when closed."""
         await self.start()
-        watching = asyncio.create_task(self.links.run(), name="dsh-desk-scan")
+        watching = asyncio.create_task(self.client.run(), name="dsh-desk-scan")
         ticking = asyncio.create_task(self._tick(), name="dsh-desk-ages")
         try:
             await asyncio.gather(watching, ticking)
@@ -121,28 +117,30 @@ class WebDesk:
 
     # -- what the servers say -----------------------------------------------------------
 
-    def _on_event(self, link: ServerLink, event: Wire) -> None:
-        if isinstance(event, DeskQuestionRequested | DeskPermissionRequested):
-            entry = self.inbox.add(link, event.to_json())
-            if entry is not None:
-                self.feed.entry_added(entry)
-        elif isinstance(event, DeskQuestionResolved | DeskPermissionResolved):
-            entry = self.inbox.remove(link, event.rpc_id, str(event.outcome))
-            if entry is not None:
-                self._let_go(self.feed.page_id(entry))
-                self.feed.entry_removed(entry, event.to_json())
-        elif isinstance(event, DeskOpened | DeskReleased):
-            if self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened)) is not None:
-                self.feed.list_changed()
-        elif isinstance(event, DeskAck | DeskError) and link in self._replies:
+    def added(self, entry: Entry) -> None:
+        self.feed.entry_added(entry)
+
+    def reason(self, link: ServerLink, event: Resolved) -> str:
+        return str(event.outcome)
+
+    def resolved(self, link: ServerLink, event: Resolved, entry: Entry | None) -> None:
+        if entry is not None:
+            self._let_go(self.feed.page_id(entry))
+            self.feed.entry_removed(entry, event.to_json())
+
+    def marked(self, entry: Entry) -> None:
+        self.feed.list_changed()
+
+    def reply(self, link: ServerLink, event: DeskAck | DeskError) -> None:
+        if link in self._replies:
             waiting, slot = self._replies[link]
             if isinstance(event, DeskError) or event.rpc_id == waiting:
                 del self._replies[link]
                 if not slot.done():
                     slot.set_result(event)
 
-    def _on_closed(self, link: ServerLink) -> None:
-        for entry in self.inbox.remove_link(link, GONE):
+    def gone(self, link: ServerLink, entries: list[Entry]) -> None:
+        for entry in entries:
             self._let_go(self.feed.page_id(entry))
             resolved = DeskPermissionResolved if entry.kind == "permission" \
                 else DeskQuestionResolved
@@ -207,14 +205,14 @@ class WebDesk:
         """One tab opened (or left) the entry: its server hears of the first and the last."""
         holders = self._holding.get(page_rpc_id, set())
         if opened and not holders:
-            self._renewing[page_rpc_id] = hold(entry.link, entry.rpc_id)  # renewed while held
+            self._renewing[page_rpc_id] = self.client.hold(entry)  # renewed while held
         if opened:
             self._holding[page_rpc_id] = holders | {connection}
         elif connection in holders:
             holders.discard(connection)
             if not holders:
                 self._let_go(page_rpc_id)
-                entry.link.send(DeskReleased(rpc_id=entry.rpc_id))
+                self.client.release(entry)
 
     def _let_go(self, page_rpc_id: str) -> None:
         """No tab holds the entry any more (or it settled): its renewal stops."""
