@@ -403,8 +403,8 @@ def read(raw: bytes | str, kinds: Mapping[str, type[FrameType]], limit: int) -> 
     try:
         frame = model.model_validate(value)
     except ValidationError as error:
-        usage = getattr(model, "usage", None)
-        said = f"{kind} takes {usage}" if isinstance(usage, str) \
+        usage = model.usage if issubclass(model, Wire) else None
+        said = f"{kind} takes {usage}" if usage is not None \
             else f"{kind}: {format_validation_error(error)}"
         raise BadFrame(said, kind) from None
     except RecursionError:  # pydantic walking a value nested deeper than Python allows
