@@ -21,7 +21,7 @@ import contextlib
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
+from typing import IO, Any, Literal, Protocol
 
 from dsh_cli.core.errors import (
     ASK_ABORTED,
@@ -35,13 +35,22 @@ from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.core.tasks import close_task
-from dsh_cli.desk.inbox import Entry, Inbox, InboxChange
-from dsh_cli.desk.link import DeskLinks, ServerLink, hold
+from dsh_cli.desk.client import DeskClient, DeskScreen, Resolved
+from dsh_cli.desk.inbox import Entry, Inbox, InboxChange, entry_kind
+from dsh_cli.desk.link import ServerLink
+from dsh_cli.desk.protocol import (
+    DeskAck,
+    DeskAnswer,
+    DeskCancel,
+    DeskDecision,
+    DeskDecline,
+    DeskError,
+    DeskHello,
+    DeskPermissionResolved,
+    Encodable,
+)
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.permissions.vocabulary import Hints, PermissionDecision, PermissionRequest
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["IDLE", "Desk", "Pick", "Picker", "heading", "last_answers_of"]
 
@@ -98,7 +107,7 @@ def heading(event: dict[str, Any]) -> str:
     client = sanitize_line(str(source.get("client") or "an MCP client"))
     cwd = sanitize_line(_home_relative(str(source.get("cwd") or "?")))
     pid = sanitize_line(str(source.get("pid") or "?"))
-    asks = "asks permission" if event.get("type") == "permission/requested" else "asks"
+    asks = "asks permission" if entry_kind(event) == "permission" else "asks"
     return f"── {client} {asks} · {cwd} · dsh mcp pid {pid}"
 
 
@@ -127,7 +136,7 @@ def permission_request(event: dict[str, Any]) -> PermissionRequest:
                              description=what if isinstance(what, str) else None)
 
 
-class Desk:
+class Desk(DeskScreen):
     """The inbox of every server's batches and the loop that opens the ones picked."""
 
     def __init__(self, *, output: IO[str], ask: Asker, picker: Picker,
@@ -138,13 +147,13 @@ class Desk:
         self._permit = permit
         self._picker = picker
         self._on_arrival = on_arrival  # the notifications' hook (desk/notify.py)
-        self.inbox = Inbox()
+        self.client = DeskClient(self, report=self.say, **links)
+        self.inbox: Inbox = self.client.inbox
         self.current: Entry | None = None
         self._withdrawn = AbortSignal()
         self._answered: set[Any] = set()  # keys answered here, held until they resolve
         self._shown_urls: set[str] = set()
         self.inbox.subscribe(self._on_change)
-        self.links = DeskLinks(self._on_event, self._on_closed, report=self.say, **links)
 
     def say(self, line: str) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -152,7 +161,7 @@ class Desk:
             self.output.flush()
 
     async def run(self) -> int:
-        watching = asyncio.create_task(self.links.run(), name="dsh-desk-scan")
+        watching = asyncio.create_task(self.client.run(), name="dsh-desk-scan")
         try:
             while True:
                 pick = await self._picker.pick(self.inbox)
@@ -182,14 +191,14 @@ class Desk:
         self.current, self._withdrawn = entry, AbortSignal()
         entry.opened = True
         # held while open, renewed: a hold the server does not hear renewed lapses
-        holding = hold(entry.link, entry.rpc_id)
+        holding = self.client.hold(entry)
         try:
             self.say("")
             self.say(heading(entry.event))
             if entry.taken:  # allowed: a desk left open elsewhere must not lock a batch
                 self.say(notice(f"entry {entry.number} is open at another desk too; "
                                 "the first answer counts"))
-            if entry.event["type"] == "permission/requested":
+            if entry.kind == "permission":
                 return await self._decide(entry)
             return await self._show(entry)
         finally:
@@ -198,7 +207,7 @@ class Desk:
             entry.opened = False
             if entry.key in self.inbox and entry.key not in self._answered:
                 # back to the list unanswered: every other desk may take it again
-                entry.link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+                self.client.release(entry)
 
     async def _show(self, entry: Entry) -> bool:
         """Ask one batch; False when the desk was closed while it was shown."""
@@ -218,8 +227,8 @@ class Desk:
             if error.code == ASK_CANCELLED:
                 return True  # back to the list: the entry stays pending, released
             if error.code == ASK_DECLINED:
-                self._answer(entry, {"type": "question/decline", "rpc_id": entry.rpc_id,
-                                     "session_id": entry.session_id})
+                self._answer(entry, DeskDecline(rpc_id=entry.rpc_id,
+                                                session_id=entry.session_id))
                 return True
             if error.code == ASK_ABORTED:
                 return False  # input closed: the batch stays pending at its server
@@ -228,12 +237,11 @@ class Desk:
         except Exception as error:  # a batch the desk cannot show: say so, go on
             self.say(notice(f"cannot show {entry.rpc_id}: {error}"))
             return True
-        self._answer(entry, {"type": "question/answer", "rpc_id": entry.rpc_id,
-                             "session_id": entry.session_id,
-                             "answers": answer.to_json()["answers"]})
+        self._answer(entry, DeskAnswer(rpc_id=entry.rpc_id, session_id=entry.session_id,
+                                       answers=answer.to_json()["answers"]))
         return True
 
-    def _answer(self, entry: Entry, frame: dict[str, Any]) -> None:
+    def _answer(self, entry: Entry, frame: Encodable) -> None:
         self._answered.add(entry.key)
         entry.link.send(frame)
 
@@ -260,8 +268,8 @@ class Desk:
             if error.code != ASK_CANCELLED:
                 self.say(format_line(error.code, error.message))
             return True  # esc: back to the list, the request still pending
-        self._answer(entry, {"type": "permission/decision", "rpc_id": entry.rpc_id,
-                             "session_id": entry.session_id, **decision.to_json()})
+        self._answer(entry, DeskDecision(rpc_id=entry.rpc_id, session_id=entry.session_id,
+                                         **decision.to_json()))
         return True
 
     def _dismiss(self, entry: Entry) -> None:
@@ -271,11 +279,10 @@ class Desk:
         self.say(f"✗ {entry.number}. {done} · {entry.who.agent} · {entry.what}")
         if entry.kind == "permission":
             decision = PermissionDecision("deny", "the user dismissed the permission request")
-            self._answer(entry, {"type": "permission/decision", "rpc_id": entry.rpc_id,
-                                 "session_id": entry.session_id, **decision.to_json()})
+            self._answer(entry, DeskDecision(rpc_id=entry.rpc_id, session_id=entry.session_id,
+                                             **decision.to_json()))
         else:
-            self._answer(entry, {"type": "question/cancel", "rpc_id": entry.rpc_id,
-                                 "session_id": entry.session_id})
+            self._answer(entry, DeskCancel(rpc_id=entry.rpc_id, session_id=entry.session_id))
 
     def _on_change(self, change: InboxChange) -> None:
         if change.kind == "removed":
@@ -283,53 +290,48 @@ class Desk:
             if change.entry is self.current:
                 self._withdrawn.abort(change.reason or "settled at the server")
 
-    def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        rpc_id = event.get("rpc_id")
-        if kind == "desk/hello":
-            url = event.get("web_url")
-            # a server with its own page (`dsh mcp --web`) says where, once: its stderr is
-            # often hidden inside the MCP client
-            if isinstance(url, str) and url not in self._shown_urls:
-                self._shown_urls.add(url)
-                said = sanitize_line(f"dsh mcp pid {event.get('pid')} asks in the browser: {url}")
-                self.say(notice(said))
-        elif kind in ("question/requested", "permission/requested"):
-            entry = self.inbox.add(link, event)
-            if entry is not None and self._on_arrival is not None:
-                self._on_arrival(entry)
-        elif kind == "permission/resolved":
-            self.inbox.remove(link, rpc_id, self._settled(link, rpc_id, event))
-            message = event.get("message")
-            if str(event.get("decision")).startswith("allow") and isinstance(message, str):
-                # what the server made of an allow (an "always" it could not save)
-                self.say(notice(sanitize_line(message)))
-        elif kind == "question/resolved":
-            self.inbox.remove(link, rpc_id, self._settled(link, rpc_id, event))
-        elif kind in ("desk/opened", "desk/released"):
-            self.inbox.mark(link, rpc_id, kind == "desk/opened")
-        elif kind == "response/ack" and not event.get("accepted"):
-            said = sanitize_line(str(event.get("message")))  # a peer's words: never escapes
-            self.say(notice(f"the server refused the answer: {said}"))
-            entry = self.inbox.get(link, rpc_id)
-            if entry is not None and entry.key in self._answered:
-                self._answered.discard(entry.key)  # still pending: others may take it
-                if entry is not self.current:
-                    link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+    # -- what the servers say (DeskScreen) ----------------------------------------------
 
-    def _settled(self, link: ServerLink, rpc_id: Any, event: dict[str, Any]) -> str:
+    def hello(self, link: ServerLink, hello: DeskHello) -> None:
+        url = hello.web_url
+        # a server with its own page (`dsh mcp --web`) says where, once: its stderr is
+        # often hidden inside the MCP client
+        if url is not None and url not in self._shown_urls:
+            self._shown_urls.add(url)
+            said = sanitize_line(f"dsh mcp pid {hello.pid} asks in the browser: {url}")
+            self.say(notice(said))
+
+    def added(self, entry: Entry) -> None:
+        if self._on_arrival is not None:
+            self._on_arrival(entry)
+
+    def reason(self, link: ServerLink, event: Resolved) -> str:
         """Why an entry left: answered here, answered at another desk, or what the server
         did (the agent cancelled it, it timed out)."""
-        entry = self.inbox.get(link, rpc_id)
+        entry = self.inbox.get(link, event.rpc_id)
         here = entry is not None and entry.key in self._answered
-        decision = event.get("decision")
-        if Outcome.of_event(event.get("outcome")) is Outcome.ANSWERED or isinstance(decision, str):
-            done = Outcome.ANSWERED.word if decision is None else sanitize_line(str(decision))
+        decision = event.decision if isinstance(event, DeskPermissionResolved) else None
+        if Outcome.of_event(event.outcome) is Outcome.ANSWERED or decision is not None:
+            done = Outcome.ANSWERED.word if decision is None else sanitize_line(decision)
             return f"{done} here" if here else f"{done} at another desk"
-        return f"{sanitize_line(str(event.get('outcome')))} at the server"
+        return f"{sanitize_line(str(event.outcome))} at the server"
 
-    def _on_closed(self, link: ServerLink) -> None:
-        self.inbox.remove_link(link, "its dsh mcp went away")
+    def resolved(self, link: ServerLink, event: Resolved, entry: Entry | None) -> None:
+        if isinstance(event, DeskPermissionResolved) and str(event.decision).startswith(
+                "allow") and event.message is not None:
+            # what the server made of an allow (an "always" it could not save)
+            self.say(notice(sanitize_line(event.message)))
+
+    def reply(self, link: ServerLink, event: DeskAck | DeskError) -> None:
+        if not isinstance(event, DeskAck) or event.accepted:
+            return
+        said = sanitize_line(str(event.message))  # a peer's words: never escapes
+        self.say(notice(f"the server refused the answer: {said}"))
+        entry = self.inbox.get(link, event.rpc_id)
+        if entry is not None and entry.key in self._answered:
+            self._answered.discard(entry.key)  # still pending: others may take it
+            if entry is not self.current:
+                self.client.release(entry)
 
 
 def ask_with(provider: Any) -> Asker:

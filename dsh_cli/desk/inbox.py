@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dsh_cli.core.sanitize import escape_invisible
+from dsh_cli.desk.protocol import asks_permission
 from dsh_cli.desk.summary import cut as _cut
 from dsh_cli.desk.summary import first_question
 
@@ -92,7 +93,7 @@ def who_of(event: Mapping[str, Any]) -> Who:
 def entry_kind(event: Mapping[str, Any]) -> Kind:
     """``permission`` for a permission request; ``form`` for an MCP server's form (a
     declinable batch, or one that names its server); else ``question``."""
-    if event.get("type") == "permission/requested":
+    if asks_permission(event):
         return "permission"
     if event.get("declinable") is True or isinstance(_source(event).get("server"), str):
         return "form"
@@ -101,7 +102,7 @@ def entry_kind(event: Mapping[str, Any]) -> Kind:
 
 def summary_of(event: Mapping[str, Any]) -> str:
     """What an entry asks, one safe line: ``header: question (+N more)``, or the tool."""
-    if event.get("type") == "permission/requested":
+    if asks_permission(event):
         tool = _cut(str(event.get("tool") or "?"), WHO_CHARACTERS)
         arguments = event.get("arguments")
         command = arguments.get("command") if isinstance(arguments, Mapping) else None

@@ -21,49 +21,52 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 from typing import IO, Any
 
-from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.core.outcomes import Outcome
-from dsh_cli.desk.inbox import Inbox, InboxChange
-from dsh_cli.desk.link import DeskLinks, ServerLink
-from dsh_cli.interaction.pending import NOT_PENDING
-from dsh_cli.providers.frames import (
+from dsh_cli.desk.client import DeskClient, DeskScreen, Requested, Resolved
+from dsh_cli.desk.inbox import InboxChange
+from dsh_cli.desk.link import ServerLink
+from dsh_cli.desk.protocol import (
     BadFrame,
-    QuestionAnswerFrame,
-    QuestionCancelFrame,
-    QuestionsReplayFrame,
-    parse_frame,
+    DeskAck,
+    DeskAnswer,
+    DeskCancel,
+    DeskDecision,
+    DeskError,
+    DeskOpened,
+    DeskPermissionResolved,
+    DeskQuestionResolved,
+    DeskReleased,
+    DeskReplay,
+    Encodable,
+    InboxChanged,
+    InboxList,
+    InboxListRequest,
+    encode,
+    read_program_frame,
 )
+from dsh_cli.interaction.pending import NOT_PENDING
 from dsh_cli.providers.line_reader import LineReader
-from dsh_cli.providers.relay import QUESTION_EVENTS
 
-__all__ = ["DESK_EVENTS", "JsonlDesk"]
-
-DESK_EVENTS = QUESTION_EVENTS | {"permission/requested", "permission/resolved"}
-REQUESTED = frozenset({"question/requested", "permission/requested"})
-HOLDS = frozenset({"desk/opened", "desk/released"})
-RESOLVED = frozenset({"question/resolved", "permission/resolved"})
+__all__ = ["JsonlDesk"]
 
 
-class JsonlDesk:
-    """Multiplexes the servers' question events onto one JSON-lines stream."""
+class JsonlDesk(DeskScreen):
+    """The desk client's events and inbox on one JSON-lines stream, its frames routed."""
 
     def __init__(self, input: IO[Any] | int | None = None, output: IO[str] | None = None,
                  **links: Any) -> None:
         self.output = output or sys.stdout
         self._lines = LineReader(sys.stdin.buffer if input is None else input,
                                  errors="surrogateescape")
-        self._owners: dict[str, ServerLink] = {}
-        self._permissions: set[str] = set()  # the owned rpc_ids that are permission requests
-        self.inbox = Inbox()
+        self.client = DeskClient(self, **links)
+        self.inbox = self.client.inbox
         self.inbox.subscribe(self._on_change)
-        self.links = DeskLinks(self._on_event, self._on_closed, **links)
 
     async def run(self) -> int:
-        watching = asyncio.create_task(self.links.run(), name="dsh-desk-scan")
+        watching = asyncio.create_task(self.client.run(), name="dsh-desk-scan")
         try:
             while True:
                 line = await self._lines.readline()
@@ -77,114 +80,62 @@ class JsonlDesk:
                 await watching
             self._lines.close()
 
-    def write(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=True, separators=(",", ":")) + "\n"
+    def write(self, event: Encodable) -> None:
+        """One event as one flushed line, ASCII-escaped (a server's as it came)."""
+        line = encode(event, ascii=True).decode("ascii")
         with contextlib.suppress(BrokenPipeError, ValueError, OSError):
             self.output.write(line)
             self.output.flush()
 
     def _on_change(self, change: InboxChange) -> None:
-        event: dict[str, Any] = {"type": "inbox/changed", "change": change.kind,
-                                 "entry": change.entry.to_json(self.inbox.now())}
-        if change.reason is not None:
-            event["reason"] = change.reason
-        event["pending"] = len(self.inbox)
+        self.write(InboxChanged(change=change.kind, entry=change.entry.to_json(self.inbox.now()),
+                                reason=change.reason, pending=len(self.inbox)))
+
+    # -- what the servers say (DeskScreen) ----------------------------------------------
+
+    def requested(self, link: ServerLink, event: Requested) -> None:
+        self.write(event)  # before the inbox's change, which follows it
+
+    def resolving(self, link: ServerLink, event: Resolved) -> None:
         self.write(event)
 
-    def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        rpc_id = event.get("rpc_id")
-        if kind in HOLDS:
-            self.inbox.mark(link, rpc_id, kind == "desk/opened")
-            return
-        if kind not in DESK_EVENTS:
-            return
-        if kind in REQUESTED and isinstance(rpc_id, str):
-            if self._owners.get(rpc_id) is link:
-                return  # already announced (a replay racing the live event)
-            self._owners[rpc_id] = link
-            if kind == "permission/requested":
-                self._permissions.add(rpc_id)
-            self.write(event)
-            self.inbox.add(link, event)  # after the event, so inbox/changed follows it
-            return
-        if kind in RESOLVED and isinstance(rpc_id, str):
-            self._owners.pop(rpc_id, None)
-            self._permissions.discard(rpc_id)
-            self.write(event)
-            self.inbox.remove(link, rpc_id, f"{event.get('decision') or event.get('outcome')} "
-                                            "at the server")
-            return
+    def reason(self, link: ServerLink, event: Resolved) -> str:
+        decision = event.decision if isinstance(event, DeskPermissionResolved) else None
+        return f"{decision or event.outcome} at the server"
+
+    def reply(self, link: ServerLink, event: DeskAck | DeskError) -> None:
         self.write(event)
 
-    def _on_closed(self, link: ServerLink) -> None:
-        for rpc_id, owner in list(self._owners.items()):
-            if owner is link:  # the server is gone, and its agent with it
-                del self._owners[rpc_id]
-                kind = "permission/resolved" if rpc_id in self._permissions else \
-                    "question/resolved"
-                self._permissions.discard(rpc_id)
-                self.write({"type": kind, "rpc_id": rpc_id, "outcome": Outcome.ABORTED.event})
-        self.inbox.remove_link(link, "its dsh mcp went away")
+    def leaving(self, link: ServerLink, owned: dict[str, bool]) -> None:
+        for rpc_id, permission in owned.items():  # the server is gone, and its agent with it
+            resolved = DeskPermissionResolved if permission else DeskQuestionResolved
+            self.write(resolved(rpc_id=rpc_id, outcome=Outcome.ABORTED.event))
+
+    # -- what the program says ----------------------------------------------------------
 
     def _dispatch(self, line: str) -> None:
-        decision = _desk_frame(line)
-        if decision is not None and decision["type"] == "inbox/list":
-            now = self.inbox.now()
-            self.write({"type": "inbox/list",
-                        "entries": [entry.to_json(now) for entry in self.inbox.entries()]})
-            return
-        if decision is not None and decision["type"] in HOLDS:
-            if isinstance(decision.get("rpc_id"), str):
-                self._route({"type": decision["type"], "rpc_id": decision["rpc_id"]})
-            else:
-                self.write({"type": "error", "code": BAD_FRAME,
-                            "message": f"{decision['type']} takes rpc_id (a string)"})
-            return
-        if decision is not None:
-            self._route(decision)
-            return
         try:
-            line.encode("utf-8")
-            frame = parse_frame(line)
-        except UnicodeEncodeError:
-            self.write({"type": "error", "code": BAD_FRAME, "message": "a frame must be UTF-8"})
-            return
+            frame = read_program_frame(line)
         except BadFrame as error:
-            self.write({"type": "error", "code": error.code, "message": error.message})
+            self.write(DeskError(code=error.code, message=error.message))
             return
-        if isinstance(frame, QuestionsReplayFrame):
-            for link in list(self.links.links.values()):
-                link.send({"type": "questions/replay"})
-            return
-        if not isinstance(frame, QuestionAnswerFrame | QuestionCancelFrame):
-            self.write({"type": "error", "code": BAD_FRAME,
-                        "message": f"{frame.type} is not accepted by dsh attach"})
-            return
-        self._route(frame.model_dump())
+        if isinstance(frame, InboxListRequest):
+            now = self.inbox.now()
+            self.write(InboxList(entries=[entry.to_json(now) for entry in self.inbox.entries()]))
+        elif isinstance(frame, DeskReplay):
+            self.client.replay()
+        elif isinstance(frame, DeskOpened | DeskReleased):
+            # only what the server reads: not the fields a program added
+            self._route(frame.rpc_id, type(frame)(rpc_id=frame.rpc_id))
+        elif isinstance(frame, DeskAnswer | DeskCancel | DeskDecision):  # as it is
+            self._route(frame.rpc_id, frame)
 
-    def _route(self, frame: dict[str, Any]) -> None:
+    def _route(self, rpc_id: str, frame: Encodable) -> None:
         """A frame to the server that owns its ``rpc_id``; refused when none does."""
-        rpc_id = frame.get("rpc_id")
-        owner = self._owners.get(rpc_id) if isinstance(rpc_id, str) else None
+        owner = self.client.owner(rpc_id)
         if owner is None:
-            what = "permission" if frame["type"].startswith("permission/") else "question"
-            self.write({"type": "response/ack", "rpc_id": rpc_id, "accepted": False,
-                        "reason": NOT_PENDING, "message": f"no pending {what} {rpc_id}"})
+            what = "permission" if isinstance(frame, DeskDecision) else "question"
+            self.write(DeskAck(rpc_id=rpc_id, accepted=False, reason=NOT_PENDING,
+                               message=f"no pending {what} {rpc_id}"))
             return
         owner.send(frame)
-
-
-DESK_FRAMES = frozenset({"permission/decision", "inbox/list", *HOLDS})
-
-
-def _desk_frame(line: str) -> dict[str, Any] | None:
-    """A frame of the desk's own (``permission/decision``, ``inbox/list``, ``desk/opened``,
-    ``desk/released``) as sent (its server validates a decision), else None."""
-    try:
-        frame = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(frame, dict) and frame.get("type") in DESK_FRAMES:
-        return frame
-    return None

@@ -15,37 +15,46 @@ the desk past it is not held (nor shown): the desk answers ``desk/full`` instead
 
 An entry held open (``desk/opened``) is a lease the server lets go unless renewed
 (``hold_seconds`` in its hello): ``hold`` renews it until cancelled.
+
+Every line is read and written through the desk protocol (``desk/protocol.py``): a server's
+line is one typed event (a line that is not one is skipped), a frame is encoded once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from dsh_cli.core.limits import DESK_HELD_BYTES
 from dsh_cli.core.limits import DESK_LINE_BYTES as MAX_LINE
 from dsh_cli.core.lines import notice
-from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
+from dsh_cli.desk.protocol import (
+    BadFrame,
+    DeskFull,
+    DeskHello,
+    DeskOpened,
+    DeskPermissionRequested,
+    DeskPermissionResolved,
+    DeskQuestionRequested,
+    DeskQuestionResolved,
+    DeskReplay,
+    DeskTaken,
+    Encodable,
+    Wire,
+    encode,
+    prepare,
+    read_event,
+)
 
-__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "frame_line", "hold"]
+__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "hold"]
 
-TAKEN = frozenset({"question/requested", "permission/requested"})
-RESOLVED = frozenset({"question/resolved", "permission/resolved"})
+TAKEN = (DeskQuestionRequested, DeskPermissionRequested)
+RESOLVED = (DeskQuestionResolved, DeskPermissionResolved)
 MIB = 1024 * 1024
 SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new servers
-
-
-def frame_line(frame: dict[str, Any]) -> bytes:
-    """One frame as the UTF-8 line a server reads (not ASCII-escaped: a ``\\ud83d\\ude00``
-    pair is 12 bytes for a 4-byte emoji, and an answer within its characters' cap would
-    outgrow the server's ``FRAME_BYTES``)."""
-    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return scrub_surrogates(text).encode("utf-8")  # a lone surrogate is no UTF-8: U+FFFD
 
 
 class ServerLink:
@@ -54,40 +63,39 @@ class ServerLink:
     def __init__(self, path: Path, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter) -> None:
         self.path = path
-        self.hello: dict[str, Any] = {}
+        self.hello = DeskHello()  # until the server's own comes
         self.line_bytes = 0  # the size of the line the last event came in
         self._reader = reader
         self._writer = writer
 
     @property
     def pid(self) -> int | None:
-        return self.hello.get("pid")
+        return self.hello.pid
 
     @property
     def hold_seconds(self) -> float | None:
         """How long a hold lasts at this server unrenewed (None: for ever, an older one)."""
-        given = self.hello.get("hold_seconds")
-        return float(given) if isinstance(given, int | float) and not isinstance(given, bool) \
-            and given > 0 else None
+        given = self.hello.hold_seconds
+        return None if given is None else float(given)
 
     @property
     def closed(self) -> bool:
         """True once the link is closed (its server went away, or the desk is closing)."""
         return self._writer.is_closing()
 
-    def send(self, frame: dict[str, Any]) -> None:
+    def send(self, frame: Encodable) -> None:
         """One frame as one line; a server that went away just loses it."""
-        self.send_line(frame_line(frame))
+        self.send_line(encode(frame))
 
     def send_line(self, line: bytes) -> None:
-        """One line made by ``frame_line``; a server that went away just loses it."""
+        """One line made by ``protocol.encode``; a server that went away just loses it."""
         if self._writer.is_closing():
             return
         with contextlib.suppress(OSError, RuntimeError):
             self._writer.write(line)
 
-    async def read_event(self) -> dict[str, Any] | None:
-        """The next event object; None when the server hung up. Garbage lines are skipped."""
+    async def read_event(self) -> Wire | None:
+        """The next event; None when the server hung up. Lines that are none are skipped."""
         while True:
             try:
                 line = await self._reader.readline()
@@ -97,11 +105,9 @@ class ServerLink:
                 return None
             self.line_bytes = len(line)
             try:
-                event = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                return read_event(line)
+            except BadFrame:
                 continue
-            if isinstance(event, dict) and isinstance(event.get("type"), str):
-                return event
 
     def close(self) -> None:
         with contextlib.suppress(OSError, RuntimeError):
@@ -111,7 +117,7 @@ class ServerLink:
 def hold(link: ServerLink, rpc_id: str) -> asyncio.Task[None]:
     """Hold ``rpc_id`` open at its server (``desk/opened`` now), renewed three times a lease
     until the task is cancelled; the caller then releases it (``desk/released``)."""
-    link.send({"type": "desk/opened", "rpc_id": rpc_id})
+    link.send(DeskOpened(rpc_id=rpc_id))
 
     async def renew() -> None:
         lease = link.hold_seconds
@@ -119,7 +125,7 @@ def hold(link: ServerLink, rpc_id: str) -> asyncio.Task[None]:
             return
         while True:
             await asyncio.sleep(lease / 3)
-            link.send({"type": "desk/opened", "rpc_id": rpc_id})
+            link.send(DeskOpened(rpc_id=rpc_id))
 
     return asyncio.ensure_future(renew())
 
@@ -127,7 +133,7 @@ def hold(link: ServerLink, rpc_id: str) -> asyncio.Task[None]:
 class DeskLinks:
     """Every live server of this user, found and followed; ``run`` until cancelled."""
 
-    def __init__(self, on_event: Callable[[ServerLink, dict[str, Any]], None],
+    def __init__(self, on_event: Callable[[ServerLink, Wire], None],
                  on_closed: Callable[[ServerLink], None], *,
                  directory: Path | None = None,
                  report: Callable[[str], None] | None = None,
@@ -145,6 +151,7 @@ class DeskLinks:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
+        prepare()  # before any server is linked: its first batch waits for nothing
         try:
             while True:
                 await self.scan()
@@ -184,7 +191,7 @@ class DeskLinks:
             writer.close()
             return None
         link = ServerLink(path, reader, writer)
-        link.send({"type": "questions/replay"})
+        link.send(DeskReplay())
         return link
 
     async def _follow(self, link: ServerLink) -> None:
@@ -193,16 +200,16 @@ class DeskLinks:
                 event = await link.read_event()
                 if event is None:
                     break
-                if event["type"] == "desk/hello":
+                if isinstance(event, DeskHello):
                     link.hello = event
-                elif event["type"] in TAKEN and isinstance(event.get("rpc_id"), str):
-                    if not self._hold(link, event["rpc_id"]):
+                elif isinstance(event, TAKEN):
+                    if not self._hold(link, event.rpc_id):
                         continue
-                    link.send({"type": "desk/taken", "rpc_id": event["rpc_id"]})
-                elif event["type"] in RESOLVED and isinstance(event.get("rpc_id"), str):
-                    self.held -= self._weights.pop((link, event["rpc_id"]), 0)
-                    if (link, event["rpc_id"]) in self._said_full:
-                        self._said_full.discard((link, event["rpc_id"]))
+                    link.send(DeskTaken(rpc_id=event.rpc_id))
+                elif isinstance(event, RESOLVED):
+                    self.held -= self._weights.pop((link, event.rpc_id), 0)
+                    if (link, event.rpc_id) in self._said_full:
+                        self._said_full.discard((link, event.rpc_id))
                         continue  # never shown here, so nothing to withdraw
                 self._on_event(link, event)
         finally:
@@ -224,7 +231,7 @@ class DeskLinks:
                        f"already (at most {self.held_limit / MIB:.1f} MiB), so it did not take "
                        f"this one of {size / MIB:.1f} MiB: wait for answers, or ask a smaller "
                        "batch")
-            link.send({"type": "desk/full", "rpc_id": rpc_id, "message": message})
+            link.send(DeskFull(rpc_id=rpc_id, message=message))
             self._said_full.add((link, rpc_id))
             self._report(notice(f"not shown: dsh mcp pid {link.pid} asked {size / MIB:.1f} "
                                 f"MiB more than the desk holds ({self.held_limit / MIB:.0f} "

@@ -29,6 +29,7 @@ from dsh_cli.core.limits import (
 )
 from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.desk.protocol import asks_permission
 from dsh_cli.desk.summary import cut, first_question
 
 __all__ = ["FOCUS_OFF", "FOCUS_ON", "DeskNotifier", "Focus", "encode", "grouped", "notification",
@@ -66,7 +67,7 @@ def notification(event: Mapping[str, Any]) -> tuple[str, str]:
     given = event.get("source")
     source: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     client = str(source.get("client") or "an MCP client")
-    if event.get("type") == "permission/requested":
+    if asks_permission(event):
         return _cut(notice(f"{client} asks permission")), _cut(str(event.get("tool") or "?"))
     return _cut(notice(f"{client} asks")), first_question(event, NOTIFICATION_CHARACTERS)
 
@@ -101,7 +102,7 @@ def summary(event: Mapping[str, Any]) -> dict[str, Any]:
     source: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     title, body = notification(event)
     questions = event.get("questions")
-    kind = "permission" if event.get("type") == "permission/requested" else "question"
+    kind = "permission" if asks_permission(event) else "question"
     return {"kind": kind, "rpc_id": _cut(str(event.get("rpc_id") or "")),
             "agent": _cut(str(source.get("client") or "")),
             "cwd": _cut(str(source.get("cwd") or ""), 1000),

@@ -1,6 +1,7 @@
 """``dsh mcp``: dsh's question UI as an MCP server for any agent (``spec/mcp.md`` section 1).
 
-    desks.py    the server's side of the desk channel: listening, relaying, the provider
+    desk_hub.py the hub of desks: listening, each desk's line read once, holds, taken
+    desks.py    the desk providers: a batch or permission request waits for a desk
     service.py  one tool call: the source label, progress, the session record, the result
     tickets.py  work started now and fetched later (async batches), per session, bounded
     get_user_answer.py  the tool that fetches an async batch's outcome by its ticket

@@ -37,7 +37,7 @@ import io
 import json
 import math
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from dsh_cli.core.events import Event
 from dsh_cli.interaction import (
@@ -73,6 +73,13 @@ def controller_timeout(environ: Mapping[str, str]) -> float:
     except ValueError:
         return DEFAULT_STALL
     return seconds if seconds > 0 and math.isfinite(seconds) else DEFAULT_STALL
+
+
+class Record(Protocol):
+    """What the relay writes: an event, or a frame of a protocol spoken on the same stream
+    (a desk's, ``desk/protocol.py``)."""
+
+    def to_json(self) -> dict[str, Any]: ...
 
 
 class RelayProvider(AnsweredThroughTable):
@@ -160,7 +167,7 @@ class JsonLinesRelay:
         if event.type in allowed:
             self.write(event)
 
-    def write(self, event: Event) -> None:
+    def write(self, event: Record) -> None:
         """One event as one flushed JSON line (ASCII-escaped, so no byte can split it)."""
         if self._output_broken:
             return

@@ -210,7 +210,8 @@ def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(t
                 requested = await other.event("question/requested")
                 await asyncio.to_thread(wait_for_screen, child, screen, "enter open")
                 child.send("\r")
-                await asyncio.to_thread(wait_for_screen, child, screen, "Which database")
+                # the open entry's options: the list's row shows "Which database?" already
+                await asyncio.to_thread(wait_for_screen, child, screen, "PostgreSQL")
                 await other.answer(requested, [{"id": "db", "selected": ["SQLite"]}])
                 await call
                 shown = await asyncio.to_thread(wait_for_screen, child, screen,

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.desk.protocol import DeskError
 from dsh_cli.providers.web.app import Guard, WebSecrets, page_routes, read_frame_body
 from dsh_cli.providers.web.shown import refusal_shown
 
@@ -47,10 +48,8 @@ def create_desk_app(respond_with: Callable[[bytes], Awaitable[dict[str, Any]]],
         try:
             ack = await respond_with(body)
         except Refused as refused:
-            error = {"type": "error", "message": str(refused),
+            error = {**DeskError(code=refused.code, message=str(refused)).to_json(),
                      "shown": {"error": sanitize_line(str(refused))}}
-            if refused.code is not None:
-                error["code"] = refused.code
             return JSONResponse(error, status_code=refused.status)
         if not ack.get("accepted"):
             ack["shown"] = refusal_shown(ack)  # the page jumps to the answer it names

@@ -23,43 +23,55 @@ from typing import Any, TextIO
 from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.core.limits import FRAME_BYTES
 from dsh_cli.core.outcomes import Outcome
+from dsh_cli.desk.client import GONE, DeskClient, DeskScreen, Resolved
 from dsh_cli.desk.inbox import Entry, Inbox
-from dsh_cli.desk.link import DeskLinks, ServerLink, frame_line, hold
+from dsh_cli.desk.link import ServerLink
+from dsh_cli.desk.protocol import (
+    BadFrame,
+    DeskAck,
+    DeskAnswer,
+    DeskCancel,
+    DeskDecision,
+    DeskDecline,
+    DeskError,
+    DeskOpened,
+    DeskPermissionResolved,
+    DeskQuestionResolved,
+    DeskReleased,
+    Readable,
+    encode,
+    kind,
+    read_page_frame,
+)
 from dsh_cli.desk.web.app import Refused
 from dsh_cli.desk.web.feed import DeskFeed
 from dsh_cli.interaction.pending import NOT_PENDING
-from dsh_cli.providers.frames import BadFrame, decode_frame, frame_from_json
 from dsh_cli.providers.web.server import WebServer
 
-__all__ = ["ACK_WAIT", "AGE_TICK", "DESK_FRAMES", "WebDesk"]
+__all__ = ["ACK_WAIT", "AGE_TICK", "WebDesk"]
 
 ACK_WAIT = 10.0  # seconds a server has to acknowledge what the page sent it
 AGE_TICK = 5.0  # seconds between list refreshes while anything is pending (its ages)
-# what the page may send a server: a desk has no conversation to discuss a batch in
-DESK_FRAMES = frozenset({"question/answer", "question/cancel", "question/decline",
-                         "permission/decision"})
-# the page opened an entry, or went back to the list: the server tells the other desks
-HOLDS = frozenset({"desk/opened", "desk/released"})
-REQUESTED = frozenset({"question/requested", "permission/requested"})
-RESOLVED = frozenset({"question/resolved", "permission/resolved"})
-GONE = "its dsh mcp went away"
+# what the page may send a server (a desk has no conversation to discuss a batch in), and
+# the page's holds: it opened an entry, or went back to the list
+Forwarded = DeskAnswer | DeskCancel | DeskDecline | DeskDecision
+Held = DeskOpened | DeskReleased
 
 
-class WebDesk:
+class WebDesk(DeskScreen):
     """Every server's pending entries, one browser page; ``run`` until cancelled."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
                  stderr: TextIO | None = None, directory: Path | None = None,
                  debug: bool | None = None) -> None:
-        self.inbox = Inbox()
-        self.feed = DeskFeed(self.inbox)
         self.server = WebServer(host=host, port=port, open_browser=open_browser,
                                 stderr=stderr, debug=debug)
-        self.links = DeskLinks(self._on_event, self._on_closed,
-                               report=lambda line: self.server.say(line + "\n"),
-                               directory=directory)
+        self.client = DeskClient(self, report=lambda line: self.server.say(line + "\n"),
+                                 directory=directory)
+        self.inbox: Inbox = self.client.inbox
+        self.feed = DeskFeed(self.inbox)
         # per server: the rpc_id of the one frame in flight and where its reply goes
-        self._replies: dict[ServerLink, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        self._replies: dict[ServerLink, tuple[str, asyncio.Future[DeskAck | DeskError]]] = {}
         self._sending: dict[ServerLink, asyncio.Lock] = {}
         # page id -> the event streams (tabs) that have the entry open: held while any does
         self._holding: dict[str, set[str]] = {}
@@ -75,7 +87,7 @@ class WebDesk:
     async def run(self) -> int:
         """Serve and follow every server until cancelled (ctrl-c); 0 when closed."""
         await self.start()
-        watching = asyncio.create_task(self.links.run(), name="dsh-desk-scan")
+        watching = asyncio.create_task(self.client.run(), name="dsh-desk-scan")
         ticking = asyncio.create_task(self._tick(), name="dsh-desk-ages")
         try:
             await asyncio.gather(watching, ticking)
@@ -106,34 +118,35 @@ class WebDesk:
 
     # -- what the servers say -----------------------------------------------------------
 
-    def _on_event(self, link: ServerLink, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        rpc_id = event.get("rpc_id")
-        if kind in REQUESTED:
-            entry = self.inbox.add(link, event)
-            if entry is not None:
-                self.feed.entry_added(entry)
-        elif kind in RESOLVED:
-            entry = self.inbox.remove(link, rpc_id, str(event.get("outcome")))
-            if entry is not None:
-                self._let_go(self.feed.page_id(entry))
-                self.feed.entry_removed(entry, event)
-        elif kind in HOLDS:
-            if self.inbox.mark(link, rpc_id, kind == "desk/opened") is not None:
-                self.feed.list_changed()
-        elif kind in ("response/ack", "error") and link in self._replies:
+    def added(self, entry: Entry) -> None:
+        self.feed.entry_added(entry)
+
+    def reason(self, link: ServerLink, event: Resolved) -> str:
+        return str(event.outcome)
+
+    def resolved(self, link: ServerLink, event: Resolved, entry: Entry | None) -> None:
+        if entry is not None:
+            self._let_go(self.feed.page_id(entry))
+            self.feed.entry_removed(entry, event.to_json())
+
+    def marked(self, entry: Entry) -> None:
+        self.feed.list_changed()
+
+    def reply(self, link: ServerLink, event: DeskAck | DeskError) -> None:
+        if link in self._replies:
             waiting, slot = self._replies[link]
-            if kind == "error" or rpc_id == waiting:
+            if isinstance(event, DeskError) or event.rpc_id == waiting:
                 del self._replies[link]
                 if not slot.done():
                     slot.set_result(event)
 
-    def _on_closed(self, link: ServerLink) -> None:
-        for entry in self.inbox.remove_link(link, GONE):
+    def gone(self, link: ServerLink, entries: list[Entry]) -> None:
+        for entry in entries:
             self._let_go(self.feed.page_id(entry))
-            kind = "permission/resolved" if entry.kind == "permission" else "question/resolved"
-            self.feed.entry_removed(entry, {"type": kind, "outcome": Outcome.ABORTED.event,
-                                            "message": GONE})
+            resolved = DeskPermissionResolved if entry.kind == "permission" \
+                else DeskQuestionResolved
+            gone = resolved(rpc_id=entry.rpc_id, outcome=Outcome.ABORTED.event, message=GONE)
+            self.feed.entry_removed(entry, gone.to_json())
         self._sending.pop(link, None)
         waiting = self._replies.pop(link, None)
         if waiting is not None and not waiting[1].done():
@@ -147,18 +160,19 @@ class WebDesk:
 
     async def respond(self, body: bytes) -> dict[str, Any]:
         """One frame from the page, through its batch's own server: the server's ack."""
-        kind, page_rpc_id, frame = _desk_frame(body)
+        frame = _page_frame(body)
+        page_rpc_id = frame.rpc_id
         entry = self.entry(page_rpc_id)
         if entry is None:
-            return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": False,
-                    "reason": NOT_PENDING, "message": f"no pending entry {page_rpc_id}"}
-        if kind in HOLDS:  # no ack: the other desks hear it from the server
-            if not self.feed.live(frame["connection"]):
-                raise Refused(400, f"{kind} names no open event stream of this desk "
+            return DeskAck(rpc_id=page_rpc_id, accepted=False, reason=NOT_PENDING,
+                           message=f"no pending entry {page_rpc_id}").to_json()
+        if isinstance(frame, Held):  # no ack: the other desks hear it from the server
+            if frame.connection is None or not self.feed.live(frame.connection):
+                raise Refused(400, f"{frame.type} names no open event stream of this desk "
                                    "(connection)", BAD_FRAME)
-            self._hold(entry, page_rpc_id, frame["connection"], kind == "desk/opened")
-            return {"type": "response/ack", "rpc_id": page_rpc_id, "accepted": True}
-        line = frame_line({**frame, "rpc_id": entry.rpc_id})
+            self._hold(entry, page_rpc_id, frame.connection, isinstance(frame, DeskOpened))
+            return DeskAck(rpc_id=page_rpc_id, accepted=True).to_json()
+        line = encode(frame.model_copy(update={"rpc_id": entry.rpc_id}))
         if len(line) > FRAME_BYTES:  # the server would refuse it: say so now
             raise Refused(413, f"the frame is more than {FRAME_BYTES} bytes", BAD_FRAME)
         # one frame in flight per server: its reply (an ack, or an error, which names no
@@ -172,17 +186,18 @@ class WebDesk:
                     await asyncio.shield(earlier[1])
                 if link.closed:
                     raise Refused(504, f"the dsh mcp that asked went away ({GONE})")
-                slot: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+                slot: asyncio.Future[DeskAck | DeskError] = \
+                    asyncio.get_running_loop().create_future()
                 slot.add_done_callback(_retrieved)
                 self._replies[link] = (entry.rpc_id, slot)
                 link.send_line(line)
                 reply = await asyncio.shield(slot)
         except TimeoutError:
             raise Refused(504, "the dsh mcp that asked did not reply") from None
-        if reply["type"] == "error":  # the server found the frame malformed after all
-            raise Refused(400, str(reply.get("message") or "the server refused the frame"),
-                          str(reply.get("code") or BAD_FRAME))
-        ack = {**reply, "rpc_id": page_rpc_id}
+        if isinstance(reply, DeskError):  # the server found the frame malformed after all
+            raise Refused(400, reply.message or "the server refused the frame",
+                          reply.code or BAD_FRAME)
+        ack = {**reply.to_json(), "rpc_id": page_rpc_id}
         if isinstance(ack.get("message"), str):  # the page knows its own id, not the server's
             ack["message"] = ack["message"].replace(entry.rpc_id, page_rpc_id)
         return ack
@@ -191,14 +206,14 @@ class WebDesk:
         """One tab opened (or left) the entry: its server hears of the first and the last."""
         holders = self._holding.get(page_rpc_id, set())
         if opened and not holders:
-            self._renewing[page_rpc_id] = hold(entry.link, entry.rpc_id)  # renewed while held
+            self._renewing[page_rpc_id] = self.client.hold(entry)  # renewed while held
         if opened:
             self._holding[page_rpc_id] = holders | {connection}
         elif connection in holders:
             holders.discard(connection)
             if not holders:
                 self._let_go(page_rpc_id)
-                entry.link.send({"type": "desk/released", "rpc_id": entry.rpc_id})
+                self.client.release(entry)
 
     def _let_go(self, page_rpc_id: str) -> None:
         """No tab holds the entry any more (or it settled): its renewal stops."""
@@ -223,24 +238,19 @@ def _retrieved(slot: asyncio.Future[Any]) -> None:
         slot.exception()
 
 
-def _desk_frame(body: bytes) -> tuple[str, str, dict[str, Any]]:
-    """The page's frame, checked by the rules of ``dsh web`` (``providers/frames.py``): its
-    kind, its page id and the fields to forward; ``Refused`` (400, ``BAD_FRAME``) else."""
+def _page_frame(body: bytes) -> Forwarded | Held:
+    """The page's frame (``FROM_PAGE``), or ``Refused`` (400, ``BAD_FRAME``) saying why."""
+    holds = (kind(DeskOpened), kind(DeskReleased))
+    frame: Readable | None = None
     try:
-        value = decode_frame(body)
-        if isinstance(value, dict) and value.get("type") in HOLDS:
-            if not isinstance(value.get("rpc_id"), str) \
-                    or not isinstance(value.get("connection"), str):
-                raise BadFrame(f"{value['type']} takes rpc_id and connection (strings: the "
-                               "entry, and the event stream of the tab that holds it)",
-                               value["type"])
-            return value["type"], value["rpc_id"], {"connection": value["connection"]}
-        frame = frame_from_json(value)
-        if frame.type not in DESK_FRAMES:
-            raise BadFrame(f"{frame.type} is not accepted here (accepted: "
-                           f"{', '.join(sorted(DESK_FRAMES | HOLDS))})", frame.type)
+        frame = read_page_frame(body)
+        said = frame.type
     except BadFrame as error:
-        raise Refused(400, error.message, BAD_FRAME) from None
-    # only the fields the frame has: a server refuses a decision with unknown ones
-    fields = frame.model_dump(mode="json")
-    return frame.type, fields["rpc_id"], fields
+        if error.frame_type not in holds:
+            raise Refused(400, error.message, BAD_FRAME) from None
+        said = error.frame_type
+    if frame is None or (isinstance(frame, Held) and frame.connection is None):
+        raise Refused(400, f"{said} takes rpc_id and connection (strings: the entry, and the "
+                           "event stream of the tab that holds it)", BAD_FRAME)
+    assert isinstance(frame, Forwarded | Held)  # FROM_PAGE's kinds
+    return frame

@@ -22,12 +22,13 @@ from typing import Any
 
 from dsh_cli.core.limits import DESK_QUEUED_EVENTS
 from dsh_cli.desk.inbox import Entry, Inbox, age_text
+from dsh_cli.desk.protocol import InboxList, kind
 from dsh_cli.interaction import PendingQuestions
 from dsh_cli.providers.web.feed import EventFeed
 
 __all__ = ["INBOX_LIST", "PAGE_ID", "DeskFeed"]
 
-INBOX_LIST = "inbox/list"
+INBOX_LIST = kind(InboxList)
 PAGE_ID = re.compile(r"n(?P<number>[0-9]{1,18})-(?P<run>[0-9a-f]{6})", re.ASCII)
 
 
@@ -89,11 +90,11 @@ class DeskFeed(EventFeed):
     def listing(self) -> dict[str, Any]:
         """``inbox/list``: every entry as the page lists it, in the inbox's order."""
         now = self.inbox.now()
-        return {"type": INBOX_LIST, "entries": [{
+        return InboxList(entries=[{
             "id": self.page_id(entry), "kind": entry.kind, "who": entry.who.line(),
             "what": entry.what, "age": age_text(entry.age(now)), "taken": entry.taken,
             "delivery": entry.delivery,
-        } for entry in self.inbox.entries()]}
+        } for entry in self.inbox.entries()]).to_json()
 
     def replay(self) -> list[dict[str, Any]]:
         return [self.shown[self.page_id(entry)] for entry in self.inbox.entries()
