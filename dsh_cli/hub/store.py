@@ -268,11 +268,18 @@ class HubStore:
     def expire(self, limit: int = PAGE) -> list[str]:
         """Time out pending entries whose deadline has passed; their ids (at most ``limit``)."""
         now = self._clock()
-        with self.engine.transaction(write=True) as tx:
+        with self.engine.transaction() as tx:
             rows = tx.rows("SELECT id FROM hub_entries WHERE state = 'pending' "
                            "AND deadline <= ? ORDER BY deadline LIMIT ?", (now, limit))
-            return [entry_id for (entry_id,) in rows
-                    if not isinstance(self._settle(tx, entry_id, "timeout", "hub"), NotPending)]
+        expired = []
+        for (entry_id,) in rows:
+            # a transaction each, locking as an answer does (its entry, then its agent's
+            # count): one holding an agent's count while waiting for another of its
+            # entries would deadlock with an answer to that entry (PostgreSQL)
+            with self.engine.transaction(write=True) as tx:
+                if not isinstance(self._settle(tx, entry_id, "timeout", "hub"), NotPending):
+                    expired.append(entry_id)
+        return expired
 
     def _settle(self, tx: Tx, entry_id: str, state: EntryState, by: str,
                 answer: str | None = None) -> NotPending | None:
@@ -316,6 +323,10 @@ class HubStore:
         now = self._clock()
         expires = now + lease
         with self.engine.transaction(write=True) as tx:
+            # the row is locked first (a write that changes nothing), so a release or claim
+            # by another process cannot come between the updates below and the read of
+            # who holds it (PostgreSQL reads each statement afresh: READ COMMITTED)
+            tx.run("UPDATE hub_entries SET claimed_by = claimed_by WHERE id = ?", (entry_id,))
             if tx.run("UPDATE hub_entries SET claim_expires = ? WHERE id = ? AND "
                       "state = 'pending' AND claimed_by = ? AND claim_expires > ?",
                       (expires, entry_id, human, now)) == 1:
