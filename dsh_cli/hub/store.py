@@ -150,12 +150,12 @@ class HubStore:
         secret = tokens.mint()
         token = Token(name, kind, team, self._clock())
         with self.engine.transaction(write=True) as tx:
-            if tx.rows("SELECT 1 FROM hub_tokens WHERE name = ?", (name,)):
+            # the insert itself decides (a read first would let two at once both pass it)
+            if tx.run("INSERT INTO hub_tokens (name, kind, team, digest, created_at) "
+                      "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                      (name, kind, team, tokens.digest(secret), token.created_at)) == 0:
                 raise HubStoreError(f"{name} already has a token; remove it first "
                                     f"(`dsh hub token rm {name}`)", TOKEN_EXISTS)
-            tx.run("INSERT INTO hub_tokens (name, kind, team, digest, created_at) "
-                   "VALUES (?, ?, ?, ?, ?)",
-                   (name, kind, team, tokens.digest(secret), token.created_at))
         return IssuedToken(token, secret)
 
     def authenticate(self, secret: str) -> Token | None:

@@ -18,7 +18,8 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-from dsh_cli.hub import Answered, HubStore, TakenBy
+from dsh_cli.hub import Answered, HubStore, HubStoreError, TakenBy
+from dsh_cli.hub.records import TOKEN_EXISTS
 
 BATCH = {"questions": [{"id": "db", "question": "Which database?", "options": ["a", "b"]}]}
 
@@ -129,3 +130,21 @@ def test_a_claim_beside_a_release_reads_the_holder_it_was_refused_by(url):
         assert "error" not in releasing[0], releasing[0]["error"]
         assert claimed == TakenBy(entry.id, "alice", claimed.expires)
         assert alice_hub.claim(entry.id, "bob", 60).human == "bob"  # free after the release
+
+
+def test_a_token_added_twice_at_once_is_token_exists_for_the_second(url):
+    with HubStore.open(url) as first, HubStore.open(url) as second:
+        racing: list[dict[str, Any]] = []
+
+        def before(sql: str) -> None:
+            # the first found no token of that name; the second adds one before it inserts
+            if sql.startswith("INSERT INTO hub_tokens") and not racing:
+                racing.append(beside(url, lambda: second.add_token("alice", "human")))
+
+        hook(first, before)
+        with pytest.raises(HubStoreError) as refused:
+            first.add_token("alice", "human")
+        racing[0]["thread"].join(30)
+        assert "result" in racing[0], racing[0].get("error")
+        assert refused.value.code == TOKEN_EXISTS, refused.value
+        assert [token.name for token in first.tokens()] == ["alice"]
