@@ -9,6 +9,7 @@ Who won an entry is decided in one place, ``_settle``: a conditional update from
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import time
@@ -85,6 +86,15 @@ def _json(value: dict[str, Any], what: str) -> str:
         raise HubStoreError(f"the {what} is over {MCP_MESSAGE_BYTES} bytes of JSON",
                             BATCH_TOO_LARGE)
     return text
+
+
+def _seconds(value: float, what: str) -> float:
+    """A timeout or lease as kept: refused unless a finite number of seconds above zero
+    (NaN is NULL to SQLite and above every number to PostgreSQL: no end either way)."""
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise HubStoreError(f"the {what} must be a number of seconds above 0, not {value!r}",
+                            INVALID_ARGS)
+    return float(value)
 
 
 def _label(text: str) -> str:
@@ -193,7 +203,7 @@ class HubStore:
         agent, machine, cwd = _label(agent), _label(machine), _label(cwd)
         now = self._clock()
         entry_id = uuid.uuid4().hex
-        deadline = now + timeout if timeout is not None else None
+        deadline = now + _seconds(timeout, "timeout") if timeout is not None else None
         with self.engine.transaction(write=True) as tx:
             # a repeat loses to the first at the unique (token, ask_key) index, atomically
             if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key, size) VALUES (?, ?, ?, ?, "
@@ -321,7 +331,7 @@ class HubStore:
         which the conditional update in ``_settle`` still decides.
         """
         now = self._clock()
-        expires = now + lease
+        expires = now + _seconds(lease, "lease")
         with self.engine.transaction(write=True) as tx:
             # the row is locked first (a write that changes nothing), so a release or claim
             # by another process cannot come between the updates below and the read of
