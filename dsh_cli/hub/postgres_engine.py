@@ -78,6 +78,11 @@ class _PostgresTx:
     def has_table(self, name: str) -> bool:
         return bool(self.rows("SELECT to_regclass(?) IS NOT NULL", (name,))[0][0])
 
+    def now(self) -> float:
+        # the server's clock, not this host's: leases and deadlines written by hub
+        # processes on different hosts compare against one time however those drift
+        return float(self.rows("SELECT extract(epoch FROM clock_timestamp())")[0][0])
+
     def lock_schema(self) -> None:
         self.rows("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
 
