@@ -35,6 +35,10 @@ class Tx(Protocol):
         """Whether the store has a table of this name."""
         ...
 
+    def now(self) -> float:
+        """The store's clock, seconds since the epoch: the one every hub process reads."""
+        ...
+
     def lock_schema(self) -> None:
         """Hold the lock that makes migrating once, across processes, safe."""
         ...

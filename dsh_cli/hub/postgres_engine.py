@@ -35,11 +35,15 @@ def redact(url: str) -> str:
     """``url`` without its password, as it may be shown or logged."""
     try:
         parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
+        if parts.password is not None:
+            host = parts.hostname or ""
+            netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+            url = urlunsplit(parts._replace(netloc=netloc))
+        # libpq also takes the password as a query parameter: ``?password=...``
+        base, mark, query = url.partition("?")
+        return base + mark + "&".join(
+            "password=***" if field.split("=", 1)[0] == "password" else field
+            for field in query.split("&")) if mark else url
     except ValueError:
         return "a PostgreSQL URL that cannot be parsed"
 
@@ -73,6 +77,11 @@ class _PostgresTx:
 
     def has_table(self, name: str) -> bool:
         return bool(self.rows("SELECT to_regclass(?) IS NOT NULL", (name,))[0][0])
+
+    def now(self) -> float:
+        # the server's clock, not this host's: leases and deadlines written by hub
+        # processes on different hosts compare against one time however those drift
+        return float(self.rows("SELECT extract(epoch FROM clock_timestamp())")[0][0])
 
     def lock_schema(self) -> None:
         self.rows("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))

@@ -10,6 +10,7 @@ import collections
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,9 @@ class _SqliteTx:
     def has_table(self, name: str) -> bool:
         return bool(self.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                               (name,)))
+
+    def now(self) -> float:
+        return time.time()  # one hub process, one host: its clock is the store's
 
     def lock_schema(self) -> None:
         pass  # a write transaction (BEGIN IMMEDIATE) already excludes every other writer

@@ -9,9 +9,9 @@ Who won an entry is decided in one place, ``_settle``: a conditional update from
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +87,15 @@ def _json(value: dict[str, Any], what: str) -> str:
     return text
 
 
+def _seconds(value: float, what: str) -> float:
+    """A timeout or lease as kept: refused unless a finite number of seconds above zero
+    (NaN is NULL to SQLite and above every number to PostgreSQL: no end either way)."""
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise HubStoreError(f"the {what} must be a number of seconds above 0, not {value!r}",
+                            INVALID_ARGS)
+    return float(value)
+
+
 def _label(text: str) -> str:
     """An agent's self-given name, machine or directory as kept: at most ``LABEL_CHARACTERS``,
     a lone surrogate (a path's byte that is no UTF-8, as Python escapes it) as U+FFFD."""
@@ -105,15 +114,17 @@ class HubStore:
     """The hub's state behind one interface, whichever engine holds it."""
 
     def __init__(self, engine: Engine, *, replica: str | None = None,
-                 clock: Callable[[], float] = time.time, caps: AgentCaps | None = None) -> None:
+                 clock: Callable[[], float] | None = None, caps: AgentCaps | None = None) -> None:
         self.engine = engine
         self.replica = replica or default_replica()
         self.caps = caps or AgentCaps()
+        # None: the store's own clock (PostgreSQL's, one for every hub process however
+        # their hosts' clocks drift); a test gives one it moves
         self._clock = clock
 
     @classmethod
     def open(cls, location: str | Path | None = None, *, replica: str | None = None,
-             clock: Callable[[], float] = time.time, caps: AgentCaps | None = None) -> HubStore:
+             clock: Callable[[], float] | None = None, caps: AgentCaps | None = None) -> HubStore:
         """Open (creating and migrating as needed) the store at ``location``."""
         engine = engine_for(location)
         try:
@@ -148,14 +159,14 @@ class HubStore:
         if team is not None:
             tokens.check_name(team, "team name")
         secret = tokens.mint()
-        token = Token(name, kind, team, self._clock())
         with self.engine.transaction(write=True) as tx:
-            if tx.rows("SELECT 1 FROM hub_tokens WHERE name = ?", (name,)):
+            token = Token(name, kind, team, self._now(tx))
+            # the insert itself decides (a read first would let two at once both pass it)
+            if tx.run("INSERT INTO hub_tokens (name, kind, team, digest, created_at) "
+                      "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+                      (name, kind, team, tokens.digest(secret), token.created_at)) == 0:
                 raise HubStoreError(f"{name} already has a token; remove it first "
                                     f"(`dsh hub token rm {name}`)", TOKEN_EXISTS)
-            tx.run("INSERT INTO hub_tokens (name, kind, team, digest, created_at) "
-                   "VALUES (?, ?, ?, ?, ?)",
-                   (name, kind, team, tokens.digest(secret), token.created_at))
         return IssuedToken(token, secret)
 
     def authenticate(self, secret: str) -> Token | None:
@@ -191,10 +202,11 @@ class HubStore:
         if key is not None:
             tokens.check_name(key, "ask key")
         agent, machine, cwd = _label(agent), _label(machine), _label(cwd)
-        now = self._clock()
+        seconds = _seconds(timeout, "timeout") if timeout is not None else None
         entry_id = uuid.uuid4().hex
-        deadline = now + timeout if timeout is not None else None
         with self.engine.transaction(write=True) as tx:
+            now = self._now(tx)
+            deadline = now + seconds if seconds is not None else None
             # a repeat loses to the first at the unique (token, ask_key) index, atomically
             if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key, size) VALUES (?, ?, ?, ?, "
                       "?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?) "
@@ -267,12 +279,18 @@ class HubStore:
 
     def expire(self, limit: int = PAGE) -> list[str]:
         """Time out pending entries whose deadline has passed; their ids (at most ``limit``)."""
-        now = self._clock()
-        with self.engine.transaction(write=True) as tx:
+        with self.engine.transaction() as tx:
             rows = tx.rows("SELECT id FROM hub_entries WHERE state = 'pending' "
-                           "AND deadline <= ? ORDER BY deadline LIMIT ?", (now, limit))
-            return [entry_id for (entry_id,) in rows
-                    if not isinstance(self._settle(tx, entry_id, "timeout", "hub"), NotPending)]
+                           "AND deadline <= ? ORDER BY deadline LIMIT ?", (self._now(tx), limit))
+        expired = []
+        for (entry_id,) in rows:
+            # a transaction each, locking as an answer does (its entry, then its agent's
+            # count): one holding an agent's count while waiting for another of its
+            # entries would deadlock with an answer to that entry (PostgreSQL)
+            with self.engine.transaction(write=True) as tx:
+                if not isinstance(self._settle(tx, entry_id, "timeout", "hub"), NotPending):
+                    expired.append(entry_id)
+        return expired
 
     def _settle(self, tx: Tx, entry_id: str, state: EntryState, by: str,
                 answer: str | None = None) -> NotPending | None:
@@ -283,7 +301,7 @@ class HubStore:
         exactly one sees ``state = 'pending'``. An entry past its deadline takes no answer:
         it is timed out here instead, and the answer gets ``NotPending``.
         """
-        now = self._clock()
+        now = self._now(tx)
         live = "" if state == "timeout" else " AND (deadline IS NULL OR deadline > ?)"
         params: tuple[Any, ...] = (state, answer, by if state == "answered" else None, now,
                                    entry_id) + (() if state == "timeout" else (now,))
@@ -313,9 +331,14 @@ class HubStore:
         A claim only tells the others who is answering; it does not stop their answers,
         which the conditional update in ``_settle`` still decides.
         """
-        now = self._clock()
-        expires = now + lease
+        seconds = _seconds(lease, "lease")
         with self.engine.transaction(write=True) as tx:
+            now = self._now(tx)
+            expires = now + seconds
+            # the row is locked first (a write that changes nothing), so a release or claim
+            # by another process cannot come between the updates below and the read of
+            # who holds it (PostgreSQL reads each statement afresh: READ COMMITTED)
+            tx.run("UPDATE hub_entries SET claimed_by = claimed_by WHERE id = ?", (entry_id,))
             if tx.run("UPDATE hub_entries SET claim_expires = ? WHERE id = ? AND "
                       "state = 'pending' AND claimed_by = ? AND claim_expires > ?",
                       (expires, entry_id, human, now)) == 1:
@@ -334,8 +357,8 @@ class HubStore:
 
     def release(self, entry_id: str, human: str) -> Released | TakenBy | NotPending:
         """Let go of ``human``'s lease (the desk closed the entry, or went)."""
-        now = self._clock()
         with self.engine.transaction(write=True) as tx:
+            now = self._now(tx)
             if tx.run("UPDATE hub_entries SET claimed_by = NULL, claim_expires = NULL "
                       "WHERE id = ? AND state = 'pending' AND claimed_by = ?",
                       (entry_id, human)) == 1:
@@ -369,8 +392,8 @@ class HubStore:
 
         The number of entries and of audit rows forgotten.
         """
-        cutoff = self._clock() - older_than
         with self.engine.transaction(write=True) as tx:
+            cutoff = self._now(tx) - older_than
             audit = tx.run(
                 "DELETE FROM hub_audit WHERE id IN (SELECT a.id FROM hub_audit a "
                 "JOIN hub_entries e ON e.id = a.entry_id WHERE a.at < ? "
@@ -387,6 +410,9 @@ class HubStore:
         tx.run("INSERT INTO hub_audit (entry_id, action, actor, replica, at) "
                "VALUES (?, ?, ?, ?, ?)", (entry_id, action, actor, self.replica, now))
         tx.notify(Change(action, entry_id, self.replica))
+
+    def _now(self, tx: Tx) -> float:
+        return self._clock() if self._clock is not None else tx.now()
 
     @staticmethod
     def _get(tx: Tx, entry_id: str) -> Entry | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import HarnessError
+from dsh_cli.core.signal import AbortSignal
 from dsh_cli.permissions.approvals import definition_digest
 from dsh_cli.permissions.rules import NEVER_ASKED
 from dsh_cli.permissions.vocabulary import Hints, PermissionInfo, PermissionRequest
@@ -55,15 +56,19 @@ def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool[Any] | 
             return await call_next(call, ctx)
         info = info_for(tool, call.name)
         # the request's own signal: a decision seals it (first wins), and the call's stays
-        # free to abort the tool that runs next
+        # free to abort the tool that runs next; it is unhooked once decided, so the call's
+        # signal (which may live a whole turn) keeps no listener per call
+        signal = AbortSignal()
+        unhook = ctx.signal.on_abort(signal.abort)
         request = PermissionRequest(
             tool=call.name, arguments=decoded(call.arguments), server=info.server,
-            hints=info.hints, call_id=call.id, signal=ctx.signal.child(),
-            description=tool.description)
+            hints=info.hints, call_id=call.id, signal=signal, description=tool.description)
         try:
             await gate.check(request, info.digest)
         except HarnessError as error:
             return ToolResult.failure(error)
+        finally:
+            unhook()
         return await call_next(call, ctx)
 
     return policy

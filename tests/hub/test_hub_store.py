@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from dsh_cli.core.errors import TOO_MANY_PENDING
+from dsh_cli.core.errors import INVALID_ARGS, TOO_MANY_PENDING
 from dsh_cli.core.limits import MCP_MESSAGE_BYTES
 from dsh_cli.hub import (
     NOT_PENDING,
@@ -132,6 +132,21 @@ def test_a_claim_is_a_lease_seen_by_others_that_expires_and_frees(hub_location):
             ("claim", "alice"), ("answer", "bob")]
         assert store.claim("no-such-entry", "alice", lease=30) == NotPending(
             "no-such-entry", None)
+
+
+def test_a_lease_or_timeout_that_is_no_finite_number_of_seconds_is_refused(hub_location):
+    """NaN was a lease no one could take over (an AssertionError on SQLite) and a deadline
+    that never came; each is refused, one line, and nothing is kept."""
+    with HubStore.open(hub_location) as store:
+        entry = ask(store)
+        for bad in (float("nan"), float("inf"), 0, -5):
+            with pytest.raises(HubStoreError, match="lease must be a number") as refused:
+                store.claim(entry.id, "bob", lease=bad)
+            assert refused.value.code == INVALID_ARGS
+            with pytest.raises(HubStoreError, match="timeout must be a number"):
+                ask(store, timeout=bad)
+        assert store.pending() == [entry] and actions(store, entry.id) == [("ask", "ci-bot")]
+        assert store.claim(entry.id, "alice", lease=30).human == "alice"
 
 
 def test_cancel_and_timeout_end_an_entry_once_and_are_audited(hub_location):

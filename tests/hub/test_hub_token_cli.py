@@ -61,6 +61,11 @@ def test_an_unreachable_postgres_store_is_one_line_without_its_password():
     assert failed.returncode == 1
     assert failed.stderr.startswith("dsh: STORE_ERROR: hub store postgresql://hub:***@")
     assert failed.stderr.count("\n") == 1 and "s3cret" not in failed.stderr
+    # libpq takes the password as a query parameter too
+    failed = dsh("list", "--store", "postgresql://hub@127.0.0.1:1/dsh?password=s3cret&sslmode=prefer")
+    assert failed.returncode == 1
+    assert failed.stderr.startswith("dsh: STORE_ERROR: hub store postgresql://hub@127.0.0.1:1/")
+    assert failed.stderr.count("\n") == 1 and "s3cret" not in failed.stderr, failed.stderr
 
 
 def test_tokens_made_on_postgres_work_there_and_rm_ends_them(postgres_url):

@@ -141,3 +141,37 @@ def test_a_decided_tool_call_can_still_be_aborted_while_its_tool_runs():
 
     asyncio.run(asyncio.wait_for(main(), 5))
     assert aborted == ["the turn was cancelled"]
+
+
+def test_a_tool_call_leaves_no_listener_on_its_signal_once_decided():
+    """The request's child signal is let go when the check ends: calls add no listeners."""
+    remote, signal = RemotePermissions(), AbortSignal()
+    gate = PermissionGate(events=EventStream())
+    gate.register_provider(remote)
+
+    class Quick(Tool):
+        name = "mcp__quick__go"
+        description = "Return at once."
+        Args = NoArgs
+
+        async def run(self, args, ctx):
+            return "done"
+
+    async def decide(decision):
+        while not remote.requests():
+            await asyncio.sleep(0)
+        remote.respond(remote.requests()[0][0], decision)
+
+    async def main():
+        registry = ToolRegistry([Quick()])
+        registry.use(permission_policy(gate, registry.get))
+        ctx = ToolContext(user_interaction=UserInteraction(), call_id="c1", signal=signal)
+        for decision in ("allow_once", "deny", "allow_once"):
+            deciding = asyncio.ensure_future(decide(decision))
+            await registry.execute("mcp__quick__go", "{}", ctx)
+            await deciding
+
+    asyncio.run(asyncio.wait_for(main(), 5))
+    # the call's signal may live as long as a turn: each call leaving a listener would grow it
+    assert signal._callbacks == []
+    assert signal.abort("the turn was cancelled")
