@@ -42,3 +42,38 @@ def test_work_that_settles_within_the_grace_ends_itself_and_stuck_work_is_cancel
 
     assert asyncio.run(main()) == ("recorded", True, True)
 
+
+
+def test_an_owner_that_goes_closes_its_tickets_and_tasks_together_and_no_one_elses():
+    from dsh_cli.core.signal import AbortSignal
+    from dsh_cli.mcp_server.owned.work import LaterWork
+    from dsh_cli.mcp_server.tasks import TaskStore
+    from dsh_cli.mcp_server.tickets import TicketStore
+
+    async def main() -> tuple[bool, bool, list[str], list[bool], list[str]]:
+        tickets, tasks = TicketStore(), TaskStore()
+        later = LaterWork(tasks, tickets)
+        signals: dict[str, AbortSignal] = {}
+
+        def ticket(owner: str) -> None:
+            signal = signals[f"ticket {owner}"] = AbortSignal()
+            tickets.add(f"t-{owner}", owner, asyncio.ensure_future(signal.wait()),
+                        abort=lambda: signal.abort("the agent's session ended"))
+
+        async def waits(signal: AbortSignal) -> dict[str, object]:
+            await signal.wait()
+            return {}
+
+        for owner in ("a", "b"):
+            ticket(owner)
+            tasks.create(owner, "ask_user_question", waits)
+        await asyncio.sleep(0)  # the tasks' work has started
+        held_before = later.holds("a") and later.holds("b")
+        await later.close_owner("a")
+        return (held_before, later.holds("a"), [t.owner for t in tickets.owned("b")],
+                [signals["ticket a"].aborted, signals["ticket b"].aborted],
+                [record.owner for record in tasks.owned("a") + tasks.owned("b")])
+
+    held_before, held_after, kept_tickets, aborted, kept_tasks = asyncio.run(main())
+    assert held_before and not held_after
+    assert kept_tickets == ["b"] and aborted == [True, False] and kept_tasks == ["b"]
