@@ -46,7 +46,7 @@ from dsh_cli.core.limits import (
     TICKETS_OPEN_PER_OWNER,
     TICKETS_SETTLED,
 )
-from dsh_cli.mcp_server.owned.work import OwnerCounts, end_with_grace
+from dsh_cli.mcp_server.owned.work import OwnedRecords, OwnerCounts, end_with_grace
 
 __all__ = ["CLOSE_GRACE_SECONDS", "Ticket", "TicketStore", "unowned"]
 
@@ -105,7 +105,7 @@ class TicketStore:
         self.keep = keep
         self.keep_fetched = keep_fetched
         self._clock = clock
-        self._tickets: dict[str, Ticket] = {}
+        self._tickets: OwnedRecords[Ticket] = OwnedRecords()
         self._open = 0
         self._open_of = OwnerCounts()  # owner -> its open tickets
         self._kept_of = OwnerCounts()  # owner -> its settled, kept tickets
@@ -152,7 +152,7 @@ class TicketStore:
         if ticket_id in self._tickets:
             raise ValueError(f"ticket {ticket_id} exists already")
         ticket = Ticket(ticket_id, owner, task, self._clock(), ttl, abort, kind)
-        self._tickets[ticket_id] = ticket
+        self._tickets.add(owner, ticket_id, ticket)
         self._open += 1
         self._open_of.up(owner)
         if ttl is not None:
@@ -196,7 +196,7 @@ class TicketStore:
     def owned(self, owner: str) -> list[Ticket]:
         """``owner``'s tickets, oldest first."""
         self.sweep()
-        return [ticket for ticket in self._tickets.values() if ticket.owner == owner]
+        return self._tickets.of(owner)
 
     def holds(self, owner: str) -> bool:
         """Whether ``owner`` has work open, or an outcome it has not fetched yet (counted, so
@@ -216,11 +216,11 @@ class TicketStore:
 
     async def close_owner(self, owner: str) -> None:
         """``owner`` went away: abort its open work, wait for it to end, forget its tickets."""
-        await self._close([t for t in self._tickets.values() if t.owner == owner])
+        await self._close(self._tickets.of(owner))
 
     async def close(self) -> None:
         """The server is ending: every ticket as ``close_owner``."""
-        await self._close(list(self._tickets.values()))
+        await self._close(list(self._tickets))
 
     async def _close(self, tickets: list[Ticket]) -> None:
         running = []
@@ -254,7 +254,7 @@ class TicketStore:
     def _forget(self, ticket: Ticket, *, remember: bool) -> None:
         if self._tickets.get(ticket.id) is not ticket:
             return
-        del self._tickets[ticket.id]
+        self._tickets.remove(ticket.owner, ticket.id)
         self._timed.pop(ticket.id, None)
         if ticket.id in self._settled:
             del self._settled[ticket.id]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from dsh_cli.mcp_server.owned.work import OwnerCounts, end_with_grace
+from dsh_cli.mcp_server.owned.work import OwnedRecords, OwnerCounts, end_with_grace
 
 
 def test_an_owner_with_nothing_counted_has_no_key():
@@ -20,6 +20,17 @@ def test_an_owner_with_nothing_counted_has_no_key():
     counts.down("c")  # never counted: stays absent, never negative
     assert counts["a"] == 0 and "a" not in counts and "c" not in counts
     assert counts._of == {}
+
+
+def test_records_are_found_by_id_and_by_owner_oldest_first_and_an_owner_with_none_goes():
+    records: OwnedRecords[str] = OwnedRecords()
+    for owner, record_id in [("a", "1"), ("b", "2"), ("a", "3")]:
+        records.add(owner, record_id, f"{owner}{record_id}")
+    assert records.of("a") == ["a1", "a3"] and records.get("2") == "b2" and len(records) == 3
+    records.remove("b", "2")
+    records.remove("b", "2")  # twice: nothing more to remove
+    assert "2" not in records and records.of("b") == [] and records._of.keys() == {"a"}
+    assert list(records) == ["a1", "a3"]
 
 
 def test_work_that_settles_within_the_grace_ends_itself_and_stuck_work_is_cancelled():

@@ -1,7 +1,7 @@
 """Work a request leaves to fetch later (async batches' tickets, MCP tasks), by its owner.
 
     owners.py  who owns a request's work: its session, stdio's client, or the sessionless one
-    work.py    what tickets and tasks keep alike: counts by owner, open work ended at exit
+    work.py    what tickets and tasks keep alike: records and counts by owner, the end at exit
 
 Below both ``tickets.py`` and ``tasks/``, which import it; it imports neither.
 """

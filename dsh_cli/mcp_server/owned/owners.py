@@ -2,7 +2,7 @@
 
 One decision for tickets and tasks alike: the stdio process's one client (``STDIO_OWNER``);
 a 2025 Streamable HTTP session (``mcp-session-id``, the public header every request after
-``initialize`` carries), as ``owner_of_session(id)``; every request of the sessionless
+``initialize`` carries), as ``owner_of_session(id)``; every HTTP request of the sessionless
 2026-07-28 wire together (``SESSIONLESS_OWNER``: there the unguessable id, behind the URL's
 token, is the key, and an ``Mcp-Session-Id`` such a request carries decides nothing); or
 None, a 2025 HTTP request that names no session, so ownership fails closed (no ticket, no
@@ -21,7 +21,8 @@ __all__ = ["SESSIONLESS_OWNER", "SESSION_HEADER", "STDIO_OWNER", "on_session_end
            "owner_of_session", "request_owner"]
 
 STDIO_OWNER = "stdio"  # the one client of a stdio process
-SESSIONLESS_OWNER = "sessionless"  # every request of the 2026-07-28 wire: no sessions there
+# every HTTP request of the 2026-07-28 wire (it has no sessions), and its tasks over stdio too
+SESSIONLESS_OWNER = "sessionless"
 SESSION_HEADER = "mcp-session-id"  # the Streamable HTTP session of a 2025 request
 
 

@@ -1,22 +1,26 @@
 """What the tickets and the tasks keep alike: counts by owner, open work ended at exit, and
 the two stores asked as one of an owner (``LaterWork``: a session's end closes both).
 
-``OwnerCounts`` is how a store answers "how many of this owner's …" and "does this owner
-hold any …" without a scan (the HTTP door asks ``holds`` of every session at an admission);
-an owner with none has no key, so the counts are as many as the owners that hold work.
-``end_with_grace`` ends work that was asked to end (its batch aborted): it gets
-``OWNED_CLOSE_GRACE_SECONDS`` to settle itself, recorded, and what has not is cancelled.
+``OwnedRecords`` keeps records by id and by owner, so an owner's (its session ended, a
+listing) are found without a scan of everyone's. ``OwnerCounts`` is how a store answers
+"how many of this owner's …" and "does this owner hold any …" without a scan (the HTTP door
+asks ``holds`` of every session at an admission); an owner with none has no key, so the
+counts are as many as the owners that hold work. ``end_with_grace`` ends work that was
+asked to end (its batch aborted): it gets ``OWNED_CLOSE_GRACE_SECONDS`` to settle itself,
+recorded, and what has not is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection
-from typing import Any, Protocol
+from collections.abc import Collection, Iterator
+from typing import Any, Generic, Protocol, TypeVar
 
 from dsh_cli.core.limits import OWNED_CLOSE_GRACE_SECONDS
 
-__all__ = ["LaterWork", "OwnedStore", "OwnerCounts", "end_with_grace"]
+__all__ = ["LaterWork", "OwnedRecords", "OwnedStore", "OwnerCounts", "end_with_grace"]
+
+Record = TypeVar("Record")
 
 
 class OwnedStore(Protocol):
@@ -43,6 +47,42 @@ class LaterWork:
     async def close_owner(self, owner: str) -> None:
         """The stores end ``owner``'s work together, so within one grace, not one each."""
         await asyncio.gather(*(store.close_owner(owner) for store in self.stores))
+
+
+class OwnedRecords(Generic[Record]):
+    """Records by id, and by owner, each the oldest first; an owner with none has no key."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Record] = {}
+        self._of: dict[str, dict[str, Record]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self._by_id
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(list(self._by_id.values()))
+
+    def get(self, record_id: str) -> Record | None:
+        return self._by_id.get(record_id)
+
+    def add(self, owner: str, record_id: str, record: Record) -> None:
+        self._by_id[record_id] = record
+        self._of.setdefault(owner, {})[record_id] = record
+
+    def remove(self, owner: str, record_id: str) -> None:
+        self._by_id.pop(record_id, None)
+        mine = self._of.get(owner)
+        if mine is not None:
+            mine.pop(record_id, None)
+            if not mine:
+                del self._of[owner]
+
+    def of(self, owner: str) -> list[Record]:
+        """``owner``'s records, the oldest first."""
+        return list(self._of.get(owner, {}).values())
 
 
 class OwnerCounts:
