@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from dsh_cli.mcp_server.approve import ApproveService
-    from dsh_cli.mcp_server.owned.work import OwnedStore
+    from dsh_cli.mcp_server.owned.work import LaterWork, OwnedStore
     from dsh_cli.mcp_server.service import AskService
     from dsh_cli.mcp_server.tickets import TicketStore
     from dsh_cli.tools.registry import ToolResult
@@ -321,14 +321,13 @@ def _wire(result: Any) -> dict[str, Any]:
     return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
-def _holds(server: Server[Any], tickets: TicketStore | None, owner: str) -> bool:
-    """Whether ``owner`` has an async batch or a task open, or an outcome not yet fetched."""
+def _later_work(server: Server[Any], tickets: TicketStore | None) -> LaterWork:
+    """The server's tickets and tasks, asked as one of an owner (whether it holds work)."""
+    from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.tasks import TaskLayer
 
-    if tickets is not None and tickets.holds(owner):
-        return True
-    return any(layer.store.holds(owner) for layer in server.middleware
-               if isinstance(layer, TaskLayer))
+    tasks = [layer.store for layer in server.middleware if isinstance(layer, TaskLayer)]
+    return LaterWork(*tasks, *([tickets] if tickets is not None else []))
 
 
 class _StdinLines:
@@ -406,8 +405,9 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     from dsh_cli.mcp_server.tasks import close_tasks
     from dsh_cli.mcp_server.tasks.layer import end_listeners
 
+    later = _later_work(server, tickets)  # a session holding work is never closed for room
     gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}",
-                     holds=lambda session: _holds(server, tickets, owner_of_session(session)))
+                     holds=lambda session: later.holds(owner_of_session(session)))
     config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)
