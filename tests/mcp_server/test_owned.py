@@ -88,3 +88,18 @@ def test_an_owner_that_goes_closes_its_tickets_and_tasks_together_and_no_one_els
     held_before, held_after, kept_tickets, aborted, kept_tasks = asyncio.run(main())
     assert held_before and not held_after
     assert kept_tickets == ["b"] and aborted == [True, False] and kept_tasks == ["b"]
+
+
+def test_only_the_owner_rule_spells_a_sessions_owner():
+    """``http:<session id>`` is written in ``owned/owners.py`` alone: tickets, tasks and the
+    HTTP door take it from there, so the two stores cannot drift apart again."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "dsh_cli"
+    spelled = sorted(
+        str(path.relative_to(package)) for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.JoinedStr) and node.values
+        and isinstance(node.values[0], ast.Constant) and node.values[0].value == "http:")
+    assert spelled == ["mcp_server/owned/owners.py"]
