@@ -14,7 +14,8 @@ __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
            "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
-           "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "PARSED_WHOLE_BYTES",
+           "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
+           "PARSED_WHOLE_BYTES",
            "PATTERN_CHARACTERS", "PENDING_BATCHES", "PENDING_BYTES", "PENDING_BYTES_PER_SESSION",
            "PERMISSION_MESSAGE_CHARACTERS", "PIPE_QUEUE_BYTES", "PRIVATE_FILE_BYTES",
            "PROJECT_FILE_BYTES", "REQUEST_STATE_BYTES", "RESULT_CHARACTERS", "RESULT_ITEMS",
@@ -156,6 +157,9 @@ TICKET_FETCHED_SECONDS = 300.0
 TICKET_WAIT_SECONDS = 55.0
 # a ticket as a client sends it back: dsh's are 18 characters; a longer one is refused unread
 TICKET_CHARACTERS = 128
+# how long the open work of ``dsh mcp``'s tickets and tasks, aborted (its session ended, the
+# server stopping), may take to settle and be recorded before it is cancelled
+OWNED_CLOSE_GRACE_SECONDS = 3.0
 # MCP tasks of ``dsh mcp`` (both protocol eras): live and kept tasks one client session holds
 # at once (past it the oldest finished one is forgotten, and with none finished a new task is
 # refused), and how long a task is kept from its creation: a client's ``ttl`` is cut to the

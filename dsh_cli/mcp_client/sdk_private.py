@@ -5,7 +5,7 @@ processes (a refresh goes where the tokens came from), bind DPoP proofs, check e
 before credentials travel and answer a refusal the stored login can still answer
 (``auth.py``, ``assertion.py``); it builds the SDK's own HTTP client (``connection.py``).
 ``dsh mcp`` reaches a session's connection to close its tickets when the session ends
-(``mcp_server/server.py``'s ``session_owner``; the owner itself is the public header).
+(``mcp_server/owned/owners.py``'s ``on_session_end``; the owner itself is the public header).
 None of these is public API, so ``mcp`` is pinned below its next minor
 and ``tests/mcp_client/test_sdk_private.py`` fails the day one of them is gone.
 """

@@ -4,6 +4,7 @@
     desks.py    the desk providers: a batch or permission request waits for a desk
     service.py  one tool call: the source label, progress, the session record, the result
     tickets.py  work started now and fetched later (async batches), per session, bounded
+    owned/      work fetched later by its owner: the one rule of who owns a request
     get_user_answer.py  the tool that fetches an async batch's outcome by its ticket
     server.py   the MCP server (the SDK's low-level ``Server``) on stdio or Streamable HTTP
     http_door.py  the door of ``--http``: the token, and a cap on live sessions

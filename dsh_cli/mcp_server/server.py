@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from dsh_cli.mcp_server.approve import ApproveService
+    from dsh_cli.mcp_server.owned.work import LaterWork, OwnedStore
     from dsh_cli.mcp_server.service import AskService
     from dsh_cli.mcp_server.tickets import TicketStore
     from dsh_cli.tools.registry import ToolResult
@@ -148,52 +149,15 @@ def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return agent_name(getattr(info, "name", None) if info is not None else None)
 
 
-def session_owner(ctx: ServerRequestContext[Any, Any], tickets: TicketStore, *,
-                  ended: Callable[[str], None] | None = None) -> str | None:
-    """Whose tickets (and MCP tasks) a call sees: the stdio process's, or its Streamable
-    HTTP session's (``mcp-session-id``, the public header every 2025 request after
-    ``initialize`` carries).
+def session_owner(ctx: ServerRequestContext[Any, Any], later: OwnedStore) -> str | None:
+    """Whose tickets and MCP tasks a call sees (``owned.request_owner``); a session's go when
+    the session ends (``later``: both stores, asked as one)."""
+    from dsh_cli.mcp_server.owned import on_session_end, request_owner
 
-    A session's tickets go when the session ends (a ``DELETE``, the gate closing the idlest,
-    the SDK's idle timeout), not when a connection drops: a client that reconnects with
-    its session id gets its outcomes; ``ended(owner)`` is told then too (the tasks' store).
-    A 2026-07-28 HTTP request has no session, so those requests share one owner: the
-    unguessable ticket, behind the URL's token, is the key; an ``Mcp-Session-Id`` such a
-    request carries decides nothing (it would read that session's tickets, or make ones
-    that no session's end closes). None when a 2025 HTTP request
-    names no session: ownership fails closed (no ticket, no task).
-    """
-    if ctx.request is None:
-        return "stdio"
-    if _sessionless(ctx.protocol_version):  # a session id it carries is no session of its
-        return "http"
-    headers = getattr(ctx.request, "headers", None)
-    session_id = headers.get(SESSION_HEADER) if headers is not None else None
-    if not session_id:
-        return None
-    owner = f"http:{session_id}"
-    # the session's end closes its tickets: the SDK hands a handler no public way to the
-    # connection's exit stack (``sdk_private.py`` lists the name; a test checks it)
-    connection = getattr(ctx.session, "_connection", None)
-    if connection is not None and connection.session_id == session_id \
-            and not connection.state.get("dsh_tickets"):  # once per session
-        connection.state["dsh_tickets"] = True
-        connection.exit_stack.push_async_callback(tickets.close_owner, owner)
-    if ended is not None and connection is not None and connection.session_id == session_id \
-            and not connection.state.get("dsh_tasks"):
-        connection.state["dsh_tasks"] = True
-        connection.exit_stack.callback(ended, owner)
+    owner = request_owner(ctx)
+    if owner is not None:
+        on_session_end(ctx, owner, "later", later.close_owner)
     return owner
-
-
-SESSION_HEADER = "mcp-session-id"  # the Streamable HTTP session of a 2025 request
-
-
-def _sessionless(protocol_version: str) -> bool:
-    """Whether ``protocol_version`` is of the era with no sessions (2026-07-28 on)."""
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    return protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
@@ -223,6 +187,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
 
     from dsh_cli.mcp_server import get_user_answer as answers
     from dsh_cli.mcp_server.approve import approve_tool_spec
+    from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.tasks import Staged, install_tasks
     from dsh_cli.tools.ask_user_question import decode_call
 
@@ -252,7 +217,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             async def report(done: float, total: float | None, message: str | None) -> None:
                 await session.report_progress(done, total, message)
 
-            owner = session_owner(ctx, service.tickets)
+            owner = session_owner(ctx, later)
 
             async def ask(signal: AbortSignal) -> Any:
                 return call_result(await service.ask(arguments, client=client, signal=signal,
@@ -280,7 +245,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             return await _abortable(work)
         if params.name == fetch["name"]:  # a cancel ends the wait, never the question
             return call_result(await answers.get_user_answer(
-                service.tickets, arguments, session_owner(ctx, service.tickets),
+                service.tickets, arguments, session_owner(ctx, later),
                 seen_of(service.ui.provider)))
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
@@ -309,7 +274,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
     def told_ask(ctx: Any, arguments: Any) -> Staged:
         """An async question as a task: asked first (a refusal answers the call plainly),
         then the task waits for its outcome, told as the human's answer."""
-        client, owner = _client_name(ctx), session_owner(ctx, service.tickets)
+        client, owner = _client_name(ctx), session_owner(ctx, later)
         ticket: list[str] = []
         signal = AbortSignal()  # the batch's and its task's: an answer seals both at once
 
@@ -334,9 +299,10 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             "modelImmediateResponse": immediate_note(ticket[0])}}, abandon=abandon,
             signal=signal)
 
-    # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner)
-    install_tasks(server, task_work, owner_of=lambda ctx, ended: session_owner(
-        ctx, service.tickets, ended=ended))
+    # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner),
+    # and the session's end closes its tickets and tasks together
+    layer = install_tasks(server, task_work, owner_of=lambda ctx: session_owner(ctx, later))
+    later = LaterWork(layer.store, service.tickets)  # a told batch's task withdrawn first
     return server
 
 
@@ -355,14 +321,13 @@ def _wire(result: Any) -> dict[str, Any]:
     return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
-def _holds(server: Server[Any], tickets: TicketStore | None, owner: str) -> bool:
-    """Whether ``owner`` has an async batch or a task open, or an outcome not yet fetched."""
+def _later_work(server: Server[Any], tickets: TicketStore | None) -> LaterWork:
+    """The server's tickets and tasks, asked as one of an owner (whether it holds work)."""
+    from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.tasks import TaskLayer
 
-    if tickets is not None and tickets.holds(owner):
-        return True
-    return any(layer.store.holds(owner) for layer in server.middleware
-               if isinstance(layer, TaskLayer))
+    tasks = [layer.store for layer in server.middleware if isinstance(layer, TaskLayer)]
+    return LaterWork(*tasks, *([tickets] if tickets is not None else []))
 
 
 class _StdinLines:
@@ -423,6 +388,7 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     from mcp.server.transport_security import TransportSecuritySettings
 
     from dsh_cli.mcp_server.http_door import MAX_SESSIONS, TokenGate
+    from dsh_cli.mcp_server.owned import owner_of_session
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -439,8 +405,9 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     from dsh_cli.mcp_server.tasks import close_tasks
     from dsh_cli.mcp_server.tasks.layer import end_listeners
 
+    later = _later_work(server, tickets)  # a session holding work is never closed for room
     gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}",
-                     holds=lambda session: _holds(server, tickets, f"http:{session}"))
+                     holds=lambda session: later.holds(owner_of_session(session)))
     config = uvicorn.Config(gate, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)

@@ -1,9 +1,9 @@
 """Tickets: work a client starts now and fetches later, seen only by the session that made it.
 
 A ticket names one piece of work running as an asyncio task (an async ``ask_user_question``
-batch; an MCP task): its id, its owner (an MCP session: ``session_owner`` in
-``server.py``), when it was made, an optional ``ttl`` (seconds from creation, MCP tasks'
-contract), the task, how to abort it, and its ``kind`` (a fetch names the kind it reads).
+batch): its id, its owner (an MCP session: ``owned/owners.py``, the tasks' rule too), when
+it was made, an optional ``ttl`` (seconds from creation), the task, how to abort it, and its
+``kind`` (a fetch names the kind it reads).
 The store knows nothing of questions, UIs or the SDK.
 
 - ``add`` refuses past ``TICKETS_OPEN`` open tickets in all, ``TICKETS_OPEN_PER_OWNER``
@@ -39,16 +39,18 @@ from dsh_cli.core.errors import (
     TicketError,
 )
 from dsh_cli.core.limits import (
+    OWNED_CLOSE_GRACE_SECONDS,
     TICKET_FETCHED_SECONDS,
     TICKET_KEEP_SECONDS,
     TICKETS_OPEN,
     TICKETS_OPEN_PER_OWNER,
     TICKETS_SETTLED,
 )
+from dsh_cli.mcp_server.owned.work import OwnedRecords, OwnerCounts, end_with_grace
 
 __all__ = ["CLOSE_GRACE_SECONDS", "Ticket", "TicketStore", "unowned"]
 
-CLOSE_GRACE_SECONDS = 3.0  # how long aborted work may take to end before it is cancelled
+CLOSE_GRACE_SECONDS = OWNED_CLOSE_GRACE_SECONDS  # as the tasks': aborted work's time to end
 
 
 def unowned() -> TicketError:
@@ -103,11 +105,11 @@ class TicketStore:
         self.keep = keep
         self.keep_fetched = keep_fetched
         self._clock = clock
-        self._tickets: dict[str, Ticket] = {}
+        self._tickets: OwnedRecords[Ticket] = OwnedRecords()
         self._open = 0
-        self._open_of: dict[str, int] = {}  # owner -> its open tickets (none: no key)
-        self._kept_of: dict[str, int] = {}  # owner -> its settled, kept tickets (none: no key)
-        self._unfetched_of: dict[str, int] = {}  # owner -> its kept ones never fetched
+        self._open_of = OwnerCounts()  # owner -> its open tickets
+        self._kept_of = OwnerCounts()  # owner -> its settled, kept tickets
+        self._unfetched_of = OwnerCounts()  # owner -> its kept ones never fetched
         self._settled: OrderedDict[str, None] = OrderedDict()  # settled ids, oldest first
         self._timed: dict[str, None] = {}  # open ids with a ttl (the only open ones that expire)
         self._forgotten: OrderedDict[tuple[str, str], None] = OrderedDict()
@@ -129,12 +131,12 @@ class TicketStore:
             raise TicketError(
                 f"{self._open:,} async requests are open already (at most "
                 f"{self.open_limit:,}): each one that ends makes room", TOO_MANY_PENDING)
-        mine = self._open_of.get(owner, 0) if owner is not None else 0
+        mine = self._open_of[owner] if owner is not None else 0
         if mine >= self.owner_limit:
             raise TicketError(
                 f"{mine:,} async requests of this session are open already (at most "
                 f"{self.owner_limit:,} each): each one that ends makes room", TOO_MANY_PENDING)
-        kept = self._kept_of.get(owner, 0) if owner is not None else 0
+        kept = self._kept_of[owner] if owner is not None else 0
         if kept >= self.settled_limit:
             raise TicketError(
                 f"{kept:,} outcomes of this session's async requests are kept already (at "
@@ -150,9 +152,9 @@ class TicketStore:
         if ticket_id in self._tickets:
             raise ValueError(f"ticket {ticket_id} exists already")
         ticket = Ticket(ticket_id, owner, task, self._clock(), ttl, abort, kind)
-        self._tickets[ticket_id] = ticket
+        self._tickets.add(owner, ticket_id, ticket)
         self._open += 1
-        self._open_of[owner] = self._open_of.get(owner, 0) + 1
+        self._open_of.up(owner)
         if ttl is not None:
             self._timed[ticket_id] = None
         task.add_done_callback(lambda _: self._settle(ticket))
@@ -189,12 +191,12 @@ class TicketStore:
         if ticket.fetched is None and ticket.done:
             ticket.fetched = self._clock()
             if ticket.id in self._settled:
-                _count_down(self._unfetched_of, ticket.owner)
+                self._unfetched_of.down(ticket.owner)
 
     def owned(self, owner: str) -> list[Ticket]:
         """``owner``'s tickets, oldest first."""
         self.sweep()
-        return [ticket for ticket in self._tickets.values() if ticket.owner == owner]
+        return self._tickets.of(owner)
 
     def holds(self, owner: str) -> bool:
         """Whether ``owner`` has work open, or an outcome it has not fetched yet (counted, so
@@ -214,11 +216,11 @@ class TicketStore:
 
     async def close_owner(self, owner: str) -> None:
         """``owner`` went away: abort its open work, wait for it to end, forget its tickets."""
-        await self._close([t for t in self._tickets.values() if t.owner == owner])
+        await self._close(self._tickets.of(owner))
 
     async def close(self) -> None:
         """The server is ending: every ticket as ``close_owner``."""
-        await self._close(list(self._tickets.values()))
+        await self._close(list(self._tickets))
 
     async def _close(self, tickets: list[Ticket]) -> None:
         running = []
@@ -229,12 +231,7 @@ class TicketStore:
                 else:
                     ticket.task.cancel()
                 running.append(ticket.task)
-        if running:  # aborted work settles itself; what does not within the grace is cancelled
-            _, stuck = await asyncio.wait(running, timeout=CLOSE_GRACE_SECONDS)
-            for task in stuck:
-                task.cancel()
-            if stuck:
-                await asyncio.wait(stuck)
+        await end_with_grace(running)  # aborted work settles itself, or is cancelled
         for ticket in tickets:
             self._forget(ticket, remember=False)
 
@@ -245,25 +242,25 @@ class TicketStore:
         self._closed(ticket)
         self._timed.pop(ticket.id, None)
         self._settled[ticket.id] = None  # kept its time: never forgotten to make room
-        self._kept_of[ticket.owner] = self._kept_of.get(ticket.owner, 0) + 1
+        self._kept_of.up(ticket.owner)
         if ticket.fetched is None:
-            self._unfetched_of[ticket.owner] = self._unfetched_of.get(ticket.owner, 0) + 1
+            self._unfetched_of.up(ticket.owner)
 
     def _closed(self, ticket: Ticket) -> None:
         """One open ticket fewer, in all and for its owner."""
         self._open -= 1
-        _count_down(self._open_of, ticket.owner)
+        self._open_of.down(ticket.owner)
 
     def _forget(self, ticket: Ticket, *, remember: bool) -> None:
         if self._tickets.get(ticket.id) is not ticket:
             return
-        del self._tickets[ticket.id]
+        self._tickets.remove(ticket.owner, ticket.id)
         self._timed.pop(ticket.id, None)
         if ticket.id in self._settled:
             del self._settled[ticket.id]
-            _count_down(self._kept_of, ticket.owner)
+            self._kept_of.down(ticket.owner)
             if ticket.fetched is None:
-                _count_down(self._unfetched_of, ticket.owner)
+                self._unfetched_of.down(ticket.owner)
         else:  # open: past its ttl, or its owner went away
             self._closed(ticket)
             if ticket.abort is not None:
@@ -275,11 +272,3 @@ class TicketStore:
             while len(self._forgotten) > self.settled_limit:
                 del self._forgotten[next(iter(self._forgotten))]
 
-
-def _count_down(counts: dict[str, int], owner: str) -> None:
-    """One fewer for ``owner``; an owner with none has no key (the dict stays small)."""
-    left = counts.get(owner, 0) - 1
-    if left > 0:
-        counts[owner] = left
-    else:
-        counts.pop(owner, None)

@@ -16,8 +16,10 @@ from test_async_delivery import fetch, http_mcp
 
 from dsh_cli.core.errors import NO_TICKET_OWNER, TOO_MANY_PENDING
 from dsh_cli.interaction import AskUserQuestionAnswer, UserInteraction
+from dsh_cli.mcp_server.owned import SESSIONLESS_OWNER, request_owner
 from dsh_cli.mcp_server.server import session_owner
 from dsh_cli.mcp_server.service import AskService
+from dsh_cli.mcp_server.tasks import TaskLayer
 from dsh_cli.mcp_server.tickets import TicketStore
 
 
@@ -145,9 +147,16 @@ def context(request, protocol_version: str = "2025-11-25"):
 @pytest.mark.parametrize(("request_", "era", "owner"), [
     (None, "2025-11-25", "stdio"),
     (SimpleNamespace(headers={"mcp-session-id": "abc"}), "2025-11-25", "http:abc"),
-    (SimpleNamespace(headers={}), "2026-07-28", "http"),
+    (SimpleNamespace(headers={}), "2026-07-28", SESSIONLESS_OWNER),
+    (SimpleNamespace(headers={"mcp-session-id": "abc"}), "2026-07-28", SESSIONLESS_OWNER),
     (SimpleNamespace(headers={}), "2025-11-25", None),
     (SimpleNamespace(), "2025-11-25", None),  # a request with no headers at all
-], ids=["stdio", "header", "sessionless", "no-header", "no-headers"])
+], ids=["stdio", "header", "sessionless", "sessionless-with-header", "no-header",
+        "no-headers"])
 def test_the_owner_is_the_public_session_header_and_fails_closed(request_, era, owner):
-    assert session_owner(context(request_, era), TicketStore()) == owner  # type: ignore[arg-type]
+    ctx = context(request_, era)
+    assert session_owner(ctx, TicketStore()) == owner  # type: ignore[arg-type]
+    assert request_owner(ctx) == owner  # type: ignore[arg-type]
+    if era == "2025-11-25":  # a task's owner (the layer's own rule too) is a ticket's
+        layer = TaskLayer(lambda *args, **kwargs: None)
+        assert layer.owner_of(ctx) == owner  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from dsh_cli.core.limits import TASKS_SESSIONLESS
 from dsh_cli.core.signal import AbortSignal
+from dsh_cli.mcp_server.owned import SESSIONLESS_OWNER, request_owner
 from dsh_cli.mcp_server.tasks import wire_2025_11_25, wire_2026_07_28
 from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
 from dsh_cli.mcp_server.tasks.listen import TaskListeners
@@ -59,9 +60,9 @@ class WorkFor(Protocol):
     def __call__(self, ctx: ServerRequestContext[Any, Any], name: str, arguments: Any, *,
                  asked: bool) -> Work | Staged | None: ...
 
-# the client session of a 2025-11-25 request ("http:SESSION_ID" or "stdio"), or None when an
-# HTTP request names no session; the second argument is called with it when that session ends
-OwnerOf = Callable[["ServerRequestContext[Any, Any]", Callable[[str], None]], str | None]
+# the owner of a 2025-11-25 request (``owned.request_owner``), or None when an HTTP request
+# names no session (``server.py``'s also closes the session's tasks when it ends)
+OwnerOf = Callable[["ServerRequestContext[Any, Any]"], str | None]
 
 EXTENSION_VERSIONS = ("2026-07-28",)  # the protocol versions whose tasks are the extension
 
@@ -74,7 +75,8 @@ class TaskLayer:
                  stamp: Callable[[], dict[str, Any]] | None = None,
                  owner_of: OwnerOf | None = None) -> None:
         self.work_for = work_for
-        self.owner_of = owner_of or _owner
+        # a server without ``session_owner``'s (the conformance fixtures): no end hook
+        self.owner_of = owner_of or request_owner
         # the sessionless wire's tasks are many clients': none is forgotten for another's
         self.store = store if store is not None else TaskStore(
             shared={SESSIONLESS_OWNER: TASKS_SESSIONLESS})
@@ -96,7 +98,7 @@ class TaskLayer:
     async def _serve_2025_11_25(self, ctx: ServerRequestContext[Any, Any],
                                 call_next: CallNext, method: str,
                                 params: dict[str, Any]) -> HandlerResult:
-        owner = self.owner_of(ctx, self.end_owner)
+        owner = self.owner_of(ctx)
         if owner is None and (method in wire_2025_11_25.METHODS or (
                 method == "tools/call" and isinstance(params.get("task"), Mapping))):
             from mcp.shared.exceptions import MCPError
@@ -162,12 +164,6 @@ class TaskLayer:
         return {**result, "_meta": {**(result.get("_meta") or {}),
                                     "io.modelcontextprotocol/serverInfo": self.stamp()}}
 
-    def end_owner(self, owner: str) -> None:
-        """A client session ended: its live tasks are withdrawn, and all of them forgotten."""
-        for record in self.store.owned(owner):
-            self.store.cancel(record, "the client's session ended")
-            self.store.forget(record)
-
     async def _create(self, ctx: ServerRequestContext[Any, Any], params: dict[str, Any],
                       owner: str, ttl: Any, watcher: Any, *, asked: bool,
                       ) -> tuple[TaskRecord, dict[str, Any]] | HandlerResult | None:
@@ -197,20 +193,6 @@ class TaskLayer:
                 staged.abandon()
             raise MCPError(error.code, error.message) from None
         return record, staged.meta() if staged is not None else {}
-
-
-SESSIONLESS_OWNER = "2026-07-28"  # every task of the sessionless wire: one shared owner
-
-
-def _owner(ctx: ServerRequestContext[Any, Any], ended: Callable[[str], None]) -> str | None:
-    """The client session of a 2025-11-25 request: its HTTP session id, stdio's one client,
-    or None for an HTTP request without a session (a server without ``session_owner``'s,
-    such as the conformance fixtures: no end hook)."""
-    if ctx.request is None:
-        return "stdio"
-    headers = _headers(ctx)
-    session = headers.get("mcp-session-id") if headers is not None else None
-    return f"http:{session}" if session else None
 
 
 def _headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str] | None:

@@ -1,7 +1,7 @@
 """The tasks of ``dsh mcp``: one tool call each, run apart from the request that made it.
 
-A task belongs to one owner (the client session that created it, see ``owner_of`` in
-``layer.py``); every look-up names the owner, and a task of another owner is as unknown as
+A task belongs to one owner (the client session that created it: ``owned/owners.py``, the
+tickets' rule too); every look-up names the owner, and a task of another owner is as unknown as
 one that never was, so no client can read, list or cancel another's (the Python SDK's
 experimental tasks were reachable from any session until python-sdk PR #2720 scoped them).
 Its id is 256 random bits, so it cannot be guessed either. A task is kept ``ttl_ms`` from
@@ -26,15 +26,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from dsh_cli.core.limits import TASK_TTL_DEFAULT_MS, TASK_TTL_MAX_MS, TASKS_PER_SESSION
+from dsh_cli.core.limits import (
+    OWNED_CLOSE_GRACE_SECONDS,
+    TASK_TTL_DEFAULT_MS,
+    TASK_TTL_MAX_MS,
+    TASKS_PER_SESSION,
+)
 from dsh_cli.core.signal import AbortSignal
+from dsh_cli.mcp_server.owned.work import end_with_grace
 
 __all__ = ["POLL_INTERVAL_MS", "TERMINAL", "TaskError", "TaskRecord", "TaskStore", "Work",
            "iso_time"]
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 POLL_INTERVAL_MS = 1000  # what a client is told to poll at: a human answers in seconds
-CLOSE_GRACE_SECONDS = 3.0  # as tickets': aborted work may take this long to end at exit
 WAITING = "waiting for the human at the dsh desk"
 
 # the tool call itself: given the task's abort signal, the CallToolResult as a wire dict
@@ -215,7 +220,17 @@ class TaskStore:
         else:
             self._unfetched.pop(owner, None)
 
-    async def close(self, grace: float = CLOSE_GRACE_SECONDS) -> None:
+    async def close_owner(self, owner: str, grace: float = OWNED_CLOSE_GRACE_SECONDS) -> None:
+        """``owner``'s client session ended: its live tasks are withdrawn, all of its tasks
+        forgotten (nobody else may reach them); their work gets ``grace`` to end."""
+        running = [record.runner for record in self.owned(owner)
+                   if record.runner is not None and not record.runner.done()]
+        for record in self.owned(owner):
+            self.cancel(record, "the client's session ended")
+            self.forget(record)
+        await end_with_grace(running, grace)
+
+    async def close(self, grace: float = OWNED_CLOSE_GRACE_SECONDS) -> None:
         """The process is ending: every live task is withdrawn; its work gets ``grace``
         seconds to end (its batch aborted, recorded), then is cancelled."""
         running = [record.runner for record in self._tasks.values()
@@ -225,12 +240,7 @@ class TaskStore:
                 record.settle("cancelled", "dsh mcp stopped")
                 record.signal.abort("dsh mcp stopped")
             self.forget(record)
-        if running:
-            _, stuck = await asyncio.wait(running, timeout=grace)
-            for runner in stuck:
-                runner.cancel()
-            if stuck:
-                await asyncio.wait(stuck)
+        await end_with_grace(running, grace)
 
     async def _run(self, record: TaskRecord, work: Work) -> None:
         try:
