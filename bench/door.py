@@ -3,8 +3,8 @@
 ``dsh mcp --http``'s door (``TokenGate``) admits a request that opens a session only once
 it has looked for room: at its session cap it asks of each session whether it ``holds``
 work (an open task or ticket, an outcome not fetched). The door here is the real one, its
-``holds`` the real server's (``server._holds``: the ticket store, then the task layer's
-store), in front of an app that is never reached: every one of the 100 sessions holds a
+``holds`` the real server's (``server._later_work``: the ticket store and the task layer's
+store, asked as one), in front of an app that is never reached: every one of the 100 sessions holds a
 task, so each admission looks at all of them and answers 503, the most it ever does.
 Kept: one task per session, vs 32 per session (``TASKS_PER_SESSION``) and 1,000 of the
 sessionless wire (``TASKS_SESSIONLESS``). Runs alternate, and the ratio is paired.
@@ -27,7 +27,7 @@ SESSIONS = 100
 async def _admissions(count: int, per_session: int, sessionless: int) -> float:
     """Microseconds per refused admission with that many tasks kept."""
     from dsh_cli.mcp_server.http_door import TokenGate
-    from dsh_cli.mcp_server.server import _holds
+    from dsh_cli.mcp_server.server import _later_work
     from dsh_cli.mcp_server.tasks.layer import SESSIONLESS_OWNER, TaskLayer
     from dsh_cli.mcp_server.tickets import TicketStore
 
@@ -43,13 +43,13 @@ async def _admissions(count: int, per_session: int, sessionless: int) -> float:
     for _ in range(sessionless):
         layer.store.create(SESSIONLESS_OWNER, "ask_user_question", work)
     server, tickets = SimpleNamespace(middleware=[layer]), TicketStore()
+    later = _later_work(server, tickets)  # type: ignore[arg-type]
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         raise AssertionError("the door is full: no request gets in")
 
     gate = TokenGate(app, "t", path="/mcp", host="127.0.0.1", max_sessions=SESSIONS,
-                     holds=lambda session: _holds(server, tickets,  # type: ignore[arg-type]
-                                                  f"http:{session}"))
+                     holds=lambda session: later.holds(f"http:{session}"))
     for session in range(SESSIONS):
         gate.sessions[f"s{session}".encode()] = 0
     scope = {"type": "http", "method": "POST", "path": "/t/mcp", "headers": []}
