@@ -5,8 +5,8 @@ it has looked for room: at its session cap it asks of each session whether it ``
 work (an open task or ticket, an outcome not fetched). The door here is the real one, its
 ``holds`` the real server's (``server._later_work``: the ticket store and the task layer's
 store, asked as one), in front of an app that is never reached: every one of the 100
-sessions holds a task, so each admission looks at all of them and answers 503, the most it ever does.
-Kept: one task per session, vs 32 per session (``TASKS_PER_SESSION``) and 1,000 of the
+sessions holds a task, so each admission looks at all of them and answers 503, the most
+it ever does. Kept: one task per session, vs 32 per session (``TASKS_PER_SESSION``) and 1,000 of the
 sessionless wire (``TASKS_SESSIONLESS``). Runs alternate, and the ratio is paired.
 """
 
