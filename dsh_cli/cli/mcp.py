@@ -216,8 +216,11 @@ def _tty_alert() -> None:
     """``--wait`` with no desk: a bell and one line on the controlling terminal, if any."""
     import contextlib
 
+    from dsh_cli.core.terminal_alert import encode
+
     with contextlib.suppress(OSError), open("/dev/tty", "w", encoding="utf-8") as tty:
-        tty.write("\a" + notice("an agent is asking a question: run `dsh attach` to answer it\n"))
+        tty.write(encode("bell", "")
+                  + notice("an agent is asking a question: run `dsh attach` to answer it\n"))
 
 
 @mcp.command("list")

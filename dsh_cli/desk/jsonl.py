@@ -26,6 +26,7 @@ import sys
 from typing import IO, Any
 
 from dsh_cli.core.errors import BAD_FRAME
+from dsh_cli.core.json_lines import json_line
 from dsh_cli.desk.inbox import Inbox, InboxChange
 from dsh_cli.desk.link import DeskLinks, ServerLink
 from dsh_cli.interaction.pending import NOT_PENDING
@@ -77,7 +78,7 @@ class JsonlDesk:
             self._lines.close()
 
     def write(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, ensure_ascii=True, separators=(",", ":")) + "\n"
+        line = json_line(event, ascii_only=True)
         with contextlib.suppress(BrokenPipeError, ValueError, OSError):
             self.output.write(line)
             self.output.flush()

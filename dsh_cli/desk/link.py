@@ -26,10 +26,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dsh_cli.core.json_lines import json_line
 from dsh_cli.core.limits import DESK_HELD_BYTES
 from dsh_cli.core.limits import DESK_LINE_BYTES as MAX_LINE
 from dsh_cli.core.lines import notice
-from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.desk.channel import PeerRefused, check_peer, peer_uid, runtime_dir, server_sockets
 
 __all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "frame_line", "hold"]
@@ -44,8 +44,7 @@ def frame_line(frame: dict[str, Any]) -> bytes:
     """One frame as the UTF-8 line a server reads (not ASCII-escaped: a ``\\ud83d\\ude00``
     pair is 12 bytes for a 4-byte emoji, and an answer within its characters' cap would
     outgrow the server's ``FRAME_BYTES``)."""
-    text = json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return scrub_surrogates(text).encode("utf-8")  # a lone surrogate is no UTF-8: U+FFFD
+    return json_line(frame).encode("utf-8")
 
 
 class ServerLink:

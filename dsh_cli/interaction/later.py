@@ -139,12 +139,12 @@ class LaterQuestions:
     def listing(self, *, shown: str | None = None, limit: int = 20) -> list[str]:
         """The open batches as lines (ticket, first question, sanitised), oldest first;
         ``shown`` marks the one on screen."""
-        from dsh_cli.core.sanitize import sanitize_line
+        from dsh_cli.core.sanitize import one_line
 
         batches = self.open()
         lines = []
         for batch in batches[:limit]:
-            first = sanitize_line(batch.questions[0])[:60]
+            first = one_line(batch.questions[0], 60)
             more = f" (+{len(batch.questions) - 1} more)" if len(batch.questions) > 1 else ""
             here = " (this one)" if batch.ticket == shown else ""
             lines.append(f"  {batch.ticket}  {first}{more}{here}")

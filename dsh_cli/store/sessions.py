@@ -20,6 +20,7 @@ from typing import Any
 
 from dsh_cli.core.clock import utc_stamp
 from dsh_cli.core.conversation import assistant_message, message_of
+from dsh_cli.core.decisions import DECISIONS
 from dsh_cli.core.events import (
     Event,
     EventStream,
@@ -52,7 +53,6 @@ __all__ = [
 _REQUEST_KEYS = ("questions", "source", "declinable", "review")  # what re-asks a batch
 _OUTCOMES = ("answered", "cancelled", "declined", "aborted", "timeout")
 _PERMISSION_OUTCOMES = ("decided", "cancelled", "aborted", "timeout")
-_DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
 
 
 # A session's columns for summaries; updated_at counts its last message (see append_message).
@@ -695,7 +695,7 @@ class SessionStore:
     def permission_resolved(self, event: PermissionResolved) -> None:
         """A pending request settled: the human's decision, or how it ended without one."""
         status = event.outcome if event.outcome in _PERMISSION_OUTCOMES else "aborted"
-        decision = event.decision if event.decision in _DECISIONS else None
+        decision = event.decision if event.decision in DECISIONS else None
         if status == "decided" and decision is None:
             status = "aborted"  # the CHECK would refuse it: record what is known
         with self._lock, transaction(self._db, self.path) as db:
