@@ -62,6 +62,7 @@ async def serve(options: McpOptions, *,
     from dsh_cli.mcp_server.desks import DeskHub, DeskPermissions, DeskProvider
     from dsh_cli.mcp_server.server import build_server, serve_http, serve_stdio
     from dsh_cli.mcp_server.service import AskService
+    from dsh_cli.mcp_server.session_record import SessionRecord
 
     try:
         settings = load_settings(question_timeout=options.question_timeout)
@@ -89,10 +90,11 @@ async def serve(options: McpOptions, *,
             ui.register_provider(DeskProvider(hub, wait=options.wait, alert=_tty_alert))
             gate.register_provider(DeskPermissions(hub, wait=options.wait, alert=_tty_alert))
         store = _open_store()
-        service = AskService(ui, sources=hub.sources, store=store, report=_say)
-        stack.callback(service.close)
+        session = SessionRecord(ui, store, report=_say)
+        service = AskService(ui, sources=hub.sources, session=session)
+        stack.callback(session.close)
         # a signal marks pending batches interrupted before the unwinding aborts them
-        stack.callback(on_termination(service.mark_interrupted))
+        stack.callback(on_termination(session.mark_interrupted))
         if store is not None:
             stack.callback(store.close)
         server = build_server(service, ApproveService(gate, service))
