@@ -16,6 +16,7 @@ import re
 from typing import Any, TextIO
 
 from dsh_cli.core.conversation import conversation_events
+from dsh_cli.core.decisions import DECIDED_WORDS
 from dsh_cli.core.events import (
     AssistantDelta,
     AssistantMessage,
@@ -28,7 +29,7 @@ from dsh_cli.core.events import (
     TurnCompleted,
     UserMessage,
 )
-from dsh_cli.core.sanitize import sanitize, sanitize_line
+from dsh_cli.core.sanitize import one_line, sanitize
 
 __all__ = ["TranscriptRenderer", "color_enabled"]
 
@@ -50,21 +51,17 @@ def color_enabled(stream: TextIO, environ: dict[str, str] | None = None) -> bool
     return bool(isatty and isatty())
 
 
-def _clip(text: str, width: int = SUMMARY_WIDTH) -> str:
-    text = sanitize_line(text).strip()
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def tool_summary(event: ToolResultEvent) -> tuple[bool, str]:
     """``(failed, text)`` for a tool result's compact line."""
     if event.error:
-        return True, _clip(str(event.error.get("code") or event.error.get("name") or "error"))
+        return True, one_line(str(event.error.get("code") or event.error.get("name") or "error"),
+                              SUMMARY_WIDTH)
     if event.name == "ask_user_question":
         return False, _answer_summary(event.content)
-    return False, _one_line(event.content)
+    return False, _result_line(event.content)
 
 
-def _one_line(content: str) -> str:
+def _result_line(content: str) -> str:
     """A result on one line: all of it, spaces collapsed, clipped; how long when it had more.
 
     Its first line alone is often a lone ``{`` (pretty JSON) or a heading that says nothing.
@@ -73,22 +70,23 @@ def _one_line(content: str) -> str:
     if not lines:
         return "ok"
     more = f" ({len(lines)} lines)" if len(lines) > 1 else ""
-    return _clip(" ".join(content.split()), SUMMARY_WIDTH - len(more)) + more
+    return one_line(content, SUMMARY_WIDTH - len(more)) + more
 
 
 # the transcript sees dsh's own tools only, whose "always" covers the tool as defined now
-_PERMISSION_WORDS = {"allow_once": "allowed once", "allow_session": "allowed for this session",
-                     "allow_always": "allowed always for this tool as defined now (undo: "
-                                     "`dsh permissions rm`)", "deny": "denied"}
+_PERMISSION_WORDS: dict[str, str] = {
+    **DECIDED_WORDS,
+    "allow_always": DECIDED_WORDS["allow_always"]
+    + " for this tool as defined now (undo: `dsh permissions rm`)"}
 
 
 def permission_summary(tool: str, event: PermissionResolved) -> tuple[bool, str]:
     """``(refused, text)`` for a settled permission request's compact line."""
-    name = _clip(tool, 60)
+    name = one_line(tool, 60)
     if event.decision is None:  # cancelled, aborted, timed out
-        return True, f"{name} {_clip(event.outcome, 20)}"
-    words = _PERMISSION_WORDS.get(event.decision, _clip(event.decision, 20))
-    reason = f": {_clip(event.message, 120)}" if event.message else ""
+        return True, f"{name} {one_line(event.outcome, 20)}"
+    words = _PERMISSION_WORDS.get(event.decision, one_line(event.decision, 20))
+    reason = f": {one_line(event.message, 120)}" if event.message else ""
     return event.decision == "deny", f"{name} {words}{reason}"
 
 
@@ -97,9 +95,9 @@ def _answer_summary(content: str) -> str:
         result = json.loads(content)
         answers: list[Any] = result.get("answers", [])
     except (AttributeError, TypeError, ValueError):
-        return _clip(content)
+        return one_line(content, SUMMARY_WIDTH)
     if result.get("accepted") is True:  # delivery "async": the answer comes later
-        return f"pending, ticket {_clip(str(result.get('ticket')), 40)} (/pending)"
+        return f"pending, ticket {one_line(str(result.get('ticket')), 40)} (/pending)"
     skipped = sum(
         1 for item in answers
         if isinstance(item, dict) and not item.get("selected") and item.get("custom") is None
@@ -161,7 +159,7 @@ class TranscriptRenderer:
                 self._refused.discard(event.call_id)
                 return
             failed, summary = tool_summary(event)
-            name = _clip(event.name or "tool", 40)  # a call without a name, or none found
+            name = one_line(event.name or "tool", 40)  # a call without a name, or none found
             if failed:
                 self.line(f"· {name} {self._style('✗', RED)} {summary}")
             else:
@@ -178,10 +176,10 @@ class TranscriptRenderer:
         elif isinstance(event, TurnCompleted):
             self.finish()
         elif isinstance(event, UserMessage) and event.ticket:  # an async answer, not typed
-            self.line(f"· async question {_clip(event.ticket, 40)} settled: the model is told",
+            self.line(f"· async question {one_line(event.ticket, 40)} settled: the model is told",
                       dim=True)
         elif isinstance(event, ErrorEvent):
-            self.line(f"! {_clip(event.code, 40)}: {_clip(event.message, 200)}")
+            self.line(f"! {one_line(event.code, 40)}: {one_line(event.message, 200)}")
         else:
             return
         self.stream.flush()
@@ -190,7 +188,7 @@ class TranscriptRenderer:
         """The end of a stored conversation, compactly, so a resumed chat has its context."""
         for event in conversation_events(messages, last=last):
             if isinstance(event, UserMessage):
-                self.line(f"› {_clip(event.content, 200)}", dim=True)
+                self.line(f"› {one_line(event.content, 200)}", dim=True)
             elif isinstance(event, AssistantMessage) and event.content:
                 self.finish()
                 self._write(sanitize(event.content))

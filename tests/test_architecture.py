@@ -53,7 +53,8 @@ ALLOWED: dict[str, set[str]] = {
     "chat": {"runtime", "session", "sources", *_BELOW_FRONT_DOORS},
     # the attach desk (the human's side) and dsh mcp (the agents' side) of one Unix socket
     "desk": {"providers", "interaction", "permissions", "config", "core"},
-    "mcp_server": {"dsh_cli", "desk", "tools", "store", "providers", "interaction",
+    # dsh mcp's answer source is a row of the answer-source table (sources/)
+    "mcp_server": {"dsh_cli", "desk", "sources", "tools", "store", "providers", "interaction",
                    "permissions", "config", "core"},
     # dsh hub's store of a team's pending entries, tokens and audit (SQLite or PostgreSQL)
     "hub": {"core"},

@@ -24,6 +24,7 @@ from dsh_cli.sources import (
     ASK,
     CHAT,
     DOORS,
+    MCP,
     ROWS,
     RUN,
     WEB,
@@ -120,8 +121,17 @@ def test_web_always_answers_in_the_browser():
     assert choose(options(WEB)).name == "web"
 
 
+def test_dsh_mcp_takes_an_answers_file_then_the_browser_else_its_desks():
+    assert MCP.order == ("answers", "web") and MCP.otherwise == "none"
+    assert choose(options(MCP, answers="a.json", web=True)).name == "answers"
+    assert choose(options(MCP, web=True)).name == "web"
+    # "none" here: the desk hub of dsh mcp relays the questions; a terminal never draws
+    assert choose(options(MCP)).name == "none"
+    assert choose(options(MCP, plain=True, jsonl=True)).name == "none"
+
+
 def test_every_door_names_only_rows_of_the_table():
-    assert set(DOORS) == {"run", "ask", "chat", "web", "acp"}
+    assert set(DOORS) == {"run", "ask", "chat", "web", "acp", "mcp"}
     assert set(ROWS) == {"jsonl", "web", "answers", "plain", "terminal", "none"}
     for door in DOORS.values():
         assert set(door.order) | {door.otherwise} <= set(ROWS), door.name

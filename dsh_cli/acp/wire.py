@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from dsh_cli.core.json_lines import json_line
 from dsh_cli.core.limits import ACP_LINE_BYTES
 
 __all__ = ["StdioWire", "open_stdio"]
@@ -82,9 +83,8 @@ class StdioWire:
         """Write one message now, without waiting: what an event handler sends."""
         if self._writer.is_closing():
             return
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            self._writer.write(data.encode("utf-8", "surrogatepass"))
+            self._writer.write(json_line(message).encode("utf-8"))
         except (ConnectionError, RuntimeError):
             pass
 

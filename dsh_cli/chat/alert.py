@@ -7,12 +7,12 @@ from typing import TextIO
 from dsh_cli.core.events import Event, QuestionRequested
 from dsh_cli.core.lines import notice
 from dsh_cli.core.streams import is_terminal
+from dsh_cli.core.terminal_alert import BELL, encode
 
 __all__ = ["BELL", "OSC9", "QuestionAlert"]
 
-BELL = "\a"
 # OSC 9 is a desktop notification in iTerm2, WezTerm, kitty, Windows Terminal and others.
-OSC9 = f"\x1b]9;{notice('a question is waiting for you')}\x07"
+OSC9 = encode("osc9", notice("a question is waiting for you"))
 
 
 class QuestionAlert:

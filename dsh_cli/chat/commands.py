@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import HarnessError, format_line
 from dsh_cli.core.events import SessionStarted
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import one_line, sanitize_line
 
 if TYPE_CHECKING:
     from dsh_cli.runtime import Runtime
@@ -74,7 +74,7 @@ def _sessions(repl: Any, argument: str) -> None:
         repl.renderer.line("no stored sessions yet")
     for session in sessions:
         current = "*" if session.id == repl.runtime.session_id else " "
-        title = sanitize_line(session.shown_title)[:50]
+        title = one_line(session.shown_title, 50)
         updated = session.updated_at[:16].replace("T", " ")
         who = sanitize_line(session.shown_who)
         repl.renderer.line(f"{current} {session.id}  {updated}  {session.kind:<5}  {who}  "
@@ -142,7 +142,7 @@ async def run_command(repl: Any, text: str) -> object | None:
     name, _, argument = text[1:].partition(" ")
     command = COMMANDS.get(name.lower())
     if command is None:
-        repl.renderer.line(f"unknown command /{sanitize_line(name)[:40]}; /help lists them")
+        repl.renderer.line(f"unknown command /{one_line(name, 40)}; /help lists them")
         return None
     try:
         outcome = command.handler(repl, argument.strip())

@@ -90,22 +90,13 @@ class ChatRepl:
     async def _read(self) -> str | None:
         """The prompt's next line; an async outcome arriving meanwhile (a timeout, a web
         answer) ends the read with "" and the prompt keeps what was typed."""
-        later = self.runtime.ui.later
         interrupt = getattr(self.prompt, "interrupt", None)
-        if interrupt is None or not later.asking():
+        if interrupt is None:
             return await self.prompt.read()
-        from dsh_cli.core.tasks import close_task
+        from dsh_cli.interaction.later import ARRIVED
 
-        reading = asyncio.ensure_future(self.prompt.read())
-        arrival = asyncio.ensure_future(later.wait())
-        try:
-            await asyncio.wait({reading, arrival}, return_when=asyncio.FIRST_COMPLETED)
-            if not reading.done() and later.has_arrived():
-                interrupt()
-            return await reading
-        finally:
-            await close_task(arrival)
-            await close_task(reading)
+        line = await self.runtime.ui.later.next_input(self.prompt.read, interrupt=interrupt)
+        return "" if line is ARRIVED else line
 
     async def turn(self, content: str | None) -> None:
         """One turn; a cancel or a model error is reported and the chat goes on."""

@@ -47,15 +47,13 @@ def _files() -> tuple[Approvals, ProjectTrust]:
 
 
 def _covers(grant: Grant) -> str:
-    from dsh_cli.core.sanitize import sanitize_line
+    from dsh_cli.core.sanitize import one_line, sanitize_line
 
     tool = sanitize_line(grant.tool)
     if grant.scope == "input":
         agent = sanitize_line(grant.agent or "an agent")
         where = sanitize_line(_home_relative(grant.cwd or "?"))
-        shown = sanitize_line(grant.input or "")
-        if len(shown) > 80:
-            shown = shown[:79] + "…"
+        shown = one_line(grant.input or "", 80)
         return f"{agent}'s {tool} with input {shown} in {where}"
     if grant.scope == "legacy":
         return f"{tool} for any input (saved by an older dsh; no longer applied)"

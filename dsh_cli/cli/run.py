@@ -247,29 +247,9 @@ async def _drive_jsonl(runtime: Runtime, text: str | None, source: Source) -> in
 async def _next_input(runtime: Runtime, relay: Any) -> str | None:
     """The next ``user/message``, or "" when an async batch's outcome arrived first (a
     turn takes it up); None at the end of input."""
-    import asyncio
-
-    from dsh_cli.core.tasks import close_task
+    from dsh_cli.interaction.later import ARRIVED
 
     later = runtime.ui.later
     later.watch()  # a resumed session's stored batches are asked again from here
-    if later.has_arrived():
-        return ""
-    message = asyncio.ensure_future(relay.next_user_message())
-    while True:
-        arrival = asyncio.ensure_future(later.wait()) if later.asking() else None
-        waiters = {message} if arrival is None else {message, arrival}
-        try:
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            await close_task(message)
-            raise
-        finally:
-            if arrival is not None:
-                await close_task(arrival)
-        if message.done():  # an arrival with it is taken up in the message's turn
-            result: str | None = message.result()
-            return result
-        if later.has_arrived():
-            await close_task(message)  # Queue.get cancelled loses nothing
-            return ""
+    message = await later.next_input(relay.next_user_message)
+    return "" if message is ARRIVED else message

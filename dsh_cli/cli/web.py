@@ -79,28 +79,12 @@ async def web_main(options: dict[str, Any], *, stderr: TextIO | None = None,
 async def _next_message(runtime: Runtime, messages: Any) -> str | None:
     """The page's next message, or None when an async batch's outcome arrived first (the
     turn takes it up; the page answers async batches while the chat is idle)."""
-    import asyncio
-
-    from dsh_cli.core.tasks import close_task
+    from dsh_cli.interaction.later import ARRIVED
 
     later = runtime.ui.later
     later.watch()
-    while not later.has_arrived():
-        if not later.asking():
-            return await messages.get()  # type: ignore[no-any-return]
-        reading = asyncio.ensure_future(messages.get())
-        arrival = asyncio.ensure_future(later.wait())
-        try:
-            await asyncio.wait({reading, arrival}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            await close_task(reading)
-            raise
-        finally:
-            await close_task(arrival)
-        if reading.done():
-            return reading.result()  # type: ignore[no-any-return]
-        await close_task(reading)  # Queue.get cancelled loses nothing
-    return None
+    message = await later.next_input(messages.get)  # a Queue.get, cancelled, loses nothing
+    return None if message is ARRIVED else message
 
 
 async def _turn(runtime: Runtime, content: str | None, stderr: TextIO) -> None:

@@ -8,7 +8,10 @@
     startup.py       start-up without cyclic garbage collection, until the loop first waits
     ownership.py     the one ownership rule: who may settle a pending batch or request
     limits.py        every cap on what dsh keeps of a peer's words
-    sanitize.py      display safety: model-written text never drives the terminal
+    sanitize.py      display safety: model-written text never drives the terminal; one_line
+    terminal_alert.py  the bell and OSC notifications, encoded once
+    json_lines.py    one value as one JSON line
+    decisions.py     the permission decisions and their words
     text.py          one rule for lone surrogates, where text enters dsh
     lines.py         how a ``dsh:`` line is written: its prefix, added once
     streams.py       the standard streams: whether one is a terminal, a reader gone away

@@ -7,6 +7,9 @@ Wide characters stay; ``display_width`` measures them in terminal cells.
 
 ``escape_invisible`` is for what a human grants (a permission prompt's arguments): nothing
 is removed, every character that would not show as itself becomes a visible escape.
+
+``one_line`` is a peer's text in a slot of bounded length (a name, a reason, a summary):
+sanitised, on one line, white space collapsed, cut with ``…``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["display_width", "escape_invisible", "json_escaped", "sanitize", "sanitize_line"]
+__all__ = ["display_width", "escape_invisible", "json_escaped", "one_line", "sanitize",
+           "sanitize_line"]
 
 _ESCAPE_SEQUENCES = (
     r"""
@@ -62,6 +66,14 @@ def sanitize(text: str) -> str:
 def sanitize_line(text: str) -> str:
     """``sanitize`` for a one-line slot: newlines and tabs become spaces."""
     return re.sub(r"[\n\t\u2028\u2029]", " ", sanitize(text))
+
+
+def one_line(text: str, limit: int) -> str:
+    """One safe line of at most ``limit`` characters, white space collapsed, ``…`` where cut."""
+    # cut before sanitising: a megabyte of a peer's text is not scanned whole to keep a line;
+    # the margin leaves room for what sanitising and the collapse remove
+    line = " ".join(sanitize_line(text[:limit * 8]).split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 # drawn as blank or as nothing, yet letters: the Hangul fillers

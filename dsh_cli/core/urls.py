@@ -98,8 +98,8 @@ def endpoint(text: str, key: str) -> Endpoint:
     """``text``, the value of ``key``, as an http(s) URL; ``ConfigError`` naming ``key``."""
     parsed = parse_endpoint(text)
     if parsed is None:
-        from dsh_cli.core.sanitize import sanitize_line
+        from dsh_cli.core.sanitize import one_line
 
-        raise ConfigError(f"{key}: {sanitize_line(masked(text.strip()))[:200]!r} is not an "
+        raise ConfigError(f"{key}: {one_line(masked(text.strip()), 200)!r} is not an "
                           "http(s) URL with a host")
     return parsed

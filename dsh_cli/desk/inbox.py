@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dsh_cli.core.sanitize import escape_invisible
+from dsh_cli.core.sanitize import one_line as _cut
 from dsh_cli.desk.protocol import asks_permission
-from dsh_cli.desk.summary import cut as _cut
 from dsh_cli.desk.summary import first_question
 
 __all__ = ["KINDS", "Entry", "EntryKey", "Inbox", "InboxChange", "Who", "age_text",

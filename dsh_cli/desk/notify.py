@@ -1,9 +1,9 @@
 """The desk's notifications: which escape the terminal understands, and its bytes.
 
 Pure functions choose the protocol from the environment (``protocol``), make the text
-(``notification``: sanitised, one line, bounded) and encode it (``encode``, wrapped for
-tmux by ``tmux_wrap``). ``DeskNotifier`` decides when (the terminal lost focus, or the
-batch still waits after ``notify_delay``) and runs ``notify_command``
+(``notification``: sanitised, one line, bounded); ``core.terminal_alert`` encodes it
+(``encode``, wrapped for tmux by ``tmux_wrap``). ``DeskNotifier`` decides when (the
+terminal lost focus, or the batch still waits after ``notify_delay``) and runs ``notify_command``
 (``run_notify_command``: argv, no shell, a timeout, bounded output, one line on failure).
 
 Which terminal speaks which (docs/internals.md "Desk notifications" has the sources):
@@ -14,23 +14,23 @@ iTerm2, Warp and VS Code OSC 9; anything else the bell.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 import os
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dsh_cli.core.json_lines import json_line
 from dsh_cli.core.limits import (
     NOTIFICATION_CHARACTERS,
     NOTIFY_COMMAND_SECONDS,
     NOTIFY_OUTPUT_BYTES,
 )
 from dsh_cli.core.lines import notice
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import one_line
+from dsh_cli.core.terminal_alert import encode, tmux_wrap
 from dsh_cli.desk.protocol import asks_permission
-from dsh_cli.desk.summary import cut, first_question
+from dsh_cli.desk.summary import first_question
 
 __all__ = ["FOCUS_OFF", "FOCUS_ON", "DeskNotifier", "Focus", "encode", "grouped", "notification",
            "protocol", "run_notify_command", "summary", "tmux_wrap"]
@@ -59,7 +59,7 @@ def protocol(env: Mapping[str, str]) -> str:
 
 def _cut(text: str, limit: int = NOTIFICATION_CHARACTERS) -> str:
     """One safe line of at most ``limit`` characters (a notification's by default)."""
-    return cut(text, limit)
+    return one_line(text, limit)
 
 
 def notification(event: Mapping[str, Any]) -> tuple[str, str]:
@@ -70,30 +70,6 @@ def notification(event: Mapping[str, Any]) -> tuple[str, str]:
     if asks_permission(event):
         return _cut(notice(f"{client} asks permission")), _cut(str(event.get("tool") or "?"))
     return _cut(notice(f"{client} asks")), first_question(event, NOTIFICATION_CHARACTERS)
-
-
-def encode(kind: str, title: str, body: str, *, tmux: bool = False) -> str:
-    """The escape for ``kind`` carrying title and body (already safe); ``tmux`` wraps it."""
-    # ";" separates fields in OSC 777 and starts ConEmu's OSC 9 subcommands: never in a field
-    title, body = title.replace(";", ","), body.replace(";", ",")
-    if kind == "osc99":
-        # base64 (e=1): kitty reads the payload as is, so no byte of it can end the OSC early
-        def part(key: str, text: str, done: int) -> str:
-            data = base64.b64encode(text.encode()).decode()
-            return f"\x1b]99;i=dsh:d={done}:p={key}:e=1;{data}\x1b\\"
-        sequence = part("title", title, 0) + part("body", body, 1)
-    elif kind == "osc777":
-        sequence = f"\x1b]777;notify;{title};{body}\x07"
-    elif kind == "osc9":
-        sequence = f"\x1b]9;{title}: {body}\x07"
-    else:
-        return "\a"  # the bell passes tmux as it is
-    return tmux_wrap(sequence) if tmux else sequence
-
-
-def tmux_wrap(sequence: str) -> str:
-    """``sequence`` for tmux's passthrough (``allow-passthrough on``): escapes doubled."""
-    return "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
 
 
 def summary(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,7 +92,7 @@ async def run_notify_command(argv: list[str], data: dict[str, Any], *,
                              limit: int = NOTIFY_OUTPUT_BYTES) -> str | None:
     """Run ``argv`` (no shell) with ``data`` as JSON on stdin; None when it succeeded, else
     the one line that says what went wrong."""
-    name = sanitize_line(argv[0])[:80]
+    name = one_line(argv[0], 80)
     try:
         child = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -137,7 +113,7 @@ async def run_notify_command(argv: list[str], data: dict[str, Any], *,
     async def talk() -> int:
         assert child.stdin is not None
         with contextlib.suppress(OSError):  # a command that ignores stdin may close it
-            child.stdin.write(json.dumps(data).encode() + b"\n")
+            child.stdin.write(json_line(data, ascii_only=True).encode("ascii"))
             await child.stdin.drain()
             child.stdin.close()
         await drain()
@@ -185,7 +161,7 @@ def grouped(event: Mapping[str, Any], more: int) -> tuple[str, str]:
     if not more:
         return title, body
     tail = f" · +{more} more waiting"
-    return title, cut(body, NOTIFICATION_CHARACTERS - len(tail)) + tail
+    return title, one_line(body, NOTIFICATION_CHARACTERS - len(tail)) + tail
 
 
 @dataclass(eq=False)

@@ -47,9 +47,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticUseDefault
 
+from dsh_cli.core.json_lines import json_line
 from dsh_cli.core.limits import DESK_LINE_BYTES, FRAME_BYTES
 from dsh_cli.core.shapes import format_validation_error
-from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.providers.frames import (
     BadFrame,
     PermissionDecisionFrame,
@@ -449,5 +449,5 @@ def encode(frame: Encodable, *, ascii: bool = False) -> bytes:
     """One frame as one line. UTF-8 as it is by default (a ``\\ud83d\\ude00`` pair is 12 bytes
     for a 4-byte emoji: an answer within its characters' cap would outgrow ``FRAME_BYTES``),
     a lone surrogate as U+FFFD; ``ascii`` escapes everything else (a program's stdout)."""
-    text = json.dumps(frame.to_json(), ensure_ascii=ascii, separators=(",", ":")) + "\n"
-    return text.encode("ascii") if ascii else scrub_surrogates(text).encode("utf-8")
+    text = json_line(frame.to_json(), ascii_only=ascii)
+    return text.encode("ascii" if ascii else "utf-8")

@@ -5,16 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import one_line
 
-__all__ = ["cut", "first_question"]
-
-
-def cut(text: str, limit: int) -> str:
-    """One safe line of at most ``limit`` characters, ``…`` where it was cut."""
-    # cut before sanitising: a megabyte of question is not scanned whole to keep a line
-    line = " ".join(sanitize_line(text[:limit * 8]).split())
-    return line if len(line) <= limit else line[:limit - 1] + "…"
+__all__ = ["first_question"]
 
 
 def first_question(event: Mapping[str, Any], limit: int) -> str:
@@ -25,5 +18,5 @@ def first_question(event: Mapping[str, Any], limit: int) -> str:
     header, question = str(first.get("header") or ""), str(first.get("question") or "")
     more = f" (+{len(questions) - 1} more)" if isinstance(questions, list) \
         and len(questions) > 1 else ""
-    body = f"{cut(header, 40)}: {question}" if header else question
-    return cut(body or "?", limit - len(more)) + more
+    body = f"{one_line(header, 40)}: {question}" if header else question
+    return one_line(body or "?", limit - len(more)) + more

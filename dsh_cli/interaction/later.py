@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from dsh_cli.core.errors import (
     TICKET_NOT_PENDING,
@@ -65,7 +67,19 @@ class QuestionService(Protocol):
 
     async def settle_entry(self, entry: PendingEntry, provider: Any) -> AskUserQuestionAnswer: ...
 
-__all__ = ["MAX_PENDING", "LaterBatch", "LaterQuestions", "arrival_message"]
+__all__ = ["ARRIVED", "MAX_PENDING", "Arrived", "LaterBatch", "LaterQuestions",
+           "arrival_message"]
+
+Input = TypeVar("Input")
+
+
+class Arrived(enum.Enum):
+    """What ``LaterQuestions.next_input`` gives when an outcome arrived before the input."""
+
+    ARRIVED = "arrived"
+
+
+ARRIVED = Arrived.ARRIVED
 
 REMEMBERED = 1_000  # delivered tickets still known, so a late cancel is TICKET_NOT_PENDING
 
@@ -129,12 +143,12 @@ class LaterQuestions:
     def listing(self, *, shown: str | None = None, limit: int = 20) -> list[str]:
         """The open batches as lines (ticket, first question, sanitised), oldest first;
         ``shown`` marks the one on screen."""
-        from dsh_cli.core.sanitize import sanitize_line
+        from dsh_cli.core.sanitize import one_line
 
         batches = self.open()
         lines = []
         for batch in batches[:limit]:
-            first = sanitize_line(batch.questions[0])[:60]
+            first = one_line(batch.questions[0], 60)
             more = f" (+{len(batch.questions) - 1} more)" if len(batch.questions) > 1 else ""
             here = " (this one)" if batch.ticket == shown else ""
             lines.append(f"  {batch.ticket}  {first}{more}{here}")
@@ -364,6 +378,38 @@ class LaterQuestions:
             raise
         batch.watcher = None
         self._arrive(batch, result)
+
+    async def next_input(self, read: Callable[[], Awaitable[Input]], *,
+                         interrupt: Callable[[], None] | None = None) -> Input | Arrived:
+        """The next input ``read`` gives, or ``ARRIVED`` when an async batch's outcome arrives
+        first (the caller's next turn takes it up; an input that comes with it carries it).
+
+        ``read`` is started once. On an arrival it is cancelled, so it must lose nothing
+        then (a queue's ``get``); with ``interrupt`` it is told to end instead and what it
+        gives is returned (a prompt that keeps what was typed). Restored batches are asked
+        only once ``watch`` was called.
+        """
+        if self.has_arrived():
+            return ARRIVED
+        reading = asyncio.ensure_future(read())
+        try:
+            while True:
+                arrival = asyncio.ensure_future(self.wait()) if self.asking() else None
+                try:
+                    await asyncio.wait({reading} if arrival is None else {reading, arrival},
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    if arrival is not None:
+                        await close_task(arrival)
+                if reading.done():
+                    return reading.result()
+                if self.has_arrived():
+                    if interrupt is None:
+                        return ARRIVED
+                    interrupt()
+                    return await reading
+        finally:
+            await close_task(reading)
 
     def _arrive(self, batch: LaterBatch, outcome: Settled) -> None:
         if self._batches.get(batch.ticket) is not batch:

@@ -36,7 +36,7 @@ from dsh_cli.core.errors import (
 )
 from dsh_cli.core.limits import INPUT_ROUNDS as MAX_INPUT_ROUNDS
 from dsh_cli.core.limits import REQUEST_STATE_BYTES
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import one_line
 from dsh_cli.core.tasks import close_task
 from dsh_cli.mcp_client.forms.asking import CurrentCall, Elicitor, UrlAsker
 from dsh_cli.mcp_client.forms.elicitation import INVALID_PARAMS
@@ -407,7 +407,7 @@ def _misfit(error: BaseException) -> str | None:
     if not isinstance(error, ValidationError):
         return None
     first = error.errors(include_url=False, include_input=False)[0]
-    where = sanitize_line(".".join(str(part)[:40] for part in first["loc"]))[:200]
+    where = one_line(".".join(str(part)[:40] for part in first["loc"]), 200)
     return f"its result does not fit the MCP schema ({where}: {first['msg'][:120]})"
 
 

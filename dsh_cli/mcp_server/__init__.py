@@ -2,7 +2,9 @@
 
     desk_hub.py the hub of desks: listening, each desk's line read once, holds, taken
     desks.py    the desk providers: a batch or permission request waits for a desk
+    process.py  one ``dsh mcp`` process wired: its answer source, the desk hub, the gate, the store
     service.py  one tool call: the source label, progress, the session record, the result
+    session_record.py  the session a ``dsh mcp`` process stores, made at the first call
     tickets.py  work started now and fetched later (async batches), per session, bounded
     owned/      work fetched later by its owner: the one rule of who owns a request
     get_user_answer.py  the tool that fetches an async batch's outcome by its ticket

@@ -74,14 +74,14 @@ class ApproveService:
     async def approve(self, arguments: Any, *, client: str | None,
                       signal: AbortSignal) -> dict[str, Any]:
         """The contract's result object; every failure is a deny that says why."""
-        self.asks.open_session(client)
-        self.gate.session_id = self.asks.session_id
+        self.asks.session.open(client)
+        self.gate.session_id = self.asks.session.session_id
         call_id = f"approve_{next(self._calls)}"
-        self.asks.emit(AssistantMessage("", [{"id": call_id, "name": APPROVE_TOOL,
+        self.asks.session.emit(AssistantMessage("", [{"id": call_id, "name": APPROVE_TOOL,
                                               "arguments": _compact(arguments)}]))
         result = await self._decide(arguments, client=client, signal=signal,
                                     call_id=call_id)
-        self.asks.emit(ToolResultEvent(call_id, APPROVE_TOOL, _compact(result), None))
+        self.asks.session.emit(ToolResultEvent(call_id, APPROVE_TOOL, _compact(result), None))
         return result
 
     async def _decide(self, arguments: Any, *, client: str | None, signal: AbortSignal,

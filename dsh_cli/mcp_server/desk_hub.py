@@ -255,11 +255,11 @@ class DeskHub:
         taken = self._taken.get(rpc_id)
         if taken is None or taken.is_set():
             return  # settled, or taken by another desk already
-        from dsh_cli.core.sanitize import sanitize_line
+        from dsh_cli.core.sanitize import one_line
 
         desks, _ = self._full.setdefault(rpc_id, (set(), ""))
         desks.add(desk)
-        said = sanitize_line(message)[:300] if isinstance(message, str) else "the desk is full"
+        said = one_line(message, 300) if isinstance(message, str) else "the desk is full"
         self._full[rpc_id] = (desks, said)
         if self._relays <= desks:
             taken.set()

@@ -135,12 +135,12 @@ AGENT_NAMES = {"claude-code": "Claude Code", "codex-mcp-client": "Codex",
 
 def agent_name(client_name: str | None) -> str | None:
     """The agent as people know it; an unknown name sanitised and cut, as given."""
-    from dsh_cli.core.sanitize import sanitize_line
+    from dsh_cli.core.sanitize import one_line
 
     if not isinstance(client_name, str) or not client_name.strip():
         return None
     known = AGENT_NAMES.get(client_name.strip())
-    return known or sanitize_line(client_name.strip())[:MAX_AGENT_NAME] or None
+    return known or one_line(client_name, MAX_AGENT_NAME) or None
 
 
 def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:

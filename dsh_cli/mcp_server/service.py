@@ -3,7 +3,7 @@
 The call goes through the same ``ToolRegistry`` and ``AskUserQuestionTool`` as the
 model-facing tool, so decoding, validation, error codes and the result text are exactly
 theirs. Around it: who asks (the batch's ``source``), progress while the human thinks,
-and the session record (one session per ``dsh mcp`` process, created at the first call).
+and the session record (``session_record.py``: one session per ``dsh mcp`` process).
 
 ``delivery: "async"`` is checked as a waiting call is (a bad batch, or no desk to take it,
 fails at once), then asked with no call waiting: the result is the ticket, and the batch's
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import itertools
 import json
 import os
@@ -27,19 +26,18 @@ from typing import TYPE_CHECKING, Any
 from dsh_cli.core.errors import (
     ASK_CANCELLED,
     TicketError,
-    format_line,
 )
 from dsh_cli.core.events import AssistantMessage, QuestionResolved, ToolResultEvent
 from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.mcp_server.budget import BatchBudget, Held
+from dsh_cli.mcp_server.session_record import SessionRecord
 from dsh_cli.mcp_server.tickets import TicketStore, unowned
 from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION, AskUserQuestionTool
 from dsh_cli.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
     from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
-    from dsh_cli.store import SessionStore
 
 __all__ = ["PROGRESS_INTERVAL", "TICKET_KIND", "AskService", "Progress"]
 
@@ -55,8 +53,7 @@ class AskService:
     """Runs tool calls against one ``UserInteraction``; ``sources`` labels their batches."""
 
     def __init__(self, ui: UserInteraction, *, sources: dict[str, dict[str, Any]] | None = None,
-                 store: SessionStore | None = None,
-                 report: Callable[[str], None] | None = None,
+                 session: SessionRecord | None = None,
                  tickets: TicketStore | None = None,
                  budget: BatchBudget | None = None) -> None:
         self.ui = ui
@@ -71,11 +68,8 @@ class AskService:
         self._answerers: dict[str, str | None] = {}
         ui.events.subscribe(self._heard)
         self._later: dict[str, asyncio.Future[Any]] = {}  # call id -> its async batch
-        self.store = store
-        self.session_id: str | None = None
-        self._report = report or (lambda line: None)
+        self.session = session if session is not None else SessionRecord(ui)
         self._calls = itertools.count(1)
-        self._stop_recording: Callable[[], None] | None = None
 
     def tool_spec(self) -> dict[str, Any]:
         """Name, description and input schema: the model-facing tool's, unchanged."""
@@ -90,7 +84,7 @@ class AskService:
         """Ask one batch for ``client`` in session ``owner`` (whose tickets an async one
         joins; None: not known, so an async one is refused); any failure is a result
         carrying its code. ``told``: an async batch's outcome goes to ``outcome_of``."""
-        self.open_session(client)
+        self.session.open(client)
         call_id = f"mcp_{next(self._calls)}"
         rpc_id = mint_rpc_id()
         self.sources[rpc_id] = {"client": client, "cwd": os.getcwd(), "pid": os.getpid()}
@@ -106,15 +100,16 @@ class AskService:
             self.sources.pop(rpc_id, None)
             result = ToolResult.failure(error)
             # the call is recorded without the arguments that were too big to hold
-            self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
-                                              "arguments": "{}"}]))
-            self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
+            self.session.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
+                                                      "arguments": "{}"}]))
+            self.session.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
             return result
-        self.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME, "arguments": text}]))
+        self.session.emit(AssistantMessage("", [{"id": call_id, "name": TOOL_NAME,
+                                                 "arguments": text}]))
         ticker = asyncio.ensure_future(_tick(progress)) if progress is not None else None
         try:
             ctx = ToolContext(user_interaction=self.ui, signal=signal, call_id=call_id,
-                              session_id=self.session_id, rpc_id=rpc_id)
+                              session_id=self.session.session_id, rpc_id=rpc_id)
             result = await self.registry.execute(TOOL_NAME, arguments, ctx)
         finally:
             if ticker is not None:
@@ -124,7 +119,7 @@ class AskService:
             if rpc_id not in self.tickets:  # an async batch keeps its label while asked
                 self.sources.pop(rpc_id, None)
             _release_when_done(held, self._later.pop(call_id, None))
-        self.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
+        self.session.emit(ToolResultEvent(call_id, TOOL_NAME, result.content, result.error))
         return result
 
     def _submit(self, request: AskUserQuestionRequest, ctx: ToolContext) -> str:
@@ -192,51 +187,6 @@ class AskService:
         """Who answered a told batch (the desk, an answers file, …): its task says so."""
         if isinstance(event, QuestionResolved) and event.rpc_id in self._answerers:
             self._answerers[event.rpc_id] = event.answered_by
-
-    def mark_interrupted(self) -> None:
-        """The process is ending (a signal): its pending batches are stored interrupted."""
-        if self.store is None or self.session_id is None:
-            return
-        from dsh_cli.store import StoreError
-
-        try:
-            self.store.mark_interrupted(self.session_id)
-        except StoreError as error:
-            self._report(format_line(error.code, error.message))
-
-    def close(self) -> None:
-        if self._stop_recording is not None:
-            self._stop_recording()
-            self._stop_recording = None
-
-    def open_session(self, client: str | None) -> None:
-        """The process's session, at its first call (when the client's name is known)."""
-        if self.store is None or self.session_id is not None:
-            return
-        from dsh_cli.store import StoreError
-
-        try:
-            agent = client or "unknown"
-            self.session_id = self.store.create_session(f"mcp:{agent}", agent=agent,
-                                                        cwd=os.getcwd())
-            self._stop_recording = self.store.record(self.ui.events, self.session_id)
-        except StoreError as error:
-            self._report(format_line(error.code, f"{error.message} (batches are not recorded)"))
-            self.store = None
-            return
-        self.ui.session_id = self.session_id
-        # a desk shows the last answer this agent got here to the same question
-        self.ui.recall = functools.partial(self.store.last_answers,
-                                           session_id=self.session_id)
-
-    def emit(self, event: Any) -> None:
-        """Put ``event`` on the stream the store records; a store failure is one line."""
-        from dsh_cli.store import StoreError
-
-        try:
-            self.ui.events.emit(event)
-        except StoreError as error:  # the answer still reaches the agent
-            self._report(format_line(error.code, error.message))
 
 
 # who answered (a provider's ``answered_by``), as the task's result tells the model

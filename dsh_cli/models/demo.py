@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+from dsh_cli.core.sanitize import one_line
 from dsh_cli.models.base import (
     Completion,
     ModelToolCall,
@@ -149,8 +150,7 @@ class DemoModel:
 def _topic(messages: list[dict[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "user":
-            text = " ".join(str(message.get("content") or "").split())
-            return text if len(text) <= 60 else text[:59] + "…"
+            return one_line(str(message.get("content") or ""), 60)
     return "your project"
 
 

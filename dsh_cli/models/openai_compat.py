@@ -63,7 +63,7 @@ from dsh_cli.core.errors import (
     MODEL_STREAM,
     MODEL_TIMEOUT,
 )
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import one_line, sanitize_line
 from dsh_cli.core.urls import masked
 from dsh_cli.models.base import (
     ModelError,
@@ -405,14 +405,10 @@ class OpenAIChatModel:
         return self._clean(message)
 
     def _clean(self, text: str) -> str:
-        # Cut first: a 200 MB error body must not be sanitised whole to keep 300 characters.
-        # The margin leaves room for what sanitising and the space collapse remove.
-        text = text[:_MAX_DETAIL * 8]
-        text = masked(scrub_key(sanitize_line(text), self.__key))
-        text = re.sub(r"\s+", " ", text).strip()
-        if len(text) > _MAX_DETAIL:
-            text = text[:_MAX_DETAIL - 1] + "…"
-        return text
+        # Cut first: a 200 MB error body must not be sanitised whole to keep 300 characters;
+        # the key is scrubbed from the sanitised text, where no control character splits it.
+        text = sanitize_line(text[:_MAX_DETAIL * 8])
+        return one_line(masked(scrub_key(text, self.__key)), _MAX_DETAIL)
 
 
 def _for_the_api(message: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dsh_cli.core.decisions import DECIDED_WORDS
 from dsh_cli.core.errors import (
     ASK_ABORTED,
     ASK_TIMEOUT,
@@ -92,9 +93,9 @@ class PermissionGate:
             return PermissionDecision("allow_once", why)
         key = (request.tool, digest)
         if key in self._session:
-            return PermissionDecision("allow_session", "allowed for this session")
+            return PermissionDecision("allow_session", DECIDED_WORDS["allow_session"])
         if self._approved(request, digest):
-            return PermissionDecision("allow_always", "allowed always")
+            return PermissionDecision("allow_always", DECIDED_WORDS["allow_always"])
         provider = self._provider
         if provider is None:
             raise PermissionRequestError(

@@ -10,14 +10,14 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from dsh_cli.core.decisions import DECISIONS, Decision
+
 if TYPE_CHECKING:
     from dsh_cli.core.signal import AbortSignal
 
 __all__ = ["DECISIONS", "Decision", "GrantScope", "Hints", "PermissionDecision",
            "PermissionInfo", "PermissionRequest"]
 
-Decision = Literal["allow_once", "allow_session", "allow_always", "deny"]
-DECISIONS: tuple[Decision, ...] = ("allow_once", "allow_session", "allow_always", "deny")
 # What "for this session" and "always" cover: dsh's own tools are granted per tool
 # definition; another agent's tool (approve_tool_use) only with this input, in this directory
 GrantScope = Literal["definition", "input"]

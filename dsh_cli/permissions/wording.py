@@ -14,7 +14,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.sanitize import escape_invisible, sanitize_line
+from dsh_cli.core.sanitize import escape_invisible, one_line, sanitize_line
 
 if TYPE_CHECKING:
     from dsh_cli.permissions.vocabulary import Decision, Hints, PermissionRequest
@@ -29,7 +29,7 @@ UNDO = "dsh permissions rm"
 def who(request: PermissionRequest) -> str:
     """Who asks: the agent (``approve_tool_use``), else the MCP server, else dsh."""
     name = request.agent or request.server or "dsh"
-    return sanitize_line(name)[:60] or "dsh"
+    return one_line(name, 60) or "dsh"
 
 
 def title(request: PermissionRequest) -> str:
@@ -60,10 +60,7 @@ def _value_text(value: Any) -> str:
 
 def description(request: PermissionRequest) -> str | None:
     """The tool's own description, on one line and cut; None when it has none."""
-    text = " ".join(sanitize_line(request.description or "").split())
-    if not text:
-        return None
-    return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 1] + "…"
+    return one_line(request.description or "", MAX_DESCRIPTION) or None
 
 
 def hint_words(hints: Hints, server: str | None) -> tuple[bool, str | None, list[str]]:

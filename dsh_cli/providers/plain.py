@@ -20,6 +20,7 @@ from collections.abc import Collection
 from typing import IO, Any
 
 from dsh_cli.core.outcomes import Outcome
+from dsh_cli.core.sanitize import one_line
 from dsh_cli.core.streams import is_terminal
 from dsh_cli.interaction import (
     AskContext,
@@ -405,10 +406,8 @@ def _preview_block(question: AskUserQuestionItem, number_text: str) -> str:
 
 def _row(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) -> str:
     """One review row: the question by its header (else its text on one line), the answer."""
-    name = question.header or " ".join(question.question.split())
-    if len(name) > 60:
-        name = name[:59] + "…"
-    return f"{sanitize_line(name)}: {_answer_text(question, item)}"
+    return f"{one_line(question.header or question.question, 60)}: " \
+        f"{_answer_text(question, item)}"
 
 
 def _answer_text(question: AskUserQuestionItem, item: AskUserQuestionAnswerItem | None) -> str:
@@ -438,4 +437,4 @@ def _last_answer(origin: dict[str, str] | None) -> str:
     from dsh_cli.core.sanitize import sanitize_line
 
     when = local_time(origin.get("answered_at", ""))
-    return f" (last answer, {when} in {sanitize_line(origin.get('session_id', ''))[:14]})"
+    return f" (last answer, {when} in {sanitize_line(origin.get('session_id', '')[:14])})"

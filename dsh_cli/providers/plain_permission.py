@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING
 
+from dsh_cli.core.decisions import DECISIONS
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.permissions import wording
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["PROMPT", "PlainPermissionPrompt"]
 
 PROMPT = "permission (1-4, or 4 followed by a reason; /cancel)> "
-_CHOICES = (("allow_once", "allow once"), ("allow_session", "allow for this session"),
-            ("allow_always", "always"), ("deny", "deny"))
 
 
 class PlainPermissionPrompt:
@@ -50,9 +49,9 @@ class PlainPermissionPrompt:
                                            ASK_CANCELLED)
             number, _, reason = text.partition(" ")
             if number in ("1", "2", "3", "4"):
-                decision = _CHOICES[int(number) - 1][0]
+                decision = DECISIONS[int(number) - 1]
                 message = reason.strip() or None if decision == "deny" else None
-                chosen = PermissionDecision(decision, message)  # type: ignore[arg-type]
+                chosen = PermissionDecision(decision, message)
                 self._said(request, chosen)
                 return chosen
             self._write("choose 1, 2, 3 or 4 (4 may be followed by a reason)\n")

@@ -34,12 +34,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
 import math
 from collections.abc import Mapping
 from typing import IO, Any, Protocol
 
 from dsh_cli.core.events import Event
+from dsh_cli.core.json_lines import json_line
 from dsh_cli.interaction import (
     ASK_ABORTED,
     AskContext,
@@ -171,7 +171,7 @@ class JsonLinesRelay:
         """One event as one flushed JSON line (ASCII-escaped, so no byte can split it)."""
         if self._output_broken:
             return
-        line = json.dumps(event.to_json(), ensure_ascii=True, separators=(",", ":")) + "\n"
+        line = json_line(event.to_json(), ascii_only=True)
         if self._pipe is not None:
             self._pipe.write(line.encode("ascii"))
             return

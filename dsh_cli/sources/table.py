@@ -1,10 +1,10 @@
 """The answer-source table: which one provider answers the questions of each front door.
 
 A row is a name, a predicate on the ``AnswerOptions`` (flags, streams, environment) and an
-opener (``openers.py``). A door (``RUN``, ``ASK``, ``CHAT``, ``WEB``, ``ACP``) tries its rows in its
-documented order and falls back to its ``otherwise`` row; ``answer_source`` opens the
-chosen row, registers its provider on the ``UserInteraction``, and disposes and closes it
-on the way out, however the block ends:
+opener (``openers.py``). A door (``RUN``, ``ASK``, ``CHAT``, ``WEB``, ``ACP``, ``MCP``) tries
+its rows in its documented order and falls back to its ``otherwise`` row; ``answer_source``
+opens the chosen row, registers its provider on the ``UserInteraction``, and disposes and
+closes it on the way out, however the block ends:
 
     async with answer_source(runtime.ui, AnswerOptions(RUN, plain=True)) as source:
         ...  # source.name == "plain"; source.provider answers runtime.ui's questions
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from dsh_cli.interaction import UserInteraction
     from dsh_cli.permissions import PermissionGate
 
-__all__ = ["ACP", "ASK", "CHAT", "DOORS", "ROWS", "RUN", "WEB", "Prepared", "Row", "answer_source",
-           "choose", "draws_on_terminal", "prepare"]
+__all__ = ["ACP", "ASK", "CHAT", "DOORS", "MCP", "ROWS", "RUN", "WEB", "Prepared", "Row",
+           "answer_source", "choose", "draws_on_terminal", "prepare"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,10 @@ CHAT = Door("chat", ("plain", "terminal"), otherwise="plain", draws_on="stdout",
 WEB = Door("web", ("web",), otherwise="web")
 # dsh acp, for a client without form elicitation (acp.md): nobody else draws on its stdio
 ACP = Door("acp", ("web", "answers"), otherwise="none")
-DOORS: dict[str, Door] = {door.name: door for door in (RUN, ASK, CHAT, WEB, ACP)}
+# dsh mcp (mcp.md): stdout is the agent's; with neither row the attach desks answer, through
+# the desk hub of dsh mcp itself (a layer above this table)
+MCP = Door("mcp", ("answers", "web"), otherwise="none", reports_answer_failures=True)
+DOORS: dict[str, Door] = {door.name: door for door in (RUN, ASK, CHAT, WEB, ACP, MCP)}
 
 
 def choose(options: AnswerOptions) -> Row:

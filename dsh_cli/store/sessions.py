@@ -1,9 +1,9 @@
-"""Sessions, their messages, question batches and permission requests: queries and recording.
+"""The session store: sessions and their messages, and the store as one object.
 
-``record`` subscribes to the loop's event stream and writes each message, each question
-batch and each permission request and decision as it happens, one transaction per event,
-so whatever the model saw is on disk before its next call and a killed process loses
-nothing.
+``SessionStore`` is the sessions' part (create, append, load, list, claim) joined with the
+question log (``questions.py``) and the permission log (``permission_log.py``); ``record``
+subscribes the recorder (``recorder.py``) to the loop's event stream, so whatever the model
+saw is on disk before its next call and a killed process loses nothing.
 """
 
 from __future__ import annotations
@@ -12,24 +12,13 @@ import json
 import os
 import secrets
 import sqlite3
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dsh_cli.core.clock import utc_stamp
-from dsh_cli.core.conversation import assistant_message, message_of
-from dsh_cli.core.events import (
-    Event,
-    EventStream,
-    PermissionRequested,
-    PermissionResolved,
-    QuestionRequested,
-    QuestionResolved,
-    UserMessage,
-)
-from dsh_cli.core.outcomes import PERMISSION_ENDINGS, Outcome
+from dsh_cli.core.conversation import assistant_message
+from dsh_cli.core.events import EventStream
 from dsh_cli.store.db import (
     BUSY_TIMEOUT,
     SessionNotFound,
@@ -38,21 +27,25 @@ from dsh_cli.store.db import (
     translated,
 )
 from dsh_cli.store.migrations import migrate, title_of
+from dsh_cli.store.permission_log import PermissionLog, PermissionRecord
+from dsh_cli.store.questions import AnsweredQuestion, QuestionBatch, QuestionLog, recall_digest
+from dsh_cli.store.recorder import recorder
 from dsh_cli.store.resumable import resumable_batches
+from dsh_cli.store.rows import json_column as _json
+from dsh_cli.store.rows import now as _now
+from dsh_cli.store.rows import text_column as _text
 from dsh_cli.store.session_lock import SessionLock, acquire
 
 __all__ = [
+    "AnsweredQuestion",
     "PermissionRecord",
     "QuestionBatch",
     "SessionRecord",
     "SessionStore",
     "SessionSummary",
     "assistant_message",
+    "recall_digest",
 ]
-
-_REQUEST_KEYS = ("questions", "source", "declinable", "review")  # what re-asks a batch
-_PERMISSION_OUTCOMES = ("decided", *PERMISSION_ENDINGS)
-_DECISIONS = ("allow_once", "allow_session", "allow_always", "deny")
 
 
 # A session's columns for summaries; updated_at counts its last message (see append_message).
@@ -63,50 +56,6 @@ _SUMMARY = (
 )
 KINDS = ("chat", "agent")  # a chat of dsh's own model, or an agent's `dsh mcp` session
 _KIND_CLAUSE = {None: "", "chat": "WHERE agent IS NULL", "agent": "WHERE agent IS NOT NULL"}
-
-
-def _selected(answer: Any, question_id: str, labels: list[str]) -> list[str]:
-    """The labels a stored answer chose for ``question_id``, among those offered now."""
-    items = answer.get("answers") if isinstance(answer, dict) else None
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and item.get("id") == question_id:
-            selected = item.get("selected")
-            return [label for label in selected if label in labels] \
-                if isinstance(selected, list) else []
-    return []
-
-
-def recall_digest(agent: str, cwd: str, question: dict[str, Any]) -> str | None:
-    """What makes two questions "the same" for the last answer: the same agent in the same
-    working directory asking the same header, text and options; None without options."""
-    import hashlib
-
-    options = question.get("options")
-    if not options:
-        return None
-    key = [agent, cwd, question.get("header"), question.get("question"), options,
-           bool(question.get("multi_select"))]
-    text = json.dumps(key, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _working_directory() -> str:
-    import os
-
-    try:
-        return os.getcwd()
-    except OSError:  # removed under us: no directory, so nothing is recalled for it
-        return ""
-
-
-def _like_prefix(prefix: str) -> str:
-    """A LIKE pattern matching ids that start with ``prefix`` (its wildcards escaped)."""
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"
-
-
-def _now() -> str:
-    return utc_stamp()
 
 
 @dataclass(frozen=True)
@@ -184,85 +133,12 @@ class SessionRecord:
                 "permissions": [permission.to_json() for permission in self.permissions]}
 
 
-@dataclass(frozen=True)
-class PermissionRecord:
-    """One permission request as stored, with its decision once there is one."""
-
-    rpc_id: str
-    call_id: str | None
-    tool: str
-    server: str | None
-    arguments: Any
-    hints: dict[str, bool]
-    status: str  # pending, decided, cancelled, aborted, timeout
-    decision: str | None
-    message: str | None
-    created_at: str
-    resolved_at: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rpc_id": self.rpc_id, "call_id": self.call_id, "tool": self.tool,
-                "server": self.server, "arguments": self.arguments, "hints": self.hints,
-                "status": self.status, "decision": self.decision, "message": self.message,
-                "created_at": self.created_at, "resolved_at": self.resolved_at}
-
-
-@dataclass(frozen=True)
-class QuestionBatch:
-    """One question batch as stored; ``request`` is ``{"questions": [...]}``, with ``source``,
-    ``declinable`` and ``review`` when the asker set them (``AskUserQuestionRequest``'s JSON);
-    ``continuation`` is the asker's opaque resume data, if it gave any."""
-
-    rpc_id: str
-    session_id: str
-    call_id: str | None
-    request: dict[str, Any]
-    status: str
-    answer: dict[str, Any] | None
-    created_at: str
-    updated_at: str
-    resolved_at: str | None
-    continuation: dict[str, Any] | None = None
-    answered_by: str | None = None
-
-
-@dataclass(frozen=True)
-class AnsweredQuestion:
-    """One batch of ``dsh history``: what was asked, how it ended, who answered and when;
-    ``status`` is an ``Outcome``'s ``stored`` value, or ``pending``/``interrupted``."""
-
-    rpc_id: str
-    session_id: str
-    agent: str
-    request: dict[str, Any]
-    status: str
-    answer: dict[str, Any] | None
-    answered_by: str | None
-    created_at: str
-    resolved_at: str | None
-    code: str | None = None  # the error code it ended with, when it was not answered
-    by_agent: bool = False  # asked by an agent through `dsh mcp` (at a desk)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"rpc_id": self.rpc_id, "session_id": self.session_id, "agent": self.agent,
-                "questions": self.request.get("questions", []), "status": self.status,
-                "code": self.code, "answer": self.answer, "answered_by": self.answered_by,
-                "asked_at": self.created_at, "answered_at": self.resolved_at}
-
-    @property
-    def outcome(self) -> Outcome | None:
-        """How it ended; None while it is still open."""
-        return Outcome.of_stored(self.status)
-
-
-class SessionStore:
+class SessionStore(QuestionLog, PermissionLog):
     """The SQLite session store; open with ``SessionStore.open()``, close when done."""
 
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
-        self.path = path
-        self._db = connection
-        self._lock = threading.RLock()  # a signal handler may write while the loop does
-        self._frozen: set[str] = set()
+        super().__init__(connection, path)
+        self.frozen: set[str] = set()  # marked interrupted: not recorded any more
         self._owned: dict[str, SessionLock] = {}
 
     @classmethod
@@ -293,7 +169,7 @@ class SessionStore:
         """Own the session (by id or unique prefix) for this process; its full id.
 
         ``SessionBusy`` names the pid of a live process that owns it; a dead owner's
-        claim is taken over (``store/session_lock.py``). Released by ``close``.
+        claim is taken over (``store/ownership.py``). Released by ``close``.
         """
         session_id = self.resolve_id(session_id)
         with self._lock:
@@ -355,76 +231,6 @@ class SessionStore:
                 db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL",
                            (title_of(message["content"]), session_id))
 
-    def question_requested(self, session_id: str, event: QuestionRequested) -> None:
-        """A batch was shown: a new pending row, or the same row again when re-asked.
-
-        The continuation is written in the same transaction, before any UI shows the batch,
-        so a crash while it is shown loses nothing a resume needs.
-        """
-        now = _now()
-        stored = event.to_json()
-        request = json.dumps({key: stored[key] for key in _REQUEST_KEYS if key in stored},
-                             ensure_ascii=False)
-        continuation = (None if event.continuation is None
-                        else json.dumps(event.continuation, ensure_ascii=False))
-        with self._lock, transaction(self._db, self.path) as db:
-            db.execute(
-                "INSERT INTO questions (rpc_id, session_id, call_id, request, status, answer, "
-                "continuation, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, ?) "
-                "ON CONFLICT (rpc_id) DO UPDATE SET status = 'pending', answer = NULL, "
-                "answered_by = NULL, code = NULL, resolved_at = NULL, request = excluded.request, "
-                "continuation = excluded.continuation, "
-                "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
-                (event.rpc_id, session_id, event.call_id, request, continuation, now, now),
-            )
-            # an agent's session has no user message: its first question is its title
-            questions = stored.get("questions") or [{}]
-            db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL "
-                       "AND agent IS NOT NULL",
-                       (title_of(str(questions[0].get("question") or "")), session_id))
-            self._index_for_recall(db, session_id, event.rpc_id, stored.get("questions"))
-            if event.delivery == "async":  # a resumed one is the same row, still open
-                db.execute(
-                    "INSERT OR IGNORE INTO later_questions (ticket, session_id, call_id, "
-                    "request, outcome, created_at) VALUES (?, ?, ?, ?, NULL, ?)",
-                    (event.rpc_id, session_id, event.call_id, request, now))
-            db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
-
-    def question_resolved(self, session_id: str, event: QuestionResolved) -> None:
-        """A pending batch settled; an interrupted one keeps waiting for its resume."""
-        outcome = event.outcome
-        answer = json.dumps(event.answer, ensure_ascii=False) if event.answer is not None else None
-        now = _now()
-        with self._lock, transaction(self._db, self.path) as db:
-            db.execute(
-                "UPDATE questions SET status = ?, answer = ?, answered_by = ?, code = ?, "
-                "updated_at = ?, resolved_at = ? WHERE rpc_id = ? AND status = 'pending'",
-                (outcome.stored, answer, event.answered_by, event.code, now, now, event.rpc_id),
-            )
-            if outcome is Outcome.ANSWERED:
-                db.execute("UPDATE answer_recall SET answered_at = ? WHERE rpc_id = ?",
-                           (now, event.rpc_id))
-            if outcome.closes_async:  # an aborted async batch stays open for the resume
-                db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
-                           "AND outcome IS NULL",
-                           (json.dumps(event.to_json(), ensure_ascii=False), event.rpc_id))
-            db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
-
-    def _index_for_recall(self, db: sqlite3.Connection, session_id: str, rpc_id: str,
-                          questions: Any) -> None:
-        """The batch's questions under their recall digests (``recall_digest``), unanswered."""
-        db.execute("DELETE FROM answer_recall WHERE rpc_id = ?", (rpc_id,))
-        row = db.execute("SELECT model FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if row is None or not isinstance(questions, list):
-            return
-        cwd = _working_directory()
-        rows = [(rpc_id, str(question.get("id")), digest) for question in questions
-                if isinstance(question, dict)
-                and (digest := recall_digest(row[0], cwd, question)) is not None]
-        db.executemany("INSERT OR IGNORE INTO answer_recall (rpc_id, question_id, digest) "
-                       "VALUES (?, ?, ?)", rows)
-
     def mark_interrupted(self, session_id: str) -> int:
         """Mark the session's pending batches interrupted-but-resumable; how many.
 
@@ -433,14 +239,8 @@ class SessionStore:
         conversation and a resume re-asks the batch under the same ``rpc_id``.
         """
         with self._lock:
-            self._frozen.add(session_id)
-            with transaction(self._db, self.path) as db:
-                cursor = db.execute(
-                    "UPDATE questions SET status = 'interrupted', updated_at = ? "
-                    "WHERE session_id = ? AND status = 'pending'",
-                    (_now(), session_id),
-                )
-        return cursor.rowcount
+            self.frozen.add(session_id)
+            return self.interrupt_pending(session_id)
 
     def record(self, events: EventStream, session_id: str) -> Callable[[], None]:
         """Persist the session's messages and question batches as the stream emits them.
@@ -453,25 +253,9 @@ class SessionStore:
         self._summary(session_id)  # SessionNotFound now, not at the first message
         self.claim(session_id)
         with self._lock:
-            self._frozen.discard(session_id)
+            self.frozen.discard(session_id)
 
-        def listener(event: Event) -> None:
-            if session_id in self._frozen:
-                return
-            message = message_of(event)  # the very message the loop keeps for it
-            if message is not None:
-                ticket = event.ticket if isinstance(event, UserMessage) else None
-                self.append_message(session_id, message, ticket=ticket)
-            elif isinstance(event, QuestionRequested):
-                self.question_requested(session_id, event)
-            elif isinstance(event, QuestionResolved):
-                self.question_resolved(session_id, event)
-            elif isinstance(event, PermissionRequested):
-                self.permission_requested(session_id, event)
-            elif isinstance(event, PermissionResolved):
-                self.permission_resolved(event)
-
-        unsubscribe = events.subscribe(listener)
+        unsubscribe = events.subscribe(recorder(self, session_id))
 
         def stop() -> None:
             unsubscribe()
@@ -585,146 +369,6 @@ class SessionStore:
                              permissions=self.permission_requests(found),
                              later=[_later_row(*entry) for entry in later], agent=agent)
 
-    def question_batches(self, session_id: str) -> list[QuestionBatch]:
-        """The session's question batches, oldest first."""
-        with self._lock, translated(self.path):
-            rows = self._db.execute(
-                "SELECT rpc_id, session_id, call_id, request, status, answer, created_at, "
-                "updated_at, resolved_at, continuation, answered_by FROM questions "
-                "WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
-            ).fetchall()
-        return [
-            QuestionBatch(rpc, sid, call, json.loads(request), status,
-                          json.loads(answer) if answer else None, created, updated, resolved,
-                          _json(continuation), by)
-            for rpc, sid, call, request, status, answer, created, updated, resolved,
-            continuation, by in rows
-        ]
-
-    def question_history(self, *, session: str | None = None, agent: str | None = None,
-                         text: str | None = None, limit: int | None = None,
-                         ) -> Iterator[AnsweredQuestion]:
-        """Settled and pending batches of every session, oldest first, filtered, one at a
-        time: memory holds one batch, however large the store.
-
-        ``session`` is an id or its prefix, ``agent`` a substring of the session's model
-        (``mcp:<client>`` for ``dsh mcp``), ``text`` a case-insensitive substring of the
-        questions or the answer; ``limit`` keeps the newest that many. The store is not
-        written while the iterator is open (it holds the store's lock).
-        """
-        clauses: list[str] = []
-        params: list[Any] = []
-        if session:
-            clauses.append("q.session_id LIKE ? ESCAPE '\\'")
-            params.append(_like_prefix(session))
-        if agent:
-            clauses.append("instr(lower(s.model), lower(?)) > 0")
-            params.append(agent)
-        if text:
-            clauses.append("(instr(lower(q.request), lower(?)) > 0 "
-                           "OR instr(lower(coalesce(q.answer, '')), lower(?)) > 0)")
-            params.extend([text, text])
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        sql = ("SELECT q.rpc_id, q.session_id, s.model, q.request, q.status, q.answer, "
-               "q.answered_by, q.created_at, q.resolved_at, q.code, s.agent IS NOT NULL AS "
-               "by_agent, q.rowid AS at FROM questions q "
-               f"JOIN sessions s ON s.id = q.session_id {where}")
-        if limit is not None:  # the newest ``limit``, then read oldest first
-            sql = f"SELECT * FROM ({sql} ORDER BY q.created_at DESC, q.rowid DESC LIMIT ?)"
-            params.append(limit)
-            sql += " ORDER BY created_at, at"
-        else:
-            sql += " ORDER BY q.created_at, q.rowid"
-        with self._lock, translated(self.path):
-            cursor = self._db.execute(sql, params)
-            try:
-                for (rpc, sid, model, request, status, answer, by, created, resolved, code,
-                     agent, _) in cursor:
-                    yield AnsweredQuestion(rpc, sid, model or "", json.loads(request), status,
-                                           json.loads(answer) if answer else None, by, created,
-                                           resolved, code, bool(agent))
-            finally:
-                cursor.close()
-
-    def last_selections(self, request: Any, session_id: str | None = None
-                        ) -> dict[str, list[str]]:
-        """Per question id of ``request`` asked in ``session_id``, the labels chosen when the
-        same agent in the same working directory last answered a question with the same
-        header, text and options (``recall_digest``); nothing without a session."""
-        return {question: labels for question, (labels, _, _) in
-                self.last_answers(request, session_id).items()}
-
-    def last_answers(self, request: Any, session_id: str | None = None
-                     ) -> dict[str, tuple[list[str], str, str | None]]:
-        """``last_selections`` with where each came from: (labels, its session, its time)."""
-        found: dict[str, tuple[list[str], str, str | None]] = {}
-        if session_id is None:
-            return found
-        with self._lock, translated(self.path):
-            row = self._db.execute("SELECT model FROM sessions WHERE id = ?",
-                                   (session_id,)).fetchone()
-            if row is None:
-                return found
-            cwd = _working_directory()
-            for question in request.questions:
-                digest = recall_digest(row[0], cwd, question.to_json())
-                if digest is None:
-                    continue
-                hit = self._db.execute(
-                    "SELECT r.question_id, q.answer, q.session_id, r.answered_at "
-                    "FROM answer_recall r JOIN questions q ON q.rpc_id = r.rpc_id "
-                    "WHERE r.digest = ? AND r.answered_at IS NOT NULL "
-                    "ORDER BY r.answered_at DESC, r.rowid DESC LIMIT 1", (digest,)).fetchone()
-                if hit is None:
-                    continue
-                labels = [option.label for option in question.options or []]
-                chosen = _selected(_json(hit[1]), hit[0], labels)
-                if chosen:
-                    found[question.id] = (chosen, hit[2], hit[3])
-        return found
-
-    # -- permission requests -----------------------------------------------------------
-
-    def permission_requested(self, session_id: str, event: PermissionRequested) -> None:
-        """A tool call waits for the human: a new pending row."""
-        now = _now()
-        with self._lock, transaction(self._db, self.path) as db:
-            db.execute(
-                "INSERT OR IGNORE INTO permissions (rpc_id, session_id, call_id, tool, server, "
-                "arguments, hints, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-                (event.rpc_id, session_id, event.call_id, event.tool, event.server,
-                 json.dumps(event.arguments, ensure_ascii=False, default=str),
-                 json.dumps(event.hints), now),
-            )
-            db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
-
-    def permission_resolved(self, event: PermissionResolved) -> None:
-        """A pending request settled: the human's decision, or how it ended without one."""
-        aborted = Outcome.ABORTED.event
-        status = event.outcome if event.outcome in _PERMISSION_OUTCOMES else aborted
-        decision = event.decision if event.decision in _DECISIONS else None
-        if status == "decided" and decision is None:
-            status = aborted  # the CHECK would refuse it: record what is known
-        with self._lock, transaction(self._db, self.path) as db:
-            db.execute(
-                "UPDATE permissions SET status = ?, decision = ?, message = ?, resolved_at = ? "
-                "WHERE rpc_id = ? AND status = 'pending'",
-                (status, decision, event.message, _now(), event.rpc_id),
-            )
-
-    def permission_requests(self, session_id: str) -> list[PermissionRecord]:
-        """The session's permission requests and their decisions, oldest first."""
-        with self._lock, translated(self.path):
-            rows = self._db.execute(
-                "SELECT rpc_id, call_id, tool, server, arguments, hints, status, decision, "
-                "message, created_at, resolved_at FROM permissions WHERE session_id = ? "
-                "ORDER BY created_at, rowid", (session_id,)
-            ).fetchall()
-        return [PermissionRecord(rpc, call, tool, server, _json(arguments), _json(hints) or {},
-                                 status, decision, message, created, resolved)
-                for rpc, call, tool, server, arguments, hints, status, decision, message,
-                created, resolved in rows]
-
     def _summary(self, session_id: str) -> SessionSummary:
         with self._lock, translated(self.path):
             row = self._db.execute(f"{_SUMMARY} FROM sessions WHERE id = ?",
@@ -754,19 +398,5 @@ def _later_row(ticket: str, call_id: str | None, request: str, outcome: str | No
     parsed = _json(request)
     return {"ticket": ticket, "call_id": call_id,
             "request": parsed if isinstance(parsed, dict) else {}, "outcome": _json(outcome)}
-
-
-def _json(text: str | bytes | None) -> Any:
-    """A stored JSON column; a hand-edited one that no longer parses reads as its text."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return _text(text)
-
-
-def _text(value: str | bytes | None) -> str | None:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 

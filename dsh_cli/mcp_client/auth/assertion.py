@@ -176,7 +176,7 @@ def _id_jag(status: int, body: bytes, where: str) -> str:
     """The ID-JAG of the identity provider's answer, or its refusal in one line."""
     import json
 
-    from dsh_cli.core.sanitize import sanitize_line
+    from dsh_cli.core.sanitize import one_line
 
     try:
         answer = json.loads(body)
@@ -189,9 +189,9 @@ def _id_jag(status: int, body: bytes, where: str) -> str:
         said = " ".join(str(answer.get(key))[:200] for key in ("error", "error_description")
                         if isinstance(answer.get(key), str))
         raise CredentialsRefused(f"the identity provider refused the ID token ({status}): "
-                                 f"{sanitize_line(said) or 'no reason given'}")
+                                 f"{one_line(said, 500) or 'no reason given'}")
     token, kind = answer.get("access_token"), answer.get("issued_token_type")
     if kind != ID_JAG or not isinstance(token, str) or token.count(".") != 2:
         raise CredentialsRefused("the identity provider's answer holds no ID-JAG "
-                                 f"(issued_token_type {sanitize_line(str(kind))[:80]})")
+                                 f"(issued_token_type {one_line(str(kind), 80)})")
     return token

@@ -20,6 +20,7 @@ from typing import Any
 
 from dsh_cli.core.limits import URL_CHARACTERS as MAX_URL
 from dsh_cli.core.lines import notice
+from dsh_cli.core.sanitize import one_line
 from dsh_cli.core.text import scrub_surrogates
 from dsh_cli.mcp_client.forms.elicitation import SchemaRefused
 
@@ -109,12 +110,8 @@ def consent_question(ident: str, page: Page, message: str | None) -> dict[str, A
         "required": True,
     }
     if page.warnings:
-        question["warning"] = _cut(f"{page.host}: " + "; ".join(page.warnings), 1000)
+        question["warning"] = one_line(f"{page.host}: " + "; ".join(page.warnings), 1000)
     return question
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def open_page(url: str, *, launch: bool = False,

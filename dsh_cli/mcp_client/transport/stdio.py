@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.limits import PARSED_WHOLE_BYTES
 from dsh_cli.core.lines import notice as dsh_line
-from dsh_cli.core.sanitize import sanitize_line
+from dsh_cli.core.sanitize import one_line
 from dsh_cli.mcp_client.transport.bounded import MessageTooLarge, lines
 from dsh_cli.mcp_client.transport.streamed import NotJSON, TooManyValues, bounded_message
 
@@ -71,7 +71,7 @@ async def stdio_transport(params: StdioServerParameters, *, name: str, limit: in
     def stray(kind: str, line: bytes) -> None:
         if kind not in noted:
             noted.add(kind)
-            quoted = sanitize_line(line[:QUOTED * 4].decode("utf-8", "replace"))[:QUOTED]
+            quoted = one_line(line[:QUOTED * 4].decode("utf-8", "replace"), QUOTED)
             notice(dsh_line(f"MCP server {name} wrote a line that is not {kind} on stdout "
                             f"(left out, as are any more like it): {quoted!r}"))
 

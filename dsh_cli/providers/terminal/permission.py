@@ -30,9 +30,11 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dsh_cli.core.decisions import DECIDED_WORDS, DECISIONS
 from dsh_cli.core.errors import ASK_ABORTED, ASK_CANCELLED, UserInteractionError
 from dsh_cli.core.lines import notice
-from dsh_cli.core.sanitize import display_width, escape_invisible, sanitize_line
+from dsh_cli.core.sanitize import display_width, escape_invisible, one_line, sanitize_line
+from dsh_cli.core.terminal_alert import encode
 from dsh_cli.permissions import wording
 from dsh_cli.permissions.vocabulary import PermissionDecision
 from dsh_cli.providers.terminal.text import cell_width, fit
@@ -42,17 +44,12 @@ if TYPE_CHECKING:
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-    from dsh_cli.permissions.vocabulary import Decision, PermissionRequest
+    from dsh_cli.permissions.vocabulary import PermissionRequest
 
 __all__ = ["PermissionPromptState", "PermissionView", "TerminalPermissionPrompt",
            "permission_lines"]
 
-CHOICES: tuple[tuple[Decision, str], ...] = (
-    ("allow_once", "allow once"), ("allow_session", "allow for this session"),
-    ("allow_always", "always"), ("deny", "deny"))  # the order keys 1-4 choose in
-SUMMARY = {"allow_once": "allowed once", "allow_session": "allowed for this session",
-           "allow_always": "allowed always", "deny": "denied"}
-ALWAYS = 2  # the index of "always" in CHOICES
+ALWAYS = DECISIONS.index("allow_always")
 ARGUMENT_INDENT = 5  # continuation rows of an argument start here
 _STYLE = {"title": "bold", "warning": "bold fg:ansired", "hints": "dim", "current": "bold",
           "keys": "dim", "argument": "", "reason": "bold"}
@@ -85,9 +82,9 @@ class PermissionPromptState:
     back: bool = False  # at the desk: ``esc`` goes back to the inbox, undecided
 
     def choose(self, index: int, view: PermissionView) -> bool:
-        """Decide for ``CHOICES[index]``; False while that cannot be decided yet (an allow
+        """Decide for ``DECISIONS[index]``; False while that cannot be decided yet (an allow
         before ``view`` has shown every argument row)."""
-        decision = CHOICES[index][0]
+        decision = DECISIONS[index]
         if decision != "deny" and not view.read_all:
             return False  # an allow waits until the whole input was on screen
         if decision == "allow_always" and not self.confirming:
@@ -98,7 +95,7 @@ class PermissionPromptState:
         return True
 
     def move(self, step: int) -> None:
-        self.highlight = (self.highlight + step) % len(CHOICES)
+        self.highlight = (self.highlight + step) % len(DECISIONS)
 
 
 def _keys(request: PermissionRequest, state: PermissionPromptState, view: PermissionView,
@@ -239,7 +236,7 @@ def summary_line(request: PermissionRequest, decision: PermissionDecision | None
         return "\n".join(fit(text, width) for text in (
             f" {mark} allowed always: {tool}", f"   for {wording.always_scope(request)}",
             f"   undo: `{wording.UNDO}`"))
-    return fit(f" {mark} {tool}: {SUMMARY[decision.decision]}{why}", width)
+    return fit(f" {mark} {tool}: {DECIDED_WORDS[decision.decision]}{why}", width)
 
 
 class TerminalPermissionPrompt:
@@ -269,11 +266,10 @@ class TerminalPermissionPrompt:
         # a digit typed before the prompt was drawn must not grant what nobody saw
         discard_typeahead(self.input or session.input, output)
         if self.notify in ("bell", "auto"):
-            output.write_raw("\a")
+            output.write_raw(encode("bell", ""))
             output.flush()
         elif self.notify == "osc9":
-            text = sanitize_line(request.tool).replace(";", ",")[:80]
-            output.write_raw(f"\x1b]9;{notice(f'permission for {text}')}\x07")
+            output.write_raw(encode("osc9", notice(f"permission for {one_line(request.tool, 80)}")))
             output.flush()
         task = asyncio.ensure_future(app.run_async(handle_sigint=False))
         try:
@@ -326,7 +322,7 @@ def _application(request: PermissionRequest, state: PermissionPromptState,
         if state.choose(index, view):
             finish(event)
 
-    for number in range(1, len(CHOICES) + 1):
+    for number in range(1, len(DECISIONS) + 1):
         @bindings.add(str(number), filter=_choosing(state))
         def _digit(event: Any, index: int = number - 1) -> None:
             decide(event, index)

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 from dsh_cli.core.defaults import NOTIFY_CHOICES
 from dsh_cli.core.lines import notice
 from dsh_cli.core.outcomes import Outcome
+from dsh_cli.core.sanitize import one_line
+from dsh_cli.core.terminal_alert import encode
 from dsh_cli.interaction import (
     AskContext,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
     Deadline,
-    sanitize_line,
 )
 from dsh_cli.interaction.traits import AnsweredBy, TakesTurns
 from dsh_cli.providers.terminal.state import BatchState
@@ -133,11 +134,10 @@ class TerminalProvider(AnsweredBy, TakesTurns):
         if self.notify == "none":
             return
         if self.notify in ("bell", "auto"):
-            output.write_raw("\a")
+            output.write_raw(encode("bell", ""))
         else:
             first = request.questions[0]
-            text = sanitize_line(first.header or first.question).replace(";", ",")[:80]
-            output.write_raw(f"\x1b]9;{notice(text)}\x07")
+            output.write_raw(encode("osc9", notice(one_line(first.header or first.question, 80))))
         output.flush()
 
 

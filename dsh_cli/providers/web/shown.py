@@ -15,35 +15,27 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dsh_cli.core.decisions import DECIDED_WORDS
 from dsh_cli.core.limits import WEB_REMEMBERED
 from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.recommended import display_label, is_recommended
-from dsh_cli.core.sanitize import escape_invisible, sanitize, sanitize_line
+from dsh_cli.core.sanitize import escape_invisible, one_line, sanitize, sanitize_line
 from dsh_cli.interaction.vocabulary import ANSWER_FIRST, LABEL_JOINER, NOT_ANSWERED, SKIPPED
 
-__all__ = ["PageText", "refusal_shown", "refusal_text", "shorten"]
+__all__ = ["PageText", "refusal_shown", "refusal_text"]
 
 ASK_TOOL = "ask_user_question"
 NAME_WIDTH = 30  # a question's name in a review row or an answer line
 ARGS_WIDTH = 90  # a tool call's arguments on its one line
 LINE_WIDTH = 200  # an answer line on a tool call's line
-DECIDED = {
-    "allow_once": "Allowed once",
-    "allow_session": "Allowed for this session",
-    "allow_always": "Allowed always for {scope} (undo: {undo})",
-    "deny": "Denied",
-}
+DECIDED: dict[str, str] = {decision: words[0].upper() + words[1:]
+                           for decision, words in DECIDED_WORDS.items()}
+DECIDED["allow_always"] += " for {scope} (undo: {undo})"
 BUTTON_KIND = {"allow_once": "primary", "deny": "danger"}
 SKIP_LABELS = ("Skip this question", "Skip (use the default)")  # without, with a default
 NOT_PENDING_TEXT = ("Not accepted: this batch is no longer pending (answered in another tab, "
                     "or withdrawn).")
 _MAX_REMEMBERED = WEB_REMEMBERED  # batches, calls and requests at once (a peer's flood)
-
-
-def shorten(text: str, size: int) -> str:
-    """``text`` sanitised on one line, white space collapsed, cut to ``size`` with ``…``."""
-    flat = " ".join(sanitize_line(text).split())
-    return flat if len(flat) <= size else flat[: size - 1] + "…"
 
 
 def refusal_text(ack: dict[str, Any]) -> str:
@@ -110,7 +102,7 @@ class PageText:
             name = f"asked {count} question{'s' if count != 1 else ''}"
             return {"name": name, "args": "", "detail": sanitize(arguments)}
         return {"name": sanitize_line(str(data.get("name") or "")),
-                "args": shorten(arguments, ARGS_WIDTH), "detail": sanitize(arguments)}
+                "args": one_line(arguments, ARGS_WIDTH), "detail": sanitize(arguments)}
 
     def _tool_result(self, data: dict[str, Any]) -> dict[str, Any]:
         error = data.get("error")
@@ -126,7 +118,7 @@ class PageText:
             except ValueError:
                 answer = None
             if isinstance(answer, dict) and isinstance(answer.get("answers"), list):
-                shown["args"] = shorten(answer_line(questions, answer), LINE_WIDTH)
+                shown["args"] = one_line(answer_line(questions, answer), LINE_WIDTH)
         return shown
 
     # -- questions --------------------------------------------------------------------
@@ -275,7 +267,7 @@ def answer_text(item: dict[str, Any]) -> str:
 def _question_name(question: dict[str, Any] | None, fallback: str) -> str:
     """A question's short name: its header, else its text, else its id."""
     found = (question or {}).get("header") or (question or {}).get("question") or fallback
-    return shorten(str(found or ""), NAME_WIDTH)
+    return one_line(str(found or ""), NAME_WIDTH)
 
 
 def _named(source: Any) -> bool:

@@ -20,7 +20,7 @@ from dsh_cli.permissions import (
     PermissionRequest,
 )
 from dsh_cli.providers.terminal.permission import (
-    CHOICES,
+    ALWAYS,
     PermissionPromptState,
     PermissionView,
     TerminalPermissionPrompt,
@@ -66,7 +66,8 @@ def decide(keys: str, req: PermissionRequest | None = None, *, columns: int = 10
 
 
 def test_the_choices_are_the_vocabulary_in_its_order():
-    assert tuple(choice for choice, _ in CHOICES) == DECISIONS
+    assert DECISIONS == ("allow_once", "allow_session", "allow_always", "deny")
+    assert DECISIONS[ALWAYS] == "allow_always"
 
 
 @pytest.mark.parametrize(("keys", "decision"), [
