@@ -300,13 +300,16 @@ class _Reader:
                 literal = True
                 self.at = run.end()
             else:
-                if char not in _SAFE or (char in "=%" and self.at == start):
+                # zsh reads ``=`` as word-initial after parts that may be empty (``''=ls``,
+                # ``"$x"=ls`` run ls's full path), not only at the word's first character
+                initial = all(item in (ANY, ANY_QUOTED) for item in shape)
+                if char not in _SAFE or (char in "=%" and initial):
                     plain = False
                 parts.append((char, char in "{},"))
                 if char in "*?[":  # a glob: any names, as many words as it matches
                     shape.append(ANY)
                     built = True
-                elif char == "=" and self.at == start:  # zsh's ``=cmd``: cmd's full path
+                elif char == "=" and initial:  # zsh's ``=cmd``: cmd's full path
                     shape.extend((ANY_QUOTED, "/"))
                     built = True
                 else:

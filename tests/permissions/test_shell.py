@@ -75,6 +75,20 @@ def test_zsh_runs_another_command_in_each_and_the_allow_rule_asks(command, sandb
     assert verdict(command) == "ask"
 
 
+# zsh's ``=cmd`` is word-initial after parts that may be empty, not only at the first character
+EMPTY_BEFORE = ("git status ''=ls", 'git status ""=ls', "git status $''=ls",
+                'git status "$x"=ls', "git status ''=0")
+
+
+@pytest.mark.parametrize("command", EMPTY_BEFORE)
+def test_an_equals_after_empty_quotes_is_zshs_and_the_allow_rule_asks(command, sandbox):
+    if shell_path("zsh") is None:
+        pytest.skip(NO_ZSH)
+    [read] = read_command(command).commands
+    assert sandbox.executed("zsh", command) != [read]  # zsh looked the word up as a command
+    assert verdict(command) == "ask"
+
+
 # words a model might write: plain ones, quoted ones, and every character a shell expands
 _PIECES = st.one_of(
     st.text("abcXYZ019-_./:,+%@=", min_size=1, max_size=6),
