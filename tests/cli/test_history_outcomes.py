@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from raw_mcp import agent_session
 
 WAIT = 60

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
-from oauth_login import entry_file, grants, mcp_list, pem, protected_server, public_pem_file
+from harness.oauth_login import entry_file, grants, mcp_list, pem, protected_server, public_pem_file
 
 SECRET = "s3cret-of-the-enterprise-client"
 ID_TOKEN = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.the-users-id-token"

@@ -10,7 +10,7 @@ import json
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from oauth_login import (
+from harness.oauth_login import (
     entry_file,
     grants,
     log_in,

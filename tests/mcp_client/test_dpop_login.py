@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
-from oauth_login import (
+from harness.dsh_under_test import DSH
+from harness.oauth_login import (
     CEILING,
     GREETING,
     age_login,

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from dsh_under_test import DSH
-from oauth_login import (
+from harness.dsh_under_test import DSH
+from harness.oauth_login import (
     CEILING,
     GREETING,
     NOTED,

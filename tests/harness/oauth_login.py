@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx2
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from dsh_under_test import DSH
+
+from harness.dsh_under_test import DSH
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "oauth_mcp_server.py"
 GREETING = "hello from the protected server"
