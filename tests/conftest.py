@@ -7,7 +7,7 @@ import ipaddress
 import socket
 
 import pytest
-from dsh_under_test import prepare
+from harness.dsh_under_test import prepare
 
 
 def pytest_configure(config):

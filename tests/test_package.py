@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from dsh_under_test import venv_seeing_this_environment
+from harness.dsh_under_test import venv_seeing_this_environment
 
 import dsh_cli
 from dsh_cli.cli import main

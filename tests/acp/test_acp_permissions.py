@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from acp_client import WAIT, prompt_turn, run, script, started
+from harness.acp_client import WAIT, prompt_turn, run, script, started
 
 NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
 

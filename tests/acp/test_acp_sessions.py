@@ -6,8 +6,8 @@ import asyncio
 import json
 import subprocess
 
-from acp_client import DB, WAIT, ask, run, script, started
-from dsh_under_test import DSH
+from harness.acp_client import DB, WAIT, ask, run, script, started
+from harness.dsh_under_test import DSH
 
 
 async def _turn(conn, session_id: str, text: str = "go"):

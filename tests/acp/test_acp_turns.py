@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from acp_client import DB, FEATURES, WAIT, ask, prompt_turn, run, script, started
+from harness.acp_client import DB, FEATURES, WAIT, ask, prompt_turn, run, script, started
 
 
 @run

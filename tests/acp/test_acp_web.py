@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from acp_client import DB, WAIT, ask, prompt_turn, run, script, started
+from harness.acp_client import DB, WAIT, ask, prompt_turn, run, script, started
 
 URL = re.compile(rb"dsh: open http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
 
@@ -96,7 +96,7 @@ async def test_a_client_without_forms_is_answered_in_the_browser_with_web(tmp_pa
 def test_web_and_answers_together_are_a_usage_error(tmp_path):
     import subprocess
 
-    from dsh_under_test import DSH
+    from harness.dsh_under_test import DSH
 
     answers = tmp_path / "answers.json"
     answers.write_text("{}")

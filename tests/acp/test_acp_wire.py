@@ -9,8 +9,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-from acp_client import DB, WAIT, ask, script
-from dsh_under_test import DSH
+from harness.acp_client import DB, WAIT, ask, script
+from harness.dsh_under_test import DSH
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": {"elicitation": {"form": {}}},

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from acp_client import DB, ask, script
-from dsh_under_test import DSH
+from harness.acp_client import DB, ask, script
+from harness.dsh_under_test import DSH
 
 WAIT = 60
 ROOT = Path(__file__).parents[1]

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 import tomlkit
-from dsh_under_test import DSH, ROOT
+from harness.dsh_under_test import DSH, ROOT
 
 AGENTS = ("claude", "codex", "gemini")
 RUN_CEILING = 120.0  # seconds; a wedged agent fails its test instead of hanging the suite

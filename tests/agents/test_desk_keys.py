@@ -16,11 +16,11 @@ import subprocess
 import pexpect
 import pytest
 from agent_rig import BATCH, finish
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from model_server import ModelServer
 
 pytest.importorskip("pyte", reason="pyte (the test extra) reads the terminal's screen")
-from e2e.vt_screen import Screen, wait_for_screen  # after the skip
+from harness.vt_screen import Screen, wait_for_screen  # after the skip
 
 pytestmark = pytest.mark.pty
 

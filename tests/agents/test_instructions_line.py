@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from agent_rig import AGENTS, BATCH, finish
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from model_server import ModelServer
 
 MARKER = "`ask_user_question` tool of the `dsh` MCP server"

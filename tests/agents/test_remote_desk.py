@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from agent_rig import BATCH, JsonlDesk
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 ANSWER = [{"id": "db", "selected": ["SQLite"]}]
 

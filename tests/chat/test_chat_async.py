@@ -10,7 +10,7 @@ import json
 import subprocess
 from typing import Any
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.chat.prompt import TerminalPrompt
 from dsh_cli.chat.repl import ChatRepl

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 ANSWER = "answer (numbers, text for Other, /skip, /back, /cancel)> "
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 LATER = {"questions": [{"id": "db", "question": "Which database later?",
                         "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}],

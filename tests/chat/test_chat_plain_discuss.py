@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 QUESTIONS = {"questions": [{"id": "db", "question": "Which database?",
                             "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]}

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 WAIT = 30
 AGENT_BATCH = {"questions": [{"id": "db", "question": "Which database for the agent?",

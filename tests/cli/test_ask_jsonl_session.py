@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 def test_ask_jsonl_has_a_null_session_and_refuses_an_answer_naming_another():

@@ -10,7 +10,7 @@ import json
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 PREVIEW = "services:\n  db:\n    image: postgres:16\n"
 

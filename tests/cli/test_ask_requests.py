@@ -6,7 +6,7 @@ import json
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 def dsh(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:

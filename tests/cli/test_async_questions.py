@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 WAIT = 20
 NOTES = str(Path(__file__).resolve().parents[1] / "fakes" / "mcp_notes_server.py")

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 def browser(tmp_path: Path) -> tuple[Path, dict[str, str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 def dsh(*args: str, input: str = "") -> subprocess.CompletedProcess[str]:

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
 from fakes.openai_server import Reply
+from harness.dsh_under_test import DSH
 
 SECRET = "s3cret-userinfo-0123"
 

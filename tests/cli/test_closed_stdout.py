@@ -7,7 +7,7 @@ import os
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.core.events import EventStream, UserMessage
 from dsh_cli.store import SessionStore

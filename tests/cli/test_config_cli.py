@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.cli.options import QUESTION_TIMEOUT
 from dsh_cli.config import TIMEOUT_OFF, config_warnings, load_settings

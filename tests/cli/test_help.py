@@ -6,7 +6,7 @@ import re
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 def help_of(*args: str) -> str:

@@ -6,14 +6,10 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from datetime import datetime
-from pathlib import Path
 
-from dsh_under_test import DSH
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from mcp_util import BATCH, bounded, client, jsonl_desk
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, bounded, client, jsonl_desk
 
 WAIT = 30
 RECOMMENDED = "Python + FastAPI (Recommended)"  # the demo's recommended stack

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from raw_mcp import agent_session
 
 from dsh_cli.core.events import QuestionRequested, QuestionResolved

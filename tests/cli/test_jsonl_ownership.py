@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from fakes import mcp_forms_server, mcp_notes_server
-from ownership_frames import foreign, refusals, settling
-from test_jsonl import Controller
+from harness.jsonl_controller import Controller
+from harness.ownership_frames import foreign, refusals, settling
 
 QUESTION = {"id": "db", "question": "Which database?",
             "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 TOOL_RULE = "mcp__dsh__ask_user_question"
 FETCH_RULE = "mcp__dsh__get_user_answer"

@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 FIFO_CEILING = 20  # seconds; install that opens a FIFO blocking waits for a writer forever
 

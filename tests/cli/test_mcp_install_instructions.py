@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 MARKER = "`ask_user_question` tool of the `dsh` MCP server"
 FILES = {"claude": (".claude/CLAUDE.md", "CLAUDE.md", "AskUserQuestion"),
@@ -190,7 +190,7 @@ def test_on_a_terminal_it_asks_first_and_never_twice(where, answer):
 @pytest.mark.parametrize("agent", sorted(FILES))
 def test_the_readme_gives_the_line_install_writes(where, agent):
     """The README's table row for AGENT holds, word for word, the line install adds."""
-    from dsh_under_test import ROOT
+    from harness.dsh_under_test import ROOT
 
     home, _, _ = where
     done = install(where, agent, "--instructions")

@@ -6,8 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
 from fakes.openai_server import Reply
+from harness.dsh_under_test import DSH
 
 KEY = "sk-newcomer-test-0123456789abcdef"
 

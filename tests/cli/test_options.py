@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 @pytest.mark.parametrize("command", [["web"], ["ask", "--web"], ["mcp", "--web"]],

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.core.remembered import Remembered
 from dsh_cli.mcp_client.config.trust import ProjectTrust

@@ -7,7 +7,7 @@ import os
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 PROMPT = "answer (numbers, text for Other, /skip, /back, /cancel)> "
 

@@ -10,7 +10,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 # a hostile preview: colour, a title-setting OSC and a bell must never reach the terminal;
 # newlines and indentation must

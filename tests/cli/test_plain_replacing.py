@@ -7,7 +7,7 @@ import json
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 FEATURES = {"questions": [{"id": "f", "question": "Which features?", "multi_select": True,
                            "options": [{"label": "Auth"}, {"label": "Billing"},

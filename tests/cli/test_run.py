@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 def dsh(*args, input=None, env=None, timeout=30):

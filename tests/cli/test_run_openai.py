@@ -6,14 +6,12 @@ import json
 import os
 import subprocess
 
-from dsh_under_test import DSH
 from fakes.openai_server import Reply
+from harness.dsh_under_test import DSH
 
 KEY = "sk-cli-test-9876543210fedcbaSECRET"
 DB = {"id": "db", "question": "Which database?",
       "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
-
-
 
 
 def dsh_run(server, *args, key=KEY, timeout=30):

@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from raw_mcp import agent_session
 
 WAIT = 30

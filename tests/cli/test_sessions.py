@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.cli import main
 from dsh_cli.core.events import AssistantMessage, EventStream, QuestionRequested, UserMessage

@@ -12,7 +12,7 @@ import os
 import re
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 pexpect = pytest.importorskip("pexpect")
 pyte = pytest.importorskip("pyte")

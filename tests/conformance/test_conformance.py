@@ -30,8 +30,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from dsh_under_test import ROOT
 from fakes.npm_programs import INSTALL, node22_script, npm_program
+from harness.dsh_under_test import ROOT
 
 CLIENT = Path(__file__).resolve().with_name("dsh_client.py")
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # read by dsh_client.py

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH, ROOT
 from fakes.npm_programs import node22_script
+from harness.dsh_under_test import DSH, ROOT
 
 FIXTURES = Path(__file__).resolve().with_name("dsh_task_server.py")
 SCHEMA = "wire-schema-valid"

@@ -9,8 +9,8 @@ import sqlite3
 import subprocess
 from types import SimpleNamespace
 
-from dsh_under_test import DSH
-from hardening.hardening_strategies import ANY_JSON
+from harness.dsh_under_test import DSH
+from harness.hardening_strategies import ANY_JSON
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -5,13 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from dsh_under_test import DSH
-from mcp_util import BATCH, CEILING, bounded, client
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, CEILING, bounded, client
 
 OTHER = {"questions": [{"id": "name", "question": "Project name?"}]}
 
@@ -100,7 +96,7 @@ def test_plain_desk_closed_mid_batch_leaves_it_pending(tmp_path):
 
 
 def test_terminal_inbox_opens_by_enter_answers_by_keys_and_counts_in_the_title(tmp_path):
-    from pty_util import idle_terminal_desk
+    from harness.pty_util import idle_terminal_desk
 
     async def main():
         async with idle_terminal_desk(DSH, str(tmp_path)) as child:
@@ -128,7 +124,7 @@ def test_terminal_inbox_opens_by_enter_answers_by_keys_and_counts_in_the_title(t
 def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
     import signal
 
-    from pty_util import spawn
+    from harness.pty_util import spawn
 
     async def shown(name: str):
         child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
@@ -173,8 +169,8 @@ def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
 
 
 def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
-    from pty_util import idle_terminal_desk
-    from vt_screen import Screen, wait_for_screen
+    from harness.pty_util import idle_terminal_desk
+    from harness.vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
@@ -197,9 +193,9 @@ def test_terminal_desk_dismiss_leaves_a_one_line_trace(tmp_path):
 
 
 def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(tmp_path):
-    from mcp_util import jsonl_desk
-    from pty_util import idle_terminal_desk
-    from vt_screen import Screen, wait_for_screen
+    from harness.mcp_util import jsonl_desk
+    from harness.pty_util import idle_terminal_desk
+    from harness.vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 

@@ -8,14 +8,11 @@ import os
 import shutil
 import socket
 import stat
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from mcp_util import BATCH, bounded, client, jsonl_desk
+from harness.mcp_util import BATCH, bounded, client, jsonl_desk
 
 from dsh_cli.desk.channel import PeerRefused, check_peer, server_sockets
 from dsh_cli.desk.link import DeskLinks

@@ -7,15 +7,12 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from dsh_under_test import DSH
-from mcp_util import CEILING, JsonlDeskProcess, bounded
+from harness.dsh_under_test import DSH
+from harness.mcp_util import CEILING, JsonlDeskProcess, bounded
 
 from dsh_cli.core.errors import DESK_DIR_REFUSED
 from dsh_cli.desk.channel import DeskDirRefused, desk_dir, runtime_dir

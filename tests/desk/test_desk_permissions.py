@@ -5,13 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from dsh_under_test import DSH
-from mcp_util import CEILING, bounded, client
+from harness.dsh_under_test import DSH
+from harness.mcp_util import CEILING, bounded, client
 
 REQUEST = {"tool_name": "Bash", "input": {"command": "git push --force"},
            "tool_use_id": "toolu_9"}
@@ -92,7 +88,7 @@ def test_plain_desk_allows_once_and_the_next_call_is_asked_again(tmp_path):
 
 
 def test_terminal_desk_allows_by_a_key_in_a_pty(tmp_path):
-    from pty_util import idle_terminal_desk
+    from harness.pty_util import idle_terminal_desk
 
     async def main():
         async with idle_terminal_desk(DSH, str(tmp_path)) as child:
@@ -149,8 +145,8 @@ WIDE = "git status " + "--short " * 9 + TAIL  # the tail starts past column 80
 
 
 def test_the_terminal_desk_wraps_a_long_command_and_always_takes_a_second_key(tmp_path):
-    from pty_util import idle_terminal_desk
-    from vt_screen import Screen, wait_for_screen
+    from harness.pty_util import idle_terminal_desk
+    from harness.vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
@@ -187,8 +183,8 @@ def test_the_terminal_desk_wraps_a_long_command_and_always_takes_a_second_key(tm
 
 
 def test_the_terminal_desk_offers_allowing_a_tall_command_only_after_it_was_scrolled(tmp_path):
-    from pty_util import idle_terminal_desk
-    from vt_screen import Screen, wait_for_screen
+    from harness.pty_util import idle_terminal_desk
+    from harness.vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
     tall = " ; ".join(f"echo step {n}" for n in range(200)) + " " + TAIL  # ~38 rows of 80
@@ -221,8 +217,8 @@ def test_the_terminal_desk_offers_allowing_a_tall_command_only_after_it_was_scro
 
 def test_esc_at_the_terminal_desk_goes_back_to_the_list_and_leaves_the_request_pending(
         tmp_path):
-    from pty_util import idle_terminal_desk
-    from vt_screen import Screen, wait_for_screen
+    from harness.pty_util import idle_terminal_desk
+    from harness.vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 
@@ -253,9 +249,9 @@ def test_esc_at_the_terminal_desk_goes_back_to_the_list_and_leaves_the_request_p
 
 
 def test_a_request_decided_at_another_desk_closes_with_a_check_at_the_terminal_desk(tmp_path):
-    from mcp_util import jsonl_desk
-    from pty_util import idle_terminal_desk
-    from vt_screen import Screen, wait_for_screen
+    from harness.mcp_util import jsonl_desk
+    from harness.pty_util import idle_terminal_desk
+    from harness.vt_screen import Screen, wait_for_screen
 
     screen = Screen(24, 80)
 

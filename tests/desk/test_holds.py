@@ -13,9 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from dsh_under_test import DSH
-from mcp_util import CEILING, bounded, client, jsonl_desk, server_socket
+from harness.dsh_under_test import DSH
+from harness.mcp_util import CEILING, bounded, client, jsonl_desk, server_socket
 
 
 def _batch(text: str) -> dict:

@@ -12,12 +12,9 @@ import asyncio
 import re
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from dsh_under_test import DSH
-from mcp_util import CEILING, bounded, client, jsonl_desk
+from harness.dsh_under_test import DSH
+from harness.mcp_util import CEILING, bounded, client, jsonl_desk
 
 
 def _batch(text: str) -> dict:
@@ -119,7 +116,7 @@ def test_three_servers_two_desks_taken_released_by_a_killed_desk(tmp_path):
 
 
 def test_the_same_question_again_offers_its_last_answer_and_never_submits_it():
-    from mcp_util import BATCH
+    from harness.mcp_util import BATCH
 
     async def main():
         plain = await asyncio.create_subprocess_exec(

@@ -226,11 +226,9 @@ def test_unfocused_desk_in_a_pty_notifies_a_real_dsh_mcp_batch(tmp_path):
     import os
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-    from dsh_under_test import DSH
-    from mcp_util import BATCH, bounded, client
-    from pty_util import spawn
+    from harness.dsh_under_test import DSH
+    from harness.mcp_util import BATCH, bounded, client
+    from harness.pty_util import spawn
 
     got = tmp_path / "summary.json"
     hook = tmp_path / "hook.py"
@@ -274,11 +272,9 @@ def test_unfocused_desk_in_a_pty_notifies_a_real_dsh_mcp_batch(tmp_path):
 def test_sigterm_turns_focus_reporting_off(tmp_path):
     """The terminal is restored however the desk ends: SIGTERM on an idle desk."""
     import signal
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-    from dsh_under_test import DSH
-    from pty_util import spawn
+    from harness.dsh_under_test import DSH
+    from harness.pty_util import spawn
 
     child = spawn(f"{DSH} attach", str(tmp_path), timeout=20)
     try:
@@ -316,11 +312,9 @@ def test_300_async_batches_run_one_notify_command_at_a_time_summing_up_the_rest(
     """A real ``dsh attach --plain`` and ``dsh mcp``: 300 async batches at once never run two
     notify_commands together; each run covers the batches that came due meanwhile."""
     import subprocess
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-    from dsh_under_test import DSH
-    from mcp_util import BATCH, bounded, client
+    from harness.dsh_under_test import DSH
+    from harness.mcp_util import BATCH, bounded, client
 
     log = tmp_path / "runs.jsonl"
     _recorder(tmp_path, log)
@@ -378,12 +372,10 @@ def test_a_failing_notify_commands_line_leaves_the_list_drawn_whole(tmp_path):
     import os
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-    from dsh_under_test import DSH
-    from mcp_util import BATCH, bounded, client
-    from pty_util import spawn
-    from vt_screen import Screen, wait_for_screen
+    from harness.dsh_under_test import DSH
+    from harness.mcp_util import BATCH, bounded, client
+    from harness.pty_util import spawn
+    from harness.vt_screen import Screen, wait_for_screen
 
     hook = tmp_path / "hook.py"
     hook.write_text("import sys\nsys.stdin.read()\nsys.stderr.write('topic gone')\nsys.exit(3)\n")

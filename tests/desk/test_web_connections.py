@@ -19,7 +19,7 @@ import time
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.core.limits import WEB_CONNECTIONS_PER_CLIENT, WEB_REQUEST_SECONDS
 

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import io
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
-from mcp_util import BATCH, bounded, client
-from web_site import Site
+from harness.mcp_util import BATCH, bounded, client
+from harness.web_site import Site
 
 from dsh_cli.desk.web import WebDesk
 from dsh_cli.providers.web.app import CSP
@@ -131,7 +128,7 @@ def test_an_answer_goes_back_through_the_batchs_own_server_under_the_pages_id(
 def test_web_is_a_desk_of_its_own_and_port_belongs_to_it():
     import subprocess
 
-    from dsh_under_test import DSH
+    from harness.dsh_under_test import DSH
 
     for args, said in ((["--web", "--plain"], "cannot be combined"),
                        (["--web", "--jsonl"], "cannot be combined"),
@@ -148,7 +145,7 @@ def test_a_taken_port_is_one_line_and_exit_2(runtime_dir):
     import socket
     import subprocess
 
-    from dsh_under_test import DSH
+    from harness.dsh_under_test import DSH
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -165,7 +162,7 @@ def test_an_entry_held_at_another_desk_is_listed_taken_and_the_pages_hold_reache
         runtime_dir):
     """A ``dsh attach --jsonl`` desk opens the entry: the web desk's list says taken; the
     page opens it in turn, and the other desk hears it (``desk/opened`` via the server)."""
-    from mcp_util import jsonl_desk
+    from harness.mcp_util import jsonl_desk
 
     async def scenario(desk, site):
         async with jsonl_desk() as other, client("--wait", "20", name="agent-a") as agent:
@@ -341,7 +338,7 @@ def test_an_entry_is_held_while_any_tab_has_it_open_and_a_closed_tab_lets_it_go(
     """Two tabs open one entry; one goes back: still taken at the other desk (before: freed
     while the second tab had it open); the second tab is closed without going back: free
     (before: taken until the web desk ended)."""
-    from mcp_util import jsonl_desk
+    from harness.mcp_util import jsonl_desk
 
     async def next_change(other: Any) -> dict[str, Any]:
         return await other.event("inbox/changed")
@@ -500,7 +497,7 @@ def test_a_late_reply_is_never_given_to_the_next_frame(runtime_dir, monkeypatch)
 def test_a_tab_too_far_behind_is_ended_and_its_hold_let_go(runtime_dir):
     """A tab that reads nothing while more than ``DESK_QUEUED_EVENTS`` events come is ended
     (before: its queue grew without bound); what it held is free again at the server."""
-    from mcp_util import jsonl_desk
+    from harness.mcp_util import jsonl_desk
 
     from dsh_cli.core.limits import DESK_QUEUED_EVENTS
 

@@ -7,16 +7,13 @@ import asyncio
 import contextlib
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp_server"))
-from dsh_under_test import DSH
-from mcp_util import BATCH, CEILING, client
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, CEILING, client
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from docs_reading import MAN_PAGE, ROOT
-from dsh_under_test import venv_seeing_this_environment
+from harness.dsh_under_test import venv_seeing_this_environment
 
 SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "KEYS", "ANSWERS FILE",
             "JSON-LINES PROTOCOL", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES")

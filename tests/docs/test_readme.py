@@ -101,7 +101,7 @@ def test_bash_completion_completes_commands_and_options():
 
 def test_the_config_sample_warns_that_its_model_turns_off_the_demo(readme, tmp_path):
     """Copied as it is, the sample's `model` makes `dsh` stop for a key: the sample says so."""
-    from dsh_under_test import DSH
+    from harness.dsh_under_test import DSH
 
     (sample,) = re.findall(r"^```toml\n(.*?)^```", readme, flags=re.M | re.S)[:1]
     assert re.search(r"^model = ", sample, flags=re.M)

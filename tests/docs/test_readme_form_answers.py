@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 
 from docs_reading import README, ROOT
-from dsh_under_test import DSH
 from fakes.mcp_forms_server import entry
+from harness.dsh_under_test import DSH
 
 FIRST_LINE = "# answers for the deploy server's form"
 

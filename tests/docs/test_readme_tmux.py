@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from docs_reading import README
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 FIRST = "tmux new-session"
 

@@ -7,8 +7,8 @@ import re
 import signal
 
 import pytest
-from dsh_under_test import DSH
-from pty_util import finish, spawn
+from harness.dsh_under_test import DSH
+from harness.pty_util import finish, spawn
 
 pytestmark = [pytest.mark.pty,
               pytest.mark.skipif(DSH is None, reason="the dsh console script is not installed")]
@@ -80,7 +80,7 @@ def test_timeout_exits_124_with_the_terminal_restored(tmp_path):
 
 
 def test_keys_echoed_before_dsh_starts_do_not_push_the_first_frame_aside(tmp_path):
-    from vt_screen import Screen, wait_for_screen
+    from harness.vt_screen import Screen, wait_for_screen
 
     # the pause lets the terminal echo "2" before dsh runs and can turn echo off
     child = spawn(f"sleep 0.5; {ASK}", str(tmp_path))

@@ -9,7 +9,7 @@ import os
 
 import pexpect
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 pytestmark = pytest.mark.pty
 

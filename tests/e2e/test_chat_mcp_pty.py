@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from dsh_under_test import DSH
 from fakes.openai_server import Reply
+from harness.dsh_under_test import DSH
 
 pytestmark = pytest.mark.pty
 

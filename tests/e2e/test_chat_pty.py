@@ -8,7 +8,7 @@ import signal
 
 import pexpect
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 pytestmark = pytest.mark.pty
 
@@ -69,7 +69,7 @@ def test_ctrl_c_stops_a_streaming_reply_and_sigterm_exits_143(tmp_path):
 
 @pytest.mark.parametrize("columns", [100, 60, 40])
 def test_the_session_header_fits_or_breaks_between_words(columns):
-    from vt_screen import Screen, wait_for_screen
+    from harness.vt_screen import Screen, wait_for_screen
 
     env = dict(os.environ, TERM="xterm", NO_COLOR="1", PROMPT_TOOLKIT_NO_CPR="1")
     child = pexpect.spawn(DSH, ["chat", "--model", "demo"], env=env, encoding="utf-8",
@@ -89,7 +89,7 @@ def test_the_session_header_fits_or_breaks_between_words(columns):
 def test_ctrl_t_leaves_the_questions_to_discuss_them_and_the_model_gets_ask_discuss(tmp_path):
     import subprocess
 
-    from vt_screen import Screen, wait_for_screen
+    from harness.vt_screen import Screen, wait_for_screen
 
     questions = {"questions": [
         {"id": "db", "header": "Database", "question": "Which database should we use?",

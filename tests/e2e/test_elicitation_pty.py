@@ -11,12 +11,12 @@ import os
 
 import pexpect
 import pytest
-from dsh_under_test import DSH
 from fakes.npm_programs import npm_program
 from fakes.openai_server import Reply
+from harness.dsh_under_test import DSH
 
 pytest.importorskip("pyte", reason="pyte (the test extra) reads the terminal's screen")
-from vt_screen import Screen, wait_for_screen  # after the skip
+from harness.vt_screen import Screen, wait_for_screen  # after the skip
 
 pytestmark = pytest.mark.pty
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from dsh_under_test import DSH
 from fakes.openai_server import Reply
+from harness.dsh_under_test import DSH
 
 pytestmark = [pytest.mark.pty,
               pytest.mark.skipif(DSH is None, reason="the dsh console script is not installed")]

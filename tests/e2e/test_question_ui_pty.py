@@ -7,8 +7,8 @@ import re
 import time
 
 import pytest
-from dsh_under_test import DSH
-from pty_util import finish, spawn
+from harness.dsh_under_test import DSH
+from harness.pty_util import finish, spawn
 
 pytestmark = [pytest.mark.pty,
               pytest.mark.skipif(DSH is None, reason="the dsh console script is not installed")]

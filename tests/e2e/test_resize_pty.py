@@ -15,7 +15,7 @@ import time
 import uuid
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 pytestmark = [pytest.mark.pty,
               pytest.mark.skipif(DSH is None, reason="the dsh console script is not installed")]

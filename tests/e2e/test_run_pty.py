@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from dsh_under_test import DSH
-from pty_util import finish, spawn
+from harness.dsh_under_test import DSH
+from harness.pty_util import finish, spawn
 
 pytestmark = pytest.mark.pty
 

@@ -7,7 +7,9 @@ endpoint approves at once (no human), redirecting to the client's callback with 
 so a test that fetches the authorization URL plays the browser. It prints its URL
 (``http://127.0.0.1:PORT/mcp``) on stdout and serves until killed.
 
-``--expires-in S``: access tokens last S seconds (refresh is then exercised);
+``--expires-in S``: access tokens last S seconds (refresh is then exercised); the line
+``expire`` on its stdin ends the life of every access token issued so far (the time a test
+would otherwise sleep through), answered ``expired`` on stdout once done;
 ``--plain-http-endpoints``: its authorization-server metadata lies, sending registration,
 authorization and tokens to ``http://10.9.9.9`` (plain http off loopback);
 ``--redirect-metadata``: its authorization-server metadata redirects to another host (the
@@ -150,6 +152,20 @@ class ApprovingProvider:
 
     async def revoke_token(self, token: object) -> None:
         return None
+
+    def expire(self) -> None:
+        """Every access token issued so far is past its expiry, as if its time had passed."""
+        past = int(time.time()) - 1
+        self.access = {token: granted.model_copy(update={"expires_at": past})
+                       for token, granted in self.access.items()}
+
+
+async def obey(provider: ApprovingProvider) -> None:
+    """The test's lines on stdin: ``expire`` ends every access token's life now."""
+    while line := await asyncio.to_thread(sys.stdin.readline):
+        if line.strip() == "expire":
+            provider.expire()
+            print("expired", flush=True)
 
 
 def lying_metadata(base: str) -> object:
@@ -599,7 +615,7 @@ async def serve(options: argparse.Namespace) -> None:
         served = DpopGate(served, base, options.dpop_nonce, options.record)
     config = uvicorn.Config(served, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
-    await uvicorn.Server(config).serve(sockets=[listener])
+    await asyncio.gather(uvicorn.Server(config).serve(sockets=[listener]), obey(provider))
 
 
 async def serve_apart(options: argparse.Namespace, provider: ApprovingProvider,
@@ -632,7 +648,8 @@ async def serve_apart(options: argparse.Namespace, provider: ApprovingProvider,
     servers = [(uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")), sock)
                for app, sock in apps]
     print(f"{base}/mcp", flush=True)
-    await asyncio.gather(*(each.serve(sockets=[sock]) for each, sock in servers))
+    await asyncio.gather(*(each.serve(sockets=[sock]) for each, sock in servers),
+                         obey(provider))
 
 
 def main() -> None:

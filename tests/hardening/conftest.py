@@ -8,8 +8,11 @@ fast; ``deep`` runs many more when asked for:
 
 from __future__ import annotations
 
+import json
 import os
 
+import pytest
+from harness.hostile_text import SCRIPT
 from hypothesis import HealthCheck, settings
 
 # No example database: the suite must not write a .hypothesis directory into the checkout,
@@ -20,3 +23,10 @@ _COMMON = {"database": None, "deadline": None,
 settings.register_profile("ci", max_examples=100, **_COMMON)
 settings.register_profile("deep", max_examples=5000, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def script(tmp_path):
+    """A scripted model (``--model script:…``) whose every text is hostile."""
+    (tmp_path / "script.json").write_text(json.dumps(SCRIPT), encoding="utf-8")
+    return "script:script.json"

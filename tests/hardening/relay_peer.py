@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 WAIT = 30  # generous: a stuck child fails the test instead of hanging the suite
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.providers.answers_file import AnswersFileError, AnswersFileProvider
 from dsh_cli.tools import AskUserQuestionTool

@@ -8,7 +8,7 @@ import json
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from relay_peer import Peer, asking, script
 
 

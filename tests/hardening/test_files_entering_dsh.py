@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 ASK = {"id": "name", "question": "Project name?", "options": [{"label": "acme"},
                                                               {"label": "other"}]}

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from relay_peer import WAIT, Peer, asking, script
 
 BIG = "x" * 2_000_000  # far more than a pipe holds (64 KiB)

@@ -12,8 +12,8 @@ import os
 import subprocess
 import time
 
-from dsh_under_test import DSH
 from fakes.openai_server import Reply
+from harness.dsh_under_test import DSH
 from hostile_model import HostileModel, chunk, finish
 
 KEY = "sk-Hardening-0123456789abcdefXYZ"
@@ -166,7 +166,6 @@ def test_a_gigabyte_stream_is_cut_at_the_cap_with_bounded_memory_and_the_text_ke
     [*_, kept] = _stored_messages()
     assert kept["role"] == "assistant"
     assert 0 < len(kept["content"]) <= 16 * 1024 ** 2 and set(kept["content"]) == {"x"}
-
 
 
 # -- item 8: the key never leaves through content or error text, in any case ---------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from fakes.openai_server import Reply
-from test_model_faults import _assert_one_line, _run
+from harness.model_faults import assert_one_line, run_against
 
 
 @pytest.mark.parametrize("events", [
@@ -18,5 +18,5 @@ from test_model_faults import _assert_one_line, _run
 ], ids=["choices-str", "delta-str", "list", "index-str", "name-number"])
 def test_a_chunk_of_the_wrong_shape_is_a_model_stream_error(server, events):
     server.default = Reply(raw_events=events)
-    line = _assert_one_line(_run(server))
+    line = assert_one_line(run_against(server))
     assert line.startswith("dsh: MODEL_STREAM: ")

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 CEILING = 120  # seconds; a process that hangs fails the test instead of blocking the suite
 WRITERS = 4

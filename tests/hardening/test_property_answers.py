@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hardening_strategies import ANY_JSON, answers_for, rarely, valid_requests
+from harness.hardening_strategies import ANY_JSON, answers_for, rarely, valid_requests
 from hypothesis import event, given
 from hypothesis import strategies as st
 

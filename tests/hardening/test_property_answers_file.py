@@ -8,7 +8,7 @@ import json
 import os
 import tempfile
 
-from hardening_strategies import (
+from harness.hardening_strategies import (
     ANY_JSON,
     NASTY_TEXT,
     POOL_TEXT,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hardening_strategies import ANY_JSON, tool_arguments
+from harness.hardening_strategies import ANY_JSON, tool_arguments
 from hypothesis import event, given
 
 from dsh_cli.interaction import (

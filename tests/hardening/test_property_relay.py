@@ -7,7 +7,7 @@ import asyncio
 import json
 import os
 
-from hardening_strategies import ANY_JSON, NASTY_TEXT, answers_for, rarely
+from harness.hardening_strategies import ANY_JSON, NASTY_TEXT, answers_for, rarely
 from hypothesis import event, given
 from hypothesis import strategies as st
 
@@ -25,7 +25,6 @@ REQUEST_JSON = {"questions": [
     {"id": "name", "question": "Project name?"},
 ]}
 TEMPLATE = AskUserQuestionRequest.model_validate(REQUEST_JSON)
-
 
 
 def _mostly(usual: list, one_in: int = 6) -> st.SearchStrategy:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from relay_peer import Peer, asking, script, stored_tool_results
 
 from dsh_cli.interaction import LIMITS

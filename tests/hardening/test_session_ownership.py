@@ -9,8 +9,8 @@ import signal
 import sqlite3
 import subprocess
 
-from dsh_under_test import DSH
-from store.conversation import assert_well_formed
+from harness.conversation import assert_well_formed
+from harness.dsh_under_test import DSH
 
 from dsh_cli.store import SessionStore
 

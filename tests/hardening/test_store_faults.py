@@ -14,7 +14,7 @@ import sqlite3
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 ROOT = os.geteuid() == 0
 

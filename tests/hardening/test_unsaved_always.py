@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 TESTS = Path(__file__).resolve().parents[1]
 NOTES = str(TESTS / "fakes" / "mcp_notes_server.py")
@@ -60,8 +60,8 @@ def _read_only(directory: Path, command: list[str], *, writable: Path | None = N
 
 DRIVER = textwrap.dedent("""
     import asyncio, json, sys
-    sys.path[:0] = [sys.argv[1], sys.argv[1] + "/mcp_server"]
-    from mcp_util import bounded, client, jsonl_desk
+    sys.path[:0] = [sys.argv[1]]  # tests/, for the harness package
+    from harness.mcp_util import bounded, client, jsonl_desk
 
     REQUEST = {"tool_name": "Bash", "input": {"command": "make test"}, "tool_use_id": "t1"}
 

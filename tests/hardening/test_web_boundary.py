@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 WAIT = 30
 INTERRUPTED = "dsh: ASK_ABORTED: interrupted by SIGTERM\n"  # dsh ask's own last line

@@ -6,7 +6,7 @@ import re
 import subprocess
 
 import pytest
-from dsh_under_test import DSH, ROOT
+from harness.dsh_under_test import DSH, ROOT
 
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteractionError
 from dsh_cli.interaction.validation import LIMITS, check_questions, limits_text

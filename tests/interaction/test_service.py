@@ -711,7 +711,6 @@ def test_a_crashing_provider_does_not_leave_the_batch_pending(run, probe, reques
     run(main())
 
 
-
 def test_cancelling_asks_never_stalls_the_queue(run, probe, request_of):
     async def main():
         ui = UserInteraction()

@@ -15,11 +15,13 @@ class SlowToClose:
 
     def __init__(self) -> None:
         self.closed = False
+        self.closing = asyncio.Event()  # cancelled: restoring the screen now
 
     async def ask(self, context):
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
+            self.closing.set()
             await asyncio.sleep(0.1)  # restoring the terminal
             self.closed = True
             raise
@@ -31,7 +33,7 @@ def test_a_cancel_while_closing_is_held_until_the_task_is_done_then_raised():
         inner = asyncio.ensure_future(provider.ask(None))
         await asyncio.sleep(0)
         closer = asyncio.ensure_future(close_task(inner))
-        await asyncio.sleep(0.02)
+        await provider.closing.wait()
         closer.cancel()
         with pytest.raises(asyncio.CancelledError):
             await closer
@@ -47,7 +49,7 @@ def test_a_stop_during_the_timeout_cleanup_is_not_swallowed_by_ask_timeout():
         ui.register_provider(provider)
         request = AskUserQuestionRequest(questions=[{"id": "a", "question": "A?"}])
         ask = asyncio.ensure_future(ui.ask(request, timeout=0.05))
-        await asyncio.sleep(0.1)  # timed out; the UI is still closing
+        await provider.closing.wait()  # timed out; the UI is still closing
         ask.cancel()  # SIGTERM arrives now
         with pytest.raises(asyncio.CancelledError):
             await ask

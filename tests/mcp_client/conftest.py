@@ -20,3 +20,14 @@ def real_server():
         return path
 
     return find
+
+
+@pytest.fixture(scope="session")
+def oauth_server():
+    """One OAuth-protected server (``tests/fakes/oauth_mcp_server.py`` with no option) for
+    every login test that needs nothing else of it: each test has its own ``DSH_HOME``, so
+    its own client registration and tokens; the server's start-up (the SDK's) is paid once."""
+    from harness.oauth_login import protected_server
+
+    with protected_server() as url:
+        yield url

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from mcp_client.raw_form_server import entry
 
 CEILING = 60

@@ -16,8 +16,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
 from fakes.mcp_forms_server import entry
+from harness.dsh_under_test import DSH
 
 from dsh_cli.store import SessionStore
 

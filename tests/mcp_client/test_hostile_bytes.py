@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from mcp_client import hostile_http_server
 from mcp_client.hostile_bytes_server import entry
 

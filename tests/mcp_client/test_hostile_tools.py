@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from mcp_client.hostile_tools_server import entry
 
 from dsh_cli.core.limits import MESSAGE_VALUES, RESULT_CHARACTERS, RESULT_ITEMS

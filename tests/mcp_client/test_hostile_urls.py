@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 from mcp_client.raw_form_server import entry
 from mcp_client.raw_runs import run_raw_tool
 

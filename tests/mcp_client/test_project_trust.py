@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.core.errors import ConfigError
 from dsh_cli.mcp_client.config.configured import configured_servers

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from mcp_util import bounded, client, jsonl_desk
+from harness.mcp_util import bounded, client, jsonl_desk
 
 REQUEST = {"tool_name": "Bash", "input": {"command": "rm -rf build"},
            "tool_use_id": "toolu_01"}
@@ -152,7 +152,7 @@ def test_always_covers_that_input_in_that_directory_for_later_servers(tmp_path):
 def test_dsh_permissions_rm_undoes_an_always_for_later_servers(tmp_path):
     import subprocess
 
-    from dsh_under_test import DSH
+    from harness.dsh_under_test import DSH
 
     ls = {"tool_name": "Bash", "input": {"command": "ls"}}
     assert _grant_always(ls, str(tmp_path))["behavior"] == "allow"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fakes.shell_shims import shell_path
-from tasks_wire import StdioDsh
+from harness.tasks_wire import StdioDsh
 
 NOBODY = "denied: no one is at the dsh desk"
 # each deletes VICTIM under bash, and ``Bash(rm:*)`` must deny it

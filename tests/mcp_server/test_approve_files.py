@@ -11,7 +11,7 @@ import os
 import subprocess
 
 import pytest
-from tasks_wire import StdioDsh
+from harness.tasks_wire import StdioDsh
 
 
 @pytest.mark.parametrize("kind", ["directory", "fifo", "torn"])

@@ -13,7 +13,7 @@ import json
 import pytest
 from fakes.shell_commands import ALLOW, CASES, DENY
 from fakes.shell_shims import Sandbox, shell_path
-from mcp_util import bounded, client
+from harness.mcp_util import bounded, client
 
 from dsh_cli.permissions.shell import read_command
 

@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
-from mcp_util import bounded, client
+from harness.dsh_under_test import DSH
+from harness.mcp_util import bounded, client
 
 ASKED = "no one is at the dsh desk"
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import subprocess
-from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
 import pytest
-from dsh_under_test import DSH
-from mcp_util import BATCH, bounded, client, jsonl_desk
+from harness.mcp_http import fetch, http_mcp
+from harness.mcp_util import BATCH, bounded, client, jsonl_desk
 
 ASYNC = {**BATCH, "delivery": "async"}
 ANSWER = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
@@ -28,26 +26,6 @@ async def ask_async(mcp) -> str:
     assert result.structured_content["accepted"] is True
     assert json.loads(result.content[0].text) == result.structured_content
     return result.structured_content["ticket"]
-
-
-async def fetch(mcp, ticket, wait=0):
-    return await mcp.call_tool("get_user_answer", {"ticket": ticket, "wait_seconds": wait})
-
-
-@asynccontextmanager
-async def http_mcp(*args: str):
-    """``dsh mcp --http ARGS``; yields its URL."""
-    process = await asyncio.create_subprocess_exec(
-        DSH, "mcp", "--http", *args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE)
-    try:
-        assert process.stderr is not None
-        line = (await asyncio.wait_for(process.stderr.readline(), 20)).decode()
-        assert line.startswith("dsh: mcp http://127.0.0.1:"), line
-        yield line.split()[-1]
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated():

@@ -11,21 +11,12 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from tasks_wire import Wire2025, http_dsh
+from harness.batches import heavy_batch
+from harness.tasks_wire import Wire2025, http_dsh
 
 from dsh_cli.core.errors import TOO_MANY_PENDING
 from dsh_cli.core.limits import PENDING_BYTES_PER_SESSION
 from dsh_cli.store import SessionStore
-
-
-def heavy_batch(options: int = 17) -> dict:
-    """A batch of 20 questions, each field within its cap: ``options`` × 10,000-character
-    previews each (3.4 MB with 17)."""
-    preview = "p" * 10_000
-    return {"delivery": "async", "questions": [
-        {"id": f"q{n}", "question": f"Which {n}?",
-         "options": [{"label": f"option {i}", "preview": preview} for i in range(options)]}
-        for n in range(20)]}
 
 
 def small_batch() -> dict:

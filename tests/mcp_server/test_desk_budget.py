@@ -9,11 +9,11 @@ import asyncio
 import json
 import subprocess
 
-from dsh_under_test import DSH
-from mcp_util import bounded
-from tasks_wire import Wire2025
-from test_async_delivery import http_mcp
-from test_batch_budget import heavy_batch
+from harness.batches import heavy_batch
+from harness.dsh_under_test import DSH
+from harness.mcp_http import http_mcp
+from harness.mcp_util import bounded
+from harness.tasks_wire import Wire2025
 
 from dsh_cli.core.errors import TOO_MANY_PENDING
 from dsh_cli.core.limits import DESK_HELD_BYTES, PENDING_BYTES_PER_SESSION

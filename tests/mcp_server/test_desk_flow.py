@@ -6,7 +6,7 @@ import asyncio
 import os
 
 import pytest
-from mcp_util import BATCH, QUESTION, bounded, client, jsonl_desk
+from harness.mcp_util import BATCH, QUESTION, bounded, client, jsonl_desk
 
 ERAS = ["legacy", "auto"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from mcp_util import BATCH, CEILING, bounded, client, server_socket
+from harness.mcp_util import BATCH, CEILING, bounded, client, server_socket
 
 
 async def _line(reader: asyncio.StreamReader) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from mcp_util import CEILING, bounded
+from harness.mcp_util import CEILING, bounded
 
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.mcp_server.desk_hub import DeskHub

@@ -10,9 +10,9 @@ import json
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
-from mcp_util import BATCH, CEILING, bounded, client, jsonl_desk
-from ownership_frames import foreign, refusals, settling
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, CEILING, bounded, client, jsonl_desk
+from harness.ownership_frames import foreign, refusals, settling
 
 ANSWERS = [{"id": "db", "selected": ["SQLite"]}]
 APPROVE = {"tool_name": "Bash", "input": {"command": "git push --force"},

@@ -8,7 +8,7 @@ import os
 import signal
 import time
 
-from mcp_util import BATCH, ask_once_linked, bounded, client, jsonl_desk, server_socket
+from harness.mcp_util import BATCH, ask_once_linked, bounded, client, jsonl_desk, server_socket
 
 from dsh_cli.mcp_server.desks import TAKE_WITHIN
 

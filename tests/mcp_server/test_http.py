@@ -11,8 +11,8 @@ import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
-from dsh_under_test import DSH
-from mcp_util import BATCH, bounded
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, bounded
 
 
 @pytest.fixture
@@ -136,8 +136,6 @@ def test_sessions_never_closed_are_capped_at_100_the_idlest_closed_first(http_se
         assert all(alive(session) for session in sessions[32:] + later)
     finally:
         stream.close()
-
-
 
 
 def test_dsh_run_uses_a_streamable_http_server_with_its_headers(http_server, tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 
-from dsh_under_test import DSH
 from fakes.npm_programs import npm_program
-from mcp_util import QUESTION
+from harness.dsh_under_test import DSH
+from harness.mcp_util import QUESTION
 
 
 def _inspector(answers, *method: str) -> dict:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from mcp_util import bounded, client, jsonl_desk
-from tasks_wire import StdioDsh
+from harness.mcp_util import bounded, client, jsonl_desk
+from harness.tasks_wire import StdioDsh
 
 PROCEED = {"id": "go", "header": "Deploy", "question": "Proceed?",
            "options": [{"label": "Yes"}, {"label": "No"}]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tasks_wire import Listener, Wire2026, ask_call, http_dsh
+from harness.tasks_wire import Listener, Wire2026, ask_call, http_dsh
 
 from dsh_cli.core.limits import TASK_LISTEN_STREAMS
 

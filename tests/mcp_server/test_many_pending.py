@@ -11,8 +11,8 @@ import asyncio
 from types import SimpleNamespace
 
 import pytest
-from mcp_util import bounded, jsonl_desk
-from test_async_delivery import fetch, http_mcp
+from harness.mcp_http import fetch, http_mcp
+from harness.mcp_util import bounded, jsonl_desk
 
 from dsh_cli.core.errors import NO_TICKET_OWNER, TOO_MANY_PENDING
 from dsh_cli.interaction import AskUserQuestionAnswer, UserInteraction

@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
-from dsh_under_test import DSH
 from fakes.mcp_notes_server import entry
+from harness.dsh_under_test import DSH
 
 
 def dsh(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:

@@ -17,8 +17,8 @@ import json
 import re
 
 import pytest
-from mcp_util import bounded, jsonl_desk
-from tasks_wire import EXTENSION, Listener, StdioDsh, Wire2025, Wire2026, ask_call, http_dsh
+from harness.mcp_util import bounded, jsonl_desk
+from harness.tasks_wire import EXTENSION, Listener, StdioDsh, Wire2025, Wire2026, ask_call, http_dsh
 
 from dsh_cli.core.limits import TASK_TTL_MAX_MS
 
@@ -410,7 +410,7 @@ def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answers):
 def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
     import subprocess
 
-    from dsh_under_test import DSH
+    from harness.dsh_under_test import DSH
 
     async def main():
         async with jsonl_desk() as desk:
@@ -550,7 +550,7 @@ def test_a_2026_listen_without_the_extension_is_not_served(answers):
 def test_sigterm_ends_an_open_listen_stream_with_its_result_and_quietly():
     import subprocess
 
-    from dsh_under_test import DSH
+    from harness.dsh_under_test import DSH
 
     process = subprocess.Popen([DSH, "mcp", "--http", "--wait", "20"],
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

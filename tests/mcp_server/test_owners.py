@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
-from mcp_util import BATCH, bounded, jsonl_desk
-from tasks_wire import ACCEPT, Wire2025, Wire2026, ask_call, http_dsh
+from harness.mcp_util import BATCH, bounded, jsonl_desk
+from harness.tasks_wire import ACCEPT, Wire2025, Wire2026, ask_call, http_dsh
 
 from dsh_cli.core.limits import HTTP_SESSIONS, TASKS_PER_SESSION, TICKETS_SETTLED
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mcp_util import bounded, client, jsonl_desk
+from harness.mcp_util import bounded, client, jsonl_desk
 
 PREVIEW = "CREATE TABLE users (\n  id serial PRIMARY KEY\n);"
 

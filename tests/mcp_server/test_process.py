@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 CLI = Path(__file__).resolve().parents[2] / "dsh_cli" / "cli" / "mcp.py"
 

@@ -13,9 +13,9 @@ import itertools
 import json
 import subprocess
 
-from dsh_under_test import DSH
-from mcp_util import BATCH, bounded, jsonl_desk
-from tasks_wire import Wire2025, http_dsh
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, bounded, jsonl_desk
+from harness.tasks_wire import Wire2025, http_dsh
 
 ANSWER = [{"id": "db", "selected": ["SQLite"]}]
 ROUNDS = 12

@@ -11,8 +11,8 @@ import asyncio
 import json
 import time
 
-from mcp_util import bounded, jsonl_desk
-from tasks_wire import StdioDsh, Wire2025, Wire2026, ask_call, http_dsh
+from harness.mcp_util import bounded, jsonl_desk
+from harness.tasks_wire import StdioDsh, Wire2025, Wire2026, ask_call, http_dsh
 
 ANSWER = [{"id": "db", "selected": ["SQLite"]}]
 ROUNDS = 30  # the old code lost 16-26 of 30 such rounds; one loss fails the test

@@ -8,7 +8,7 @@ import signal
 import time
 
 import pytest
-from mcp_util import BATCH, bounded, client, jsonl_desk
+from harness.mcp_util import BATCH, bounded, client, jsonl_desk
 
 from dsh_cli.store import SessionStore
 

@@ -8,7 +8,7 @@ import select
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 pytestmark = pytest.mark.skipif(DSH is None, reason="the dsh console script is not installed")
 

@@ -6,8 +6,8 @@ import json
 import subprocess
 
 import pytest
-from dsh_under_test import DSH
-from mcp_util import BATCH, bounded, client
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, bounded, client
 
 from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION
 

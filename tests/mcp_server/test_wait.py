@@ -6,8 +6,8 @@ import asyncio
 import subprocess
 import time
 
-from dsh_under_test import DSH
-from mcp_util import BATCH, CEILING, bounded, client, jsonl_desk
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, CEILING, bounded, client, jsonl_desk
 
 
 def test_a_desk_that_attaches_within_the_wait_answers():

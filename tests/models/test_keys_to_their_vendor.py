@@ -13,7 +13,7 @@ import subprocess
 import threading
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 class RecordingProxy:

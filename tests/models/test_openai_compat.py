@@ -38,8 +38,6 @@ DB = {"id": "db", "question": "Which database?",
       "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
 
 
-
-
 def make_model(server, **options):
     options.setdefault("retry_base_delay", 0.001)
     return OpenAIChatModel(model="test-model", base_url=server.base_url, api_key=KEY, **options)

@@ -11,8 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
 from fakes.mcp_lying_server import entry_for
+from harness.dsh_under_test import DSH
 
 
 def write(path: Path, data: object) -> str:

@@ -14,10 +14,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
 from fakes.mcp_shell_server import entry_for
 from fakes.shell_commands import ALLOW, CASES, DENY
 from fakes.shell_shims import Sandbox, shell_path
+from harness.dsh_under_test import DSH
 
 from dsh_cli.permissions.shell import read_command
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from providers.test_relay import SESSION, answer, outcome, run
+from harness.relay_wire import SESSION, answer, outcome, run
 
 from dsh_cli.interaction import AskUserQuestionRequest
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from test_relay import QUESTIONS, SESSION, Wire, ask_task
+from harness.relay_wire import QUESTIONS, SESSION, Wire, ask_task
 
 from dsh_cli.core.errors import HarnessError
 from dsh_cli.core.events import PermissionRequested

@@ -7,8 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
 from fakes.mcp_forms_server import entry
+from harness.dsh_under_test import DSH
 
 CEILING = 60
 ANSWERS = {"deploy:target/env": ["production"], "deploy:target/replicas": "3",

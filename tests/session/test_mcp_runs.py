@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 NOTES = str(FAKES / "mcp_notes_server.py")

@@ -7,7 +7,7 @@ import json
 import sqlite3
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 from dsh_cli.core.errors import HarnessError
 from dsh_cli.core.events import EventStream, PermissionRequested

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from fakes.providers import Never
-from store.conversation import assert_well_formed
+from harness.conversation import assert_well_formed
 
 from dsh_cli.agent import AgentLoop
 from dsh_cli.core.events import (

@@ -10,7 +10,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 def dsh(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 import pytest
+from harness.web_site import Site
 
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.web import WebHost
@@ -17,8 +18,6 @@ def serve():
     """``serve(scenario, chat=False)`` runs ``await scenario(site)`` against a live host."""
 
     def run(scenario: Any, *, chat: bool = False, session_id: str | None = "s1") -> None:
-        from web_site import Site  # tests/web is on sys.path once its test modules load
-
         async def main() -> None:
             ui = UserInteraction(session_id=session_id)
             stderr = io.StringIO()

@@ -19,8 +19,8 @@ import threading
 from typing import Any
 
 import pytest
-from dsh_under_test import DSH
-from web_site import Site, until
+from harness.dsh_under_test import DSH
+from harness.web_site import Site, until
 
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.relay import JsonLinesRelay

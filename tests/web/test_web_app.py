@@ -6,7 +6,7 @@ import asyncio
 import io
 import re
 
-from web_site import request, until
+from harness.web_site import request, until
 
 from dsh_cli.interaction import UserInteraction
 from dsh_cli.providers.web import WebHost

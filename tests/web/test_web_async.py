@@ -8,7 +8,7 @@ import contextlib
 import io
 import json
 
-from web_site import Site
+from harness.web_site import Site
 
 from dsh_cli.cli.web import web_main
 

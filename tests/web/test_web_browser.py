@@ -449,8 +449,6 @@ def test_the_tab_says_done_when_the_host_closes(live, open_page):
     assert status(page) == "done"  # no "reconnecting…" after the stream ended
 
 
-
-
 # -- permission cards ---------------------------------------------------------------------
 
 def permission_gate(host: LiveHost) -> Any:
@@ -556,8 +554,6 @@ def test_allow_for_this_session_is_remembered_by_the_gate(live, open_page):
     again = check(host, gate, "mcp__notes__write_note", {"text": "again"}, server="notes")
     assert again.result(10).decision == "allow_session"  # asked no one
     assert page.locator("#composer").is_hidden()
-
-
 
 
 # -- an asker's fields (an MCP server's elicitation form) ---------------------------------

@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 
 class Browserless:

@@ -6,7 +6,7 @@ import asyncio
 import io
 
 import pytest
-from web_site import ANSWERS, request, until
+from harness.web_site import ANSWERS, request, until
 
 from dsh_cli.interaction import UserInteraction, UserInteractionError
 from dsh_cli.providers.web import WebHost
@@ -176,7 +176,6 @@ def test_closing_the_host_aborts_a_pending_ask_and_ends_streams():
         assert caught.value.code == "ASK_ABORTED"
 
     asyncio.run(main())
-
 
 
 def test_a_closing_host_ends_every_stream_with_host_closed(serve):

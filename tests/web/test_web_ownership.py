@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dsh_under_test import DSH
 from fakes import mcp_forms_server, mcp_notes_server
-from ownership_frames import foreign, refusals, settling
+from harness.dsh_under_test import DSH
+from harness.ownership_frames import foreign, refusals, settling
 
 WAIT = 30
 QUESTION = {"id": "db", "question": "Which database?",

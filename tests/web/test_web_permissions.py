@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from web_site import until
+from harness.web_site import until
 
 from dsh_cli.core.errors import HarnessError
 from dsh_cli.core.events import PermissionRequested, PermissionResolved

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fakes.elicitation_form import ENV, REPLICAS
-from test_terminal_forgiving import ask
+from harness.terminal_session import ask
 
 from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import (

@@ -5,7 +5,7 @@ and 40 columns and reads the frame the application draws."""
 from __future__ import annotations
 
 import pytest
-from test_terminal_forgiving import ask, assert_fits, item, key_line
+from harness.terminal_session import ask, assert_fits, item, key_line
 
 WIDTHS = [100, 60, 40]
 
@@ -55,12 +55,12 @@ def two_forms(columns: int, body):
     import asyncio
     import io
 
+    from harness.terminal_session import Session
     from mcp_types import ElicitRequestFormParams
     from prompt_toolkit.application import create_app_session
     from prompt_toolkit.data_structures import Size
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output.vt100 import Vt100_Output
-    from test_terminal_forgiving import Session
 
     from dsh_cli.interaction import UserInteraction
     from dsh_cli.mcp_client.forms.asking import Elicitor

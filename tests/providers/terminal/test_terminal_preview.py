@@ -11,11 +11,11 @@ import io
 
 import pyte
 import pytest
+from harness.terminal_session import DOWN, ENTER, ESC, TAB, assert_fits
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
-from test_terminal_forgiving import DOWN, ENTER, ESC, TAB, assert_fits
 
 from dsh_cli.interaction import AskUserQuestionItem, AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.terminal import TerminalProvider

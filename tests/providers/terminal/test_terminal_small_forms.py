@@ -8,7 +8,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from test_terminal_forgiving import DOWN, END, ENTER, ESC, PGDN, Session, ask, assert_fits
+from harness.terminal_session import DOWN, END, ENTER, ESC, PGDN, Session, ask, assert_fits
 
 from dsh_cli.core.outcomes import Outcome
 from dsh_cli.interaction import AskUserQuestionRequest

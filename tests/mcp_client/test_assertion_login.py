@@ -20,8 +20,7 @@ from urllib.parse import parse_qs
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
-from test_client_credentials import entry_file, grants, mcp_list, pem, public_pem_file
-from test_login import protected_server
+from harness.oauth_login import entry_file, grants, mcp_list, pem, protected_server, public_pem_file
 
 SECRET = "s3cret-of-the-enterprise-client"
 ID_TOKEN = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.the-users-id-token"
@@ -95,11 +94,11 @@ def test_an_issuer_that_does_not_answer_is_no_login_to_run(tmp_path, dsh_home, k
     no_trace(token, dsh_home, stderr, json.dumps(server))
 
 
-def test_an_unset_assertion_variable_says_which(tmp_path):
-    with protected_server() as url:
-        servers = entry_file(tmp_path, url, {"assertion_env": "DSH_TEST_UNSET_JWT",
-                                             "issuer": url.removesuffix("/mcp")})
-        server, _ = mcp_list(servers)
+def test_an_unset_assertion_variable_says_which(tmp_path, oauth_server):
+    url = oauth_server
+    servers = entry_file(tmp_path, url, {"assertion_env": "DSH_TEST_UNSET_JWT",
+                                         "issuer": url.removesuffix("/mcp")})
+    server, _ = mcp_list(servers)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
     assert server["error"] == ("prot cannot log in: oauth.assertion_env names "
                                "DSH_TEST_UNSET_JWT, which is not set")

@@ -7,49 +7,20 @@ real subprocess; the secret and the key reach it through environment variables o
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from dsh_under_test import DSH
-from test_login import log_in, protected_server
+from harness.oauth_login import (
+    entry_file,
+    grants,
+    log_in,
+    mcp_list,
+    pem,
+    protected_server,
+    public_pem_file,
+)
 
-CEILING = 60
 SECRET = "s3cret-of-the-ci-client"
-
-
-def pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> str:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption()).decode()
-
-
-def public_pem_file(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey, path: Path) -> str:
-    path.write_bytes(key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
-    return str(path)
-
-
-def entry_file(tmp_path: Path, url: str, oauth: dict) -> str:
-    path = tmp_path / "servers.json"
-    path.write_text(json.dumps({"mcpServers": {"prot": {"type": "http", "url": url,
-                                                        "oauth": oauth}}}))
-    return str(path)
-
-
-def mcp_list(servers: str, **environ: str) -> tuple[dict, str]:
-    """``dsh mcp list --json``'s one server and everything dsh wrote on stderr."""
-    result = subprocess.run([DSH, "mcp", "list", "--mcp-config", servers, "--json"],
-                            capture_output=True, text=True, timeout=CEILING,
-                            stdin=subprocess.DEVNULL, env={**os.environ, **environ})
-    [server] = json.loads(result.stdout)
-    return server, result.stderr
-
-
-def grants(record: Path) -> list[str]:
-    return record.read_text().split() if record.exists() else []
 
 
 def test_a_client_secret_logs_in_with_no_warning_on_the_terminal(tmp_path):
@@ -135,23 +106,23 @@ def test_a_refused_secret_is_the_servers_reason_not_a_login_to_run(tmp_path):
 
 
 def test_a_metadata_document_where_the_server_takes_none_falls_back_to_registration(
-        tmp_path, dsh_home):
+        tmp_path, dsh_home, oauth_server):
     document = "https://dsh.example/client-metadata.json"
-    with protected_server() as url:
-        servers = entry_file(tmp_path, url, {"client_metadata_url": document})
-        login = log_in(servers)
-        assert login.returncode == 0, login.stderr
-        server, _ = mcp_list(servers)
+    url = oauth_server
+    servers = entry_file(tmp_path, url, {"client_metadata_url": document})
+    login = log_in(servers)
+    assert login.returncode == 0, login.stderr
+    server, _ = mcp_list(servers)
     assert server["started"], server
     [stored] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
     assert stored["client"]["client_id"] not in ("", document)  # registered: the server's ID
 
 
-def test_a_key_variable_that_is_unset_says_which(tmp_path):
-    with protected_server() as url:
-        servers = entry_file(tmp_path, url, {"client_id": "jwt-ci",
-                                             "private_key_env": "DSH_TEST_UNSET_KEY"})
-        server, _ = mcp_list(servers)
+def test_a_key_variable_that_is_unset_says_which(tmp_path, oauth_server):
+    url = oauth_server
+    servers = entry_file(tmp_path, url, {"client_id": "jwt-ci",
+                                         "private_key_env": "DSH_TEST_UNSET_KEY"})
+    server, _ = mcp_list(servers)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
     assert server["error"] == ("prot cannot log in: oauth.private_key_env names "
                                "DSH_TEST_UNSET_KEY, which is not set")

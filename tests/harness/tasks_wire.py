@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-from dsh_under_test import DSH
-from mcp_util import BATCH
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 ACCEPT = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

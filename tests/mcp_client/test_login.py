@@ -8,75 +8,30 @@ callback. Every dsh is a real subprocess.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx2
 import pytest
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
+from harness.oauth_login import (
+    CEILING,
+    GREETING,
+    NOTED,
+    age_login,
+    dsh,
+    listed,
+    log_in,
+    protected_server,
+    running_protected_server,
+    servers_file,
+)
 
-FAKE = Path(__file__).resolve().parents[1] / "fakes" / "oauth_mcp_server.py"
-GREETING = "hello from the protected server"
-NOTED = "noted, with the write scope"
-CEILING = 60
 NEEDS_LOGIN = "MCP_AUTH_REQUIRED: prot needs a login: run dsh mcp login prot"
-
-
-@contextlib.contextmanager
-def protected_server(*options: str):
-    """The OAuth-protected MCP server's URL while it runs."""
-    process = subprocess.Popen([sys.executable, str(FAKE), *options], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
-        yield url
-    finally:
-        process.kill()
-        process.wait(timeout=10)
-
-
-def servers_file(tmp_path: Path, url: str) -> str:
-    path = tmp_path / "servers.json"
-    path.write_text(json.dumps({"mcpServers": {"prot": {"type": "http", "url": url}}}))
-    return str(path)
-
-
-def dsh(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([DSH, *args], capture_output=True, text=True, timeout=CEILING,
-                          stdin=subprocess.DEVNULL)
-
-
-def listed(servers: str) -> dict:
-    result = dsh("mcp", "list", "--mcp-config", servers, "--json")
-    server = json.loads(result.stdout)[0]
-    # mcp list's status says whether every server started
-    assert result.returncode == (0 if server["started"] else 1), result.stderr
-    return server
-
-
-def log_in(servers: str, *, follow: bool = True, timeout: str = "30",
-           ) -> subprocess.CompletedProcess[str]:
-    """``dsh mcp login prot``; with ``follow`` the test is the browser that says yes."""
-    process = subprocess.Popen([DSH, "mcp", "login", "prot", "--mcp-config", servers,
-                                "--no-open", "--timeout", timeout], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    first = process.stderr.readline()
-    if follow:
-        url = first.rsplit(" ", 1)[-1].strip()
-        assert "/authorize?" in url and "code_challenge_method=S256" in url, first
-        page = httpx2.get(url, follow_redirects=True, timeout=CEILING)
-        assert page.status_code == 200 and "logged in" in page.text
-    out, err = process.communicate(timeout=CEILING)
-    return subprocess.CompletedProcess(process.args, process.returncode, out, first + err)
 
 
 def stored_token(home: Path) -> str:
@@ -86,33 +41,34 @@ def stored_token(home: Path) -> str:
     return entry["tokens"]["access_token"]
 
 
-def test_a_server_that_answers_401_is_named_with_the_login_to_run(tmp_path):
-    with protected_server() as url:
-        servers = servers_file(tmp_path, url)
-        server = listed(servers)
-        shown = dsh("mcp", "list", "--mcp-config", servers)
+def test_a_server_that_answers_401_is_named_with_the_login_to_run(tmp_path, oauth_server):
+    url = oauth_server
+    servers = servers_file(tmp_path, url)
+    server = listed(servers)
+    shown = dsh("mcp", "list", "--mcp-config", servers)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
     assert server["error"] == "prot needs a login: run dsh mcp login prot"
     assert f"  {NEEDS_LOGIN}\n" in shown.stdout
 
 
-def test_login_stores_the_token_0600_and_the_session_uses_it_nowhere_else(tmp_path, dsh_home):
+def test_login_stores_the_token_0600_and_the_session_uses_it_nowhere_else(tmp_path, dsh_home,
+                                                                          oauth_server):
     script = tmp_path / "model.json"
     script.write_text(json.dumps({"turns": [
         {"tool_calls": [{"name": "mcp__prot__whoami", "arguments": {}}]},
         {"content": "done"}]}))
-    with protected_server() as url:
-        servers = servers_file(tmp_path, url)
-        login = log_in(servers)
-        assert login.returncode == 0, login.stderr
-        assert login.stderr.endswith("dsh: prot: logged in\n")
-        token = stored_token(dsh_home)
-        server = listed(servers)
-        assert server["started"] and [t["name"] for t in server["tools"]] == [
-            "mcp__prot__whoami"]
-        run = subprocess.run([DSH, "run", "--model", f"script:{script}", "--mcp-config",
-                              servers, "--yes", "--jsonl", "go"], capture_output=True,
-                             text=True, timeout=CEILING, stdin=subprocess.DEVNULL)
+    url = oauth_server
+    servers = servers_file(tmp_path, url)
+    login = log_in(servers)
+    assert login.returncode == 0, login.stderr
+    assert login.stderr.endswith("dsh: prot: logged in\n")
+    token = stored_token(dsh_home)
+    server = listed(servers)
+    assert server["started"] and [t["name"] for t in server["tools"]] == [
+        "mcp__prot__whoami"]
+    run = subprocess.run([DSH, "run", "--model", f"script:{script}", "--mcp-config",
+                          servers, "--yes", "--jsonl", "go"], capture_output=True,
+                         text=True, timeout=CEILING, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stderr
     assert GREETING in run.stdout
     # the token is in its file and nowhere else: not the session store, the log, --json
@@ -124,42 +80,38 @@ def test_login_stores_the_token_0600_and_the_session_uses_it_nowhere_else(tmp_pa
         assert token.encode() not in path.read_bytes(), path
 
 
-def test_logout_forgets_the_login(tmp_path, dsh_home):
-    with protected_server() as url:
-        servers = servers_file(tmp_path, url)
-        assert log_in(servers).returncode == 0
-        out = dsh("mcp", "logout", "prot", "--mcp-config", servers)
-        assert out.stderr == "dsh: prot: logged out\n"
-        assert json.loads((dsh_home / "mcp-tokens.json").read_text()) == {}
-        assert listed(servers)["code"] == "MCP_AUTH_REQUIRED"
+def test_logout_forgets_the_login(tmp_path, dsh_home, oauth_server):
+    url = oauth_server
+    servers = servers_file(tmp_path, url)
+    assert log_in(servers).returncode == 0
+    out = dsh("mcp", "logout", "prot", "--mcp-config", servers)
+    assert out.stderr == "dsh: prot: logged out\n"
+    assert json.loads((dsh_home / "mcp-tokens.json").read_text()) == {}
+    assert listed(servers)["code"] == "MCP_AUTH_REQUIRED"
 
 
-# long enough that a login on a busy machine ends before its token expires (at 1 s the SDK
-# could see the new token expire mid-login and start a second flow: "state mismatch")
-EXPIRES = 4
-
-
-def test_an_expired_token_is_refreshed_and_a_revoked_refresh_asks_for_login(tmp_path):
+def test_an_expired_token_is_refreshed_and_a_revoked_refresh_asks_for_login(tmp_path,
+                                                                             dsh_home):
     record = tmp_path / "grants.txt"
-    with protected_server("--expires-in", str(EXPIRES), "--record", str(record)) as url:
-        servers = servers_file(tmp_path, url)
+    with running_protected_server("--record", str(record)) as running:
+        servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
-        time.sleep(EXPIRES + 0.5)  # the access token is expired now; the refresh token is good
+        age_login(running, dsh_home)  # the access token is expired; the refresh token is good
         assert listed(servers)["started"]
     assert record.read_text().split() == ["authorization_code", "refresh_token"]
-    with protected_server("--expires-in", str(EXPIRES), "--refuse-refresh") as url:
-        servers = servers_file(tmp_path, url)
+    with running_protected_server("--refuse-refresh") as running:
+        servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
-        time.sleep(EXPIRES + 0.5)
+        age_login(running, dsh_home)
         server = listed(servers)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
 
 
-def test_a_browser_that_never_comes_back_is_a_timeout_not_a_hang(tmp_path, dsh_home):
-    with protected_server() as url:
-        servers = servers_file(tmp_path, url)
-        started = time.monotonic()
-        login = log_in(servers, follow=False, timeout="1")
+def test_a_browser_that_never_comes_back_is_a_timeout_not_a_hang(tmp_path, dsh_home, oauth_server):
+    url = oauth_server
+    servers = servers_file(tmp_path, url)
+    started = time.monotonic()
+    login = log_in(servers, follow=False, timeout="1")
     assert login.returncode == 1
     assert login.stderr.splitlines()[-1] == (
         "dsh: MCP_LOGIN_FAILED: prot: no answer from the browser within 1 s "
@@ -242,26 +194,28 @@ def test_a_token_refused_mid_login_is_a_second_authorization_with_its_own_redire
                                           "authorization_code"]
 
 
-def test_client_credentials_whose_secret_variable_is_unset_says_which(tmp_path):
-    with protected_server() as url:
-        servers = tmp_path / "servers.json"
-        servers.write_text(json.dumps({"mcpServers": {"prot": {
-            "type": "http", "url": url,
-            "oauth": {"client_id": "ci", "client_secret_env": "DSH_TEST_UNSET_SECRET"}}}}))
-        server = listed(str(servers))
+def test_client_credentials_whose_secret_variable_is_unset_says_which(tmp_path, oauth_server):
+    url = oauth_server
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"prot": {
+        "type": "http", "url": url,
+        "oauth": {"client_id": "ci", "client_secret_env": "DSH_TEST_UNSET_SECRET"}}}}))
+    server = listed(str(servers))
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
     assert server["error"] == ("prot cannot log in: oauth.client_secret_env names "
                                "DSH_TEST_UNSET_SECRET, which is not set")
 
 
-def test_where_no_browser_opens_the_pasted_address_finishes_the_login(tmp_path, dsh_home):
+def test_where_no_browser_opens_the_pasted_address_finishes_the_login(tmp_path, dsh_home,
+                                                                      oauth_server):
     import asyncio
 
     from dsh_cli.mcp_client import parse_servers
     from dsh_cli.mcp_client.login import log_in
 
     read_end, write_end = os.pipe()
-    with protected_server() as url, open(read_end, encoding="utf-8") as paste:
+    url = oauth_server
+    with open(read_end, encoding="utf-8") as paste:
         [config] = parse_servers({"mcpServers": {"prot": {"type": "http", "url": url}}},
                                  "test", {})
 
@@ -398,15 +352,15 @@ def received(record: Path, server: str) -> list[dict]:
 def test_a_refresh_goes_to_the_authorization_server_never_to_the_mcp_server(tmp_path,
                                                                             dsh_home):
     record = tmp_path / "requests.jsonl"
-    with protected_server("--auth-server-apart", str(record), "--expires-in",
-                          str(EXPIRES)) as url:
+    with running_protected_server("--auth-server-apart", str(record)) as running:
+        url = running.url
         servers = servers_file(tmp_path, url)
         login = log_in(servers)
         assert login.returncode == 0, login.stderr
         [entry] = json.loads((dsh_home / "mcp-tokens.json").read_text()).values()
         refresh = entry["tokens"]["refresh_token"]
         issuer = received(record, "auth")[0]
-        time.sleep(EXPIRES + 0.5)  # a later process, with the access token expired
+        age_login(running, dsh_home)  # a later process, with the access token expired
         server = listed(servers)
     assert server["started"], server
     token_requests = [request["body"] for request in received(record, "auth")
@@ -425,10 +379,10 @@ def test_a_refresh_goes_to_the_authorization_server_never_to_the_mcp_server(tmp_
 def test_a_login_stored_without_its_token_endpoint_is_never_refreshed_blind(tmp_path,
                                                                            dsh_home):
     record = tmp_path / "requests.jsonl"
-    with protected_server("--auth-server-apart", str(record), "--expires-in",
-                          str(EXPIRES)) as url:
-        servers = servers_file(tmp_path, url)
+    with running_protected_server("--auth-server-apart", str(record)) as running:
+        servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
+        age_login(running, dsh_home)  # a later process, with the access token expired
         tokens = dsh_home / "mcp-tokens.json"
         document = json.loads(tokens.read_text())
         for entry in document.values():  # a login stored before dsh kept its endpoint
@@ -437,7 +391,6 @@ def test_a_login_stored_without_its_token_endpoint_is_never_refreshed_blind(tmp_
         tokens.write_text(json.dumps(document))
         refresh = next(iter(document.values()))["tokens"]["refresh_token"]
         before = len(record.read_text().splitlines())
-        time.sleep(EXPIRES + 0.5)
         server = listed(servers)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")
     later = [json.loads(line) for line in record.read_text().splitlines()[before:]]
@@ -469,17 +422,18 @@ def callback_of(url: str) -> str:
     return parse_qs(urlsplit(url).query)["redirect_uri"][0]
 
 
-def test_a_callback_with_a_wrong_state_is_refused_and_the_login_waits_on(tmp_path, dsh_home):
-    with protected_server() as url:
-        process, authorize = start_login(servers_file(tmp_path, url))
-        # another local process guesses the port: it is refused, and told nothing else
-        bogus = httpx2.get(callback_of(authorize), params={"code": "forged", "state": "x"},
+def test_a_callback_with_a_wrong_state_is_refused_and_the_login_waits_on(tmp_path, dsh_home,
+                                                                         oauth_server):
+    url = oauth_server
+    process, authorize = start_login(servers_file(tmp_path, url))
+    # another local process guesses the port: it is refused, and told nothing else
+    bogus = httpx2.get(callback_of(authorize), params={"code": "forged", "state": "x"},
+                       timeout=CEILING)
+    stateless = httpx2.get(callback_of(authorize), params={"code": "forged"},
                            timeout=CEILING)
-        stateless = httpx2.get(callback_of(authorize), params={"code": "forged"},
-                               timeout=CEILING)
-        assert process.poll() is None  # still waiting for the browser
-        page = httpx2.get(authorize, follow_redirects=True, timeout=CEILING)
-        _, err = process.communicate(timeout=CEILING)
+    assert process.poll() is None  # still waiting for the browser
+    page = httpx2.get(authorize, follow_redirects=True, timeout=CEILING)
+    _, err = process.communicate(timeout=CEILING)
     assert (bogus.status_code, stateless.status_code) == (400, 400)
     assert "logged in" not in bogus.text + stateless.text
     assert page.status_code == 200 and "logged in" in page.text
@@ -487,31 +441,31 @@ def test_a_callback_with_a_wrong_state_is_refused_and_the_login_waits_on(tmp_pat
     assert err == "dsh: prot: logged in\n"
 
 
-def test_a_wrong_state_until_the_timeout_is_the_timeout_line(tmp_path, dsh_home):
-    with protected_server() as url:
-        process, authorize = start_login(servers_file(tmp_path, url), timeout="3")
-        bogus = httpx2.get(callback_of(authorize), params={"code": "forged", "state": "x"},
-                           timeout=CEILING)
-        _, err = process.communicate(timeout=CEILING)
+def test_a_wrong_state_until_the_timeout_is_the_timeout_line(tmp_path, dsh_home, oauth_server):
+    url = oauth_server
+    process, authorize = start_login(servers_file(tmp_path, url), timeout="3")
+    bogus = httpx2.get(callback_of(authorize), params={"code": "forged", "state": "x"},
+                       timeout=CEILING)
+    _, err = process.communicate(timeout=CEILING)
     assert bogus.status_code == 400
     assert process.returncode == 1
     assert err == ("dsh: MCP_LOGIN_FAILED: prot: no answer from the browser within 3 s "
                    "(run dsh mcp login prot again)\n")
 
 
-def test_idle_connections_to_the_callback_leave_no_traceback(tmp_path, dsh_home):
+def test_idle_connections_to_the_callback_leave_no_traceback(tmp_path, dsh_home, oauth_server):
     import socket
     from urllib.parse import urlsplit
 
-    with protected_server() as url:
-        process, authorize = start_login(servers_file(tmp_path, url))
-        address = urlsplit(callback_of(authorize))
-        idle = [socket.create_connection((address.hostname, address.port)) for _ in range(3)]
-        idle[0].sendall(b"GET /callback?code=")  # a request line never finished
-        page = httpx2.get(authorize, follow_redirects=True, timeout=CEILING)
-        _, err = process.communicate(timeout=CEILING)
-        for each in idle:
-            each.close()
+    url = oauth_server
+    process, authorize = start_login(servers_file(tmp_path, url))
+    address = urlsplit(callback_of(authorize))
+    idle = [socket.create_connection((address.hostname, address.port)) for _ in range(3)]
+    idle[0].sendall(b"GET /callback?code=")  # a request line never finished
+    page = httpx2.get(authorize, follow_redirects=True, timeout=CEILING)
+    _, err = process.communicate(timeout=CEILING)
+    for each in idle:
+        each.close()
     assert page.status_code == 200
     assert process.returncode == 0, err
     assert err == "dsh: prot: logged in\n"

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from dsh_under_test import DSH
+from harness.dsh_under_test import DSH
 
 QUESTION = {"id": "db", "question": "Which database?",
             "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 
-from dsh_under_test import DSH
-from test_login import CEILING, GREETING, listed, log_in, protected_server, servers_file
-
-EXPIRES = 4  # seconds; see test_login's EXPIRES
+from harness.dsh_under_test import DSH
+from harness.oauth_login import (
+    CEILING,
+    GREETING,
+    age_login,
+    listed,
+    log_in,
+    protected_server,
+    running_protected_server,
+    servers_file,
+)
 
 
 def stored_entry(home) -> dict:
@@ -57,12 +63,11 @@ def test_a_dpop_login_binds_its_token_to_a_stored_key_and_each_request_proves_it
 
 def test_a_new_process_refreshes_a_dpop_token_with_the_stored_key(tmp_path, dsh_home):
     record = tmp_path / "record.txt"
-    with protected_server("--dpop", "--expires-in", str(EXPIRES), "--record",
-                          str(record)) as url:
-        servers = servers_file(tmp_path, url)
+    with running_protected_server("--dpop", "--record", str(record)) as running:
+        servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
         key = stored_entry(dsh_home)["dpop_key"]
-        time.sleep(EXPIRES + 0.5)  # the access token is expired; its refresh token is bound
+        age_login(running, dsh_home)  # the access token is expired; its refresh token is bound
         server = listed(servers)
         assert server["started"], server
     notes = record.read_text().splitlines()
@@ -70,10 +75,10 @@ def test_a_new_process_refreshes_a_dpop_token_with_the_stored_key(tmp_path, dsh_
     assert stored_entry(dsh_home)["dpop_key"] == key
 
 
-def test_without_dpop_in_the_metadata_the_login_stays_bearer(tmp_path, dsh_home):
-    with protected_server() as url:
-        servers = servers_file(tmp_path, url)
-        assert log_in(servers).returncode == 0
-        assert listed(servers)["started"]
+def test_without_dpop_in_the_metadata_the_login_stays_bearer(tmp_path, dsh_home, oauth_server):
+    url = oauth_server
+    servers = servers_file(tmp_path, url)
+    assert log_in(servers).returncode == 0
+    assert listed(servers)["started"]
     entry = stored_entry(dsh_home)
     assert entry["tokens"]["token_type"] == "Bearer" and "dpop_key" not in entry

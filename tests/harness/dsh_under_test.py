@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = ["DSH", "ROOT", "prepare", "venv_seeing_this_environment"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script() -> Path:

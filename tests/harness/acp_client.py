@@ -17,7 +17,8 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.schema import ClientCapabilities, ElicitationCapabilities, Implementation
-from dsh_under_test import DSH
+
+from harness.dsh_under_test import DSH
 
 WAIT = 30.0
 
