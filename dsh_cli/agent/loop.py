@@ -223,9 +223,13 @@ class AgentLoop:
         """One at a time, in order; after a cancel the rest get ``ABORTED_BEFORE_DISPATCH``."""
         for call in calls:
             self.events.emit(ToolStarted(call.id, call.name, call.arguments))
+            # the call's own signal (its work may seal it), hooked to the turn's only while
+            # the call runs: a turn of many calls keeps no listener per call on its signal
+            call_signal = AbortSignal()
+            unhook = signal.on_abort(call_signal.abort)
             ctx = ToolContext(
                 user_interaction=self.ui,
-                signal=signal.child(),
+                signal=call_signal,
                 agent=self.agent,
                 call_id=call.id,
                 session_id=self.session_id,
@@ -234,7 +238,10 @@ class AgentLoop:
             )
             # A cancelled task (the process is being stopped) records nothing: the call
             # stays open so a resumed session asks the same question again.
-            result = await self.tools.execute(call.name, call.arguments, ctx)
+            try:
+                result = await self.tools.execute(call.name, call.arguments, ctx)
+            finally:
+                unhook()
             self._record_result(call, result)
         if signal.aborted:
             raise TurnCancelled(signal.reason or "the turn was cancelled")

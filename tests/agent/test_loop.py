@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from pydantic import BaseModel
 
 from dsh_cli.agent import AgentLoop, TurnCancelled
 from dsh_cli.core.events import (
@@ -22,7 +23,7 @@ from dsh_cli.interaction import AbortSignal, ScriptedProvider, UserInteraction
 from dsh_cli.models import ModelError
 from dsh_cli.models.scripted import ScriptedModel
 from dsh_cli.providers.answers_file import AnswersFileProvider
-from dsh_cli.tools import AskUserQuestionTool, ToolRegistry
+from dsh_cli.tools import AskUserQuestionTool, Tool, ToolRegistry
 
 DB = {"id": "db", "question": "Which database?",
       "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
@@ -136,6 +137,69 @@ def test_cancellation_mid_question_aborts_it_and_skips_the_rest():
     codes = [m["error"]["code"] for m in tool_messages(loop)]
     assert codes == ["ASK_ABORTED", "ABORTED_BEFORE_DISPATCH"]
     assert provider.cancelled, "the UI was told to close"
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+class Probe(Tool):
+    """Counts the listeners on the turn's signal while it runs; waits for an abort if told."""
+
+    name = "probe"
+    description = "Count the turn signal's listeners."
+    Args = NoArgs
+
+    def __init__(self, turn, *, wait_on_call=None):
+        self.turn, self.wait_on_call, self.seen, self.aborted = turn, wait_on_call, [], []
+        self.waiting = asyncio.Event()
+
+    async def run(self, args, ctx):
+        self.seen.append(len(self.turn._callbacks))
+        if len(self.seen) == self.wait_on_call:
+            self.waiting.set()
+            self.aborted.append(await ctx.signal.wait())
+        return "ok"
+
+
+def probe_loop(probe, calls):
+    events = EventStream()
+    return AgentLoop(model=ScriptedModel([{"tool_calls": [{"name": "probe", "arguments": {}}]
+                                           * calls}, {"content": "done"}]),
+                     tools=ToolRegistry([probe]), ui=UserInteraction(events=events),
+                     events=events, session_id="s1")
+
+
+def test_tool_calls_leave_no_listener_on_the_turns_signal():
+    """Each call's signal is hooked to the turn's while it runs and let go when it ends: a turn
+    of many calls does not grow its signal by one listener per call."""
+    signal = AbortSignal()
+    probe = Probe(signal)
+    assert asyncio.run(probe_loop(probe, 5).run_turn("go", signal)) == "done"
+    assert probe.seen == [1, 1, 1, 1, 1]  # the running call's own, none of the calls before
+    assert signal._callbacks == []
+    assert signal.abort("later")
+
+
+def test_an_abort_of_the_turn_still_aborts_the_running_call_and_lets_it_go():
+    signal = AbortSignal()
+    probe = Probe(signal, wait_on_call=3)
+    loop = probe_loop(probe, 5)
+
+    async def scenario():
+        turn = asyncio.ensure_future(loop.run_turn("go", signal))
+        await probe.waiting.wait()
+        signal.abort("cancelled by the user")
+        with pytest.raises(TurnCancelled):
+            await turn
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert probe.aborted == ["cancelled by the user"]
+    results = [m["content"] for m in loop.messages if m["role"] == "tool"]
+    assert results[:3] == ["ok"] * 3
+    assert [json.loads(r)["error"]["code"] for r in results[3:]] == \
+        ["ABORTED_BEFORE_DISPATCH"] * 2
+    assert signal._callbacks == []
 
 
 def test_cancellation_while_streaming_keeps_the_text_that_arrived():

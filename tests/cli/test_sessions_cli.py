@@ -9,6 +9,7 @@ from harness.dsh_under_test import DSH
 
 from dsh_cli.core.events import EventStream, UserMessage
 from dsh_cli.store import SessionStore
+from dsh_cli.store.migrations import title_of
 
 
 def dsh(*args: str) -> subprocess.CompletedProcess[str]:
@@ -83,14 +84,26 @@ def test_an_ambiguous_prefix_has_its_own_code_and_lists_the_sessions():
     assert first in result.stderr and second in result.stderr
 
 
-def test_json_escapes_what_would_not_show_into_a_pipe():
-    """C1 controls, DEL, bidi and tag characters of a stored message reach no JSON raw."""
-    hostile = "ac\x9b31m\x9d0;pwned\x9c\u202eme\U000e0041\x7f\u2066x é"
+def test_json_escapes_what_would_not_show_into_a_pipe_and_a_file(tmp_path):
+    """C1 controls, DEL, bidi and tag characters of a stored title and message reach no
+    JSON raw, whatever stdout is: a `cat` of the file later must not drive a terminal."""
+    hostile = "ac\x9b31m\x9d0;pwned\x9c\u202eme\U000e0041\x7f\u2066x é 😀"
     session_id = seed(hostile)
     raw = set("\x9b\x9d\x9c\u202e\U000e0041\x7f\u2066")
-    listed, shown = dsh("sessions", "list", "--json"), dsh("sessions", "show", session_id, "--json")
-    for done in (listed, shown):
-        assert done.returncode == 0, done.stderr
-        assert not raw & set(done.stdout), done.stdout
-        assert "é" in done.stdout  # what shows as itself stays readable
-    assert hostile in json.dumps(json.loads(shown.stdout), ensure_ascii=False)  # the same value
+    for command in (["sessions", "list", "--json"], ["sessions", "show", session_id, "--json"]):
+        piped = dsh(*command)
+        assert piped.returncode == 0, piped.stderr
+        written = tmp_path / "out.json"
+        with written.open("w") as file:
+            done = subprocess.run([DSH, *command], stdout=file, timeout=60,
+                                  stdin=subprocess.DEVNULL)
+        assert done.returncode == 0
+        for text in (piped.stdout, written.read_text(encoding="utf-8")):
+            assert not raw & set(text), (command, text)
+            assert "é 😀" in text  # what shows as itself stays readable
+            value = json.loads(text)
+            if command[1] == "list":
+                [summary] = value
+                assert summary["title"] == title_of(hostile)  # the same value, parsed
+            else:
+                assert value["messages"][0]["content"] == hostile
