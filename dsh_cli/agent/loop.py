@@ -225,23 +225,19 @@ class AgentLoop:
             self.events.emit(ToolStarted(call.id, call.name, call.arguments))
             # the call's own signal (its work may seal it), hooked to the turn's only while
             # the call runs: a turn of many calls keeps no listener per call on its signal
-            call_signal = AbortSignal()
-            unhook = signal.on_abort(call_signal.abort)
-            ctx = ToolContext(
-                user_interaction=self.ui,
-                signal=call_signal,
-                agent=self.agent,
-                call_id=call.id,
-                session_id=self.session_id,
-                rpc_id=self._resume_rpc_ids.pop(call.id, None),
-                continuation=self._resume_continuations.pop(call.id, None),
-            )
-            # A cancelled task (the process is being stopped) records nothing: the call
-            # stays open so a resumed session asks the same question again.
-            try:
+            with signal.scoped_child() as call_signal:
+                ctx = ToolContext(
+                    user_interaction=self.ui,
+                    signal=call_signal,
+                    agent=self.agent,
+                    call_id=call.id,
+                    session_id=self.session_id,
+                    rpc_id=self._resume_rpc_ids.pop(call.id, None),
+                    continuation=self._resume_continuations.pop(call.id, None),
+                )
+                # A cancelled task (the process is being stopped) records nothing: the call
+                # stays open so a resumed session asks the same question again.
                 result = await self.tools.execute(call.name, call.arguments, ctx)
-            finally:
-                unhook()
             self._record_result(call, result)
         if signal.aborted:
             raise TurnCancelled(signal.reason or "the turn was cancelled")

@@ -8,7 +8,8 @@ says whether it took effect, so its caller knows which side won.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 __all__ = ["AbortSignal"]
 
@@ -66,6 +67,17 @@ class AbortSignal:
         await self._event.wait()
         assert self.reason is not None
         return self.reason
+
+    @contextlib.contextmanager
+    def scoped_child(self) -> Iterator[AbortSignal]:
+        """A child for one piece of work, unhooked from this signal when the work ends: a
+        signal that lives long (a turn, a call) keeps no listener per piece."""
+        sub = AbortSignal()
+        remove = self.on_abort(sub.abort)
+        try:
+            yield sub
+        finally:
+            remove()
 
     def child(self) -> AbortSignal:
         """A signal aborted whenever this one is (and also on its own)."""

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import HarnessError
-from dsh_cli.core.signal import AbortSignal
 from dsh_cli.permissions.approvals import definition_digest
 from dsh_cli.permissions.rules import NEVER_ASKED
 from dsh_cli.permissions.vocabulary import Hints, PermissionInfo, PermissionRequest
@@ -58,17 +57,14 @@ def permission_policy(gate: PermissionGate, lookup: Callable[[str], Tool[Any] | 
         # the request's own signal: a decision seals it (first wins), and the call's stays
         # free to abort the tool that runs next; it is unhooked once decided, so the call's
         # signal (which may live a whole turn) keeps no listener per call
-        signal = AbortSignal()
-        unhook = ctx.signal.on_abort(signal.abort)
-        request = PermissionRequest(
-            tool=call.name, arguments=decoded(call.arguments), server=info.server,
-            hints=info.hints, call_id=call.id, signal=signal, description=tool.description)
-        try:
-            await gate.check(request, info.digest)
-        except HarnessError as error:
-            return ToolResult.failure(error)
-        finally:
-            unhook()
+        with ctx.signal.scoped_child() as signal:
+            request = PermissionRequest(
+                tool=call.name, arguments=decoded(call.arguments), server=info.server,
+                hints=info.hints, call_id=call.id, signal=signal, description=tool.description)
+            try:
+                await gate.check(request, info.digest)
+            except HarnessError as error:
+                return ToolResult.failure(error)
         return await call_next(call, ctx)
 
     return policy
