@@ -231,6 +231,26 @@ def m012_question_outcomes(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE temp.recall_kept")
 
 
+
+@migration
+def m013_async_batches_in_questions(db: sqlite3.Connection) -> None:
+    """An async batch is one row of ``questions``, no longer a second in m007's
+    ``later_questions``: ``delivery`` is how it was asked (``wait`` or ``async``; NULL on
+    older rows), ``async_outcome`` its ``question/resolved`` once settled, ``delivered_at``
+    when that outcome went into the conversation (where m007 deleted its row). An older
+    async batch already delivered had no row left, so it reads as NULL. Columns are added,
+    not the table rebuilt: nothing cascades to ``answer_recall``."""
+    db.execute("ALTER TABLE questions ADD COLUMN delivery TEXT")
+    db.execute("ALTER TABLE questions ADD COLUMN async_outcome TEXT")
+    db.execute("ALTER TABLE questions ADD COLUMN delivered_at TEXT")
+    db.execute("UPDATE questions SET delivery = 'async', async_outcome = "
+               "(SELECT outcome FROM later_questions WHERE ticket = questions.rpc_id) "
+               "WHERE rpc_id IN (SELECT ticket FROM later_questions)")
+    db.execute("DROP TABLE later_questions")  # its index goes with it
+    # a resume reads the session's undelivered async batches: only those are indexed
+    db.execute("CREATE INDEX questions_undelivered ON questions(session_id, created_at) "
+               "WHERE delivery = 'async' AND delivered_at IS NULL")
+
 # an older row's status, read with the code it ended with (m012)
 _STATUS_BY_CODE = ("CASE WHEN status = 'aborted' AND code = 'ASK_DISCUSS' THEN 'discussed' "
                    "WHEN status = 'aborted' AND code = 'NO_PROVIDER' THEN 'no_provider' "

@@ -1,8 +1,9 @@
 """The question log: each batch as it is shown and settled, read back for a resume,
 ``dsh history`` and the last answer to the same question (``recall_digest``).
 
-An async batch is also kept in ``later_questions`` until its outcome is in the
-conversation (``SessionStore.append_message`` forgets it).
+An async batch is the same row, with ``delivery = 'async'``, its settled
+``question/resolved`` in ``async_outcome``, and ``delivered_at`` stamped when that outcome
+is in the conversation (``SessionStore.append_message``); until then a resume takes it up.
 """
 
 from __future__ import annotations
@@ -21,9 +22,18 @@ from dsh_cli.store.rows import StoreTables
 from dsh_cli.store.rows import json_column as _json
 from dsh_cli.store.rows import now as _now
 
-__all__ = ["AnsweredQuestion", "QuestionBatch", "QuestionLog", "recall_digest"]
+__all__ = ["UNDELIVERED", "AnsweredQuestion", "QuestionBatch", "QuestionLog", "recall_digest"]
 
 _REQUEST_KEYS = ("questions", "source", "declinable", "review")  # what re-asks a batch
+# an async batch whose outcome is not yet in the conversation: a resume takes it up
+UNDELIVERED = "delivery = 'async' AND delivered_at IS NULL"
+# a batch asked again: an async ask of one not open as async starts over with no outcome
+# (SET reads the row as it was); the open one keeps its outcome, a "wait" ask leaves it
+_ASKED_AGAIN = (
+    "async_outcome = CASE WHEN excluded.delivery = 'async' AND NOT "
+    "(delivery IS 'async' AND delivered_at IS NULL) THEN NULL ELSE async_outcome END, "
+    "delivered_at = CASE WHEN excluded.delivery = 'async' THEN NULL ELSE delivered_at END, "
+    "delivery = CASE WHEN excluded.delivery = 'async' THEN 'async' ELSE delivery END")
 
 
 def _selected(answer: Any, question_id: str, labels: list[str]) -> list[str]:
@@ -115,7 +125,7 @@ class AnsweredQuestion:
 
 
 class QuestionLog(StoreTables):
-    """The ``questions``, ``answer_recall`` and ``later_questions`` tables of the store."""
+    """The ``questions`` and ``answer_recall`` tables of the store."""
 
     def question_requested(self, session_id: str, event: QuestionRequested) -> None:
         """A batch was shown: a new pending row, or the same row again when re-asked.
@@ -132,13 +142,15 @@ class QuestionLog(StoreTables):
         with self._lock, transaction(self._db, self.path) as db:
             db.execute(
                 "INSERT INTO questions (rpc_id, session_id, call_id, request, status, answer, "
-                "continuation, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, ?) "
+                "continuation, created_at, updated_at, delivery) "
+                "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, ?, ?) "
                 "ON CONFLICT (rpc_id) DO UPDATE SET status = 'pending', answer = NULL, "
                 "answered_by = NULL, code = NULL, resolved_at = NULL, request = excluded.request, "
                 "continuation = excluded.continuation, "
-                "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at",
-                (event.rpc_id, session_id, event.call_id, request, continuation, now, now),
+                "call_id = coalesce(excluded.call_id, call_id), updated_at = excluded.updated_at, "
+                f"{_ASKED_AGAIN}",
+                (event.rpc_id, session_id, event.call_id, request, continuation, now, now,
+                 event.delivery),
             )
             # an agent's session has no user message: its first question is its title
             questions = stored.get("questions") or [{}]
@@ -146,11 +158,6 @@ class QuestionLog(StoreTables):
                        "AND agent IS NOT NULL",
                        (title_of(str(questions[0].get("question") or "")), session_id))
             self._index_for_recall(db, session_id, event.rpc_id, stored.get("questions"))
-            if event.delivery == "async":  # a resumed one is the same row, still open
-                db.execute(
-                    "INSERT OR IGNORE INTO later_questions (ticket, session_id, call_id, "
-                    "request, outcome, created_at) VALUES (?, ?, ?, ?, NULL, ?)",
-                    (event.rpc_id, session_id, event.call_id, request, now))
             db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
 
     def question_resolved(self, session_id: str, event: QuestionResolved) -> None:
@@ -168,10 +175,16 @@ class QuestionLog(StoreTables):
                 db.execute("UPDATE answer_recall SET answered_at = ? WHERE rpc_id = ?",
                            (now, event.rpc_id))
             if outcome.closes_async:  # an aborted async batch stays open for the resume
-                db.execute("UPDATE later_questions SET outcome = ? WHERE ticket = ? "
-                           "AND outcome IS NULL",
+                db.execute(f"UPDATE questions SET async_outcome = ? WHERE rpc_id = ? AND "
+                           f"{UNDELIVERED} AND async_outcome IS NULL",
                            (json.dumps(event.to_json(), ensure_ascii=False), event.rpc_id))
             db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+
+    def _async_delivered(self, db: sqlite3.Connection, ticket: str, now: str) -> None:
+        """The async batch's outcome is in the conversation (in ``db``'s open transaction):
+        a resume no longer takes it up."""
+        db.execute(f"UPDATE questions SET delivered_at = ? WHERE rpc_id = ? AND {UNDELIVERED}",
+                   (now, ticket))
 
     def _index_for_recall(self, db: sqlite3.Connection, session_id: str, rpc_id: str,
                           questions: Any) -> None:

@@ -28,7 +28,13 @@ from dsh_cli.store.db import (
 )
 from dsh_cli.store.migrations import migrate, title_of
 from dsh_cli.store.permission_log import PermissionLog, PermissionRecord
-from dsh_cli.store.questions import AnsweredQuestion, QuestionBatch, QuestionLog, recall_digest
+from dsh_cli.store.questions import (
+    UNDELIVERED,
+    AnsweredQuestion,
+    QuestionBatch,
+    QuestionLog,
+    recall_digest,
+)
 from dsh_cli.store.recorder import recorder
 from dsh_cli.store.resumable import resumable_batches
 from dsh_cli.store.rows import json_column as _json
@@ -217,7 +223,7 @@ class SessionStore(QuestionLog, PermissionLog):
         now = _now()
         with self._lock, transaction(self._db, self.path) as db:
             if ticket is not None:
-                db.execute("DELETE FROM later_questions WHERE ticket = ?", (ticket,))
+                self._async_delivered(db, ticket, now)
             db.execute(
                 "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -347,8 +353,9 @@ class SessionStore(QuestionLog, PermissionLog):
                     (session_id,)
                 ).fetchall()
                 later = self._db.execute(
-                    "SELECT ticket, call_id, request, outcome FROM later_questions "
-                    "WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+                    "SELECT rpc_id, call_id, request, async_outcome FROM questions "
+                    f"WHERE session_id = ? AND {UNDELIVERED} ORDER BY created_at, rowid",
+                    (session_id,)
                 ).fetchall()
             finally:
                 self._db.execute("COMMIT")

@@ -109,7 +109,8 @@ def later_rows() -> list[tuple]:
     db = found[0] if found else db
     with sqlite3.connect(db) as connection:
         return connection.execute(
-            "SELECT ticket, outcome FROM later_questions ORDER BY created_at").fetchall()
+            "SELECT rpc_id, async_outcome FROM questions WHERE delivery = 'async' "
+            "AND delivered_at IS NULL ORDER BY created_at").fetchall()
 
 
 def test_jsonl_async_question_another_tool_then_the_answer_as_a_message(controller, tmp_path):
@@ -235,3 +236,83 @@ def test_run_ending_with_open_batches_says_so_and_they_survive_sigkill(controlle
     last = stored("messages", session_id)[-2:]
     assert last[0]["role"] == "user" and requested["rpc_id"] in last[0]["content"]
     assert last[1]["content"] == "now I know: PostgreSQL"
+
+
+def _store_at_schema_12_with_two_async_batches() -> None:
+    """A store as dsh at schema 12 left it: one session with two async batches in both its
+    tables, ``q_open`` still open and ``q_done`` answered (SQLite) but not yet delivered."""
+    from dsh_cli.config import data_dir
+    from dsh_cli.store.migrations import MIGRATIONS, migrate
+
+    path = data_dir() / "sessions.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, isolation_level=None)
+    migrate(db, path, MIGRATIONS[:12])
+    stamp = "2026-01-01T00:00:00Z"
+    request = json.dumps({"questions": ASYNC_DB["questions"]})
+    calls = [{"id": call, "type": "function",
+              "function": {"name": "ask_user_question", "arguments": json.dumps(ASYNC_DB)}}
+             for call in ("ask_open", "ask_done")]
+    done = {"type": "question/resolved", "rpc_id": "q_done", "outcome": "answered",
+            "answer": {"answers": [{"id": "db", "selected": ["SQLite"]}]}}
+    with db:
+        db.execute("INSERT INTO sessions (id, model, title, created_at, updated_at) "
+                   "VALUES ('s_old', 'demo', 'start', ?, ?)", (stamp, stamp))
+        db.executemany("INSERT INTO messages (session_id, role, content, tool_calls, "
+                       "tool_call_id, created_at) VALUES ('s_old', ?, ?, ?, ?, ?)", [
+                           ("user", "start", None, None, stamp),
+                           ("assistant", "", json.dumps(calls), None, stamp),
+                           ("tool", '{"accepted":true,"ticket":"q_open"}', None, "ask_open",
+                            stamp),
+                           ("tool", '{"accepted":true,"ticket":"q_done"}', None, "ask_done",
+                            stamp),
+                           ("assistant", "carrying on", None, None, stamp)])
+        for rpc_id, call, status, answer, outcome in (
+                ("q_open", "ask_open", "aborted", None, None),
+                ("q_done", "ask_done", "answered", json.dumps(done["answer"]),
+                 json.dumps(done))):
+            db.execute("INSERT INTO questions (rpc_id, session_id, call_id, request, status, "
+                       "answer, created_at, updated_at) VALUES (?, 's_old', ?, ?, ?, ?, ?, ?)",
+                       (rpc_id, call, request, status, answer, stamp, stamp))
+            db.execute("INSERT INTO later_questions (ticket, session_id, call_id, request, "
+                       "outcome, created_at) VALUES (?, 's_old', ?, ?, ?, ?)",
+                       (rpc_id, call, request, outcome, stamp))
+    db.close()
+
+
+def test_a_schema_12_stores_open_and_settled_async_batches_are_taken_up_at_13(
+        controller, tmp_path):
+    """Migration 13 moves ``later_questions`` into ``questions``: on resume the settled
+    batch's outcome reaches the model at once, the open one is asked again under its
+    ticket, and once answered neither is left to resume."""
+    _store_at_schema_12_with_two_async_batches()
+    model = script(tmp_path, {"content": "unused: the stored turn"},
+                   {"content": "unused: carrying on"},
+                   {"content": "SQLite noted"}, {"content": "PostgreSQL noted"})
+    dsh = controller("run", "--jsonl", "--model", model, "-r", "s_old")
+    seen: set[tuple] = set()  # the replay and the delivered outcome's turn, in either order
+    while len(seen) < 3:
+        event = dsh.next()
+        assert event is not None, dsh.events
+        if event["type"] == "question/requested":
+            seen.add((event["rpc_id"], event["delivery"]))
+        elif event["type"] in ("assistant/message", "turn/completed"):
+            seen.add((event["type"], event.get("content")))
+    assert seen == {("q_open", "async"), ("assistant/message", "SQLite noted"),
+                    ("turn/completed", None)}
+    dsh.send({"type": "question/answer", "rpc_id": "q_open", "session_id": "s_old",
+              "answers": [{"id": "db", "selected": ["PostgreSQL"]}]})
+    dsh.until("assistant/message", content="PostgreSQL noted")
+    dsh.until("turn/completed")
+    status, stderr = dsh.finish()
+    assert status == 0 and "still pending" not in stderr, stderr
+    assert later_rows() == []
+    delivered = [m["content"] for m in stored("messages", "s_old") if m["role"] == "user"][1:]
+    assert len(delivered) == 2
+    assert "q_done" in delivered[0] and '"selected":["SQLite"]' in delivered[0]
+    assert "q_open" in delivered[1] and '"selected":["PostgreSQL"]' in delivered[1]
+    with sqlite3.connect(next(Path(os.environ["DSH_HOME"]).rglob("sessions.db"))) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (13,)
+        assert db.execute("SELECT rpc_id, delivery, delivered_at IS NOT NULL FROM questions "
+                          "ORDER BY rpc_id").fetchall() == [("q_done", "async", 1),
+                                                            ("q_open", "async", 1)]

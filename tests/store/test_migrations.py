@@ -191,3 +191,50 @@ def test_the_stored_status_admits_exactly_the_outcomes_and_the_open_states(tmp_p
     allowed = set(re.findall(r"'(\w+)'", sql.split("status TEXT NOT NULL CHECK", 1)[1]
                              .split(")", 1)[0]))
     assert allowed == {"pending", "interrupted"} | {outcome.stored for outcome in Outcome}
+
+
+def test_an_async_batch_is_one_row_of_questions_and_later_questions_is_gone(tmp_path):
+    path = tmp_path / "s.db"
+    SessionStore.open(path).close()
+    with sqlite3.connect(path) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        columns = {row[1] for row in db.execute("PRAGMA table_info(questions)")}
+    assert "later_questions" not in tables and "later_by_session" not in tables
+    assert {"delivery", "async_outcome", "delivered_at"} <= columns
+
+
+def test_an_older_stores_async_batches_move_into_questions_by_their_ticket(tmp_path):
+    """At m013 each ``later_questions`` row becomes its batch's ``delivery``/``async_outcome``
+    (open and settled alike); a batch with no such row (a "wait" one, or async and already
+    delivered) is left out of a resume, and the answers' recall index is untouched."""
+    path = tmp_path / "v12.db"
+    _store_at(path, 12)
+    stamp = "2026-01-01T00:00:00Z"
+    outcome = '{"type": "question/resolved", "rpc_id": "q_done", "outcome": "answered"}'
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("INSERT INTO sessions (id, model, created_at, updated_at) "
+                   "VALUES ('s_old', 'demo', ?, ?)", (stamp, stamp))
+        for rpc_id, status in (("q_open", "aborted"), ("q_done", "answered"),
+                               ("q_sync", "answered")):
+            db.execute("INSERT INTO questions (rpc_id, session_id, call_id, request, status, "
+                       "created_at, updated_at) VALUES (?, 's_old', ?, "
+                       "'{\"questions\": []}', ?, ?, ?)", (rpc_id, "c_" + rpc_id, status,
+                                                          stamp, stamp))
+        for ticket, stored in (("q_open", None), ("q_done", outcome)):
+            db.execute("INSERT INTO later_questions (ticket, session_id, call_id, request, "
+                       "outcome, created_at) VALUES (?, 's_old', ?, '{\"questions\": []}', ?, ?)",
+                       (ticket, "c_" + ticket, stored, stamp))
+        db.execute("INSERT INTO answer_recall VALUES ('q_done', 'db', 'digest', ?)", (stamp,))
+    with SessionStore.open(path) as store:
+        later = store.load_session("s_old").later
+    assert [(row["ticket"], row["call_id"], row["outcome"]) for row in later] == [
+        ("q_open", "c_q_open", None),
+        ("q_done", "c_q_done", {"type": "question/resolved", "rpc_id": "q_done",
+                                "outcome": "answered"})]
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT rpc_id, delivery, delivered_at FROM questions "
+                          "ORDER BY rpc_id").fetchall() == [
+            ("q_done", "async", None), ("q_open", "async", None), ("q_sync", None, None)]
+        assert db.execute("SELECT rpc_id FROM answer_recall").fetchall() == [("q_done",)]
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []

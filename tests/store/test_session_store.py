@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 
 import pytest
 from fakes.providers import Never
@@ -299,3 +300,35 @@ def test_public_surface():
         "SessionRecord", "SessionStore", "SessionSummary", "StoreError", "assistant_message",
     ])
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_an_async_batch_is_one_row_open_until_its_outcome_is_delivered(tmp_path):
+    """Asked async, settled, asked again while undelivered (its outcome kept), delivered
+    with the message that carries it (no longer resumed), then asked async once more (open
+    again, no outcome): all in the batch's own ``questions`` row."""
+    def ask(delivery: str) -> None:
+        store.question_requested(session_id, QuestionRequested(
+            "q_1", session_id, "call-1", [{"id": "a", "question": "A?"}], delivery=delivery))
+
+    def resumed() -> list[tuple]:
+        return [(row["ticket"], row["outcome"] and row["outcome"]["outcome"])
+                for row in store.load_session(session_id).later]
+
+    with SessionStore.open(tmp_path / "sessions.db") as store:
+        session_id = store.create_session("script")
+        ask("async")
+        assert resumed() == [("q_1", None)]
+        store.question_resolved(session_id, QuestionResolved(
+            "q_1", Outcome.ANSWERED, {"answers": [{"id": "a", "text": "yes"}]}))
+        ask("async")
+        assert resumed() == [("q_1", "answered")]
+        store.append_message(session_id, {"role": "user", "content": "q_1: yes"},
+                             ticket="q_1")
+        assert resumed() == []
+        ask("async")
+        assert resumed() == [("q_1", None)]
+        with sqlite3.connect(store.path) as db:
+            assert db.execute("SELECT count(*), delivery, delivered_at, async_outcome "
+                              "FROM questions").fetchone() == (1, "async", None, None)
+            assert db.execute("SELECT count(*) FROM sqlite_master "
+                              "WHERE name = 'later_questions'").fetchone() == (0,)

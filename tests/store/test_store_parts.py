@@ -15,8 +15,6 @@ _WRITE = re.compile(r"(?:INSERT(?: OR IGNORE)? INTO|(?<!DO )UPDATE|DELETE FROM) 
 WRITERS = {
     "questions": {"questions.py"},
     "answer_recall": {"questions.py"},
-    # append_message forgets an async batch in the transaction that adds its outcome
-    "later_questions": {"questions.py", "sessions.py"},
     "permissions": {"permission_log.py"},
     "messages": {"sessions.py"},
     "sessions": {"sessions.py", "questions.py", "permission_log.py"},  # its updated_at
