@@ -42,6 +42,7 @@ AGENT = "bench-agent"
 def fill(home: Path, batches: int, detail: int) -> None:
     """``batches`` answered batches of BATCH, by ``mcp:AGENT`` in this directory."""
     from dsh_cli.core.events import QuestionRequested, QuestionResolved
+    from dsh_cli.core.outcomes import Outcome
     from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
     from dsh_cli.store import SessionStore
 
@@ -54,7 +55,7 @@ def fill(home: Path, batches: int, detail: int) -> None:
         for n in range(batches):
             rpc_id = f"q_{n:016x}"
             store.question_requested(session, QuestionRequested(rpc_id, session, None, stored))
-            store.question_resolved(session, QuestionResolved(rpc_id, "answered", answer,
+            store.question_resolved(session, QuestionResolved(rpc_id, Outcome.ANSWERED, answer,
                                                               "desk"))
 
 
