@@ -8,6 +8,7 @@
     migrations.py       the schema as an ordered list of migrations, each in both dialects
     location.py         where a store lives: ``--store`` read once into the engine that opens it
     store.py            HubStore: asks, claims, answers, cancels, timeouts and the audit
+    watch.py            HubWatch: one process's ear on the store, brought to the event loop
 """
 
 from dsh_cli.hub.records import (
