@@ -9,6 +9,7 @@
     location.py         where a store lives: ``--store`` read once into the engine that opens it
     store.py            HubStore: asks, claims, answers, cancels, timeouts and the audit
     watch.py            HubWatch: one process's ear on the store, brought to the event loop
+    context.py          HubContext: what a serving hub's routes share; a request's token
 """
 
 from dsh_cli.hub.records import (
