@@ -26,6 +26,7 @@ __all__ = [
     "EntryKind",
     "EntryState",
     "Heard",
+    "HistoryItem",
     "HubStoreError",
     "IssuedToken",
     "NotPending",
@@ -95,6 +96,7 @@ class Entry:
     created_at: float
     deadline: float | None
     resolved_at: float | None
+    team: str | None = None  # the team its route named; None: every human's (routes.py)
 
     def taken_by(self, now: float) -> str | None:
         """The human whose lease on this entry is still running at ``now``, if any."""
@@ -131,6 +133,14 @@ class AuditRow:
     actor: str
     replica: str
     at: float
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    """One audit row with the entry it is a step of, as ``dsh history --hub`` shows it."""
+
+    step: AuditRow
+    entry: Entry
 
 
 @dataclass(frozen=True)
