@@ -12,7 +12,8 @@ from __future__ import annotations
 __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
-           "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
+           "FRAME_BYTES", "HTTP_SESSIONS", "HUB_PENDING_BYTES", "HUB_PENDING_ENTRIES",
+           "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
            "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
            "PARSED_WHOLE_BYTES",
@@ -112,6 +113,10 @@ PENDING_BATCHES = 10_000
 # and costs the server about 1.5 times that while open; past either, TOO_MANY_PENDING
 PENDING_BYTES_PER_SESSION = 32 * 1024 * 1024
 PENDING_BYTES = 128 * 1024 * 1024
+# the most ``[hub] pending_entries`` / ``pending_bytes`` may raise one agent's caps to (its
+# counters are one row, but every pending entry is a desk's to read and a hub's to hold)
+HUB_PENDING_ENTRIES = 1_000_000
+HUB_PENDING_BYTES = 1024 * 1024 * 1024
 # model calls in one turn of the agent loop: past it the turn ends with TURN_LIMIT
 MODEL_CALLS = 50
 # input rounds a 2026-07-28 MCP server may ask for in one tool call (as the SDK's driver cuts off)
