@@ -27,6 +27,7 @@ __all__ = [
     "EntryState",
     "Heard",
     "HistoryItem",
+    "HistoryPage",
     "HubStoreError",
     "IssuedToken",
     "NotPending",
@@ -141,6 +142,14 @@ class HistoryItem:
 
     step: AuditRow
     entry: Entry
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """A page of history; ``more``: further steps match (read on after the last one)."""
+
+    items: tuple[HistoryItem, ...]
+    more: bool
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from dsh_cli.hub.records import (
     EntryKind,
     EntryState,
     HistoryItem,
+    HistoryPage,
     HubStoreError,
     IssuedToken,
     NotPending,
@@ -54,6 +55,8 @@ __all__ = ["HubStore", "default_replica"]
 
 # the inbox and the audit are read a page at a time
 PAGE = 1000
+# what one page of history may load of its entries' batches and answers (bytes of JSON)
+HISTORY_BYTES = 32 * 1024 * 1024
 # an agent's name, machine or working directory is kept to this many characters (a path's
 # longest on Linux is 4,096 bytes)
 LABEL_CHARACTERS = 4096
@@ -407,12 +410,17 @@ class HubStore:
 
     def history(self, *, teams: Collection[str] | None = None, after: int = 0,
                 limit: int = PAGE, since: float | None = None, agent: str | None = None,
-                human: str | None = None, state: EntryState | None = None) -> list[HistoryItem]:
+                human: str | None = None, state: EntryState | None = None,
+                budget: int = HISTORY_BYTES) -> HistoryPage:
         """Audit rows after ``after`` in the order they happened, each with its entry: of
         entries ``teams`` (and no team) may see, or all when None; ``since``: written at
         or after it; ``agent``: of entries its token name or own name is; ``human``: steps
-        it took; ``state``: of entries now in it. At most ``limit`` (a page: call again
-        with the last row's id)."""
+        it took; ``state``: of entries now in it.
+
+        A page holds at most ``limit`` rows, and no more than fit ``budget`` bytes of their
+        entries' batches and answers (at least one row): the sizes are read first, so a
+        page of large batches is cut before any is loaded. Call again with the last id.
+        """
         where: list[str] = ["a.id > ?"]
         params: list[Any] = [after]
         if since is not None:
@@ -431,13 +439,25 @@ class HubStore:
             names = sorted(set(teams))
             where.append("(e.team IS NULL" + "".join(" OR e.team = ?" for _ in names) + ")")
             params += names
+        joined = f"FROM hub_audit a JOIN hub_entries e ON e.id = a.entry_id WHERE " \
+                 f"{' AND '.join(where)}"
         columns = ", ".join(f"e.{column.strip()}" for column in _ENTRY.split(","))
         with self.engine.transaction() as tx:
+            # an answer's characters, at most 4 bytes each in UTF-8: its size, bounded above
+            sizes = tx.rows(f"SELECT a.id, e.size + 4 * coalesce(length(e.answer), 0) {joined} "
+                            "ORDER BY a.id LIMIT ?", (*params, limit + 1))
+            taken, total = 0, 0
+            for _, size in sizes[:limit]:
+                if taken and total + size > budget:
+                    break
+                taken, total = taken + 1, total + size
+            if not taken:
+                return HistoryPage((), more=False)
             rows = tx.rows(f"SELECT a.id, a.entry_id, a.action, a.actor, a.replica, a.at, "
-                           f"{columns} FROM hub_audit a JOIN hub_entries e "
-                           f"ON e.id = a.entry_id WHERE {' AND '.join(where)} "
-                           "ORDER BY a.id LIMIT ?", (*params, limit))
-        return [HistoryItem(AuditRow(*row[:6]), _entry(row[6:])) for row in rows]
+                           f"{columns} {joined} AND a.id <= ? ORDER BY a.id",
+                           (*params, sizes[taken - 1][0]))
+        return HistoryPage(tuple(HistoryItem(AuditRow(*row[:6]), _entry(row[6:]))
+                                 for row in rows), more=len(sizes) > taken)
 
     def prune(self, older_than: float, limit: int = PAGE) -> tuple[int, int]:
         """Forget what retention lets go: audit rows of settled entries written, then
