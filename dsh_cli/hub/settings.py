@@ -16,12 +16,12 @@ from typing import Any
 from dsh_cli.core.errors import ConfigError
 from dsh_cli.core.limits import HUB_PENDING_BYTES, HUB_PENDING_ENTRIES, MCP_MESSAGE_BYTES
 from dsh_cli.hub.records import AgentCaps
+from dsh_cli.hub.retention import DEFAULT_RETENTION_DAYS
 from dsh_cli.hub.routes import Routes, parse_routes
 
 __all__ = ["DEFAULT_RETENTION_DAYS", "HUB_KEYS", "RETENTION_DAYS", "HubSettings",
-           "hub_settings"]
+           "checked_retention", "hub_settings"]
 
-DEFAULT_RETENTION_DAYS = 90.0  # settled entries and their audit are kept this long
 RETENTION_DAYS = 36_500.0  # the longest retention a hub takes: a hundred years
 HUB_KEYS = ("routes", "default_team", "pending_entries", "pending_bytes", "retention_days")
 
@@ -52,7 +52,8 @@ def hub_settings(table: dict[str, Any], source: str) -> HubSettings:
         bytes=_whole(table, "pending_bytes", MCP_MESSAGE_BYTES, HUB_PENDING_BYTES,
                      defaults.bytes, source))
     return HubSettings(parse_routes(table.get("routes"), table.get("default_team"), source),
-                       caps, _retention(table.get("retention_days"), source))
+                       caps, checked_retention(table.get("retention_days"),
+                                                f"{source}: [hub] retention_days"))
 
 
 def _whole(table: dict[str, Any], key: str, low: int, high: int, default: int,
@@ -64,11 +65,13 @@ def _whole(table: dict[str, Any], key: str, low: int, high: int, default: int,
     return value
 
 
-def _retention(value: Any, source: str) -> float:
+def checked_retention(value: Any, source: str) -> float:
+    """A retention in days as ``[hub] retention_days`` or ``--retention`` (``source``) gives
+    it, checked; None: the default."""
     if value is None:
         return DEFAULT_RETENTION_DAYS
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
             or not math.isfinite(value) or not 0 <= value <= RETENTION_DAYS:
-        raise ConfigError(f"{source}: [hub] retention_days must be a number of days from 0 "
+        raise ConfigError(f"{source} must be a number of days from 0 "
                           f"(keep everything) to {RETENTION_DAYS:,.0f}, not {value!r}")
     return float(value)
