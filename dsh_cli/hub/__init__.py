@@ -10,6 +10,10 @@
     store.py            HubStore: asks, claims, answers, cancels, timeouts and the audit
     watch.py            HubWatch: one process's ear on the store, brought to the event loop
     context.py          HubContext: what a serving hub's routes share; a request's token
+    routes.py           routing: the team an ask goes to; which entries a human may see
+    settings.py         the hub's ``[hub]`` config read once: routes, caps, retention
+    history.py          ``GET /history``: the audit, for a human's teams
+    retention.py        the loop that forgets settled entries past the retention
 """
 
 from dsh_cli.hub.records import (
