@@ -21,7 +21,7 @@ from dsh_cli.hub import tokens
 from dsh_cli.hub.records import Entry, HubStoreError, Token
 
 __all__ = ["MATCHES", "QUESTION_TOOL", "ROUTES", "Route", "Routes", "parse_routes", "route",
-           "visible"]
+           "tool_of", "visible"]
 
 QUESTION_TOOL = "ask_user_question"  # the tool a question batch is routed as
 MATCHES = ("agent", "machine", "cwd", "tool")  # what a route may match, in this order
@@ -63,6 +63,15 @@ def route(routes: Routes, agent: str, machine: str, cwd: str, tool: str) -> str 
         if rule.matches(asked):
             return rule.team
     return routes.default_team
+
+
+def tool_of(kind: str, batch: Mapping[str, Any]) -> str:
+    """The tool an entry is routed as: its permission request's tool, else
+    ``ask_user_question`` (a question batch; a request naming no tool is routed as "")."""
+    if kind != "permission":
+        return QUESTION_TOOL
+    tool = batch.get("tool")
+    return tool if isinstance(tool, str) else ""
 
 
 def visible(entry: Entry, human: Token) -> bool:

@@ -15,7 +15,7 @@ from dsh_cli.hub import HubStore, Token
 from dsh_cli.hub.location import engine_for
 from dsh_cli.hub.migrations import MIGRATIONS, migrate
 from dsh_cli.hub.records import AgentCaps
-from dsh_cli.hub.routes import QUESTION_TOOL, Route, Routes, route, visible
+from dsh_cli.hub.routes import QUESTION_TOOL, Route, Routes, route, tool_of, visible
 from dsh_cli.hub.settings import DEFAULT_RETENTION_DAYS, HubSettings, hub_settings
 
 BATCH = {"questions": [{"id": "db", "question": "Which database?", "options": ["a", "b"]}]}
@@ -63,6 +63,10 @@ def test_the_hub_table_of_config_toml_becomes_routes_caps_and_retention(tmp_path
     assert route(routes, "ci-7", "runner", "/srv/web", QUESTION_TOOL) == "oncall"  # not Bash
     assert route(routes, "claude", "laptop-3", "/home/a", QUESTION_TOOL) == "devs"
     assert route(routes, "claude", "laptop-13", "/home/a", QUESTION_TOOL) == "oncall"
+    # the tool an entry is routed as, from its kind and batch
+    assert tool_of("question", BATCH) == QUESTION_TOOL
+    assert tool_of("permission", {"tool": "Bash", "arguments": {}}) == "Bash"
+    assert tool_of("permission", {"tool": ["Bash"]}) == ""
     # no [hub] at all: defaults, every entry unteamed
     path.write_text('model = "gpt-x"\n')
     assert hub_settings(*hub_table(path)) == HubSettings()
