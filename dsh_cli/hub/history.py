@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, get_args
 
-from dsh_cli.hub.context import holder
 from dsh_cli.hub.records import EntryState, HistoryItem
 
 if TYPE_CHECKING:
@@ -44,6 +43,8 @@ def history_routes(hub: HubContext) -> list[Route]:
         import asyncio
 
         from starlette.responses import JSONResponse, PlainTextResponse
+
+        from dsh_cli.hub.context import holder
 
         human = await holder(hub, request.headers)
         if human is None or human.kind != "human":

@@ -240,3 +240,43 @@ def test_dsh_history_hub_failures_are_one_line(hub):
     local = subprocess.run([DSH, "history", "--human", "alice"], capture_output=True,
                            text=True, timeout=120)
     assert local.returncode == 2 and "--human goes with --hub URL" in local.stderr
+
+
+def test_a_teams_history_is_read_over_the_audits_team_index_and_stays_flat(tmp_path):
+    """Other teams' steps cost a human's history read nothing, however many there are."""
+    import sqlite3
+    import time
+
+    path = tmp_path / "hub.db"
+    with HubStore.open(path) as store:
+        for _ in range(5):
+            store.ask(token="ci-bot", batch=QUESTION, agent="a", machine="m", cwd="/",
+                      team="ops")
+        with sqlite3.connect(path) as db:
+            plan = str(db.execute(
+                "EXPLAIN QUERY PLAN SELECT a.id FROM hub_audit a JOIN hub_entries e ON "
+                "e.id = a.entry_id WHERE a.id > 0 AND a.team = 'ops' ORDER BY a.id "
+                "LIMIT 10").fetchall())
+        assert "hub_audit_by_team" in plan and "TEMP B-TREE" not in plan, plan
+
+        def read_time() -> float:
+            best = float("inf")
+            for _ in range(20):
+                started = time.perf_counter()
+                assert len(store.history(teams=["ops"]).items) == 5
+                best = min(best, time.perf_counter() - started)
+            return best
+
+        small = read_time()
+        with sqlite3.connect(path) as db:
+            db.executemany(
+                "INSERT INTO hub_entries (id, kind, batch, token, agent, machine, cwd, state, "
+                "created_at, team) VALUES (?, 'question', '{}', 'x', 'a', 'm', '/', "
+                "'answered', ?, 'devs')", [(f"x{n}", float(n)) for n in range(100_000)])
+            db.executemany(
+                "INSERT INTO hub_audit (entry_id, action, actor, replica, at, team) "
+                "VALUES (?, 'ask', 'x', 'r', ?, 'devs')",
+                [(f"x{n}", float(n)) for n in range(100_000)])
+        large = read_time()
+        # a join over 100,000 steps costs a tenth of a second; the index ranges, microseconds
+        assert large < max(5 * small, 0.005), (small, large)

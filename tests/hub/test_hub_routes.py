@@ -168,11 +168,19 @@ def test_an_older_store_gains_the_team_column_and_keeps_its_entries(tmp_path):
             tx.run("INSERT INTO hub_entries (id, kind, batch, token, agent, machine, cwd, state, "
                    "created_at) VALUES ('e1', 'question', '{}', 'bot', 'a', 'm', '/', "
                    "'pending', 1.0)")
+            tx.run("INSERT INTO hub_audit (entry_id, action, actor, replica, at) "
+                   "VALUES ('e1', 'ask', 'bot', 'r', 1.0)")
     finally:
         engine.close()
     with HubStore.open(tmp_path / "hub.db") as store:
         [entry] = store.pending(teams=["ops"])
         assert (entry.id, entry.team) == ("e1", None)
+        # its audit row has no team either: every human's history shows it
+        [step] = store.history(teams=["ops"]).items
+        assert (step.entry.id, step.step.action) == ("e1", "ask")
+        store.answer("e1", {"type": "question/answer", "answers": []}, by="alice")
+        assert [item.step.action for item in store.history(teams=[]).items] == [
+            "ask", "answer"]
 
 
 def test_a_desks_pending_read_uses_the_team_index_and_stays_flat(tmp_path):
