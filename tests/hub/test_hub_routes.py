@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from dsh_cli.config import hub_table
+from dsh_cli.config import config_warnings, hub_table, read_config_file
 from dsh_cli.core.errors import ConfigError
 from dsh_cli.core.limits import HUB_PENDING_ENTRIES, MCP_MESSAGE_BYTES
 from dsh_cli.hub import HubStore, Token
@@ -51,6 +51,7 @@ def human(name: str, team: str | None) -> Token:
 def test_the_hub_table_of_config_toml_becomes_routes_caps_and_retention(tmp_path):
     path = tmp_path / "config.toml"
     path.write_text(CONFIG)
+    assert config_warnings(read_config_file(path), path) == []  # [hub] is known to dsh
     settings = hub_settings(*hub_table(path))
     assert settings.caps == AgentCaps(entries=50, bytes=32 * 2**20)
     assert settings.retention_days == 30
