@@ -3,13 +3,15 @@
 ``[[hub.routes]]`` of the hub's config (``settings.py`` reads it) is parsed once, here,
 into ``Routes``; a route matches an ask by the agent's name, its machine, its working
 directory and the tool (a permission request's tool; ``ask_user_question`` for a
-question), each a glob (``*`` within one path segment, ``**`` across them, ``?`` one
-character), and names a team. The first route whose every given glob matches wins; when
-none does, the entry goes to ``default_team``, or to no team: every human sees it.
+question), each a glob (``*`` any run within one ``/``-separated segment, ``?`` one
+character, a ``**`` segment any number of segments), and names a team. The first route
+whose every given glob matches wins; when none does, the entry goes to ``default_team``,
+or to no team: every human sees it.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from collections.abc import Mapping
@@ -26,7 +28,9 @@ __all__ = ["MATCHES", "QUESTION_TOOL", "ROUTES", "Route", "Routes", "parse_route
 QUESTION_TOOL = "ask_user_question"  # the tool a question batch is routed as
 MATCHES = ("agent", "machine", "cwd", "tool")  # what a route may match, in this order
 ROUTES = 1000  # routes one config may hold: each ask tries them in turn
-GLOB_CHARACTERS = 4096  # a glob as long as the longest path it could match
+# a route's glob: long enough for any real path, short enough that matching one against an
+# agent's longest path (4,096 characters) stays within ~a million segment comparisons
+GLOB_CHARACTERS = 1024
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class Route:
         """Whether every glob this route gives matches what the ask says of itself."""
         for name in MATCHES:
             glob = getattr(self, name)
-            if glob is not None and not _compiled(glob).fullmatch(asked[name]):
+            if glob is not None and not _matches(glob, asked[name]):
                 return False
         return True
 
@@ -133,28 +137,43 @@ def _team(value: Any, where: str) -> str:
 
 
 @functools.lru_cache(maxsize=ROUTES * len(MATCHES))
-def _compiled(glob: str) -> re.Pattern[str]:
-    """``glob`` as a regular expression, made once per glob (the routes are few and fixed).
+def _compiled(glob: str) -> tuple[re.Pattern[str] | None, ...]:
+    """``glob`` as one pattern per ``/``-separated segment (None for a ``**`` segment),
+    made once per glob (the routes are few and fixed).
 
-    ``**`` is any run of characters, ``/`` included, and ``dir/**`` matches ``dir`` itself
-    too; ``*`` is any run within one segment; ``?`` one character but ``/``; everything
-    else stands for itself (no ``[...]`` classes: a path may hold brackets).
+    Within a segment ``*`` is any run and ``?`` one character, as ``fnmatch`` translates
+    them: each ``*`` an atomic group, so a segment matches in one pass however many stars
+    it has; ``[`` stands for itself (a path may hold brackets).
     """
-    parts, index = [], 0
-    while index < len(glob):
-        if glob.startswith("/**", index) and (index + 3 == len(glob) or glob[index + 3] == "/"):
-            parts.append("(?:/.*)?")  # "/**" at the end, or "/**/": zero segments too
-            index += 3
-        elif glob.startswith("**", index):
-            parts.append(".*")
-            index += 2
-        elif glob[index] == "*":
-            parts.append("[^/]*")
-            index += 1
-        elif glob[index] == "?":
-            parts.append("[^/]")
-            index += 1
+    return tuple(None if part == "**" else re.compile(fnmatch.translate(part.replace("[", "[[]")))
+                 for part in glob.split("/"))
+
+
+_NOTHING = re.compile(r"(?!)")  # past the glob's last segment: no segment matches
+
+
+def _matches(glob: str, value: str) -> bool:
+    """Whether ``value`` matches ``glob`` whole, segment by segment: a ``**`` segment is any
+    number of segments (none too, so ``dir/**`` matches ``dir``).
+
+    The classic wildcard walk, at the level of segments: on a mismatch it goes back only to
+    the last ``**`` and lets it take one more segment, so the work is at most the product
+    of the two segment counts, never the exponential backtracking a single regular
+    expression of several ``.*`` does on an agent's long path (minutes for 1 KB).
+    """
+    patterns, parts = _compiled(glob), value.split("/")
+    at = part = 0
+    star, mark = -1, 0
+    while part < len(parts):
+        here = patterns[at] if at < len(patterns) else _NOTHING
+        if here is None:
+            star, mark = at, part
+            at += 1
+        elif here.match(parts[part]):
+            at, part = at + 1, part + 1
+        elif star >= 0:
+            at, mark = star + 1, mark + 1
+            part = mark
         else:
-            parts.append(re.escape(glob[index]))
-            index += 1
-    return re.compile("".join(parts), re.DOTALL)
+            return False
+    return all(pattern is None for pattern in patterns[at:])

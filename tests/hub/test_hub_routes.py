@@ -75,6 +75,20 @@ def test_the_hub_table_of_config_toml_becomes_routes_caps_and_retention(tmp_path
     assert route(HubSettings().routes, "a", "b", "/c", "Bash") is None
 
 
+def test_a_glob_of_many_stars_against_an_agents_longest_path_is_quick():
+    """One regular expression of several ``.*`` took over 170 s for 1 KB of "a"; an agent
+    chooses its working directory, so matching must not backtrack on it."""
+    import time
+
+    routes = Routes((Route("a", cwd="**a**a**a**b"), Route("b", cwd="*a*a*a*a*a*b"),
+                     Route("c", cwd="/**/a/**/a/**/a/**/b"),
+                     Route("d", cwd="/" + "**/" * 300 + "b")))
+    started = time.perf_counter()
+    for path in ("a" * 4096, "/a" * 2048, "/a" * 2047 + "/c"):
+        assert route(routes, "", "", path, "") is None
+    assert time.perf_counter() - started < 5  # milliseconds, unloaded
+
+
 def test_globs_star_stays_in_a_segment_double_star_crosses_them():
     routes = Routes((Route("a", cwd="/srv/*/api"), Route("b", cwd="/srv/payments/**"),
                      Route("c", cwd="/x/**/log"), Route("d", tool="mcp__git__*")))
@@ -86,6 +100,7 @@ def test_globs_star_stays_in_a_segment_double_star_crosses_them():
     assert route(routes, "", "", "/x/log", "") == "c"
     assert route(routes, "", "", "/x/1/2/log", "") == "c"
     assert route(routes, "", "", "/y", "mcp__git__push") == "d"
+    assert route(routes, "", "", "/srv/payments/**", "") == "b"  # a path may hold stars
     # a path's brackets and dots stand for themselves
     assert route(Routes((Route("e", cwd="/srv/[a].x"),)), "", "", "/srv/[a].x", "") == "e"
     assert route(Routes((Route("e", cwd="/srv/[a].x"),)), "", "", "/srv/a.x", "") is None
