@@ -9,7 +9,8 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
+__all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_CWD_CHARACTERS",
+           "AGENT_MACHINE_CHARACTERS", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
            "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
@@ -99,6 +100,10 @@ PERMISSION_MESSAGE_CHARACTERS = 2000
 HTTP_SESSIONS = 100
 # an unknown agent's self-given name, after sanitising, as the desk shows it
 AGENT_NAME_CHARACTERS = 60
+# a hub agent's machine (a host name is at most 255) and working directory (PATH_MAX), as it
+# says them in its X-Dsh-Machine and X-Dsh-Cwd headers, after sanitising
+AGENT_MACHINE_CHARACTERS = 255
+AGENT_CWD_CHARACTERS = 4096
 # a shell command a permission rule reads (``permissions/shell.py``): a longer one is not read,
 # so it is asked, never allowed by a rule
 COMMAND_CHARACTERS = 100_000
