@@ -25,7 +25,7 @@ def bounded(coroutine, seconds: float = 90):
 
 
 @contextlib.asynccontextmanager
-async def hub_process(location: str, *args: str):
+async def hub_process(location: str, *args: str, host: str = "127.0.0.1"):
     """A real `dsh hub serve` on ``location``; yields its URL, then stops it (SIGTERM)."""
     process = await asyncio.create_subprocess_exec(
         DSH, "hub", "serve", "--store", location, "--port", "0", *args,
@@ -33,7 +33,7 @@ async def hub_process(location: str, *args: str):
     try:
         assert process.stderr is not None
         line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
-        assert line.startswith("dsh: hub http://127.0.0.1:"), line
+        assert line.startswith(f"dsh: hub http://{host}:"), line
         yield line.split()[-1]
     finally:
         if process.returncode is None:
@@ -47,7 +47,7 @@ def agent_token(location: str, name: str = "ci-bot", kind: str = "agent") -> str
 
 
 @contextlib.asynccontextmanager
-async def agent(url: str, token: str | None, **headers: str):
+async def agent(url: str, token: str | None, mode: str = "legacy", **headers: str):
     """An MCP client of the hub's /mcp (the official SDK), sending ``token`` and headers."""
     import httpx2
     from mcp import Client
@@ -58,7 +58,7 @@ async def agent(url: str, token: str | None, **headers: str):
         sent["Authorization"] = f"Bearer {token}"
     async with httpx2.AsyncClient(headers=sent, timeout=60) as http, \
             Client(streamable_http_client(f"{url}/mcp", http_client=http),
-                   mode="legacy") as client:
+                   mode=mode) as client:
         yield client
 
 
@@ -118,12 +118,15 @@ def test_an_agent_asks_at_the_hub_and_gets_the_answer_a_desk_stored(hub_location
         "ci-bot", "Claude Code", "ci-7", "/home/ci/wörk")
 
 
-def test_who_asks_falls_back_to_the_client_name_and_the_peer(sqlite_location):
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_who_asks_falls_back_to_the_client_name_and_the_peer(sqlite_location, mode):
+    """In either protocol era (2025 sessions, the sessionless 2026-07-28 wire)."""
     token = agent_token(sqlite_location)
 
     async def main():
         with HubStore.open(sqlite_location) as store:
-            async with hub_process(sqlite_location) as url, agent(url, token) as client:
+            async with hub_process(sqlite_location) as url, \
+                    agent(url, token, mode) as client:
                 call = asyncio.ensure_future(client.call_tool("ask_user_question", BATCH))
                 [entry] = await pending_entry(store)
                 await asyncio.to_thread(store.answer, entry.id, answer_frame(entry), "alice")
@@ -259,6 +262,7 @@ def test_approve_tool_use_is_decided_through_the_hub(sqlite_location):
 
 def test_an_async_question_answered_later_reaches_get_user_answer(sqlite_location):
     token = agent_token(sqlite_location)
+    other = agent_token(sqlite_location, "other-bot")
 
     async def main():
         with HubStore.open(sqlite_location) as store:
@@ -269,15 +273,18 @@ def test_an_async_question_answered_later_reaches_get_user_answer(sqlite_locatio
                     ticket = asked.structured_content["ticket"]
                     [entry] = await pending_entry(store)
                     before = await client.call_tool("get_user_answer", {"ticket": ticket})
+                async with agent(url, other) as stranger:  # another agent's id reads unknown
+                    foreign = await stranger.call_tool("get_user_answer", {"ticket": ticket})
                 # the same agent token, another MCP session: the ticket is the token's
                 async with agent(url, token) as again:
                     await asyncio.to_thread(store.answer, entry.id, answer_frame(entry),
                                             "alice")
                     after = await again.call_tool("get_user_answer",
                                                   {"ticket": ticket, "wait_seconds": 30})
-                return entry, before, after
+                return entry, before, foreign, after
 
-    entry, before, after = bounded(main())
+    entry, before, foreign, after = bounded(main())
+    assert foreign.is_error and foreign.structured_content["error"]["code"] == "UNKNOWN_TICKET"
     assert entry.batch["delivery"] == "async"
     assert before.structured_content["status"] == "pending"
     assert after.structured_content == {"answers": ANSWER}
@@ -290,6 +297,13 @@ def test_plain_http_off_loopback_is_refused_without_insecure_http(sqlite_locatio
     assert done.returncode == 2
     assert done.stderr.startswith("dsh: USAGE: 0.0.0.0 is not a loopback address")
     assert done.stderr.count("\n") == 1 and "--insecure-http" in done.stderr
+
+    async def insecure():  # said so: it serves, on the address asked for
+        async with hub_process(sqlite_location, "--host", "0.0.0.0", "--insecure-http",
+                               host="0.0.0.0") as url:
+            return url
+
+    assert bounded(insecure()).startswith("http://0.0.0.0:")
 
 
 def test_an_ask_at_one_hub_process_is_answered_through_the_store_of_both(postgres_url):
@@ -319,3 +333,18 @@ def test_an_ask_at_one_hub_process_is_answered_through_the_store_of_both(postgre
     assert one.structured_content == {"answers": ANSWER}
     assert two.structured_content == {"answers": [{"id": "q1", "selected": ["Postgres"]}]}
     assert {row.replica for row in audit if row.action == "ask"} == {"one", "two"}
+
+
+def test_a_sqlite_hub_hears_a_commit_made_by_another_process(sqlite_location):
+    """SQLite has no NOTIFY: another process's commit is noticed (data_version) and heard
+    as 'missed, re-read' within the listener's wait."""
+    with HubStore.open(sqlite_location) as store:
+        listener = store.listen()
+        try:
+            assert listener.wait(0.01).missed is False
+            subprocess.run([DSH, "hub", "token", "add", "bob", "--human", "--store",
+                            sqlite_location], check=True, capture_output=True, timeout=60)
+            assert listener.wait(0.01).missed is True
+            assert listener.wait(0.01).missed is False  # told once
+        finally:
+            listener.close()
