@@ -183,11 +183,13 @@ def agents_side(hub: HubContext, *, question_timeout: float | None = None) -> Hu
     from dsh_cli.mcp_server.service import AskService
     from dsh_cli.permissions import PermissionGate
 
-    ui = UserInteraction(timeout=question_timeout)
+    # the timeout is the entries' deadline, kept by the store (timed out by its sweep, on
+    # one clock for every hub process), not a timer of this process's
+    ui = UserInteraction()
     service = AskService(ui)
     asks = HubAsks(hub, service.sources)
-    ui.register_provider(HubProvider(asks, ui))
-    gate = PermissionGate(events=ui.events, timeout=question_timeout, notice=hub.report)
+    ui.register_provider(HubProvider(asks, ui, timeout=question_timeout))
+    gate = PermissionGate(events=ui.events, notice=hub.report)
     gate.register_provider(HubPermissions(asks, timeout=question_timeout))
     server = build_server(service, ApproveService(gate, service), caller_of=caller_of)
     return HubAgents(server, service, asks)

@@ -5,13 +5,14 @@
 ``HubStore`` as an entry: the ``question/requested`` (``permission/requested``) event as a
 desk reads it, without ``rpc_id``, ``age`` and ``number``, labelled with who asks (the
 agent token's name, the agent's name, machine and working directory) and the question's
-timeout as its deadline. Then they wait, through ``HubWatch``, for the entry to settle in
-any hub process; the settling desk frame stored with it is applied to this process's own
-pending table under the call's ``rpc_id``, exactly as a frame from a desk socket would be
-(``mcp_server/desks.py``: answered through the table). Nothing is refused for want of a
-desk: the store holds the entry for the team until it is answered, withdrawn or timed out.
-A call that ends first (the agent cancelled, its session ended, the local timeout, the hub
-stopping) withdraws its entry: ``store.cancel(id, by=<agent token>)``.
+timeout as its deadline (the store's clock decides it, one for every hub process, and the
+audit says ``timeout`` by ``hub``). Then they wait, through ``HubWatch``, for the entry to
+settle in any hub process; the settling desk frame stored with it is applied to this
+process's own pending table under the call's ``rpc_id``, exactly as a frame from a desk
+socket would be (``mcp_server/desks.py``: answered through the table). Nothing is refused
+for want of a desk: the store holds the entry for the team until it is answered, withdrawn
+or timed out. A call that ends first (the agent cancelled it or went, its session ended,
+the hub is stopping) withdraws its entry: ``store.cancel(id, by=<agent token>)``.
 """
 
 from __future__ import annotations
@@ -129,9 +130,11 @@ class HubProvider(AnsweredThroughTable, Concurrent):
     answered_through_table = "desk"  # a human at a desk, through the hub
     concurrent = True  # every entry is in the team's inbox at once
 
-    def __init__(self, asks: HubAsks, ui: UserInteraction) -> None:
+    def __init__(self, asks: HubAsks, ui: UserInteraction, *,
+                 timeout: float | None = None) -> None:
         self.asks = asks
         self.ui = ui
+        self.timeout = timeout  # the entry's deadline when the call gives none of its own
 
     async def ask(self, context: AskContext) -> AskUserQuestionAnswer:
         pending = self.ui.pending.get(context.rpc_id)
@@ -140,7 +143,7 @@ class HubProvider(AnsweredThroughTable, Concurrent):
         event = _question_event(context, pending.announcement().to_json())
         try:
             entry = await self.asks.settle("question", context.rpc_id, event,
-                                           _seconds_left(context))
+                                           _seconds_left(context) or self.timeout)
         except HubStoreError as error:
             raise UserInteractionError(error.message, error.code) from None
         if entry.state != "answered":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 import urllib.request
 from urllib.error import HTTPError
@@ -25,11 +26,13 @@ def bounded(coroutine, seconds: float = 90):
 
 
 @contextlib.asynccontextmanager
-async def hub_process(location: str, *args: str, host: str = "127.0.0.1"):
+async def hub_process(location: str, *args: str, host: str = "127.0.0.1",
+                      env: dict[str, str] | None = None):
     """A real `dsh hub serve` on ``location``; yields its URL, then stops it (SIGTERM)."""
     process = await asyncio.create_subprocess_exec(
         DSH, "hub", "serve", "--store", location, "--port", "0", *args,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})})
     try:
         assert process.stderr is not None
         line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
@@ -233,6 +236,27 @@ def test_a_stopped_hub_withdraws_the_entries_its_calls_wait_on(sqlite_location):
     assert status == 143
     assert entry.state == "cancelled"
     assert audit[-1].action == "cancel" and audit[-1].actor == "ci-bot"
+
+
+def test_the_question_timeout_is_the_entrys_deadline_timed_out_by_the_store(sqlite_location):
+    token = agent_token(sqlite_location)
+
+    async def main():
+        with HubStore.open(sqlite_location) as store:
+            async with hub_process(sqlite_location, env={"DSH_QUESTION_TIMEOUT": "1"}) as url, \
+                    agent(url, token) as client:
+                call = asyncio.ensure_future(client.call_tool("ask_user_question", BATCH))
+                [entry] = await pending_entry(store)
+                result = await asyncio.wait_for(call, 30)
+                return entry, result, await asyncio.to_thread(store.get, entry.id), \
+                    await asyncio.to_thread(store.audit, entry.id)
+
+    entry, result, after, audit = bounded(main())
+    assert entry.deadline is not None and 0 < entry.deadline - entry.created_at <= 1
+    assert result.structured_content["error"]["code"] == "ASK_TIMEOUT"
+    assert after.state == "timeout"
+    assert [(row.action, row.actor) for row in audit] == [("ask", "ci-bot"),
+                                                         ("timeout", "hub")]
 
 
 def test_approve_tool_use_is_decided_through_the_hub(sqlite_location):
