@@ -52,9 +52,10 @@ def hub() -> None:
 
 @hub.command("serve")
 @click.option("--store", metavar="URL", help=STORE_HELP)
-@click.option("--host", default="127.0.0.1", show_default=True,
+@click.option("--host", metavar="HOST", default="127.0.0.1", show_default=True,
               help="Address to listen on (plain HTTP: loopback only, unless --insecure-http).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8750, show_default=True,
+@click.option("--port", metavar="PORT", type=click.IntRange(0, 65535), default=8750,
+              show_default=True,
               help="Port to listen on (0: any free port; the URL is printed on stderr).")
 @click.option("--insecure-http", is_flag=True,
               help="Serve plain HTTP on a non-loopback address (else put a TLS proxy in front).")

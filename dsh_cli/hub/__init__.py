@@ -10,6 +10,9 @@
     store.py            HubStore: asks, claims, answers, cancels, timeouts and the audit
     watch.py            HubWatch: one process's ear on the store, brought to the event loop
     context.py          HubContext: what a serving hub's routes share; a request's token
+    asker.py            HubProvider, HubPermissions: an agent's asks kept as entries, answered
+    app.py              the serving hub's web app: agents' /mcp behind their tokens
+    serve.py            `dsh hub serve`: one hub process, until a signal stops it
 """
 
 from dsh_cli.hub.records import (
