@@ -284,6 +284,37 @@ def test_approve_tool_use_is_decided_through_the_hub(sqlite_location):
     assert '"behavior":"deny"' in text and "not now" in text
 
 
+def test_allowed_for_this_session_holds_for_that_agent_token_only(sqlite_location):
+    token = agent_token(sqlite_location)
+    other = agent_token(sqlite_location, "other-bot")
+    arguments = {"tool_name": "Bash", "input": {"command": "make test"}}
+
+    async def main():
+        with HubStore.open(sqlite_location) as store:
+            async with hub_process(sqlite_location) as url, \
+                    agent(url, token, agent="Claude Code", cwd="/srv/app") as first, \
+                    agent(url, other, agent="Claude Code", cwd="/srv/app") as second:
+                call = asyncio.ensure_future(first.call_tool("approve_tool_use", arguments))
+                [entry] = await pending_entry(store, "permission")
+                await asyncio.to_thread(store.answer, entry.id, {
+                    "type": "permission/decision", "decision": "allow_session",
+                    "session_id": entry.batch.get("session_id")}, "alice")
+                allowed = await asyncio.wait_for(call, 30)
+                again = await first.call_tool("approve_tool_use", arguments)  # no entry
+                asked = asyncio.ensure_future(second.call_tool("approve_tool_use", arguments))
+                [fresh] = await pending_entry(store, "permission")
+                await asyncio.to_thread(store.answer, fresh.id, {
+                    "type": "permission/decision", "decision": "deny",
+                    "session_id": fresh.batch.get("session_id")}, "alice")
+                return allowed, again, fresh, await asyncio.wait_for(asked, 30)
+
+    allowed, again, fresh, denied = bounded(main())
+    assert '"behavior":"allow"' in allowed.content[0].text
+    assert '"behavior":"allow"' in again.content[0].text
+    assert fresh.token == "other-bot"  # another agent's call is asked afresh
+    assert '"behavior":"deny"' in denied.content[0].text
+
+
 def test_an_async_question_answered_later_reaches_get_user_answer(sqlite_location):
     token = agent_token(sqlite_location)
     other = agent_token(sqlite_location, "other-bot")
