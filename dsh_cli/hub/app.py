@@ -16,13 +16,19 @@ history) are the caller's (``extra_routes``).
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from dsh_cli.core.limits import AGENT_CWD_CHARACTERS, AGENT_MACHINE_CHARACTERS, HTTP_SESSIONS
+from dsh_cli.core.limits import (
+    AGENT_CWD_CHARACTERS,
+    AGENT_MACHINE_CHARACTERS,
+    HUB_SESSIONS,
+    HUB_SESSIONS_PER_AGENT,
+)
 from dsh_cli.core.limits import AGENT_NAME_CHARACTERS as MAX_AGENT_NAME
 from dsh_cli.core.sanitize import one_line
 from dsh_cli.hub.asker import HubAsks, HubPermissions, HubProvider
@@ -43,7 +49,7 @@ SESSION_HEADER = b"mcp-session-id"
 # sessions remembered with their token: the SDK's live ones, and as many again that ended
 # without the gate seeing it (its idle timeout); past it the oldest is forgotten, and a
 # request naming it is refused as a session that ended (its client opens a new one)
-BOUND_SESSIONS = 2 * HTTP_SESSIONS
+BOUND_SESSIONS = 2 * HUB_SESSIONS
 UNAUTHORISED = (b"an agent token is needed: Authorization: Bearer <the token of "
                 b"`dsh hub token add NAME --agent`>\n")
 NO_SESSION = b"no such session\n"
@@ -97,13 +103,19 @@ def caller_of(ctx: Any, client: str | None) -> Caller | None:
 
 
 class AgentGate:
-    """ASGI: ``app``'s ``/mcp`` only with an agent token, each session its opener's."""
+    """ASGI: ``app``'s ``/mcp`` only with an agent token, each session its opener's; an
+    agent opening more than ``per_agent`` sessions has its oldest ended (``DELETE``), so
+    one agent cannot take every session of the hub from the others."""
 
-    def __init__(self, app: Any, hub: HubContext, *, bound: int = BOUND_SESSIONS) -> None:
+    def __init__(self, app: Any, hub: HubContext, *, bound: int = BOUND_SESSIONS,
+                 per_agent: int = HUB_SESSIONS_PER_AGENT) -> None:
         self.app = app
         self.hub = hub
         self.bound = bound
+        self.per_agent = per_agent
         self.sessions: OrderedDict[bytes, str] = OrderedDict()  # session id -> token name
+        self._of: dict[str, OrderedDict[bytes, None]] = {}  # token name -> its sessions
+        self._ending: set[asyncio.Task[None]] = set()  # held until done
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or (scope.get("path", "").rstrip("/") or "/") != MCP_PATH:
@@ -140,13 +152,46 @@ class AgentGate:
             ended = status and (status[0] == 404 or (scope.get("method") == "DELETE"
                                                      and status[0] < 400))
             if session is not None and ended:
-                self.sessions.pop(session, None)
+                self._forget(session)
 
     def _bind(self, session: bytes, token: str) -> None:
         self.sessions[session] = token
         self.sessions.move_to_end(session)
+        mine = self._of.setdefault(token, OrderedDict())
+        mine[session] = None
         while len(self.sessions) > self.bound:
-            self.sessions.popitem(last=False)
+            self._forget(next(iter(self.sessions)))
+        while len(mine) > self.per_agent:
+            oldest = next(iter(mine))
+            self._forget(oldest)
+            task = asyncio.ensure_future(_end_session(self.app, oldest))
+            self._ending.add(task)
+            task.add_done_callback(self._ending.discard)
+
+    def _forget(self, session: bytes) -> None:
+        token = self.sessions.pop(session, None)
+        if token is None or token not in self._of:
+            return
+        self._of[token].pop(session, None)
+        if not self._of[token]:
+            del self._of[token]
+
+
+async def _end_session(app: Any, session: bytes) -> None:
+    """End ``session`` as its client would, with a ``DELETE`` through the app."""
+    scope: Scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                    "method": "DELETE", "scheme": "http", "path": MCP_PATH,
+                    "raw_path": MCP_PATH.encode(), "query_string": b"", "root_path": "",
+                    "headers": [(b"host", b"hub"), (SESSION_HEADER, session)],
+                    "client": ("127.0.0.1", 0), "server": None}
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def discard(message: dict[str, Any]) -> None:
+        return None
+
+    await app(scope, receive, discard)
 
 
 async def _plain(send: Any, status: int, body: bytes,
@@ -204,5 +249,5 @@ def create_app(hub: HubContext, agents: HubAgents, *, extra_routes: Sequence[Any
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = agents.server.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=security,
-        max_sessions=HTTP_SESSIONS, custom_starlette_routes=list(extra_routes))
+        max_sessions=HUB_SESSIONS, custom_starlette_routes=list(extra_routes))
     return AgentGate(app, hub)

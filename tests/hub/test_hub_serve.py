@@ -184,6 +184,27 @@ def test_no_token_a_wrong_one_or_a_humans_is_refused_and_a_session_is_its_opener
     assert own[0] != 404  # its opener still reaches it
 
 
+def test_an_agent_opening_too_many_sessions_has_its_oldest_ended(sqlite_location):
+    from dsh_cli.core.limits import HUB_SESSIONS_PER_AGENT
+
+    token = agent_token(sqlite_location)
+    other = agent_token(sqlite_location, "other-bot")
+
+    async def main():
+        async with hub_process(sqlite_location) as url:
+            theirs = (await asyncio.to_thread(request_status, url, f"Bearer {other}"))[1]
+            opened = [(await asyncio.to_thread(request_status, url, f"Bearer {token}"))[1]
+                      for _ in range(HUB_SESSIONS_PER_AGENT + 1)]
+            first = await asyncio.to_thread(request_status, url, f"Bearer {token}", opened[0])
+            last = await asyncio.to_thread(request_status, url, f"Bearer {token}", opened[-1])
+            kept = await asyncio.to_thread(request_status, url, f"Bearer {other}", theirs)
+            return first, last, kept
+
+    first, last, kept = bounded(main())
+    assert first[0] == 404  # the agent's oldest was ended to make room
+    assert last[0] != 404 and kept[0] != 404  # its newest, and another agent's, are kept
+
+
 def test_a_call_the_agent_cancels_withdraws_its_entry(sqlite_location):
     token = agent_token(sqlite_location)
 
