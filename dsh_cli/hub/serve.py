@@ -19,6 +19,7 @@ from typing import Any
 
 from dsh_cli.core.errors import USAGE, HarnessError, format_line
 from dsh_cli.core.lines import notice
+from dsh_cli.hub.context import HubContext
 
 __all__ = ["DEFAULT_PORT", "HubOptions", "LoopbackOnly", "check_host", "serve"]
 
@@ -80,14 +81,15 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-async def serve(options: HubOptions, *, extra_routes: Sequence[Any] = (),
+async def serve(options: HubOptions, *,
+                extra_routes: Callable[[HubContext], Sequence[Any]] | None = None,
                 say: Callable[[str], None] = _say) -> int:
-    """Serve one hub process until cancelled (a signal); the exit status."""
+    """Serve one hub process until cancelled (a signal); the exit status. ``extra_routes``
+    makes the other routes (``/desk``, ``/history``) for the process's ``HubContext``."""
     import asyncio
 
     from dsh_cli.config import load_settings
     from dsh_cli.hub.app import agents_side, create_app
-    from dsh_cli.hub.context import HubContext
     from dsh_cli.hub.records import HubStoreError
     from dsh_cli.hub.store import HubStore
     from dsh_cli.hub.watch import HubWatch
@@ -118,7 +120,8 @@ async def serve(options: HubOptions, *, extra_routes: Sequence[Any] = (),
             say(format_line(USAGE, f"cannot listen on {options.host}:{options.port}: "
                                    f"{error.strerror}"))
             return 2
-        app = create_app(hub, agents, extra_routes=extra_routes)
+        routes = extra_routes(hub) if extra_routes is not None else ()
+        app = create_app(hub, agents, extra_routes=routes)
         await serve_asgi(agents.server, app, sock,
                          started=lambda: say(notice(f"hub {url_of(sock)}")))
     return 0
