@@ -9,10 +9,12 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
+__all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_CWD_CHARACTERS",
+           "AGENT_MACHINE_CHARACTERS", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
            "FRAME_BYTES", "HTTP_SESSIONS", "HUB_PENDING_BYTES", "HUB_PENDING_ENTRIES",
+           "HUB_SESSIONS", "HUB_SESSIONS_PER_AGENT",
            "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
            "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
@@ -98,8 +100,17 @@ PERMISSION_MESSAGE_CHARACTERS = 2000
 # Streamable HTTP sessions ``dsh mcp --http`` holds at once: past it the longest idle one is
 # closed, and with none idle a new one is 503
 HTTP_SESSIONS = 100
+# MCP sessions one ``dsh hub serve`` process holds at once (past it a new one is 503), and of
+# one agent token (past it that agent's oldest session is ended: its work is the token's,
+# so nothing is lost but a call still waiting in that session, whose entry is withdrawn)
+HUB_SESSIONS = 1000
+HUB_SESSIONS_PER_AGENT = 16
 # an unknown agent's self-given name, after sanitising, as the desk shows it
 AGENT_NAME_CHARACTERS = 60
+# a hub agent's machine (a host name is at most 255) and working directory (PATH_MAX), as it
+# says them in its X-Dsh-Machine and X-Dsh-Cwd headers, after sanitising
+AGENT_MACHINE_CHARACTERS = 255
+AGENT_CWD_CHARACTERS = 4096
 # a shell command a permission rule reads (``permissions/shell.py``): a longer one is not read,
 # so it is asked, never allowed by a rule
 COMMAND_CHARACTERS = 100_000

@@ -14,6 +14,9 @@
     settings.py         the hub's ``[hub]`` config read once: routes, caps, retention
     history.py          ``GET /history``: the audit, for a human's teams
     retention.py        the loop that forgets settled entries past the retention
+    asker.py            HubProvider, HubPermissions: an agent's asks kept as entries, answered
+    app.py              the serving hub's web app: agents' /mcp behind their tokens
+    serve.py            `dsh hub serve`: one hub process, until a signal stops it
 """
 
 from dsh_cli.hub.records import (

@@ -21,6 +21,7 @@ import contextlib
 import json
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli import __version__
@@ -37,8 +38,9 @@ if TYPE_CHECKING:
     from dsh_cli.mcp_server.tickets import TicketStore
     from dsh_cli.tools.registry import ToolResult
 
-__all__ = ["AGENT_NAMES", "agent_name", "approve_result", "build_server", "call_result",
-           "output_schema", "serve_http", "serve_stdio", "session_owner"]
+__all__ = ["AGENT_NAMES", "Caller", "CallerOf", "agent_name", "approve_result", "build_server",
+           "call_result", "output_schema", "serve_asgi", "serve_http", "serve_stdio",
+           "session_owner"]
 
 INSTRUCTIONS = (
     "ask_user_question asks the human structured questions (numbered options, multi-select, "
@@ -160,6 +162,20 @@ def session_owner(ctx: ServerRequestContext[Any, Any], later: OwnedStore) -> str
     return owner
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a request, as a serving hub knows it (``hub/app.py``): the ``source`` its
+    batches are labelled with at the desks, and the ``owner`` of its tickets and tasks."""
+
+    source: dict[str, Any]
+    owner: str
+
+
+# a request's caller from its context and its client's name (``clientInfo``); None: the
+# process's own, as ``dsh mcp`` labels it (its cwd and pid, work owned by the session)
+CallerOf = Callable[[Any, str | None], Caller | None]
+
+
 async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
     """Run ``work``; the agent cancelling or going away aborts it, and waits for it to end."""
     import anyio
@@ -176,8 +192,10 @@ async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
         raise
 
 
-def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
-    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``.
+def build_server(service: AskService, approver: ApproveService | None = None, *,
+                 caller_of: CallerOf | None = None) -> Server[Any]:
+    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``;
+    ``caller_of`` (a hub) says who each request's caller is.
 
     An async question runs as an MCP task for a client that takes them, and
     ``approve_tool_use`` where a 2025 client asks for one (``dsh_cli.mcp_server.tasks``).
@@ -207,27 +225,33 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
                           input_schema=approve["parameters"], execution=optional))
     by_name = {tool.name: tool for tool in tools}
 
+    def caller(ctx: Any) -> tuple[str | None, str | None, dict[str, Any] | None]:
+        """A request's client name, the owner of its work, and its batches' source."""
+        client = _client_name(ctx)
+        known = caller_of(ctx, client) if caller_of is not None else None
+        if known is not None:
+            return client, known.owner, known.source
+        return client, session_owner(ctx, later), None
+
     def work_for(ctx: Any, name: str, arguments: Any, *,
                  progress: bool = False) -> Callable[[AbortSignal], Awaitable[Any]] | None:
         """The call of tool ``name``, to run with an abort signal; None for an unknown tool."""
-        client = _client_name(ctx)
+        client, owner, source = caller(ctx)
         if name == spec["name"]:
             session = ctx.session
 
             async def report(done: float, total: float | None, message: str | None) -> None:
                 await session.report_progress(done, total, message)
 
-            owner = session_owner(ctx, later)
-
             async def ask(signal: AbortSignal) -> Any:
                 return call_result(await service.ask(arguments, client=client, signal=signal,
                                                      progress=report if progress else None,
-                                                     owner=owner))
+                                                     owner=owner, source=source))
             return ask
         if approver is not None and name == approve_tool_spec()["name"]:
             async def approve_call(signal: AbortSignal) -> Any:
                 return approve_result(await approver.approve(arguments, client=client,
-                                                             signal=signal))
+                                                             signal=signal, source=source))
             return approve_call
         return None
 
@@ -245,7 +269,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             return await _abortable(work)
         if params.name == fetch["name"]:  # a cancel ends the wait, never the question
             return call_result(await answers.get_user_answer(
-                service.tickets, arguments, session_owner(ctx, later),
+                service.tickets, arguments, caller(ctx)[1],
                 seen_of(service.ui.provider)))
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
@@ -274,13 +298,13 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
     def told_ask(ctx: Any, arguments: Any) -> Staged:
         """An async question as a task: asked first (a refusal answers the call plainly),
         then the task waits for its outcome, told as the human's answer."""
-        client, owner = _client_name(ctx), session_owner(ctx, later)
+        client, owner, source = caller(ctx)
         ticket: list[str] = []
         signal = AbortSignal()  # the batch's and its task's: an answer seals both at once
 
         async def start() -> Any:
             result = await service.ask(arguments, client=client, signal=signal,
-                                       owner=owner, told=True)
+                                       owner=owner, told=True, source=source)
             if result.is_error:  # a bad batch, no desk, no session: no task is made
                 return call_result(result)
             ticket.append(json.loads(result.content)["ticket"])
@@ -301,7 +325,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
 
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner),
     # and the session's end closes its tickets and tasks together
-    layer = install_tasks(server, task_work, owner_of=lambda ctx: session_owner(ctx, later))
+    layer = install_tasks(server, task_work, owner_of=lambda ctx: caller(ctx)[1])
     later = LaterWork(layer.store, service.tickets)  # a told batch's task withdrawn first
     return server
 
@@ -384,7 +408,6 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     A session holding ``tickets`` or tasks is never closed to make room for another."""
     import secrets
 
-    import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from dsh_cli.mcp_server.http_door import MAX_SESSIONS, TokenGate
@@ -402,13 +425,24 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     # the gate closes the idlest session to make room; the SDK's cap (a 503) is the backstop
     app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
                                      host="127.0.0.1", max_sessions=MAX_SESSIONS)
-    from dsh_cli.mcp_server.tasks import close_tasks
-    from dsh_cli.mcp_server.tasks.layer import end_listeners
-
     later = _later_work(server, tickets)  # a session holding work is never closed for room
     gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}",
                      holds=lambda session: later.holds(owner_of_session(session)))
-    config = uvicorn.Config(gate, log_config=None,
+    await serve_asgi(server, gate, sock,
+                     started=lambda: announce(f"http://127.0.0.1:{port}/{token}/mcp"))
+
+
+async def serve_asgi(server: Server[Any], app: Any, sock: socket.socket, *,
+                     started: Callable[[], None]) -> None:
+    """Serve ``app`` (``server``'s Streamable HTTP app, behind its door) on the bound
+    ``sock`` until cancelled; ``started`` is called once it accepts connections. A cancel
+    (ctrl-c, SIGTERM) lets uvicorn end its connections within ``GRACE_SECONDS``."""
+    import uvicorn
+
+    from dsh_cli.mcp_server.tasks import close_tasks
+    from dsh_cli.mcp_server.tasks.layer import end_listeners
+
+    config = uvicorn.Config(app, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)
     from dsh_cli.providers.web.server import embedded_server  # signals stay dsh's
@@ -422,7 +456,7 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         stderr.close()
         serving.result()
         return
-    announce(f"http://127.0.0.1:{port}/{token}/mcp")
+    started()
     try:
         await asyncio.shield(serving)
     except asyncio.CancelledError:

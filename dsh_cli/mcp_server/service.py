@@ -80,14 +80,17 @@ class AskService:
 
     async def ask(self, arguments: Any, *, client: str | None, signal: AbortSignal,
                   progress: Progress | None = None, owner: str | None = "stdio",
-                  told: bool = False) -> ToolResult:
+                  told: bool = False, source: dict[str, Any] | None = None) -> ToolResult:
         """Ask one batch for ``client`` in session ``owner`` (whose tickets an async one
         joins; None: not known, so an async one is refused); any failure is a result
-        carrying its code. ``told``: an async batch's outcome goes to ``outcome_of``."""
+        carrying its code. ``told``: an async batch's outcome goes to ``outcome_of``.
+        ``source``: who asks, as the desks show it (a hub's remote agent); else this
+        process's client, working directory and pid."""
         self.session.open(client)
         call_id = f"mcp_{next(self._calls)}"
         rpc_id = mint_rpc_id()
-        self.sources[rpc_id] = {"client": client, "cwd": os.getcwd(), "pid": os.getpid()}
+        self.sources[rpc_id] = source if source is not None else {
+            "client": client, "cwd": os.getcwd(), "pid": os.getpid()}
         self._owners[call_id] = owner
         if told:
             self._told.add(call_id)
