@@ -61,15 +61,28 @@ def hub() -> None:
               help="Serve plain HTTP on a non-loopback address (else put a TLS proxy in front).")
 @click.option("--replica", metavar="NAME",
               help="This process's name in the audit (default: HOST:PID).")
+@click.option("--config", "config", metavar="FILE",
+              help="Read the [hub] settings (routes, caps, retention) from FILE instead of "
+                   "dsh's config.toml.")
+@click.option("--retention", "retention", metavar="DAYS", type=float,
+              help="Forget settled entries and their audit after DAYS (default: [hub] "
+                   "retention_days, else 90; 0 keeps everything).")
 def serve(store: str | None, host: str, port: int, insecure_http: bool,
-          replica: str | None) -> None:
+          replica: str | None, config: str | None, retention: float | None) -> None:
     """Serve the hub: agents ask at /mcp with their tokens, until ctrl-c or SIGTERM."""
+    from dsh_cli.core.errors import ConfigError
     from dsh_cli.hub.serve import HubOptions
     from dsh_cli.hub.serve import serve as serve_hub
+    from dsh_cli.hub.settings import checked_retention
     from dsh_cli.session.interrupts import run_main
 
+    try:
+        days = checked_retention(retention, "--retention") if retention is not None else None
+    except ConfigError as error:
+        click.echo(format_line(USAGE, error.message), err=True)
+        sys.exit(2)
     options = HubOptions(store=store, host=host, port=port, insecure_http=insecure_http,
-                         replica=replica)
+                         replica=replica, config=config, retention_days=days)
     sys.exit(run_main(serve_hub(options)))
 
 

@@ -24,6 +24,7 @@ from dsh_cli.core.errors import ASK_ABORTED, PermissionRequestError, UserInterac
 from dsh_cli.core.outcomes import Outcome
 from dsh_cli.desk.protocol import DeskPermissionRequested, DeskQuestionRequested
 from dsh_cli.hub.records import Entry, EntryKind, HubStoreError
+from dsh_cli.hub.routes import route, tool_of
 from dsh_cli.interaction import AskContext, AskUserQuestionAnswer, UserInteraction
 from dsh_cli.interaction.traits import AnsweredThroughTable, Concurrent
 from dsh_cli.permissions.pending import RemotePermissions
@@ -56,10 +57,12 @@ class HubAsks:
         batch = {name: value for name, value in event.items() if name not in _PER_DESK}
         batch["source"] = source
         token = source["token"]
+        agent, machine = str(source.get("client") or ""), str(source.get("machine") or "")
+        cwd = str(source.get("cwd") or "")
+        team = route(self.hub.routes, agent, machine, cwd, tool_of(kind, batch))
         asking = asyncio.ensure_future(asyncio.to_thread(
-            self.hub.store.ask, token=token, batch=batch, kind=kind,
-            agent=str(source.get("client") or ""), machine=str(source.get("machine") or ""),
-            cwd=str(source.get("cwd") or ""), timeout=deadline))
+            self.hub.store.ask, token=token, batch=batch, kind=kind, agent=agent,
+            machine=machine, cwd=cwd, timeout=deadline, team=team))
         try:
             entry = await asyncio.shield(asking)
         except BaseException:

@@ -1,7 +1,9 @@
-"""``dsh hub serve``: one hub process, serving agents (and the routes given) until stopped.
+"""``dsh hub serve``: one hub process, serving agents, desks and history until stopped.
 
-It opens the store, starts its ``HubWatch``, builds the agents' side and the app
-(``app.py``) and serves it with uvicorn on ``host:port`` (the bound URL is one stderr line,
+It reads the ``[hub]`` settings (routes, each agent's caps, retention: ``settings.py``),
+opens the store, starts its ``HubWatch`` and the retention loop, builds the agents' side
+and the app (``app.py``: ``/mcp``, ``/history`` and the routes given) and serves it
+with uvicorn on ``host:port`` (the bound URL is one stderr line,
 ``dsh: hub http://HOST:PORT``). Plain HTTP binds only to a loopback address unless
 ``insecure_http`` (TLS is a reverse proxy's job). A signal stops it cleanly: the calls that
 wait are ended and their entries withdrawn, then the watch and the store are closed.
@@ -15,10 +17,12 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dsh_cli.core.errors import USAGE, HarnessError, format_line
 from dsh_cli.core.lines import notice
+from dsh_cli.core.tasks import close_task
 from dsh_cli.hub.context import HubContext
 
 __all__ = ["DEFAULT_PORT", "HubOptions", "LoopbackOnly", "check_host", "serve"]
@@ -35,6 +39,8 @@ class HubOptions:
     port: int = DEFAULT_PORT
     insecure_http: bool = False
     replica: str | None = None
+    config: str | None = None  # the file of the [hub] table (default: dsh's config.toml)
+    retention_days: float | None = None  # None: the [hub] setting's
 
 
 class LoopbackOnly(HarnessError):
@@ -88,9 +94,12 @@ async def serve(options: HubOptions, *,
     makes the other routes (``/desk``, ``/history``) for the process's ``HubContext``."""
     import asyncio
 
-    from dsh_cli.config import load_settings
+    from dsh_cli.config import hub_table, load_settings
     from dsh_cli.hub.app import agents_side, create_app
+    from dsh_cli.hub.history import history_routes
     from dsh_cli.hub.records import HubStoreError
+    from dsh_cli.hub.retention import keep_pruning
+    from dsh_cli.hub.settings import hub_settings
     from dsh_cli.hub.store import HubStore
     from dsh_cli.hub.watch import HubWatch
     from dsh_cli.mcp_server.server import serve_asgi
@@ -98,7 +107,10 @@ async def serve(options: HubOptions, *,
     try:
         check_host(options.host, options.insecure_http)
         settings = load_settings()
-        store = await asyncio.to_thread(HubStore.open, options.store, replica=options.replica)
+        table, source = hub_table(Path(options.config) if options.config else None)
+        hub_config = hub_settings(table, source)
+        store = await asyncio.to_thread(HubStore.open, options.store, replica=options.replica,
+                                        caps=hub_config.caps)
     except HarnessError as error:
         say(format_line(error.code, error.message))
         return 2 if error.code == USAGE else 1
@@ -111,7 +123,11 @@ async def serve(options: HubOptions, *,
             say(format_line(error.code, error.message))
             return 1
         stack.push_async_callback(watch.close)
-        hub = HubContext(store, watch, report=say)
+        hub = HubContext(store, watch, routes=hub_config.routes, report=say)
+        days = (options.retention_days if options.retention_days is not None
+                else hub_config.retention_days)
+        pruning = asyncio.ensure_future(keep_pruning(store, days, report=say))
+        stack.push_async_callback(close_task, pruning)
         agents = agents_side(hub, question_timeout=settings.question_timeout)
         stack.push_async_callback(agents.close)  # before the watch closes: withdrawn first
         try:
@@ -120,7 +136,7 @@ async def serve(options: HubOptions, *,
             say(format_line(USAGE, f"cannot listen on {options.host}:{options.port}: "
                                    f"{error.strerror}"))
             return 2
-        routes = extra_routes(hub) if extra_routes is not None else ()
+        routes = [*history_routes(hub), *(extra_routes(hub) if extra_routes is not None else ())]
         app = create_app(hub, agents, extra_routes=routes)
         await serve_asgi(agents.server, app, sock,
                          started=lambda: say(notice(f"hub {url_of(sock)}")))
