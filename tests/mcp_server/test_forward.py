@@ -1,0 +1,369 @@
+"""``dsh mcp --hub URL``: a real forwarder on stdio, driven with raw JSON-RPC, in front of a
+real ``dsh mcp --http`` (the hub's ``/mcp`` is that same server behind an agent token)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH
+
+CEILING = 30.0  # a broken forwarder fails the test instead of hanging it
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "raw-agent é", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _call(rpc_id: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rpc_id, "method": "tools/call",
+            "params": {"name": "ask_user_question", "arguments": BATCH}}
+
+
+class Lines:
+    """A child's stream read by a thread: each line, waited for with a ceiling."""
+
+    def __init__(self, stream: Any) -> None:
+        self.queue: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            self.queue.put(line.rstrip("\n"))
+        self.queue.put(None)
+
+    def next(self, ceiling: float = CEILING) -> str | None:
+        line = self.queue.get(timeout=ceiling)
+        if line is not None:
+            self.seen.append(line)
+        return line
+
+    def until(self, predicate: Any, ceiling: float = CEILING) -> str:
+        deadline = time.monotonic() + ceiling
+        while True:
+            line = self.next(max(0.01, deadline - time.monotonic()))
+            assert line is not None, f"ended before the line; saw {self.seen}"
+            if predicate(line):
+                return line
+
+
+class Forwarder:
+    """``dsh mcp --hub URL`` as a child: raw JSON-RPC lines in, lines out."""
+
+    def __init__(self, url: str, token: str | None, *args: str, cwd: Path | None = None):
+        env = {key: value for key, value in os.environ.items() if key != "DSH_HUB_TOKEN"}
+        if token is not None:
+            env["DSH_HUB_TOKEN"] = token
+        self.process = subprocess.Popen([DSH, "mcp", "--hub", url, *args],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+        self.out = Lines(self.process.stdout)
+        self.err = Lines(self.process.stderr)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def reply(self, rpc_id: Any) -> dict[str, Any]:
+        """The response to ``rpc_id`` (other messages from the hub are skipped)."""
+        line = self.out.until(lambda text: json.loads(text).get("id") == rpc_id
+                              and "method" not in json.loads(text))
+        return json.loads(line)
+
+    def initialize(self) -> dict[str, Any]:
+        self.send(INITIALIZE)
+        reply = self.reply(1)
+        self.send(INITIALIZED)
+        return reply
+
+    def close(self) -> int:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        return self.process.wait(timeout=CEILING)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class HttpServer:
+    """A real ``dsh mcp --http`` child; ``token`` fixes its (otherwise random) token, so a
+    restarted one on the same port takes the same agent token, as a hub would."""
+
+    def __init__(self, *args: str, port: int = 0, token: str | None = None) -> None:
+        argv = ["mcp", "--http", "--port", str(port), *args]
+        if token is None:
+            command = [DSH, *argv]
+        else:  # the real dsh, only its one random token fixed
+            command = [sys.executable, "-c",
+                       "import runpy, secrets, sys; "
+                       f"secrets.token_urlsafe = lambda n=None: {token!r}; "
+                       f"sys.argv = ['dsh', *{argv!r}]; "
+                       "runpy.run_module('dsh_cli', run_name='__main__', alter_sys=True)"]
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        text=True)
+        assert self.process.stderr is not None
+        line = self.process.stderr.readline()
+        assert line.startswith("dsh: mcp http://127.0.0.1:"), line
+        self.url = line.split()[-1]  # http://127.0.0.1:PORT/TOKEN/mcp
+        base, self.token, _ = self.url.rsplit("/", 2)
+        self.base = base
+        self.port = int(base.rsplit(":", 1)[1])
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait(timeout=CEILING)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=CEILING)
+
+
+@pytest.fixture
+def answers(tmp_path):
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"db": ["SQLite"]}))
+    return str(path)
+
+
+def _answered(reply: dict[str, Any]) -> bool:
+    return reply.get("result", {}).get("structuredContent") == {
+        "answers": [{"id": "db", "selected": ["SQLite"]}]}
+
+
+def test_every_message_goes_through_to_the_server_and_back(answers):
+    server = HttpServer("--answers", answers)
+    forwarder = Forwarder(f"{server.base}/mcp", server.token)
+    try:
+        init = forwarder.initialize()
+        assert init["result"]["serverInfo"]["name"] == "dsh"
+        forwarder.send({"jsonrpc": "2.0", "id": "list", "method": "tools/list"})
+        names = [tool["name"] for tool in forwarder.reply("list")["result"]["tools"]]
+        assert "ask_user_question" in names
+        forwarder.send(_call(2))
+        assert _answered(forwarder.reply(2))
+        forwarder.send({"jsonrpc": "2.0", "id": 3, "method": "no/such"})
+        assert forwarder.reply(3)["error"]["code"] == -32601  # the server's own error
+        assert forwarder.close() == 0
+        assert forwarder.err.seen == [] or all("Traceback" not in line
+                                               for line in forwarder.err.seen)
+    finally:
+        forwarder.close()
+        server.stop()
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Records each POST's headers and answers ``initialize`` as a server would."""
+
+    seen: queue.Queue[dict[str, str]] = queue.Queue()
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        self.seen.put({key.lower(): value for key, value in self.headers.items()})
+        if "id" not in body:
+            self.send_response(202)
+            self.end_headers()
+            return
+        reply = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "serverInfo": {"name": "recorder", "version": "1"}}}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("mcp-session-id", "s1")
+        self.send_header("content-length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def do_GET(self) -> None:
+        self.send_response(405)
+        self.end_headers()
+
+    def do_DELETE(self) -> None:
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+def test_the_token_and_who_asks_travel_on_every_request(tmp_path):
+    where = tmp_path / "répertoire de travail"
+    where.mkdir()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    forwarder = Forwarder(f"http://127.0.0.1:{server.server_port}", "dshhub_secret",
+                          cwd=where)
+    try:
+        assert forwarder.initialize()["result"]["serverInfo"]["name"] == "recorder"
+        forwarder.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        forwarder.reply(2)
+        seen = [_Recorder.seen.get(timeout=CEILING) for _ in range(3)]
+        for headers in seen:  # initialize, the initialized notification, tools/list
+            assert headers["authorization"] == "Bearer dshhub_secret"
+            assert headers["x-dsh-agent"] == quote("raw-agent é", safe="")
+            assert headers["x-dsh-machine"] == quote(socket.gethostname(), safe="")
+            assert headers["x-dsh-cwd"] == quote(str(where), safe="")
+            assert not any(name.startswith("x-dsh-forward") for name in headers)
+        assert seen[2]["mcp-session-id"] == "s1"
+        assert seen[2]["mcp-protocol-version"] == "2025-11-25"
+    finally:
+        forwarder.close()
+        server.shutdown()
+
+
+def test_a_restarted_server_gets_a_new_session_in_flight_calls_an_error_the_next_goes_on(
+        answers):
+    token = "dshhub_" + "t" * 43
+    port = _free_port()
+    # no answers and no desk: a question waits (for a desk, up to --wait), so it is in flight
+    server = HttpServer("--wait", "120", port=port, token=token)
+    forwarder = Forwarder(f"http://127.0.0.1:{port}/mcp", token)
+    try:
+        forwarder.initialize()
+        forwarder.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        forwarder.reply(2)
+        forwarder.send(_call(3))
+        # the question is held at the server (its POST answered with an event stream)
+        time_to_ask = time.monotonic()
+        server.kill()
+        dropped = forwarder.reply(3)
+        assert "dropped while this request was in flight" in dropped["error"]["message"]
+        forwarder.err.until(lambda line: "lost the hub" in line and "back-off" in line)
+        # sent while nothing listens: kept, and sent again once a server is back
+        forwarder.send(_call(4))
+        server = HttpServer("--answers", answers, port=port, token=token)
+        assert _answered(forwarder.reply(4))
+        forwarder.err.until(lambda line: "is back: a new MCP session" in line)
+        forwarder.send(_call(5))
+        assert _answered(forwarder.reply(5))
+        assert time.monotonic() - time_to_ask < CEILING
+        assert forwarder.close() == 0
+        assert not any("Traceback" in line for line in forwarder.err.seen)
+    finally:
+        forwarder.close()
+        server.stop()
+
+
+def test_a_hub_not_there_at_start_is_the_initialize_error_and_one_line():
+    port = _free_port()  # nothing listens there
+    forwarder = Forwarder(f"http://127.0.0.1:{port}", "dshhub_x")
+    try:
+        forwarder.send(INITIALIZE)
+        reply = forwarder.reply(1)
+        assert reply["error"]["code"] == -32000
+        assert "cannot reach the hub" in reply["error"]["message"]
+        line = forwarder.err.until(lambda text: "cannot reach the hub" in text)
+        assert line.startswith("dsh: ") and f"127.0.0.1:{port}/mcp" in line
+        assert forwarder.close() == 0
+        assert len(forwarder.err.seen) == 1
+    finally:
+        forwarder.close()
+
+
+def test_a_refused_token_is_said_once_and_is_the_initialize_error(answers):
+    server = HttpServer("--answers", answers)
+    forwarder = Forwarder(f"{server.base}/mcp", "wrong")
+    try:
+        forwarder.send(INITIALIZE)
+        assert "refused the agent token (HTTP 403)" in forwarder.reply(1)["error"]["message"]
+        forwarder.err.until(lambda text: "refused the agent token" in text)
+    finally:
+        forwarder.close()
+        server.stop()
+
+
+def _one_line_exit(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    done = subprocess.run([DSH, "mcp", *args], input="", capture_output=True, text=True,
+                          timeout=CEILING, env={**os.environ, **env})
+    return done.returncode, done.stderr
+
+
+def test_no_token_is_one_line_and_status_2(monkeypatch):
+    monkeypatch.delenv("DSH_HUB_TOKEN", raising=False)
+    status, stderr = _one_line_exit(["--hub", "https://hub.example"], {})
+    assert status == 2
+    assert stderr.count("\n") == 1 and "DSH_HUB_TOKEN" in stderr, stderr
+
+
+def test_a_token_file_is_read_and_a_bad_one_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.delenv("DSH_HUB_TOKEN", raising=False)
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    status, stderr = _one_line_exit(["--hub", "https://hub.example", "--hub-token-file",
+                                     str(empty)], {})
+    assert (status, stderr.count("\n")) == (2, 1) and "empty" in stderr
+    port = _free_port()
+    good = tmp_path / "token"
+    good.write_text("dshhub_fromfile\n")
+    forwarder = Forwarder(f"http://127.0.0.1:{port}", None, "--hub-token-file", str(good))
+    try:  # it started: the token was taken (nothing listens, so initialize fails)
+        forwarder.send(INITIALIZE)
+        assert "cannot reach the hub" in forwarder.reply(1)["error"]["message"]
+    finally:
+        forwarder.close()
+
+
+def test_plain_http_off_this_machine_needs_insecure_http():
+    status, stderr = _one_line_exit(["--hub", "http://hub.example:8080"],
+                                    {"DSH_HUB_TOKEN": "dshhub_x"})
+    assert status == 2
+    assert stderr.count("\n") == 1 and "--insecure-http" in stderr, stderr
+
+
+def test_hub_with_another_answer_source_is_a_usage_error(answers):
+    for extra in (["--answers", answers], ["--web"], ["--http"]):
+        status, stderr = _one_line_exit(["--hub", "https://hub.example", *extra],
+                                        {"DSH_HUB_TOKEN": "dshhub_x"})
+        assert status == 2 and extra[0] in stderr and "cannot be combined" in stderr
+
+
+def test_sigterm_ends_it_at_once_without_a_traceback(answers):
+    server = HttpServer("--answers", answers)
+    forwarder = Forwarder(f"{server.base}/mcp", server.token)
+    try:
+        forwarder.initialize()  # stdin stays open
+        forwarder.process.send_signal(signal.SIGTERM)
+        assert forwarder.process.wait(timeout=CEILING) == 143
+        assert forwarder.err.next() is None  # nothing on stderr
+    finally:
+        forwarder.close()
+        server.stop()
+
+
+def test_bad_lines_get_json_rpc_errors_and_the_session_goes_on(answers):
+    server = HttpServer("--answers", answers)
+    forwarder = Forwarder(f"{server.base}/mcp", server.token)
+    try:
+        forwarder.initialize()
+        assert forwarder.process.stdin is not None
+        forwarder.process.stdin.write("{not json\n")
+        forwarder.process.stdin.write('{"jsonrpc": "2.0", "id": 9}\n')
+        forwarder.process.stdin.flush()
+        assert forwarder.reply(None)["error"]["code"] == -32700
+        assert forwarder.reply(9)["error"]["code"] == -32600
+        forwarder.send(_call(2))
+        assert _answered(forwarder.reply(2))
+    finally:
+        forwarder.close()
+        server.stop()
