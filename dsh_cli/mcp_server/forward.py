@@ -247,6 +247,7 @@ class Forwarder:
         self._internal = 0
         self.closed = False
         self.initializing = False  # the agent's initialize is in flight: the rest waits
+        self.refusal_said = False
 
     # -- from the agent ---------------------------------------------------------------
 
@@ -452,8 +453,6 @@ class Forwarder:
         if fate.kind == DROPPED or (fate.kind == NOT_DELIVERED and link.ready.is_set()
                                     and self.params is not None):
             self._lost(link, fate.reason)
-        elif fate.kind == REFUSED:
-            self.say(f"{fate.reason}: {self.target.shown}")
 
     def _from_hub(self, link: _Link, message: Any) -> None:
         from mcp_types import JSONRPCError, JSONRPCResponse
@@ -485,6 +484,9 @@ class Forwarder:
             return
         if failed and fate is not None:
             data = _error(rpc_id, HUB_UNAVAILABLE, self._dropped(fate))
+            if fate.kind == REFUSED and not self.refusal_said:  # a revoked token: said once
+                self.refusal_said = True
+                self.say(self._dropped(fate))
         self._write(data)
 
     def _initialized(self, link: _Link, sent: _Sent, data: dict[str, Any],

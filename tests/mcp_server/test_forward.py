@@ -288,6 +288,8 @@ def test_a_refused_token_is_said_once_and_is_the_initialize_error(answers):
         forwarder.send(INITIALIZE)
         assert "refused the agent token (HTTP 403)" in forwarder.reply(1)["error"]["message"]
         forwarder.err.until(lambda text: "refused the agent token" in text)
+        assert forwarder.close() == 0
+        assert len(forwarder.err.seen) == 1 and forwarder.err.next() is None
     finally:
         forwarder.close()
         server.stop()
@@ -362,6 +364,130 @@ def test_bad_lines_get_json_rpc_errors_and_the_session_goes_on(answers):
         forwarder.process.stdin.flush()
         assert forwarder.reply(None)["error"]["code"] == -32700
         assert forwarder.reply(9)["error"]["code"] == -32600
+        forwarder.send(_call(2))
+        assert _answered(forwarder.reply(2))
+    finally:
+        forwarder.close()
+        server.stop()
+
+
+def test_progress_and_a_cancel_pass_through_and_a_desk_answers():
+    """The hub's progress reaches the agent; the agent's cancel reaches the hub, whose desk
+    sees the question withdrawn; the next question is answered at the desk."""
+    import asyncio
+
+    from harness.mcp_util import jsonl_desk
+
+    server = HttpServer("--wait", "60")
+    forwarder = Forwarder(f"{server.base}/mcp", server.token)
+
+    async def main() -> dict[str, Any]:
+        async with jsonl_desk() as desk:
+            await asyncio.to_thread(forwarder.initialize)
+            call = _call(2)
+            call["params"]["_meta"] = {"progressToken": "p2"}
+            forwarder.send(call)
+            requested = await desk.event("question/requested")
+            assert requested["source"]["client"] == "raw-agent é"
+            progress = await asyncio.to_thread(forwarder.out.until, lambda line: json.loads(
+                line).get("method") == "notifications/progress")
+            assert json.loads(progress)["params"]["progressToken"] == "p2"
+            forwarder.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 2, "reason": "the agent moved on"}})
+            resolved = await desk.event("question/resolved")
+            assert resolved["rpc_id"] == requested["rpc_id"]
+            forwarder.send(_call(3))
+            again = await desk.event("question/requested")
+            await desk.answer(again, [{"id": "db", "selected": ["SQLite"]}])
+            return await asyncio.to_thread(forwarder.reply, 3)
+
+    try:
+        assert _answered(asyncio.run(asyncio.wait_for(main(), 60)))
+    finally:
+        forwarder.close()
+        server.stop()
+
+
+def test_tasks_of_both_eras_pass_through(answers):
+    """A 2025-11-25 task (its status notification from the session's GET stream) and a
+    2026-07-28 task (no initialize; each request's envelope and routing headers)."""
+    server = HttpServer("--answers", answers)
+    session = Forwarder(f"{server.base}/mcp", server.token)
+    sessionless = Forwarder(f"{server.base}/mcp", server.token)
+    try:
+        session.initialize()
+        session.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "ask_user_question", "arguments": {**BATCH, "delivery": "async"},
+            "task": {"ttl": 60_000}}})
+        task = session.reply(2)["result"]["task"]
+        status = session.out.until(lambda line: json.loads(line).get(
+            "method") == "notifications/tasks/status")
+        assert json.loads(status)["params"]["taskId"] == task["taskId"]
+        session.send({"jsonrpc": "2.0", "id": 3, "method": "tasks/result",
+                      "params": {"taskId": task["taskId"]}})
+        result = session.reply(3)["result"]["structuredContent"]
+        assert result["answers"] == [{"id": "db", "selected": ["SQLite"]}]
+
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "extensions": {"io.modelcontextprotocol/tasks": {}}}}
+        sessionless.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "ask_user_question", "arguments": {**BATCH, "delivery": "async"},
+            "_meta": meta}})
+        created = sessionless.reply(1)["result"]
+        assert created["resultType"] == "task"
+        for rpc_id in range(2, 200):
+            sessionless.send({"jsonrpc": "2.0", "id": rpc_id, "method": "tasks/get",
+                              "params": {"taskId": created["taskId"], "_meta": meta}})
+            got = sessionless.reply(rpc_id)["result"]
+            if got["status"] != "working":
+                break
+        assert got["status"] == "completed"
+        assert got["result"]["structuredContent"]["answers"] == [
+            {"id": "db", "selected": ["SQLite"]}]
+    finally:
+        session.close()
+        sessionless.close()
+        server.stop()
+
+
+def test_an_agent_that_closed_its_end_of_stdout_ends_it_quietly(answers):
+    server = HttpServer("--answers", answers)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will ever read what the forwarder writes
+    process = subprocess.Popen([DSH, "mcp", "--hub", server.base],
+                               stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "DSH_HUB_TOKEN": server.token})
+    os.close(write_end)
+    try:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(INITIALIZE) + "\n")
+        process.stdin.flush()
+        assert process.wait(timeout=CEILING) == 0
+        assert process.stderr is not None
+        assert "Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        server.stop()
+
+
+def test_a_line_over_the_cap_is_refused_unbuilt_and_the_session_goes_on(answers):
+    from dsh_cli.core.limits import MCP_MESSAGE_BYTES
+
+    server = HttpServer("--answers", answers)
+    forwarder = Forwarder(f"{server.base}/mcp", server.token)
+    try:
+        forwarder.initialize()
+        assert forwarder.process.stdin is not None
+        chunk = "x" * (1024 * 1024)
+        for _ in range(MCP_MESSAGE_BYTES // len(chunk) + 1):
+            forwarder.process.stdin.write(chunk)
+        forwarder.process.stdin.write("\n")
+        forwarder.process.stdin.flush()
+        refused = forwarder.reply(None)["error"]
+        assert refused["code"] == -32600 and str(MCP_MESSAGE_BYTES) in refused["message"]
         forwarder.send(_call(2))
         assert _answered(forwarder.reply(2))
     finally:
