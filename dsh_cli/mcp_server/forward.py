@@ -28,7 +28,7 @@ import json
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -248,6 +248,8 @@ class Forwarder:
         self.closed = False
         self.initializing = False  # the agent's initialize is in flight: the rest waits
         self.refusal_said = False
+        self.probing: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- from the agent ---------------------------------------------------------------
 
@@ -359,6 +361,11 @@ class Forwarder:
 
         rpc_id = data.get("id")
         is_request = "method" in data and "id" in data
+        if link.write is None:  # its transport never opened
+            if is_request:
+                self._write(_error(rpc_id, HUB_UNAVAILABLE, "cannot open a connection to the "
+                                   f"hub at {self.target.shown}"))
+            return
         headers = self._headers(data)
         if is_request:
             self.inflight[rpc_id] = _Sent(link.generation, data, size)
@@ -450,8 +457,11 @@ class Forwarder:
         """An exchange that went wrong: kept for its request; the session may be lost."""
         if rpc_id is not None:
             link.fates[rpc_id] = fate
-        if fate.kind == DROPPED or (fate.kind == NOT_DELIVERED and link.ready.is_set()
-                                    and self.params is not None):
+        if self.params is None:  # no session to lose: each request stands alone
+            return
+        if fate.kind == DROPPED:
+            self._check(link)
+        elif fate.kind == NOT_DELIVERED and link.ready.is_set():
             self._lost(link, fate.reason)
 
     def _from_hub(self, link: _Link, message: Any) -> None:
@@ -515,8 +525,8 @@ class Forwarder:
     def _flushing(self, link: _Link) -> None:
         """Send what waited, in order, before anything the agent sends from now on."""
         self.initializing = True
-        task = asyncio.ensure_future(self._flush(link))
-        task.add_done_callback(lambda _: setattr(self, "initializing", False))
+        self._later(self._flush(link)).add_done_callback(
+            lambda _: setattr(self, "initializing", False))
 
     def _dropped(self, fate: Fate) -> str:
         if fate.kind == DROPPED:
@@ -533,9 +543,14 @@ class Forwarder:
             return
         if link is not None and not link.ready.is_set():
             return
+        if self.params is None:  # no session to restore: the next message opens a link
+            self.link = None
+            if link is not None:
+                self._later(self._close(link))
+            return
         self.say(f"lost the hub at {self.target.shown} ({reason}); reconnecting with "
                  "back-off")
-        self.reconnecting = asyncio.ensure_future(self._reconnect(link))
+        self.reconnecting = self._later(self._reconnect(link))
 
     async def _reconnect(self, old: _Link | None) -> None:
         """Attempts with growing, jittered delays until a session opens or the round ends."""
@@ -583,34 +598,66 @@ class Forwarder:
         if link.write is None:
             return Fate(NOT_DELIVERED, "the connection could not be opened")
         if self.params is None:
-            link.ready.set()
             return None
+        answer = await self._ask(link, "initialize", self.params)
+        if isinstance(answer, Fate):
+            return answer
+        data, fate = answer
+        if "error" in data:
+            if fate is not None:
+                return fate
+            error = _object(data["error"])
+            return Fate(REFUSED, f"the hub refused the session: {error.get('message')}")
+        version = _object(data.get("result")).get("protocolVersion")
+        self.version = version if isinstance(version, str) else self.version
+        await self._send_raw(link, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                             self._headers({"method": "notifications/initialized"}))
+        return None
+
+    async def _ask(self, link: _Link, method: str, params: dict[str, Any],
+                   ) -> tuple[dict[str, Any], Fate | None] | Fate:
+        """A request of the forwarder's own on ``link``: the reply and its exchange's fate,
+        or the fate of a request that got no reply."""
         self._internal += 1
         rpc_id = f"{self._prefix}{self._internal}"
         waiter: asyncio.Future[tuple[dict[str, Any], Fate | None]] = \
             asyncio.get_running_loop().create_future()
         link.waiters[rpc_id] = waiter
-        request = {"jsonrpc": "2.0", "id": rpc_id, "method": "initialize",
-                   "params": self.params}
-        await self._send_raw(link, request, {_RPC_ID_HEADER: json.dumps(rpc_id)})
+        headers = {**self._headers({"method": method}), _RPC_ID_HEADER: json.dumps(rpc_id)}
+        await self._send_raw(link, {"jsonrpc": "2.0", "id": rpc_id, "method": method,
+                                    "params": params}, headers)
         try:
             async with asyncio.timeout(HANDSHAKE_SECONDS):
-                data, fate = await waiter
+                return await waiter
         except (TimeoutError, ConnectionError):
-            return Fate(NOT_DELIVERED, "no answer to initialize")
+            return Fate(NOT_DELIVERED, f"no answer to {method}")
         finally:
             link.waiters.pop(rpc_id, None)
-        if "error" in data:
+
+    def _check(self, link: _Link) -> None:
+        """A response stream broke: a ping tells whether the session is still there (a proxy
+        may cut one long stream) or lost (its fate then starts the reconnecting)."""
+        if (self.probing is not None or self.closed or link is not self.link
+                or self.reconnecting is not None or self.params is None):
+            return
+
+        async def probe() -> None:
+            try:
+                answer = await self._ask(link, "ping", {})
+            finally:
+                self.probing = None
+            fate = answer if isinstance(answer, Fate) else answer[1]
             if fate is not None:
-                return fate
-            error = data["error"] if isinstance(data["error"], dict) else {}
-            return Fate(REFUSED, f"the hub refused the session: {error.get('message')}")
-        result = _object(data.get("result"))
-        version = result.get("protocolVersion")
-        self.version = version if isinstance(version, str) else self.version
-        await self._send_raw(link, {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                             self._headers({"method": "notifications/initialized"}))
-        return None
+                self._lost(link, fate.reason)
+
+        self.probing = self._later(probe())
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """``work`` run as a task the forwarder keeps until it ends."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
 
     async def _send_raw(self, link: _Link, data: dict[str, Any],
                         headers: dict[str, str]) -> None:

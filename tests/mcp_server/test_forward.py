@@ -243,8 +243,12 @@ def test_a_restarted_server_gets_a_new_session_in_flight_calls_an_error_the_next
         forwarder.initialize()
         forwarder.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         forwarder.reply(2)
-        forwarder.send(_call(3))
-        # the question is held at the server (its POST answered with an event stream)
+        call = _call(3)
+        call["params"]["_meta"] = {"progressToken": "p3"}
+        forwarder.send(call)
+        # the question is held at the server: its progress comes at once
+        forwarder.out.until(lambda line: json.loads(line).get("method") == "notifications/"
+                            "progress")
         time_to_ask = time.monotonic()
         server.kill()
         dropped = forwarder.reply(3)
