@@ -262,20 +262,21 @@ class Forwarder:
             return
         try:
             data = json.loads(text)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # nested too deeply is no JSON-RPC
             self._write(_error(None, PARSE_ERROR, f"not JSON: {error}"))
             return
         rpc_id = data.get("id") if isinstance(data, dict) else None
         try:
-            jsonrpc_message_adapter.validate_python(data, by_name=False)
+            message = jsonrpc_message_adapter.validate_python(data, by_name=False)
         except ValidationError:
             self._write(_error(rpc_id if isinstance(rpc_id, str | int) else None,
                                INVALID_REQUEST, "not a JSON-RPC 2.0 message"))
             return
-        await self.forward(data, len(text))
+        await self.forward(data, len(text), message)
 
-    async def forward(self, data: dict[str, Any], size: int) -> None:
-        """A valid message of the agent's, on its way to the hub."""
+    async def forward(self, data: dict[str, Any], size: int, message: Any = None) -> None:
+        """A valid message of the agent's (``message``: its model, when already built), on
+        its way to the hub."""
         method = data.get("method")
         is_request = method is not None and "id" in data
         if method == "notifications/cancelled":
@@ -286,7 +287,7 @@ class Forwarder:
                                    f"{self.kept} bytes of messages already; try again later"))
             return
         if method == "initialize" and is_request:
-            await self._initialize(data, size)
+            await self._initialize(data, size, message)
             return
         self._note_agent(data)
         if self.link is None and self.reconnecting is None:
@@ -301,7 +302,7 @@ class Forwarder:
             if method is not None:  # a response belongs to the session that asked: dropped
                 self._hold(data, size)
             return
-        await self._send(self.link, data, size)
+        await self._send(self.link, data, size, message)
 
     def _forget(self, data: dict[str, Any]) -> None:
         """A cancelled request: no answer is owed any more; one still held is never sent."""
@@ -333,7 +334,7 @@ class Forwarder:
         if self.link is not None:
             self.link.client.headers["x-dsh-agent"] = header_value(name, AGENT_NAME_CHARACTERS)
 
-    async def _initialize(self, data: dict[str, Any], size: int) -> None:
+    async def _initialize(self, data: dict[str, Any], size: int, message: Any) -> None:
         """The agent's ``initialize``: a new session with the hub, answered by the hub."""
         params = _object(data.get("params"))
         info = params.get("clientInfo")
@@ -344,18 +345,20 @@ class Forwarder:
             self.reconnecting.cancel()
             self.reconnecting = None
         if self.link is not None:
+            self._abandon(self.link, "the agent opened a new session")
             await self._close(self.link)
         self.params = None
         self.version = None
         self.link = await self._open()
         self.initializing = True
-        await self._send(self.link, data, size)
+        await self._send(self.link, data, size, message)
 
     def _hold(self, data: dict[str, Any], size: int) -> None:
         self.kept += size
         self.held.append((data, size))
 
-    async def _send(self, link: _Link, data: dict[str, Any], size: int) -> None:
+    async def _send(self, link: _Link, data: dict[str, Any], size: int,
+                    message: Any = None) -> None:
         from mcp.shared.message import ClientMessageMetadata, SessionMessage
         from mcp_types import jsonrpc_message_adapter
 
@@ -371,7 +374,8 @@ class Forwarder:
             self.inflight[rpc_id] = _Sent(link.generation, data, size)
             self.kept += size
             headers[_RPC_ID_HEADER] = json.dumps(rpc_id)
-        message = jsonrpc_message_adapter.validate_python(data, by_name=False)
+        if message is None:  # a message kept to send again: built once more
+            message = jsonrpc_message_adapter.validate_python(data, by_name=False)
         try:
             await link.write.send(SessionMessage(message,
                                                  metadata=ClientMessageMetadata(headers=headers)))
@@ -556,17 +560,7 @@ class Forwarder:
         """Attempts with growing, jittered delays until a session opens or the round ends."""
         self.link = None
         if old is not None:
-            for rpc_id, sent in list(self.inflight.items()):
-                if sent.generation != old.generation:
-                    continue
-                del self.inflight[rpc_id]
-                fate = old.fates.pop(rpc_id, None) or Fate(DROPPED, "the session ended")
-                if fate.kind == NOT_DELIVERED:  # no hub had it: sent again on the new one
-                    self.held.insert(0, (sent.data, sent.size))
-                    continue
-                self.kept -= sent.size
-                self._write(_error(rpc_id, HUB_UNAVAILABLE,
-                                   self._dropped(Fate(DROPPED, fate.reason))))
+            self._abandon(old, "the session ended")
             await self._close(old)
         deadline = time.monotonic() + RECONNECT_SECONDS
         delay = FIRST_DELAY
@@ -592,6 +586,23 @@ class Forwarder:
                 return
             await asyncio.sleep(pause)
             delay = min(delay * 2, LONGEST_DELAY)
+
+    def _abandon(self, link: _Link, reason: str) -> None:
+        """``link``'s requests still in flight: kept to send again if no hub had them, else
+        answered with an error naming the drop."""
+        again: list[tuple[dict[str, Any], int]] = []
+        for rpc_id, sent in list(self.inflight.items()):
+            if sent.generation != link.generation:
+                continue
+            del self.inflight[rpc_id]
+            fate = link.fates.pop(rpc_id, None) or Fate(DROPPED, reason)
+            if fate.kind == NOT_DELIVERED and self.params is not None:
+                again.append((sent.data, sent.size))
+                continue
+            self.kept -= sent.size
+            self._write(_error(rpc_id, HUB_UNAVAILABLE,
+                               self._dropped(Fate(DROPPED, fate.reason))))
+        self.held[:0] = again  # sent again first, in the order the agent sent them
 
     async def _handshake(self, link: _Link) -> Fate | None:
         """The agent's ``initialize`` again on ``link``; None once the session is open."""

@@ -365,9 +365,11 @@ def test_bad_lines_get_json_rpc_errors_and_the_session_goes_on(answers):
         assert forwarder.process.stdin is not None
         forwarder.process.stdin.write("{not json\n")
         forwarder.process.stdin.write('{"jsonrpc": "2.0", "id": 9}\n')
+        forwarder.process.stdin.write("[" * 100_000 + "\n")  # nested past any parser
         forwarder.process.stdin.flush()
         assert forwarder.reply(None)["error"]["code"] == -32700
         assert forwarder.reply(9)["error"]["code"] == -32600
+        assert forwarder.reply(None)["error"]["code"] == -32700
         forwarder.send(_call(2))
         assert _answered(forwarder.reply(2))
     finally:
