@@ -499,3 +499,92 @@ def test_a_line_over_the_cap_is_refused_unbuilt_and_the_session_goes_on(answers)
     finally:
         forwarder.close()
         server.stop()
+
+
+class _CuttingProxy:
+    """A TCP proxy on 127.0.0.1 to ``port`` that can cut every connection it carries, as a
+    load balancer cutting long streams does, while new connections still pass. It names the
+    server's port in ``Host`` (``dsh mcp --http`` refuses another; both are ephemeral ports,
+    five digits, so the request keeps its length)."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.open: list[socket.socket] = []
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                near, _ = self.server.accept()
+            except OSError:
+                return
+            far = socket.create_connection(("127.0.0.1", self.target))
+            self.open += [near, far]
+            host = (f"127.0.0.1:{self.port}".encode(), f"127.0.0.1:{self.target}".encode())
+            for source, sink, rename in ((near, far, host), (far, near, None)):
+                threading.Thread(target=self._pipe, args=(source, sink, rename),
+                                 daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket,
+              rename: tuple[bytes, bytes] | None) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data.replace(*rename) if rename is not None else data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self) -> None:
+        for end in self.open:
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.open = []
+
+    def close(self) -> None:
+        self.server.close()
+        self.cut()
+
+
+def test_one_stream_cut_on_the_way_is_that_calls_error_and_the_session_goes_on():
+    """A proxy cutting the connections (the hub still there): the call in flight gets the
+    drop error, a ping finds the session alive, and the next call is answered on it."""
+    import asyncio
+
+    from harness.mcp_util import jsonl_desk
+
+    server = HttpServer("--wait", "60")
+    proxy = _CuttingProxy(server.port)
+    assert len(str(proxy.port)) == len(str(server.port))
+    forwarder = Forwarder(f"http://127.0.0.1:{proxy.port}/mcp", server.token)
+
+    async def main() -> dict[str, Any]:
+        async with jsonl_desk() as desk:
+            await asyncio.to_thread(forwarder.initialize)
+            forwarder.send(_call(2))
+            await desk.event("question/requested")
+            proxy.cut()
+            dropped = await asyncio.to_thread(forwarder.reply, 2)
+            assert "dropped while this request was in flight" in dropped["error"]["message"]
+            forwarder.send(_call(3))
+            again = await desk.event("question/requested")
+            await desk.answer(again, [{"id": "db", "selected": ["SQLite"]}])
+            return await asyncio.to_thread(forwarder.reply, 3)
+
+    try:
+        assert _answered(asyncio.run(asyncio.wait_for(main(), 60)))
+        assert not any("lost the hub" in line for line in forwarder.err.seen)
+        assert forwarder.close() == 0
+        assert forwarder.err.next() is None  # nothing said: the session never ended
+    finally:
+        forwarder.close()
+        proxy.close()
+        server.stop()
