@@ -17,7 +17,7 @@ from pathlib import Path
 from dsh_cli.core.errors import ConfigError, UsageError
 from dsh_cli.core.limits import HUB_TOKEN_BYTES
 
-__all__ = ["TOKEN_VARIABLE", "HubTarget", "hub_target"]
+__all__ = ["TOKEN_VARIABLE", "HubTarget", "check_token_file", "hub_target", "hub_url"]
 
 TOKEN_VARIABLE = "DSH_HUB_TOKEN"
 
@@ -38,7 +38,15 @@ def hub_target(url: str, *, token_file: str | None, insecure_http: bool,
                environ: Mapping[str, str] = os.environ) -> HubTarget:
     """The target of ``--hub URL``; ``ConfigError`` for a bad URL or token, ``UsageError``
     for plain http off this machine without ``--insecure-http``."""
-    from dsh_cli.core.urls import endpoint, masked
+    from dsh_cli.core.urls import masked
+
+    target = hub_url(url, insecure_http=insecure_http)
+    return HubTarget(target, masked(target), _token(token_file, environ))
+
+
+def hub_url(url: str, *, insecure_http: bool) -> str:
+    """``URL``'s ``/mcp`` endpoint, checked as ``hub_target`` checks it."""
+    from dsh_cli.core.urls import endpoint
 
     parsed = endpoint(url, "--hub")
     if parsed.scheme == "http" and not parsed.loopback and not insecure_http:
@@ -48,7 +56,12 @@ def hub_target(url: str, *, token_file: str | None, insecure_http: bool,
     target = parsed.url.rstrip("/")
     if not parsed.path.rstrip("/").endswith("/mcp"):
         target += "/mcp"
-    return HubTarget(target, masked(target), _token(token_file, environ))
+    return target
+
+
+def check_token_file(path: str) -> None:
+    """``ConfigError`` unless ``path`` holds a token ``--hub-token-file`` would take."""
+    _token(path, {})
 
 
 def _token(token_file: str | None, environ: Mapping[str, str]) -> str:
