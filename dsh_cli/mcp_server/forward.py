@@ -125,10 +125,23 @@ class _Link:
     closing: bool = False
 
 
-def _hub_client(target: HubTarget, headers: dict[str, str],
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``NO_PROXY``, …): given
+    to the transport outright, since httpx reads none once it is handed a transport."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+def _hub_client(url: str, headers: dict[str, str],
                 seen: Callable[[Any, Fate], None]) -> httpx2.AsyncClient:
     """The HTTP client one session's transport uses; ``seen(rpc_id, fate)`` hears every
-    exchange that went wrong (``rpc_id`` None: not a request of the agent's)."""
+    exchange that went wrong (``rpc_id`` None: not a request of the agent's). Its classes
+    are made here: httpx is imported only once a link opens."""
     import socket
 
     import httpx2
@@ -196,7 +209,8 @@ def _hub_client(target: HubTarget, headers: dict[str, str],
             return response
 
     return HubClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None),
-                     transport=httpx2.AsyncHTTPTransport(socket_options=options))
+                     transport=httpx2.AsyncHTTPTransport(socket_options=options,
+                                                         proxy=_proxy_for(url)))
 
 
 def _described(error: Exception) -> str:
@@ -427,7 +441,7 @@ class Forwarder:
         if self.agent:
             headers["x-dsh-agent"] = header_value(self.agent, AGENT_NAME_CHARACTERS)
         link = _Link(generation, None)
-        link.client = _hub_client(self.target, headers,
+        link.client = _hub_client(self.target.url, headers,
                                   lambda rpc_id, fate: self._seen(link, rpc_id, fate))
         link.task = asyncio.ensure_future(self._run(link))
         opened = asyncio.ensure_future(link.ready.wait())

@@ -65,8 +65,10 @@ class Lines:
 class Forwarder:
     """``dsh mcp --hub URL`` as a child: raw JSON-RPC lines in, lines out."""
 
-    def __init__(self, url: str, token: str | None, *args: str, cwd: Path | None = None):
-        env = {key: value for key, value in os.environ.items() if key != "DSH_HUB_TOKEN"}
+    def __init__(self, url: str, token: str | None, *args: str, cwd: Path | None = None,
+                 env: dict[str, str] | None = None):
+        env = {**{key: value for key, value in os.environ.items() if key != "DSH_HUB_TOKEN"},
+               **(env or {})}
         if token is not None:
             env["DSH_HUB_TOKEN"] = token
         self.process = subprocess.Popen([DSH, "mcp", "--hub", url, *args],
@@ -207,11 +209,19 @@ class _Recorder(BaseHTTPRequestHandler):
         return None
 
 
+def _recorder() -> ThreadingHTTPServer:
+    """A ``_Recorder`` serving on 127.0.0.1, nothing seen yet."""
+    while not _Recorder.seen.empty():
+        _Recorder.seen.get()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def test_the_token_and_who_asks_travel_on_every_request(tmp_path):
     where = tmp_path / "répertoire de travail"
     where.mkdir()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = _recorder()
     forwarder = Forwarder(f"http://127.0.0.1:{server.server_port}", "dshhub_secret",
                           cwd=where)
     try:
@@ -227,6 +237,21 @@ def test_the_token_and_who_asks_travel_on_every_request(tmp_path):
             assert not any(name.startswith("x-dsh-forward") for name in headers)
         assert seen[2]["mcp-session-id"] == "s1"
         assert seen[2]["mcp-protocol-version"] == "2025-11-25"
+    finally:
+        forwarder.close()
+        server.shutdown()
+
+
+def test_the_proxy_the_environment_names_is_taken():
+    """HTTP_PROXY reaches the hub through the proxy (the recorder stands in for it)."""
+    server = _recorder()
+    proxy = f"http://127.0.0.1:{server.server_port}"
+    forwarder = Forwarder("http://hub.invalid:8123", "dshhub_secret", "--insecure-http",
+                          env={"HTTP_PROXY": proxy, "http_proxy": proxy, "NO_PROXY": "",
+                               "no_proxy": ""})
+    try:
+        assert forwarder.initialize()["result"]["serverInfo"]["name"] == "recorder"
+        assert _Recorder.seen.get(timeout=CEILING)["host"] == "hub.invalid:8123"
     finally:
         forwarder.close()
         server.shutdown()
