@@ -13,9 +13,9 @@ __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_CWD_
            "AGENT_MACHINE_CHARACTERS", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
-           "FRAME_BYTES", "HTTP_SESSIONS", "HUB_PENDING_BYTES", "HUB_PENDING_ENTRIES",
-           "HUB_SESSIONS", "HUB_SESSIONS_PER_AGENT",
-           "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
+           "FORWARD_KEPT_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "HUB_IDENTITY_CHARACTERS",
+           "HUB_PENDING_BYTES", "HUB_PENDING_ENTRIES", "HUB_SESSIONS", "HUB_SESSIONS_PER_AGENT",
+           "HUB_TOKEN_BYTES", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
            "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
            "PARSED_WHOLE_BYTES",
@@ -192,3 +192,10 @@ TASK_LISTEN_BACKLOG = 64
 # 2026 ``subscriptions/listen`` streams open at once (each an HTTP response, so a descriptor):
 # past it a new listen is refused; a stream ends once every task it names has ended
 TASK_LISTEN_STREAMS = 64
+# ``dsh mcp --hub``: the agent's messages the forwarder keeps at once (requests in flight,
+# kept to send again when the hub never got them, and those waiting while it reconnects);
+# past it a request is refused at once. A hub token file is read at most this far, and each
+# X-Dsh-* value (machine, working directory) is cut to this many characters
+FORWARD_KEPT_BYTES = 64 * 1024 * 1024
+HUB_TOKEN_BYTES = 4096
+HUB_IDENTITY_CHARACTERS = 1024

@@ -14,6 +14,8 @@
     approve.py  one ``approve_tool_use`` call (Claude Code's permission prompt tool)
     tasks/      MCP tasks: the store, and the 2025-11-25 and 2026-07-28 wire shapes
     install/    ``dsh mcp install AGENT``: dsh written into another agent's config files
+    forward.py  ``dsh mcp --hub URL``: stdio forwarded to a hub's ``/mcp``, reconnecting
+    hub_target.py  the hub's URL (plain http only to loopback) and the agent token
 
 Nothing here is imported unless ``dsh mcp`` runs.
 """
