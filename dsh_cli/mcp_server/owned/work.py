@@ -43,7 +43,7 @@ class LaterView(Protocol):
         ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Later:
     """One piece of work fetched later: open until ``outcome`` is set, then kept its time."""
 
