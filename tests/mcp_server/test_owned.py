@@ -171,3 +171,24 @@ def test_an_owner_that_goes_withdraws_a_task_before_the_ticket_it_waits_on():
 
     assert asyncio.run(asyncio.wait_for(main(), 5)) == (
         "cancelled", "the client's session ended", "the client's session ended")
+
+
+def test_a_server_keeps_its_tickets_and_tasks_in_one_store_and_refuses_two():
+    """``build_server`` gives the task layer the tickets' store, so the HTTP door's
+    ``holds`` is that one store's count; a server built with two would let the door close
+    a session that holds work, so it is refused."""
+    import pytest
+
+    from dsh_cli.interaction import UserInteraction
+    from dsh_cli.mcp_server.server import _later_work, build_server
+    from dsh_cli.mcp_server.service import AskService
+    from dsh_cli.mcp_server.tasks import TaskLayer
+    from dsh_cli.mcp_server.tickets import Tickets
+
+    service = AskService(UserInteraction())
+    server = build_server(service)
+    layers = [layer for layer in server.middleware if isinstance(layer, TaskLayer)]
+    assert [layer.tasks.store for layer in layers] == [service.tickets.store]
+    assert _later_work(server, service.tickets) is service.tickets.store
+    with pytest.raises(ValueError, match="one store"):
+        _later_work(server, Tickets())
