@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from dsh_cli.mcp_server.approve import ApproveService
-    from dsh_cli.mcp_server.owned.work import LaterWork, OwnedStore
+    from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.service import AskService
-    from dsh_cli.mcp_server.tickets import TicketStore
+    from dsh_cli.mcp_server.tickets import Tickets
     from dsh_cli.tools.registry import ToolResult
 
 __all__ = ["AGENT_NAMES", "Caller", "CallerOf", "agent_name", "approve_result", "build_server",
@@ -151,9 +151,9 @@ def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return agent_name(getattr(info, "name", None) if info is not None else None)
 
 
-def session_owner(ctx: ServerRequestContext[Any, Any], later: OwnedStore) -> str | None:
+def session_owner(ctx: ServerRequestContext[Any, Any], later: LaterWork) -> str | None:
     """Whose tickets and MCP tasks a call sees (``owned.request_owner``); a session's go when
-    the session ends (``later``: both stores, asked as one)."""
+    the session ends (``later``: the one store of both)."""
     from dsh_cli.mcp_server.owned import on_session_end, request_owner
 
     owner = request_owner(ctx)
@@ -205,7 +205,6 @@ def build_server(service: AskService, approver: ApproveService | None = None, *,
 
     from dsh_cli.mcp_server import get_user_answer as answers
     from dsh_cli.mcp_server.approve import approve_tool_spec
-    from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.tasks import Staged, install_tasks
     from dsh_cli.tools.ask_user_question import decode_call
 
@@ -324,9 +323,9 @@ def build_server(service: AskService, approver: ApproveService | None = None, *,
             signal=signal)
 
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner),
-    # and the session's end closes its tickets and tasks together
-    layer = install_tasks(server, task_work, owner_of=lambda ctx: caller(ctx)[1])
-    later = LaterWork(layer.store, service.tickets)  # a told batch's task withdrawn first
+    # kept in the tickets' store, so the session's end closes its tickets and tasks together
+    later = service.tickets.store
+    install_tasks(server, task_work, owner_of=lambda ctx: caller(ctx)[1], later=later)
     return server
 
 
@@ -345,13 +344,17 @@ def _wire(result: Any) -> dict[str, Any]:
     return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
-def _later_work(server: Server[Any], tickets: TicketStore | None) -> LaterWork:
-    """The server's tickets and tasks, asked as one of an owner (whether it holds work)."""
+def _later_work(server: Server[Any], tickets: Tickets | None) -> LaterWork:
+    """The one store of the server's tickets and tasks (whether an owner holds work)."""
     from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.tasks import TaskLayer
 
-    tasks = [layer.store for layer in server.middleware if isinstance(layer, TaskLayer)]
-    return LaterWork(*tasks, *([tickets] if tickets is not None else []))
+    stores = {id(store): store for store in [
+        *(layer.tasks.store for layer in server.middleware if isinstance(layer, TaskLayer)),
+        *([tickets.store] if tickets is not None else [])]}
+    if len(stores) > 1:  # a session would be closed for room while it holds work
+        raise ValueError("the tickets and the tasks of one server are kept in one store")
+    return next(iter(stores.values()), LaterWork())
 
 
 class _StdinLines:
@@ -403,7 +406,7 @@ GRACE_SECONDS = 3.0  # how long a stopping HTTP server may take to close its con
 
 async def serve_http(server: Server[Any], *, port: int = 0,
                      announce: Callable[[str], None],
-                     tickets: TicketStore | None = None) -> None:
+                     tickets: Tickets | None = None) -> None:
     """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound.
     A session holding ``tickets`` or tasks is never closed to make room for another."""
     import secrets
