@@ -57,7 +57,7 @@ ALLOWED: dict[str, set[str]] = {
     "mcp_server": {"dsh_cli", "desk", "sources", "tools", "store", "providers", "interaction",
                    "permissions", "config", "core"},
     # dsh hub's store of a team's pending entries, tokens and audit (SQLite or PostgreSQL)
-    "hub": {"core"},
+    "hub": {"desk", "interaction", "core"},
     # dsh acp: the agent for ACP editors, a front door beside chat
     "acp": {"dsh_cli", "runtime", "session", "sources", "mcp_client", *_BELOW_FRONT_DOORS},
     "cli": {"dsh_cli", "acp", "chat", "desk", "mcp_server", "hub", "mcp_client", "runtime",

@@ -12,7 +12,8 @@ from __future__ import annotations
 __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
-           "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
+           "FRAME_BYTES", "HTTP_SESSIONS", "HUB_DESK_ENTRIES", "HUB_DESK_WAKES",
+           "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
            "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
            "PARSED_WHOLE_BYTES",
@@ -176,3 +177,8 @@ TASK_LISTEN_BACKLOG = 64
 # 2026 ``subscriptions/listen`` streams open at once (each an HTTP response, so a descriptor):
 # past it a new listen is refused; a stream ends once every task it names has ended
 TASK_LISTEN_STREAMS = 64
+# a hub desk stream (``GET /desk``): the pending entries it follows at once (the oldest; the
+# rest are announced as those settle), and the changed entries it re-reads one by one before
+# it re-reads the whole pending list instead (a desk that reads slowly holds no more)
+HUB_DESK_ENTRIES = 1_000
+HUB_DESK_WAKES = 100
