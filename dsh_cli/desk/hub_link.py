@@ -100,13 +100,14 @@ class HubLink(ServerLink):
         self._report = report
         self._lines: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_LINES)
         self._frames: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_FRAMES)
-        self._closed = False
+        self._closed = False  # closed by the desk
+        self._ended = False  # the stream ended (the hub went away)
         self._reading = asyncio.ensure_future(self._read())
         self._posting = asyncio.ensure_future(self._post())
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._closed or self._ended
 
     def send(self, frame: Encodable) -> None:
         """One frame, POSTed in turn; ``desk/taken`` and ``questions/replay`` never are."""
@@ -116,7 +117,7 @@ class HubLink(ServerLink):
 
     def send_line(self, line: bytes) -> None:
         """One line made by ``protocol.encode``, POSTed in turn; a hub gone loses it."""
-        if self._closed:
+        if self.closed:
             return
         try:
             self._frames.put_nowait(line)
@@ -127,7 +128,7 @@ class HubLink(ServerLink):
     async def read_event(self) -> Wire | None:
         """The next event (the stream's, or a POST's reply); None once the stream ended."""
         while True:
-            if self._closed and self._lines.empty():
+            if self.closed and self._lines.empty():
                 return None  # what was read before the end has been taken
             line = await self._lines.get()
             if not line.strip():  # the end mark (then looked at above), or a heartbeat
@@ -187,7 +188,7 @@ class HubLink(ServerLink):
         except (httpx2.HTTPError, OSError):
             pass  # the hub went away: as the end of the stream
         finally:
-            self._closed = True
+            self._ended = True
             with contextlib.suppress(asyncio.QueueFull):
                 self._lines.put_nowait(_END)
 

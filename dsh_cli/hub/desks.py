@@ -247,7 +247,10 @@ class DeskStream:
         """What differs from what the desk was told, as frames; ``told`` updated."""
         frames: list[Encodable] = []
         freed = False
-        for entry_id, entry in found.entries.items():
+        # oldest first, as asked: a desk sees an entry's changes before a later entry's
+        ordered = sorted(found.entries.items(),
+                         key=lambda item: item[1].created_at if item[1] else float("inf"))
+        for entry_id, entry in ordered:
             shown = entry is not None and entry.state == "pending" and visible(entry, self.human)
             if not shown:
                 if entry_id in self.told:
@@ -406,11 +409,13 @@ class DeskDoor:
             if desk is not None:
                 desk.claims.discard(entry.id)
             return []
+        if desk is not None:  # before the store hears it: the stream never tells it back
+            desk.claims.add(entry.id)
         held = await asyncio.to_thread(store.claim, entry.id, human.name, self.hub.lease)
         if isinstance(held, Claimed | Renewed):
-            if desk is not None:
-                desk.claims.add(entry.id)
             return []
+        if desk is not None:
+            desk.claims.discard(entry.id)
         if isinstance(held, TakenBy):  # the desk may still answer: the first answer counts
             return [opened(entry.id, held.human)]
         return []  # settled meanwhile: the stream says how
