@@ -261,9 +261,11 @@ class HubLinks(DeskLinks):
     def __init__(self, on_event: Callable[[ServerLink, Wire], None],
                  on_closed: Callable[[ServerLink], None], *, hub: HubAddress,
                  report: Callable[[str], None] | None = None,
-                 held_limit: int = DESK_HELD_BYTES) -> None:
-        super().__init__(on_event, on_closed, directory=Path("/"), report=report,
-                         held_limit=held_limit)
+                 held_limit: int = DESK_HELD_BYTES, directory: Path | None = None) -> None:
+        # ``directory`` is the servers' (a desk passes its own, None): the hub stands in
+        # for every one of them, so it is not scanned
+        super().__init__(on_event, on_closed, directory=directory or Path("/"),
+                         report=report, held_limit=held_limit)
         self.hub = hub
 
     async def run(self) -> None:

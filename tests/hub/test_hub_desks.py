@@ -370,3 +370,80 @@ def test_changes_heard_for_a_desk_are_marks_bounded_by_count(tmp_path):
             assert not stream._wakes and not stream._everything
 
     asyncio.run(main())
+
+
+def test_a_plain_desk_answers_through_the_hub_as_through_a_server(hub, monkeypatch):
+    """The human's desk (``--plain``: lines through pipes) lists, opens and answers a hub's
+    entry with the same keys as a dsh mcp's; the store has the human's answer."""
+    monkeypatch.setenv("DSH_HUB_TOKEN", hub.secrets["alice"])
+    desk = subprocess.Popen([DSH, "attach", "--plain", "--hub", hub.server.url],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    seen = bytearray()
+    threading.Thread(target=lambda: [seen.extend(chunk) for chunk in
+                                     iter(lambda: desk.stdout.read1(4096), b"")],
+                     daemon=True).start()
+
+    def shown(text: str) -> None:
+        wait_until(lambda: text.encode() in seen, f"{text!r} on the desk; it wrote {seen!r}")
+
+    try:
+        shown("nothing pending")
+        entry_id = hub.ask({**BATCH, "questions": [
+            {"id": "q", "header": "Name", "question": "Project name?"}]})
+        shown("[question] 0s · claude · /src/app")
+        desk.stdin.write(b"1\n")
+        desk.stdin.flush()
+        shown("answer (")
+        desk.stdin.write(b"acme\n")
+        desk.stdin.flush()
+        shown("answered here")
+        settled = hub.store.get(entry_id)
+        assert (settled.state, settled.answered_by) == ("answered", "alice")
+        assert settled.answer["answers"] == [{"id": "q", "selected": [], "custom": "acme"}]
+        desk.stdin.close()
+        assert desk.wait(30) == 0
+    finally:
+        if desk.poll() is None:
+            desk.kill()
+            desk.wait()
+
+
+def test_the_web_desk_answers_through_the_hub_with_the_hubs_acks(hub):
+    """``dsh attach --web --hub``: the page's answer goes to the hub, and the page's reply is
+    the hub's own ack (its check of the answer), under the page's id."""
+    import io
+
+    from harness.mcp_util import bounded
+    from harness.web_site import Site
+
+    from dsh_cli.desk.hub_link import HubAddress, desk_url
+    from dsh_cli.desk.web import WebDesk
+
+    entry_id = hub.ask()
+
+    async def main() -> tuple[dict, dict]:
+        address = HubAddress(desk_url(hub.server.url), hub.secrets["alice"], "hub")
+        desk = WebDesk(hub=address, stderr=io.StringIO())
+        running = asyncio.ensure_future(desk.run())
+        try:
+            while not desk.server.port or desk.server._task is None or not len(desk.inbox):
+                await asyncio.sleep(0.02)
+            site = Site(desk.server, None, desk.server.stderr)
+            page_id = desk.feed.page_id(desk.inbox.entries()[0])
+            bad = await site.post("/api/respond", {**_answer(entry_id, "maybe"),
+                                                   "rpc_id": page_id})
+            good = await site.post("/api/respond", {**_answer(entry_id, "no"),
+                                                    "rpc_id": page_id})
+            while len(desk.inbox):  # the hub's stream withdraws it
+                await asyncio.sleep(0.02)
+            return bad.json(), good.json()
+        finally:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+
+    bad, good = bounded(main())
+    assert (bad["accepted"], bad["reason"]) == (False, "bad-response")
+    assert good["accepted"] is True
+    settled = hub.store.get(entry_id)
+    assert (settled.state, settled.answered_by) == ("answered", "alice")
