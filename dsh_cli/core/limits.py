@@ -12,7 +12,8 @@ from __future__ import annotations
 __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
-           "FRAME_BYTES", "HTTP_SESSIONS", "HUB_DESK_ENTRIES", "HUB_DESK_WAKES",
+           "FRAME_BYTES", "HTTP_SESSIONS", "HUB_DESK_ENTRIES", "HUB_DESK_STREAMS",
+           "HUB_DESK_WAKES",
            "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
            "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
@@ -182,3 +183,5 @@ TASK_LISTEN_STREAMS = 64
 # it re-reads the whole pending list instead (a desk that reads slowly holds no more)
 HUB_DESK_ENTRIES = 1_000
 HUB_DESK_WAKES = 100
+# desk streams one human holds open at once in one hub process: past it a new one is 429
+HUB_DESK_STREAMS = 16

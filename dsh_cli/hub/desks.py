@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from dsh_cli.core.decisions import DECISIONS
 from dsh_cli.core.errors import UserInteractionError
 from dsh_cli.core.events import BAD_RESPONSE, NOT_PENDING, ResponseAck
-from dsh_cli.core.limits import FRAME_BYTES, HUB_DESK_ENTRIES, HUB_DESK_WAKES
+from dsh_cli.core.limits import FRAME_BYTES, HUB_DESK_ENTRIES, HUB_DESK_STREAMS, HUB_DESK_WAKES
 from dsh_cli.core.limits import PERMISSION_MESSAGE_CHARACTERS as MAX_MESSAGE
 from dsh_cli.core.outcomes import Outcome
 from dsh_cli.core.ownership import refusal
@@ -306,11 +306,15 @@ class DeskDoor:
                                  headers={"WWW-Authenticate": "Bearer"})
 
     async def stream(self, request: Request) -> Response:
-        from starlette.responses import StreamingResponse
+        from starlette.responses import PlainTextResponse, StreamingResponse
 
         human = await self.human(request)
         if not isinstance(human, Token):
             return human
+        if sum(desk.human.name == human.name for desk in self.streams.values()) >= \
+                HUB_DESK_STREAMS:
+            return PlainTextResponse(f"{human.name} has {HUB_DESK_STREAMS} desks open at this "
+                                     "hub already: close one\n", status_code=429)
         desk = DeskStream(self.hub, human)
         self.streams[desk.connection] = desk
         unsubscribe = self.hub.watch.subscribe(desk.heed)
@@ -367,7 +371,11 @@ class DeskDoor:
             desk = self.streams.get(request.headers.get(CONNECTION_HEADER, ""))
             if desk is not None and desk.human.name != human.name:
                 desk = None  # another human's stream: never theirs to change
-            replies = await self.apply(frame, human, desk)
+            try:
+                replies = await self.apply(frame, human, desk)
+            except HubStoreError as error:  # the store is away: nothing changed, say so
+                self.hub.report(f"{error.code}: {error.message}")
+                replies = [DeskError(code=error.code, message=error.message)]
         return Response(b"".join(encode(reply) for reply in replies), media_type=NDJSON)
 
     async def apply(self, frame: Readable, human: Token,

@@ -447,3 +447,32 @@ def test_the_web_desk_answers_through_the_hub_with_the_hubs_acks(hub):
     assert good["accepted"] is True
     settled = hub.store.get(entry_id)
     assert (settled.state, settled.answered_by) == ("answered", "alice")
+
+
+def test_one_human_holds_a_bounded_number_of_desk_streams(hub):
+    from dsh_cli.core.limits import HUB_DESK_STREAMS
+
+    url = f"{hub.server.url}/desk"
+
+    async def main() -> None:
+        async with httpx2.AsyncClient(timeout=30) as client:
+            def opening(who: str):
+                return client.send(client.build_request(
+                    "GET", url, headers={"Authorization": f"Bearer {hub.secrets[who]}"}),
+                    stream=True)
+
+            held = [await opening("alice") for _ in range(HUB_DESK_STREAMS)]
+            assert {response.status_code for response in held} == {200}
+            refused = await opening("alice")
+            assert refused.status_code == 429
+            assert (await refused.aread()).decode().count("\n") == 1
+            other = await opening("bob")  # another human's are counted apart
+            assert other.status_code == 200
+            await held.pop().aclose()
+            while (again := await opening("alice")).status_code != 200:  # once it is gone
+                await again.aclose()
+                await asyncio.sleep(0.05)
+            for response in [*held, other, again]:
+                await response.aclose()
+
+    asyncio.run(asyncio.wait_for(main(), 60))
