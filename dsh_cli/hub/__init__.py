@@ -10,6 +10,8 @@
     store.py            HubStore: asks, claims, answers, cancels, timeouts and the audit
     watch.py            HubWatch: one process's ear on the store, brought to the event loop
     context.py          HubContext: what a serving hub's routes share; a request's token
+    routes.py           visible(entry, human): which human sees which entry
+    desks.py            /desk: the humans' desks, the desk protocol over HTTP
 """
 
 from dsh_cli.hub.records import (
