@@ -171,6 +171,7 @@ class DeskStream:
         self._wakes: set[str] = set()  # entries changed since the last read
         self._everything = True  # read the whole pending list again (first, or missed)
         self._overflowed = False  # an entry went unannounced: ``told`` was full
+        self._reading = False  # a read is under way: what it finds is not told yet
         self._woken = asyncio.Event()
         self._offset = 0.0  # store time - this host's time, as of the last read
 
@@ -178,7 +179,10 @@ class DeskStream:
         """On the loop, from the watch: mark what to read again; the stream's loop reads it."""
         if change is None:
             self._everything = True
-        elif not self._everything and (change.entry_id in self.told or change.event == "ask"):
+        elif not self._everything and (change.entry_id in self.told or change.event == "ask"
+                                       or self._reading):
+            # an entry neither told nor being read is none of this desk's (another human's,
+            # or past HUB_DESK_ENTRIES): its claims need no read
             self._wakes.add(change.entry_id)
             if len(self._wakes) > HUB_DESK_WAKES:  # cheaper as one read of the list
                 self._everything, self._wakes = True, set()
@@ -203,8 +207,10 @@ class DeskStream:
                 if not (self._everything or self._wakes or due):
                     yield b"\n"  # idle: the heartbeat
                     continue
+            self._woken.clear()  # what is marked from now on is read next round
             everything, wanted = self._everything, self._wakes | due
             self._everything, self._wakes = False, set()
+            self._reading = True
             try:
                 found = await asyncio.to_thread(self._read, everything, wanted)
             except HubStoreError as error:
@@ -213,6 +219,8 @@ class DeskStream:
                 self._everything = True
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
+            finally:
+                self._reading = False
             for frame in self._tell(found):
                 yield encode(frame)
 

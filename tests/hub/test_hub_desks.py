@@ -368,6 +368,9 @@ def test_changes_heard_for_a_desk_are_marks_bounded_by_count(tmp_path):
             stream._everything = False
             stream.heed(Change("claim", "unknown", "r"))  # of an entry never told: nothing
             assert not stream._wakes and not stream._everything
+            stream._reading = True  # unless a read under way may be about to tell it
+            stream.heed(Change("claim", "unknown", "r"))
+            assert stream._wakes == {"unknown"}
 
     asyncio.run(main())
 
