@@ -479,3 +479,32 @@ def test_one_human_holds_a_bounded_number_of_desk_streams(hub):
                 await response.aclose()
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_the_terminal_desk_claims_while_open_and_answers_through_the_hub(hub, monkeypatch,
+                                                                          tmp_path):
+    """The terminal desk in a pty: the hub's entry in its list, held (claimed) while it is
+    open, answered by a key; the store has alice's answer and no claim left."""
+    from harness.pty_util import spawn
+
+    monkeypatch.setenv("DSH_HUB_TOKEN", hub.secrets["alice"])
+    child = spawn(f"{DSH} attach --hub {hub.server.url}", str(tmp_path), timeout=20)
+    try:
+        child.expect("nothing pending")
+        entry_id = hub.ask()
+        child.expect("inbox · 1 pending")
+        child.expect("claude")
+        child.send("\r")  # enter opens the entry under the cursor
+        child.expect("claude asks")
+        child.expect("Deploy now")
+        wait_until(lambda: hub.store.get(entry_id).claimed_by == "alice", "alice's claim")
+        child.send("1")  # single-select: the digit picks and submits
+        wait_until(lambda: hub.store.get(entry_id).state == "answered", "the answer")
+        settled = hub.store.get(entry_id)
+        assert settled.answered_by == "alice" and settled.claimed_by is None
+        assert settled.answer["answers"] == [{"id": "q", "selected": ["yes"]}]
+        child.expect("nothing pending")
+        child.sendcontrol("d")
+        child.expect("desk closed")
+    finally:
+        child.close(force=True)
