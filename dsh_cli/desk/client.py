@@ -132,7 +132,9 @@ class DeskClient:
             removed = self.inbox.remove(link, event.rpc_id, self.screen.reason(link, event))
             self.screen.resolved(link, event, removed)
         elif isinstance(event, DeskOpened | DeskReleased):
-            marked = self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened))
+            # a hub names who holds it (``by``); a dsh mcp's desks are anonymous
+            by = (event.model_extra or {}).get("by") if isinstance(event, DeskOpened) else None
+            marked = self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened), by)
             if marked is not None:
                 self.screen.marked(marked)
         elif isinstance(event, DeskAck | DeskError):

@@ -158,6 +158,7 @@ class Entry:
     who: Who
     what: str
     taken: bool = False  # another desk has it open
+    taken_by: str | None = None  # whose desk, when the server says (a hub names the human)
     opened: bool = False  # this desk has it open
 
     @property
@@ -183,7 +184,8 @@ class Entry:
     def line(self, now: float) -> str:
         """``N. [kind] age · who · what``; ``taken at another desk`` and ``async`` after the
         age when they apply (first the short fields, so a narrow screen cuts only what)."""
-        tags = "".join((" · taken at another desk" if self.taken else "",
+        held = f"taken by {self.taken_by}" if self.taken_by else "taken at another desk"
+        tags = "".join((f" · {held}" if self.taken else "",
                         " · async" if self.delivery == "async" else ""))
         return (f"{self.number}. [{self.kind}] {age_text(self.age(now))}{tags} · "
                 f"{self.who.line()} · {self.what}")
@@ -194,7 +196,7 @@ class Entry:
                 "kind": self.kind, "agent": self.who.agent, "cwd": self.who.cwd,
                 "pid": self.who.pid, "server": self.who.server, "what": self.what,
                 "age": round(self.age(now), 1), "delivery": self.delivery,
-                "taken": self.taken}
+                "taken": self.taken, **({"taken_by": self.taken_by} if self.taken_by else {})}
 
 
 @dataclass(frozen=True)
@@ -306,13 +308,16 @@ class Inbox:
             self.remove(link, entry.rpc_id, reason)
         return gone
 
-    def mark(self, link: Hashable, rpc_id: Any, taken: bool) -> Entry | None:
-        """Another desk opened (``taken``) or released the entry; None when unchanged or
-        unknown (a server announces a batch before it says who has it open)."""
+    def mark(self, link: Hashable, rpc_id: Any, taken: bool, by: Any = None) -> Entry | None:
+        """Another desk opened (``taken``; ``by`` whom, when the server says) or released the
+        entry; None when unchanged or unknown (a server announces a batch before it says who
+        has it open)."""
         entry = self.get(link, rpc_id)
-        if entry is None or entry.taken == taken:
+        holder = _cut(by, WHO_CHARACTERS) if taken and isinstance(by, str) and by else None
+        if entry is None or (entry.taken == taken and entry.taken_by == holder):
             return None
-        entry.taken = taken
-        self._taken += 1 if taken else -1
+        if entry.taken != taken:
+            self._taken += 1 if taken else -1
+        entry.taken, entry.taken_by = taken, holder
         self._tell(InboxChange("taken" if taken else "free", entry))
         return entry

@@ -166,9 +166,10 @@ def test_a_claim_shows_taken_at_the_other_desk_and_a_killed_desk_lets_it_go(hub,
         _listed(alice, entry_id)
         _listed(bob, entry_id)
         alice.send({"type": "desk/opened", "rpc_id": entry_id})
-        assert _changed(bob, entry_id, "taken")["entry"]["taken"] is True
-        taken = [e for e in bob.events if e["type"] == "desk/opened"] or None
-        assert taken is None  # the inbox's change is what a --jsonl program sees
+        taken = _changed(bob, entry_id, "taken")["entry"]
+        assert (taken["taken"], taken["taken_by"]) == (True, "alice")  # "taken by alice"
+        assert not [e for e in bob.events if e["type"] == "desk/opened"]  # the inbox's
+        # change is what a --jsonl program sees
         assert hub.store.get(entry_id).claimed_by == "alice"
         # alice's own claim is not "taken" at her desk: a later entry reaches her after
         # whatever the claim made her stream say (a stream tells changes oldest entry first)
@@ -198,8 +199,8 @@ def test_a_claim_nobody_renews_lapses_and_the_other_desk_sees_it_free(make_hub, 
         _listed(bob, entry_id)
         # carol claims with no stream of hers, and never renews: only the lease ends it
         assert hub.replies("carol", {"type": "desk/opened", "rpc_id": entry_id}) == []
-        assert _changed(bob, entry_id, "taken")
-        _changed(bob, entry_id, "free")
+        assert _changed(bob, entry_id, "taken")["entry"]["taken_by"] == "carol"
+        assert "taken_by" not in _changed(bob, entry_id, "free")["entry"]
         assert [row.action for row in hub.store.audit(entry_id)] == ["ask", "claim"]
         # bob claiming now takes it over; carol is told bob has it
         bob.send({"type": "desk/opened", "rpc_id": entry_id})
@@ -395,6 +396,8 @@ def test_a_plain_desk_answers_through_the_hub_as_through_a_server(hub, monkeypat
         entry_id = hub.ask({**BATCH, "questions": [
             {"id": "q", "header": "Name", "question": "Project name?"}]})
         shown("[question] 0s · claude · /src/app")
+        assert hub.replies("carol", {"type": "desk/opened", "rpc_id": entry_id}) == []
+        shown("~ 1. taken by carol")  # the hub names who has it open
         desk.stdin.write(b"1\n")
         desk.stdin.flush()
         shown("answer (")
