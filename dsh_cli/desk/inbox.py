@@ -65,10 +65,14 @@ class Who:
     cwd: str
     pid: int | None
     server: str | None = None  # the MCP server whose form this is (kind ``form``)
+    machine: str | None = None  # the agent's host, when a hub says (no pid of ours then)
 
     def line(self) -> str:
-        """``agent · cwd · pid N`` (``agent via server`` for a form), already safe."""
+        """``agent · cwd · pid N`` (``agent via server`` for a form; ``agent · machine ·
+        cwd`` for a hub's entry), already safe."""
         name = f"{self.agent} via {self.server}" if self.server else self.agent
+        if self.machine is not None:
+            return f"{name} · {self.machine} · {self.cwd}"
         pid = f"pid {self.pid}" if self.pid is not None else "pid ?"
         return f"{name} · {self.cwd} · {pid}"
 
@@ -83,11 +87,15 @@ def who_of(event: Mapping[str, Any]) -> Who:
     source = _source(event)
     pid = source.get("pid")
     server = source.get("server")
+    machine = source.get("machine")
+    machine = _cut(machine, WHO_CHARACTERS) if isinstance(machine, str) and machine else None
+    cwd = str(source.get("cwd") or "?")
     return Who(agent=_cut(str(source.get("client") or "an MCP client"), WHO_CHARACTERS),
-               cwd=_cut(_home_relative(str(source.get("cwd") or "?")), CWD_CHARACTERS),
+               # another machine's directory is not under this one's home
+               cwd=_cut(cwd if machine is not None else _home_relative(cwd), CWD_CHARACTERS),
                pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
                server=_cut(server, WHO_CHARACTERS) if isinstance(server, str) and server
-               else None)
+               else None, machine=machine)
 
 
 def entry_kind(event: Mapping[str, Any]) -> Kind:
@@ -196,7 +204,8 @@ class Entry:
                 "kind": self.kind, "agent": self.who.agent, "cwd": self.who.cwd,
                 "pid": self.who.pid, "server": self.who.server, "what": self.what,
                 "age": round(self.age(now), 1), "delivery": self.delivery,
-                "taken": self.taken, **({"taken_by": self.taken_by} if self.taken_by else {})}
+                "taken": self.taken, **({"taken_by": self.taken_by} if self.taken_by else {}),
+                **({"machine": self.who.machine} if self.who.machine else {})}
 
 
 @dataclass(frozen=True)

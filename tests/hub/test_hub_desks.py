@@ -395,7 +395,7 @@ def test_a_plain_desk_answers_through_the_hub_as_through_a_server(hub, monkeypat
         shown("nothing pending")
         entry_id = hub.ask({**BATCH, "questions": [
             {"id": "q", "header": "Name", "question": "Project name?"}]})
-        shown("[question] 0s · claude · /src/app")
+        shown("[question] 0s · claude · ci-7 · /src/app")  # the agent's host, not a pid
         assert hub.replies("carol", {"type": "desk/opened", "rpc_id": entry_id}) == []
         shown("~ 1. taken by carol")  # the hub names who has it open
         desk.stdin.write(b"1\n")
@@ -498,7 +498,7 @@ def test_the_terminal_desk_claims_while_open_and_answers_through_the_hub(hub, mo
         child.expect("inbox · 1 pending")
         child.expect("claude")
         child.send("\r")  # enter opens the entry under the cursor
-        child.expect("claude asks")
+        child.expect("claude asks · ci-7 · /src/app")
         child.expect("Deploy now")
         wait_until(lambda: hub.store.get(entry_id).claimed_by == "alice", "alice's claim")
         child.send("1")  # single-select: the digit picks and submits
