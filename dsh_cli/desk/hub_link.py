@@ -62,6 +62,7 @@ SILENT_SECONDS = 60.0  # a stream with no line this long is dead (the hub writes
 CONNECT_SECONDS = 10.0
 QUEUED_LINES = 4  # lines read ahead of the desk (each at most DESK_LINE_BYTES)
 QUEUED_FRAMES = 256  # frames waiting to be POSTed; past it the hub is not keeping up
+QUEUED_BYTES = 4 * FRAME_BYTES  # and their bytes, whatever their number
 CONNECTION_HEADER = "X-Dsh-Desk"
 _END = b""  # the queue's mark: the stream ended
 
@@ -100,6 +101,7 @@ class HubLink(ServerLink):
         self._report = report
         self._lines: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_LINES)
         self._frames: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_FRAMES)
+        self._queued = 0  # bytes of the frames waiting
         self._closed = False  # closed by the desk
         self._ended = False  # the stream ended (the hub went away)
         self._reading = asyncio.ensure_future(self._read())
@@ -120,7 +122,10 @@ class HubLink(ServerLink):
         if self.closed:
             return
         try:
+            if self._queued + len(line) > QUEUED_BYTES:
+                raise asyncio.QueueFull
             self._frames.put_nowait(line)
+            self._queued += len(line)
         except asyncio.QueueFull:
             self._report(notice(f"the hub at {self.address.where} is not taking frames: "
                                 "one was dropped"))
@@ -196,6 +201,7 @@ class HubLink(ServerLink):
         """Each queued frame as one POST, in order; its acks and errors into the events."""
         while True:
             line = await self._frames.get()
+            self._queued -= len(line)
             replies = await self._deliver(line)
             for reply in replies:
                 await self._lines.put(reply)

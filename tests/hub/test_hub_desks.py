@@ -511,3 +511,53 @@ def test_the_terminal_desk_claims_while_open_and_answers_through_the_hub(hub, mo
         child.expect("desk closed")
     finally:
         child.close(force=True)
+
+
+def test_frames_a_hub_does_not_take_are_bounded_in_number_and_bytes():
+    """A hub that never answers a POST: the desk's frames wait up to QUEUED_FRAMES and
+    QUEUED_BYTES, past which each is dropped and said, never held."""
+    from dsh_cli.desk.hub_link import QUEUED_BYTES, QUEUED_FRAMES, HubAddress, HubLink
+
+    class Hung:
+        """A stream that says nothing and a client whose POSTs never return."""
+
+        async def aiter_raw(self):
+            await asyncio.Event().wait()
+            yield b""
+
+        def stream(self, *args, **kwargs):
+            return self
+
+        async def __aenter__(self):
+            await asyncio.Event().wait()
+
+        async def __aexit__(self, *exc):
+            return False
+
+        async def aclose(self):
+            pass
+
+    async def main() -> tuple[list[str], int, int]:
+        said: list[str] = []
+        link = HubLink(HubAddress("http://127.0.0.1:9/desk", "t", "hub"), Hung(), Hung(),
+                       said.append)
+        line = b'{"type":"desk/opened","rpc_id":"x"}\n'
+        for _ in range(QUEUED_FRAMES + 10):
+            link.send_line(line)
+            await asyncio.sleep(0)
+        by_number = link._frames.qsize()
+        dropped = len(said)
+        big = b"x" * (QUEUED_BYTES // 3) + b"\n"
+        await link.aclose()
+        link = HubLink(HubAddress("http://127.0.0.1:9/desk", "t", "hub"), Hung(), Hung(),
+                       said.append)
+        for _ in range(5):
+            link.send_line(big)
+            await asyncio.sleep(0)
+        assert link._queued <= QUEUED_BYTES
+        await link.aclose()
+        return said, by_number, dropped
+
+    said, by_number, dropped = asyncio.run(asyncio.wait_for(main(), 30))
+    assert by_number == QUEUED_FRAMES and dropped == 9  # one is in flight, never answered
+    assert len(said) == 9 + 2 and all("one was dropped" in line for line in said)
