@@ -78,39 +78,15 @@ def attach(ctx: click.Context, plain: bool, jsonl: bool, web: bool, host: str, p
 
 def _hub_address(url: str, token_file: str | None, insecure_http: bool) -> HubAddress:
     """The hub's /desk and the human token, or a usage error saying what is wrong."""
-    import os
-
-    from dsh_cli.core.urls import masked, parse_endpoint
+    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.hub_address import hub_endpoint, hub_token
     from dsh_cli.desk.hub_link import HubAddress, desk_url
 
-    parsed = parse_endpoint(url)
-    if parsed is None or parsed.has_userinfo:
-        raise click.UsageError(f"--hub {masked(url)[:200]!r} is not an http(s) URL of a hub "
-                               "(without user:password@)")
-    if not parsed.keeps_secrets and not insecure_http:
-        raise click.UsageError(f"--hub {parsed.shown}: plain http only to this machine "
-                               "(127.0.0.1, ::1, localhost); use https (a reverse proxy in "
-                               "front of the hub), or --insecure-http")
-    if token_file is not None:
-        try:
-            with open(token_file, "rb") as file:
-                raw = file.read(4097)
-        except OSError as error:
-            raise click.UsageError(f"--hub-token-file {token_file}: {error.strerror}") \
-                from None
-        lines = raw.decode("utf-8", "replace").strip().splitlines()
-        token = lines[0].strip() if len(raw) <= 4096 and lines else ""
-        if not token:
-            raise click.UsageError(f"--hub-token-file {token_file}: no token in its first "
-                                   "line (at most 4096 bytes)")
-    else:
-        token = os.environ.get("DSH_HUB_TOKEN", "").strip()
-        if not token:
-            raise click.UsageError("--hub needs a human's hub token: DSH_HUB_TOKEN, or "
-                                   "--hub-token-file PATH (`dsh hub token add NAME --human`)")
-    if not token.isprintable() or " " in token:
-        raise click.UsageError("the hub token holds spaces or control characters: not a "
-                               "token")
+    try:
+        parsed = hub_endpoint(url, insecure_http=insecure_http, whose="human")
+        token = hub_token(token_file, whose="human")
+    except HarnessError as error:
+        raise click.UsageError(error.message) from None
     return HubAddress(desk_url(parsed.url), token, parsed.where)
 
 
