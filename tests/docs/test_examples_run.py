@@ -39,6 +39,8 @@ NOT_RUN = {
     "ssh -t -L 8765": "needs a second machine, ssh, and a human at the browser",
     # run as written by tests/docs/test_readme_form_answers.py, in a copy of examples/
     "# answers for the deploy server's form": "runs from a clone's examples/ (run there)",
+    # the hub's path (tokens, serve, dsh mcp --hub, dsh attach --hub) is run by tests/hub/
+    "# 1. on the hub's host": "needs three machines, Claude Code and a human at the desk",
 }
 # a command that asks on the terminal -> (what appears on screen, the keys that answer it)
 KEYS = {
