@@ -13,6 +13,10 @@ socket would be (``mcp_server/desks.py``: answered through the table). Nothing i
 for want of a desk: the store holds the entry for the team until it is answered, withdrawn
 or timed out. A call that ends first (the agent cancelled it or went, its session ended,
 the hub is stopping) withdraws its entry: ``store.cancel(id, by=<agent token>)``.
+
+An entry a call waits on names this process (its ``waiter``): if the process dies
+(kill -9), another's sweep withdraws it (``HubWatch``). An async question's entry needs no
+waiter: it is kept under its ticket (the store's ask key).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from dsh_cli.permissions.pending import RemotePermissions
 
 if TYPE_CHECKING:
     from dsh_cli.hub.context import HubContext
+    from dsh_cli.interaction.pending import PendingQuestions
     from dsh_cli.permissions.vocabulary import PermissionDecision, PermissionRequest
 
 __all__ = ["HubAsks", "HubPermissions", "HubProvider"]
@@ -60,9 +65,13 @@ class HubAsks:
         agent, machine = str(source.get("client") or ""), str(source.get("machine") or "")
         cwd = str(source.get("cwd") or "")
         team = route(self.hub.routes, agent, machine, cwd, tool_of(kind, batch))
+        # an async question is fetched by its ticket (its rpc_id), from any hub process;
+        # every other entry is waited on here, and withdrawn if this process dies
+        later = kind == "question" and event.get("delivery") == "async"
         asking = asyncio.ensure_future(asyncio.to_thread(
             self.hub.store.ask, token=token, batch=batch, kind=kind, agent=agent,
-            machine=machine, cwd=cwd, timeout=deadline, team=team))
+            machine=machine, cwd=cwd, timeout=deadline, team=team,
+            key=key if later else None, waited=not later))
         try:
             entry = await asyncio.shield(asking)
         except BaseException:
@@ -151,21 +160,24 @@ class HubProvider(AnsweredThroughTable, Concurrent):
             raise UserInteractionError(error.message, error.code) from None
         if entry.state != "answered":
             raise _not_answered(entry)
-        frame = entry.answer or {}
-        table, rpc_id, session = self.ui.pending, context.rpc_id, frame.get("session_id")
-        kind = frame.get("type")
-        if kind == "question/answer":
-            ack = table.respond(rpc_id, frame.get("answers"), session)
-        elif kind == "question/cancel":
-            ack = table.cancel(rpc_id, session)
-        elif kind == "question/decline":
-            ack = table.decline(rpc_id, session)
-        else:
-            raise Outcome.ABORTED.error(f"the hub's answer is no question frame ({kind!r})")
-        if not ack.accepted:  # the desk side validates first: only a store written by hand
-            raise Outcome.ABORTED.error(f"the hub's answer was refused: {ack.message}")
+        _apply(self.ui.pending, context.rpc_id, entry.answer or {})
         await asyncio.get_running_loop().create_future()  # the seam ends this wait
         raise AssertionError("unreachable")
+
+
+def _apply(table: PendingQuestions, rpc_id: str, frame: dict[str, Any]) -> None:
+    """A stored desk frame through the pending table, as from a desk socket; or the error."""
+    session, kind = frame.get("session_id"), frame.get("type")
+    if kind == "question/answer":
+        ack = table.respond(rpc_id, frame.get("answers"), session)
+    elif kind == "question/cancel":
+        ack = table.cancel(rpc_id, session)
+    elif kind == "question/decline":
+        ack = table.decline(rpc_id, session)
+    else:
+        raise Outcome.ABORTED.error(f"the hub's answer is no question frame ({kind!r})")
+    if not ack.accepted:  # the desk side validates first: only a store written by hand
+        raise Outcome.ABORTED.error(f"the hub's answer was refused: {ack.message}")
 
 
 class HubPermissions:
