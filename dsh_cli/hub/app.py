@@ -31,7 +31,7 @@ from dsh_cli.core.limits import (
 )
 from dsh_cli.core.limits import AGENT_NAME_CHARACTERS as MAX_AGENT_NAME
 from dsh_cli.core.sanitize import one_line
-from dsh_cli.hub.asker import HubAsks, HubPermissions, HubProvider
+from dsh_cli.hub.asker import HubAsks, HubPermissions, HubProvider, HubTickets
 from dsh_cli.hub.context import holder
 
 if TYPE_CHECKING:
@@ -231,7 +231,8 @@ def agents_side(hub: HubContext, *, question_timeout: float | None = None) -> Hu
     # the timeout is the entries' deadline, kept by the store (timed out by its sweep, on
     # one clock for every hub process), not a timer of this process's
     ui = UserInteraction()
-    service = AskService(ui)
+    # an agent's ticket asked at another hub process (one that died) is read from the store
+    service = AskService(ui, tickets=HubTickets(hub))
     asks = HubAsks(hub, service.sources)
     ui.register_provider(HubProvider(asks, ui, timeout=question_timeout))
     gate = PermissionGate(events=ui.events, notice=hub.report)

@@ -13,27 +13,42 @@ socket would be (``mcp_server/desks.py``: answered through the table). Nothing i
 for want of a desk: the store holds the entry for the team until it is answered, withdrawn
 or timed out. A call that ends first (the agent cancelled it or went, its session ended,
 the hub is stopping) withdraws its entry: ``store.cancel(id, by=<agent token>)``.
+
+An entry a call waits on names this process (its ``waiter``): if the process dies
+(kill -9), another's sweep withdraws it (``HubWatch``). An async question's entry needs no
+waiter: it is kept under its ticket (the store's ask key), so ``HubTickets`` lets the same
+agent token fetch it with ``get_user_answer`` from any hub process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.errors import ASK_ABORTED, PermissionRequestError, UserInteractionError
+from dsh_cli.core.errors import (
+    ASK_ABORTED,
+    UNKNOWN_TICKET,
+    PermissionRequestError,
+    TicketError,
+    UserInteractionError,
+)
 from dsh_cli.core.outcomes import Outcome
 from dsh_cli.desk.protocol import DeskPermissionRequested, DeskQuestionRequested
 from dsh_cli.hub.records import Entry, EntryKind, HubStoreError
 from dsh_cli.hub.routes import route, tool_of
 from dsh_cli.interaction import AskContext, AskUserQuestionAnswer, UserInteraction
 from dsh_cli.interaction.traits import AnsweredThroughTable, Concurrent
+from dsh_cli.mcp_server.owned.work import Later
+from dsh_cli.mcp_server.tickets import Tickets
 from dsh_cli.permissions.pending import RemotePermissions
 
 if TYPE_CHECKING:
     from dsh_cli.hub.context import HubContext
+    from dsh_cli.interaction.pending import PendingQuestions
     from dsh_cli.permissions.vocabulary import PermissionDecision, PermissionRequest
 
-__all__ = ["HubAsks", "HubPermissions", "HubProvider"]
+__all__ = ["HubAsks", "HubPermissions", "HubProvider", "HubTickets"]
 
 # what a desk's event carries that the entry does not: the desk is told them afresh
 _PER_DESK = ("rpc_id", "age", "number")
@@ -60,9 +75,13 @@ class HubAsks:
         agent, machine = str(source.get("client") or ""), str(source.get("machine") or "")
         cwd = str(source.get("cwd") or "")
         team = route(self.hub.routes, agent, machine, cwd, tool_of(kind, batch))
+        # an async question is fetched by its ticket (its rpc_id), from any hub process;
+        # every other entry is waited on here, and withdrawn if this process dies
+        later = kind == "question" and event.get("delivery") == "async"
         asking = asyncio.ensure_future(asyncio.to_thread(
             self.hub.store.ask, token=token, batch=batch, kind=kind, agent=agent,
-            machine=machine, cwd=cwd, timeout=deadline, team=team))
+            machine=machine, cwd=cwd, timeout=deadline, team=team,
+            key=key if later else None, waited=not later))
         try:
             entry = await asyncio.shield(asking)
         except BaseException:
@@ -151,21 +170,83 @@ class HubProvider(AnsweredThroughTable, Concurrent):
             raise UserInteractionError(error.message, error.code) from None
         if entry.state != "answered":
             raise _not_answered(entry)
-        frame = entry.answer or {}
-        table, rpc_id, session = self.ui.pending, context.rpc_id, frame.get("session_id")
-        kind = frame.get("type")
-        if kind == "question/answer":
-            ack = table.respond(rpc_id, frame.get("answers"), session)
-        elif kind == "question/cancel":
-            ack = table.cancel(rpc_id, session)
-        elif kind == "question/decline":
-            ack = table.decline(rpc_id, session)
-        else:
-            raise Outcome.ABORTED.error(f"the hub's answer is no question frame ({kind!r})")
-        if not ack.accepted:  # the desk side validates first: only a store written by hand
-            raise Outcome.ABORTED.error(f"the hub's answer was refused: {ack.message}")
+        _apply(self.ui.pending, context.rpc_id, entry.answer or {})
         await asyncio.get_running_loop().create_future()  # the seam ends this wait
         raise AssertionError("unreachable")
+
+
+def _apply(table: PendingQuestions, rpc_id: str, frame: dict[str, Any]) -> None:
+    """A stored desk frame through the pending table, as from a desk socket; or the error."""
+    session, kind = frame.get("session_id"), frame.get("type")
+    if kind == "question/answer":
+        ack = table.respond(rpc_id, frame.get("answers"), session)
+    elif kind == "question/cancel":
+        ack = table.cancel(rpc_id, session)
+    elif kind == "question/decline":
+        ack = table.decline(rpc_id, session)
+    else:
+        raise Outcome.ABORTED.error(f"the hub's answer is no question frame ({kind!r})")
+    if not ack.accepted:  # the desk side validates first: only a store written by hand
+        raise Outcome.ABORTED.error(f"the hub's answer was refused: {ack.message}")
+
+
+def stored_outcome(entry: Entry, ticket: str) -> AskUserQuestionAnswer | BaseException:
+    """A settled async entry's outcome, exactly as the asking process's batch ended: its
+    frame applied through a pending table of its own (the same validation), or the error."""
+    from pydantic import ValidationError
+
+    from dsh_cli.interaction.pending import PendingQuestions
+    from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
+
+    if entry.state != "answered":
+        return _not_answered(entry)
+    batch = entry.batch
+    try:
+        request = AskUserQuestionRequest.model_validate(
+            {"questions": batch.get("questions"), "declinable": batch.get("declinable") is True})
+    except ValidationError:
+        return Outcome.ABORTED.error("the hub's entry holds no valid question batch")
+    session = batch.get("session_id")
+    table = PendingQuestions(session if isinstance(session, str) else None)
+    pending = table.register(request, rpc_id=ticket)
+    try:
+        _apply(table, ticket, entry.answer or {})
+    except UserInteractionError as error:
+        return error
+    refused = pending.outcome.exception()
+    return refused if refused is not None else pending.outcome.result()
+
+
+class HubTickets(Tickets):
+    """This process's tickets, and an agent's async questions asked at another hub process
+    (which may have died): a ticket unknown here is read from the store by its ask key,
+    for the same agent token only (another's reads ``UNKNOWN_TICKET``, as here)."""
+
+    def __init__(self, hub: HubContext) -> None:
+        super().__init__()
+        self.hub = hub
+
+    async def wait(self, ticket_id: str, owner: str, seconds: float,
+                   kind: str | None = None) -> Later:
+        try:
+            return await super().wait(ticket_id, owner, seconds, kind)
+        except TicketError as error:
+            if error.code != UNKNOWN_TICKET or not owner.startswith("agent:"):
+                raise
+            entry = await asyncio.to_thread(self.hub.store.by_key, owner[len("agent:"):],
+                                            ticket_id)
+            if entry is None or entry.kind != "question":
+                raise
+        if entry.state == "pending" and seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                entry = await asyncio.wait_for(self.hub.watch.settled(entry.id), seconds)
+        from dsh_cli.mcp_server.get_user_answer import outcome_result
+
+        outcome: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if entry.state != "pending":  # the result the asking process's ticket would hold
+            outcome.set_result(outcome_result(stored_outcome(entry, ticket_id)))
+        # a view of the stored entry, never kept here: each fetch reads the store again
+        return Later(ticket_id, owner, kind or "", self, outcome, self.store.clock())
 
 
 class HubPermissions:

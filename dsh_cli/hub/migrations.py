@@ -123,6 +123,20 @@ MIGRATIONS: list[Migration] = [
         "ALTER TABLE hub_audit ADD COLUMN team TEXT",
         "CREATE INDEX hub_audit_by_team ON hub_audit(team, id)",
     ),
+    # each hub process's heartbeat (renewed every sweep, on the store's clock), and the
+    # process whose call waits on an entry (NULL: an async entry, fetched by its ticket
+    # from any process): a live process's sweep withdraws the pending entries of a
+    # process whose heartbeat stopped (kill -9), which nobody would ever take an answer for
+    _both(
+        "m006_replicas",
+        """CREATE TABLE hub_replicas (
+            name TEXT PRIMARY KEY,
+            seen_at {real} NOT NULL
+        )""",
+        "CREATE INDEX hub_replicas_seen ON hub_replicas(seen_at)",
+        "ALTER TABLE hub_entries ADD COLUMN waiter TEXT",
+        "CREATE INDEX hub_entries_waiter ON hub_entries(waiter, state)",
+    ),
 ]
 
 

@@ -60,6 +60,9 @@ HISTORY_BYTES = 32 * 1024 * 1024
 # an agent's name, machine or working directory is kept to this many characters (a path's
 # longest on Linux is 4,096 bytes)
 LABEL_CHARACTERS = 4096
+# a hub process's heartbeat row is forgotten once it is this old and nothing waits on it
+# (each process start with the default name HOST:PID leaves one row behind)
+REPLICA_FORGET_SECONDS = 24 * 60 * 60
 
 _ENTRY = ("id, kind, batch, token, agent, machine, cwd, state, answer, answered_by, "
           "claimed_by, claim_expires, created_at, deadline, resolved_at, team")
@@ -196,9 +199,13 @@ class HubStore:
 
     def ask(self, *, token: str, batch: dict[str, Any], agent: str, machine: str, cwd: str,
             kind: EntryKind = "question", timeout: float | None = None,
-            key: str | None = None, team: str | None = None) -> Entry:
+            key: str | None = None, team: str | None = None,
+            waited: bool = False) -> Entry:
         """Keep a new pending entry for ``token``'s agent; ``timeout`` seconds, else no end;
         for ``team``'s humans (its route's, ``routes.py``), or every human's when None.
+        ``waited``: a call of this hub process waits on it, so it is withdrawn if this
+        process's heartbeat stops (``withdraw_orphans``); otherwise it is fetched later, by
+        its key, from any process.
 
         With ``key`` (the agent's own id for this ask), asking again with the same key is
         the same entry, as it now stands (pending or settled), with no second audit row;
@@ -216,12 +223,15 @@ class HubStore:
         with self.engine.transaction(write=True) as tx:
             now = self._now(tx)
             deadline = now + seconds if seconds is not None else None
+            if waited:  # never a waiter without a heartbeat row to go stale
+                tx.run("INSERT INTO hub_replicas (name, seen_at) VALUES (?, ?) "
+                       "ON CONFLICT (name) DO NOTHING", (self.replica, now))
             # a repeat loses to the first at the unique (token, ask_key) index, atomically
-            if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key, size) VALUES (?, ?, ?, ?, "
-                      "?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?, ?) "
-                      "ON CONFLICT (token, ask_key) DO NOTHING",
+            if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key, size, waiter) VALUES (?, "
+                      "?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?, ?, "
+                      "?) ON CONFLICT (token, ask_key) DO NOTHING",
                       (entry_id, kind, text, token, agent, machine, cwd, now, deadline,
-                       team, key, size)) == 0:
+                       team, key, size, self.replica if waited else None)) == 0:
                 rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE token = ? AND "
                                "ask_key = ?", (token, key))
                 earlier = _entry(rows[0])
@@ -257,6 +267,53 @@ class HubStore:
     def get(self, entry_id: str) -> Entry | None:
         with self.engine.transaction() as tx:
             return self._get(tx, entry_id)
+
+    def by_key(self, token: str, key: str) -> Entry | None:
+        """``token``'s entry asked with ``key`` (an async ask's ticket), over the unique index."""
+        with self.engine.transaction() as tx:
+            rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE token = ? AND ask_key = ?",
+                           (token, key))
+        return _entry(rows[0]) if rows else None
+
+    # -- hub processes -------------------------------------------------------------------
+
+    def beat(self) -> None:
+        """This hub process is alive: its heartbeat row, on the store's clock."""
+        with self.engine.transaction(write=True) as tx:
+            now = self._now(tx)
+            tx.run("INSERT INTO hub_replicas (name, seen_at) VALUES (?, ?) "
+                   "ON CONFLICT (name) DO UPDATE SET seen_at = excluded.seen_at",
+                   (self.replica, now))
+
+    def withdraw_orphans(self, bound: float, limit: int = PAGE) -> list[str]:
+        """Withdraw (``cancel`` by ``hub``) the pending entries waited on by hub processes
+        whose heartbeat is older than ``bound`` seconds: their calls died with them (kill -9),
+        so no answer may be taken for nobody. Their ids, at most ``limit``.
+
+        Read over the heartbeats (one row per hub process) and the ``(waiter, state)``
+        index: the cost is the orphans', however many entries live processes wait on.
+        A stale heartbeat with nothing waiting on it is forgotten after a day.
+        """
+        with self.engine.transaction() as tx:
+            now = self._now(tx)
+            stale = [name for (name,) in tx.rows(
+                "SELECT name FROM hub_replicas WHERE seen_at < ? AND name <> ?",
+                (now - bound, self.replica))]
+            rows = [row for name in stale for row in tx.rows(
+                "SELECT id FROM hub_entries WHERE waiter = ? AND state = 'pending' LIMIT ?",
+                (name, limit))][:limit]
+        withdrawn = []
+        for (entry_id,) in rows:  # a transaction each, as ``expire`` (its lock order)
+            with self.engine.transaction(write=True) as tx:
+                if not isinstance(self._settle(tx, entry_id, "cancelled", "hub"), NotPending):
+                    withdrawn.append(entry_id)
+        if stale and not rows:
+            with self.engine.transaction(write=True) as tx:
+                tx.run("DELETE FROM hub_replicas WHERE seen_at < ? AND name <> ? AND NOT EXISTS "
+                       "(SELECT 1 FROM hub_entries e WHERE e.waiter = hub_replicas.name "
+                       "AND e.state = 'pending')",
+                       (self._now(tx) - REPLICA_FORGET_SECONDS, self.replica))
+        return withdrawn
 
     def pending(self, limit: int = PAGE, *,
                 teams: Collection[str] | None = None) -> list[Entry]:

@@ -7,12 +7,18 @@ that may have missed changes (PostgreSQL restarted, SQLite's queue overflowed) i
 ``None``: every subscriber and every waiter re-reads. The same thread times out entries
 past their deadline every ``sweep`` seconds; each process sweeps, and the conditional
 update lets exactly one of them time an entry out.
+
+Each sweep also renews this process's heartbeat in the store and withdraws the pending
+entries whose waiting call lived in a process whose heartbeat is older than
+``orphan_seconds()`` (it was killed: nobody waits for their answers any more); the desks
+hear them withdrawn as any other cancel.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -21,21 +27,36 @@ from dsh_cli.hub.engine import Listener
 from dsh_cli.hub.records import Change, Entry, HubStoreError
 from dsh_cli.hub.store import HubStore
 
-__all__ = ["SWEEP_SECONDS", "Heeded", "HubWatch"]
+__all__ = ["ORPHAN_SECONDS", "SWEEP_SECONDS", "Heeded", "HubWatch", "orphan_seconds"]
 
-SWEEP_SECONDS = 1.0  # how often a hub process times out entries past their deadline
+SWEEP_SECONDS = 1.0  # how often a hub process beats, and times out entries past their deadline
+# how long a hub process's heartbeat may be silent before the entries its calls waited on
+# are withdrawn: ten missed beats, so a process busy for a moment (or the store slow) is
+# not taken for dead (DSH_HUB_ORPHAN_SECONDS: tests)
+ORPHAN_SECONDS = 10.0
 WAIT_SECONDS = 0.25  # how long one listener wait lasts: the thread's bound on closing
 
 Heeded = Callable[[Change | None], None]  # a change, or None: re-read, some were missed
+
+
+def orphan_seconds() -> float:
+    """How long a silent heartbeat is trusted: ``ORPHAN_SECONDS``, or ``DSH_HUB_ORPHAN_SECONDS``."""
+    with contextlib.suppress(ValueError):
+        given = float(os.environ.get("DSH_HUB_ORPHAN_SECONDS", ""))
+        if 0 < given < float("inf"):
+            return given
+    return ORPHAN_SECONDS
 
 
 class HubWatch:
     """Hears ``store``'s changes on a thread of its own and wakes the event loop."""
 
     def __init__(self, store: HubStore, *, sweep: float = SWEEP_SECONDS,
+                 orphans: float | None = None,
                  report: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.sweep = sweep
+        self.orphans = orphans if orphans is not None else orphan_seconds()
         self._report = report or (lambda line: None)
         self._subscribers: list[Heeded] = []
         self._waiting: dict[str, list[asyncio.Future[Entry]]] = {}
@@ -47,6 +68,7 @@ class HubWatch:
     async def start(self) -> None:
         """Start listening: every change committed from now on is heard."""
         self._loop = asyncio.get_running_loop()
+        await asyncio.to_thread(self.store.beat)  # alive before any call waits here
         listener = await asyncio.to_thread(self.store.listen)
         self._thread = threading.Thread(target=self._run, args=(listener,),
                                         name="dsh-hub-watch", daemon=True)
@@ -120,7 +142,9 @@ class HubWatch:
                 if time.monotonic() >= next_sweep:
                     next_sweep = time.monotonic() + self.sweep
                     try:
+                        self.store.beat()
                         self.store.expire()  # each timeout is heard as its own change
+                        self.store.withdraw_orphans(self.orphans)  # each cancel likewise
                     except HubStoreError as error:
                         self._report(f"{error.code}: {error.message}")
                 try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsh_cli.core.errors import (
     ASK_ABORTED,
@@ -28,7 +28,10 @@ from dsh_cli.mcp_server.service import TICKET_KIND
 from dsh_cli.mcp_server.tickets import Tickets, unowned
 from dsh_cli.tools.registry import ToolResult, loads_arguments
 
-__all__ = ["NAME", "get_user_answer", "output_schema", "tool_spec"]
+if TYPE_CHECKING:
+    from dsh_cli.interaction import AskUserQuestionAnswer
+
+__all__ = ["NAME", "get_user_answer", "outcome_result", "output_schema", "tool_spec"]
 
 NAME = "get_user_answer"
 # a pending batch no desk has taken yet: asked while nobody had ``dsh attach`` open
@@ -97,6 +100,14 @@ async def get_user_answer(tickets: Tickets, arguments: Any, owner: str | None,
         return ToolResult.failure(UserInteractionError("the question was aborted", ASK_ABORTED))
     outcome: ToolResult = ticket.outcome.result()  # the batch's own result, never raised
     return outcome
+
+
+def outcome_result(outcome: AskUserQuestionAnswer | BaseException) -> ToolResult:
+    """A batch's outcome as its ticket keeps it (``AskService._ask_later``): the answer's
+    JSON, or the error as a result; a hub reading another process's ticket from its store."""
+    if isinstance(outcome, BaseException):
+        return ToolResult.failure(outcome)
+    return ToolResult(outcome.to_compact_json())
 
 
 def _decode(arguments: Any) -> tuple[str, float]:

@@ -1,0 +1,176 @@
+"""Kill -9 of one of two `dsh hub serve` processes on one PostgreSQL store (issue 47's
+first fault): the entry its waiting call held is withdrawn by the other process, and the
+agent's async question is fetched by its ticket at the other process, answered once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+
+from harness.dsh_under_test import DSH
+from hub.test_hub_serve import (
+    ANSWER,
+    BATCH,
+    agent,
+    agent_token,
+    answer_frame,
+    bounded,
+    pending_entry,
+    settled,
+)
+
+from dsh_cli.hub import HubStore
+from dsh_cli.hub.records import NotPending
+
+ORPHAN = "2"  # seconds a silent heartbeat is trusted (DSH_HUB_ORPHAN_SECONDS)
+
+
+@contextlib.asynccontextmanager
+async def hub(location: str, replica: str):
+    """A real `dsh hub serve`; yields its URL and process (to kill), stopped at the end."""
+    process = await asyncio.create_subprocess_exec(
+        DSH, "hub", "serve", "--store", location, "--port", "0", "--replica", replica,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "DSH_HUB_ORPHAN_SECONDS": ORPHAN})
+    try:
+        assert process.stderr is not None
+        line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
+        assert line.startswith("dsh: hub http://127.0.0.1:"), line
+        yield line.split()[-1], process
+    finally:
+        if process.returncode is None:
+            process.terminate()
+        await process.wait()
+
+
+def seen_at(store: HubStore, replica: str) -> float:
+    with store.engine.transaction() as tx:
+        return float(tx.rows("SELECT seen_at FROM hub_replicas WHERE name = ?",
+                             (replica,))[0][0])
+
+
+async def swept_after(store: HubStore, replica: str, moment: float) -> None:
+    """Until ``replica`` has run a whole sweep (beat, then orphans) after ``moment``."""
+    while await asyncio.to_thread(seen_at, store, replica) <= moment:
+        await asyncio.sleep(0.05)
+    beat = await asyncio.to_thread(seen_at, store, replica)
+    while await asyncio.to_thread(seen_at, store, replica) <= beat:  # the next: one passed
+        await asyncio.sleep(0.05)
+
+
+def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url):
+    token = agent_token(postgres_url)
+    stranger = agent_token(postgres_url, "other-bot")
+
+    async def main():
+        with HubStore.open(postgres_url) as store:
+            async with hub(postgres_url, "one") as (first, one), \
+                    hub(postgres_url, "two") as (second, _):
+                async with agent(first, token) as at_first:
+                    waiting = asyncio.ensure_future(
+                        at_first.call_tool("ask_user_question", BATCH))
+                    asked = await at_first.call_tool("ask_user_question",
+                                                     {**BATCH, "delivery": "async"})
+                    ticket = asked.structured_content["ticket"]
+                    entries = await pending_entry(store, count=2)
+                    by_delivery = {e.batch.get("delivery", "wait"): e for e in entries}
+                    waited, later = by_delivery["wait"], by_delivery["async"]
+                    # past the bound, with hub one beating: hub two withdraws nothing
+                    await swept_after(store, "two", waited.created_at + float(ORPHAN))
+                    alive = await asyncio.to_thread(store.get, waited.id)
+                    one.kill()  # SIGKILL: no withdrawal of its own
+                    await one.wait()
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(waiting, 30)
+                withdrawn = await asyncio.wait_for(settled(store, waited.id), 30)
+                still = await asyncio.to_thread(store.get, later.id)
+                async with agent(second, token) as at_second, \
+                        agent(second, stranger) as other:
+                    before = await at_second.call_tool("get_user_answer", {"ticket": ticket})
+                    foreign = await other.call_tool("get_user_answer", {"ticket": ticket})
+                    won = await asyncio.to_thread(store.answer, later.id, answer_frame(later),
+                                                  "alice")
+                    after = await at_second.call_tool("get_user_answer",
+                                                      {"ticket": ticket, "wait_seconds": 30})
+                    again = await asyncio.to_thread(
+                        store.answer, later.id,
+                        answer_frame(later, [{"id": "q1", "selected": ["Postgres"]}]), "bob")
+                    twice = await at_second.call_tool("get_user_answer", {"ticket": ticket})
+                audit = await asyncio.to_thread(store.audit)
+        return alive, withdrawn, still, before, foreign, won, after, again, twice, audit, \
+            waited, later
+
+    (alive, withdrawn, still, before, foreign, won, after, again, twice, audit, waited,
+     later) = bounded(main(), 150)
+    assert alive.state == "pending"  # a live process's entry is never taken for an orphan
+    assert withdrawn.state == "cancelled" and withdrawn.answer is None
+    [cancel] = [row for row in audit if row.entry_id == waited.id and row.action == "cancel"]
+    assert (cancel.actor, cancel.replica) == ("hub", "two")
+    assert still.state == "pending"  # the async question waits for its human at hub two
+    assert before.structured_content["status"] == "pending"
+    assert foreign.is_error and foreign.structured_content["error"]["code"] == "UNKNOWN_TICKET"
+    assert not isinstance(won, NotPending)
+    assert after.structured_content == {"answers": ANSWER}
+    assert isinstance(again, NotPending) and again.state == "answered"
+    assert twice.structured_content == {"answers": ANSWER}  # the first answer, again
+    answers = [row for row in audit if row.action == "answer"]
+    assert [(row.entry_id, row.actor) for row in answers] == [(later.id, "alice")]
+
+
+def test_the_sweep_withdraws_only_the_waited_entries_of_a_silent_process(tmp_path):
+    """On the store's clock: a process silent past the bound loses the entries its calls
+    waited on (cancel, by hub); its async entries, and a live process's, stay pending."""
+    location = str(tmp_path / "hub.db")
+    now = [1000.0]
+    with HubStore.open(location, replica="dead", clock=lambda: now[0]) as dead, \
+            HubStore.open(location, replica="live", clock=lambda: now[0]) as live:
+        dead.beat()
+        live.beat()
+        ask = {"token": "ci-bot", "batch": BATCH, "agent": "a", "machine": "m", "cwd": "/"}
+        orphan = dead.ask(**ask, waited=True)
+        fetched_later = dead.ask(**ask, key="q_1")
+        kept = live.ask(**ask, waited=True)
+        now[0] += 5
+        live.beat()
+        assert live.withdraw_orphans(10) == []  # within the bound: nothing
+        now[0] += 6
+        live.beat()
+        assert live.withdraw_orphans(10) == [orphan.id]
+        assert live.withdraw_orphans(10) == []  # once
+        states = {e.id: e.state for e in (live.get(i) for i in
+                                          (orphan.id, fetched_later.id, kept.id)) if e}
+        [cancel] = [row for row in live.audit(orphan.id) if row.action == "cancel"]
+    assert states == {orphan.id: "cancelled", fetched_later.id: "pending", kept.id: "pending"}
+    assert (cancel.actor, cancel.replica) == ("hub", "live")
+
+
+def test_a_ticket_read_from_the_store_ends_as_the_asking_process_would_have(tmp_path):
+    """The stored outcomes through the asking process's own code: the answer, a dismissal
+    (ASK_CANCELLED), a timeout (ASK_TIMEOUT), an agent's withdrawal (ASK_ABORTED)."""
+    import json
+
+    from dsh_cli.hub.asker import stored_outcome
+    from dsh_cli.mcp_server.get_user_answer import outcome_result
+
+    now = [1000.0]
+    with HubStore.open(str(tmp_path / "hub.db"), clock=lambda: now[0]) as store:
+        ask = {"token": "ci-bot", "batch": {**BATCH, "delivery": "async"}, "agent": "a",
+               "machine": "m", "cwd": "/"}
+        answered, dismissed, timed, withdrawn = (store.ask(**ask, key=f"q_{n}", timeout=60)
+                                                 for n in range(4))
+        store.answer(answered.id, answer_frame(answered), "alice")
+        store.answer(dismissed.id, {"type": "question/cancel"}, "alice")
+        store.cancel(withdrawn.id, "ci-bot")
+        now[0] += 61
+        store.expire()
+
+        async def result(entry):  # on a loop, as get_user_answer reads it
+            got = outcome_result(stored_outcome(store.get(entry.id), f"q_{entry.id}"))
+            return json.loads(got.content)
+
+        results = [asyncio.run(result(e)) for e in (answered, dismissed, timed, withdrawn)]
+    assert results[0] == {"answers": ANSWER}
+    assert [r["error"]["code"] for r in results[1:]] == ["ASK_CANCELLED", "ASK_TIMEOUT",
+                                                         "ASK_ABORTED"]
