@@ -33,6 +33,8 @@ MEASURES = {
     "store": "session store append and resume",
     "history": "a batch reaching the desk and dsh history's memory, 12,000 stored batches "
                "vs none",
+    "hub": "answers/s two hub processes settle on one PostgreSQL vs one on SQLite; 1,000 "
+           "pending from 100 agents: the store's reads and an inbox key vs one entry",
     "trust": "the digest a trusted project's python3 -m pkg entry takes (1,500 files)",
     "mcp": "an MCP tool call through dsh vs the bare SDK; the bounded stdio transport vs "
            "the SDK's; dsh chat start-up with MCP",
