@@ -37,7 +37,7 @@ from urllib.parse import quote
 
 from bench.context import Context
 from bench.history import _answer_all
-from bench.hub import _postgres
+from bench.hub import postgres_cluster
 from bench.proc import dsh_argv
 from bench.table import Row, at_most
 
@@ -267,8 +267,5 @@ def _latency_rows(ctx: Context, cluster: Any) -> list[Row]:
 
 
 def measure(ctx: Context) -> list[Row]:
-    server = _postgres()
-    if server is None:
-        return [*_latency_rows(ctx, None), *_memory_rows(ctx, None)]
-    with server as cluster:
-        return [*_latency_rows(ctx, cluster), *_memory_rows(ctx, cluster)]
+    cluster = postgres_cluster()
+    return [*_latency_rows(ctx, cluster), *_memory_rows(ctx, cluster)]
