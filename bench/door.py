@@ -3,8 +3,8 @@
 ``dsh mcp --http``'s door (``TokenGate``) admits a request that opens a session only once
 it has looked for room: at its session cap it asks of each session whether it ``holds``
 work (an open task or ticket, an outcome not fetched). The door here is the real one, its
-``holds`` the real server's (``server._later_work``: the ticket store and the task layer's
-store, asked as one), in front of an app that is never reached: every one of the 100
+``holds`` the real server's (``server._later_work``: the one store the tickets and the task
+layer keep their work in), in front of an app that is never reached: every one of the 100
 sessions holds a task, so each admission looks at all of them and answers 503, the most
 it ever does. Kept: one task per session, vs 32 per session (``TASKS_PER_SESSION``) and 1,000 of the
 sessionless wire (``TASKS_SESSIONLESS``). Runs alternate, and the ratio is paired.
@@ -29,20 +29,21 @@ async def _admissions(count: int, per_session: int, sessionless: int) -> float:
     from dsh_cli.mcp_server.http_door import TokenGate
     from dsh_cli.mcp_server.server import _later_work
     from dsh_cli.mcp_server.tasks.layer import SESSIONLESS_OWNER, TaskLayer
-    from dsh_cli.mcp_server.tickets import TicketStore
+    from dsh_cli.mcp_server.tickets import Tickets
 
     never = asyncio.get_running_loop().create_future()
 
     async def work(signal: Any) -> dict[str, Any]:
         return await asyncio.shield(never)
 
-    layer = TaskLayer(lambda *args, **kwargs: None)
+    tickets = Tickets()
+    layer = TaskLayer(lambda *args, **kwargs: None, tickets.store)
     for session in range(SESSIONS):
         for _ in range(per_session):
-            layer.store.create(f"http:s{session}", "ask_user_question", work)
+            layer.tasks.create(f"http:s{session}", work)
     for _ in range(sessionless):
-        layer.store.create(SESSIONLESS_OWNER, "ask_user_question", work)
-    server, tickets = SimpleNamespace(middleware=[layer]), TicketStore()
+        layer.tasks.create(SESSIONLESS_OWNER, work)
+    server = SimpleNamespace(middleware=[layer])
     later = _later_work(server, tickets)  # type: ignore[arg-type]
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -64,7 +65,7 @@ async def _admissions(count: int, per_session: int, sessionless: int) -> float:
         await gate(scope, None, send)
     elapsed = time.perf_counter() - started
     assert refused == [503] * count
-    await layer.store.close(grace=0)
+    await layer.tasks.close(grace=0)
     return elapsed / count * 1_000_000
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "config_dir",
     "config_warnings",
     "data_dir",
+    "hub_table",
     "load_settings",
 ]
 
@@ -48,7 +49,7 @@ TIMEOUT_OFF = 0.0  # ``--question-timeout 0`` (or ``none``): no timeout, whateve
 # every key config.toml may hold; anything else is warned about (a typo is silent otherwise)
 CONFIG_KEYS = ("model", "base_url", "api_key_env", "question_timeout", "notify",
                "notify_command", "notify_delay", "model_timeout", "model_deadline",
-               "permissions")
+               "permissions", "hub")
 DEFAULT_NOTIFY_DELAY = 30.0  # seconds a batch waits at a focused desk before it notifies
 
 
@@ -114,6 +115,18 @@ def read_config_file(path: Path | None = None) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: {error}") from None
+
+
+def hub_table(path: Path | None = None) -> tuple[dict[str, Any], str]:
+    """The ``[hub]`` table of ``path`` (default: ``config.toml``) and where it was read, for
+    ``dsh_cli.hub.settings``; empty when the table is absent (or, not named, the file)."""
+    if path is not None and not path.is_file():
+        raise ConfigError(f"cannot read {path}: no such file")
+    path = path or config_dir() / "config.toml"
+    table = read_config_file(path).get("hub", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: hub must be a table ([hub])")
+    return table, str(path)
 
 
 def config_warnings(file: dict[str, Any], path: Path | str) -> list[str]:

@@ -56,8 +56,9 @@ ALLOWED: dict[str, set[str]] = {
     # dsh mcp's answer source is a row of the answer-source table (sources/)
     "mcp_server": {"dsh_cli", "desk", "sources", "tools", "store", "providers", "interaction",
                    "permissions", "config", "core"},
-    # dsh hub's store of a team's pending entries, tokens and audit (SQLite or PostgreSQL)
-    "hub": {"core"},
+    # dsh hub: the store of a team's pending entries, tokens and audit (SQLite or PostgreSQL),
+    # and the serving hub: dsh mcp's server with its questions kept in that store
+    "hub": {"mcp_server", "desk", "interaction", "permissions", "config", "core"},
     # dsh acp: the agent for ACP editors, a front door beside chat
     "acp": {"dsh_cli", "runtime", "session", "sources", "mcp_client", *_BELOW_FRONT_DOORS},
     "cli": {"dsh_cli", "acp", "chat", "desk", "mcp_server", "hub", "mcp_client", "runtime",

@@ -13,6 +13,7 @@
     attach.py          ``dsh attach``: the desk, an inbox of every ``dsh mcp``
     hub.py             ``dsh hub token add | list | rm``: who may reach a team's hub
     history.py         ``dsh history``: past question batches of every session
+    history_hub.py     ``dsh history --hub URL``: a team hub's audit, read page by page
     sessions.py        ``dsh sessions list | show | rm``: the stored sessions
     permissions.py     ``dsh permissions list | rm``: remembered "always" and trusted projects
     schema.py          ``dsh schema``: the JSON schemas of the question and the answer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,15 +18,43 @@ from dsh_cli.core.lines import notice
 @click.command()
 @click.option("--session", "session", metavar="ID", help="Only this session (ID or a prefix).")
 @click.option("--agent", metavar="NAME",
-              help="Only sessions whose agent contains NAME (a model, or mcp:<client>).")
+              help="Only sessions whose agent contains NAME (a model, or mcp:<client>); with "
+                   "--hub, only entries of the agent whose token or own name is NAME.")
 @click.option("--grep", "text", metavar="TEXT",
               help="Only batches whose questions or answer contain TEXT (any case).")
 @click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N",
-              help="Only the newest N batches.")
+              help="Only the newest N batches (with --hub: the first N steps).")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.option("--hub", "hub_url", metavar="URL",
+              help="The audit of the team's hub at URL instead: every ask, claim, answer, "
+                   "cancel and timeout you may see, oldest first (human token from "
+                   "DSH_HUB_TOKEN or --hub-token-file).")
+@click.option("--hub-token-file", metavar="PATH",
+              help="With --hub: read the human token from PATH (never give it on the "
+                   "command line).")
+@click.option("--insecure-http", is_flag=True,
+              help="With --hub: allow plain http to another machine (a proxy encrypts it).")
+@click.option("--since", metavar="WHEN",
+              help="With --hub: only steps since WHEN (90m, 2h, 7d, or 2026-12-01 14:30).")
+@click.option("--human", metavar="NAME", help="With --hub: only steps NAME took.")
+@click.option("--state", type=click.Choice(["pending", "answered", "cancelled", "timeout"]),
+              help="With --hub: only entries now in this state.")
 def history(session: str | None, agent: str | None, text: str | None, limit: int | None,
-            as_json: bool) -> None:
+            as_json: bool, hub_url: str | None, hub_token_file: str | None,
+            insecure_http: bool, since: str | None, human: str | None,
+            state: str | None) -> None:
     """List past questions and their answers, oldest first, with who answered and when."""
+    if hub_url is not None:
+        _hub(hub_url, session=session, text=text, agent=agent, limit=limit, as_json=as_json,
+             token_file=hub_token_file, insecure_http=insecure_http, since=since,
+             human=human, state=state)
+        return
+    for name, value in (("--hub-token-file", hub_token_file), ("--since", since),
+                        ("--human", human), ("--state", state),
+                        ("--insecure-http", insecure_http or None)):
+        if value is not None:
+            raise click.UsageError(f"{name} goes with --hub URL")
+
     def show(store: Any) -> int:
         if session:
             _known(store, session)
@@ -36,6 +65,30 @@ def history(session: str | None, agent: str | None, text: str | None, limit: int
     if not shown and not as_json:
         click.echo(notice("no questions match" if session or agent or text
                           else "no questions asked yet"), err=True)
+
+
+def _hub(url: str, *, session: str | None, text: str | None, agent: str | None,
+         limit: int | None, as_json: bool, token_file: str | None, insecure_http: bool,
+         since: str | None, human: str | None, state: str | None) -> None:
+    """``dsh history --hub URL``: the hub's audit; its failures one line each."""
+    from dsh_cli.cli.history_hub import hub_history, parse_since
+    from dsh_cli.core.errors import HarnessError, UsageError, report
+
+    try:
+        if session is not None or text is not None:
+            raise UsageError(f"{'--session' if session is not None else '--grep'} reads this "
+                             "machine's sessions, not a hub's history")
+        query = {key: value for key, value in (
+            ("since", parse_since(since) if since is not None else None), ("agent", agent),
+            ("human", human), ("state", state)) if value is not None}
+        shown = hub_history(url, token_file=token_file, insecure_http=insecure_http,
+                            query=query, limit=limit, as_json=as_json)
+    except HarnessError as error:
+        report(error, sys.stderr)
+        sys.exit(2 if isinstance(error, UsageError) else 1)
+    if not shown and not as_json:
+        click.echo(notice("no steps match" if query else "nothing asked at the hub yet"),
+                   err=True)
 
 
 def _show(found: Iterator[Any], *, as_json: bool) -> int:

@@ -1,7 +1,7 @@
-"""``dsh hub token add | list | rm``: who may reach the team's hub, kept in its store.
+"""``dsh hub serve`` and ``dsh hub token add | list | rm``: a team's hub and who may reach it.
 
-The hub itself (serving agents and desks) is not built yet; these commands make and undo
-the tokens it will check, in the same store (``--store``: a SQLite file by default,
+``serve`` runs one hub process (``hub/serve.py``); the token commands make and undo the
+tokens it checks, in the same store (``--store``: a SQLite file by default,
 ``postgresql://…`` for a store several hub processes share).
 """
 
@@ -47,7 +47,43 @@ def _store(location: str | None) -> Iterator[HubStore]:
 
 @click.group(cls=CommandGroup)
 def hub() -> None:
-    """A team's hub: the tokens its agents and humans will use (serving is not built yet)."""
+    """A team's hub: one place for every agent's questions, and the tokens that reach it."""
+
+
+@hub.command("serve")
+@click.option("--store", metavar="URL", help=STORE_HELP)
+@click.option("--host", metavar="HOST", default="127.0.0.1", show_default=True,
+              help="Address to listen on (plain HTTP: loopback only, unless --insecure-http).")
+@click.option("--port", metavar="PORT", type=click.IntRange(0, 65535), default=8750,
+              show_default=True,
+              help="Port to listen on (0: any free port; the URL is printed on stderr).")
+@click.option("--insecure-http", is_flag=True,
+              help="Serve plain HTTP on a non-loopback address (else put a TLS proxy in front).")
+@click.option("--replica", metavar="NAME",
+              help="This process's name in the audit (default: HOST:PID).")
+@click.option("--config", "config", metavar="FILE",
+              help="Read the [hub] settings (routes, caps, retention) from FILE instead of "
+                   "dsh's config.toml.")
+@click.option("--retention", "retention", metavar="DAYS", type=float,
+              help="Forget settled entries and their audit after DAYS (default: [hub] "
+                   "retention_days, else 90; 0 keeps everything).")
+def serve(store: str | None, host: str, port: int, insecure_http: bool,
+          replica: str | None, config: str | None, retention: float | None) -> None:
+    """Serve the hub: agents ask at /mcp with their tokens, until ctrl-c or SIGTERM."""
+    from dsh_cli.core.errors import ConfigError
+    from dsh_cli.hub.serve import HubOptions
+    from dsh_cli.hub.serve import serve as serve_hub
+    from dsh_cli.hub.settings import checked_retention
+    from dsh_cli.session.interrupts import run_main
+
+    try:
+        days = checked_retention(retention, "--retention") if retention is not None else None
+    except ConfigError as error:
+        click.echo(format_line(USAGE, error.message), err=True)
+        sys.exit(2)
+    options = HubOptions(store=store, host=host, port=port, insecure_http=insecure_http,
+                         replica=replica, config=config, retention_days=days)
+    sys.exit(run_main(serve_hub(options)))
 
 
 @hub.group("token", cls=CommandGroup)

@@ -53,11 +53,19 @@ class _McpGroup(CommandGroup):
 @click.option("--http", is_flag=True,
               help="Serve Streamable HTTP on 127.0.0.1 (URL with its token on stderr).")
 @click.option("--http-port", "http_port", type=int, default=None, hidden=True)  # was: --port
+@click.option("--hub", "hub_url", metavar="URL",
+              help="Forward to a dsh hub's /mcp (agent token from DSH_HUB_TOKEN or "
+                   "--hub-token-file).")
+@click.option("--hub-token-file", "hub_token_file", metavar="PATH",
+              help="With --hub: read the agent token from PATH.")
+@click.option("--insecure-http", is_flag=True,
+              help="With --hub: allow plain http to another machine.")
 @functools.partial(web_options, port_help="Port for --http, else for --web (default: any "
                    "free port).")
 @click.pass_context
 def mcp(ctx: click.Context, answers_path: str | None, web: bool, wait_seconds: float,
-        question_timeout: float | None, http: bool, http_port: int | None, host: str,
+        question_timeout: float | None, http: bool, http_port: int | None,
+        hub_url: str | None, hub_token_file: str | None, insecure_http: bool, host: str,
         port: int, open_browser: bool | None) -> None:
     """An MCP server: agents ask, you answer at `dsh attach`.
 
@@ -65,6 +73,13 @@ def mcp(ctx: click.Context, answers_path: str | None, web: bool, wait_seconds: f
     """
     if ctx.invoked_subcommand is not None:
         return
+    if hub_url is not None:
+        _forward(hub_url, hub_token_file, insecure_http,
+                 also=[name for name, given in (("--answers", answers_path is not None),
+                                                ("--web", web), ("--http", http)) if given])
+        return
+    if hub_token_file is not None or insecure_http:
+        raise click.UsageError("--hub-token-file and --insecure-http go with --hub URL")
     from dsh_cli.mcp_server.process import McpOptions, serve
     from dsh_cli.session.interrupts import on_termination, run_main
 
@@ -76,6 +91,24 @@ def mcp(ctx: click.Context, answers_path: str | None, web: bool, wait_seconds: f
     # ctrl-c cancels no turn of a human's own here: it ends the server, as SIGTERM does
     sys.exit(run_main(serve(options, on_termination=functools.partial(on_termination,
                                                                       sigint=True))))
+
+
+def _forward(url: str, token_file: str | None, insecure_http: bool, *, also: list[str]) -> None:
+    """``dsh mcp --hub URL``: a stdio server forwarding to the hub (``mcp_server/forward.py``)."""
+    if also:
+        raise click.UsageError(f"--hub forwards to the hub, which answers: it cannot be "
+                               f"combined with {', '.join(also)}")
+    from dsh_cli.core.errors import HarnessError, report
+    from dsh_cli.mcp_server.forward import forward_stdio
+    from dsh_cli.mcp_server.hub_target import hub_target
+    from dsh_cli.session.interrupts import run_main
+
+    try:
+        target = hub_target(url, token_file=token_file, insecure_http=insecure_http)
+    except HarnessError as error:
+        report(error, sys.stderr)
+        sys.exit(2)
+    sys.exit(run_main(forward_stdio(target)))
 
 
 @mcp.command("list")

@@ -36,12 +36,26 @@ AGENT_NAMES = ("claude", "codex", "gemini", "opencode", "cursor", "vscode")
               help="Add (or not) the line that has the agent ask through dsh to its "
                    "instructions file (CLAUDE.md, AGENTS.md, GEMINI.md); default: ask on a "
                    "terminal, else show the line.")
-def install(agent: str, scope: str, show: bool, instructions: bool | None) -> None:
+@click.option("--hub", "hub", metavar="URL",
+              help="Have the agent start `dsh mcp --hub URL`, forwarding to a dsh hub.")
+@click.option("--hub-token-file", "hub_token_file", metavar="PATH",
+              help="With --hub: the forwarder reads the agent token from PATH (else "
+                   "DSH_HUB_TOKEN in the agent's environment).")
+@click.option("--insecure-http", is_flag=True,
+              help="With --hub: allow plain http to another machine.")
+def install(agent: str, scope: str, show: bool, instructions: bool | None, hub: str | None,
+            hub_token_file: str | None, insecure_http: bool) -> None:
     """Add dsh mcp to AGENT's config: its absolute path, timeouts, the tool's permission."""
     import shlex
     import shutil
 
     from dsh_cli.core.errors import HarnessError, report
+
+    try:
+        mcp_args = _hub_args(hub, hub_token_file, insecure_http)
+    except HarnessError as error:
+        report(error, sys.stderr)
+        sys.exit(2)
     from dsh_cli.mcp_server.install.agents import (
         AGENTS,
         NOTES,
@@ -60,7 +74,7 @@ def install(agent: str, scope: str, show: bool, instructions: bool | None) -> No
     if portable:
         command = ["dsh"]
     edits = edits_for(agent, scope,  # type: ignore[arg-type]
-                      home=Path.home(), project=project, command=command)
+                      home=Path.home(), project=project, command=command, mcp_args=mcp_args)
     # a project's file may link only to another file of the project: its content is
     # written back into the project, where the project's own agents read it
     within = project if scope == "project" else None
@@ -95,7 +109,15 @@ def install(agent: str, scope: str, show: bool, instructions: bool | None) -> No
             click.echo(notice(f"kept your {_dotted(setting.keys)} = {_json(theirs)} in "
                               f"{edit.path} (dsh's is {_json(setting.value)}; delete yours and "
                               "run again to take it)"))
-    click.echo(notice(f"{name} now starts `dsh mcp`; answer its questions at `dsh attach`"))
+    if hub is None:
+        click.echo(notice(f"{name} now starts `dsh mcp`; answer its questions at `dsh attach`"))
+    else:
+        click.echo(notice(f"{name} now starts `dsh mcp {shlex.join(mcp_args)}`, which forwards "
+                          "its questions to the hub"))
+        if hub_token_file is None:
+            click.echo(notice(f"note: the forwarder takes the agent token from DSH_HUB_TOKEN "
+                              f"in {name}'s environment (`dsh hub token add NAME --agent` "
+                              "makes one)"))
     if (agent, scope) in NOTES:
         click.echo(notice(f"note: {NOTES[agent, scope]}"))
     if scope == "project" and not portable:
@@ -114,6 +136,26 @@ def install(agent: str, scope: str, show: bool, instructions: bool | None) -> No
     trial = try_it(agent)
     if trial is not None and installed:
         click.echo(f"try it, with `dsh attach` open in another terminal: {shlex.join(trial)}")
+
+
+def _hub_args(url: str | None, token_file: str | None, insecure_http: bool) -> tuple[str, ...]:
+    """``--hub URL`` and its options as the agent's server gets them, checked now; no token
+    is ever written into an agent's file."""
+    from dsh_cli.core.errors import UsageError
+
+    if url is None:
+        if token_file is not None or insecure_http:
+            raise UsageError("--hub-token-file and --insecure-http go with --hub URL")
+        return ()
+    import os
+
+    from dsh_cli.mcp_server.hub_target import check_token_file, hub_url
+
+    args: tuple[str, ...] = ("--hub", hub_url(url, insecure_http=insecure_http))
+    if token_file is not None:
+        check_token_file(token_file)
+        args += ("--hub-token-file", os.path.abspath(token_file))
+    return (*args, "--insecure-http") if insecure_http else args
 
 
 def _offer_instructions(agent: str, scope: str, project: Path, choice: bool | None,

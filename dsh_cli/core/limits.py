@@ -9,10 +9,13 @@ nothing.
 
 from __future__ import annotations
 
-__all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_NAME_CHARACTERS",
+__all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_CWD_CHARACTERS",
+           "AGENT_MACHINE_CHARACTERS", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
-           "FRAME_BYTES", "HTTP_SESSIONS", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
+           "FORWARD_KEPT_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "HUB_IDENTITY_CHARACTERS",
+           "HUB_PENDING_BYTES", "HUB_PENDING_ENTRIES", "HUB_SESSIONS", "HUB_SESSIONS_PER_AGENT",
+           "HUB_TOKEN_BYTES", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
            "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
            "PARSED_WHOLE_BYTES",
@@ -97,8 +100,17 @@ PERMISSION_MESSAGE_CHARACTERS = 2000
 # Streamable HTTP sessions ``dsh mcp --http`` holds at once: past it the longest idle one is
 # closed, and with none idle a new one is 503
 HTTP_SESSIONS = 100
+# MCP sessions one ``dsh hub serve`` process holds at once (past it a new one is 503), and of
+# one agent token (past it that agent's oldest session is ended: its work is the token's,
+# so nothing is lost but a call still waiting in that session, whose entry is withdrawn)
+HUB_SESSIONS = 1000
+HUB_SESSIONS_PER_AGENT = 16
 # an unknown agent's self-given name, after sanitising, as the desk shows it
 AGENT_NAME_CHARACTERS = 60
+# a hub agent's machine (a host name is at most 255) and working directory (PATH_MAX), as it
+# says them in its X-Dsh-Machine and X-Dsh-Cwd headers, after sanitising
+AGENT_MACHINE_CHARACTERS = 255
+AGENT_CWD_CHARACTERS = 4096
 # a shell command a permission rule reads (``permissions/shell.py``): a longer one is not read,
 # so it is asked, never allowed by a rule
 COMMAND_CHARACTERS = 100_000
@@ -112,6 +124,10 @@ PENDING_BATCHES = 10_000
 # and costs the server about 1.5 times that while open; past either, TOO_MANY_PENDING
 PENDING_BYTES_PER_SESSION = 32 * 1024 * 1024
 PENDING_BYTES = 128 * 1024 * 1024
+# the most ``[hub] pending_entries`` / ``pending_bytes`` may raise one agent's caps to (its
+# counters are one row, but every pending entry is a desk's to read and a hub's to hold)
+HUB_PENDING_ENTRIES = 1_000_000
+HUB_PENDING_BYTES = 1024 * 1024 * 1024
 # model calls in one turn of the agent loop: past it the turn ends with TURN_LIMIT
 MODEL_CALLS = 50
 # input rounds a 2026-07-28 MCP server may ask for in one tool call (as the SDK's driver cuts off)
@@ -176,3 +192,10 @@ TASK_LISTEN_BACKLOG = 64
 # 2026 ``subscriptions/listen`` streams open at once (each an HTTP response, so a descriptor):
 # past it a new listen is refused; a stream ends once every task it names has ended
 TASK_LISTEN_STREAMS = 64
+# ``dsh mcp --hub``: the agent's messages the forwarder keeps at once (requests in flight,
+# kept to send again when the hub never got them, and those waiting while it reconnects);
+# past it a request is refused at once. A hub token file is read at most this far, and each
+# X-Dsh-* value (machine, working directory) is cut to this many characters
+FORWARD_KEPT_BYTES = 64 * 1024 * 1024
+HUB_TOKEN_BYTES = 4096
+HUB_IDENTITY_CHARACTERS = 1024

@@ -10,6 +10,13 @@
     store.py            HubStore: asks, claims, answers, cancels, timeouts and the audit
     watch.py            HubWatch: one process's ear on the store, brought to the event loop
     context.py          HubContext: what a serving hub's routes share; a request's token
+    routes.py           routing: the team an ask goes to; which entries a human may see
+    settings.py         the hub's ``[hub]`` config read once: routes, caps, retention
+    history.py          ``GET /history``: the audit, for a human's teams
+    retention.py        the loop that forgets settled entries past the retention
+    asker.py            HubProvider, HubPermissions: an agent's asks kept as entries, answered
+    app.py              the serving hub's web app: agents' /mcp behind their tokens
+    serve.py            `dsh hub serve`: one hub process, until a signal stops it
 """
 
 from dsh_cli.hub.records import (

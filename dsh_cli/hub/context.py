@@ -1,4 +1,4 @@
-"""What every part of a serving hub shares: its store, its ear on the store, who is asking.
+"""What every part of a serving hub shares: its store, its ear on it, its routes, who asks.
 
 ``HubContext`` is handed to each group of routes (agents' ``/mcp``, humans' ``/desk``,
 ``/history``); ``holder`` reads a request's ``Authorization: Bearer`` token once, at the
@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from dsh_cli.hub.records import HubStoreError, Token
+from dsh_cli.hub.routes import Routes
 from dsh_cli.hub.store import HubStore
 from dsh_cli.hub.watch import HubWatch
 
@@ -21,11 +22,13 @@ LEASE_SECONDS = 30.0  # a desk's claim on an entry lasts this long unless renewe
 
 @dataclass
 class HubContext:
-    """One serving hub process: its store, its watch, how long a claim lasts, its log."""
+    """One serving hub process: its store, its watch, its routes, how long a claim lasts,
+    its log."""
 
     store: HubStore
     watch: HubWatch
     lease: float = LEASE_SECONDS
+    routes: Routes = field(default_factory=Routes)  # which team each ask goes to
     report: Callable[[str], None] = field(default=lambda line: None)
 
 

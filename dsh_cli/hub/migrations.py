@@ -112,6 +112,17 @@ MIGRATIONS: list[Migration] = [
         "m004_retention",
         "CREATE INDEX hub_entries_resolved ON hub_entries(resolved_at)",
     ),
+    # the team a route sent an entry to (NULL: no team, every human's); a desk reads the
+    # pending entries of its human's team and the unteamed ones, one index range each, and
+    # /history the audit rows of those teams (each row keeps its entry's team, which never
+    # changes; every entry before this migration has none)
+    _both(
+        "m005_entry_team",
+        "ALTER TABLE hub_entries ADD COLUMN team TEXT",
+        "CREATE INDEX hub_entries_team_pending ON hub_entries(state, team, created_at, id)",
+        "ALTER TABLE hub_audit ADD COLUMN team TEXT",
+        "CREATE INDEX hub_audit_by_team ON hub_audit(team, id)",
+    ),
 ]
 
 

@@ -26,6 +26,8 @@ __all__ = [
     "EntryKind",
     "EntryState",
     "Heard",
+    "HistoryItem",
+    "HistoryPage",
     "HubStoreError",
     "IssuedToken",
     "NotPending",
@@ -95,6 +97,7 @@ class Entry:
     created_at: float
     deadline: float | None
     resolved_at: float | None
+    team: str | None = None  # the team its route named; None: every human's (routes.py)
 
     def taken_by(self, now: float) -> str | None:
         """The human whose lease on this entry is still running at ``now``, if any."""
@@ -131,6 +134,22 @@ class AuditRow:
     actor: str
     replica: str
     at: float
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    """One audit row with the entry it is a step of, as ``dsh history --hub`` shows it."""
+
+    step: AuditRow
+    entry: Entry
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """A page of history; ``more``: further steps match (read on after the last one)."""
+
+    items: tuple[HistoryItem, ...]
+    more: bool
 
 
 @dataclass(frozen=True)

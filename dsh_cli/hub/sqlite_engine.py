@@ -1,7 +1,9 @@
 """The hub store on SQLite (stdlib ``sqlite3``, WAL): one hub process, nothing to set up.
 
-Changes are heard only inside this process: SQLite has no NOTIFY, and a hub on SQLite is
-one process by design (several processes sharing a store is what PostgreSQL is for).
+Changes are heard inside this process: SQLite has no NOTIFY, and a hub on SQLite is one
+process by design (several processes sharing a store is what PostgreSQL is for). A commit by
+another process (a ``dsh hub`` command, a script) is noticed by ``PRAGMA data_version`` when
+a listener's wait ends empty, and heard as "re-read, changes may have been missed".
 """
 
 from __future__ import annotations
@@ -68,7 +70,11 @@ class _LocalListener:
     def wait(self, timeout: float) -> Heard:
         with self._ready:
             self._ready.wait_for(lambda: bool(self._heard) or self._missed, timeout)
-            heard = Heard(tuple(self._heard), self._missed)
+        # outside the condition: the version is read under the engine's lock, which a
+        # committing thread holds while it hands this listener its changes
+        elsewhere = self._engine.changed_elsewhere(self)
+        with self._ready:
+            heard = Heard(tuple(self._heard), self._missed or elsewhere)
             self._heard.clear()
             self._missed = False
         return heard
@@ -88,6 +94,7 @@ class SqliteEngine:
         self._lock = threading.Lock()
         self._listeners: set[_LocalListener] = set()
         self._connection = self._connect(busy_timeout)
+        self._versions: dict[_LocalListener, int] = {}  # data_version each listener last saw
 
     def _fail(self, advice: str) -> HubStoreError:
         return HubStoreError(f"hub store {self.path}: {advice}")
@@ -152,10 +159,24 @@ class SqliteEngine:
     def listen(self) -> _LocalListener:
         listener = _LocalListener(self, _HEARD)
         self._listeners.add(listener)
+        self._versions[listener] = self._data_version()
         return listener
 
     def forget(self, listener: _LocalListener) -> None:
         self._listeners.discard(listener)
+        self._versions.pop(listener, None)
+
+    def _data_version(self) -> int:
+        """SQLite's count of commits by other connections (other processes) to the file."""
+        with self._lock, self._translated():
+            return int(self._connection.execute("PRAGMA data_version").fetchone()[0])
+
+    def changed_elsewhere(self, listener: _LocalListener) -> bool:
+        """Whether another process committed since ``listener`` last asked."""
+        version = self._data_version()
+        changed = self._versions.get(listener, version) != version
+        self._versions[listener] = version
+        return changed
 
     def close(self) -> None:
         with self._lock:

@@ -8,12 +8,14 @@ Who won an entry is decided in one place, ``_settle``: a conditional update from
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import math
 import os
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,8 @@ from dsh_cli.hub.records import (
     Entry,
     EntryKind,
     EntryState,
+    HistoryItem,
+    HistoryPage,
     HubStoreError,
     IssuedToken,
     NotPending,
@@ -51,12 +55,14 @@ __all__ = ["HubStore", "default_replica"]
 
 # the inbox and the audit are read a page at a time
 PAGE = 1000
+# what one page of history may load of its entries' batches and answers (bytes of JSON)
+HISTORY_BYTES = 32 * 1024 * 1024
 # an agent's name, machine or working directory is kept to this many characters (a path's
 # longest on Linux is 4,096 bytes)
 LABEL_CHARACTERS = 4096
 
 _ENTRY = ("id, kind, batch, token, agent, machine, cwd, state, answer, answered_by, "
-          "claimed_by, claim_expires, created_at, deadline, resolved_at")
+          "claimed_by, claim_expires, created_at, deadline, resolved_at, team")
 
 
 # the audit's word for each way an entry leaves pending
@@ -104,10 +110,10 @@ def _label(text: str) -> str:
 
 def _entry(row: tuple[Any, ...]) -> Entry:
     (entry_id, kind, batch, token, agent, machine, cwd, state, answer, answered_by,
-     claimed_by, claim_expires, created_at, deadline, resolved_at) = row
+     claimed_by, claim_expires, created_at, deadline, resolved_at, team) = row
     return Entry(entry_id, kind, json.loads(batch), token, agent, machine, cwd, state,
                  json.loads(answer) if answer is not None else None, answered_by, claimed_by,
-                 claim_expires, created_at, deadline, resolved_at)
+                 claim_expires, created_at, deadline, resolved_at, team)
 
 
 class HubStore:
@@ -190,8 +196,9 @@ class HubStore:
 
     def ask(self, *, token: str, batch: dict[str, Any], agent: str, machine: str, cwd: str,
             kind: EntryKind = "question", timeout: float | None = None,
-            key: str | None = None) -> Entry:
-        """Keep a new pending entry for ``token``'s agent; ``timeout`` seconds, else no end.
+            key: str | None = None, team: str | None = None) -> Entry:
+        """Keep a new pending entry for ``token``'s agent; ``timeout`` seconds, else no end;
+        for ``team``'s humans (its route's, ``routes.py``), or every human's when None.
 
         With ``key`` (the agent's own id for this ask), asking again with the same key is
         the same entry, as it now stands (pending or settled), with no second audit row;
@@ -201,6 +208,8 @@ class HubStore:
         size = len(text.encode("utf-8"))
         if key is not None:
             tokens.check_name(key, "ask key")
+        if team is not None:
+            tokens.check_name(team, "team name")
         agent, machine, cwd = _label(agent), _label(machine), _label(cwd)
         seconds = _seconds(timeout, "timeout") if timeout is not None else None
         entry_id = uuid.uuid4().hex
@@ -209,10 +218,10 @@ class HubStore:
             deadline = now + seconds if seconds is not None else None
             # a repeat loses to the first at the unique (token, ask_key) index, atomically
             if tx.run(f"INSERT INTO hub_entries ({_ENTRY}, ask_key, size) VALUES (?, ?, ?, ?, "
-                      "?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?) "
+                      "?, ?, ?, 'pending', NULL, NULL, NULL, NULL, ?, ?, NULL, ?, ?, ?) "
                       "ON CONFLICT (token, ask_key) DO NOTHING",
                       (entry_id, kind, text, token, agent, machine, cwd, now, deadline,
-                       key, size)) == 0:
+                       team, key, size)) == 0:
                 rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE token = ? AND "
                                "ask_key = ?", (token, key))
                 earlier = _entry(rows[0])
@@ -223,7 +232,7 @@ class HubStore:
             self._take_room(tx, token, size)
             self._record(tx, entry_id, "ask", token, now)
         return Entry(entry_id, kind, json.loads(text), token, agent, machine, cwd, "pending",
-                     None, None, None, None, now, deadline, None)
+                     None, None, None, None, now, deadline, None, team)
 
     def _take_room(self, tx: Tx, token: str, size: int) -> None:
         """Count a new entry against its agent's caps, or refuse it (TOO_MANY_PENDING).
@@ -249,12 +258,27 @@ class HubStore:
         with self.engine.transaction() as tx:
             return self._get(tx, entry_id)
 
-    def pending(self, limit: int = PAGE) -> list[Entry]:
-        """The pending entries, oldest first, at most ``limit``."""
+    def pending(self, limit: int = PAGE, *,
+                teams: Collection[str] | None = None) -> list[Entry]:
+        """The pending entries, oldest first, at most ``limit``: all of them, or (``teams``
+        given) only those teams' and the unteamed ones, what a desk of theirs may see.
+
+        Each team (and "no team") is one range of the ``(state, team, created_at, id)``
+        index, read at most ``limit`` deep and merged here, so a desk's read costs the
+        same however many entries other teams have pending or the store keeps settled.
+        """
         with self.engine.transaction() as tx:
-            rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE state = 'pending' "
-                           "ORDER BY created_at, id LIMIT ?", (limit,))
-        return [_entry(row) for row in rows]
+            if teams is None:
+                rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE state = 'pending' "
+                               "ORDER BY created_at, id LIMIT ?", (limit,))
+                return [_entry(row) for row in rows]
+            ranges = [tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE state = 'pending' "
+                              "AND team IS NULL ORDER BY created_at, id LIMIT ?", (limit,))]
+            ranges += [tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE state = 'pending' "
+                               "AND team = ? ORDER BY created_at, id LIMIT ?", (team, limit))
+                       for team in sorted(set(teams))]
+        oldest = heapq.merge(*ranges, key=lambda row: (row[12], row[0]))
+        return [_entry(row) for row in itertools.islice(oldest, limit)]
 
     def answer(self, entry_id: str, answer: dict[str, Any], by: str) -> Answered | NotPending:
         """Settle ``entry_id`` with ``answer`` from ``by``, if no one settled it first."""
@@ -384,6 +408,64 @@ class HubStore:
                            f"{where} ORDER BY id LIMIT ?", (*params, limit))
         return [AuditRow(*row) for row in rows]
 
+    def history(self, *, teams: Collection[str] | None = None, after: int = 0,
+                limit: int = PAGE, since: float | None = None, agent: str | None = None,
+                human: str | None = None, state: EntryState | None = None,
+                budget: int = HISTORY_BYTES) -> HistoryPage:
+        """Audit rows after ``after`` in the order they happened, each with its entry: of
+        entries ``teams`` (and no team) may see, or all when None; ``since``: written at
+        or after it; ``agent``: of entries its token name or own name is; ``human``: steps
+        it took; ``state``: of entries now in it.
+
+        With ``teams``, each team (and "no team") is one range of the audit's ``(team, id)``
+        index, merged here: other teams' steps cost the read nothing. A page holds at most
+        ``limit`` rows, and no more than fit ``budget`` bytes of their entries' batches and
+        answers (at least one row): the sizes are read first, so a page of large batches is
+        cut before any is loaded. Call again with the last id.
+        """
+        where: list[str] = ["a.id > ?"]
+        params: list[Any] = [after]
+        if since is not None:
+            where.append("a.at >= ?")
+            params.append(since)
+        if agent is not None:
+            where.append("(e.token = ? OR e.agent = ?)")
+            params += [agent, agent]
+        if human is not None:
+            where.append("a.actor = ?")
+            params.append(human)
+        if state is not None:
+            where.append("e.state = ?")
+            params.append(state)
+        ranges: list[tuple[str, tuple[Any, ...]]] = [("", ())] if teams is None else (
+            [(" AND a.team IS NULL", ())]
+            + [(" AND a.team = ?", (team,)) for team in sorted(set(teams))])
+        joined = f"FROM hub_audit a JOIN hub_entries e ON e.id = a.entry_id WHERE " \
+                 f"{' AND '.join(where)}"
+        columns = ", ".join(f"e.{column.strip()}" for column in _ENTRY.split(","))
+
+        def read(tx: Tx, select: str, extra: str, more: tuple[Any, ...],
+                 count: int) -> list[tuple[Any, ...]]:
+            found = [tx.rows(f"SELECT {select} {joined}{team}{extra} ORDER BY a.id LIMIT ?",
+                             (*params, *named, *more, count)) for team, named in ranges]
+            return list(itertools.islice(heapq.merge(*found, key=lambda row: row[0]), count))
+
+        with self.engine.transaction() as tx:
+            # an answer's characters, at most 4 bytes each in UTF-8: its size, bounded above
+            sizes = read(tx, "a.id, e.size + 4 * coalesce(length(e.answer), 0)", "", (),
+                         limit + 1)
+            taken, total = 0, 0
+            for _, size in sizes[:limit]:
+                if taken and total + size > budget:
+                    break
+                taken, total = taken + 1, total + size
+            if not taken:
+                return HistoryPage((), more=False)
+            rows = read(tx, f"a.id, a.entry_id, a.action, a.actor, a.replica, a.at, {columns}",
+                        " AND a.id <= ?", (sizes[taken - 1][0],), taken)
+        return HistoryPage(tuple(HistoryItem(AuditRow(*row[:6]), _entry(row[6:]))
+                                 for row in rows), more=len(sizes) > taken)
+
     def prune(self, older_than: float, limit: int = PAGE) -> tuple[int, int]:
         """Forget what retention lets go: audit rows of settled entries written, then
         settled entries with no audit left resolved, more than ``older_than`` seconds ago;
@@ -407,8 +489,11 @@ class HubStore:
 
     def _record(self, tx: Tx, entry_id: str, action: AuditAction, actor: str,
                 now: float) -> None:
-        tx.run("INSERT INTO hub_audit (entry_id, action, actor, replica, at) "
-               "VALUES (?, ?, ?, ?, ?)", (entry_id, action, actor, self.replica, now))
+        # the row keeps its entry's team (read by primary key), so /history reads a team's
+        # audit over an index
+        tx.run("INSERT INTO hub_audit (entry_id, action, actor, replica, at, team) "
+               "SELECT ?, ?, ?, ?, ?, team FROM hub_entries WHERE id = ?",
+               (entry_id, action, actor, self.replica, now, entry_id))
         tx.notify(Change(action, entry_id, self.replica))
 
     def _now(self, tx: Tx) -> float:

@@ -71,34 +71,37 @@ class ApproveService:
         self.asks = asks
         self._calls = itertools.count(1)
 
-    async def approve(self, arguments: Any, *, client: str | None,
-                      signal: AbortSignal) -> dict[str, Any]:
-        """The contract's result object; every failure is a deny that says why."""
+    async def approve(self, arguments: Any, *, client: str | None, signal: AbortSignal,
+                      source: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The contract's result object; every failure is a deny that says why. ``source``:
+        who asks, as a hub knows its remote agent (else this process's client and cwd)."""
         self.asks.session.open(client)
         self.gate.session_id = self.asks.session.session_id
         call_id = f"approve_{next(self._calls)}"
         self.asks.session.emit(AssistantMessage("", [{"id": call_id, "name": APPROVE_TOOL,
                                               "arguments": _compact(arguments)}]))
         result = await self._decide(arguments, client=client, signal=signal,
-                                    call_id=call_id)
+                                    call_id=call_id, source=source)
         self.asks.session.emit(ToolResultEvent(call_id, APPROVE_TOOL, _compact(result), None))
         return result
 
     async def _decide(self, arguments: Any, *, client: str | None, signal: AbortSignal,
-                      call_id: str) -> dict[str, Any]:
+                      call_id: str, source: dict[str, Any] | None) -> dict[str, Any]:
         tool, tool_input, tool_use_id = _parsed(arguments)
         if tool is None:
             return _deny(f"{INVALID_ARGS}: approve_tool_use needs tool_name (a string) and "
                          "input (an object)")
         # The agent's own id labels the request on the desk; ours keys who asks.
-        cwd = os.getcwd()
+        cwd = os.getcwd() if source is None else str(source.get("cwd") or "")
+        # a grant covers one grantee: this process's client, or a hub's agent (its token)
+        grantee = client if source is None else f"{source.get('token')}/{client}"
         request = PermissionRequest(tool=tool, arguments=tool_input, call_id=tool_use_id
                                     or call_id, agent=client, signal=signal, scope="input",
                                     cwd=cwd)
-        self.asks.sources[request.call_id or call_id] = {
+        self.asks.sources[request.call_id or call_id] = source if source is not None else {
             "client": client, "cwd": cwd, "pid": os.getpid()}
         try:
-            await self.gate.check(request, call_digest(client, tool, tool_input, cwd))
+            await self.gate.check(request, call_digest(grantee, tool, tool_input, cwd))
         except HarnessError as error:
             if error.code == NO_PERMISSION_PROVIDER and error.message.startswith(_SILENT_DESK):
                 return _deny(f"denied: {error.message}")  # a desk is there, but silent

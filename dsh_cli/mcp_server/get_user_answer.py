@@ -25,7 +25,7 @@ from dsh_cli.core.errors import (
 )
 from dsh_cli.core.limits import TICKET_CHARACTERS, TICKET_WAIT_SECONDS
 from dsh_cli.mcp_server.service import TICKET_KIND
-from dsh_cli.mcp_server.tickets import TicketStore, unowned
+from dsh_cli.mcp_server.tickets import Tickets, unowned
 from dsh_cli.tools.registry import ToolResult, loads_arguments
 
 __all__ = ["NAME", "get_user_answer", "output_schema", "tool_spec"]
@@ -75,7 +75,7 @@ def output_schema(answer_schema: dict[str, Any]) -> dict[str, Any]:
             "anyOf": [*answer_schema["anyOf"], {"$ref": "#/$defs/PendingAnswer"}]}
 
 
-async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str | None,
+async def get_user_answer(tickets: Tickets, arguments: Any, owner: str | None,
                           seen: Callable[[str], bool] | None = None) -> ToolResult:
     """The result for ``owner``'s ticket: its outcome, pending (with ``note`` when ``seen``
     says no desk has it yet), or the error as a result (``NO_TICKET_OWNER`` when the
@@ -93,9 +93,9 @@ async def get_user_answer(tickets: TicketStore, arguments: Any, owner: str | Non
         if seen is not None and not seen(ticket.id):
             pending["note"] = NOT_SEEN
         return ToolResult(json.dumps(pending, separators=(",", ":")))
-    if ticket.task.cancelled():  # only while the server stops: no outcome to give
+    if ticket.outcome.cancelled():  # only while the server stops: no outcome to give
         return ToolResult.failure(UserInteractionError("the question was aborted", ASK_ABORTED))
-    outcome: ToolResult = ticket.outcome()  # the batch's own result, never raised
+    outcome: ToolResult = ticket.outcome.result()  # the batch's own result, never raised
     return outcome
 
 

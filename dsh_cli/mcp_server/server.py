@@ -21,6 +21,7 @@ import contextlib
 import json
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dsh_cli import __version__
@@ -32,13 +33,14 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from dsh_cli.mcp_server.approve import ApproveService
-    from dsh_cli.mcp_server.owned.work import LaterWork, OwnedStore
+    from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.service import AskService
-    from dsh_cli.mcp_server.tickets import TicketStore
+    from dsh_cli.mcp_server.tickets import Tickets
     from dsh_cli.tools.registry import ToolResult
 
-__all__ = ["AGENT_NAMES", "agent_name", "approve_result", "build_server", "call_result",
-           "output_schema", "serve_http", "serve_stdio", "session_owner"]
+__all__ = ["AGENT_NAMES", "Caller", "CallerOf", "agent_name", "approve_result", "build_server",
+           "call_result", "output_schema", "serve_asgi", "serve_http", "serve_stdio",
+           "session_owner"]
 
 INSTRUCTIONS = (
     "ask_user_question asks the human structured questions (numbered options, multi-select, "
@@ -149,15 +151,29 @@ def _client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return agent_name(getattr(info, "name", None) if info is not None else None)
 
 
-def session_owner(ctx: ServerRequestContext[Any, Any], later: OwnedStore) -> str | None:
+def session_owner(ctx: ServerRequestContext[Any, Any], later: LaterWork) -> str | None:
     """Whose tickets and MCP tasks a call sees (``owned.request_owner``); a session's go when
-    the session ends (``later``: both stores, asked as one)."""
+    the session ends (``later``: the one store of both)."""
     from dsh_cli.mcp_server.owned import on_session_end, request_owner
 
     owner = request_owner(ctx)
     if owner is not None:
         on_session_end(ctx, owner, "later", later.close_owner)
     return owner
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a request, as a serving hub knows it (``hub/app.py``): the ``source`` its
+    batches are labelled with at the desks, and the ``owner`` of its tickets and tasks."""
+
+    source: dict[str, Any]
+    owner: str
+
+
+# a request's caller from its context and its client's name (``clientInfo``); None: the
+# process's own, as ``dsh mcp`` labels it (its cwd and pid, work owned by the session)
+CallerOf = Callable[[Any, str | None], Caller | None]
 
 
 async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
@@ -176,8 +192,10 @@ async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
         raise
 
 
-def build_server(service: AskService, approver: ApproveService | None = None) -> Server[Any]:
-    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``.
+def build_server(service: AskService, approver: ApproveService | None = None, *,
+                 caller_of: CallerOf | None = None) -> Server[Any]:
+    """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``;
+    ``caller_of`` (a hub) says who each request's caller is.
 
     An async question runs as an MCP task for a client that takes them, and
     ``approve_tool_use`` where a 2025 client asks for one (``dsh_cli.mcp_server.tasks``).
@@ -187,7 +205,6 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
 
     from dsh_cli.mcp_server import get_user_answer as answers
     from dsh_cli.mcp_server.approve import approve_tool_spec
-    from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.tasks import Staged, install_tasks
     from dsh_cli.tools.ask_user_question import decode_call
 
@@ -207,27 +224,33 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
                           input_schema=approve["parameters"], execution=optional))
     by_name = {tool.name: tool for tool in tools}
 
+    def caller(ctx: Any) -> tuple[str | None, str | None, dict[str, Any] | None]:
+        """A request's client name, the owner of its work, and its batches' source."""
+        client = _client_name(ctx)
+        known = caller_of(ctx, client) if caller_of is not None else None
+        if known is not None:
+            return client, known.owner, known.source
+        return client, session_owner(ctx, later), None
+
     def work_for(ctx: Any, name: str, arguments: Any, *,
                  progress: bool = False) -> Callable[[AbortSignal], Awaitable[Any]] | None:
         """The call of tool ``name``, to run with an abort signal; None for an unknown tool."""
-        client = _client_name(ctx)
+        client, owner, source = caller(ctx)
         if name == spec["name"]:
             session = ctx.session
 
             async def report(done: float, total: float | None, message: str | None) -> None:
                 await session.report_progress(done, total, message)
 
-            owner = session_owner(ctx, later)
-
             async def ask(signal: AbortSignal) -> Any:
                 return call_result(await service.ask(arguments, client=client, signal=signal,
                                                      progress=report if progress else None,
-                                                     owner=owner))
+                                                     owner=owner, source=source))
             return ask
         if approver is not None and name == approve_tool_spec()["name"]:
             async def approve_call(signal: AbortSignal) -> Any:
                 return approve_result(await approver.approve(arguments, client=client,
-                                                             signal=signal))
+                                                             signal=signal, source=source))
             return approve_call
         return None
 
@@ -245,7 +268,7 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             return await _abortable(work)
         if params.name == fetch["name"]:  # a cancel ends the wait, never the question
             return call_result(await answers.get_user_answer(
-                service.tickets, arguments, session_owner(ctx, later),
+                service.tickets, arguments, caller(ctx)[1],
                 seen_of(service.ui.provider)))
         error = ToolError(f"unknown tool {params.name!r} (available: {', '.join(by_name)})",
                           UNKNOWN_TOOL)
@@ -274,13 +297,13 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
     def told_ask(ctx: Any, arguments: Any) -> Staged:
         """An async question as a task: asked first (a refusal answers the call plainly),
         then the task waits for its outcome, told as the human's answer."""
-        client, owner = _client_name(ctx), session_owner(ctx, later)
+        client, owner, source = caller(ctx)
         ticket: list[str] = []
         signal = AbortSignal()  # the batch's and its task's: an answer seals both at once
 
         async def start() -> Any:
             result = await service.ask(arguments, client=client, signal=signal,
-                                       owner=owner, told=True)
+                                       owner=owner, told=True, source=source)
             if result.is_error:  # a bad batch, no desk, no session: no task is made
                 return call_result(result)
             ticket.append(json.loads(result.content)["ticket"])
@@ -300,9 +323,9 @@ def build_server(service: AskService, approver: ApproveService | None = None) ->
             signal=signal)
 
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner),
-    # and the session's end closes its tickets and tasks together
-    layer = install_tasks(server, task_work, owner_of=lambda ctx: session_owner(ctx, later))
-    later = LaterWork(layer.store, service.tickets)  # a told batch's task withdrawn first
+    # kept in the tickets' store, so the session's end closes its tickets and tasks together
+    later = service.tickets.store
+    install_tasks(server, task_work, owner_of=lambda ctx: caller(ctx)[1], later=later)
     return server
 
 
@@ -321,13 +344,17 @@ def _wire(result: Any) -> dict[str, Any]:
     return dict(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
-def _later_work(server: Server[Any], tickets: TicketStore | None) -> LaterWork:
-    """The server's tickets and tasks, asked as one of an owner (whether it holds work)."""
+def _later_work(server: Server[Any], tickets: Tickets | None) -> LaterWork:
+    """The one store of the server's tickets and tasks (whether an owner holds work)."""
     from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.tasks import TaskLayer
 
-    tasks = [layer.store for layer in server.middleware if isinstance(layer, TaskLayer)]
-    return LaterWork(*tasks, *([tickets] if tickets is not None else []))
+    stores = {id(store): store for store in [
+        *(layer.tasks.store for layer in server.middleware if isinstance(layer, TaskLayer)),
+        *([tickets.store] if tickets is not None else [])]}
+    if len(stores) > 1:  # a session would be closed for room while it holds work
+        raise ValueError("the tickets and the tasks of one server are kept in one store")
+    return next(iter(stores.values()), LaterWork())
 
 
 class _StdinLines:
@@ -379,12 +406,11 @@ GRACE_SECONDS = 3.0  # how long a stopping HTTP server may take to close its con
 
 async def serve_http(server: Server[Any], *, port: int = 0,
                      announce: Callable[[str], None],
-                     tickets: TicketStore | None = None) -> None:
+                     tickets: Tickets | None = None) -> None:
     """Streamable HTTP on 127.0.0.1; ``announce`` gets the URL (with its token) once bound.
     A session holding ``tickets`` or tasks is never closed to make room for another."""
     import secrets
 
-    import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from dsh_cli.mcp_server.http_door import MAX_SESSIONS, TokenGate
@@ -402,13 +428,24 @@ async def serve_http(server: Server[Any], *, port: int = 0,
     # the gate closes the idlest session to make room; the SDK's cap (a 503) is the backstop
     app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
                                      host="127.0.0.1", max_sessions=MAX_SESSIONS)
-    from dsh_cli.mcp_server.tasks import close_tasks
-    from dsh_cli.mcp_server.tasks.layer import end_listeners
-
     later = _later_work(server, tickets)  # a session holding work is never closed for room
     gate = TokenGate(app, token, path="/mcp", host=f"127.0.0.1:{port}",
                      holds=lambda session: later.holds(owner_of_session(session)))
-    config = uvicorn.Config(gate, log_config=None,
+    await serve_asgi(server, gate, sock,
+                     started=lambda: announce(f"http://127.0.0.1:{port}/{token}/mcp"))
+
+
+async def serve_asgi(server: Server[Any], app: Any, sock: socket.socket, *,
+                     started: Callable[[], None]) -> None:
+    """Serve ``app`` (``server``'s Streamable HTTP app, behind its door) on the bound
+    ``sock`` until cancelled; ``started`` is called once it accepts connections. A cancel
+    (ctrl-c, SIGTERM) lets uvicorn end its connections within ``GRACE_SECONDS``."""
+    import uvicorn
+
+    from dsh_cli.mcp_server.tasks import close_tasks
+    from dsh_cli.mcp_server.tasks.layer import end_listeners
+
+    config = uvicorn.Config(app, log_config=None,
                             log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=1)
     from dsh_cli.providers.web.server import embedded_server  # signals stay dsh's
@@ -422,7 +459,7 @@ async def serve_http(server: Server[Any], *, port: int = 0,
         stderr.close()
         serving.result()
         return
-    announce(f"http://127.0.0.1:{port}/{token}/mcp")
+    started()
     try:
         await asyncio.shield(serving)
     except asyncio.CancelledError:

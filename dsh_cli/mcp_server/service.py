@@ -32,7 +32,7 @@ from dsh_cli.core.ids import mint_rpc_id
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.mcp_server.budget import BatchBudget, Held
 from dsh_cli.mcp_server.session_record import SessionRecord
-from dsh_cli.mcp_server.tickets import TicketStore, unowned
+from dsh_cli.mcp_server.tickets import SESSION_ENDED, Tickets, unowned
 from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION, AskUserQuestionTool
 from dsh_cli.tools.registry import ToolContext, ToolRegistry, ToolResult
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["PROGRESS_INTERVAL", "TICKET_KIND", "AskService", "Progress"]
 
 TOOL_NAME = "ask_user_question"
-TICKET_KIND = "ask"  # the tickets ``get_user_answer`` fetches (``tickets.py`` holds others too)
+TICKET_KIND = "ask"  # the tickets ``get_user_answer`` fetches (a fetch names its kind)
 PROGRESS_INTERVAL = 10.0  # seconds between progress notifications while a batch waits
 WAITING = "waiting for the human at the dsh desk"
 
@@ -54,12 +54,12 @@ class AskService:
 
     def __init__(self, ui: UserInteraction, *, sources: dict[str, dict[str, Any]] | None = None,
                  session: SessionRecord | None = None,
-                 tickets: TicketStore | None = None,
+                 tickets: Tickets | None = None,
                  budget: BatchBudget | None = None) -> None:
         self.ui = ui
         self.budget = budget if budget is not None else BatchBudget()
         self.sources = sources if sources is not None else {}
-        self.tickets = tickets if tickets is not None else TicketStore()
+        self.tickets = tickets if tickets is not None else Tickets()
         self.registry = ToolRegistry([AskUserQuestionTool(submit=self._submit,
                                                           description=MCP_DESCRIPTION)])
         self._owners: dict[str, str | None] = {}  # call id -> its session (None: unknown)
@@ -80,14 +80,17 @@ class AskService:
 
     async def ask(self, arguments: Any, *, client: str | None, signal: AbortSignal,
                   progress: Progress | None = None, owner: str | None = "stdio",
-                  told: bool = False) -> ToolResult:
+                  told: bool = False, source: dict[str, Any] | None = None) -> ToolResult:
         """Ask one batch for ``client`` in session ``owner`` (whose tickets an async one
         joins; None: not known, so an async one is refused); any failure is a result
-        carrying its code. ``told``: an async batch's outcome goes to ``outcome_of``."""
+        carrying its code. ``told``: an async batch's outcome goes to ``outcome_of``.
+        ``source``: who asks, as the desks show it (a hub's remote agent); else this
+        process's client, working directory and pid."""
         self.session.open(client)
         call_id = f"mcp_{next(self._calls)}"
         rpc_id = mint_rpc_id()
-        self.sources[rpc_id] = {"client": client, "cwd": os.getcwd(), "pid": os.getpid()}
+        self.sources[rpc_id] = source if source is not None else {
+            "client": client, "cwd": os.getcwd(), "pid": os.getpid()}
         self._owners[call_id] = owner
         if told:
             self._told.add(call_id)
@@ -139,8 +142,7 @@ class AskService:
             self._answerers[ctx.rpc_id] = None
         task = asyncio.ensure_future(self._ask_later(request, ctx.rpc_id))
         self._later[ctx.call_id] = task
-        self.tickets.add(ctx.rpc_id, owner, task,
-                         abort=lambda: own.abort("the agent's session ended"), kind=TICKET_KIND)
+        self.tickets.add(ctx.rpc_id, owner, task, signal=own, kind=TICKET_KIND)
         return ctx.rpc_id
 
     async def _ask_later(self, request: AskUserQuestionRequest, rpc_id: str) -> ToolResult:
@@ -163,14 +165,14 @@ class AskService:
             held = self.tickets.get(ticket, owner, TICKET_KIND)
             aborted = asyncio.ensure_future(signal.wait())
             try:
-                await asyncio.wait({held.task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({held.outcome, aborted}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 aborted.cancel()
-            if not held.done and held.abort is not None:
-                held.abort()  # the task was cancelled: the desk drops the batch
-            await asyncio.wait({held.task})
+            if not held.done:
+                held.abort(SESSION_ENDED)  # the task was cancelled: the desk drops the batch
+            await held.ended()
             self.tickets.mark_fetched(held)
-            result: ToolResult = held.outcome()
+            result: ToolResult = held.outcome.result()
             return result, told_as(ticket, result, self._answerers.get(ticket), time.time())
         finally:
             self._answerers.pop(ticket, None)
@@ -179,9 +181,7 @@ class AskService:
         """A told batch whose task was never made: withdrawn, as its session's end would."""
         self._answerers.pop(ticket, None)
         with contextlib.suppress(TicketError):
-            held = self.tickets.get(ticket, owner, TICKET_KIND)
-            if held.abort is not None:
-                held.abort()
+            self.tickets.get(ticket, owner, TICKET_KIND).abort(SESSION_ENDED)
 
     def _heard(self, event: object) -> None:
         """Who answered a told batch (the desk, an answers file, …): its task says so."""

@@ -17,10 +17,11 @@ from harness.mcp_util import bounded, jsonl_desk
 from dsh_cli.core.errors import NO_TICKET_OWNER, TOO_MANY_PENDING
 from dsh_cli.interaction import AskUserQuestionAnswer, UserInteraction
 from dsh_cli.mcp_server.owned import SESSIONLESS_OWNER, request_owner
+from dsh_cli.mcp_server.owned.work import LaterWork
 from dsh_cli.mcp_server.server import session_owner
 from dsh_cli.mcp_server.service import AskService
 from dsh_cli.mcp_server.tasks import TaskLayer
-from dsh_cli.mcp_server.tickets import TicketStore
+from dsh_cli.mcp_server.tickets import Tickets
 
 
 def batch(header: str, delivery: str) -> dict:
@@ -103,7 +104,7 @@ def test_one_session_at_its_cap_leaves_the_others_room():
     async def main():
         ui = UserInteraction()
         ui.register_provider(Hangs())
-        service = AskService(ui, tickets=TicketStore(owner_limit=2, open_limit=3))
+        service = AskService(ui, tickets=Tickets(owner_limit=2, open_limit=3))
         first = [code_of(await ask(service, "http:a")) for _ in range(3)]
         other = code_of(await ask(service, "http:b"))
         total = code_of(await ask(service, "http:c"))  # three open in all: the process bound
@@ -155,7 +156,7 @@ def context(request, protocol_version: str = "2025-11-25"):
         "no-headers"])
 def test_the_owner_is_the_public_session_header_and_fails_closed(request_, era, owner):
     ctx = context(request_, era)
-    assert session_owner(ctx, TicketStore()) == owner  # type: ignore[arg-type]
+    assert session_owner(ctx, LaterWork()) == owner  # type: ignore[arg-type]
     assert request_owner(ctx) == owner  # type: ignore[arg-type]
     if era == "2025-11-25":  # a task's owner (the layer's own rule too) is a ticket's
         layer = TaskLayer(lambda *args, **kwargs: None)

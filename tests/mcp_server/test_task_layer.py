@@ -40,7 +40,7 @@ def test_a_request_without_a_session_gets_no_task_and_sees_none(method, params):
         asyncio.run(layer(_context(method, params, {}), untouched))
     assert refused.value.error.code == -32600
     assert "names no MCP session" in refused.value.error.message
-    assert not layer.store.owned("stdio")  # nothing was made under a shared owner
+    assert not layer.tasks.owned("stdio")  # nothing was made under a shared owner
 
 
 def test_a_plain_call_without_a_session_is_served_as_ever():

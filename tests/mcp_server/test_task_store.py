@@ -1,10 +1,10 @@
-"""The task store's own rules: expiry that never drops a decided task, and what an owner holds."""
+"""The tasks' own rules: expiry that never drops a decided task, and what an owner holds."""
 
 from __future__ import annotations
 
 import asyncio
 
-from dsh_cli.mcp_server.tasks.store import TaskStore
+from dsh_cli.mcp_server.tasks.store import Tasks, standing
 
 RESULT = {"content": [{"type": "text", "text": "the human's answer"}], "isError": False}
 
@@ -13,23 +13,23 @@ def test_a_task_whose_answer_is_sealed_outlives_its_ttl_until_the_answer_is_reco
     """The TTL runs out between the answer (the signal sealed) and its record: the task is
     not withdrawn, a look-up still finds it, and it is forgotten once it has completed."""
     async def main():
-        store, recorded = TaskStore(), asyncio.Event()
+        store, recorded = Tasks(), asyncio.Event()
 
         async def work(signal):
             await recorded.wait()  # the answer is on its way to the task's record
             return RESULT
 
-        record = store.create("stdio", "ask_user_question", work, ttl_ms=60_000)
+        record = store.create("stdio", work, ttl_ms=60_000)
         record.signal.seal()  # the desk's answer was accepted
         store.expire(record)  # what the TTL's timer calls
-        found = store.get("stdio", record.task_id)
+        found = store.get("stdio", record.id)
         refused = store.cancel(record)
         recorded.set()
-        await record.done.wait()
-        ended = (record.status, record.result)
+        await record.ended()
+        ended = (standing(record).status, standing(record).result)
         for _ in range(3):  # the forgetting runs once the end is seen
             await asyncio.sleep(0)
-        return found is record, refused, ended, store.get("stdio", record.task_id)
+        return found is record, refused, ended, store.get("stdio", record.id)
 
     found, refused, ended, after = asyncio.run(asyncio.wait_for(main(), 5))
     assert found and not refused
@@ -39,15 +39,15 @@ def test_a_task_whose_answer_is_sealed_outlives_its_ttl_until_the_answer_is_reco
 
 def test_a_live_task_past_its_ttl_is_withdrawn_and_forgotten_at_once():
     async def main():
-        store = TaskStore()
+        store = Tasks()
 
         async def work(signal):
             await signal.wait()
             return RESULT
 
-        record = store.create("stdio", "ask_user_question", work, ttl_ms=60_000)
+        record = store.create("stdio", work, ttl_ms=60_000)
         store.expire(record)
-        return record.status, record.status_message, store.get("stdio", record.task_id)
+        return standing(record).status, standing(record).message, store.get("stdio", record.id)
 
     status, message, after = asyncio.run(asyncio.wait_for(main(), 5))
     assert status == "cancelled" and "time to live" in message and after is None
@@ -60,35 +60,35 @@ def test_what_an_owner_holds_is_counted_through_create_end_fetch_and_forget():
     async def main():
         from dsh_cli.mcp_server.tasks import wire_2025_11_25 as wire
 
-        store, seen = TaskStore(), []
+        store, seen = Tasks(), []
         answered = asyncio.Event()
 
         async def work(signal):
             await answered.wait()
             return RESULT
 
-        first = store.create("http:a", "ask_user_question", work)
-        second = store.create("http:a", "ask_user_question", work)
-        store.create("http:b", "ask_user_question", work)
+        first = store.create("http:a", work)
+        second = store.create("http:a", work)
+        store.create("http:b", work)
         seen.append(("running", store.holds("http:a"), store.holds("http:c")))
-        wire.get(store, "http:a", {"taskId": first.task_id})  # not ended: nothing handed
+        wire.get(store, "http:a", {"taskId": first.id})  # not ended: nothing handed
         answered.set()
-        await first.done.wait()
-        await second.done.wait()
-        wire.get(store, "http:a", {"taskId": first.task_id})
+        await first.ended()
+        await second.ended()
+        wire.get(store, "http:a", {"taskId": first.id})
         seen.append(("one fetched", store.holds("http:a")))
-        await wire.result(store, "http:a", {"taskId": second.task_id})
-        wire.get(store, "http:a", {"taskId": second.task_id})  # handed twice, counted once
+        await wire.result(store, "http:a", {"taskId": second.id})
+        wire.get(store, "http:a", {"taskId": second.id})  # handed twice, counted once
         seen.append(("both fetched", store.holds("http:a"), store.holds("http:b")))
-        third = store.create("http:a", "ask_user_question", work)
-        await third.done.wait()
+        third = store.create("http:a", work)
+        await third.ended()
         seen.append(("ended, unfetched", store.holds("http:a")))
         store.forget(third)
         store.forget(third)  # a second forget (expiry, then the session's end) is nothing
-        wire.get(store, "http:b", {"taskId": store.owned("http:b")[0].task_id})
+        wire.get(store, "http:b", {"taskId": store.owned("http:b")[0].id})
         seen.append(("forgotten", store.holds("http:a"), store.holds("http:b"),
-                     [record.task_id for record in store.owned("http:a")]
-                     == [first.task_id, second.task_id]))
+                     [record.id for record in store.owned("http:a")]
+                     == [first.id, second.id]))
         return seen
 
     assert asyncio.run(asyncio.wait_for(main(), 5)) == [

@@ -1,4 +1,5 @@
-"""The ticket store on its own: owners, caps, expiry, and waits that own nothing."""
+"""The tickets' view of the store of work fetched later: owners, caps, expiry, and waits
+that own nothing."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import asyncio
 import pytest
 
 from dsh_cli.core.errors import TICKET_EXPIRED, TOO_MANY_PENDING, UNKNOWN_TICKET, TicketError
-from dsh_cli.mcp_server.tickets import TicketStore
+from dsh_cli.core.signal import AbortSignal
+from dsh_cli.mcp_server.owned.work import LaterWork
+from dsh_cli.mcp_server.tickets import Tickets
 
 
 class Clock:
@@ -24,7 +27,7 @@ def run(coro):
 
 def test_a_ticket_is_seen_by_its_owner_only_and_an_unknown_one_reads_the_same():
     async def main():
-        store = TicketStore()
+        store = Tickets()
         store.add("q_1", "a", asyncio.get_running_loop().create_future())
         assert store.get("q_1", "a").id == "q_1"
         with pytest.raises(TicketError) as other:
@@ -40,7 +43,7 @@ def test_a_ticket_is_seen_by_its_owner_only_and_an_unknown_one_reads_the_same():
 
 def test_a_wait_returns_when_the_work_settles_and_a_cancelled_wait_leaves_it_running():
     async def main():
-        store = TicketStore()
+        store = Tickets()
         work = asyncio.get_running_loop().create_future()
         store.add("q_1", "a", work)
         first = asyncio.ensure_future(store.wait("q_1", "a", 30))
@@ -52,14 +55,14 @@ def test_a_wait_returns_when_the_work_settles_and_a_cancelled_wait_leaves_it_run
         await asyncio.sleep(0)
         work.set_result("answer")
         ticket = await second
-        return ticket.outcome(), ticket.fetched is not None, store.open_count
+        return ticket.outcome.result(), ticket.fetched is not None, store.open_count
 
     assert run(main()) == ("answer", True, 0)
 
 
 def test_the_open_cap_refuses_before_the_work_starts():
     async def main():
-        store = TicketStore(open_limit=2)
+        store = Tickets(open_limit=2)
         loop = asyncio.get_running_loop()
         store.add("q_1", "a", loop.create_future())
         store.add("q_2", "b", loop.create_future())
@@ -74,7 +77,7 @@ def test_a_settled_outcome_is_kept_for_its_time_then_reads_expired():
     clock = Clock()
 
     async def main():
-        store = TicketStore(keep=100, keep_fetched=10, clock=clock)
+        store = Tickets(LaterWork(clock=clock), keep=100, keep_fetched=10)
         loop = asyncio.get_running_loop()
         for name in ("q_fetched", "q_left"):
             work = loop.create_future()
@@ -85,7 +88,7 @@ def test_a_settled_outcome_is_kept_for_its_time_then_reads_expired():
         clock.now += 11
         with pytest.raises(TicketError) as fetched:
             store.get("q_fetched", "a")
-        assert store.get("q_left", "a").outcome() == "q_left"
+        assert store.get("q_left", "a").outcome.result() == "q_left"
         clock.now += 90
         with pytest.raises(TicketError) as left:
             store.get("q_left", "a")
@@ -98,7 +101,7 @@ def test_a_settled_outcome_is_kept_for_its_time_then_reads_expired():
 
 def test_past_an_owners_kept_cap_its_new_work_is_refused_and_nothing_kept_is_forgotten():
     async def main():
-        store = TicketStore(settled_limit=2)
+        store = Tickets(settled_limit=2)
         loop = asyncio.get_running_loop()
         for index in range(2):
             work = loop.create_future()
@@ -122,25 +125,28 @@ def test_an_open_ticket_past_its_ttl_is_aborted_and_forgotten():
     aborted = []
 
     async def main():
-        store = TicketStore(clock=clock)
-        store.add("t_1", "a", asyncio.get_running_loop().create_future(), ttl=5,
-                  abort=lambda: aborted.append("t_1"))
+        store = Tickets(LaterWork(clock=clock))
+        signal = AbortSignal()
+        signal.on_abort(aborted.append)
+        store.add("t_1", "a", asyncio.get_running_loop().create_future(), ttl=5, signal=signal)
         clock.now += 6
         with pytest.raises(TicketError) as gone:
             store.get("t_1", "a")
         return gone.value.code, store.open_count
 
     assert run(main()) == (TICKET_EXPIRED, 0)
-    assert aborted == ["t_1"]
+    assert aborted == ["the agent's session ended"]
 
 
 def test_closing_an_owner_aborts_its_open_work_and_keeps_the_others():
     async def main():
-        store = TicketStore()
+        store = Tickets()
         loop = asyncio.get_running_loop()
         mine = loop.create_future()
         theirs = loop.create_future()
-        store.add("q_1", "a", mine, abort=lambda: mine.set_result("aborted"))
+        signal = AbortSignal()
+        signal.on_abort(lambda reason: mine.set_result("aborted"))
+        store.add("q_1", "a", mine, signal=signal)
         store.add("q_2", "b", theirs)
         await store.close_owner("a")
         with pytest.raises(TicketError) as gone:
@@ -152,7 +158,7 @@ def test_closing_an_owner_aborts_its_open_work_and_keeps_the_others():
 
 def test_a_fetch_of_one_kind_does_not_see_a_ticket_of_another():
     async def main():
-        store = TicketStore()
+        store = Tickets()
         store.add("t_1", "a", asyncio.get_running_loop().create_future(), kind="task")
         assert store.get("t_1", "a").kind == "task"
         with pytest.raises(TicketError) as other_kind:
@@ -164,7 +170,7 @@ def test_a_fetch_of_one_kind_does_not_see_a_ticket_of_another():
 
 def test_the_per_owner_cap_counts_each_owner_and_frees_as_work_ends():
     async def main():
-        store = TicketStore(owner_limit=1)
+        store = Tickets(owner_limit=1)
         loop = asyncio.get_running_loop()
         work = loop.create_future()
         store.add("q_1", "a", work)
@@ -184,7 +190,7 @@ def test_the_per_owner_cap_counts_each_owner_and_frees_as_work_ends():
 
 def test_an_owner_holds_work_while_a_ticket_is_open_or_its_outcome_unfetched():
     async def main():
-        store = TicketStore()
+        store = Tickets()
         work = asyncio.get_running_loop().create_future()
         store.add("q_1", "a", work)
         states = [store.holds("a"), store.holds("b")]

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from dsh_cli.mcp_server.hub_target import TOKEN_VARIABLE
 from dsh_cli.mcp_server.install.documents import Format, Setting
 
 __all__ = ["AGENTS", "HUMAN_TIMEOUT", "NOTES", "PROGRAMS", "STARTUP_WAIT", "Edit", "dsh_command",
@@ -94,9 +95,9 @@ def _server(keys: tuple[str, ...], fields: dict[str, object]) -> tuple[Setting, 
     return tuple(Setting((*keys, name), value) for name, value in fields.items())
 
 
-def _claude(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:
+def _claude(scope: Scope, home: Path, project: Path, argv: list[str]) -> list[Edit]:
     server = _server(("mcpServers", SERVER), {
-        "type": "stdio", "command": command[0], "args": [*command[1:], "mcp"],
+        "type": "stdio", "command": argv[0], "args": argv[1:],
         "timeout": HUMAN_TIMEOUT * 1000})
     settings = (*(Setting(("permissions", "allow"), f"mcp__{SERVER}__{tool}", "add")
                   for tool in TOOLS),
@@ -114,15 +115,19 @@ def _claude(scope: Scope, home: Path, project: Path, command: list[str]) -> list
                  (Setting(("enabledMcpjsonServers",), SERVER, "add"),))]
 
 
-def _codex(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:
+def _codex(scope: Scope, home: Path, project: Path, argv: list[str]) -> list[Edit]:
     base = home if scope == "user" else project
     keys = ("mcp_servers", SERVER)
-    settings = (*_server(keys, {"command": command[0], "args": [*command[1:], "mcp"],
+    settings = (*_server(keys, {"command": argv[0], "args": argv[1:],
                                 "required": True, "startup_timeout_sec": STARTUP_WAIT,
                                 "tool_timeout_sec": HUMAN_TIMEOUT}),
                 *(Setting((*keys, "tools", tool, "approval_mode"), "approve") for tool in TOOLS))
     from dsh_cli.core.home import HOME_VARIABLE, dsh_home
 
+    if "--hub" in argv and "--hub-token-file" not in argv:
+        # the forwarder's token is in the agent's environment, which Codex passes a server
+        # only by name (``env_vars``; its binary reads the key)
+        settings = (*settings, Setting((*keys, "env_vars"), TOKEN_VARIABLE, "add"))
     home_dir = dsh_home()
     if home_dir is not None:
         # Codex passes a server only HOME, PATH and a few more of its own environment
@@ -132,26 +137,26 @@ def _codex(scope: Scope, home: Path, project: Path, command: list[str]) -> list[
     return [Edit(base / ".codex" / "config.toml", "toml", settings)]
 
 
-def _gemini(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:
+def _gemini(scope: Scope, home: Path, project: Path, argv: list[str]) -> list[Edit]:
     base = home if scope == "user" else project
     return [Edit(base / ".gemini" / "settings.json", "json", _server(("mcpServers", SERVER), {
-        "command": command[0], "args": [*command[1:], "mcp"],
+        "command": argv[0], "args": argv[1:],
         "timeout": HUMAN_TIMEOUT * 1000, "trust": True}))]
 
 
-def _opencode(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:
+def _opencode(scope: Scope, home: Path, project: Path, argv: list[str]) -> list[Edit]:
     config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     path = config / "opencode" / "opencode.json" if scope == "user" else project / "opencode.json"
     return [Edit(path, "json", (
-        *_server(("mcp", SERVER), {"type": "local", "command": [*command, "mcp"],
+        *_server(("mcp", SERVER), {"type": "local", "command": argv,
                                    "enabled": True, "timeout": HUMAN_TIMEOUT * 1000}),
         *(Setting(("permission", f"{SERVER}_{tool}"), "allow") for tool in TOOLS)))]
 
 
-def _cursor(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:
+def _cursor(scope: Scope, home: Path, project: Path, argv: list[str]) -> list[Edit]:
     base = home if scope == "user" else project
     return [Edit(base / ".cursor" / "mcp.json", "json", _server(("mcpServers", SERVER), {
-        "command": command[0], "args": [*command[1:], "mcp"]}))]
+        "command": argv[0], "args": argv[1:]}))]
 
 
 def _vscode_user_dir(home: Path) -> Path:
@@ -162,11 +167,11 @@ def _vscode_user_dir(home: Path) -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "Code" / "User"
 
 
-def _vscode(scope: Scope, home: Path, project: Path, command: list[str]) -> list[Edit]:
+def _vscode(scope: Scope, home: Path, project: Path, argv: list[str]) -> list[Edit]:
     path = (_vscode_user_dir(home) / "mcp.json" if scope == "user"
             else project / ".vscode" / "mcp.json")
     return [Edit(path, "json", _server(("servers", SERVER), {
-        "type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}))]
+        "type": "stdio", "command": argv[0], "args": argv[1:]}))]
 
 
 # what the agent needs beyond its files, said after installing (checked as the docstring says)
@@ -197,6 +202,7 @@ AGENTS = {
 
 
 def edits_for(agent: str, scope: Scope, *, home: Path, project: Path,
-              command: list[str]) -> list[Edit]:
-    """The files ``agent`` reads dsh from, and what each gets."""
-    return AGENTS[agent][1](scope, home, project, command)
+              command: list[str], mcp_args: tuple[str, ...] = ()) -> list[Edit]:
+    """The files ``agent`` reads dsh from, and what each gets: the server is
+    ``COMMAND mcp MCP_ARGS`` (``--hub URL …`` for a forwarder)."""
+    return AGENTS[agent][1](scope, home, project, [*command, "mcp", *mcp_args])

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from dsh_cli.core.limits import TASKS_SESSIONLESS
 from dsh_cli.core.signal import AbortSignal
 from dsh_cli.mcp_server.owned import SESSIONLESS_OWNER, request_owner
+from dsh_cli.mcp_server.owned.work import Later, LaterWork
 from dsh_cli.mcp_server.tasks import wire_2025_11_25, wire_2026_07_28
 from dsh_cli.mcp_server.tasks.listen import METHOD as LISTEN
 from dsh_cli.mcp_server.tasks.listen import TaskListeners
-from dsh_cli.mcp_server.tasks.store import TaskError, TaskRecord, TaskStore, Work
+from dsh_cli.mcp_server.tasks.store import TaskError, Tasks, Work
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -68,9 +69,10 @@ EXTENSION_VERSIONS = ("2026-07-28",)  # the protocol versions whose tasks are th
 
 
 class TaskLayer:
-    """A ``Server.middleware`` entry: the task surface, over one ``TaskStore``."""
+    """A ``Server.middleware`` entry: the task surface, over the tasks of ``later`` (the
+    server's one store of work fetched later, its tickets' too; None: one of its own)."""
 
-    def __init__(self, work_for: WorkFor, store: TaskStore | None = None, *,
+    def __init__(self, work_for: WorkFor, later: LaterWork | None = None, *,
                  required: frozenset[str] = frozenset(),
                  stamp: Callable[[], dict[str, Any]] | None = None,
                  owner_of: OwnerOf | None = None) -> None:
@@ -78,8 +80,7 @@ class TaskLayer:
         # a server without ``session_owner``'s (the conformance fixtures): no end hook
         self.owner_of = owner_of or request_owner
         # the sessionless wire's tasks are many clients': none is forgotten for another's
-        self.store = store if store is not None else TaskStore(
-            shared={SESSIONLESS_OWNER: TASKS_SESSIONLESS})
+        self.tasks = Tasks(later, shared={SESSIONLESS_OWNER: TASKS_SESSIONLESS})
         self.required = required  # tools that run only as tasks (dsh's own: none)
         self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
         self.listeners = TaskListeners()  # 2026 ``subscriptions/listen`` streams
@@ -119,13 +120,13 @@ class TaskLayer:
 
             raise MCPError(-32601, f"tool {params['name']!r} runs only as a task")
         if method == "tasks/get":
-            return wire_2025_11_25.get(self.store, owner, params)
+            return wire_2025_11_25.get(self.tasks, owner, params)
         if method == "tasks/result":
-            return await wire_2025_11_25.result(self.store, owner, params)
+            return await wire_2025_11_25.result(self.tasks, owner, params)
         if method == "tasks/list":
-            return wire_2025_11_25.list_tasks(self.store, owner, params)
+            return wire_2025_11_25.list_tasks(self.tasks, owner, params)
         if method == "tasks/cancel":
-            return await wire_2025_11_25.cancel(self.store, owner, params)
+            return await wire_2025_11_25.cancel(self.tasks, owner, params)
         return await call_next(ctx)
 
     async def _serve_2026_07_28(self, ctx: ServerRequestContext[Any, Any],
@@ -146,15 +147,15 @@ class TaskLayer:
                 raise wire_2026_07_28.missing_capability()
             if method == "tasks/cancel":
                 return self._stamped(await wire_2026_07_28.cancel(
-                    self.store, SESSIONLESS_OWNER, params, _headers(ctx)))
+                    self.tasks, SESSIONLESS_OWNER, params, _headers(ctx)))
             serve = {"tasks/get": wire_2026_07_28.get,
                      "tasks/update": wire_2026_07_28.update}[method]
-            return self._stamped(serve(self.store, SESSIONLESS_OWNER, params, _headers(ctx)))
+            return self._stamped(serve(self.tasks, SESSIONLESS_OWNER, params, _headers(ctx)))
         if method == LISTEN and declared:
-            return await self.listeners.serve(ctx, self.store, SESSIONLESS_OWNER, params)
+            return await self.listeners.serve(ctx, self.tasks, SESSIONLESS_OWNER, params)
         return await call_next(ctx)  # tasks/result and tasks/list are gone: -32601
 
-    async def _tell_listeners(self, record: TaskRecord) -> None:
+    async def _tell_listeners(self, record: Later) -> None:
         self.listeners.changed(record)
 
     def _stamped(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -166,7 +167,7 @@ class TaskLayer:
 
     async def _create(self, ctx: ServerRequestContext[Any, Any], params: dict[str, Any],
                       owner: str, ttl: Any, watcher: Any, *, asked: bool,
-                      ) -> tuple[TaskRecord, dict[str, Any]] | HandlerResult | None:
+                      ) -> tuple[Later, dict[str, Any]] | HandlerResult | None:
         """A task for the call and its creation result's ``_meta``; a result that already
         answers it (a staged call refused); or None: it is served as ever, without a task."""
         from mcp.shared.exceptions import MCPError
@@ -186,7 +187,7 @@ class TaskLayer:
             found = started
         assert not isinstance(found, Staged)
         try:
-            record = self.store.create(owner, name, found, ttl_ms=ttl, watcher=watcher,
+            record = self.tasks.create(owner, found, ttl_ms=ttl, watcher=watcher,
                                        signal=staged.signal if staged is not None else None)
         except TaskError as error:
             if staged is not None:
@@ -211,13 +212,13 @@ def _with_capability(result: HandlerResult) -> HandlerResult:
 
 
 def _status_notifier(ctx: ServerRequestContext[Any, Any],
-                     ) -> Callable[[TaskRecord], Awaitable[None]]:
+                     ) -> Callable[[Later], Awaitable[None]]:
     """``notifications/tasks/status`` on the session's own stream (not the ended request's)."""
     from mcp.types import TaskStatusNotification, TaskStatusNotificationParams
 
     session = ctx.session
 
-    async def notify(record: TaskRecord) -> None:
+    async def notify(record: Later) -> None:
         params = TaskStatusNotificationParams.model_validate(
             wire_2025_11_25.status_params(record))
         await session.send_notification(TaskStatusNotification(params=params))  # type: ignore[arg-type]
@@ -227,9 +228,10 @@ def _status_notifier(ctx: ServerRequestContext[Any, Any],
 
 def install_tasks(server: Server[Any], work_for: WorkFor, *,
                   required: frozenset[str] = frozenset(),
-                  owner_of: OwnerOf | None = None) -> TaskLayer:
-    """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``."""
-    layer = TaskLayer(work_for, required=required, owner_of=owner_of,
+                  owner_of: OwnerOf | None = None, later: LaterWork | None = None) -> TaskLayer:
+    """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``;
+    its tasks are kept in ``later`` (the server's one store; None: one of their own)."""
+    layer = TaskLayer(work_for, later, required=required, owner_of=owner_of,
                       stamp=lambda: server.server_info_stamp)
     server.middleware.append(layer)
     server.extensions[wire_2026_07_28.EXTENSION] = {}
@@ -248,5 +250,5 @@ async def close_tasks(server: Server[Any]) -> None:
     end_listeners(server)
     for layer in server.middleware:
         if isinstance(layer, TaskLayer):
-            await layer.store.close()
+            await layer.tasks.close()
 

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from dsh_cli.core.limits import TASK_LISTEN_BACKLOG as BACKLOG
 from dsh_cli.core.limits import TASK_LISTEN_STREAMS as STREAMS
 from dsh_cli.core.limits import TASKS_PER_SESSION
-from dsh_cli.mcp_server.tasks.store import TaskRecord, TaskStore
+from dsh_cli.mcp_server.owned.work import Later
+from dsh_cli.mcp_server.tasks.store import Tasks
 from dsh_cli.mcp_server.tasks.wire_2026_07_28 import INVALID_PARAMS, detailed
 
 if TYPE_CHECKING:
@@ -54,12 +55,12 @@ class TaskListeners:
 
     def __init__(self, *, most: int = STREAMS) -> None:
         self.most = most
-        self._streams: dict[object, tuple[frozenset[str], asyncio.Queue[TaskRecord | None]]] = {}
+        self._streams: dict[object, tuple[frozenset[str], asyncio.Queue[Later | None]]] = {}
 
-    def changed(self, record: TaskRecord) -> None:
+    def changed(self, record: Later) -> None:
         """A task's status changed: every stream that named it hears of it."""
         for token, (ids, queue) in list(self._streams.items()):
-            if record.task_id in ids:
+            if record.id in ids:
                 if queue.qsize() >= BACKLOG:  # a client that stopped reading: its stream ends
                     self.end(token)
                 else:
@@ -76,7 +77,7 @@ class TaskListeners:
         for token in list(self._streams):
             self.end(token)
 
-    async def serve(self, ctx: ServerRequestContext[Any, Any], store: TaskStore, owner: str,
+    async def serve(self, ctx: ServerRequestContext[Any, Any], tasks: Tasks, owner: str,
                     params: Mapping[str, Any]) -> dict[str, Any]:
         """One listen stream: the ack, ended tasks' final status, then each change."""
         from mcp.shared.exceptions import MCPError
@@ -93,25 +94,25 @@ class TaskListeners:
                                             f"are open already (at most {self.most}): "
                                             "poll tasks/get, or listen once one has ended")
         records = [record for task_id in dict.fromkeys(ids)
-                   if (record := store.get(owner, task_id)) is not None]
+                   if (record := tasks.get(owner, task_id)) is not None]
         meta = {SUBSCRIPTION_ID: subscription}
-        queue: asyncio.Queue[TaskRecord | None] = asyncio.Queue(BACKLOG + 1)
+        queue: asyncio.Queue[Later | None] = asyncio.Queue(BACKLOG + 1)
         token = object()
-        self._streams[token] = (frozenset(record.task_id for record in records), queue)
+        self._streams[token] = (frozenset(record.id for record in records), queue)
         for record in records:
-            if record.terminal:
+            if record.done:
                 queue.put_nowait(record)
         try:
             await self._send(ctx, "notifications/subscriptions/acknowledged",
-                             {"notifications": {"taskIds": [r.task_id for r in records]},
+                             {"notifications": {"taskIds": [r.id for r in records]},
                               "_meta": meta})
-            unended = {record.task_id for record in records}  # until each is told ended
+            unended = {record.id for record in records}  # until each is told ended
             while unended and (record := await queue.get()) is not None:
                 task = {key: value for key, value in detailed(record).items()
                         if key != "resultType"}
                 await self._send(ctx, NOTIFICATION, {**task, "_meta": meta})
-                if record.terminal:
-                    unended.discard(record.task_id)
+                if record.done:
+                    unended.discard(record.id)
         finally:
             self._streams.pop(token, None)
         return {"_meta": meta}

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, iso_time
+from dsh_cli.mcp_server.owned.work import Later
+from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, Tasks, iso_time, standing, ttl_ms
 
 __all__ = ["CAPABILITY", "ERA", "METHODS", "cancel", "create_result", "get", "list_tasks", "result",
            "status_params", "task_wire"]
@@ -25,73 +26,75 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 INVALID_PARAMS = -32602
 
 
-def task_wire(record: TaskRecord) -> dict[str, Any]:
+def task_wire(record: Later) -> dict[str, Any]:
     """The ``Task`` object of this era (``ttl`` and ``pollInterval`` in milliseconds)."""
-    task: dict[str, Any] = {"taskId": record.task_id, "status": record.status,
-                            "createdAt": iso_time(record.created),
-                            "lastUpdatedAt": iso_time(record.updated),
-                            "ttl": record.ttl_ms, "pollInterval": POLL_INTERVAL_MS}
-    if record.status_message:
-        task["statusMessage"] = record.status_message
+    state = standing(record)
+    task: dict[str, Any] = {"taskId": record.id, "status": state.status,
+                            "createdAt": iso_time(record.made),
+                            "lastUpdatedAt": iso_time(state.at),
+                            "ttl": ttl_ms(record), "pollInterval": POLL_INTERVAL_MS}
+    if state.message:
+        task["statusMessage"] = state.message
     return task
 
 
-def create_result(record: TaskRecord, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def create_result(record: Later, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """``CreateTaskResult``: the task, nested (with ``_meta`` when given)."""
     return {"task": task_wire(record), **({"_meta": meta} if meta else {})}
 
 
-def status_params(record: TaskRecord) -> dict[str, Any]:
+def status_params(record: Later) -> dict[str, Any]:
     """``notifications/tasks/status``'s params: the task as it stands."""
     return task_wire(record)
 
 
-def _find(store: TaskStore, owner: str, params: Any) -> TaskRecord:
+def _find(tasks: Tasks, owner: str, params: Any) -> Later:
     from mcp.shared.exceptions import MCPError
 
     task_id = params.get("taskId") if isinstance(params, dict) else None
-    record = store.get(owner, task_id)
+    record = tasks.get(owner, task_id)
     if record is None:
         raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
     return record
 
 
-def get(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+def get(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/get``."""
-    record = _find(store, owner, params)
-    store.mark_fetched(record)  # once it ended, how is known to its client now
+    record = _find(tasks, owner, params)
+    tasks.mark_fetched(record)  # once it ended, how is known to its client now
     return task_wire(record)
 
 
-async def result(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+async def result(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/result``: waits for the end; a client that left and came back still gets it."""
     from mcp.shared.exceptions import MCPError
 
-    record = _find(store, owner, params)
-    await record.done.wait()  # a cancelled wait leaves the task running
-    store.mark_fetched(record)
-    if record.status == "completed" and record.result is not None:
+    record = _find(tasks, owner, params)
+    await record.ended()  # a cancelled wait leaves the task running
+    tasks.mark_fetched(record)
+    end = standing(record)
+    if end.status == "completed" and end.result is not None:
         # the 2026 discriminator has no place on this wire
-        called = {key: value for key, value in record.result.items() if key != "resultType"}
-        meta = {**(called.get("_meta") or {}), RELATED_TASK: {"taskId": record.task_id}}
+        called = {key: value for key, value in end.result.items() if key != "resultType"}
+        meta = {**(called.get("_meta") or {}), RELATED_TASK: {"taskId": record.id}}
         return {**called, "_meta": meta}
-    if record.status == "failed" and record.error is not None:
-        raise MCPError(record.error["code"], record.error["message"])
-    raise MCPError(INVALID_PARAMS, f"the task was cancelled: {record.status_message}")
+    if end.status == "failed" and end.error is not None:
+        raise MCPError(end.error["code"], end.error["message"])
+    raise MCPError(INVALID_PARAMS, f"the task was cancelled: {end.message}")
 
 
-def list_tasks(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+def list_tasks(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/list``: the caller's own tasks, in one page (a session holds few)."""
-    return {"tasks": [task_wire(record) for record in store.owned(owner)]}
+    return {"tasks": [task_wire(record) for record in tasks.owned(owner)]}
 
 
-async def cancel(store: TaskStore, owner: str, params: Any) -> dict[str, Any]:
+async def cancel(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/cancel``: the task, now cancelled; an ended one cannot be, nor one whose
     answer came first (the refusal waits for it to be recorded, so it names the end)."""
     from mcp.shared.exceptions import MCPError
 
-    record = _find(store, owner, params)
-    if not store.cancel(record):
-        await record.done.wait()  # decided: its outcome is on its way
-        raise MCPError(INVALID_PARAMS, f"Cannot cancel task: already {record.status}")
+    record = _find(tasks, owner, params)
+    if not tasks.cancel(record):
+        await record.ended()  # decided: its outcome is on its way
+        raise MCPError(INVALID_PARAMS, f"Cannot cancel task: already {standing(record).status}")
     return task_wire(record)

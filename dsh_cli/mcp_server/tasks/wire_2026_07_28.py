@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, TaskRecord, TaskStore, iso_time
+from dsh_cli.mcp_server.owned.work import Later
+from dsh_cli.mcp_server.tasks.store import POLL_INTERVAL_MS, Tasks, iso_time, standing, ttl_ms
 
 __all__ = ["EXTENSION", "METHODS", "cancel", "create_result", "declared", "detailed", "get",
            "missing_capability", "task_wire", "update"]
@@ -46,25 +47,26 @@ def missing_capability() -> Exception:
                     {"requiredCapabilities": {"extensions": {EXTENSION: {}}}})
 
 
-def task_wire(record: TaskRecord) -> dict[str, Any]:
+def task_wire(record: Later) -> dict[str, Any]:
     """The extension's ``Task`` (``ttlMs``, ``pollIntervalMs``)."""
-    task: dict[str, Any] = {"taskId": record.task_id, "status": record.status,
-                            "createdAt": iso_time(record.created),
-                            "lastUpdatedAt": iso_time(record.updated),
-                            "ttlMs": record.ttl_ms, "pollIntervalMs": POLL_INTERVAL_MS}
-    if record.status_message:
-        task["statusMessage"] = record.status_message
+    state = standing(record)
+    task: dict[str, Any] = {"taskId": record.id, "status": state.status,
+                            "createdAt": iso_time(record.made),
+                            "lastUpdatedAt": iso_time(state.at),
+                            "ttlMs": ttl_ms(record), "pollIntervalMs": POLL_INTERVAL_MS}
+    if state.message:
+        task["statusMessage"] = state.message
     return task
 
 
-def create_result(record: TaskRecord, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def create_result(record: Later, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """``CreateTaskResult``: ``Result & Task``, flat (with ``_meta`` when given)."""
     result: dict[str, Any] = {"resultType": "task", **task_wire(record)}
     return {**result, "_meta": meta} if meta else result
 
 
-def _find(store: TaskStore, owner: str, params: Any, headers: Mapping[str, str] | None,
-          ) -> TaskRecord:
+def _find(tasks: Tasks, owner: str, params: Any, headers: Mapping[str, str] | None,
+          ) -> Later:
     from mcp.shared.exceptions import MCPError
 
     task_id = params.get("taskId") if isinstance(params, Mapping) else None
@@ -72,42 +74,43 @@ def _find(store: TaskStore, owner: str, params: Any, headers: Mapping[str, str] 
     if routed is not None and routed != task_id:  # SEP-2243: the header mirrors the body
         raise MCPError(HEADER_MISMATCH, "Mcp-Name header does not match the request body's "
                                         "'taskId' parameter")
-    record = store.get(owner, task_id)
+    record = tasks.get(owner, task_id)
     if record is None:
         raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
     return record
 
 
-def get(store: TaskStore, owner: str, params: Any,
+def get(tasks: Tasks, owner: str, params: Any,
         headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/get``: the task, its result or error inlined once it ended."""
-    record = _find(store, owner, params, headers)
-    store.mark_fetched(record)
+    record = _find(tasks, owner, params, headers)
+    tasks.mark_fetched(record)
     return detailed(record)
 
 
-def detailed(record: TaskRecord) -> dict[str, Any]:
+def detailed(record: Later) -> dict[str, Any]:
     """``DetailedTask``: the task, its result or error inlined once it ended."""
     task: dict[str, Any] = {"resultType": "complete", **task_wire(record)}
-    if record.status == "completed" and record.result is not None:
-        task["result"] = record.result
-    elif record.status == "failed" and record.error is not None:
-        task["error"] = record.error
+    end = standing(record)
+    if end.status == "completed" and end.result is not None:
+        task["result"] = end.result
+    elif end.status == "failed" and end.error is not None:
+        task["error"] = end.error
     return task
 
 
-def update(store: TaskStore, owner: str, params: Any,
+def update(tasks: Tasks, owner: str, params: Any,
            headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/update``: acknowledged; no dsh task has an input request outstanding."""
-    _find(store, owner, params, headers)
+    _find(tasks, owner, params, headers)
     return {"resultType": "complete"}
 
 
-async def cancel(store: TaskStore, owner: str, params: Any,
+async def cancel(tasks: Tasks, owner: str, params: Any,
                  headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/cancel``: acknowledged, for a live task or an ended one alike; when the
     answer came first, once the task has completed with it (a ``tasks/get`` then agrees)."""
-    record = _find(store, owner, params, headers)
-    if not store.cancel(record):
-        await record.done.wait()
+    record = _find(tasks, owner, params, headers)
+    if not tasks.cancel(record):
+        await record.ended()
     return {"resultType": "complete"}
