@@ -19,10 +19,9 @@ from dsh_cli.cli.options import web_options
 from dsh_cli.core.lines import notice
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from dsh_cli.config import Settings
     from dsh_cli.desk.desk import Desk
+    from dsh_cli.desk.hub_link import HubAddress
     from dsh_cli.desk.notify import DeskNotifier
 
 __all__ = ["attach"]
@@ -40,14 +39,24 @@ __all__ = ["attach"]
               help="The inbox in a browser (on 127.0.0.1 unless --host; prints its URL; ctrl-c "
                    "closes it).")
 @functools.partial(web_options, port_help="Port for --web (default: any free port).")
+@click.option("--hub", "hub_url", metavar="URL",
+              help="The inbox of a dsh hub instead of this machine's servers, with a human's "
+                   "hub token from DSH_HUB_TOKEN or --hub-token-file.")
+@click.option("--hub-token-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Read the hub token from this file (never give it on the command line).")
+@click.option("--insecure-http", is_flag=True,
+              help="Allow --hub over plain http to a host that is not this machine (the "
+                   "token then crosses the network readable).")
 @click.pass_context
 def attach(ctx: click.Context, plain: bool, jsonl: bool, web: bool, host: str, port: int,
-           open_browser: bool | None) -> None:
+           open_browser: bool | None, hub_url: str | None, hub_token_file: str | None,
+           insecure_http: bool) -> None:
     """The inbox of every `dsh mcp` here: open any pending question and answer it.
 
     Desks and servers meet in a directory per user id, whatever HOME is: every desk of
     your uid sees every agent of your uid. To keep desks apart, give each (and its
-    agents' `dsh mcp`) its own DSH_HOME.
+    agents' `dsh mcp`) its own DSH_HOME. With --hub URL the inbox is a dsh hub's instead:
+    every entry routed to you, from agents anywhere.
     """
     from dsh_cli.session.interrupts import run_main
 
@@ -58,30 +67,56 @@ def attach(ctx: click.Context, plain: bool, jsonl: bool, web: bool, host: str, p
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if given and not web:
         raise click.UsageError(f"{given[0]} needs --web")
+    hub = _hub_address(hub_url, hub_token_file, insecure_http) if hub_url is not None \
+        else None
+    if hub is None and (hub_token_file is not None or insecure_http):
+        raise click.UsageError(f"{'--hub-token-file' if hub_token_file else '--insecure-http'}"
+                               " needs --hub")
     sys.exit(run_main(_main(plain=plain, jsonl=jsonl, web=web, host=host, port=port,
-                            open_browser=open_browser)))
+                            open_browser=open_browser, hub=hub)))
+
+
+def _hub_address(url: str, token_file: str | None, insecure_http: bool) -> HubAddress:
+    """The hub's /desk and the human token, or a usage error saying what is wrong."""
+    from dsh_cli.core.errors import HarnessError
+    from dsh_cli.core.hub_address import hub_endpoint, hub_token
+    from dsh_cli.desk.hub_link import HubAddress, desk_url
+
+    try:
+        parsed = hub_endpoint(url, insecure_http=insecure_http, whose="human")
+        token = hub_token(token_file, whose="human")
+    except HarnessError as error:
+        raise click.UsageError(error.message) from None
+    return HubAddress(desk_url(parsed.url), token, parsed.where)
 
 
 async def _main(*, plain: bool, jsonl: bool, web: bool, host: str = "127.0.0.1",
-                port: int = 0, open_browser: bool | None = None) -> int:
+                port: int = 0, open_browser: bool | None = None,
+                hub: HubAddress | None = None) -> int:
     import os
 
     from dsh_cli.core.errors import HarnessError, report
     from dsh_cli.desk.channel import desk_dir
 
-    try:
-        directory = desk_dir()
-    except HarnessError as error:
-        report(error, sys.stderr)
-        return 2
+    where: dict[str, Any]  # where the desk finds what is pending: a hub, or the directory
+    if hub is not None:
+        where = {"hub": hub}
+        said = f"desk attached to the hub at {hub.where}"
+    else:
+        try:
+            directory = desk_dir()
+        except HarnessError as error:
+            report(error, sys.stderr)
+            return 2
+        where = {"directory": directory}
+        said = f"desk listening in {directory} for every dsh mcp of uid {os.getuid()}"
     # stderr: stdout is the desk's (or, with --jsonl, the program's protocol)
-    sys.stderr.write(notice(f"desk listening in {directory} for every dsh mcp of uid "
-                            f"{os.getuid()}") + "\n")
+    sys.stderr.write(notice(said) + "\n")
     sys.stderr.flush()
     if jsonl:
         from dsh_cli.desk.jsonl import JsonlDesk
 
-        return await JsonlDesk(directory=directory).run()
+        return await JsonlDesk(report=_stderr_line, **where).run()
     if web:
         from dsh_cli.desk.web import WebDesk
         from dsh_cli.providers.web import WebError
@@ -90,7 +125,7 @@ async def _main(*, plain: bool, jsonl: bool, web: bool, host: str = "127.0.0.1",
         launch = browser_available(os.environ) if open_browser is None else open_browser
         try:
             return await WebDesk(host=host, port=port, open_browser=launch, stderr=sys.stderr,
-                                 directory=directory).run()
+                                 **where).run()
         except WebError as error:
             report(error, sys.stderr)
             return 2
@@ -104,8 +139,15 @@ async def _main(*, plain: bool, jsonl: bool, web: bool, host: str = "127.0.0.1",
         return 2
     on_terminal = sys.stdin.isatty() and sys.stdout.isatty()
     if plain or not on_terminal or dumb_terminal(os.environ):
-        return await _plain_desk(settings, directory)
-    return await _terminal_desk(settings, directory)
+        return await _plain_desk(settings, where)
+    return await _terminal_desk(settings, where)
+
+
+def _stderr_line(line: str) -> None:
+    """A desk's line for the human beside a program's protocol on stdout."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def _notifier(settings: Settings, *, terminal: bool,
@@ -144,7 +186,7 @@ async def _run(desk: Desk, notifier: DeskNotifier) -> int:
         await notifier.close()
 
 
-async def _plain_desk(settings: Settings, directory: Path) -> int:
+async def _plain_desk(settings: Settings, where: dict[str, Any]) -> int:
     from dsh_cli.chat.alert import QuestionAlert
     from dsh_cli.desk.desk import Desk, ask_with
     from dsh_cli.desk.inbox_plain import PlainInbox
@@ -164,12 +206,12 @@ async def _plain_desk(settings: Settings, directory: Path) -> int:
         notifier.arrived(entry.event, lambda: desk.waiting(entry))
 
     desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit,
-                picker=PlainInbox(sys.stdout, provider.lines.readline), directory=directory,
-                on_arrival=arrived)
+                picker=PlainInbox(sys.stdout, provider.lines.readline), on_arrival=arrived,
+                **where)
     return await _run(desk, notifier)
 
 
-async def _terminal_desk(settings: Settings, directory: Path) -> int:
+async def _terminal_desk(settings: Settings, where: dict[str, Any]) -> int:
     from dsh_cli.desk.desk import Desk, ask_with
     from dsh_cli.desk.inbox_terminal import TerminalInbox, TitleCount
     from dsh_cli.desk.notify import FOCUS_OFF
@@ -190,7 +232,7 @@ async def _terminal_desk(settings: Settings, directory: Path) -> int:
         picker = TerminalInbox(input=provider.input, output=provider.output,
                                focus=notifier.focus)
         desk = Desk(output=sys.stdout, ask=ask_with(provider), permit=permit, picker=picker,
-                    directory=directory,
+                    **where,
                     on_arrival=lambda entry: notifier.arrived(entry.event,
                                                               lambda: desk.waiting(entry)))
         title = TitleCount(desk.inbox, notifier.write)

@@ -1,8 +1,7 @@
 """``dsh history --hub URL``: the hub's audit, read from its ``/history`` a page at a time.
 
-The human token comes from ``DSH_HUB_TOKEN`` or ``--hub-token-file PATH``, never from the
-command line (where ``ps`` shows it to every user of the machine); plain http goes only to
-this machine unless ``--insecure-http``. Everything the hub sends is the agents' and the
+The URL and the human token are read as every ``--hub`` reads them
+(``core/hub_address.py``). Everything the hub sends is the agents' and the
 humans' text: a table shows it sanitised, ``--json`` escapes what would not show as itself.
 """
 
@@ -13,17 +12,15 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import click
 
 from dsh_cli.core.errors import CONFIG_ERROR, STORE_ERROR, ConfigError, UsageError
+from dsh_cli.core.hub_address import hub_endpoint, hub_token
 
-__all__ = ["TOKEN_VARIABLE", "hub_history", "parse_since"]
+__all__ = ["hub_history", "parse_since"]
 
-TOKEN_VARIABLE = "DSH_HUB_TOKEN"
-TOKEN_FILE_BYTES = 4096  # a hub token is ~50 characters; a longer file is not one
 PAGE_BYTES = 64 * 1024 * 1024  # one /history page as read (500 steps of long labels fit)
 REQUEST_SECONDS = 30.0
 _SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
@@ -52,7 +49,7 @@ def hub_history(url: str, *, token_file: str | None, insecure_http: bool, query:
     from dsh_cli.core.sanitize import json_escaped
 
     base = _history_url(url, insecure_http)
-    token = _token(token_file, environ)
+    token = hub_token(token_file, whose="human", environ=environ)
     count = 0
     for item in _steps(base, token, query, limit):
         count += 1
@@ -67,13 +64,7 @@ def hub_history(url: str, *, token_file: str | None, insecure_http: bool, query:
 
 
 def _history_url(url: str, insecure_http: bool) -> str:
-    from dsh_cli.core.urls import endpoint
-
-    parsed = endpoint(url, "--hub")
-    if parsed.scheme == "http" and not parsed.loopback and not insecure_http:
-        raise UsageError(f"--hub {parsed.shown}: plain http only to this machine (the human "
-                         "token would cross the network unencrypted); use https, or "
-                         "--insecure-http if something else encrypts the way")
+    parsed = hub_endpoint(url, insecure_http=insecure_http, whose="human")
     return parsed.url.rstrip("/").removesuffix("/history") + "/history"
 
 
@@ -147,29 +138,6 @@ class _HubFailed(click.ClickException):
         from dsh_cli.core.errors import format_line
 
         click.echo(format_line(self.code, self.message), err=True)
-
-
-def _token(token_file: str | None, environ: Mapping[str, str]) -> str:
-    """The human token: ``--hub-token-file``'s one line, else ``DSH_HUB_TOKEN``."""
-    if token_file is not None:
-        where = f"--hub-token-file {token_file}"
-        try:
-            with Path(token_file).open("rb") as handle:
-                raw = handle.read(TOKEN_FILE_BYTES + 1)
-        except OSError as error:
-            raise ConfigError(f"{where}: {error.strerror or error}") from None
-        if len(raw) > TOKEN_FILE_BYTES:
-            raise ConfigError(f"{where}: over {TOKEN_FILE_BYTES} bytes; a hub token is one line")
-        token = raw.decode("utf-8", "replace").strip()
-    else:
-        where, token = TOKEN_VARIABLE, environ.get(TOKEN_VARIABLE, "").strip()
-    if not token:
-        raise ConfigError(f"no hub token: set {TOKEN_VARIABLE} or give --hub-token-file PATH "
-                          "(`dsh hub token add NAME --human` makes one)")
-    # it goes into an Authorization header: one word of visible ASCII
-    if not token.isascii() or not token.isprintable() or " " in token:
-        raise ConfigError(f"{where}: the hub token must be one word of visible ASCII")
-    return token
 
 
 def _lines(item: dict[str, Any]) -> list[str]:

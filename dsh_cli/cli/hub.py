@@ -83,7 +83,9 @@ def serve(store: str | None, host: str, port: int, insecure_http: bool,
         sys.exit(2)
     options = HubOptions(store=store, host=host, port=port, insecure_http=insecure_http,
                          replica=replica, config=config, retention_days=days)
-    sys.exit(run_main(serve_hub(options)))
+    from dsh_cli.hub.desks import desk_routes
+
+    sys.exit(run_main(serve_hub(options, extra_routes=desk_routes)))
 
 
 @hub.group("token", cls=CommandGroup)

@@ -21,6 +21,7 @@
     clock.py         timestamps: stored as UTC ISO 8601, shown in local time
     ids.py           fresh request and session ids
     home.py          where dsh keeps its files: the one reader of ``DSH_HOME``
+    hub_address.py   where a hub is and whose token reaches it: every `--hub` reads them here
     files.py         files only their owner may read
     json_file.py     private JSON files, read refusing what is not ours, changed under a lock
     remembered.py    decisions remembered per name and digest

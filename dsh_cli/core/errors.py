@@ -46,6 +46,7 @@ __all__ = [
     "DUPLICATE_TOOL",
     "EMPTY_QUESTIONS",
     "GRANT_NOT_FOUND",
+    "HUB_UNREACHABLE",
     "INTERNAL_ERROR",
     "INVALID_ANSWER",
     "INVALID_ARGS",
@@ -188,6 +189,8 @@ ANSWERS_FILE_ERROR = "ANSWERS_FILE_ERROR"
 BAD_FRAME = "BAD_FRAME"
 # the desk directory is not the user's own (another uid's, a symlink): never used
 DESK_DIR_REFUSED = "DESK_DIR_REFUSED"
+# ``dsh attach --hub``: the hub did not take a frame (unreachable, or it refused the token)
+HUB_UNREACHABLE = "HUB_UNREACHABLE"
 WEB_BIND_FAILED = "WEB_BIND_FAILED"
 USAGE = "USAGE"
 INTERNAL_ERROR = "INTERNAL_ERROR"

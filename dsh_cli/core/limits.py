@@ -13,7 +13,8 @@ __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_CWD_
            "AGENT_MACHINE_CHARACTERS", "AGENT_NAME_CHARACTERS",
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
-           "FORWARD_KEPT_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "HUB_IDENTITY_CHARACTERS",
+           "FORWARD_KEPT_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "HUB_DESK_ENTRIES",
+           "HUB_DESK_STREAMS", "HUB_DESK_WAKES", "HUB_IDENTITY_CHARACTERS",
            "HUB_PENDING_BYTES", "HUB_PENDING_ENTRIES", "HUB_SESSIONS", "HUB_SESSIONS_PER_AGENT",
            "HUB_TOKEN_BYTES", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
@@ -199,3 +200,10 @@ TASK_LISTEN_STREAMS = 64
 FORWARD_KEPT_BYTES = 64 * 1024 * 1024
 HUB_TOKEN_BYTES = 4096
 HUB_IDENTITY_CHARACTERS = 1024
+# a hub desk stream (``GET /desk``): the pending entries it follows at once (the oldest; the
+# rest are announced as those settle), and the changed entries it re-reads one by one before
+# it re-reads the whole pending list instead (a desk that reads slowly holds no more)
+HUB_DESK_ENTRIES = 1_000
+HUB_DESK_WAKES = 100
+# desk streams one human holds open at once in one hub process: past it a new one is 429
+HUB_DESK_STREAMS = 16

@@ -3,6 +3,7 @@
     channel.py   the runtime directory, the server sockets, the peer check
     protocol.py  every frame of the desk channel both ways, its one parser and encoder
     link.py      one desk-side connection to one server (its events in, frames out)
+    hub_link.py  the same link to a dsh hub over HTTP (``dsh attach --hub``), kept up
     client.py    the desk client every desk shares: links, inbox, routing, holds, gone
     inbox.py     the inbox: every pending entry of every server, no UI (who, what, age, kind)
     summary.py   a batch in one line (header and first question), for rows and notifications

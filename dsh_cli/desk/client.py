@@ -5,8 +5,8 @@ every server (``link.py``), keeps the ``Inbox`` of their pending entries, and ac
 server event (``desk/protocol.py``) the same way for all of them: a request is added once
 (a replay racing the live event is dropped), a resolution removes it, another desk's hold
 marks it, a server that goes away takes its entries with it. ``owner`` routes an ``rpc_id``
-to the server that asked it; ``hold`` keeps an entry open at its server (renewed) and
-``release`` gives it back.
+to the server that asked it (with ``hub``, one hub stands for every server: ``hub_link.py``);
+``hold`` keeps an entry open at its server (renewed) and ``release`` gives it back.
 
 A desk is a ``DeskScreen``: it hears the inbox's changes (``client.inbox.subscribe``) and
 the hooks below, and draws, writes or serves them its own way.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from dsh_cli.desk.hub_link import HUB_GONE, HubAddress, HubLink, HubLinks
 from dsh_cli.desk.inbox import Entry, Inbox
 from dsh_cli.desk.link import DeskLinks, ServerLink, hold
 from dsh_cli.desk.protocol import (
@@ -79,10 +80,13 @@ class DeskScreen:
 class DeskClient:
     """Links to every server, the inbox of what they ask, routing by ``rpc_id``, holds."""
 
-    def __init__(self, screen: DeskScreen, **links: Any) -> None:
+    def __init__(self, screen: DeskScreen, *, hub: HubAddress | None = None,
+                 **links: Any) -> None:
         self.screen = screen
         self.inbox = Inbox()
-        self.links = DeskLinks(self._on_event, self._on_closed, **links)
+        # one hub (``dsh attach --hub``), or every dsh mcp in the runtime directory
+        self.links = DeskLinks(self._on_event, self._on_closed, **links) if hub is None \
+            else HubLinks(self._on_event, self._on_closed, hub=hub, **links)
         # the server that asked each pending rpc_id (the latest, if two minted the same)
         self._owners: dict[str, ServerLink] = {}
         self._permissions: set[str] = set()  # the owned rpc_ids that are permission requests
@@ -128,7 +132,9 @@ class DeskClient:
             removed = self.inbox.remove(link, event.rpc_id, self.screen.reason(link, event))
             self.screen.resolved(link, event, removed)
         elif isinstance(event, DeskOpened | DeskReleased):
-            marked = self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened))
+            # a hub names who holds it (``by``); a dsh mcp's desks are anonymous
+            by = (event.model_extra or {}).get("by") if isinstance(event, DeskOpened) else None
+            marked = self.inbox.mark(link, event.rpc_id, isinstance(event, DeskOpened), by)
             if marked is not None:
                 self.screen.marked(marked)
         elif isinstance(event, DeskAck | DeskError):
@@ -141,4 +147,5 @@ class DeskClient:
             del self._owners[rpc_id]
             self._permissions.discard(rpc_id)
         self.screen.leaving(link, owned)
-        self.screen.gone(link, self.inbox.remove_link(link, GONE))
+        gone = HUB_GONE if isinstance(link, HubLink) else GONE
+        self.screen.gone(link, self.inbox.remove_link(link, gone))

@@ -108,6 +108,10 @@ def heading(event: dict[str, Any]) -> str:
     cwd = sanitize_line(_home_relative(str(source.get("cwd") or "?")))
     pid = sanitize_line(str(source.get("pid") or "?"))
     asks = "asks permission" if entry_kind(event) == "permission" else "asks"
+    machine = source.get("machine")
+    if isinstance(machine, str) and machine:  # a hub's entry: an agent on some host
+        where = sanitize_line(str(source.get("cwd") or "?"))
+        return f"── {client} {asks} · {sanitize_line(machine)} · {where}"
     return f"── {client} {asks} · {cwd} · dsh mcp pid {pid}"
 
 

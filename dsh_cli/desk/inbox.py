@@ -65,10 +65,14 @@ class Who:
     cwd: str
     pid: int | None
     server: str | None = None  # the MCP server whose form this is (kind ``form``)
+    machine: str | None = None  # the agent's host, when a hub says (no pid of ours then)
 
     def line(self) -> str:
-        """``agent · cwd · pid N`` (``agent via server`` for a form), already safe."""
+        """``agent · cwd · pid N`` (``agent via server`` for a form; ``agent · machine ·
+        cwd`` for a hub's entry), already safe."""
         name = f"{self.agent} via {self.server}" if self.server else self.agent
+        if self.machine is not None:
+            return f"{name} · {self.machine} · {self.cwd}"
         pid = f"pid {self.pid}" if self.pid is not None else "pid ?"
         return f"{name} · {self.cwd} · {pid}"
 
@@ -83,11 +87,15 @@ def who_of(event: Mapping[str, Any]) -> Who:
     source = _source(event)
     pid = source.get("pid")
     server = source.get("server")
+    machine = source.get("machine")
+    machine = _cut(machine, WHO_CHARACTERS) if isinstance(machine, str) and machine else None
+    cwd = str(source.get("cwd") or "?")
     return Who(agent=_cut(str(source.get("client") or "an MCP client"), WHO_CHARACTERS),
-               cwd=_cut(_home_relative(str(source.get("cwd") or "?")), CWD_CHARACTERS),
+               # another machine's directory is not under this one's home
+               cwd=_cut(cwd if machine is not None else _home_relative(cwd), CWD_CHARACTERS),
                pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
                server=_cut(server, WHO_CHARACTERS) if isinstance(server, str) and server
-               else None)
+               else None, machine=machine)
 
 
 def entry_kind(event: Mapping[str, Any]) -> Kind:
@@ -158,6 +166,7 @@ class Entry:
     who: Who
     what: str
     taken: bool = False  # another desk has it open
+    taken_by: str | None = None  # whose desk, when the server says (a hub names the human)
     opened: bool = False  # this desk has it open
 
     @property
@@ -183,7 +192,8 @@ class Entry:
     def line(self, now: float) -> str:
         """``N. [kind] age · who · what``; ``taken at another desk`` and ``async`` after the
         age when they apply (first the short fields, so a narrow screen cuts only what)."""
-        tags = "".join((" · taken at another desk" if self.taken else "",
+        held = f"taken by {self.taken_by}" if self.taken_by else "taken at another desk"
+        tags = "".join((f" · {held}" if self.taken else "",
                         " · async" if self.delivery == "async" else ""))
         return (f"{self.number}. [{self.kind}] {age_text(self.age(now))}{tags} · "
                 f"{self.who.line()} · {self.what}")
@@ -194,7 +204,8 @@ class Entry:
                 "kind": self.kind, "agent": self.who.agent, "cwd": self.who.cwd,
                 "pid": self.who.pid, "server": self.who.server, "what": self.what,
                 "age": round(self.age(now), 1), "delivery": self.delivery,
-                "taken": self.taken}
+                "taken": self.taken, **({"taken_by": self.taken_by} if self.taken_by else {}),
+                **({"machine": self.who.machine} if self.who.machine else {})}
 
 
 @dataclass(frozen=True)
@@ -306,13 +317,16 @@ class Inbox:
             self.remove(link, entry.rpc_id, reason)
         return gone
 
-    def mark(self, link: Hashable, rpc_id: Any, taken: bool) -> Entry | None:
-        """Another desk opened (``taken``) or released the entry; None when unchanged or
-        unknown (a server announces a batch before it says who has it open)."""
+    def mark(self, link: Hashable, rpc_id: Any, taken: bool, by: Any = None) -> Entry | None:
+        """Another desk opened (``taken``; ``by`` whom, when the server says) or released the
+        entry; None when unchanged or unknown (a server announces a batch before it says who
+        has it open)."""
         entry = self.get(link, rpc_id)
-        if entry is None or entry.taken == taken:
+        holder = _cut(by, WHO_CHARACTERS) if taken and isinstance(by, str) and by else None
+        if entry is None or (entry.taken == taken and entry.taken_by == holder):
             return None
-        entry.taken = taken
-        self._taken += 1 if taken else -1
+        if entry.taken != taken:
+            self._taken += 1 if taken else -1
+        entry.taken, entry.taken_by = taken, holder
         self._tell(InboxChange("taken" if taken else "free", entry))
         return entry

@@ -40,8 +40,10 @@ def change_line(change: InboxChange, now: float) -> str:
         return "+ " + entry.line(now)
     if change.kind == "removed":
         return f"- {entry.number}. {change.reason or 'settled'}"
-    return f"~ {entry.number}. " + ("taken at another desk" if change.kind == "taken"
-                                   else "free again")
+    if change.kind == "taken":
+        return f"~ {entry.number}. " + (f"taken by {entry.taken_by}" if entry.taken_by
+                                       else "taken at another desk")
+    return f"~ {entry.number}. free again"
 
 
 class PlainInbox:

@@ -17,6 +17,7 @@
     asker.py            HubProvider, HubPermissions: an agent's asks kept as entries, answered
     app.py              the serving hub's web app: agents' /mcp behind their tokens
     serve.py            `dsh hub serve`: one hub process, until a signal stops it
+    desks.py            /desk: the humans' desks, the desk protocol over HTTP
 """
 
 from dsh_cli.hub.records import (

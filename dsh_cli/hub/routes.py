@@ -23,7 +23,7 @@ from dsh_cli.hub import tokens
 from dsh_cli.hub.records import Entry, HubStoreError, Token
 
 __all__ = ["MATCHES", "QUESTION_TOOL", "ROUTES", "Route", "Routes", "parse_routes", "route",
-           "tool_of", "visible"]
+           "teams_of", "tool_of", "visible"]
 
 QUESTION_TOOL = "ask_user_question"  # the tool a question batch is routed as
 MATCHES = ("agent", "machine", "cwd", "tool")  # what a route may match, in this order
@@ -84,6 +84,12 @@ def visible(entry: Entry, human: Token) -> bool:
     if human.kind != "human":
         return False
     return entry.team is None or entry.team == human.team
+
+
+def teams_of(human: Token) -> list[str]:
+    """The teams whose pending entries ``human``'s desk reads (besides the unteamed ones):
+    ``visible``'s rule as the store's indexed read takes it."""
+    return [] if human.team is None else [human.team]
 
 
 def parse_routes(value: Any, default_team: Any, source: str) -> Routes:

@@ -164,8 +164,14 @@ async def main(url: str, scenario: str) -> int:
     entry = {"type": "http", "url": url, "protocol": os.environ.get(PROTOCOL, "auto"),
              "oauth": oauth_entry(scenario, url)}
     servers = parse_servers({"mcpServers": {"server": entry}}, "conformance", {})
+    # the config directory (logins), gone with the run
+    with tempfile.TemporaryDirectory(prefix="dsh-conformance-") as folder:
+        return await _calls(servers, scenario, ui, Path(folder))
+
+
+async def _calls(servers, scenario: str, ui, auth_dir: Path) -> int:
+    """Log in where the scenario asks, then make its calls; 1 when one failed."""
     failed = 0
-    auth_dir = Path(tempfile.mkdtemp(prefix="dsh-conformance-"))  # the config directory
     if scenario.startswith("auth/"):
         await log_in_if_asked(servers, auth_dir)
     with tempfile.TemporaryFile("w+") as errlog:

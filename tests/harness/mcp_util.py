@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import subprocess
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -18,14 +20,63 @@ BATCH = {"questions": [QUESTION]}
 CEILING = 20.0  # generous: a broken server fails the test instead of hanging it
 
 
-def client(*args: str, name: str = "test-agent", mode: str = "auto", cwd: str | None = None):
-    """An ``mcp.Client`` that spawns ``dsh mcp ARGS`` over stdio."""
+def client(*args: str, name: str = "test-agent", mode: str = "auto", cwd: str | None = None,
+           env: dict[str, str] | None = None):
+    """An ``mcp.Client`` that spawns ``dsh mcp ARGS`` over stdio (in ``env``, else the test's)."""
     from mcp import Client, StdioServerParameters
     from mcp.types import Implementation
 
-    params = StdioServerParameters(command=DSH, args=["mcp", *args], env=dict(os.environ),
-                                   cwd=cwd)
+    params = StdioServerParameters(command=DSH, args=["mcp", *args],
+                                   env=dict(os.environ) if env is None else env, cwd=cwd)
     return Client(params, mode=mode, client_info=Implementation(name=name, version="1.0"))
+
+
+class SharedClient:
+    """One ``dsh mcp ARGS`` client session on an event loop of its own thread, for a module's
+    tests whose calls leave nothing the next one sees (an invalid call is an error result):
+    one child for them all, not one each (each start is about a second of CPU)."""
+
+    def __init__(self, *args: str, env: dict[str, str]) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        # the SDK's cancel scopes are entered and left in the one task that holds the session
+        self._held = asyncio.run_coroutine_threadsafe(self._hold(args, env), self._loop)
+        try:
+            self._session = self._ready.result(timeout=CEILING)
+        except BaseException:
+            self._stop()
+            raise
+
+    async def _hold(self, args: tuple[str, ...], env: dict[str, str]) -> None:
+        self._done = asyncio.Event()
+        try:
+            async with client(*args, env=env) as mcp:
+                self._ready.set_result(mcp)
+                await self._done.wait()
+        except BaseException as error:
+            if not self._ready.done():
+                self._ready.set_exception(error)
+            raise
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        call = asyncio.wait_for(self._session.call_tool(name, arguments), CEILING)
+        return asyncio.run_coroutine_threadsafe(call, self._loop).result()
+
+    def close(self) -> None:
+        """End the session (the child exits as its stdin closes) and the loop."""
+        try:
+            self._loop.call_soon_threadsafe(self._done.set)
+            self._held.result(timeout=CEILING)
+        finally:
+            self._stop()
+
+    def _stop(self) -> None:
+        self._held.cancel()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=CEILING)
+        self._loop.close()
 
 
 class JsonlDeskProcess:

@@ -145,10 +145,12 @@ class Listener:
 
 
 @contextmanager
-def http_dsh(*args: str):
-    """``dsh mcp --http ARGS`` running; yields its URL (with the token)."""
+def http_dsh(*args: str, env: dict[str, str] | None = None):
+    """``dsh mcp --http ARGS`` running (in ``env``, else the test's); yields its URL (with
+    the token)."""
     process = subprocess.Popen([DSH, "mcp", "--http", *args], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env)
     try:
         line = process.stderr.readline()
         assert line.startswith("dsh: mcp http://127.0.0.1:"), line

@@ -9,15 +9,25 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import os
 from urllib.parse import urlsplit
 
 import pytest
 from harness.mcp_http import fetch, http_mcp
-from harness.mcp_util import BATCH, bounded, client, jsonl_desk
+from harness.mcp_util import BATCH, SharedClient, bounded, client, jsonl_desk
 
 ASYNC = {**BATCH, "delivery": "async"}
 ANSWER = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
 ERAS = ["legacy", "auto"]
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory):
+    """One ``dsh mcp`` (its own DSH_HOME, no desk) for the calls it refuses before asking."""
+    home = tmp_path_factory.mktemp("refusing-home")
+    shared = SharedClient(env={**os.environ, "DSH_HOME": str(home)})
+    yield shared
+    shared.close()
 
 
 async def ask_async(mcp) -> str:
@@ -156,12 +166,8 @@ def test_a_bad_batch_fails_at_once_with_no_ticket():
     ({"ticket": "q_0000000000000000", "wait_seconds": True}, "INVALID_ARGS"),
 ], ids=["unknown", "number", "empty", "too-long", "missing", "negative-wait", "word-wait",
         "bool-wait"])
-def test_an_unknown_or_malformed_ticket_is_a_clear_error(arguments, code):
-    async def main():
-        async with client() as mcp:
-            return await mcp.call_tool("get_user_answer", arguments)
-
-    result = bounded(main())
+def test_an_unknown_or_malformed_ticket_is_a_clear_error(refusing, arguments, code):
+    result = refusing.call_tool("get_user_answer", arguments)
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == code
 

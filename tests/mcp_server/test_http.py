@@ -15,13 +15,14 @@ from harness.dsh_under_test import DSH
 from harness.mcp_util import BATCH, bounded
 
 
-@pytest.fixture
-def http_server(tmp_path):
-    answers = tmp_path / "answers.json"
+def _serving(home):
+    """``dsh mcp --http --answers`` with ``home`` as its DSH_HOME; yields its URL."""
+    answers = home / "answers.json"
     answers.write_text(json.dumps({"db": ["SQLite"]}))
     process = subprocess.Popen([DSH, "mcp", "--http", "--answers", str(answers)],
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "DSH_HOME": str(home)})
     try:
         line = process.stderr.readline()
         assert line.startswith("dsh: mcp http://127.0.0.1:"), line
@@ -29,6 +30,18 @@ def http_server(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    """One server for the tests that leave at most a few sessions open (each start is about
+    a second of CPU); the session cap's test has one of its own."""
+    yield from _serving(tmp_path_factory.mktemp("http-home"))
+
+
+@pytest.fixture
+def own_http_server(dsh_home):
+    yield from _serving(dsh_home)
 
 
 def _status(url: str, headers: dict[str, str]) -> int:
@@ -111,10 +124,11 @@ def test_a_trailing_slash_keeps_the_token_and_bearer_is_any_case(http_server):
     assert _raw(f"{base}/{token}/other", INITIALIZE).status == 403
 
 
-def test_sessions_never_closed_are_capped_at_100_the_idlest_closed_first(http_server):
+def test_sessions_never_closed_are_capped_at_100_the_idlest_closed_first(own_http_server):
     """3,000 sessions opened and never closed were all kept; now at most 100 live, and the
     one idle the longest goes first: a session just used, or one with a request still in
     flight (an open GET stream), stays."""
+    http_server = own_http_server
     sessions = [_opened(http_server) for _ in range(100)]
 
     def alive(session: str) -> bool:

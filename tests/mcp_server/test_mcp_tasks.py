@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 
 import pytest
@@ -31,6 +32,18 @@ def answers(tmp_path):
     path = tmp_path / "answers.json"
     path.write_text(json.dumps({"db": ["SQLite"]}))
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def answered(tmp_path_factory):
+    """The URL of one ``dsh mcp --http --answers`` for the tests whose tasks are their own:
+    a 2025 task is its session's, a 2026 one is reached by its id. One process, not one per
+    test (each start is about a second of CPU); its own DSH_HOME."""
+    home = tmp_path_factory.mktemp("answered-home")
+    answers = home / "answers.json"
+    answers.write_text(json.dumps({"db": ["SQLite"]}))
+    with http_dsh("--answers", str(answers), env={**os.environ, "DSH_HOME": str(home)}) as url:
+        yield url
 
 
 def told(structured: dict) -> dict:
@@ -55,33 +68,33 @@ def until_ended(poll, task_id: str) -> dict:
             return task
 
 
-def test_a_2025_task_over_http_runs_apart_and_tasks_result_returns_the_answer(answers):
-    with http_dsh("--answers", answers) as url:
-        session = Wire2025(url)
-        assert session.initialized["capabilities"]["tasks"] == {
-            "list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        tools = session.request("tools/list")["result"]["tools"]
-        assert {tool["name"]: tool.get("execution") for tool in tools} == {
-            "ask_user_question": {"taskSupport": "optional"},
-            "approve_tool_use": {"taskSupport": "optional"},
-            "get_user_answer": None}  # a fetch whose wait is capped: no task
-        created = session.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
-        assert created["status"] == "working" and created["ttl"] == 60_000
-        assert len(created["taskId"]) >= 43  # 256 random bits
-        result = session.request("tasks/result", {"taskId": created["taskId"]})["result"]
-        assert told(result["structuredContent"]) == ANSWERED and result["isError"] is False
-        assert "resultType" not in result
-        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {
-            "taskId": created["taskId"]}
-        task = session.request("tasks/get", {"taskId": created["taskId"]})["result"]
-        assert task["status"] == "completed"
-        listed = session.request("tasks/list", {})["result"]["tasks"]
-        assert [entry["taskId"] for entry in listed] == [created["taskId"]]
-        refused = session.request("tasks/cancel", {"taskId": created["taskId"]})["error"]
-        assert refused["code"] == NOT_FOUND and "already completed" in refused["message"]
-        # a call without ``task`` is served as ever
-        plain = session.request("tools/call", ask_call(delivery="wait"))["result"]
-        assert plain["structuredContent"] == ANSWERED and "task" not in plain
+def test_a_2025_task_over_http_runs_apart_and_tasks_result_returns_the_answer(answered):
+    url = answered
+    session = Wire2025(url)
+    assert session.initialized["capabilities"]["tasks"] == {
+        "list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    tools = session.request("tools/list")["result"]["tools"]
+    assert {tool["name"]: tool.get("execution") for tool in tools} == {
+        "ask_user_question": {"taskSupport": "optional"},
+        "approve_tool_use": {"taskSupport": "optional"},
+        "get_user_answer": None}  # a fetch whose wait is capped: no task
+    created = session.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+    assert created["status"] == "working" and created["ttl"] == 60_000
+    assert len(created["taskId"]) >= 43  # 256 random bits
+    result = session.request("tasks/result", {"taskId": created["taskId"]})["result"]
+    assert told(result["structuredContent"]) == ANSWERED and result["isError"] is False
+    assert "resultType" not in result
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {
+        "taskId": created["taskId"]}
+    task = session.request("tasks/get", {"taskId": created["taskId"]})["result"]
+    assert task["status"] == "completed"
+    listed = session.request("tasks/list", {})["result"]["tasks"]
+    assert [entry["taskId"] for entry in listed] == [created["taskId"]]
+    refused = session.request("tasks/cancel", {"taskId": created["taskId"]})["error"]
+    assert refused["code"] == NOT_FOUND and "already completed" in refused["message"]
+    # a call without ``task`` is served as ever
+    plain = session.request("tools/call", ask_call(delivery="wait"))["result"]
+    assert plain["structuredContent"] == ANSWERED and "task" not in plain
 
 
 def test_a_2025_task_over_stdio_sends_its_status_notifications(answers):
@@ -101,55 +114,55 @@ def test_a_2025_task_over_stdio_sends_its_status_notifications(answers):
         dsh.close()
 
 
-def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answers):
-    with http_dsh("--answers", answers) as url:
-        wire = Wire2026(url)
-        created = wire.request("tools/call", ask_call())["result"]
-        assert created["resultType"] == "task" and created["status"] == "working"
-        assert created["ttlMs"] == 60 * 60 * 1000 and "task" not in created
-        task = until_ended(wire.request, created["taskId"])
-        assert task["resultType"] == "complete" and task["status"] == "completed"
-        assert told(task["result"]["structuredContent"]) == ANSWERED
-        update = wire.request("tasks/update", {"taskId": created["taskId"],
-                                               "inputResponses": {}})
-        assert unstamped(update["result"]) == {"resultType": "complete"}
-        for _ in range(2):  # an ended task's cancel is the same empty ack
-            cancelled = wire.request("tasks/cancel", {"taskId": created["taskId"]})
-            assert unstamped(cancelled["result"]) == {"resultType": "complete"}
-        for gone in ("tasks/result", "tasks/list"):
-            assert wire.request(gone, {"taskId": created["taskId"]})["error"]["code"] == -32601
-        unknown = wire.request("tasks/get", {"taskId": "no-such-task"})["error"]
-        assert unknown["code"] == NOT_FOUND
-        mismatched = wire.request("tasks/get", {"taskId": created["taskId"]},
-                                  headers={"Mcp-Name": "another-task"})["error"]
-        assert mismatched["code"] == -32020
+def test_a_2026_task_over_http_inlines_its_result_in_tasks_get(answered):
+    url = answered
+    wire = Wire2026(url)
+    created = wire.request("tools/call", ask_call())["result"]
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert created["ttlMs"] == 60 * 60 * 1000 and "task" not in created
+    task = until_ended(wire.request, created["taskId"])
+    assert task["resultType"] == "complete" and task["status"] == "completed"
+    assert told(task["result"]["structuredContent"]) == ANSWERED
+    update = wire.request("tasks/update", {"taskId": created["taskId"],
+                                           "inputResponses": {}})
+    assert unstamped(update["result"]) == {"resultType": "complete"}
+    for _ in range(2):  # an ended task's cancel is the same empty ack
+        cancelled = wire.request("tasks/cancel", {"taskId": created["taskId"]})
+        assert unstamped(cancelled["result"]) == {"resultType": "complete"}
+    for gone in ("tasks/result", "tasks/list"):
+        assert wire.request(gone, {"taskId": created["taskId"]})["error"]["code"] == -32601
+    unknown = wire.request("tasks/get", {"taskId": "no-such-task"})["error"]
+    assert unknown["code"] == NOT_FOUND
+    mismatched = wire.request("tasks/get", {"taskId": created["taskId"]},
+                              headers={"Mcp-Name": "another-task"})["error"]
+    assert mismatched["code"] == -32020
 
 
-def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(answers):
-    with http_dsh("--answers", answers) as url:
-        created = Wire2026(url).request("tools/call", ask_call())["result"]
-        plain = Wire2026(url, tasks=False)
-        result = plain.request("tools/call", ask_call(delivery="wait"))["result"]
-        assert result["resultType"] == "complete"
-        assert result["structuredContent"] == ANSWERED
-        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
-            error = plain.request(method, {"taskId": created["taskId"]})["error"]
-            assert error["code"] == -32021
-            assert error["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
-        # and a 2025 session cannot reach a 2026 task either
-        session = Wire2025(url)
-        assert session.request("tasks/get", {"taskId": created["taskId"]})["error"][
-            "code"] == NOT_FOUND
+def test_without_the_extension_a_2026_call_is_answered_and_tasks_are_refused(answered):
+    url = answered
+    created = Wire2026(url).request("tools/call", ask_call())["result"]
+    plain = Wire2026(url, tasks=False)
+    result = plain.request("tools/call", ask_call(delivery="wait"))["result"]
+    assert result["resultType"] == "complete"
+    assert result["structuredContent"] == ANSWERED
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        error = plain.request(method, {"taskId": created["taskId"]})["error"]
+        assert error["code"] == -32021
+        assert error["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+    # and a 2025 session cannot reach a 2026 task either
+    session = Wire2025(url)
+    assert session.request("tasks/get", {"taskId": created["taskId"]})["error"][
+        "code"] == NOT_FOUND
 
 
-def test_a_question_that_waits_is_answered_plainly_whatever_the_client_takes(answers):
+def test_a_question_that_waits_is_answered_plainly_whatever_the_client_takes(answered):
     """Issue 42: a client that can take tasks (Claude Code's TUI backgrounds them) still
     gets a waiting question's answer as the call's own result, in either era."""
-    with http_dsh("--answers", answers) as url:
-        plain_2026 = Wire2026(url).request("tools/call", ask_call(delivery="wait"))["result"]
-        session = Wire2025(url)
-        plain_2025 = session.request("tools/call", ask_call({"ttl": 60_000}, delivery="wait"))
-        listed = session.request("tasks/list", {})["result"]["tasks"]
+    url = answered
+    plain_2026 = Wire2026(url).request("tools/call", ask_call(delivery="wait"))["result"]
+    session = Wire2025(url)
+    plain_2025 = session.request("tools/call", ask_call({"ttl": 60_000}, delivery="wait"))
+    listed = session.request("tasks/list", {})["result"]["tasks"]
     assert plain_2026["resultType"] == "complete" and "taskId" not in plain_2026
     assert plain_2026["structuredContent"] == ANSWERED
     assert "task" not in plain_2025["result"]
@@ -356,19 +369,19 @@ def _delete(url: str, headers: dict[str, str]) -> int:
     return status
 
 
-def test_a_session_holds_32_tasks_the_oldest_ended_one_forgotten_first(answers):
+def test_a_session_holds_32_tasks_the_oldest_ended_one_forgotten_first(answered):
     from dsh_cli.core.limits import TASKS_PER_SESSION
 
-    with http_dsh("--answers", answers) as url:
-        session = Wire2025(url)
-        ids = [session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
-               for _ in range(TASKS_PER_SESSION)]
-        for task_id in ids:
-            session.request("tasks/result", {"taskId": task_id})
-        newest = session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
-        listed = [task["taskId"] for task in session.request("tasks/list", {})["result"]["tasks"]]
-        assert listed == [*ids[1:], newest]
-        assert session.request("tasks/get", {"taskId": ids[0]})["error"]["code"] == NOT_FOUND
+    url = answered
+    session = Wire2025(url)
+    ids = [session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
+           for _ in range(TASKS_PER_SESSION)]
+    for task_id in ids:
+        session.request("tasks/result", {"taskId": task_id})
+    newest = session.request("tools/call", ask_call({}))["result"]["task"]["taskId"]
+    listed = [task["taskId"] for task in session.request("tasks/list", {})["result"]["tasks"]]
+    assert listed == [*ids[1:], newest]
+    assert session.request("tasks/get", {"taskId": ids[0]})["error"]["code"] == NOT_FOUND
 
 
 def test_with_32_tasks_waiting_a_33rd_is_refused():
@@ -388,23 +401,23 @@ BAD_TASK_IDS = [None, {}, {"taskId": 5}, {"taskId": None}, {"taskId": ["x"]},
                 {"taskId": "x" * 100_000}]
 
 
-def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answers):
-    with http_dsh("--answers", answers) as url:
-        session, wire = Wire2025(url), Wire2026(url)
-        for params in BAD_TASK_IDS:
-            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
-                assert session.request(method, params)["error"]["code"] == NOT_FOUND
-            for method in ("tasks/get", "tasks/update", "tasks/cancel"):
-                assert wire.request(method, params or {})["error"]["code"] == NOT_FOUND
-        for ttl in ("big", -1, 1.5, True, None):  # not a positive integer: the default hour
-            task = session.request("tools/call", ask_call({"ttl": ttl}))["result"]["task"]
-            assert task["ttl"] == 60 * 60 * 1000
-        for task in ("x", 5, []):  # not an object: the SDK's own params check refuses it
-            assert session.request("tools/call", {**ask_call(), "task": task})["error"][
-                "code"] == -32602
-        # and the server still serves
-        assert session.request("tools/call", ask_call(delivery="wait"))["result"][
-            "structuredContent"] == ANSWERED
+def test_bad_task_ids_and_ttls_are_answered_not_crashed_on(answered):
+    url = answered
+    session, wire = Wire2025(url), Wire2026(url)
+    for params in BAD_TASK_IDS:
+        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            assert session.request(method, params)["error"]["code"] == NOT_FOUND
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            assert wire.request(method, params or {})["error"]["code"] == NOT_FOUND
+    for ttl in ("big", -1, 1.5, True, None):  # not a positive integer: the default hour
+        task = session.request("tools/call", ask_call({"ttl": ttl}))["result"]["task"]
+        assert task["ttl"] == 60 * 60 * 1000
+    for task in ("x", 5, []):  # not an object: the SDK's own params check refuses it
+        assert session.request("tools/call", {**ask_call(), "task": task})["error"][
+            "code"] == -32602
+    # and the server still serves
+    assert session.request("tools/call", ask_call(delivery="wait"))["result"][
+        "structuredContent"] == ANSWERED
 
 
 def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
@@ -437,27 +450,27 @@ def test_sigterm_with_a_task_waiting_withdraws_it_and_ends_quietly():
     assert status == 143 and err == "", err
 
 
-def test_a_2025_tasks_status_notifications_reach_the_sessions_get_stream(answers):
+def test_a_2025_tasks_status_notifications_reach_the_sessions_get_stream(answered):
     """Not the ``tools/call`` response's stream: that one ended with the task's creation."""
     import http.client
     from urllib.parse import urlsplit
 
-    with http_dsh("--answers", answers) as url:
-        session = Wire2025(url)
-        parts = urlsplit(url)
-        stream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
-        stream.request("GET", parts.path, headers={**session.headers(),
-                                                   "Accept": "text/event-stream"})
-        response = stream.getresponse()
-        assert response.status == 200
-        created = session.request("tools/call", ask_call({}))["result"]["task"]
-        while True:
-            line = response.fp.readline()
-            assert line, "the stream ended"
-            if line.startswith(b"data:") and b"notifications/tasks/status" in line:
-                status = json.loads(line[5:])["params"]
-                break
-        stream.close()
+    url = answered
+    session = Wire2025(url)
+    parts = urlsplit(url)
+    stream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    stream.request("GET", parts.path, headers={**session.headers(),
+                                               "Accept": "text/event-stream"})
+    response = stream.getresponse()
+    assert response.status == 200
+    created = session.request("tools/call", ask_call({}))["result"]["task"]
+    while True:
+        line = response.fp.readline()
+        assert line, "the stream ended"
+        if line.startswith(b"data:") and b"notifications/tasks/status" in line:
+            status = json.loads(line[5:])["params"]
+            break
+    stream.close()
     assert status["taskId"] == created["taskId"] and status["status"] == "completed"
     assert status["ttl"] == created["ttl"]
 
@@ -509,16 +522,16 @@ def test_a_2026_listener_hears_of_the_tasks_it_named_and_no_other():
     assert overheard["params"]["status"] == "cancelled"
 
 
-def test_a_2026_listener_opened_after_its_task_ended_still_hears_the_end(answers):
-    with http_dsh("--answers", answers) as url:
-        wire = Wire2026(url)
-        created = wire.request("tools/call", ask_call())["result"]
-        until_ended(wire.request, created["taskId"])
-        listener = Listener(wire, {"taskIds": [created["taskId"]]})
-        try:
-            ack, heard = listener.next(), listener.next()
-        finally:
-            listener.close()
+def test_a_2026_listener_opened_after_its_task_ended_still_hears_the_end(answered):
+    url = answered
+    wire = Wire2026(url)
+    created = wire.request("tools/call", ask_call())["result"]
+    until_ended(wire.request, created["taskId"])
+    listener = Listener(wire, {"taskIds": [created["taskId"]]})
+    try:
+        ack, heard = listener.next(), listener.next()
+    finally:
+        listener.close()
     assert ack["params"]["notifications"] == {"taskIds": [created["taskId"]]}
     assert heard["params"]["status"] == "completed"
     assert told(heard["params"]["result"]["structuredContent"]) == ANSWERED
@@ -527,23 +540,23 @@ def test_a_2026_listener_opened_after_its_task_ended_still_hears_the_end(answers
 @pytest.mark.parametrize("filter_", [{}, {"taskIds": "one"}, {"taskIds": [1]},
                                      {"taskIds": ["t"] * 33}],
                          ids=["none", "a-string", "not-strings", "too-many"])
-def test_a_2026_listen_without_a_good_task_id_filter_is_refused(answers, filter_):
-    with http_dsh("--answers", answers) as url:
-        listener = Listener(Wire2026(url), filter_)
-        try:
-            refused = listener.next()
-        finally:
-            listener.close()
+def test_a_2026_listen_without_a_good_task_id_filter_is_refused(answered, filter_):
+    url = answered
+    listener = Listener(Wire2026(url), filter_)
+    try:
+        refused = listener.next()
+    finally:
+        listener.close()
     assert refused["error"]["code"] == -32602
 
 
-def test_a_2026_listen_without_the_extension_is_not_served(answers):
-    with http_dsh("--answers", answers) as url:
-        listener = Listener(Wire2026(url, tasks=False), {"taskIds": ["t"]})
-        try:
-            refused = listener.next()
-        finally:
-            listener.close()
+def test_a_2026_listen_without_the_extension_is_not_served(answered):
+    url = answered
+    listener = Listener(Wire2026(url, tasks=False), {"taskIds": ["t"]})
+    try:
+        refused = listener.next()
+    finally:
+        listener.close()
     assert refused["error"]["code"] == -32601
 
 

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
 from harness.dsh_under_test import DSH
-from harness.mcp_util import BATCH, bounded, client
+from harness.mcp_util import BATCH, SharedClient, bounded, client
 
 from dsh_cli.tools.ask_user_question import MCP_DESCRIPTION
 
 ERAS = ["legacy", "auto"]
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory):
+    """One ``dsh mcp`` (its own DSH_HOME, no desk) for the calls it refuses before asking."""
+    home = tmp_path_factory.mktemp("refusing-home")
+    shared = SharedClient(env={**os.environ, "DSH_HOME": str(home)})
+    yield shared
+    shared.close()
 
 
 def dsh_json(*args: str):
@@ -67,12 +77,8 @@ def test_answered_from_an_answers_file(mode, tmp_path):
     ({"questions": [{"id": "db", "question": "?", "options": ["A", "A"]}]}, "INVALID_QUESTIONS"),
     ({"questions": []}, "EMPTY_QUESTIONS"),
 ])
-def test_invalid_arguments_are_error_results(arguments, code):
-    async def main():
-        async with client() as mcp:
-            return await mcp.call_tool("ask_user_question", arguments)
-
-    result = bounded(main())
+def test_invalid_arguments_are_error_results(refusing, arguments, code):
+    result = refusing.call_tool("ask_user_question", arguments)
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == code
     assert json.loads(result.content[0].text) == result.structured_content

@@ -24,6 +24,7 @@ from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.core.limits import FRAME_BYTES
 from dsh_cli.core.outcomes import Outcome
 from dsh_cli.desk.client import GONE, DeskClient, DeskScreen, Resolved
+from dsh_cli.desk.hub_link import HubAddress
 from dsh_cli.desk.inbox import Entry, Inbox
 from dsh_cli.desk.link import ServerLink
 from dsh_cli.desk.protocol import (
@@ -63,11 +64,11 @@ class WebDesk(DeskScreen):
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
                  stderr: TextIO | None = None, directory: Path | None = None,
-                 debug: bool | None = None) -> None:
+                 debug: bool | None = None, hub: HubAddress | None = None) -> None:
         self.server = WebServer(host=host, port=port, open_browser=open_browser,
                                 stderr=stderr, debug=debug)
         self.client = DeskClient(self, report=lambda line: self.server.say(line + "\n"),
-                                 directory=directory)
+                                 directory=directory, hub=hub)
         self.inbox: Inbox = self.client.inbox
         self.feed = DeskFeed(self.inbox)
         # per server: the rpc_id of the one frame in flight and where its reply goes

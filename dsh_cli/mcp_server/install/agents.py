@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dsh_cli.mcp_server.hub_target import TOKEN_VARIABLE
+from dsh_cli.core.hub_address import TOKEN_VARIABLE
 from dsh_cli.mcp_server.install.documents import Format, Setting
 
 __all__ = ["AGENTS", "HUMAN_TIMEOUT", "NOTES", "PROGRAMS", "STARTUP_WAIT", "Edit", "dsh_command",
