@@ -17,9 +17,9 @@ programs those rows say "no PostgreSQL".
 **1,000 pending from 100 agents.** A SQLite hub store with 1,000 pending entries from 100
 agents vs one: ``HubStore.pending()`` (what a desk reads when it connects) and
 ``HubStore.get`` of one entry (what it reads on each change heard), paired runs. Then the
-inbox: the entries as a desk sees them from the hub (``announcement``: the batch with
-``rpc_id`` = the entry's id, its ``age`` and ``source`` from what the hub knows of the
-asker), all through one link as through ``dsh attach --hub``, in the real
+inbox: the entries as a desk sees them from the hub (``hub/desks.py``'s ``announcement``:
+the batch with ``rpc_id`` = the entry's id, its ``age`` and ``source`` from what the hub
+knows of the asker), all through one link as through ``dsh attach --hub``, in the real
 ``TerminalInbox``, keys timed as ``bench/inbox.py`` times them: 1,000 entries vs one
 (**budget ≤ 1.2×**, the issue's), vs two and vs a screenful (15). With one entry a key
 moves nothing and the renderer writes nothing (``bench/inbox.py`` says more): two
@@ -232,16 +232,6 @@ def _answer_rows(ctx: Context) -> list[Row]:
 
 # -- 1,000 pending from 100 agents -------------------------------------------------------
 
-def announcement(entry: Any, now: float) -> dict[str, Any]:
-    """The event a desk sees for a pending hub entry (``/work/hub-design.md``)."""
-    event = {name: value for name, value in entry.batch.items()
-             if name not in ("rpc_id", "age", "number")}
-    event.update(rpc_id=entry.id, age=round(max(0.0, now - entry.created_at), 1),
-                 source={"client": entry.agent, "machine": entry.machine, "cwd": entry.cwd,
-                         "token": entry.token})
-    return event
-
-
 def _reads(location: str, reads: int) -> tuple[float, float]:
     """Median milliseconds of ``pending()``, microseconds of ``get`` of the newest entry."""
     from dsh_cli.hub.store import HubStore
@@ -264,13 +254,14 @@ def _reads(location: str, reads: int) -> tuple[float, float]:
 
 def _hub_inbox(location: str) -> Callable[[int, Any, Any], Any]:
     """``bench/inbox.py``'s show for the inbox list fed from the hub store at ``location``."""
+    from dsh_cli.hub.desks import announcement
     from dsh_cli.hub.store import HubStore
 
     with HubStore.open(location, replica="bench") as store:
         pending = store.pending()
         with store.engine.transaction() as tx:
             now = tx.now()
-    events = [announcement(entry, now) for entry in pending]
+    events = [announcement(entry, now).to_json() for entry in pending]
 
     def show(entries: int, input: Any, output: Any) -> Any:
         from dsh_cli.desk.inbox import Inbox

@@ -28,6 +28,8 @@ ROWS = ("dsh --help", "dsh --version", "pty: first frame", "pty: process exit",
         "hub inbox keys, 40 pending from 4 agents vs 1:",
         "hub inbox keys, 40 pending from 4 agents vs 2",
         "hub inbox keys, 40 pending from 4 agents vs 15:",
+        "hub: ask → shown at a desk on the other hub process, p50",
+        "hub: ask → shown at a desk on the other hub process, p99", "hub memory, 20 pending",
         "trust: digest of a",
         "MCP tool call through dsh", "MCP call over the bounded stdio transport",
         "dsh chat start-up, MCP server configured")
