@@ -33,6 +33,10 @@ MEASURES = {
     "store": "session store append and resume",
     "history": "a batch reaching the desk and dsh history's memory, 12,000 stored batches "
                "vs none",
+    "hub": "answers/s two hub processes settle on one PostgreSQL vs one on SQLite; 1,000 "
+           "pending from 100 agents: the store's reads and an inbox key vs one entry",
+    "hub_serve": "dsh hub serve: ask → shown at a desk on the other hub process vs dsh mcp + "
+                 "attach; its memory with 10,000 pending async asks vs idle",
     "trust": "the digest a trusted project's python3 -m pkg entry takes (1,500 files)",
     "mcp": "an MCP tool call through dsh vs the bare SDK; the bounded stdio transport vs "
            "the SDK's; dsh chat start-up with MCP",

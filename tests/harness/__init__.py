@@ -10,6 +10,7 @@
 - ``jsonl_controller``, ``relay_wire``, ``ownership_frames``: the controller's end of the
   JSON-lines protocol (a child, an in-process relay) and the frames that settle something
 - ``terminal_session``: a real ``TerminalProvider`` on a terminal of a fixed size
+- ``postgres``: a throwaway PostgreSQL cluster (the hub's tests and ``bench/hub.py``)
 - ``conversation``: what the model requires of a stored conversation
 - ``hostile_text``, ``model_faults``: text that tries to drive a terminal, and a model server
   that misbehaves, with the checks each calls for
