@@ -278,7 +278,7 @@ def _hub_inbox(location: str) -> Callable[[int, Any, Any], Any]:
 
 
 def _pending_rows(ctx: Context) -> list[Row]:
-    from bench.inbox import _latencies  # prompt-toolkit: not in the answering processes
+    from bench.inbox import key_latencies  # prompt-toolkit: not in the answering processes
 
     many, agents = (40, 4) if ctx.smoke else (PENDING, AGENTS)
     full, one = str(ctx.work / "hub-many.db"), str(ctx.work / "hub-one.db")
@@ -297,10 +297,10 @@ def _pending_rows(ctx: Context) -> list[Row]:
     sizes = {"many": many, "15": 15, "2": 2, "1": 1}
     runs: dict[str, list[float]] = {name: [] for name in sizes}
     for entries in sizes.values():  # untimed: imports and first frames
-        asyncio.run(_latencies(show, entries, 4))
+        asyncio.run(key_latencies(show, entries, 4))
     for _ in range(ctx.runs(rounds)):
         for name, entries in sizes.items():
-            runs[name].append(statistics.median(asyncio.run(_latencies(show, entries, keys))))
+            runs[name].append(statistics.median(asyncio.run(key_latencies(show, entries, keys))))
     label = f"{many:,} pending from {agents} agents"
     return [
         Row(f"hub store: pending() read, {label} vs 1", "ms", listed[full], listed[one],

@@ -82,7 +82,7 @@ def _question_screen(entries: int, input: Any, output: Any) -> Shown:
     return shown(), lambda: provider.screen.app if provider.screen else None, "\x04"
 
 
-async def _latencies(show: Callable[[int, Any, Any], Shown], entries: int, keys: int
+async def key_latencies(show: Callable[[int, Any, Any], Shown], entries: int, keys: int
                      ) -> list[float]:
     """Per-key latencies (ms) on what ``show`` draws."""
     from prompt_toolkit.application import create_app_session
@@ -118,10 +118,10 @@ def measure(ctx: Context) -> list[Row]:
     shows = {"500": (_inbox_list, 500), "15": (_inbox_list, 15), "1": (_inbox_list, 1),
              "batch": (_question_screen, 1)}
     for show, entries in shows.values():  # untimed: imports and first frames, not keys
-        asyncio.run(_latencies(show, entries, 4))
+        asyncio.run(key_latencies(show, entries, 4))
     for _ in range(ctx.runs(rounds)):
         for name, (show, entries) in shows.items():
-            runs[name].append(statistics.median(asyncio.run(_latencies(show, entries, keys))))
+            runs[name].append(statistics.median(asyncio.run(key_latencies(show, entries, keys))))
     many = runs["500"]
     return [Row("inbox keys, 500 entries from 50 servers vs 15: p50", "ms", many, runs["15"],
                 "15 entries", f"≤ {BUDGET} × 15 entries", at_most(BUDGET), paired=True),
