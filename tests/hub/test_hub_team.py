@@ -19,6 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 from harness.dsh_under_test import DSH
+from harness.hub_desk import wait_until
 from harness.hub_serve import agent, agent_token, hub_process
 from harness.jsonl_controller import Controller
 
@@ -83,6 +84,8 @@ class StdioAgent:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+    stop = kill
 
 
 def _seen(desk: Controller, test, what: str) -> dict:
@@ -253,3 +256,105 @@ class _same:
 
     async def __aexit__(self, *exc: object) -> None:
         return None
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+class _Child:
+    """A dsh child whose stderr is read by a thread (so it never fills), lines kept."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen([DSH, *args], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        text=True, env={**os.environ, **(env or {})})
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def said(self, prefix: str) -> str:
+        """The last word of the first stderr line starting with ``prefix`` (a URL)."""
+        while (line := self.lines.get(timeout=CEILING)) is not None:
+            if line.startswith(prefix):
+                return line.split()[-1]
+        raise AssertionError(f"dsh ended before saying {prefix!r}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(CEILING)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                    reason=f"browser tests need Debian's chromium at {CHROMIUM}")
+def test_the_browser_desk_at_phone_width_answers_an_entry_asked_at_the_other_hub_process(
+        postgres_url, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright.sync_api import expect
+
+    payments = tmp_path / "srv" / "payments"
+    payments.mkdir(parents=True)
+    (tmp_path / "srv" / "web").mkdir()
+    config = tmp_path / "hub.toml"
+    config.write_text(f'[hub]\ndefault_team = "ops"\n\n[[hub.routes]]\n'
+                      f'cwd = "{payments}/**"\nteam = "payments"\n')
+    alice = agent_token(postgres_url, "alice", "human", "payments")
+    hubs = [_Child("hub", "serve", "--store", postgres_url, "--port", "0", "--config",
+                   str(config), "--replica", name) for name in ("one", "two")]
+    parties: list[Any] = list(hubs)
+    try:
+        one, two = (hub.said("dsh: hub http://") for hub in hubs)
+        web = _Child("attach", "--hub", one, "--web", env={"DSH_HUB_TOKEN": alice})
+        parties.append(web)
+        url = web.said("dsh: open http://127.0.0.1:")
+        asker = StdioAgent(two, agent_token(postgres_url, "fwd-a"), payments, "claude-a")
+        other = StdioAgent(two, agent_token(postgres_url, "fwd-b"), tmp_path / "srv" / "web",
+                           "claude-b")
+        parties += [asker, other]
+        other.ask(1, _batch("Ops"))  # routed to ops: never on alice's page
+        asker.ask(1, _batch("Payments"))
+        with HubStore.open(postgres_url) as store:  # both asked before the page looks
+            wait_until(lambda: len(store.pending()) == 2, "both entries pending")
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM,
+                                                 args=CHROMIUM_ARGS)
+            page = browser.new_context(viewport={"width": 390, "height": 760}).new_page()
+            page.set_default_timeout(CEILING * 1000)
+            page.goto(url)
+            entry = page.locator("button.entry")
+            expect(entry).to_have_count(1)
+            assert entry.locator(".who").text_content().startswith("claude-a · ")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            entry.click()
+            page.locator("#composer").wait_for()
+            assert str(payments) in page.locator("#qc-asker").text_content()
+            page.locator("button.option[data-label='yes']").click()
+            page.locator("#qc-primary", has_text="Submit").click()
+            answered = asker.reply(1)
+            expect(page.locator("#idle")).to_be_visible()
+            browser.close()
+        assert answered["result"]["structuredContent"] == {
+            "answers": [{"id": "q", "selected": ["yes"]}]}
+        with HubStore.open(postgres_url) as store:
+            [left] = store.pending()
+            assert (left.agent, left.team) == ("claude-b", "ops")
+            steps = [(item.step.action, item.step.actor, item.step.replica)
+                     for item in store.history(agent="claude-a").items]
+    finally:
+        for party in reversed(parties):
+            party.stop()
+    # opening the entry claimed it; the answer went through alice's hub process
+    assert steps == [("ask", "fwd-a", "two"), ("claim", "alice", "one"),
+                     ("answer", "alice", "one")]
