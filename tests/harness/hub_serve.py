@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import subprocess
+import threading
 from urllib.parse import quote
 
 from dsh_cli.hub import HubStore
 from harness.dsh_under_test import DSH
 
-__all__ = ["agent", "agent_token", "hub_process"]
+__all__ = ["DshChild", "agent", "agent_token", "hub_process"]
+
+CEILING = 60.0  # a stuck child fails the test instead of hanging the suite
 
 
 @contextlib.asynccontextmanager
@@ -54,3 +58,38 @@ async def agent(url: str, token: str | None, mode: str = "legacy", **headers: st
             Client(streamable_http_client(f"{url}/mcp", http_client=http),
                    mode=mode) as client:
         yield client
+
+
+class DshChild:
+    """A dsh child (``dsh hub serve``, ``dsh attach --web``) whose stderr a thread reads, so
+    it never fills; ``said`` waits for the line that names its URL."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen([DSH, *args], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        text=True, env={**os.environ, **(env or {})})
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def said(self, prefix: str) -> str:
+        """The last word of the first stderr line starting with ``prefix`` (a URL)."""
+        while (line := self.lines.get(timeout=CEILING)) is not None:
+            if line.startswith(prefix):
+                return line.split()[-1]
+        raise AssertionError(f"dsh ended before saying {prefix!r}")
+
+    def stop(self) -> None:
+        """SIGTERM, as an operator stops it; killed if it does not go."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(CEILING)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

@@ -20,7 +20,7 @@ import httpx2
 import pytest
 from harness.dsh_under_test import DSH
 from harness.hub_desk import wait_until
-from harness.hub_serve import agent, agent_token, hub_process
+from harness.hub_serve import DshChild, agent, agent_token, hub_process
 from harness.jsonl_controller import Controller
 
 from dsh_cli.hub import HubStore
@@ -264,39 +264,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-component-update", "--disable-sync"]
 
 
-class _Child:
-    """A dsh child whose stderr is read by a thread (so it never fills), lines kept."""
-
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
-        self.process = subprocess.Popen([DSH, *args], stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        text=True, env={**os.environ, **(env or {})})
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def said(self, prefix: str) -> str:
-        """The last word of the first stderr line starting with ``prefix`` (a URL)."""
-        while (line := self.lines.get(timeout=CEILING)) is not None:
-            if line.startswith(prefix):
-                return line.split()[-1]
-        raise AssertionError(f"dsh ended before saying {prefix!r}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(CEILING)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
 @pytest.mark.skipif(not os.path.exists(CHROMIUM),
                     reason=f"browser tests need Debian's chromium at {CHROMIUM}")
 def test_the_browser_desk_at_phone_width_answers_an_entry_asked_at_the_other_hub_process(
@@ -311,12 +278,12 @@ def test_the_browser_desk_at_phone_width_answers_an_entry_asked_at_the_other_hub
     config.write_text(f'[hub]\ndefault_team = "ops"\n\n[[hub.routes]]\n'
                       f'cwd = "{payments}/**"\nteam = "payments"\n')
     alice = agent_token(postgres_url, "alice", "human", "payments")
-    hubs = [_Child("hub", "serve", "--store", postgres_url, "--port", "0", "--config",
+    hubs = [DshChild("hub", "serve", "--store", postgres_url, "--port", "0", "--config",
                    str(config), "--replica", name) for name in ("one", "two")]
     parties: list[Any] = list(hubs)
     try:
         one, two = (hub.said("dsh: hub http://") for hub in hubs)
-        web = _Child("attach", "--hub", one, "--web", env={"DSH_HUB_TOKEN": alice})
+        web = DshChild("attach", "--hub", one, "--web", env={"DSH_HUB_TOKEN": alice})
         parties.append(web)
         url = web.said("dsh: open http://127.0.0.1:")
         asker = StdioAgent(two, agent_token(postgres_url, "fwd-a"), payments, "claude-a")
