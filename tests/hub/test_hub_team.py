@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import pytest
@@ -23,6 +24,7 @@ from harness.dsh_under_test import DSH
 from harness.hub_desk import wait_until
 from harness.hub_serve import DshChild, agent, agent_token, hub_process
 from harness.jsonl_controller import Controller
+from harness.tasks_wire import Wire2025, ask_call
 
 from dsh_cli.hub import HubStore
 
@@ -341,3 +343,38 @@ def test_the_browser_desk_at_phone_width_answers_an_entry_asked_at_the_other_hub
     # opening the entry claimed it; the answer went through alice's hub process
     assert steps == [("ask", "fwd-a", "two"), ("claim", "alice", "one"),
                      ("answer", "alice", "one")]
+
+
+def test_a_task_asked_at_one_hub_process_is_answered_at_a_desk_of_the_other(
+        postgres_url, tmp_path, monkeypatch):
+    """The raw HTTP agent of the issue, using MCP tasks: its task lives in the process it
+    asked at, the answer comes from a desk at the other."""
+    token = agent_token(postgres_url, "raw-agent")
+    monkeypatch.setenv("DSH_HUB_TOKEN", agent_token(postgres_url, "alice", "human"))
+    hubs = [DshChild("hub", "serve", "--store", postgres_url, "--port", "0", "--replica",
+                     name) for name in ("one", "two")]
+    desk = None
+    try:
+        one, two = (hub.said("dsh: hub http://") for hub in hubs)
+        desk = Controller("attach", "--hub", one, "--jsonl")
+        session = Wire2025(f"{two}/mcp", {"Authorization": f"Bearer {token}",
+                                          "X-Dsh-Cwd": quote(str(tmp_path / "wörk"))})
+        created = session.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+        assert created["status"] == "working"
+        listed = _seen(desk, lambda e: e["type"] == "question/requested", "the task's entry")
+        assert listed["source"]["cwd"] == str(tmp_path / "wörk")
+        desk.send({"type": "question/answer", "rpc_id": listed["rpc_id"],
+                   "session_id": listed["session_id"],
+                   "answers": [{"id": "db", "selected": ["SQLite"]}]})
+        assert _ack(desk, listed["rpc_id"])["accepted"] is True
+        result = session.request("tasks/result", {"taskId": created["taskId"]},
+                                 timeout=CEILING)["result"]
+        task = session.request("tasks/get", {"taskId": created["taskId"]})["result"]
+    finally:
+        if desk is not None:
+            desk.kill()
+        for hub in hubs:
+            hub.stop()
+    assert result["isError"] is False
+    assert result["structuredContent"]["answers"] == [{"id": "db", "selected": ["SQLite"]}]
+    assert task["status"] == "completed"
