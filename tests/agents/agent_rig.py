@@ -224,12 +224,13 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
 
 
 class JsonlDesk:
-    """``dsh attach --jsonl`` as a child: its events on a queue, frames written to it."""
+    """``dsh attach --jsonl ARGS`` as a child: its events on a queue, frames written to it."""
 
-    def __init__(self, dsh_home: Path) -> None:
-        env = {key: value for key, value in os.environ.items() if key != "XDG_RUNTIME_DIR"}
+    def __init__(self, dsh_home: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        env = {**{key: value for key, value in os.environ.items()
+                  if key != "XDG_RUNTIME_DIR"}, **(env or {})}
         env["DSH_HOME"] = str(dsh_home)
-        self.process = subprocess.Popen([DSH, "attach", "--jsonl"], env=env, text=True,
+        self.process = subprocess.Popen([DSH, "attach", "--jsonl", *args], env=env, text=True,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._events: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()

@@ -59,21 +59,25 @@ def reply(messages: list[dict[str, Any]], request_id: int) -> dict[str, Any]:
 
 
 class Wire2025:
-    """A 2025-11-25 session of ``dsh mcp --http``."""
+    """A 2025-11-25 session of ``dsh mcp --http`` (or a hub's ``/mcp``: ``sent``, headers
+    every request carries, such as its agent token)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, sent: dict[str, str] | None = None) -> None:
         self.url = url
+        self.sent = sent or {}
         request = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "tasks-test", "version": "1.0"}}}
-        status, headers, messages = post(url, request, {"MCP-Protocol-Version": "2025-11-25"})
+        status, headers, messages = post(url, request, {
+            **self.sent, "MCP-Protocol-Version": "2025-11-25"})
         assert status == 200, (status, messages)
         self.initialized = reply(messages, 0)["result"]
         self.session = headers["mcp-session-id"]
         post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers())
 
     def headers(self) -> dict[str, str]:
-        return {"Mcp-Session-Id": self.session, "MCP-Protocol-Version": "2025-11-25"}
+        return {**self.sent, "Mcp-Session-Id": self.session,
+                "MCP-Protocol-Version": "2025-11-25"}
 
     def request(self, method: str, params: dict[str, Any] | None = None,
                 timeout: float = 20.0) -> dict[str, Any]:
