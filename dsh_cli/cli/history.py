@@ -13,6 +13,7 @@ from dsh_cli.cli.options import JSON_HELP
 from dsh_cli.cli.sessions import _with_store
 from dsh_cli.core.clock import local_time
 from dsh_cli.core.lines import notice
+from dsh_cli.hub.records import ENTRY_STATES
 
 
 @click.command()
@@ -37,7 +38,7 @@ from dsh_cli.core.lines import notice
 @click.option("--since", metavar="WHEN",
               help="With --hub: only steps since WHEN (90m, 2h, 7d, or 2026-12-01 14:30).")
 @click.option("--human", metavar="NAME", help="With --hub: only steps NAME took.")
-@click.option("--state", type=click.Choice(["pending", "answered", "cancelled", "timeout"]),
+@click.option("--state", type=click.Choice(ENTRY_STATES),
               help="With --hub: only entries now in this state.")
 def history(session: str | None, agent: str | None, text: str | None, limit: int | None,
             as_json: bool, hub_url: str | None, hub_token_file: str | None,

@@ -141,7 +141,7 @@ def _question_event(context: AskContext, announced: dict[str, Any]) -> dict[str,
 
 def _not_answered(entry: Entry, what: str = "question") -> UserInteractionError:
     """The error of an entry that left pending without a desk's frame."""
-    if entry.state == "timeout":
+    if entry.timed_out:
         return Outcome.TIMED_OUT.error(f"the {what} timed out at the hub")
     return Outcome.ABORTED.error(f"the {what} was {entry.state} at the hub")
 
@@ -168,7 +168,7 @@ class HubProvider(AnsweredThroughTable, Concurrent):
                                            _seconds_left(context) or self.timeout)
         except HubStoreError as error:
             raise UserInteractionError(error.message, error.code) from None
-        if entry.state != "answered":
+        if not entry.answered:
             raise _not_answered(entry)
         _apply(self.ui.pending, context.rpc_id, entry.answer or {})
         await asyncio.get_running_loop().create_future()  # the seam ends this wait
@@ -198,7 +198,7 @@ def stored_outcome(entry: Entry, ticket: str) -> AskUserQuestionAnswer | BaseExc
     from dsh_cli.interaction.pending import PendingQuestions
     from dsh_cli.interaction.vocabulary import AskUserQuestionRequest
 
-    if entry.state != "answered":
+    if not entry.answered:
         return _not_answered(entry)
     batch = entry.batch
     try:
@@ -281,7 +281,7 @@ class HubPermissions:
 
     def _apply(self, rpc_id: str, entry: Entry) -> None:
         """The stored decision through the table, as a desk's frame would come."""
-        if entry.state != "answered":
+        if not entry.answered:
             error = _not_answered(entry, "permission request")
             raise PermissionRequestError(error.message, error.code)
         frame = entry.answer or {}

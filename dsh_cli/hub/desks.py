@@ -135,19 +135,19 @@ def resolution(entry: Entry | None, entry_id: str
     """How a desk hears that an entry left pending, in the words of ``core/outcomes.py``."""
     said = entry.answer if entry is not None and entry.answer is not None else {}
     if entry is not None and entry.kind == "permission":
-        if entry.state == "answered" and said.get("type") == kind(DeskDecision):
+        if entry.answered and said.get("type") == kind(DeskDecision):
             return DeskPermissionResolved(rpc_id=entry_id, outcome="decided",
                                           decision=str(said.get("decision")))
-        ended = {"answered": Outcome.CANCELLED, "timeout": Outcome.TIMED_OUT}
-        return DeskPermissionResolved(
-            rpc_id=entry_id, outcome=ended.get(entry.state, Outcome.ABORTED).event)
+        ended = (Outcome.CANCELLED if entry.answered  # a frame that is no decision
+                 else Outcome.TIMED_OUT if entry.timed_out else Outcome.ABORTED)
+        return DeskPermissionResolved(rpc_id=entry_id, outcome=ended.event)
     if entry is None:  # forgotten by retention: nobody can answer it any more
         outcome = Outcome.ABORTED
-    elif entry.state == "answered":
+    elif entry.answered:
         outcome = {kind(DeskCancel): Outcome.CANCELLED, kind(DeskDecline): Outcome.DECLINED
                    }.get(str(said.get("type")), Outcome.ANSWERED)
     else:  # the agent withdrew it (its call ended), or its deadline passed
-        outcome = Outcome.TIMED_OUT if entry.state == "timeout" else Outcome.ABORTED
+        outcome = Outcome.TIMED_OUT if entry.timed_out else Outcome.ABORTED
     return DeskQuestionResolved(rpc_id=entry_id, outcome=outcome.event)
 
 

@@ -11,6 +11,7 @@ from dsh_cli.core.limits import PENDING_BATCHES, PENDING_BYTES_PER_SESSION
 __all__ = [
     "AUDIT_ACTIONS",
     "BATCH_TOO_LARGE",
+    "ENTRY_STATES",
     "INVALID_NAME",
     "KEY_REUSED",
     "NOT_PENDING",
@@ -53,6 +54,8 @@ INVALID_NAME = "INVALID_NAME"
 
 EntryKind = Literal["question", "permission"]
 EntryState = Literal["pending", "answered", "cancelled", "timeout"]
+# every state, for a command that offers them as a choice (``dsh history --hub --state``)
+ENTRY_STATES: tuple[EntryState, ...] = ("pending", "answered", "cancelled", "timeout")
 TokenKind = Literal["agent", "human"]
 AuditAction = Literal["ask", "claim", "release", "answer", "cancel", "timeout"]
 AUDIT_ACTIONS: tuple[AuditAction, ...] = ("ask", "claim", "release", "answer", "cancel",
@@ -98,6 +101,16 @@ class Entry:
     deadline: float | None
     resolved_at: float | None
     team: str | None = None  # the team its route named; None: every human's (routes.py)
+
+    @property
+    def answered(self) -> bool:
+        """A desk's frame settled it (an answer, a dismissal, a decline or a decision)."""
+        return self.state == "answered"
+
+    @property
+    def timed_out(self) -> bool:
+        """Its deadline passed before any desk settled it."""
+        return self.state == "timeout"
 
     def taken_by(self, now: float) -> str | None:
         """The human whose lease on this entry is still running at ``now``, if any."""

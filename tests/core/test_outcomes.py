@@ -83,8 +83,8 @@ OTHERS = {
     ("mcp_client/config/runs.py", "timeout"), ("mcp_server/install/agents.py", "timeout"),
     # one question of a batch on the review screen: answered, or its status's style class
     ("providers/terminal/render.py", "answered"),
-    # the hub's entry lifecycle (a question or a permission request), in its own store; to be
-    # derived from Outcome when the hub serves (issue 47)
+    # the hub's entry lifecycle (a question or a permission request), its store's own words;
+    # an entry's end reaches a desk or an agent as an Outcome (hub/desks.py, hub/asker.py)
     ("hub/records.py", "answered"), ("hub/records.py", "cancelled"), ("hub/records.py", "timeout"),
     ("hub/store.py", "answered"), ("hub/store.py", "cancelled"), ("hub/store.py", "timeout"),
 }

@@ -13,7 +13,8 @@ from urllib.parse import quote
 from dsh_cli.hub import HubStore
 from harness.dsh_under_test import DSH
 
-__all__ = ["DshChild", "agent", "agent_token", "hub_process"]
+__all__ = ["ANSWER", "BATCH", "DshChild", "agent", "agent_token", "answer_frame", "bounded",
+           "hub_process", "pending_entry", "settled"]
 
 CEILING = 60.0  # a stuck child fails the test instead of hanging the suite
 
@@ -93,3 +94,34 @@ class DshChild:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+BATCH = {"questions": [{"id": "q1", "header": "DB", "question": "Which database?",
+                        "options": [{"label": "Postgres"}, {"label": "SQLite"}]}]}
+ANSWER = [{"id": "q1", "selected": ["SQLite"]}]
+
+
+def bounded(coroutine, seconds: float = 90):
+    return asyncio.run(asyncio.wait_for(coroutine, seconds))
+
+
+async def pending_entry(store: HubStore, kind: str = "question", count: int = 1):
+    """The pending entries of ``kind`` once there are ``count`` (a desk's inbox, polled)."""
+    while True:
+        found = [e for e in await asyncio.to_thread(store.pending) if e.kind == kind]
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(0.05)
+
+
+async def settled(store: HubStore, entry_id: str):
+    while True:
+        entry = await asyncio.to_thread(store.get, entry_id)
+        if entry.state != "pending":
+            return entry
+        await asyncio.sleep(0.05)
+
+
+def answer_frame(entry, answers=ANSWER) -> dict:
+    return {"type": "question/answer", "answers": answers,
+            "session_id": entry.batch.get("session_id")}

@@ -10,7 +10,7 @@ import os
 import subprocess
 
 from harness.dsh_under_test import DSH
-from hub.test_hub_serve import (
+from harness.hub_serve import (
     ANSWER,
     BATCH,
     agent,
