@@ -22,6 +22,7 @@
     ids.py           fresh request and session ids
     home.py          where dsh keeps its files: the one reader of ``DSH_HOME``
     hub_address.py   where a hub is and whose token reaches it: every `--hub` reads them here
+    http_body.py     a request body read with a cap, the declared length checked first
     files.py         files only their owner may read
     json_file.py     private JSON files, read refusing what is not ours, changed under a lock
     remembered.py    decisions remembered per name and digest

@@ -34,7 +34,15 @@ from dsh_cli.core.errors import (
     UserInteractionError,
 )
 from dsh_cli.core.outcomes import Outcome
-from dsh_cli.desk.protocol import DeskPermissionRequested, DeskQuestionRequested
+from dsh_cli.desk.protocol import (
+    DeskAnswer,
+    DeskCancel,
+    DeskDecision,
+    DeskDecline,
+    DeskPermissionRequested,
+    DeskQuestionRequested,
+)
+from dsh_cli.desk.protocol import kind as frame_kind
 from dsh_cli.hub.records import Entry, EntryKind, HubStoreError
 from dsh_cli.hub.routes import route, tool_of
 from dsh_cli.interaction import AskContext, AskUserQuestionAnswer, UserInteraction
@@ -178,11 +186,11 @@ class HubProvider(AnsweredThroughTable, Concurrent):
 def _apply(table: PendingQuestions, rpc_id: str, frame: dict[str, Any]) -> None:
     """A stored desk frame through the pending table, as from a desk socket; or the error."""
     session, kind = frame.get("session_id"), frame.get("type")
-    if kind == "question/answer":
+    if kind == frame_kind(DeskAnswer):
         ack = table.respond(rpc_id, frame.get("answers"), session)
-    elif kind == "question/cancel":
+    elif kind == frame_kind(DeskCancel):
         ack = table.cancel(rpc_id, session)
-    elif kind == "question/decline":
+    elif kind == frame_kind(DeskDecline):
         ack = table.decline(rpc_id, session)
     else:
         raise Outcome.ABORTED.error(f"the hub's answer is no question frame ({kind!r})")
@@ -285,7 +293,7 @@ class HubPermissions:
             error = _not_answered(entry, "permission request")
             raise PermissionRequestError(error.message, error.code)
         frame = entry.answer or {}
-        if frame.get("type") != "permission/decision":
+        if frame.get("type") != frame_kind(DeskDecision):
             raise PermissionRequestError(
                 f"the hub's answer is no permission decision ({frame.get('type')!r})",
                 ASK_ABORTED)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from dsh_cli.core.decisions import DECISIONS
 from dsh_cli.core.errors import UserInteractionError
 from dsh_cli.core.events import BAD_RESPONSE, NOT_PENDING, ResponseAck
+from dsh_cli.core.http_body import capped_body
 from dsh_cli.core.limits import FRAME_BYTES, HUB_DESK_ENTRIES, HUB_DESK_STREAMS, HUB_DESK_WAKES
 from dsh_cli.core.limits import PERMISSION_MESSAGE_CHARACTERS as MAX_MESSAGE
 from dsh_cli.core.outcomes import Outcome
@@ -366,7 +367,7 @@ class DeskDoor:
         if not isinstance(human, Token):
             return human
         try:
-            body = await _capped_body(request, FRAME_BYTES + 2)  # a line and its CRLF
+            body = await capped_body(request, FRAME_BYTES + 2)  # a line and its CRLF
         except ClientDisconnect:
             return Response(status_code=400)
         try:
@@ -509,21 +510,6 @@ def _check_answers(rpc_id: str, entry: Entry, answers: list[Any]) -> ResponseAck
 
 def _ack(ack: ResponseAck) -> DeskAck:
     return DeskAck.model_validate(ack.to_json())
-
-
-async def _capped_body(request: Request, limit: int) -> bytes | None:
-    """The body, or None once it is longer than ``limit`` (reading stops there)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def desk_routes(hub: HubContext) -> list[Route]:

@@ -26,6 +26,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from dsh_cli.core.http_body import capped_body
 from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
 from dsh_cli.interaction import UserInteraction
@@ -188,21 +189,6 @@ def refused(error: BadFrame) -> dict[str, Any]:
     return {**data, "shown": {"error": sanitize_line(str(data.get("message") or ""))}}
 
 
-async def _capped_body(request: Request) -> bytes | None:
-    """The body, or None when it is larger than ``MAX_BODY`` (reading stops at the cap)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def page_routes(secrets: WebSecrets, mode: str, feed: EventFeed) -> list[Any]:
     """What every dsh page serves: ``/`` (the token swapped for the cookie), ``/static/``
     (the page's modules, from a fixed list) and ``/api/events`` (the feed, as SSE)."""
@@ -255,7 +241,7 @@ async def read_frame_body(request: Request, debug: Callable[[str], object] | Non
     from starlette.responses import JSONResponse, Response
 
     try:
-        body = await _capped_body(request)
+        body = await capped_body(request, MAX_BODY)
     except ClientDisconnect:  # nobody is left to read a reply
         if debug is not None:
             debug(f"the browser hung up during {request.method} {request.url.path}")
