@@ -561,3 +561,38 @@ def test_frames_a_hub_does_not_take_are_bounded_in_number_and_bytes():
     said, by_number, dropped = asyncio.run(asyncio.wait_for(main(), 30))
     assert by_number == QUEUED_FRAMES and dropped == 9  # one is in flight, never answered
     assert len(said) == 9 + 2 and all("one was dropped" in line for line in said)
+
+
+def test_a_frame_the_hub_does_not_take_is_a_hub_unreachable_error_at_the_desk(hub):
+    """A POST the hub refuses (a token removed since the stream opened: 401) or that reaches
+    nobody is one ``error`` event (HUB_UNREACHABLE) saying why, and one line said."""
+    from dsh_cli.core.errors import HUB_UNREACHABLE
+    from dsh_cli.desk.hub_link import HubAddress, HubLink, desk_url
+    from dsh_cli.desk.protocol import DeskError, DeskOpened
+
+    class Silent:
+        """A stream that says nothing until the link closes."""
+
+        async def aiter_raw(self):
+            await asyncio.Event().wait()
+            yield b""
+
+        async def aclose(self):
+            pass
+
+    async def refused(url: str) -> tuple[object, list[str]]:
+        said: list[str] = []
+        async with httpx2.AsyncClient(timeout=30) as client:
+            link = HubLink(HubAddress(url, "dshhub_removed", "hub"), client, Silent(),
+                           said.append)
+            try:
+                link.send(DeskOpened(rpc_id="e1"))
+                return await asyncio.wait_for(link.read_event(), 30), said
+            finally:
+                await link.aclose()
+
+    for url, why in [(desk_url(hub.server.url), "HTTP 401"),
+                     ("http://127.0.0.1:9/desk", "ConnectError")]:
+        event, said = asyncio.run(refused(url))
+        assert isinstance(event, DeskError) and event.code == HUB_UNREACHABLE, event
+        assert why in (event.message or "") and len(said) == 1 and why in said[0]
