@@ -13,7 +13,6 @@ from dsh_cli.cli.options import JSON_HELP
 from dsh_cli.cli.sessions import _with_store
 from dsh_cli.core.clock import local_time
 from dsh_cli.core.lines import notice
-from dsh_cli.hub.records import ENTRY_STATES
 
 
 @click.command()
@@ -38,8 +37,9 @@ from dsh_cli.hub.records import ENTRY_STATES
 @click.option("--since", metavar="WHEN",
               help="With --hub: only steps since WHEN (90m, 2h, 7d, or 2026-12-01 14:30).")
 @click.option("--human", metavar="NAME", help="With --hub: only steps NAME took.")
-@click.option("--state", type=click.Choice(ENTRY_STATES),
-              help="With --hub: only entries now in this state.")
+@click.option("--state", metavar="STATE",
+              help="With --hub: only entries now in STATE (pending, answered, cancelled or "
+                   "timeout).")
 def history(session: str | None, agent: str | None, text: str | None, limit: int | None,
             as_json: bool, hub_url: str | None, hub_token_file: str | None,
             insecure_http: bool, since: str | None, human: str | None,
@@ -72,7 +72,7 @@ def _hub(url: str, *, session: str | None, text: str | None, agent: str | None,
          limit: int | None, as_json: bool, token_file: str | None, insecure_http: bool,
          since: str | None, human: str | None, state: str | None) -> None:
     """``dsh history --hub URL``: the hub's audit; its failures one line each."""
-    from dsh_cli.cli.history_hub import hub_history, parse_since
+    from dsh_cli.cli.history_hub import hub_history, parse_since, parse_state
     from dsh_cli.core.errors import HarnessError, UsageError, report
 
     try:
@@ -81,7 +81,8 @@ def _hub(url: str, *, session: str | None, text: str | None, agent: str | None,
                              "machine's sessions, not a hub's history")
         query = {key: value for key, value in (
             ("since", parse_since(since) if since is not None else None), ("agent", agent),
-            ("human", human), ("state", state)) if value is not None}
+            ("human", human), ("state", parse_state(state) if state is not None else None))
+            if value is not None}
         shown = hub_history(url, token_file=token_file, insecure_http=insecure_http,
                             query=query, limit=limit, as_json=as_json)
     except HarnessError as error:

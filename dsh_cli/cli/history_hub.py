@@ -19,7 +19,7 @@ import click
 from dsh_cli.core.errors import CONFIG_ERROR, STORE_ERROR, ConfigError, UsageError
 from dsh_cli.core.hub_address import hub_endpoint, hub_token
 
-__all__ = ["hub_history", "parse_since"]
+__all__ = ["hub_history", "parse_since", "parse_state"]
 
 PAGE_BYTES = 64 * 1024 * 1024  # one /history page as read (500 steps of long labels fit)
 REQUEST_SECONDS = 30.0
@@ -40,6 +40,15 @@ def parse_since(text: str, now: datetime | None = None) -> float:
         raise UsageError(f"--since {text[:64]!r}: give a span (90m, 2h, 7d, 1w) or a date "
                          "or time (2026-12-01, 2026-12-01 14:30)") from None
     return moment.timestamp()  # a naive time is local, as a human means it
+
+
+def parse_state(text: str) -> str:
+    """``--state``, one of the hub's entry states (read here: only ``--hub`` loads the hub)."""
+    from dsh_cli.hub.records import ENTRY_STATES
+
+    if text not in ENTRY_STATES:
+        raise UsageError(f"--state {text[:64]!r}: one of {', '.join(ENTRY_STATES)}")
+    return text
 
 
 def hub_history(url: str, *, token_file: str | None, insecure_http: bool, query: dict[str, Any],

@@ -225,6 +225,9 @@ def test_dsh_history_hub_failures_are_one_line(hub):
     since = dsh_history(hub, "--since", "last tuesday")
     assert since.returncode == 2 and "--since 'last tuesday'" in since.stderr
     assert since.stderr.count("\n") == 1
+    state = dsh_history(hub, "--state", "done")
+    assert state.returncode == 2 and "--state 'done': one of pending, answered" in state.stderr
+    assert state.stderr.count("\n") == 1
     remote = subprocess.run([DSH, "history", "--hub", "http://hub.example:8000"],
                             capture_output=True, text=True, timeout=120,
                             env={**os.environ, "DSH_HUB_TOKEN": "dshhub_x"})

@@ -1,4 +1,5 @@
-"""Nothing MCP is imported on the other paths: ``--help``, ``dsh ask``, ``dsh schema``."""
+"""Nothing MCP (nor the team hub) is imported on the other paths: ``--help``, ``dsh ask``,
+``dsh schema``, this machine's ``dsh history``."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ except SystemExit:
     pass
 sys.stderr.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
 """
-MCP_MODULES = ("mcp", "mcp_types", "anyio", "dsh_cli.mcp_server", "dsh_cli.desk")
+MCP_MODULES = ("mcp", "mcp_types", "anyio", "dsh_cli.mcp_server", "dsh_cli.desk", "dsh_cli.hub")
 
 
 @pytest.mark.parametrize("args", [
     ["--help"],
     ["schema"],
     ["ask", "-q", "Deploy?", "-o", "yes", "-o", "no", "--answers", "ANSWERS"],
+    ["history"],  # only --hub reads the hub
 ])
 def test_other_commands_import_nothing_mcp(args, tmp_path):
     answers = tmp_path / "answers.json"
