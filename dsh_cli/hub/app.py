@@ -17,6 +17,7 @@ history) are the caller's (``extra_routes``).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from dsh_cli.core.limits import AGENT_NAME_CHARACTERS as MAX_AGENT_NAME
 from dsh_cli.core.sanitize import one_line
 from dsh_cli.hub.asker import HubAsks, HubPermissions, HubProvider, HubTickets
 from dsh_cli.hub.context import holder
+from dsh_cli.hub.tasks import HubTasks
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -237,7 +239,9 @@ def agents_side(hub: HubContext, *, question_timeout: float | None = None) -> Hu
     ui.register_provider(HubProvider(asks, ui, timeout=question_timeout))
     gate = PermissionGate(events=ui.events, notice=hub.report)
     gate.register_provider(HubPermissions(asks, timeout=question_timeout))
-    server = build_server(service, ApproveService(gate, service), caller_of=caller_of)
+    # an agent's MCP task made at another hub process (one that died) too
+    server = build_server(service, ApproveService(gate, service), caller_of=caller_of,
+                          tasks=functools.partial(HubTasks, hub))
     return HubAgents(server, service, asks)
 
 

@@ -35,12 +35,13 @@ if TYPE_CHECKING:
     from dsh_cli.mcp_server.approve import ApproveService
     from dsh_cli.mcp_server.owned.work import LaterWork
     from dsh_cli.mcp_server.service import AskService
+    from dsh_cli.mcp_server.tasks.store import Tasks
     from dsh_cli.mcp_server.tickets import Tickets
     from dsh_cli.tools.registry import ToolResult
 
 __all__ = ["AGENT_NAMES", "Caller", "CallerOf", "agent_name", "approve_result", "build_server",
            "call_result", "output_schema", "serve_asgi", "serve_http", "serve_stdio",
-           "session_owner"]
+           "session_owner", "told_wire"]
 
 INSTRUCTIONS = (
     "ask_user_question asks the human structured questions (numbered options, multi-select, "
@@ -106,6 +107,11 @@ def told_result(result: ToolResult, sentence: str, ticket: str) -> Any:
     told = {"told": sentence, "ticket": ticket, **json.loads(result.content)}
     return CallToolResult(content=[TextContent(type="text", text=f"{sentence} {result.content}")],
                           structured_content=told, is_error=result.is_error)
+
+
+def told_wire(outcome: ToolResult, sentence: str, ticket: str) -> dict[str, Any]:
+    """An async batch's outcome as its MCP task keeps it (``told_result``, as a wire dict)."""
+    return _wire(told_result(outcome, sentence, ticket))
 
 
 # Claude Code shows a task's creation ``_meta[AGENT_TASK].modelImmediateResponse`` to its
@@ -193,9 +199,11 @@ async def _abortable(work: Callable[[AbortSignal], Awaitable[Any]]) -> Any:
 
 
 def build_server(service: AskService, approver: ApproveService | None = None, *,
-                 caller_of: CallerOf | None = None) -> Server[Any]:
+                 caller_of: CallerOf | None = None,
+                 tasks: Callable[..., Tasks] | None = None) -> Server[Any]:
     """The low-level server: ``service``'s tool, and ``approve_tool_use`` with ``approver``;
-    ``caller_of`` (a hub) says who each request's caller is.
+    ``caller_of`` (a hub) says who each request's caller is, ``tasks`` (a hub's) how its
+    MCP tasks are read.
 
     An async question runs as an MCP task for a client that takes them, and
     ``approve_tool_use`` where a 2025 client asks for one (``dsh_cli.mcp_server.tasks``).
@@ -206,6 +214,7 @@ def build_server(service: AskService, approver: ApproveService | None = None, *,
     from dsh_cli.mcp_server import get_user_answer as answers
     from dsh_cli.mcp_server.approve import approve_tool_spec
     from dsh_cli.mcp_server.tasks import Staged, install_tasks
+    from dsh_cli.mcp_server.tasks.store import Tasks as TaskView
     from dsh_cli.tools.ask_user_question import decode_call
 
     spec = service.tool_spec()
@@ -311,7 +320,7 @@ def build_server(service: AskService, approver: ApproveService | None = None, *,
             async def work(signal: AbortSignal) -> dict[str, Any]:
                 assert owner is not None  # an async batch was made, so its owner is known
                 outcome, sentence = await service.outcome_of(ticket[0], owner, signal)
-                return _wire(told_result(outcome, sentence, ticket[0]))
+                return told_wire(outcome, sentence, ticket[0])
             return work
 
         def abandon() -> None:
@@ -320,12 +329,13 @@ def build_server(service: AskService, approver: ApproveService | None = None, *,
 
         return Staged(start, meta=lambda: {AGENT_TASK: {
             "modelImmediateResponse": immediate_note(ticket[0])}}, abandon=abandon,
-            signal=signal)
+            signal=signal, ticket=lambda: ticket[0] if ticket else None)
 
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner),
     # kept in the tickets' store, so the session's end closes its tickets and tasks together
     later = service.tickets.store
-    install_tasks(server, task_work, owner_of=lambda ctx: caller(ctx)[1], later=later)
+    install_tasks(server, task_work, owner_of=lambda ctx: caller(ctx)[1], later=later,
+                  view=tasks or TaskView)
     return server
 
 

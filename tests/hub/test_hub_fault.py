@@ -1,6 +1,7 @@
 """Kill -9 of one of two `dsh hub serve` processes on one PostgreSQL store (issue 47's
 first fault): the entry its waiting call held is withdrawn by the other process, and the
-agent's async question is fetched by its ticket at the other process, answered once."""
+agent's async question is fetched by its ticket, and its MCP task by its id, at the other
+process, answered once."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from harness.hub_serve import (
     pending_entry,
     settled,
 )
+from harness.tasks_wire import Wire2025, post
 
 from dsh_cli.hub import HubStore
 from dsh_cli.hub.records import NotPending
@@ -60,23 +62,78 @@ async def swept_after(store: HubStore, replica: str, moment: float) -> None:
         await asyncio.sleep(0.05)
 
 
+class TaskAgent:
+    """The issue's raw HTTP agent using MCP tasks: a 2025-11-25 session at one hub process,
+    its requests off the event loop (``Wire2025`` blocks)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token = url, token
+        self.wire: Wire2025 | None = None
+
+    async def request(self, method: str, task_id: str | None = None, **params) -> dict:
+        if self.wire is None:
+            self.wire = await asyncio.to_thread(
+                Wire2025, f"{self.url}/mcp", {"Authorization": f"Bearer {self.token}"})
+        if task_id is not None:
+            params["taskId"] = task_id
+        return await asyncio.to_thread(self.wire.request, method, params, 60)
+
+    async def task(self) -> str:
+        """A new task-augmented async ask_user_question: its task id."""
+        made = await self.request("tools/call", name="ask_user_question",
+                                  arguments={**BATCH, "delivery": "async"},
+                                  task={"ttl": 600_000})
+        return made["result"]["task"]["taskId"]
+
+    async def status(self, task: str) -> str:
+        return (await self.request("tasks/get", task))["result"]["status"]
+
+
+def desk_answer(url: str, human: str, entry, answers=ANSWER) -> dict:
+    """A human's desk answers ``entry`` through hub ``url``'s /desk: the reply frame."""
+    frame = {**answer_frame(entry, answers), "rpc_id": entry.id}
+    status, _, replies = post(f"{url}/desk", frame, {"Authorization": f"Bearer {human}"})
+    assert status == 200, (status, replies)
+    return replies[0]
+
+
 def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url):
+    """The waiting call's entry is withdrawn; the async ticket and the MCP tasks asked at
+    hub one are read, waited on, cancelled and answered at hub two (also while one lives),
+    by their agent's token only, each answered once."""
     token = agent_token(postgres_url)
     stranger = agent_token(postgres_url, "other-bot")
+    human = agent_token(postgres_url, "alice", "human")
+    seen: dict = {}
 
     async def main():
         with HubStore.open(postgres_url) as store:
             async with hub(postgres_url, "one") as (first, one), \
                     hub(postgres_url, "two") as (second, _):
+                tasks_one, tasks_two = TaskAgent(first, token), TaskAgent(second, token)
+                made: dict[str, object] = {}  # task id -> its entry
+                for _ in range(3):
+                    task = await tasks_one.task()
+                    made[task] = next(e for e in await pending_entry(store, count=len(made) + 1)
+                                      if e not in made.values())
+                answered, dropped, abandoned = made
                 async with agent(first, token) as at_first:
                     waiting = asyncio.ensure_future(
                         at_first.call_tool("ask_user_question", BATCH))
                     asked = await at_first.call_tool("ask_user_question",
                                                      {**BATCH, "delivery": "async"})
                     ticket = asked.structured_content["ticket"]
-                    entries = await pending_entry(store, count=2)
-                    by_delivery = {e.batch.get("delivery", "wait"): e for e in entries}
-                    waited, later = by_delivery["wait"], by_delivery["async"]
+                    entries = await pending_entry(store, count=5)
+                    [waited] = [e for e in entries if e.batch.get("delivery", "wait") == "wait"]
+                    later = await asyncio.to_thread(store.by_key, "ci-bot", ticket)
+                    task_entry, abandoned_entry = made[answered], made[abandoned]
+                    # hub one lives: hub two reads its task, and cancels another of them
+                    seen["read alive"] = await tasks_two.status(answered)
+                    seen["cancelled alive"] = (await tasks_two.request(
+                        "tasks/cancel", dropped))["result"]["status"]
+                    while (status := await tasks_one.status(dropped)) == "working":
+                        await asyncio.sleep(0.05)
+                    seen["the maker agrees"] = status
                     # past the bound, with hub one beating: hub two withdraws nothing
                     await swept_after(store, "two", waited.created_at + float(ORPHAN))
                     alive = await asyncio.to_thread(store.get, waited.id)
@@ -86,6 +143,23 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
                         await asyncio.wait_for(waiting, 30)
                 withdrawn = await asyncio.wait_for(settled(store, waited.id), 30)
                 still = await asyncio.to_thread(store.get, later.id)
+                # the agent is back, at hub two, with a new session
+                back, other = TaskAgent(second, token), TaskAgent(second, stranger)
+                seen["read after"] = await back.status(answered)
+                seen["foreign"] = [(await other.request(method, answered))["error"]
+                                   for method in ("tasks/get", "tasks/result", "tasks/cancel")]
+                seen["unknown"] = (await back.request("tasks/get", "task-q_0000"))["error"]
+                result = asyncio.ensure_future(back.request("tasks/result", answered))
+                seen["desk"] = await asyncio.to_thread(desk_answer, second, human, task_entry)
+                seen["result"] = (await result)["result"]
+                seen["got"] = (await back.request("tasks/get", answered))["result"]
+                seen["cancel late"] = (await back.request("tasks/cancel", answered))["error"]
+                seen["cancelled after"] = (await back.request(
+                    "tasks/cancel", abandoned))["result"]["status"]
+                seen["result cancelled"] = (await back.request(
+                    "tasks/result", abandoned))["error"]
+                seen["desk late"] = await asyncio.to_thread(desk_answer, second, human,
+                                                            abandoned_entry)
                 async with agent(second, token) as at_second, \
                         agent(second, stranger) as other:
                     before = await at_second.call_tool("get_user_answer", {"ticket": ticket})
@@ -98,12 +172,14 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
                         store.answer, later.id,
                         answer_frame(later, [{"id": "q1", "selected": ["Postgres"]}]), "bob")
                     twice = await at_second.call_tool("get_user_answer", {"ticket": ticket})
+                    seen["task twice"] = await asyncio.to_thread(
+                        store.answer, task_entry.id, answer_frame(task_entry), "bob")
                 audit = await asyncio.to_thread(store.audit)
         return alive, withdrawn, still, before, foreign, won, after, again, twice, audit, \
-            waited, later
+            waited, later, task_entry
 
     (alive, withdrawn, still, before, foreign, won, after, again, twice, audit, waited,
-     later) = bounded(main(), 150)
+     later, task_entry) = bounded(main(), 150)
     assert alive.state == "pending"  # a live process's entry is never taken for an orphan
     assert withdrawn.state == "cancelled" and withdrawn.answer is None
     [cancel] = [row for row in audit if row.entry_id == waited.id and row.action == "cancel"]
@@ -115,8 +191,23 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
     assert after.structured_content == {"answers": ANSWER}
     assert isinstance(again, NotPending) and again.state == "answered"
     assert twice.structured_content == {"answers": ANSWER}  # the first answer, again
+    # the tasks: read and cancelled at hub two while hub one lives, and after it died
+    assert (seen["read alive"], seen["cancelled alive"], seen["the maker agrees"]) == (
+        "working", "cancelled", "cancelled")
+    assert seen["read after"] == "working"
+    assert seen["foreign"] == [seen["unknown"]] * 3  # another agent's: as an id never made
+    assert seen["desk"]["type"] == "response/ack" and seen["desk"]["accepted"] is True
+    assert seen["result"]["isError"] is False
+    assert seen["result"]["structuredContent"]["answers"] == ANSWER
+    assert seen["got"]["status"] == "completed"
+    assert seen["cancel late"]["message"] == "Cannot cancel task: already completed"
+    assert seen["cancelled after"] == "cancelled"
+    assert seen["result cancelled"]["code"] == -32602
+    assert seen["desk late"]["accepted"] is False  # withdrawn: no answer is taken for it
+    assert isinstance(seen["task twice"], NotPending)
     answers = [row for row in audit if row.action == "answer"]
-    assert [(row.entry_id, row.actor) for row in answers] == [(later.id, "alice")]
+    assert sorted((row.entry_id, row.actor) for row in answers) == sorted(
+        [(later.id, "alice"), (task_entry.id, "alice")])
 
 
 def test_the_sweep_withdraws_only_the_waited_entries_of_a_silent_process(tmp_path):

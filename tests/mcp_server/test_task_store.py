@@ -71,21 +71,21 @@ def test_what_an_owner_holds_is_counted_through_create_end_fetch_and_forget():
         second = store.create("http:a", work)
         store.create("http:b", work)
         seen.append(("running", store.holds("http:a"), store.holds("http:c")))
-        wire.get(store, "http:a", {"taskId": first.id})  # not ended: nothing handed
+        await wire.get(store, "http:a", {"taskId": first.id})  # not ended: nothing handed
         answered.set()
         await first.ended()
         await second.ended()
-        wire.get(store, "http:a", {"taskId": first.id})
+        await wire.get(store, "http:a", {"taskId": first.id})
         seen.append(("one fetched", store.holds("http:a")))
         await wire.result(store, "http:a", {"taskId": second.id})
-        wire.get(store, "http:a", {"taskId": second.id})  # handed twice, counted once
+        await wire.get(store, "http:a", {"taskId": second.id})  # handed twice, counted once
         seen.append(("both fetched", store.holds("http:a"), store.holds("http:b")))
         third = store.create("http:a", work)
         await third.ended()
         seen.append(("ended, unfetched", store.holds("http:a")))
         store.forget(third)
         store.forget(third)  # a second forget (expiry, then the session's end) is nothing
-        wire.get(store, "http:b", {"taskId": store.owned("http:b")[0].id})
+        await wire.get(store, "http:b", {"taskId": store.owned("http:b")[0].id})
         seen.append(("forgotten", store.holds("http:a"), store.holds("http:b"),
                      [record.id for record in store.owned("http:a")]
                      == [first.id, second.id]))

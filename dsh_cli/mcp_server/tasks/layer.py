@@ -51,6 +51,7 @@ class Staged:
     signal: AbortSignal = field(default_factory=AbortSignal)
     meta: Callable[[], dict[str, Any]] = field(default=dict)
     abandon: Callable[[], None] = field(default=lambda: None)
+    ticket: Callable[[], str | None] = field(default=lambda: None)  # the batch's, once started
 
 
 class WorkFor(Protocol):
@@ -70,17 +71,19 @@ EXTENSION_VERSIONS = ("2026-07-28",)  # the protocol versions whose tasks are th
 
 class TaskLayer:
     """A ``Server.middleware`` entry: the task surface, over the tasks of ``later`` (the
-    server's one store of work fetched later, its tickets' too; None: one of its own)."""
+    server's one store of work fetched later, its tickets' too; None: one of its own), read
+    through ``view`` (``Tasks``; a serving hub's reads its store too)."""
 
     def __init__(self, work_for: WorkFor, later: LaterWork | None = None, *,
                  required: frozenset[str] = frozenset(),
                  stamp: Callable[[], dict[str, Any]] | None = None,
-                 owner_of: OwnerOf | None = None) -> None:
+                 owner_of: OwnerOf | None = None,
+                 view: Callable[..., Tasks] = Tasks) -> None:
         self.work_for = work_for
         # a server without ``session_owner``'s (the conformance fixtures): no end hook
         self.owner_of = owner_of or request_owner
         # the sessionless wire's tasks are many clients': none is forgotten for another's
-        self.tasks = Tasks(later, shared={SESSIONLESS_OWNER: TASKS_SESSIONLESS})
+        self.tasks = view(later, shared={SESSIONLESS_OWNER: TASKS_SESSIONLESS})
         self.required = required  # tools that run only as tasks (dsh's own: none)
         self.stamp = stamp  # the server's identity, for a 2026 result's ``_meta``
         self.listeners = TaskListeners()  # 2026 ``subscriptions/listen`` streams
@@ -120,7 +123,7 @@ class TaskLayer:
 
             raise MCPError(-32601, f"tool {params['name']!r} runs only as a task")
         if method == "tasks/get":
-            return wire_2025_11_25.get(self.tasks, owner, params)
+            return await wire_2025_11_25.get(self.tasks, owner, params)
         if method == "tasks/result":
             return await wire_2025_11_25.result(self.tasks, owner, params)
         if method == "tasks/list":
@@ -150,7 +153,8 @@ class TaskLayer:
                     self.tasks, SESSIONLESS_OWNER, params, _headers(ctx)))
             serve = {"tasks/get": wire_2026_07_28.get,
                      "tasks/update": wire_2026_07_28.update}[method]
-            return self._stamped(serve(self.tasks, SESSIONLESS_OWNER, params, _headers(ctx)))
+            return self._stamped(await serve(self.tasks, SESSIONLESS_OWNER, params,
+                                             _headers(ctx)))
         if method == LISTEN and declared:
             return await self.listeners.serve(ctx, self.tasks, SESSIONLESS_OWNER, params)
         return await call_next(ctx)  # tasks/result and tasks/list are gone: -32601
@@ -188,7 +192,8 @@ class TaskLayer:
         assert not isinstance(found, Staged)
         try:
             record = self.tasks.create(owner, found, ttl_ms=ttl, watcher=watcher,
-                                       signal=staged.signal if staged is not None else None)
+                                       signal=staged.signal if staged is not None else None,
+                                       ticket=staged.ticket() if staged is not None else None)
         except TaskError as error:
             if staged is not None:
                 staged.abandon()
@@ -228,11 +233,13 @@ def _status_notifier(ctx: ServerRequestContext[Any, Any],
 
 def install_tasks(server: Server[Any], work_for: WorkFor, *,
                   required: frozenset[str] = frozenset(),
-                  owner_of: OwnerOf | None = None, later: LaterWork | None = None) -> TaskLayer:
+                  owner_of: OwnerOf | None = None, later: LaterWork | None = None,
+                  view: Callable[..., Tasks] = Tasks) -> TaskLayer:
     """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``;
-    its tasks are kept in ``later`` (the server's one store; None: one of their own)."""
+    its tasks are kept in ``later`` (the server's one store; None: one of their own) and
+    read through ``view``."""
     layer = TaskLayer(work_for, later, required=required, owner_of=owner_of,
-                      stamp=lambda: server.server_info_stamp)
+                      stamp=lambda: server.server_info_stamp, view=view)
     server.middleware.append(layer)
     server.extensions[wire_2026_07_28.EXTENSION] = {}
     return layer

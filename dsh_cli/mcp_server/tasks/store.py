@@ -114,11 +114,12 @@ class Tasks:
         return min(TASK_TTL_DEFAULT_MS, self.ttl_max_ms)
 
     def create(self, owner: str, work: Work, *, ttl_ms: Any = None,
-               watcher: Watcher | None = None, signal: AbortSignal | None = None) -> Later:
+               watcher: Watcher | None = None, signal: AbortSignal | None = None,
+               ticket: str | None = None) -> Later:
         """A new running task of ``owner``; ``TaskError`` when its cap is full of live ones
         (of a shared owner: of any, for each is kept its whole time to live). ``signal``: the
         one its work was already started under (a batch asked before its task was made), so
-        an answer that seals it decides the task too."""
+        an answer that seals it decides the task too; ``ticket``: that batch's (``id_for``)."""
         held = self._tally.held(owner)
         if owner in self.shared and held >= self.shared[owner]:
             raise TaskError(-32600, f"too many tasks kept ({self.shared[owner]:,}, for every "
@@ -133,16 +134,41 @@ class Tasks:
         loop = asyncio.get_running_loop()
         seconds = self.ttl_for(ttl_ms) / 1000
         record = self.store.add(Later(
-            secrets.token_urlsafe(32), owner, KIND, self, loop.create_future(),
+            self.id_for(ticket), owner, KIND, self, loop.create_future(),
             self.store.clock(), seconds, signal or AbortSignal(), watcher=watcher))
         record.timer = loop.call_later(seconds, self.expire, record)
         record.work = asyncio.ensure_future(self._run(record, work))
         return record
 
+    def id_for(self, ticket: str | None) -> str:
+        """A new task's id: 256 random bits (a hub's names the task of an async batch after
+        its ``ticket``, so that another hub process finds it in the hub's store)."""
+        return secrets.token_urlsafe(32)
+
     def get(self, owner: str, task_id: Any) -> Later | None:
         """``owner``'s task ``task_id``; another owner's is None, as an unknown one is."""
         record = self.store.get(task_id, owner)
         return record if record is not None and record.view is self else None
+
+    # What a ``tasks/*`` request reads, waits on and cancels: this process's tasks (``get``,
+    # ``ended``, ``cancel``); a serving hub's also reads what its store keeps of a task made
+    # at another hub process (``hub/tasks.py``).
+
+    async def find(self, owner: str, task_id: Any) -> Later | None:
+        """``owner``'s task ``task_id`` as a request reads it; None: not found."""
+        return self.get(owner, task_id)
+
+    async def ended(self, record: Later) -> None:
+        """Wait for a found task's end; a cancelled wait leaves the task running."""
+        await record.ended()
+
+    async def cancel_found(self, record: Later) -> bool:
+        """``tasks/cancel`` of a found task: ``cancel``'s answer."""
+        return self.cancel(record)
+
+    async def completed(self, record: Later, result: dict[str, Any]) -> TaskEnd:
+        """Where a task whose work returned ``result`` ends: completed with it."""
+        return TaskEnd("completed", None, result=result)
 
     def owned(self, owner: str) -> list[Later]:
         """``owner``'s tasks, the oldest first."""
@@ -219,7 +245,7 @@ class Tasks:
                     error={"code": -32603, "message": f"internal error: {error}"})):
                 self._tell(record)
             return
-        if self._end(record, TaskEnd("completed", None, result=result)):
+        if self._end(record, await self.completed(record, result)):
             self._tell(record)
 
     @staticmethod

@@ -32,7 +32,9 @@ def task_wire(record: Later) -> dict[str, Any]:
     task: dict[str, Any] = {"taskId": record.id, "status": state.status,
                             "createdAt": iso_time(record.made),
                             "lastUpdatedAt": iso_time(state.at),
-                            "ttl": ttl_ms(record), "pollInterval": POLL_INTERVAL_MS}
+                            # none: a hub's task read from its store, kept as its entry
+                            "ttl": ttl_ms(record) if record.ttl is not None else None,
+                            "pollInterval": POLL_INTERVAL_MS}
     if state.message:
         task["statusMessage"] = state.message
     return task
@@ -48,19 +50,19 @@ def status_params(record: Later) -> dict[str, Any]:
     return task_wire(record)
 
 
-def _find(tasks: Tasks, owner: str, params: Any) -> Later:
+async def _find(tasks: Tasks, owner: str, params: Any) -> Later:
     from mcp.shared.exceptions import MCPError
 
     task_id = params.get("taskId") if isinstance(params, dict) else None
-    record = tasks.get(owner, task_id)
+    record = await tasks.find(owner, task_id)
     if record is None:
         raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
     return record
 
 
-def get(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
+async def get(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/get``."""
-    record = _find(tasks, owner, params)
+    record = await _find(tasks, owner, params)
     tasks.mark_fetched(record)  # once it ended, how is known to its client now
     return task_wire(record)
 
@@ -69,8 +71,8 @@ async def result(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     """``tasks/result``: waits for the end; a client that left and came back still gets it."""
     from mcp.shared.exceptions import MCPError
 
-    record = _find(tasks, owner, params)
-    await record.ended()  # a cancelled wait leaves the task running
+    record = await _find(tasks, owner, params)
+    await tasks.ended(record)  # a cancelled wait leaves the task running
     tasks.mark_fetched(record)
     end = standing(record)
     if end.status == "completed" and end.result is not None:
@@ -93,8 +95,8 @@ async def cancel(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     answer came first (the refusal waits for it to be recorded, so it names the end)."""
     from mcp.shared.exceptions import MCPError
 
-    record = _find(tasks, owner, params)
-    if not tasks.cancel(record):
-        await record.ended()  # decided: its outcome is on its way
+    record = await _find(tasks, owner, params)
+    if not await tasks.cancel_found(record):
+        await tasks.ended(record)  # decided: its outcome is on its way
         raise MCPError(INVALID_PARAMS, f"Cannot cancel task: already {standing(record).status}")
     return task_wire(record)

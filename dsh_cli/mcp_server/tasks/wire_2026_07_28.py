@@ -65,8 +65,8 @@ def create_result(record: Later, meta: dict[str, Any] | None = None) -> dict[str
     return {**result, "_meta": meta} if meta else result
 
 
-def _find(tasks: Tasks, owner: str, params: Any, headers: Mapping[str, str] | None,
-          ) -> Later:
+async def _find(tasks: Tasks, owner: str, params: Any, headers: Mapping[str, str] | None,
+                ) -> Later:
     from mcp.shared.exceptions import MCPError
 
     task_id = params.get("taskId") if isinstance(params, Mapping) else None
@@ -74,16 +74,16 @@ def _find(tasks: Tasks, owner: str, params: Any, headers: Mapping[str, str] | No
     if routed is not None and routed != task_id:  # SEP-2243: the header mirrors the body
         raise MCPError(HEADER_MISMATCH, "Mcp-Name header does not match the request body's "
                                         "'taskId' parameter")
-    record = tasks.get(owner, task_id)
+    record = await tasks.find(owner, task_id)
     if record is None:
         raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
     return record
 
 
-def get(tasks: Tasks, owner: str, params: Any,
-        headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+async def get(tasks: Tasks, owner: str, params: Any,
+              headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/get``: the task, its result or error inlined once it ended."""
-    record = _find(tasks, owner, params, headers)
+    record = await _find(tasks, owner, params, headers)
     tasks.mark_fetched(record)
     return detailed(record)
 
@@ -99,10 +99,10 @@ def detailed(record: Later) -> dict[str, Any]:
     return task
 
 
-def update(tasks: Tasks, owner: str, params: Any,
-           headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+async def update(tasks: Tasks, owner: str, params: Any,
+                 headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/update``: acknowledged; no dsh task has an input request outstanding."""
-    _find(tasks, owner, params, headers)
+    await _find(tasks, owner, params, headers)
     return {"resultType": "complete"}
 
 
@@ -110,7 +110,7 @@ async def cancel(tasks: Tasks, owner: str, params: Any,
                  headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``tasks/cancel``: acknowledged, for a live task or an ended one alike; when the
     answer came first, once the task has completed with it (a ``tasks/get`` then agrees)."""
-    record = _find(tasks, owner, params, headers)
-    if not tasks.cancel(record):
-        await record.ended()
+    record = await _find(tasks, owner, params, headers)
+    if not await tasks.cancel_found(record):
+        await tasks.ended(record)
     return {"resultType": "complete"}
