@@ -94,8 +94,12 @@ class HubTasks(Tasks):
         super().__init__(store, **options)
         self.hub = hub
 
-    def id_for(self, ticket: str | None) -> str:
-        return task_id_of(ticket) if ticket is not None else super().id_for(ticket)
+    def id_for(self, owner: str, ticket: str | None) -> str:
+        """An agent token's task is found by its owner and its ticket (64 random bits, as
+        the ticket itself); a sessionless one's id stays its only key (256 bits)."""
+        if ticket is not None and owner.startswith(AGENT_OWNER):
+            return task_id_of(ticket)
+        return super().id_for(owner, ticket)
 
     async def find(self, owner: str, task_id: Any) -> Later | None:
         record = await super().find(owner, task_id)

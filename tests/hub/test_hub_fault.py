@@ -265,3 +265,55 @@ def test_a_ticket_read_from_the_store_ends_as_the_asking_process_would_have(tmp_
     assert results[0] == {"answers": ANSWER}
     assert [r["error"]["code"] for r in results[1:]] == ["ASK_CANCELLED", "ASK_TIMEOUT",
                                                          "ASK_ABORTED"]
+
+
+def test_a_task_read_from_the_store_stands_as_its_entry(tmp_path):
+    """``HubTasks`` at a process that does not hold the task: the entry's state as the
+    task's status (the answer, a dismissal, a timeout: completed; withdrawn: cancelled;
+    pending: working), for its agent's token only; a cancel is the store's, once."""
+    from dsh_cli.hub.context import HubContext
+    from dsh_cli.hub.tasks import HubTasks, task_id_of
+    from dsh_cli.hub.watch import HubWatch
+    from dsh_cli.mcp_server.tasks.wire_2025_11_25 import task_wire
+
+    now = [1000.0]
+    with HubStore.open(str(tmp_path / "hub.db"), clock=lambda: now[0]) as store:
+        ask = {"token": "ci-bot", "batch": {**BATCH, "delivery": "async"}, "agent": "a",
+               "machine": "m", "cwd": "/"}
+        answered, dismissed, _timed, withdrawn, pending = (
+            store.ask(**ask, key=f"q_{n}", timeout=60 if n == 2 else None) for n in range(5))
+        store.ask(**{**ask, "batch": BATCH}, key="q_5")  # a waited question: no task
+        store.answer(answered.id, answer_frame(answered), "alice")
+        store.answer(dismissed.id, {"type": "question/cancel"}, "alice")
+        store.cancel(withdrawn.id, "ci-bot")
+        now[0] += 61
+        store.expire()
+        tasks = HubTasks(HubContext(store, HubWatch(store)))
+
+        async def main():
+            found = [await tasks.find("agent:ci-bot", task_id_of(f"q_{n}")) for n in range(5)]
+            unseen = [await tasks.find(owner, task_id)
+                      for owner, task_id in [("agent:other-bot", task_id_of("q_0")),
+                                             ("agent:ci-bot", "q_0"),
+                                             ("agent:ci-bot", task_id_of("q_5")),
+                                             ("agent:ci-bot", task_id_of("q_" + "0" * 70)),
+                                             ("sessionless", task_id_of("q_0"))]]
+            wires = [task_wire(record) for record in found]
+            cancelled = await tasks.cancel_found(found[4])
+            again = await tasks.cancel_found(await tasks.find("agent:ci-bot",
+                                                              task_id_of("q_4")))
+            return found, unseen, wires, cancelled, again
+
+        found, unseen, wires, cancelled, again = asyncio.run(main())
+        kept = store.get(pending.id)
+        [cancel] = [row for row in store.audit(pending.id) if row.action == "cancel"]
+    assert [wire["status"] for wire in wires] == ["completed", "completed", "completed",
+                                                  "cancelled", "working"]
+    results = [record.outcome.result().result for record in found[:3]]
+    assert results[0]["isError"] is False and results[0]["structuredContent"]["answers"] == ANSWER
+    assert [r["structuredContent"]["error"]["code"] for r in results[1:]] == [
+        "ASK_CANCELLED", "ASK_TIMEOUT"]
+    assert wires[4]["ttl"] is None  # kept as its entry is, not by a timer of this process
+    assert unseen == [None] * 5
+    assert (cancelled, again) == (True, False)
+    assert kept.state == "cancelled" and cancel.actor == "ci-bot"

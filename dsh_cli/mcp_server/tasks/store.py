@@ -7,7 +7,9 @@ cancelled); until then it is ``working``. It belongs to one owner (the client se
 created it: ``owned/owners.py``, the tickets' rule too); every look-up names the owner, and a
 task of another owner is as unknown as one that never was, so no client can read, list or
 cancel another's (the Python SDK's experimental tasks were reachable from any session until
-python-sdk PR #2720 scoped them). Its id is 256 random bits, so it cannot be guessed either.
+python-sdk PR #2720 scoped them). Its id is 256 random bits, so it cannot be guessed either
+(a serving hub names an agent token's task after its batch's ticket, to find it at any hub
+process: ``hub/tasks.py``).
 A task is kept ``ttl_ms`` from its creation (cut to ``TASK_TTL_MAX_MS``), on a timer; one
 still running then is withdrawn (its batch aborted, so the desks drop it, and its watcher
 told) and forgotten. An owner of one client session holds ``TASKS_PER_SESSION``, its own
@@ -134,15 +136,15 @@ class Tasks:
         loop = asyncio.get_running_loop()
         seconds = self.ttl_for(ttl_ms) / 1000
         record = self.store.add(Later(
-            self.id_for(ticket), owner, KIND, self, loop.create_future(),
+            self.id_for(owner, ticket), owner, KIND, self, loop.create_future(),
             self.store.clock(), seconds, signal or AbortSignal(), watcher=watcher))
         record.timer = loop.call_later(seconds, self.expire, record)
         record.work = asyncio.ensure_future(self._run(record, work))
         return record
 
-    def id_for(self, ticket: str | None) -> str:
-        """A new task's id: 256 random bits (a hub's names the task of an async batch after
-        its ``ticket``, so that another hub process finds it in the hub's store)."""
+    def id_for(self, owner: str, ticket: str | None) -> str:
+        """A new task's id: 256 random bits (a hub's names an agent token's task of an async
+        batch after its ``ticket``, so that another hub process finds it in its store)."""
         return secrets.token_urlsafe(32)
 
     def get(self, owner: str, task_id: Any) -> Later | None:
