@@ -203,7 +203,7 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
     assert seen["cancel late"]["message"] == "Cannot cancel task: already completed"
     assert seen["cancelled after"] == "cancelled"
     assert seen["result cancelled"]["code"] == -32602
-    assert seen["desk late"]["accepted"] is False  # withdrawn: no answer is taken for it
+    assert (seen["desk late"]["accepted"], seen["desk late"]["reason"]) == (False, "not-pending")
     assert isinstance(seen["task twice"], NotPending)
     answers = [row for row in audit if row.action == "answer"]
     assert sorted((row.entry_id, row.actor) for row in answers) == sorted(
