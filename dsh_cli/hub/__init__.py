@@ -15,6 +15,7 @@
     history.py          ``GET /history``: the audit, for a human's teams
     retention.py        the loop that forgets settled entries past the retention
     asker.py            HubProvider, HubPermissions: an agent's asks kept as entries, answered
+    tasks.py            HubTasks: an agent's MCP tasks, read at any hub process from the store
     app.py              the serving hub's web app: agents' /mcp behind their tokens
     serve.py            `dsh hub serve`: one hub process, until a signal stops it
     desks.py            /desk: the humans' desks, the desk protocol over HTTP

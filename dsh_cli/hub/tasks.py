@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsh_cli.core.errors import ASK_ABORTED
 from dsh_cli.hub.records import Entry, HubStoreError, NotPending
+from dsh_cli.hub.tokens import NAME_CHARACTERS as KEY_CHARACTERS  # an ask key's most
 from dsh_cli.mcp_server.owned.work import Later, LaterWork
 from dsh_cli.mcp_server.tasks.store import KIND, TaskEnd, Tasks
 
@@ -36,7 +37,6 @@ __all__ = ["TASK_PREFIX", "HubTasks", "StoredTask", "stored_end", "task_id_of", 
 
 TASK_PREFIX = "task-"
 AGENT_OWNER = "agent:"  # a hub's owner of work: the agent token (``app.py``'s ``Asker``)
-KEY_CHARACTERS = 64  # an ask key's most (``tokens.check_name``)
 WITHDRAWN = "the question was withdrawn at the hub"
 GONE = "the hub no longer keeps this task's question"
 INTERNAL_ERROR = -32603
