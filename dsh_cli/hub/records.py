@@ -112,6 +112,11 @@ class Entry:
         """Its deadline passed before any desk settled it."""
         return self.state == "timeout"
 
+    @property
+    def withdrawn(self) -> bool:
+        """Its agent cancelled it, or its asking process went away, before any answer."""
+        return self.state == "cancelled"
+
     def taken_by(self, now: float) -> str | None:
         """The human whose lease on this entry is still running at ``now``, if any."""
         if self.state != "pending" or self.claimed_by is None or self.claim_expires is None:

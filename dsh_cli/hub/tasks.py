@@ -78,7 +78,7 @@ def stored_end(entry: Entry, ticket: str) -> TaskEnd:
     from dsh_cli.mcp_server.service import told_as
 
     at = entry.resolved_at if entry.resolved_at is not None else entry.created_at
-    if entry.state == "cancelled":
+    if entry.withdrawn:
         return TaskEnd("cancelled", WITHDRAWN, at=at)
     result = outcome_result(stored_outcome(entry, ticket))
     return TaskEnd("completed", None, result=told_wire(result, told_as(ticket, result, None, at),
@@ -156,7 +156,7 @@ class HubTasks(Tasks):
             except HubStoreError as failure:
                 self.hub.report(f"{failure.code}: {failure.message}")
                 entry = None
-            if entry is not None and entry.state == "cancelled":
+            if entry is not None and entry.withdrawn:
                 return TaskEnd("cancelled", WITHDRAWN)
         return await super().completed(record, result)
 
