@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from harness.package_source import module_text, module_tree, package_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dsh_cli"
@@ -114,7 +115,7 @@ def imports_in(source: str, module: str, *, package: bool = False,
     ``from dsh_cli import config`` names the module ``dsh_cli.config`` when it is one.
     """
     found: list[tuple[str, int]] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(module_tree(source)):
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -129,7 +130,7 @@ def imports_in(source: str, module: str, *, package: bool = False,
 
 
 def package_files() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+    return list(package_modules())
 
 
 def all_imports() -> list[Import]:
@@ -138,7 +139,7 @@ def all_imports() -> list[Import]:
     result = []
     for path in files:
         source = module_name(path)
-        for target, line in imports_in(path.read_text(encoding="utf-8"), source,
+        for target, line in imports_in(module_text(path), source,
                                        package=is_package(path), known=known):
             result.append(Import(source, target, path, line))
     return result

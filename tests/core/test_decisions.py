@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from harness.package_source import module_text, module_tree, package_modules
+
 from dsh_cli.core.decisions import DECIDED_WORDS, DECISIONS
 from dsh_cli.permissions import DECISIONS as PERMISSION_DECISIONS
 
@@ -15,7 +17,7 @@ HOME = PACKAGE / "core" / "decisions.py"
 def copies(source: str, name: str = "<source>") -> list[str]:
     """Where ``source`` spells the decisions as a sequence, or a decision's words, itself."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(module_tree(source)):
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
             words = {item.value for item in node.elts if isinstance(item, ast.Constant)}
             if set(DECISIONS) <= words:
@@ -38,8 +40,8 @@ def test_every_decision_has_its_words():
 
 
 def test_no_module_spells_the_decisions_or_their_words():
-    found = [hit for path in sorted(PACKAGE.rglob("*.py")) if path != HOME
-             for hit in copies(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE)))]
+    found = [hit for path in package_modules() if path != HOME
+             for hit in copies(module_text(path), str(path.relative_to(PACKAGE)))]
     assert found == [], "use core.decisions (DECISIONS, DECIDED_WORDS):\n" + "\n".join(found)
 
 

@@ -6,6 +6,8 @@ import ast
 import json
 from pathlib import Path
 
+from harness.package_source import module_text, module_tree, package_modules
+
 from dsh_cli.core.json_lines import json_line
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dsh_cli"
@@ -26,7 +28,7 @@ def _dumps(node: ast.expr) -> ast.Call | None:
 def copies(source: str, name: str = "<source>") -> list[str]:
     """Where ``source`` ends a ``json.dumps`` with a newline itself (not an indented file)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(module_tree(source)):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
                 and isinstance(node.right, ast.Constant) and node.right.value in ("\n", b"\n"):
             call = _dumps(node.left)
@@ -58,8 +60,8 @@ def test_a_newline_in_a_value_stays_escaped_inside_the_line():
 
 
 def test_no_module_writes_a_json_line_of_its_own():
-    found = [hit for path in sorted(PACKAGE.rglob("*.py")) if path != HOME
-             for hit in copies(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE)))]
+    found = [hit for path in package_modules() if path != HOME
+             for hit in copies(module_text(path), str(path.relative_to(PACKAGE)))]
     assert found == [], "write JSON lines with core.json_lines.json_line:\n" + "\n".join(found)
 
 

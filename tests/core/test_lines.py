@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from harness.package_source import module_text, module_tree, package_modules
+
 from dsh_cli.core.errors import format_line
 from dsh_cli.core.lines import coded, debug, notice, warning
 
@@ -25,7 +27,7 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 def typed_prefixes(source: str, name: str = "<source>") -> list[str]:
     """Each string or bytes literal outside a docstring that spells ``dsh: ``, with its line."""
-    tree = ast.parse(source, name)
+    tree = module_tree(source)
     prose = _docstrings(tree)
     hits = []
     for node in ast.walk(tree):
@@ -39,9 +41,9 @@ def typed_prefixes(source: str, name: str = "<source>") -> list[str]:
 
 def test_no_module_but_the_home_types_the_prefix():
     hits = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in package_modules():
         if path != HOME:
-            hits += typed_prefixes(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE)))
+            hits += typed_prefixes(module_text(path), str(path.relative_to(PACKAGE)))
     assert hits == [], "write dsh lines through dsh_cli.core.lines:\n" + "\n".join(hits)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from harness.package_source import module_text, module_tree, package_modules
+
 from dsh_cli.core.sanitize import one_line
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dsh_cli"
@@ -23,7 +25,7 @@ def _calls(node: ast.expr, name: str) -> bool:
 def copies(source: str, name: str = "<source>") -> list[str]:
     """Where ``source`` cuts a line itself: sanitised then sliced, or sliced then marked."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(module_tree(source)):
         sliced = isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) \
             and _calls(node.value, "sanitize_line")
         marked = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) \
@@ -54,8 +56,8 @@ def test_only_a_bounded_prefix_is_read():
 
 
 def test_no_module_cuts_a_peer_line_of_its_own():
-    found = [hit for path in sorted(PACKAGE.rglob("*.py")) if path != HOME
-             for hit in copies(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE)))]
+    found = [hit for path in package_modules() if path != HOME
+             for hit in copies(module_text(path), str(path.relative_to(PACKAGE)))]
     assert found == [], "cut a peer's text with core.sanitize.one_line:\n" + "\n".join(found)
 
 

@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from harness.package_source import module_text, module_tree
 
 from dsh_cli.core import errors
 from dsh_cli.core.outcomes import PERMISSION_ENDINGS, Outcome, permission_outcome
@@ -146,7 +147,7 @@ def _scan(package: Path) -> dict[tuple[str, str], list[int]]:
         where = path.relative_to(package).as_posix()
         if where in ("core/outcomes.py", "store/migrations.py"):
             continue
-        for line, word in _mappings(ast.parse(path.read_text(encoding="utf-8"))):
+        for line, word in _mappings(module_tree(module_text(path))):
             found.setdefault((where, word), []).append(line)
     return found
 
@@ -170,6 +171,6 @@ def test_the_scan_finds_a_hand_made_mapping():
                    'frame = {"type": kind, "outcome": "aborted"}',
                    'done = outcome == "answered"',
                    'if item.code == ASK_DISCUSS:\n    return "discussed"'):
-        assert _mappings(ast.parse(source)), source
+        assert _mappings(module_tree(source)), source
     assert not _mappings(ast.parse('print("answered")\nraise Outcome.ABORTED.error()\n'
                                    'EXIT = {ASK_TIMEOUT: 124}\nif code == ASK_ABORTED: pass'))

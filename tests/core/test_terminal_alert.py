@@ -7,6 +7,7 @@ import base64
 from pathlib import Path
 
 import pytest
+from harness.package_source import module_text, module_tree, package_modules
 
 from dsh_cli.core.terminal_alert import BELL, encode, tmux_wrap
 
@@ -18,7 +19,7 @@ _OSC_ALERTS = ("\x1b]9;", "\x1b]99;", "\x1b]777;")
 def copies(source: str, name: str = "<source>") -> list[str]:
     """Where ``source`` spells an alert itself: an OSC notification, or writes a bell."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(module_tree(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and any(start in node.value for start in _OSC_ALERTS):
             found.append(f"{name}:{node.lineno}")
@@ -57,8 +58,8 @@ def test_tmux_doubles_every_escape_and_the_bell_passes_as_it_is():
 
 
 def test_no_module_spells_an_alert_of_its_own():
-    found = [hit for path in sorted(PACKAGE.rglob("*.py")) if path != HOME
-             for hit in copies(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE)))]
+    found = [hit for path in package_modules() if path != HOME
+             for hit in copies(module_text(path), str(path.relative_to(PACKAGE)))]
     assert found == [], "encode alerts with core.terminal_alert.encode:\n" + "\n".join(found)
 
 
