@@ -6,12 +6,11 @@ import ast
 import asyncio
 import inspect
 import re
-from pathlib import Path
 from typing import Any, Protocol
 
+from harness.package_source import PACKAGE, module_text, module_tree, package_modules
 from pydantic import BaseModel
 
-import dsh_cli
 import dsh_cli.extensions as extensions
 from dsh_cli.config import load_settings
 from dsh_cli.interaction import UserInteractionProvider
@@ -145,9 +144,8 @@ def _members(protocol: type) -> set[str]:
 
 
 def _sources() -> list[tuple[str, ast.Module]]:
-    package = Path(dsh_cli.__file__).parent
-    return [(str(path.relative_to(package.parent)), ast.parse(path.read_text(), str(path)))
-            for path in sorted(package.rglob("*.py"))]
+    return [(str(path.relative_to(PACKAGE.parent)), module_tree(module_text(path)))
+            for path in package_modules()]
 
 
 def test_no_member_of_an_extension_point_is_read_by_getattr_or_hasattr():
