@@ -43,7 +43,7 @@ def decided(commands: list[str], cwd: Path) -> dict[str, str]:
     found = {}
     previous = Path.cwd()
     os.chdir(cwd)
-    dsh = StdioDsh("--wait", "5")
+    dsh = StdioDsh("--wait", "0.2")  # "ask" is the nobody-at-the-desk denial after the wait
     os.chdir(previous)
     try:
         dsh.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
