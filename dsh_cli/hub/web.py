@@ -3,11 +3,13 @@
 Routes (the rest of the hub, ``/mcp``, ``/desk``, ``/history``, stays bearer-only and never
 reads a cookie):
 
-    GET /login/CODE   trades a login link's one-time code (``logins.py``) for a session: the
-                      cookie (HttpOnly, SameSite=Strict, Secure on an https public URL), then
-                      a page that moves on to ``/`` (a meta refresh, not a 303: a SameSite=
-                      Strict cookie is not sent on a redirect that a click in a chat or mail
-                      on another site began), so the spent code leaves the address bar
+    GET /login/CODE   a login link: one "Sign in" button (the code is not spent by a GET,
+                      so a chat's link preview or a mail scanner that fetches it does not
+                      use it up)
+    POST /login/CODE  the button, from the same origin: trades the code (``logins.py``) for
+                      a session, the cookie (HttpOnly, SameSite=Strict, Secure on an https
+                      public URL), and a 303 to ``/``, so the spent code leaves the address
+                      bar
     GET /             the web desk's page (``providers/web/static``), in ``desk`` mode
     GET /static/...   its modules and style sheet
     GET /api/events   the human's inbox as server-sent events
@@ -15,9 +17,11 @@ reads a cookie):
 
 ``HubPageGuard`` checks every request first, as ``dsh web``'s ``Guard`` does, against the
 public URL (``public_url.py``): a ``Host`` that does not name it is refused (DNS
-rebinding); past ``/login/``, a live session cookie is needed (its human's token still in
-the store); and a POST needs the public ``Origin`` and the page's CSRF value, an HMAC of the
-session secret (so a page of another origin, which cannot read the cookie, cannot make it).
+rebinding); a sign-in's POST needs the public ``Origin`` (no page elsewhere logs this
+browser in to another's session); past ``/login/``, a live session cookie is needed (its
+human's token still in the store), and a POST needs the public ``Origin`` and the page's
+CSRF value, an HMAC of the session secret (a page of another origin, which cannot read the
+cookie, cannot make it).
 Refusals are 403 with one line, and every response carries the page's CSP and no-store.
 
 Behind the page is ``PageDesk`` (``desk/web/desk.py``), the web desk of ``dsh attach --web``,
@@ -34,7 +38,6 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
-import html
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -66,11 +69,15 @@ PAGE_PATHS = ("/", "/api/events", "/api/respond")
 PAGE_PREFIXES = ("/static/", LOGIN_PATH)
 NO_SESSION = ("no session: open your login link again (`dsh hub login-link NAME` makes a "
               "new one)")
-SIGNED_IN = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="0;url=/"><title>dsh</title></head>
-<body><p>Signed in as {name}. <a href="/">Open the desk</a>.</p></body></html>
+# what a login link opens: one button, so that a link fetched by a chat's preview or a
+# mail scanner is not spent; its POST (same origin) trades the code. The page's referrer
+# policy is "same-origin", not the guard's "no-referrer", under which a browser sends a
+# form's POST with "Origin: null", which the guard refuses as it would any other
+SIGN_IN = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="same-origin">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>dsh</title></head>
+<body><form method="post"><p>Sign in to the team's dsh hub in this browser.</p>
+<button type="submit" id="sign-in">Sign in</button></form></body></html>
 """
 
 
@@ -94,7 +101,11 @@ class HubPageGuard(PageGuard):
             return "unexpected Host header"
         reads = scope["method"] in ("GET", "HEAD")
         if scope.get("path", "").startswith(LOGIN_PATH):
-            return None if reads else "a login link is opened, not posted to"
+            # no session yet; a sign-in from another origin (logging this browser in to
+            # someone else's session) is refused as any foreign POST is
+            if reads or headers.get("origin") == f"{self.public.scheme}://{host}":
+                return None
+            return "missing or foreign Origin"
         secret = cookie_named(headers.get("cookie"), self.public.cookie_name)
         human = None
         if secret is not None:
@@ -207,7 +218,7 @@ class HumanDesks:
 def page_app(hub: HubContext, public: PublicUrl, desks: HumanDesks) -> Any:
     """The browser desk's routes behind their ``HubPageGuard``."""
     from starlette.applications import Starlette
-    from starlette.responses import HTMLResponse, PlainTextResponse
+    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
     from starlette.routing import Route
 
     from dsh_cli.desk.web.app import desk_reply
@@ -215,6 +226,9 @@ def page_app(hub: HubContext, public: PublicUrl, desks: HumanDesks) -> Any:
 
     def refused(status: int, said: str) -> Response:
         return PlainTextResponse(notice(said) + "\n", status_code=status)
+
+    async def sign_in(request: Request) -> Response:
+        return HTMLResponse(SIGN_IN)
 
     async def login(request: Request) -> Response:
         code = request.path_params["code"]
@@ -228,7 +242,8 @@ def page_app(hub: HubContext, public: PublicUrl, desks: HumanDesks) -> Any:
         if found is None:
             return refused(403, "this login link was used already, has expired or was "
                                 "never made: ask for a new one (`dsh hub login-link NAME`)")
-        response = HTMLResponse(SIGNED_IN.format(name=html.escape(found.human.name)))
+        # a same-origin POST's redirect: the new Strict cookie goes with it, the code leaves
+        response = RedirectResponse("/", status_code=303)
         response.set_cookie(public.cookie_name, found.secret,
                             max_age=int(HUB_WEB_SESSION_SECONDS), path="/",
                             secure=public.secure, httponly=True, samesite="strict")
@@ -255,7 +270,8 @@ def page_app(hub: HubContext, public: PublicUrl, desks: HumanDesks) -> Any:
                                 "already: try again later")
         return await desk_reply(request, desk.respond)
 
-    routes = [Route(LOGIN_PATH + "{code}", login, methods=["GET"]),
+    routes = [Route(LOGIN_PATH + "{code}", sign_in, methods=["GET"]),
+              Route(LOGIN_PATH + "{code}", login, methods=["POST"]),
               Route("/", index, methods=["GET"]), static_route(),
               Route("/api/events", events, methods=["GET"]),
               Route("/api/respond", respond, methods=["POST"])]

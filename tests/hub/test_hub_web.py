@@ -87,9 +87,15 @@ class Browser:
     def get(self, path: str, **extra: str) -> Reply:
         return _request(self.url, "GET", path, self.headers(**extra))
 
-    def login(self, link: str) -> Reply:
-        reply = self.get(urlsplit(link).path)
-        if reply.status == 200:
+    def login(self, link: str, origin: str | None = None) -> Reply:
+        """Open the link (its page: one button, the code not spent yet), then press it."""
+        path = urlsplit(link).path
+        opened = self.get(path)
+        assert opened.status == 200 and b'<form method="post">' in opened.body, opened.body
+        reply = _request(self.url, "POST", path,
+                         self.headers(Origin=origin or self.origin), b"")
+        if reply.status == 303:
+            assert reply.header("location") == "/"
             self.cookie = reply.header("set-cookie").split(";", 1)[0]
             page = self.get("/")
             assert page.status == 200, page.body
@@ -166,17 +172,19 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
     browser = Browser(url)
     assert browser.get("/").status == 403  # no session yet
 
-    # a wrong Host (DNS rebinding) is refused, and the code is not spent by it
-    rebound = _request(url, "GET", urlsplit(link).path, {"Host": "evil.example"})
-    assert rebound.status == 403 and b"Host" in rebound.body
+    # a wrong Host (DNS rebinding) is refused, a sign-in posted from another origin (this
+    # browser logged in to someone else's session) too: neither spends the code
+    for host, origin in (("evil.example", url), (browser.host, "http://evil.example"),
+                         (browser.host, "null")):
+        refused = _request(url, "POST", urlsplit(link).path, {"Host": host, "Origin": origin})
+        assert refused.status == 403, refused.body
+    assert _request(url, "GET", urlsplit(link).path, {"Host": "evil.example"}).status == 403
     signed_in = browser.login(link)
-    assert signed_in.status == 200
+    assert signed_in.status == 303  # to "/": the code leaves the address bar
     flags = [part.strip().lower() for part in signed_in.header("set-cookie").split(";")]
     assert flags[0].startswith(f"dsh_hub_{urlsplit(url).port}=")
     assert {"httponly", "samesite=strict", "path=/"} <= set(flags)
     assert "secure" not in flags  # a plain-http public URL: on https it is Secure
-    assert b'http-equiv="refresh" content="0;url=/"' in signed_in.body  # the code leaves
-    assert link.split("/login/")[1].encode() not in signed_in.body
 
     again = Browser(url)
     assert again.login(link).status == 403  # single use
@@ -187,6 +195,7 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
     with HubStore.open(location, clock=lambda: time.time() - HUB_LOGIN_SECONDS - 1) as old:
         stale = login_link(url, login_code(old, "alice"))
     assert Browser(url).login(stale).status == 403
+    assert b"dsh hub login-link" in Browser(url).login(stale).body
 
     # the POST rules: a foreign Origin, no CSRF value, a wrong one: refused before the desk
     frame = {"type": "question/answer", "rpc_id": "n1-000000", "answers": []}
@@ -199,7 +208,7 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
     # another session's CSRF value is not this one's
     other = Browser(url)
     assert other.login(_cli("login-link", "alice", "--store", location, "--public-url",
-                            url).stdout.strip()).status == 200
+                            url).stdout.strip()).status == 303
     assert other.csrf != browser.csrf
     assert browser.post(frame, X_DSH_CSRF=other.csrf).status == 403
     passed = browser.post(frame)  # every rule met: the desk's own answer
@@ -215,7 +224,7 @@ def test_a_human_sees_and_answers_only_their_teams_entries_until_their_token_goe
     _cli("token", "add", "alice", "--human", "--team", "ops", "--store", location)
     link = _cli("login-link", "alice", "--store", location, "--public-url", url).stdout.strip()
     browser = Browser(url)
-    assert browser.login(link).status == 200
+    assert browser.login(link).status == 303
     with HubStore.open(location) as store:
         # the other team's first: were it shown, it would be announced first (oldest first)
         payments = _ask(store, "Payments", "payments")
@@ -261,7 +270,7 @@ def test_a_login_link_made_for_one_hub_process_signs_in_at_the_other(postgres_ur
         assert link.startswith(f"{public}/login/")
         at_two = Browser(two, public)
         signed_in = at_two.login(link)
-        assert signed_in.status == 200
+        assert signed_in.status == 303
         flags = [part.strip().lower() for part in signed_in.header("set-cookie").split(";")]
         assert flags[0].startswith("__host-dsh_hub=") and "secure" in flags
         assert Browser(one, public).login(link).status == 403  # spent, at every process
@@ -307,6 +316,7 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
             page = browser.new_context(viewport={"width": 390, "height": 760}).new_page()
             page.set_default_timeout(CEILING * 1000)
             page.goto(link)
+            page.locator("#sign-in").click()
             page.wait_for_url(f"{url}/")  # the code left the address bar
             listed = page.locator("button.entry")
             expect(listed).to_have_count(1)
