@@ -82,6 +82,7 @@ def serve(store: str | None, host: str, port: int, insecure_http: bool,
           public: str | None) -> None:
     """Serve the hub: agents ask at /mcp with their tokens, until ctrl-c or SIGTERM."""
     from dsh_cli.core.errors import ConfigError
+    from dsh_cli.hub.public_url import public_url
     from dsh_cli.hub.serve import HubOptions
     from dsh_cli.hub.serve import serve as serve_hub
     from dsh_cli.hub.settings import checked_retention
@@ -89,6 +90,8 @@ def serve(store: str | None, host: str, port: int, insecure_http: bool,
 
     try:
         days = checked_retention(retention, "--retention") if retention is not None else None
+        if public is not None:  # checked here: a bad flag is a usage error, exit 2
+            public_url(public, "--public-url", insecure_http=insecure_http)
     except ConfigError as error:
         click.echo(format_line(USAGE, error.message), err=True)
         sys.exit(2)

@@ -332,3 +332,38 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
         answered = store.get(entry)
     assert answered.answered_by == "alice"
     assert answered.answer["answers"] == [{"id": "q", "selected": ["yes"]}]
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("http://hub.example.com", "plain http only on this machine"),
+    ("https://hub.example.com/desk", "scheme://host[:port] only"),
+    ("https://alice:pw@hub.example.com", "scheme://host[:port] only"),
+    ("hub.example.com", "is not an http(s) URL"),
+])
+def test_a_public_url_that_is_no_origin_or_plain_http_elsewhere_is_one_usage_line(
+        tmp_path, given, said):
+    done = subprocess.run([DSH, "hub", "serve", "--store", str(tmp_path / "hub.db"),
+                           "--port", "0", "--public-url", given], capture_output=True,
+                          text=True, timeout=CEILING, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2
+    assert done.stderr.startswith("dsh: USAGE: ") and done.stderr.count("\n") == 1
+    assert said in done.stderr and "pw" not in done.stderr
+
+
+def test_the_login_links_start_with_the_configured_public_url(tmp_path):
+    config = tmp_path / "hub.toml"
+    config.write_text('[hub]\npublic_url = "https://hub.example.com:443/"\n')
+    location = str(tmp_path / "hub.db")
+    made = _cli("token", "add", "alice", "--human", "--store", location, "--config",
+                str(config), "--json")
+    link = json.loads(made.stdout)["login_link"]
+    assert re.fullmatch(r"https://hub\.example\.com/login/[A-Za-z0-9_-]{43}", link), link
+    again = _cli("login-link", "alice", "--store", location, "--config", str(config))
+    assert again.stdout.startswith("https://hub.example.com/login/")
+    assert again.stdout.strip() != link  # a new code each time
+    # an agent's token has no login link, and a name with no human token none either
+    assert "login_link" not in json.loads(_cli("token", "add", "ci", "--agent", "--store",
+                                               location, "--json").stdout)
+    refused = subprocess.run([DSH, "hub", "login-link", "ci", "--store", location],
+                             capture_output=True, text=True, timeout=CEILING)
+    assert refused.returncode == 1 and refused.stderr.startswith("dsh: TOKEN_NOT_FOUND: ")
