@@ -152,5 +152,6 @@ async def serve(options: HubOptions, *,
             public = public_url(url_of(sock), "the bound URL", insecure_http=True)
         app = page_door(create_app(hub, agents, extra_routes=routes), hub, public, desks)
         await serve_asgi(agents.server, app, sock,
-                         started=lambda: say(notice(f"hub {url_of(sock)}")))
+                         started=lambda: say(notice(f"hub {url_of(sock)}")),
+                         stopping=desks.stopping)
     return 0

@@ -204,6 +204,12 @@ class HumanDesks:
             elif now - found.idle_since >= IDLE_SECONDS:
                 self._close(name)
 
+    def stopping(self) -> None:
+        """The hub is stopping: every page's event stream ends now (``host/closed``), so the
+        server's connections close at once rather than being cut at its grace's end."""
+        for found in self.open.values():
+            found.desk.feed.close()
+
     async def close(self) -> None:
         if self._sweeping is not None:
             self._sweeping.cancel()

@@ -371,3 +371,27 @@ def test_the_login_links_start_with_the_configured_public_url(tmp_path):
     refused = subprocess.run([DSH, "hub", "login-link", "ci", "--store", location],
                              capture_output=True, text=True, timeout=CEILING)
     assert refused.returncode == 1 and refused.stderr.startswith("dsh: TOKEN_NOT_FOUND: ")
+
+
+def test_a_hub_stopped_with_a_page_open_ends_its_stream_and_exits_cleanly(tmp_path):
+    location = str(tmp_path / "hub.db")
+    with HubStore.open(location) as store:
+        store.add_token("alice", "human", "ops")
+    hub = DshChild("hub", "serve", "--store", location, "--port", "0")
+    try:
+        url = hub.said("dsh: hub http://")
+        browser = Browser(url)
+        link = _cli("login-link", "alice", "--store", location, "--public-url", url)
+        assert browser.login(link.stdout.strip()).status == 303
+        events = browser.events()
+        assert next(events)["type"] in ("inbox/list", "replay/done")  # following
+        hub.process.terminate()
+        # the page hears that its hub went, rather than being cut at uvicorn's grace
+        assert "host/closed" in [event["type"] for event in events]
+        assert hub.process.wait(CEILING) == 128 + 15  # SIGTERM, as dsh ends on it
+    finally:
+        hub.stop()
+    said = []
+    while (line := hub.lines.get(timeout=CEILING)) is not None:
+        said.append(line)
+    assert not any("Traceback" in line or "graceful shutdown" in line for line in said), said
