@@ -58,8 +58,9 @@ ALLOWED: dict[str, set[str]] = {
     "mcp_server": {"dsh_cli", "desk", "sources", "tools", "store", "providers", "interaction",
                    "permissions", "config", "core"},
     # dsh hub: the store of a team's pending entries, tokens and audit (SQLite or PostgreSQL),
-    # and the serving hub: dsh mcp's server with its questions kept in that store
-    "hub": {"mcp_server", "desk", "interaction", "permissions", "config", "core"},
+    # and the serving hub: dsh mcp's server with its questions kept in that store, and its
+    # browser desk: the web desk's page behind the web page's guard (providers/web)
+    "hub": {"mcp_server", "desk", "providers", "interaction", "permissions", "config", "core"},
     # dsh acp: the agent for ACP editors, a front door beside chat
     "acp": {"dsh_cli", "runtime", "session", "sources", "mcp_client", *_BELOW_FRONT_DOORS},
     "cli": {"dsh_cli", "acp", "chat", "desk", "mcp_server", "hub", "mcp_client", "runtime",

@@ -14,9 +14,10 @@ __all__ = ["ACP_LINE_BYTES", "ACP_OPEN_PAGES", "AGENT_CONFIG_BYTES", "AGENT_CWD_
            "BUILT_MATCHES", "CALLBACK_LINE_BYTES", "COMMAND_CHARACTERS", "DESK_HELD_BYTES",
            "DESK_LINE_BYTES", "DESK_QUEUED_EVENTS", "DPOP_NONCE_CHARACTERS", "FORM_SCHEMA_BYTES",
            "FORWARD_KEPT_BYTES", "FRAME_BYTES", "HTTP_SESSIONS", "HUB_DESK_ENTRIES",
-           "HUB_DESK_STREAMS", "HUB_DESK_WAKES", "HUB_IDENTITY_CHARACTERS",
+           "HUB_DESK_STREAMS", "HUB_DESK_WAKES", "HUB_IDENTITY_CHARACTERS", "HUB_LOGIN_SECONDS",
            "HUB_PENDING_BYTES", "HUB_PENDING_ENTRIES", "HUB_SESSIONS", "HUB_SESSIONS_PER_AGENT",
-           "HUB_TOKEN_BYTES", "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
+           "HUB_TOKEN_BYTES", "HUB_WEB_DESKS", "HUB_WEB_SESSION_SECONDS",
+           "IDENTITY_ANSWER_BYTES", "INPUT_ROUNDS",
            "MCP_MESSAGE_BYTES", "MESSAGE_VALUES", "MODEL_CALLS", "NOTIFICATION_CHARACTERS",
            "NOTIFY_COMMAND_SECONDS", "NOTIFY_OUTPUT_BYTES", "OWNED_CLOSE_GRACE_SECONDS",
            "PARSED_WHOLE_BYTES",
@@ -207,3 +208,9 @@ HUB_DESK_ENTRIES = 1_000
 HUB_DESK_WAKES = 100
 # desk streams one human holds open at once in one hub process: past it a new one is 429
 HUB_DESK_STREAMS = 16
+# the hub's browser desk: a login link's code works once within this many seconds; the
+# session cookie it becomes lasts this long; the humans whose pages one hub process serves
+# at once (each a desk following their teams' entries; one idle for a minute is closed)
+HUB_LOGIN_SECONDS = 600
+HUB_WEB_SESSION_SECONDS = 7 * 24 * 60 * 60
+HUB_WEB_DESKS = 1_000

@@ -15,6 +15,7 @@ the hooks below, and draws, writes or serves them its own way.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from dsh_cli.desk.hub_link import HUB_GONE, HubAddress, HubLink, HubLinks
@@ -34,11 +35,14 @@ from dsh_cli.desk.protocol import (
     Wire,
 )
 
-__all__ = ["GONE", "DeskClient", "DeskScreen", "Requested", "Resolved"]
+__all__ = ["GONE", "DeskClient", "DeskScreen", "MakeLinks", "Requested", "Resolved"]
 
 GONE = "its dsh mcp went away"
 Requested = DeskQuestionRequested | DeskPermissionRequested
 Resolved = DeskQuestionResolved | DeskPermissionResolved
+# what makes a desk's links, given where their events and closings go
+MakeLinks = Callable[[Callable[[ServerLink, Wire], None], Callable[[ServerLink], None]],
+                     DeskLinks]
 
 
 class DeskScreen:
@@ -81,12 +85,17 @@ class DeskClient:
     """Links to every server, the inbox of what they ask, routing by ``rpc_id``, holds."""
 
     def __init__(self, screen: DeskScreen, *, hub: HubAddress | None = None,
-                 **links: Any) -> None:
+                 make_links: MakeLinks | None = None, **links: Any) -> None:
         self.screen = screen
         self.inbox = Inbox()
-        # one hub (``dsh attach --hub``), or every dsh mcp in the runtime directory
-        self.links = DeskLinks(self._on_event, self._on_closed, **links) if hub is None \
-            else HubLinks(self._on_event, self._on_closed, hub=hub, **links)
+        # one hub (``dsh attach --hub``), every dsh mcp in the runtime directory, or the
+        # links ``make_links`` gives (a hub's own browser desk: its store, in process)
+        if make_links is not None:
+            self.links = make_links(self._on_event, self._on_closed)
+        elif hub is None:
+            self.links = DeskLinks(self._on_event, self._on_closed, **links)
+        else:
+            self.links = HubLinks(self._on_event, self._on_closed, hub=hub, **links)
         # the server that asked each pending rpc_id (the latest, if two minted the same)
         self._owners: dict[str, ServerLink] = {}
         self._permissions: set[str] = set()  # the owned rpc_ids that are permission requests

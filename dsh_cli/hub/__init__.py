@@ -19,6 +19,10 @@
     app.py              the serving hub's web app: agents' /mcp behind their tokens
     serve.py            `dsh hub serve`: one hub process, until a signal stops it
     desks.py            /desk: the humans' desks, the desk protocol over HTTP
+    logins.py           the browser desk's one-time login codes and the sessions they become
+    public_url.py       the hub's public URL: the browser desk's one origin, Host and cookie
+    web_link.py         SelfLink: the desk protocol in process, for one human's browser desk
+    web.py              the hub's own browser desk: /login/CODE, the page, its guard
 """
 
 from dsh_cli.hub.records import (

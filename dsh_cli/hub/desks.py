@@ -335,13 +335,13 @@ class DeskDoor:
             finally:  # the desk hung up (or the hub is stopping): its claims go
                 unsubscribe()
                 self.streams.pop(desk.connection, None)
-                self._release(desk)
+                self.release_claims(desk)
 
         return StreamingResponse(lines(), media_type=NDJSON,
                                  headers={"Cache-Control": "no-store",
                                           "X-Accel-Buffering": "no"})
 
-    def _release(self, desk: DeskStream) -> None:
+    def release_claims(self, desk: DeskStream) -> None:
         """Let go of what ``desk`` claimed, off the loop, in a task of its own (its stream's
         task is being cancelled)."""
         if not desk.claims:

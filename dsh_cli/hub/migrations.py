@@ -137,6 +137,24 @@ MIGRATIONS: list[Migration] = [
         "ALTER TABLE hub_entries ADD COLUMN waiter TEXT",
         "CREATE INDEX hub_entries_waiter ON hub_entries(waiter, state)",
     ),
+    # the browser desk's one-time login codes and the sessions they become, each kept as a
+    # digest beside the digest of the human token it came from: a token removed (or made
+    # again) ends every code and session it gave, by the join that checks them
+    _both(
+        "m007_web_logins",
+        """CREATE TABLE hub_web_codes (
+            digest TEXT PRIMARY KEY,
+            token_digest TEXT NOT NULL,
+            expires_at {real} NOT NULL
+        )""",
+        "CREATE INDEX hub_web_codes_expiry ON hub_web_codes(expires_at)",
+        """CREATE TABLE hub_web_sessions (
+            digest TEXT PRIMARY KEY,
+            token_digest TEXT NOT NULL,
+            expires_at {real} NOT NULL
+        )""",
+        "CREATE INDEX hub_web_sessions_expiry ON hub_web_sessions(expires_at)",
+    ),
 ]
 
 

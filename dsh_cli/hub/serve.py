@@ -2,7 +2,9 @@
 
 It reads the ``[hub]`` settings (routes, each agent's caps, retention: ``settings.py``),
 opens the store, starts its ``HubWatch`` and the retention loop, builds the agents' side
-and the app (``app.py``: ``/mcp``, ``/history`` and the routes given) and serves it
+and the app (``app.py``: ``/mcp``, ``/history`` and the routes given; ``web.py``: the
+browser desk at the public URL, ``--public-url``, else ``[hub] public_url``, else the bound
+URL) and serves it
 with uvicorn on ``host:port`` (the bound URL is one stderr line,
 ``dsh: hub http://HOST:PORT``). Plain HTTP binds only to a loopback address unless
 ``insecure_http`` (TLS is a reverse proxy's job). A signal stops it cleanly: the calls that
@@ -41,6 +43,7 @@ class HubOptions:
     replica: str | None = None
     config: str | None = None  # the file of the [hub] table (default: dsh's config.toml)
     retention_days: float | None = None  # None: the [hub] setting's
+    public_url: str | None = None  # None: [hub] public_url, else the bound URL
 
 
 class LoopbackOnly(HarnessError):
@@ -97,11 +100,13 @@ async def serve(options: HubOptions, *,
     from dsh_cli.config import hub_table, load_settings
     from dsh_cli.hub.app import agents_side, create_app
     from dsh_cli.hub.history import history_routes
+    from dsh_cli.hub.public_url import public_url
     from dsh_cli.hub.records import HubStoreError
     from dsh_cli.hub.retention import keep_pruning
     from dsh_cli.hub.settings import hub_settings
     from dsh_cli.hub.store import HubStore
     from dsh_cli.hub.watch import HubWatch
+    from dsh_cli.hub.web import HumanDesks, page_door
     from dsh_cli.mcp_server.server import serve_asgi
 
     try:
@@ -109,6 +114,10 @@ async def serve(options: HubOptions, *,
         settings = load_settings()
         table, source = hub_table(Path(options.config) if options.config else None)
         hub_config = hub_settings(table, source)
+        given = options.public_url or hub_config.public_url
+        key = "--public-url" if options.public_url else f"{source}: [hub] public_url"
+        public = public_url(given, key, insecure_http=options.insecure_http) \
+            if given is not None else None
         store = await asyncio.to_thread(HubStore.open, options.store, replica=options.replica,
                                         caps=hub_config.caps)
     except HarnessError as error:
@@ -137,7 +146,12 @@ async def serve(options: HubOptions, *,
                                    f"{error.strerror}"))
             return 2
         routes = [*history_routes(hub), *(extra_routes(hub) if extra_routes is not None else ())]
-        app = create_app(hub, agents, extra_routes=routes)
+        desks = HumanDesks(hub)
+        stack.push_async_callback(desks.close)  # before the watch closes: claims let go
+        if public is None:  # plain http only where check_host let it be served
+            public = public_url(url_of(sock), "the bound URL", insecure_http=True)
+        app = page_door(create_app(hub, agents, extra_routes=routes), hub, public, desks)
         await serve_asgi(agents.server, app, sock,
-                         started=lambda: say(notice(f"hub {url_of(sock)}")))
+                         started=lambda: say(notice(f"hub {url_of(sock)}")),
+                         stopping=desks.stopping)
     return 0

@@ -1,10 +1,10 @@
 """The ``[hub]`` table of the hub's config, read once into typed values.
 
 ``config.hub_table`` finds the table (in dsh's ``config.toml``, or the file ``dsh hub serve
---config`` names); this turns it into ``HubSettings``: the routes, the per-agent caps and
-how long settled entries are kept. Any bad or unknown key is a ``ConfigError`` of one
-line: a mistyped ``[[hub.routes]]`` silently ignored would show every team's entries to
-every human.
+--config`` names); this turns it into ``HubSettings``: the routes, the per-agent caps,
+how long settled entries are kept, the browser desk's public URL. Any bad or unknown key is
+a ``ConfigError`` of one line: a mistyped ``[[hub.routes]]`` silently ignored would show
+every team's entries to every human.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ __all__ = ["DEFAULT_RETENTION_DAYS", "HUB_KEYS", "RETENTION_DAYS", "HubSettings"
            "checked_retention", "hub_settings"]
 
 RETENTION_DAYS = 36_500.0  # the longest retention a hub takes: a hundred years
-HUB_KEYS = ("routes", "default_team", "pending_entries", "pending_bytes", "retention_days")
+HUB_KEYS = ("routes", "default_team", "pending_entries", "pending_bytes", "retention_days",
+            "public_url")
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class HubSettings:
     routes: Routes = field(default_factory=Routes)
     caps: AgentCaps = field(default_factory=AgentCaps)
     retention_days: float = DEFAULT_RETENTION_DAYS
+    public_url: str | None = None  # where browsers reach the hub (checked by public_url.py)
 
 
 def hub_settings(table: dict[str, Any], source: str) -> HubSettings:
@@ -51,9 +53,12 @@ def hub_settings(table: dict[str, Any], source: str) -> HubSettings:
         # below one MCP message's bytes, a batch the agent may send could never be kept
         bytes=_whole(table, "pending_bytes", MCP_MESSAGE_BYTES, HUB_PENDING_BYTES,
                      defaults.bytes, source))
+    public = table.get("public_url")
+    if public is not None and not isinstance(public, str):
+        raise ConfigError(f"{source}: [hub] public_url must be a URL (a string), not {public!r}")
     return HubSettings(parse_routes(table.get("routes"), table.get("default_team"), source),
                        caps, checked_retention(table.get("retention_days"),
-                                                f"{source}: [hub] retention_days"))
+                                                f"{source}: [hub] retention_days"), public)
 
 
 def _whole(table: dict[str, Any], key: str, low: int, high: int, default: int,

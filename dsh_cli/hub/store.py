@@ -553,6 +553,10 @@ class HubStore:
                (entry_id, action, actor, self.replica, now, entry_id))
         tx.notify(Change(action, entry_id, self.replica))
 
+    def clock(self, tx: Tx) -> float:
+        """The store's time in ``tx`` (or the clock a test gave), as every row keeps it."""
+        return self._now(tx)
+
     def _now(self, tx: Tx) -> float:
         return self._clock() if self._clock is not None else tx.now()
 

@@ -446,10 +446,12 @@ async def serve_http(server: Server[Any], *, port: int = 0,
 
 
 async def serve_asgi(server: Server[Any], app: Any, sock: socket.socket, *,
-                     started: Callable[[], None]) -> None:
+                     started: Callable[[], None],
+                     stopping: Callable[[], None] | None = None) -> None:
     """Serve ``app`` (``server``'s Streamable HTTP app, behind its door) on the bound
     ``sock`` until cancelled; ``started`` is called once it accepts connections. A cancel
-    (ctrl-c, SIGTERM) lets uvicorn end its connections within ``GRACE_SECONDS``."""
+    (ctrl-c, SIGTERM) calls ``stopping`` (to end the app's own endless streams) and lets
+    uvicorn end its connections within ``GRACE_SECONDS``."""
     import uvicorn
 
     from dsh_cli.mcp_server.tasks import close_tasks
@@ -477,6 +479,8 @@ async def serve_asgi(server: Server[Any], app: Any, sock: socket.socket, *,
         # in the middle of its lifespan prints the app's traceback on stderr); a 2026 listen
         # stream never ends on its own, so it is ended first, not cut at the grace's end
         end_listeners(server)
+        if stopping is not None:
+            stopping()
         uvicorn_server.should_exit = True
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(serving, GRACE_SECONDS)

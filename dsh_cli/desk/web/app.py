@@ -17,10 +17,11 @@ from dsh_cli.providers.web.shown import refusal_shown
 
 if TYPE_CHECKING:
     from starlette.requests import Request
+    from starlette.responses import Response
 
     from dsh_cli.providers.web.feed import EventFeed
 
-__all__ = ["Refused", "create_desk_app"]
+__all__ = ["Refused", "RespondWith", "create_desk_app", "desk_reply"]
 
 
 class Refused(Exception):
@@ -32,28 +33,37 @@ class Refused(Exception):
         self.code = code
 
 
-def create_desk_app(respond_with: Callable[[bytes], Awaitable[dict[str, Any]]],
-                    feed: EventFeed, secrets: WebSecrets,
+RespondWith = Callable[[bytes], Awaitable[dict[str, Any]]]
+
+
+async def desk_reply(request: Request, respond_with: RespondWith,
+                     note: Callable[[str], object] | None = None) -> Response:
+    """One POST of the page through ``respond_with``: its ack, or the refusal the page shows."""
+    from starlette.responses import JSONResponse
+
+    body = await read_frame_body(request, note)
+    if not isinstance(body, bytes):
+        return body
+    try:
+        ack = await respond_with(body)
+    except Refused as refused:
+        error = {**DeskError(code=refused.code, message=str(refused)).to_json(),
+                 "shown": {"error": sanitize_line(str(refused))}}
+        return JSONResponse(error, status_code=refused.status)
+    if not ack.get("accepted"):
+        ack["shown"] = refusal_shown(ack)  # the page jumps to the answer it names
+    return JSONResponse(ack)
+
+
+def create_desk_app(respond_with: RespondWith, feed: EventFeed, secrets: WebSecrets,
                     note: Callable[[str], object] | None = None) -> Any:
     """The Starlette app of the web desk, wrapped in its ``Guard``: ``respond_with`` takes a
     POST's body to the server that asked and returns its ack (or raises ``Refused``)."""
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
     async def respond(request: Request) -> Response:
-        body = await read_frame_body(request, note)
-        if not isinstance(body, bytes):
-            return body
-        try:
-            ack = await respond_with(body)
-        except Refused as refused:
-            error = {**DeskError(code=refused.code, message=str(refused)).to_json(),
-                     "shown": {"error": sanitize_line(str(refused))}}
-            return JSONResponse(error, status_code=refused.status)
-        if not ack.get("accepted"):
-            ack["shown"] = refusal_shown(ack)  # the page jumps to the answer it names
-        return JSONResponse(ack)
+        return await desk_reply(request, respond_with, note)
 
     routes = [*page_routes(secrets, "desk", feed),
               Route("/api/respond", respond, methods=["POST"])]

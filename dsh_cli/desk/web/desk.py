@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from dsh_cli.core.errors import BAD_FRAME
 from dsh_cli.core.limits import FRAME_BYTES
 from dsh_cli.core.outcomes import Outcome
-from dsh_cli.desk.client import GONE, DeskClient, DeskScreen, Resolved
+from dsh_cli.desk.client import GONE, DeskClient, DeskScreen, MakeLinks, Resolved
 from dsh_cli.desk.hub_link import HubAddress
 from dsh_cli.desk.inbox import Entry, Inbox
 from dsh_cli.desk.link import ServerLink
@@ -49,7 +50,7 @@ from dsh_cli.desk.web.feed import DeskFeed
 from dsh_cli.interaction.pending import NOT_PENDING
 from dsh_cli.providers.web.server import WebServer
 
-__all__ = ["ACK_WAIT", "AGE_TICK", "WebDesk"]
+__all__ = ["ACK_WAIT", "AGE_TICK", "PageDesk", "WebDesk"]
 
 ACK_WAIT = 10.0  # seconds a server has to acknowledge what the page sent it
 AGE_TICK = 5.0  # seconds between list refreshes while anything is pending (its ages)
@@ -59,16 +60,15 @@ Forwarded = DeskAnswer | DeskCancel | DeskDecline | DeskDecision
 Held = DeskOpened | DeskReleased
 
 
-class WebDesk(DeskScreen):
-    """Every server's pending entries, one browser page; ``run`` until cancelled."""
+class PageDesk(DeskScreen):
+    """Every server's pending entries as the page sees them, and what the page sends them;
+    served by a ``WebDesk`` (``dsh attach --web``) or by a hub itself (``hub/web.py``)."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
-                 stderr: TextIO | None = None, directory: Path | None = None,
-                 debug: bool | None = None, hub: HubAddress | None = None) -> None:
-        self.server = WebServer(host=host, port=port, open_browser=open_browser,
-                                stderr=stderr, debug=debug)
-        self.client = DeskClient(self, report=lambda line: self.server.say(line + "\n"),
-                                 directory=directory, hub=hub)
+    def __init__(self, *, report: Callable[[str], None], directory: Path | None = None,
+                 hub: HubAddress | None = None, make_links: MakeLinks | None = None) -> None:
+        links: dict[str, Any] = {} if make_links is not None \
+            else {"report": report, "directory": directory}
+        self.client = DeskClient(self, hub=hub, make_links=make_links, **links)
         self.inbox: Inbox = self.client.inbox
         self.feed = DeskFeed(self.inbox)
         # per server: the rpc_id of the one frame in flight and where its reply goes
@@ -79,15 +79,8 @@ class WebDesk(DeskScreen):
         self._renewing: dict[str, asyncio.Task[None]] = {}  # page id -> its hold's renewal
         self.feed.on_disconnect = self._connection_gone
 
-    async def start(self) -> None:
-        from dsh_cli.desk.web.app import create_desk_app  # starlette: only once serving
-
-        await self.server.start(lambda secrets: create_desk_app(
-            self.respond, self.feed, secrets, self.server.note))
-
-    async def run(self) -> int:
-        """Serve and follow every server until cancelled (ctrl-c); 0 when closed."""
-        await self.start()
+    async def follow(self) -> None:
+        """Follow every server (and keep the ages true) until cancelled; then close."""
         watching = asyncio.create_task(self.client.run(), name="dsh-desk-scan")
         ticking = asyncio.create_task(self._tick(), name="dsh-desk-ages")
         try:
@@ -99,7 +92,6 @@ class WebDesk(DeskScreen):
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             await self.close()
-        return 0
 
     async def close(self) -> None:
         for page_rpc_id in list(self._renewing):
@@ -109,7 +101,6 @@ class WebDesk(DeskScreen):
             if not slot.done():
                 slot.set_exception(Refused(503, "the web desk is closing"))
         self._replies.clear()
-        await self.server.close()
 
     async def _tick(self) -> None:
         while True:
@@ -231,6 +222,35 @@ class WebDesk(DeskScreen):
                 self._let_go(page_rpc_id)
             else:
                 self._hold(entry, page_rpc_id, connection, False)
+
+
+class WebDesk(PageDesk):
+    """Every server's pending entries, one browser page on 127.0.0.1; ``run`` until
+    cancelled."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = False,
+                 stderr: TextIO | None = None, directory: Path | None = None,
+                 debug: bool | None = None, hub: HubAddress | None = None) -> None:
+        self.server = WebServer(host=host, port=port, open_browser=open_browser,
+                                stderr=stderr, debug=debug)
+        super().__init__(report=lambda line: self.server.say(line + "\n"),
+                         directory=directory, hub=hub)
+
+    async def start(self) -> None:
+        from dsh_cli.desk.web.app import create_desk_app  # starlette: only once serving
+
+        await self.server.start(lambda secrets: create_desk_app(
+            self.respond, self.feed, secrets, self.server.note))
+
+    async def run(self) -> int:
+        """Serve and follow every server until cancelled (ctrl-c); 0 when closed."""
+        await self.start()
+        await self.follow()
+        return 0
+
+    async def close(self) -> None:
+        await super().close()
+        await self.server.close()
 
 
 def _retrieved(slot: asyncio.Future[Any]) -> None:

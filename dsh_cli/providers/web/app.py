@@ -40,8 +40,9 @@ if TYPE_CHECKING:
 
     from dsh_cli.permissions.pending import RemotePermissions
 
-__all__ = ["CSP", "Guard", "WebSecrets", "create_app", "page_routes", "read_frame_body",
-           "refused", "static_files"]
+__all__ = ["CSP", "SECURITY_HEADERS", "Guard", "PageGuard", "WebSecrets", "cookie_named",
+           "create_app", "event_stream", "headers_of", "page_html", "page_routes",
+           "read_frame_body", "refused", "static_files", "static_route"]
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -94,18 +95,18 @@ class WebSecrets:
         )
 
 
-class Guard:
-    """Pure ASGI middleware: refuse what fails a check, stamp headers on what passes."""
+class PageGuard:
+    """Pure ASGI middleware: refuse (403) what fails ``check``, stamp the security headers
+    on every response."""
 
-    def __init__(self, app: Any, secrets: WebSecrets) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.secrets = secrets
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        refusal = self.refusal(scope)
+        refusal = await self.check(scope)
 
         async def stamped(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -124,9 +125,24 @@ class Guard:
             return
         await self.app(scope, receive, stamped)
 
+    async def check(self, scope: dict[str, Any]) -> str | None:
+        """Why this request is refused, or None when it may pass."""
+        raise NotImplementedError
+
+
+class Guard(PageGuard):
+    """The guard of a page whose one token dsh printed (``dsh web``, ``dsh attach --web``)."""
+
+    def __init__(self, app: Any, secrets: WebSecrets) -> None:
+        super().__init__(app)
+        self.secrets = secrets
+
+    async def check(self, scope: dict[str, Any]) -> str | None:
+        return self.refusal(scope)
+
     def refusal(self, scope: dict[str, Any]) -> str | None:
         """Why this request is refused, or None when it may pass."""
-        headers = _headers(scope)
+        headers = headers_of(scope)
         host = headers.get("host", "").lower()
         if host not in self.secrets.allowed_hosts:
             return "unexpected Host header"
@@ -134,7 +150,8 @@ class Guard:
         if "token" in query:
             if not self.secrets.token_ok(query["token"][0]):
                 return "wrong token"
-        elif not self.secrets.cookie_ok(_cookie(headers.get("cookie"), self.secrets.cookie_name)):
+        elif not self.secrets.cookie_ok(cookie_named(headers.get("cookie"),
+                                                     self.secrets.cookie_name)):
             return "no session: open the URL dsh printed (with its token)"
         if scope["method"] not in ("GET", "HEAD"):
             if headers.get("origin") != f"http://{host}":
@@ -144,7 +161,7 @@ class Guard:
         return None
 
 
-def _headers(scope: dict[str, Any]) -> dict[str, str]:
+def headers_of(scope: dict[str, Any]) -> dict[str, str]:
     # a repeated header takes its first value: the checks never merge two Hosts
     found: dict[str, str] = {}
     for key, value in scope.get("headers", []):
@@ -152,7 +169,7 @@ def _headers(scope: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def _cookie(header: str | None, name: str) -> str | None:
+def cookie_named(header: str | None, name: str) -> str | None:
     if not header:
         return None
     jar: SimpleCookie = SimpleCookie()
@@ -189,15 +206,53 @@ def refused(error: BadFrame) -> dict[str, Any]:
     return {**data, "shown": {"error": sanitize_line(str(data.get("message") or ""))}}
 
 
+def page_html(csrf: str, mode: str) -> str:
+    """The page (``index.html``) with its CSRF value and mode filled in."""
+    return _static_text("index.html").replace("{{csrf}}", csrf).replace("{{mode}}", mode)
+
+
+def static_route() -> Any:
+    """``/static/``: the page's modules and style sheet, from a fixed list."""
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    served = static_files()
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in served:  # a fixed list: no path is ever joined from the request
+            return Response("not found\n", status_code=404, media_type="text/plain")
+        return Response(_static_text(name), media_type=served[name])
+
+    return Route("/static/{name:path}", static, methods=["GET"])
+
+
+def event_stream(feed: EventFeed) -> Response:
+    """``/api/events``: one browser's connection to ``feed``, as server-sent events."""
+    from sse_starlette import EventSourceResponse
+
+    queue = feed.connect()
+
+    async def stream() -> Any:
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    return
+                yield {"event": item["type"], "data": json.dumps(item, ensure_ascii=False)}
+        finally:
+            feed.disconnect(queue)
+
+    return EventSourceResponse(stream(), ping=15)
+
+
 def page_routes(secrets: WebSecrets, mode: str, feed: EventFeed) -> list[Any]:
     """What every dsh page serves: ``/`` (the token swapped for the cookie), ``/static/``
     (the page's modules, from a fixed list) and ``/api/events`` (the feed, as SSE)."""
-    from sse_starlette import EventSourceResponse
-    from starlette.responses import HTMLResponse, RedirectResponse, Response
+    from starlette.responses import HTMLResponse, RedirectResponse
     from starlette.routing import Route
 
-    page = _static_text("index.html").replace("{{csrf}}", secrets.csrf).replace("{{mode}}", mode)
-    served = static_files()
+    page = page_html(secrets.csrf, mode)
 
     async def index(request: Request) -> Response:
         if "token" in request.query_params:
@@ -208,29 +263,10 @@ def page_routes(secrets: WebSecrets, mode: str, feed: EventFeed) -> list[Any]:
             return response
         return HTMLResponse(page)
 
-    async def static(request: Request) -> Response:
-        name = request.path_params["name"]
-        if name not in served:  # a fixed list: no path is ever joined from the request
-            return Response("not found\n", status_code=404, media_type="text/plain")
-        return Response(_static_text(name), media_type=served[name])
-
     async def events(request: Request) -> Response:
-        queue = feed.connect()
+        return event_stream(feed)
 
-        async def stream() -> Any:
-            try:
-                while True:
-                    item = await queue.get()
-                    if item is None:
-                        return
-                    yield {"event": item["type"], "data": json.dumps(item, ensure_ascii=False)}
-            finally:
-                feed.disconnect(queue)
-
-        return EventSourceResponse(stream(), ping=15)
-
-    return [Route("/", index, methods=["GET"]),
-            Route("/static/{name:path}", static, methods=["GET"]),
+    return [Route("/", index, methods=["GET"]), static_route(),
             Route("/api/events", events, methods=["GET"])]
 
 
