@@ -240,7 +240,7 @@ class LineRenderer(Renderer):
             return False
         screen = last.data_buffer
         changed = [row for row, cell in enumerate(cells) if screen[y + row].get(0) is not cell]
-        if any(row == rows - 1 or not cells[row].width for row in changed):
+        if changed and (changed[-1] == rows - 1 or not all(cells[row].width for row in changed)):
             return False  # the last line's style fill, an empty line: drawn whole
         if changed:
             self._draw_rows(app, y, cells, changed, depth)
@@ -272,15 +272,18 @@ class LineRenderer(Renderer):
                 row[cell.width - 1] = _BEHIND
             was = before[0]
             if cell.char != was.char or cell.style != was.style:
-                self._move(Point(x=0, y=at))
+                self._move(0, at)
                 self._write(cell, depth)
-                self._cursor_pos = Point(x=cell.width or 1, y=at)
-            new_end = min(columns - 1, self._row_end(row))
+                self._cursor_pos = Point(x=cell.width, y=at)
+            # the row's last column as the diff reads it: under the cell's last character
+            # (``_BEHIND`` is no blank; a drawn line is never a lone blank)
+            new_end = min(columns - 1, cell.width - 1)
             if new_end < end:  # the row was longer: the rest of it goes
-                self._move(Point(x=new_end + 1, y=at))
+                self._move(new_end + 1, at)
                 self._reset()
                 output.erase_end_of_line()
-        self._move(last.get_cursor_position(app.layout.current_window))
+        cursor = last.get_cursor_position(app.layout.current_window)
+        self._move(cursor.x, cursor.y)
         if not self.full_screen:
             output.enable_autowrap()
         self._reset()
@@ -291,30 +294,32 @@ class LineRenderer(Renderer):
         """The diff's last column of a row: its last cell not a blank without style."""
         styled = self._style_string_has_style
         assert styled is not None
-        return max((index for index, cell in row.items()
-                    if cell.char != " " or styled[cell.style]), default=0)
+        end = 0
+        for index, cell in row.items():
+            if index > end and (cell.char != " " or styled[cell.style]):
+                end = index
+        return end
 
-    def _move(self, to: Point) -> None:
-        """The cursor to ``to``, moved as the diff moves it (down by new lines)."""
+    def _move(self, x: int, y: int) -> None:
+        """The cursor to column ``x`` of row ``y``, moved as the diff moves it (down by new
+        lines)."""
         output, at = self.output, self._cursor_pos
         columns = self._last_size.columns if self._last_size is not None else 0
-        x = at.x
-        if to.y > at.y:
+        if y > at.y:
             self._reset()
-            output.write("\r\n" * (to.y - at.y))
-            output.cursor_forward(to.x)
-            self._cursor_pos = to
-            return
-        if to.y < at.y:
-            output.cursor_up(at.y - to.y)
-        if x >= columns - 1:
-            output.write("\r")
-            output.cursor_forward(to.x)
-        elif to.x < x:
-            output.cursor_backward(x - to.x)
-        elif to.x > x:
-            output.cursor_forward(to.x - x)
-        self._cursor_pos = to
+            output.write("\r\n" * (y - at.y))
+            output.cursor_forward(x)
+        else:
+            if y < at.y:
+                output.cursor_up(at.y - y)
+            if at.x >= columns - 1:
+                output.write("\r")
+                output.cursor_forward(x)
+            elif x < at.x:
+                output.cursor_backward(at.x - x)
+            elif x > at.x:
+                output.cursor_forward(x - at.x)
+        self._cursor_pos = Point(x=x, y=y)
 
     def _write(self, cell: Char, depth: Any) -> None:
         """``cell`` in its style, which is set only when it differs from the last written."""
