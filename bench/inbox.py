@@ -112,6 +112,48 @@ async def key_latencies(show: Callable[[int, Any, Any], Shown], entries: int, ke
     return latencies
 
 
+async def paired_key_latencies(show: Callable[[int, Any, Any], Shown], sizes: list[int],
+                               keys: int) -> list[list[float]]:
+    """Per-key latencies (ms) on what ``show`` draws for each of ``sizes``, the lists shown
+    at once in one event loop, each on its own pipe and output, a key to each in turn
+    (the order reversed every other key): the contenders' keys are microseconds apart, so
+    a machine that slows down for a while slows them all, not the one whose round it was."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.data_structures import Size
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output.vt100 import Vt100_Output
+
+    with contextlib.ExitStack() as stack:
+        shown: list[tuple[Any, Any, asyncio.Event, str]] = []
+        for entries in sizes:
+            sink = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
+            pipe = stack.enter_context(create_pipe_input())
+            output = Vt100_Output(sink, lambda: Size(rows=24, columns=100),
+                                  term="xterm-256color", enable_cpr=False)
+            with create_app_session(input=pipe, output=output):  # the app's task keeps it
+                coroutine, get_app, close = show(entries, pipe, output)
+                task = asyncio.ensure_future(coroutine)
+            app = await running(task, get_app)
+            rendered = asyncio.Event()
+            app.after_render += lambda _app, rendered=rendered: rendered.set()
+            shown.append((pipe, task, rendered, close))
+        await asyncio.sleep(0.05)  # the first frames are drawn
+        latencies: list[list[float]] = [[] for _ in sizes]
+        turns = list(range(len(sizes)))
+        for index in range(keys):
+            for turn in turns if index % 4 < 2 else reversed(turns):  # ↓ and ↑ both ways
+                pipe, _task, rendered, _close = shown[turn]
+                rendered.clear()
+                started = time.perf_counter()
+                pipe.send_text(DOWN if index % 2 == 0 else UP)
+                await asyncio.wait_for(rendered.wait(), 5)
+                latencies[turn].append((time.perf_counter() - started) * 1000)
+        for pipe, task, _rendered, close in shown:
+            pipe.send_text(close)
+            await asyncio.wait_for(task, 10)
+    return latencies
+
+
 def measure(ctx: Context) -> list[Row]:
     keys, rounds = (10, 1) if ctx.smoke else (200, 11)
     runs: dict[str, list[float]] = {"500": [], "15": [], "1": [], "batch": []}

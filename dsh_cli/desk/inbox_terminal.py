@@ -9,8 +9,10 @@ the inbox as entries come and go; the cursor stays on its entry, or on the next 
 its entry leaves. Only the visible rows are drawn and a key moves an index, so a key costs
 the same with 500 entries as with a screenful; a row's text is made again only when it
 changes (its age, its taken mark, the cursor) and each row is one cell on prompt-toolkit's
-screen (``line_window.py``), so a key costs about what one batch's question screen does
-(``python -m bench --only inbox``).
+screen (``line_window.py``). A key that moves the cursor remakes the two rows it moved
+between and the renderer writes those two (``LineRenderer``), so it costs the same with
+1,000 entries, a screenful or two, and a key over one entry little less (``python -m
+bench --only inbox hub``).
 
 While the list is shown the terminal reports focus (``CSI ? 1004 h``), so a notification
 comes at once when the desk is not looked at (``desk/notify.py``); the reports are keys
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from dsh_cli.desk.desk import IDLE, Pick
@@ -67,6 +70,11 @@ class TitleCount:
         self._write(TITLE_POP)
 
 
+def _shown_rows(size: Any) -> int:
+    """How many entries a terminal of ``size`` shows at once (header and help aside)."""
+    return max(1, min(MAX_ROWS, size.rows - 4)) if size is not None else MAX_ROWS
+
+
 class _Row(NamedTuple):
     """An entry's row as drawn, and what it was drawn for: valid while they hold."""
 
@@ -78,6 +86,25 @@ class _Row(NamedTuple):
 
     def shows(self, taken: bool, width: int, now: float) -> bool:
         return taken == self.taken and width == self.width and self.since <= now < self.until
+
+
+@dataclass(slots=True)
+class _Frame:
+    """The lines last drawn and what they were drawn for: a key that only moves the cursor
+    within them remakes two."""
+
+    entries: list[Entry]  # the inbox's snapshot drawn (a new list after any change)
+    width: int
+    rows: int
+    top: int  # the first row shown
+    index: int  # the cursor
+    since: float  # the inbox clock when the rows were looked up
+    until: float  # when the first of them reads differently (an age)
+    lines: list[tuple[str, str]]
+
+    def holds(self, entries: list[Entry], width: int, rows: int, top: int, now: float) -> bool:
+        return (entries is self.entries and width == self.width and rows == self.rows
+                and top == self.top and self.since <= now < self.until)
 
 
 class TerminalInbox:
@@ -96,6 +123,7 @@ class TerminalInbox:
         self._made: dict[tuple[Entry, bool], _Row] = {}  # (entry, cursor on it): its row
         self._before: dict[tuple[Entry, bool], _Row] = {}
         self._texts: dict[tuple[str, int], str] = {}
+        self._frame: _Frame | None = None
 
     # --- the cursor: an index into the inbox's snapshot, kept on its entry ---
 
@@ -125,12 +153,11 @@ class TerminalInbox:
     # --- drawing ---
 
     def _rows(self) -> int:
-        size = self.app.output.get_size() if self.app is not None else None
-        return max(1, min(MAX_ROWS, (size.rows - 4) if size is not None else MAX_ROWS))
+        return _shown_rows(self.app.output.get_size() if self.app is not None else None)
 
     def _lines(self) -> list[tuple[str, str]]:
         size = self.app.output.get_size() if self.app is not None else None
-        return self.lines(size.columns if size is not None else 80, self._rows())
+        return self.lines(size.columns if size is not None else 80, _shown_rows(size))
 
     def _fragments(self) -> list[tuple[str, str]]:
         size = self.app.output.get_size() if self.app is not None else None
@@ -144,14 +171,18 @@ class TerminalInbox:
         return out[:-1]
 
     def lines(self, columns: int, rows: int) -> list[tuple[str, str]]:
-        """``frame``'s lines, (style, text) each; an entry's row is made again only when
-        its age, its taken mark, the cursor on it or the width changes, not per key."""
+        """``frame``'s lines, (style, text) each. A key that only moves the cursor within
+        the shown rows remakes two lines (where it was, where it is): the rest of the last
+        frame holds while the list, the width and the first row shown stay and no row's
+        age reads differently yet. Otherwise each shown row is looked up, and made again
+        only when its age, its taken mark, the cursor on it or the width changed."""
         from dsh_cli.providers.terminal.text import fit
 
         inbox = self._inbox
         assert inbox is not None
         width = max(20, columns - 1)
         if not len(inbox):
+            self._frame = None
             return [("class:hint", fit(IDLE, width))]
         entries = inbox.entries()
         if self._index < self._top:
@@ -159,30 +190,53 @@ class TerminalInbox:
         elif self._index >= self._top + rows:
             self._top = self._index - rows + 1
         self._top = max(0, min(self._top, max(len(entries) - rows, 0)))
+        now = inbox.now()
+        last = self._frame
+        if last is not None and last.holds(entries, width, rows, self._top, now):
+            return self._moved(last, entries, width, now)
         taken = f" · {inbox.taken} taken at another desk" if inbox.taken else ""
         hidden = len(entries) - rows
         more = f" · {hidden} more (↑↓ to scroll)" if hidden > 0 else ""
         header = self._fitted(f"inbox · {len(inbox)} pending{taken}", width)
         hint = self._fitted(" " + KEY_HELP + more, width)
         out: list[tuple[str, str]] = [("class:header", header)]
-        now = inbox.now()
-        made: dict[tuple[Entry, bool], _Row] = {}
-        for position in range(self._top, min(self._top + rows, len(entries))):
-            entry = entries[position]
-            here = position == self._index
-            row = self._made.get((entry, here)) or self._before.get((entry, here))
-            if row is None or not row.shows(entry.taken, width, now):
-                style = "class:cursor" if here else ("class:taken" if entry.taken else "")
-                row = _Row(entry.taken, width, now,
-                           entry.arrived + age_until(entry.age(now)),
-                           (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
-            made[entry, here] = row
-            out.append(row.line)
         # the rows of this frame and the last (a cursor moving back finds its row made):
         # bounded by the screen, not by the list
-        self._before, self._made = self._made, made
+        self._before, self._made = self._made, {}
+        until = float("inf")
+        for position in range(self._top, min(self._top + rows, len(entries))):
+            row = self._row(entries[position], position == self._index, width, now)
+            until = min(until, row.until)
+            out.append(row.line)
         out.append(("class:hint", hint))
+        self._frame = _Frame(entries, width, rows, self._top, self._index, now, until, out)
         return out
+
+    def _moved(self, last: _Frame, entries: list[Entry], width: int, now: float
+               ) -> list[tuple[str, str]]:
+        """The last frame with the rows where the cursor was and is made again."""
+        if last.index == self._index:
+            return last.lines
+        out = list(last.lines)  # a new list: the window knows a frame changed by it
+        for position in (last.index, self._index):
+            if last.top <= position < min(last.top + last.rows, len(entries)):
+                row = self._row(entries[position], position == self._index, width, now)
+                last.until = min(last.until, row.until)
+                out[1 + position - last.top] = row.line  # after the header
+        last.index, last.lines = self._index, out
+        return out
+
+    def _row(self, entry: Entry, here: bool, width: int, now: float) -> _Row:
+        """``entry``'s row, the one made for this or the last frame while it still holds."""
+        from dsh_cli.providers.terminal.text import fit
+
+        row = self._made.get((entry, here)) or self._before.get((entry, here))
+        if row is None or not row.shows(entry.taken, width, now):
+            style = "class:cursor" if here else ("class:taken" if entry.taken else "")
+            row = _Row(entry.taken, width, now, entry.arrived + age_until(entry.age(now)),
+                       (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
+        self._made[entry, here] = row
+        return row
 
     def _fitted(self, text: str, width: int) -> str:
         """``fit`` for the header and the key help, remembered while they stay the same."""
@@ -213,7 +267,7 @@ class TerminalInbox:
         from prompt_toolkit.layout import Layout
         from prompt_toolkit.styles import Style
 
-        from dsh_cli.desk.line_window import LineControl, LineWindow
+        from dsh_cli.desk.line_window import LineControl, LineWindow, draw_changed_lines
 
         bindings = KeyBindings()
 
@@ -257,6 +311,7 @@ class TerminalInbox:
             style=Style.from_dict({"header": "bold", "cursor": "reverse", "taken": "#888888",
                                    "hint": "#888888"}))
         app.ttimeoutlen = 0.1  # a lone esc is known at once; sequences come in one read
+        draw_changed_lines(app)  # a key that moves the cursor writes two rows
         return app
 
     async def pick(self, inbox: Inbox) -> Pick:

@@ -12,27 +12,53 @@ Every line is one cell (none is drawn a character at a time), so no cell a longe
 left on the terminal can be mistaken for an unwritten blank: a changed line is rewritten
 whole and the rest of the row erased. The last cell under a wide line is marked so the
 renderer knows where the row ends.
+
+Even so prompt-toolkit's renderer visits every row of every frame (the window's copy,
+the screen's diff), so a key that moves a list's cursor cost in proportion to the rows
+shown. ``LineRenderer`` writes a frame that changed only some lines as those rows, the
+bytes the diff would write for them; the rest of prompt-toolkit's frame is skipped. It
+reads the renderer's own state (prompt-toolkit 3.0's ``Renderer``: the last screen, the
+cursor, the style caches); ``tests/desk/test_line_window.py`` compares its frames with a
+plain window's through a terminal emulator, so a prompt-toolkit that changes them fails
+there, not on a screen.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 from prompt_toolkit.application.current import get_app
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import UIContent, UIControl, Window
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Char, Screen, WritePosition
+from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.utils import get_cwidth
 
-__all__ = ["LineControl", "LineWindow"]
+__all__ = ["LineControl", "LineRenderer", "LineWindow", "draw_changed_lines"]
 
 Line = tuple[str, str]  # (style, text): one line, no newline in it
 # what prompt-toolkit writes behind a wide character; unlike any drawn cell
 _BEHIND = Char("", "")
 # a character prompt-toolkit shows otherwise (``^[`` for escape): shown the same way here
 _SHOWN = str.maketrans(Char.display_mappings)
+
+
+_ROWS: list[Callable[[], defaultdict[int, Char]]] = []  # how a screen makes a row, once known
+
+
+def _row() -> defaultdict[int, Char]:
+    """An empty row of a screen (its missing cells read as blanks)."""
+    if not _ROWS:
+        factory = Screen().data_buffer.default_factory
+        assert factory is not None
+        _ROWS.append(factory)
+    return _ROWS[0]()
 
 
 class _NoMouse(MouseHandlers):
@@ -68,6 +94,8 @@ class LineControl(UIControl):
         self._before: dict[tuple[str, str, int], Char] = {}  # and of the one before it
         self._frame: tuple[int, int] | None = None  # (render counter, width) of ``cells``
         self._content: UIContent | None = None
+        self._drawn: Sequence[Line] = ()  # the lines ``cells`` show
+        self._width = 0  # and their width
         self.cells: list[Char] = []
 
     def is_focusable(self) -> bool:
@@ -89,14 +117,33 @@ class LineControl(UIControl):
         frame = (get_app().render_counter, width)
         if self._frame == frame and self._content is not None:
             return self._content  # asked again in the same frame (the height, then the text)
-        made: dict[tuple[str, str, int], Char] = {}
-        self.cells = [self._cell(style, text, width, made) for style, text in self._lines()]
-        self._before, self._made = self._made, made
-        empty: StyleAndTextTuples = []  # the cells are stored by the window, not copied
-        self._content = UIContent(get_line=lambda number: empty, line_count=len(self.cells),
-                                  show_cursor=False)
+        lines = self._lines()
+        if lines is not self._drawn or width != self._width:
+            self.cells = self._cells(lines, width)
+            self._drawn, self._width = lines, width
+        if self._content is None or self._content.line_count != len(self.cells):
+            empty: StyleAndTextTuples = []  # the cells are stored by the window, not copied
+            self._content = UIContent(get_line=lambda number: empty,
+                                      line_count=len(self.cells), show_cursor=False)
         self._frame = frame
         return self._content
+
+    def _cells(self, lines: Sequence[Line], width: int) -> list[Char]:
+        """A cell per line: the last frame's where the same line (the same object) is at
+        the same place, so a frame that changes two lines looks up two."""
+        made: dict[tuple[str, str, int], Char] = {}
+        drawn = self._drawn
+        if width == self._width and len(lines) == len(drawn):
+            cells = list(self.cells)
+            for number in compress(count(), map(is_not, lines, drawn)):  # the changed ones
+                style, text = drawn[number]  # replaced: a cursor moving back draws it again
+                made[style, text, width] = cells[number]
+                style, text = lines[number]
+                cells[number] = self._cell(style, text, width, made)
+        else:
+            cells = [self._cell(style, text, width, made) for style, text in lines]
+        self._before, self._made = self._made, made
+        return cells
 
     def preferred_height(self, width: int, max_available_height: int, wrap_lines: bool,
                          get_line_prefix: Any) -> int:
@@ -113,6 +160,8 @@ class LineWindow(Window):
     def __init__(self, content: LineControl, **kwargs: Any) -> None:
         super().__init__(content, wrap_lines=False, **kwargs)
         self.lines = content
+        # where the last frame put all its lines, one a row from column 0: (y, width, lines)
+        self.drawn: tuple[int, int, int] | None = None
 
     def write_to_screen(self, screen: Screen, mouse_handlers: Any, write_position: WritePosition,
                         parent_style: str, erase_bg: bool, z_index: int | None) -> None:
@@ -129,10 +178,16 @@ class LineWindow(Window):
 
     def _store(self, screen: Screen, write_position: WritePosition) -> None:
         info = self.render_info
+        self.drawn = None
         if info is None or write_position.width <= 0:
             return
         cells = self.lines.cells
         x = write_position.xpos
+        # every line on a row of its own from column 0 (no margin, no scroll); the window
+        # may be taller than its lines (a renderer keeps the height a longer list had)
+        if (x == 0 and info.vertical_scroll == 0 and len(cells) <= write_position.height
+                and info.window_width == write_position.width):
+            self.drawn = (write_position.ypos, write_position.width, len(cells))
         for y in range(write_position.height):
             number = y + info.vertical_scroll
             if number >= len(cells):
@@ -144,3 +199,146 @@ class LineWindow(Window):
             row[x] = char
             if char.width > 1:
                 row[x + char.width - 1] = _BEHIND
+
+
+class LineRenderer(Renderer):
+    """prompt-toolkit's renderer for a layout that is one ``LineWindow``: a frame in which
+    only some of its lines changed (a cursor moving in a list) writes those lines.
+
+    prompt-toolkit draws every frame whole into a new screen and compares it with the last
+    row by row, so a frame costs in proportion to the rows shown, however few changed.
+    Here the window's cells are compared with the last screen's by identity (a line's cell
+    is made once: the same line is the same cell, ``LineControl``), each changed row is
+    written as the diff writes it and put into the last screen, which stays the frame on
+    the terminal, so the next whole frame is compared with what is there. Anything else
+    (the size, the style, the number of lines, the last line, which carries the window's
+    ``last-line`` style, a done frame) is drawn whole, as before.
+    """
+
+    def render(self, app: Any, layout: Any, is_done: bool = False) -> None:
+        if is_done or not self._changed_lines_only(app, layout):
+            super().render(app, layout, is_done)
+
+    def _changed_lines_only(self, app: Any, layout: Any) -> bool:
+        """Draw the frame by its changed rows; False when it must be drawn whole."""
+        window = layout.container
+        last = self._last_screen
+        if (not isinstance(window, LineWindow) or window.drawn is None or last is None
+                or self._attrs_for_style is None or self._style_string_has_style is None
+                or app.exit_style or self.output.get_size() != self._last_size
+                or self.mouse_support() != self._mouse_support_enabled
+                or self.style.invalidation_hash() != self._last_style_hash
+                or app.style_transformation.invalidation_hash()
+                != self._last_transformation_hash
+                or (depth := app.color_depth) != self._last_color_depth
+                or app.cursor.get_cursor_shape(app) != self._last_cursor_shape):
+            return False
+        y, width, rows = window.drawn
+        window.lines.create_content(width, None)
+        cells = window.lines.cells
+        if len(cells) != rows:
+            return False
+        screen = last.data_buffer
+        changed = [row for row, cell in enumerate(cells) if screen[y + row].get(0) is not cell]
+        if changed and (changed[-1] == rows - 1 or not all(cells[row].width for row in changed)):
+            return False  # the last line's style fill, an empty line: drawn whole
+        if changed:
+            self._draw_rows(app, y, cells, changed, depth)
+        self.output.flush()
+        return True
+
+    def _draw_rows(self, app: Any, y: int, cells: list[Char], changed: list[int],
+                   depth: Any) -> None:
+        """The window's ``changed`` rows (its first at row ``y``) written as their ``cells``,
+        the bytes prompt-toolkit's diff (``_output_screen_diff``) writes for a row whose
+        one cell changed: the cell, the rest of the row erased when it is shorter than the
+        row was; then the cursor back where the diff leaves it. The last screen holds the
+        rows after, as it would after a whole frame."""
+        assert self._last_screen is not None and self._last_size is not None
+        assert self._attrs_for_style is not None and self._style_string_has_style is not None
+        output, last = self.output, self._last_screen
+        columns = self._last_size.columns
+        if last.show_cursor:
+            output.hide_cursor()  # as the diff does, against flicker
+        if not self.full_screen:
+            output.disable_autowrap()  # a cell as wide as the screen must not wrap
+        for number in changed:
+            cell, at = cells[number], y + number
+            before = last.data_buffer[at]
+            end = min(columns - 1, self._row_end(before))
+            row = last.data_buffer[at] = _row()
+            row[0] = cell
+            if cell.width > 1:
+                row[cell.width - 1] = _BEHIND
+            was = before[0]
+            if cell.char != was.char or cell.style != was.style:
+                self._move(0, at)
+                self._write(cell, depth)
+                self._cursor_pos = Point(x=cell.width, y=at)
+            # the row's last column as the diff reads it: under the cell's last character
+            # (``_BEHIND`` is no blank; a drawn line is never a lone blank)
+            new_end = min(columns - 1, cell.width - 1)
+            if new_end < end:  # the row was longer: the rest of it goes
+                self._move(new_end + 1, at)
+                self._reset()
+                output.erase_end_of_line()
+        cursor = last.get_cursor_position(app.layout.current_window)
+        self._move(cursor.x, cursor.y)
+        if not self.full_screen:
+            output.enable_autowrap()
+        self._reset()
+        if last.show_cursor:
+            output.show_cursor()
+
+    def _row_end(self, row: dict[int, Char]) -> int:
+        """The diff's last column of a row: its last cell not a blank without style."""
+        styled = self._style_string_has_style
+        assert styled is not None
+        end = 0
+        for index, cell in row.items():
+            if index > end and (cell.char != " " or styled[cell.style]):
+                end = index
+        return end
+
+    def _move(self, x: int, y: int) -> None:
+        """The cursor to column ``x`` of row ``y``, moved as the diff moves it (down by new
+        lines)."""
+        output, at = self.output, self._cursor_pos
+        columns = self._last_size.columns if self._last_size is not None else 0
+        if y > at.y:
+            self._reset()
+            output.write("\r\n" * (y - at.y))
+            output.cursor_forward(x)
+        else:
+            if y < at.y:
+                output.cursor_up(at.y - y)
+            if at.x >= columns - 1:
+                output.write("\r")
+                output.cursor_forward(x)
+            elif x < at.x:
+                output.cursor_backward(at.x - x)
+            elif x > at.x:
+                output.cursor_forward(x - at.x)
+        self._cursor_pos = Point(x=x, y=y)
+
+    def _write(self, cell: Char, depth: Any) -> None:
+        """``cell`` in its style, which is set only when it differs from the last written."""
+        attrs = self._attrs_for_style
+        assert attrs is not None
+        if self._last_style != cell.style and (
+                not self._last_style or attrs[cell.style] != attrs[self._last_style]):
+            self.output.set_attributes(attrs[cell.style], depth)
+        self.output.write(cell.char)
+        self._last_style = cell.style
+
+    def _reset(self) -> None:
+        self.output.reset_attributes()
+        self._last_style = None
+
+
+def draw_changed_lines(app: Any) -> None:
+    """Give ``app``, whose layout is one ``LineWindow``, a ``LineRenderer``."""
+    old = app.renderer
+    app.renderer = LineRenderer(old.style, old.output, full_screen=old.full_screen,
+                                mouse_support=old.mouse_support,
+                                cpr_not_supported_callback=old.cpr_not_supported_callback)

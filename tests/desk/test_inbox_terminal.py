@@ -116,3 +116,46 @@ def test_a_row_is_made_again_when_its_age_or_taken_mark_or_the_cursor_changes():
     picker.move(-1)  # back: the rows of the frame before, still true, are drawn again
     assert rows() == ["❯ 1. [question] 1m · Codex · /w · pid 3 · one",
                       "  2. [question] 59s · taken at another desk · Codex · /w · pid 3 · two"]
+
+
+def test_a_key_over_1000_entries_remakes_two_rows_and_draws_no_whole_frame(monkeypatch):
+    from prompt_toolkit.renderer import Renderer
+
+    from dsh_cli.desk import inbox_terminal
+
+    inbox = Inbox()
+    link = object()
+    for n in range(1000):
+        inbox.add(link, _event(f"q{n}", f"question {n}"))
+    looked_up: list[bool] = []  # a shown row checked against its entry
+    shows = inbox_terminal._Row.shows
+    monkeypatch.setattr(inbox_terminal._Row, "shows",
+                        lambda row, *args: looked_up.append(True) or shows(row, *args))
+    whole: list[bool] = []  # a frame prompt-toolkit's renderer drew whole
+    render = Renderer.render
+
+    def counted(renderer, app, layout, is_done=False):
+        whole.append(is_done)
+        render(renderer, app, layout, is_done)
+
+    monkeypatch.setattr(Renderer, "render", counted)
+
+    async def script(pipe, picker):
+        rendered = asyncio.Event()
+        picker.app.after_render += lambda _app: rendered.set()
+        while picker.app.render_counter == 0:  # the first frame, drawn whole
+            await asyncio.sleep(0.01)
+        looked_up.clear()
+        whole.clear()
+        for index in range(10):  # ↓ ↑ ↓ …: the cursor moves between the first two rows
+            rendered.clear()
+            pipe.send_text(DOWN if index % 2 == 0 else "\x1b[A")
+            await asyncio.wait_for(rendered.wait(), 5)
+        assert whole == []  # each key wrote the two rows that changed, nothing else
+        assert len(looked_up) <= 2 * 10  # where the cursor was and is, of 15 shown
+        text = "".join(part for _style, part in picker._fragments())
+        assert "❯ 1. [question]" in text and "985 more" in text
+        pipe.send_text("\x04")
+
+    pick, _focus, _picker = asyncio.run(_picked(inbox, script))
+    assert pick.action == "close"
