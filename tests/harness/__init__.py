@@ -12,6 +12,7 @@
 - ``terminal_session``: a real ``TerminalProvider`` on a terminal of a fixed size
 - ``postgres``: a throwaway PostgreSQL cluster (the hub's tests and ``bench/hub.py``)
 - ``conversation``: what the model requires of a stored conversation
+- ``stored_session``: the latest stored session's messages, read without a ``dsh`` child
 - ``hostile_text``, ``model_faults``: text that tries to drive a terminal, and a model server
   that misbehaves, with the checks each calls for
 """
