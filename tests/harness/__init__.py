@@ -6,6 +6,7 @@
   client), over HTTP, raw JSON-RPC for its tasks, and batches that press on its budgets
 - ``oauth_login``: the OAuth-protected server of the login tests and the dsh commands they run
 - ``acp_client``: the SDK's ACP client driving ``dsh acp``
+- ``acp_shared``: one ``dsh acp`` child held open for a module's tests, a session each
 - ``web_site``: a live web host's HTTP client and waiter
 - ``jsonl_controller``, ``relay_wire``, ``ownership_frames``: the controller's end of the
   JSON-lines protocol (a child, an in-process relay) and the frames that settle something
