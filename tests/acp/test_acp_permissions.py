@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from harness.acp_client import WAIT, prompt_turn, run, script, started
 from harness.acp_shared import shared_agent
+from harness.dsh_under_test import own_home_env
 
 NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
 
@@ -40,7 +41,7 @@ def writer(tmp_path_factory):
     """One ``dsh acp`` with the notes server whose every session writes two notes: the tests
     that vary only the client's answer each open a session on it (its own DSH_HOME)."""
     folder = tmp_path_factory.mktemp("acp-writer")
-    env = {**os.environ, "DSH_HOME": str(folder / "home")}
+    env = own_home_env(folder / "home")
     with shared_agent("-m", _two_writes_script(folder), "--mcp-config", _config(folder),
                       env=env) as agent:
         yield agent
@@ -191,7 +192,7 @@ def url_client_agent(tmp_path_factory):
     model = script(folder, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
                                             "arguments": {"url": "https://example.com/x"}}]},
                    {"content": "done"})
-    env = {**os.environ, "DSH_HOME": str(folder / "home")}
+    env = own_home_env(folder / "home")
     with shared_agent("-m", model, "--mcp-config", str(config), "--yes", url=True,
                       env=env) as agent:
         yield agent

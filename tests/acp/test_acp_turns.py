@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 
 import pytest
 from harness.acp_client import DB, FEATURES, WAIT, ask, prompt_turn, run, script, started
 from harness.acp_shared import shared_agent
+from harness.dsh_under_test import own_home_env
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def asker(tmp_path_factory):
     the client's reply to that form each open a session on it (its own DSH_HOME)."""
     folder = tmp_path_factory.mktemp("acp-asker")
     model = script(folder, ask(DB), {"content": "ok"})
-    env = {**os.environ, "DSH_HOME": str(folder / "home")}
+    env = own_home_env(folder / "home")
     with shared_agent("-m", model, env=env) as agent:
         yield agent
 
