@@ -8,7 +8,7 @@ import socket
 import sys
 
 import pytest
-from harness.dsh_under_test import compile_checkout, prepare
+from harness.dsh_under_test import CLEARED, compile_checkout, prepare
 
 
 def pytest_configure(config):
@@ -33,27 +33,13 @@ def pytest_collection(session):
     finally:
         sys.dont_write_bytecode = off
 
-_CLEARED = (
-    "DSH_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENAI_API_KEY",
-    "DSH_MODEL",
-    "DSH_BASE_URL",
-    "DSH_QUESTION_TIMEOUT",
-    "NO_COLOR",
-    # a child in a pseudo-terminal measures its own width: a COLUMNS from the runner (or a
-    # test before) would override it (shutil.get_terminal_size reads COLUMNS first)
-    "COLUMNS",
-    "LINES",
-)
-
 
 @pytest.fixture(autouse=True)
 def dsh_home(tmp_path_factory, monkeypatch):
     """A fresh state directory per test; keys and model settings cleared."""
     home = tmp_path_factory.mktemp("dsh-home")
     monkeypatch.setenv("DSH_HOME", str(home))
-    for name in _CLEARED:
+    for name in CLEARED:
         monkeypatch.delenv(name, raising=False)
     return home
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from harness.acp_client import WAIT, prompt_turn, run, script, started
+from harness.acp_shared import shared_agent
+from harness.dsh_under_test import own_home_env
 
 NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
 
@@ -30,63 +32,85 @@ def _results(client) -> dict[str, dict]:
     return {u["toolCallId"]: u for u in client.of("tool_call_update") if "status" in u}
 
 
-async def _two_writes(tmp_path, option: str, *extra: str):
+def _two_writes_script(folder: Path) -> str:
+    return script(folder, _write("one", "a"), _write("two", "b"), {"content": "done"})
+
+
+@pytest.fixture(scope="module")
+def writer(tmp_path_factory):
+    """One ``dsh acp`` with the notes server whose every session writes two notes: the tests
+    that vary only the client's answer each open a session on it (its own DSH_HOME)."""
+    folder = tmp_path_factory.mktemp("acp-writer")
+    env = own_home_env(folder / "home")
+    with shared_agent("-m", _two_writes_script(folder), "--mcp-config", _config(folder),
+                      env=env) as agent:
+        yield agent
+
+
+async def _answer_two_writes(conn, client, cwd: str, option: str):
     """Two write_note calls in one turn; the first request answered with ``option``."""
-    model = script(tmp_path, _write("one", "a"), _write("two", "b"), {"content": "done"})
-    async with started("-m", model, "--mcp-config", _config(tmp_path), *extra) as (
-            conn, client, _):
-        session = await conn.new_session(cwd=str(tmp_path))
-        turn = prompt_turn(conn, session.session_id)
-        request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
-        assert request["sessionId"] == session.session_id
-        assert request["toolCall"]["toolCallId"] == "one"
-        assert [(o["optionId"], o["kind"]) for o in request["options"]] == [
-            ("allow_once", "allow_once"), ("allow_session", "allow_always"),
-            ("allow_always", "allow_always"), ("deny", "reject_once")]
-        assert len({o["name"] for o in request["options"]}) == 4
-        reply.set_result({"outcome": {"outcome": "selected", "optionId": option}})
-        asked_again = False
-        while not turn.done():
-            getter = asyncio.ensure_future(client.permissions.get())
-            await asyncio.wait({turn, getter}, timeout=WAIT,
-                               return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
-                asked_again = True
-                getter.result()[1].set_result(
-                    {"outcome": {"outcome": "selected", "optionId": "allow_once"}})
-            else:
-                getter.cancel()
-        return (await turn).stop_reason, _results(client), asked_again
+    session = await conn.new_session(cwd=cwd)
+    turn = prompt_turn(conn, session.session_id)
+    request, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
+    assert request["sessionId"] == session.session_id
+    assert request["toolCall"]["toolCallId"] == "one"
+    assert [(o["optionId"], o["kind"]) for o in request["options"]] == [
+        ("allow_once", "allow_once"), ("allow_session", "allow_always"),
+        ("allow_always", "allow_always"), ("deny", "reject_once")]
+    assert len({o["name"] for o in request["options"]}) == 4
+    reply.set_result({"outcome": {"outcome": "selected", "optionId": option}})
+    asked_again = False
+    while not turn.done():
+        getter = asyncio.ensure_future(client.permissions.get())
+        await asyncio.wait({turn, getter}, timeout=WAIT,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if getter.done():
+            asked_again = True
+            getter.result()[1].set_result(
+                {"outcome": {"outcome": "selected", "optionId": "allow_once"}})
+        else:
+            getter.cancel()
+    return (await turn).stop_reason, _results(client), asked_again
+
+
+async def _two_writes_alone(tmp_path, option: str):
+    """``_answer_two_writes`` on a ``dsh acp`` of its own, with the test's DSH_HOME."""
+    model = _two_writes_script(tmp_path)
+    async with started("-m", model, "--mcp-config", _config(tmp_path)) as (conn, client, _):
+        return await _answer_two_writes(conn, client, str(tmp_path), option)
 
 
 @pytest.mark.parametrize(("option", "again"), [("allow_once", True),
                                                ("allow_session", False),
                                                ("allow_always", False)])
-@run
-async def test_allow_once_asks_again_session_and_always_do_not(tmp_path, option, again):
-    reason, results, asked_again = await _two_writes(tmp_path, option)
+def test_allow_once_asks_again_session_and_always_do_not(tmp_path, writer, option, again):
+    if option == "allow_always":  # kept in DSH_HOME: the shared agent's later sessions would
+        reason, results, asked_again = run(_two_writes_alone)(tmp_path, option)  # not ask
+    else:
+        reason, results, asked_again = writer.run(
+            lambda conn, client: _answer_two_writes(conn, client, str(tmp_path), option))
     assert reason == "end_turn"
     assert results["one"]["status"] == "completed" and results["two"]["status"] == "completed"
     assert asked_again is again
 
 
-@run
-async def test_deny_is_permission_denied(tmp_path):
-    reason, results, _ = await _two_writes(tmp_path, "deny")
+def test_deny_is_permission_denied(tmp_path, writer):
+    reason, results, _ = writer.run(
+        lambda conn, client: _answer_two_writes(conn, client, str(tmp_path), "deny"))
     assert reason == "end_turn"
     assert results["one"]["rawOutput"]["code"] == "PERMISSION_DENIED"
 
 
-@run
-async def test_a_cancelled_outcome_cancels_the_turn_not_a_denial(tmp_path):
-    model = script(tmp_path, _write("one", "a"), {"content": "never"})
-    async with started("-m", model, "--mcp-config", _config(tmp_path)) as (conn, client, _):
+def test_a_cancelled_outcome_cancels_the_turn_not_a_denial(tmp_path, writer):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.permissions.get(), WAIT)
         reply.set_result({"outcome": {"outcome": "cancelled"}})
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "cancelled"
         assert _results(client)["one"]["rawOutput"]["code"] == "ASK_ABORTED"
+
+    writer.run(body)
 
 
 @run
@@ -157,17 +181,27 @@ async def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp
         assert json.loads(text)["u"]["action"] == "accept"
 
 
-@pytest.mark.parametrize("action", ["accept", "decline"])
-@run
-async def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, action):
-    config = tmp_path / "raw.json"
+@pytest.fixture(scope="module")
+def url_client_agent(tmp_path_factory):
+    """One ``dsh acp`` for a client with URL mode, whose every session opens a URL at the raw
+    server: the cases that vary only the client's reply each open a session on it."""
+    folder = tmp_path_factory.mktemp("acp-url")
+    config = folder / "raw.json"
     config.write_text(json.dumps({"mcpServers": {
         "raw": {"command": sys.executable, "args": [RAW]}}}))
-    model = script(tmp_path, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
-                                              "arguments": {"url": "https://example.com/x"}}]},
+    model = script(folder, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
+                                            "arguments": {"url": "https://example.com/x"}}]},
                    {"content": "done"})
-    async with started("-m", model, "--mcp-config", str(config), "--yes", url=True) as (
-            conn, client, _):
+    env = own_home_env(folder / "home")
+    with shared_agent("-m", model, "--mcp-config", str(config), "--yes", url=True,
+                      env=env) as agent:
+        yield agent
+
+
+@pytest.mark.parametrize("action", ["accept", "decline"])
+def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, url_client_agent,
+                                                             action):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
@@ -180,6 +214,8 @@ async def test_a_client_with_url_mode_gets_the_url_request_itself(tmp_path, acti
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
         text = _results(client)["op"]["content"][0]["content"]["text"]
         assert json.loads(text)["u"]["action"] == action
+
+    url_client_agent.run(body)
 
 
 PAGES = str(Path(__file__).parents[1] / "fakes" / "mcp_url_server.py")

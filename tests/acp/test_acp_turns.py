@@ -7,6 +7,19 @@ import json
 
 import pytest
 from harness.acp_client import DB, FEATURES, WAIT, ask, prompt_turn, run, script, started
+from harness.acp_shared import shared_agent
+from harness.dsh_under_test import own_home_env
+
+
+@pytest.fixture(scope="module")
+def asker(tmp_path_factory):
+    """One ``dsh acp`` whose every session asks DB, then says "ok": the tests that vary only
+    the client's reply to that form each open a session on it (its own DSH_HOME)."""
+    folder = tmp_path_factory.mktemp("acp-asker")
+    model = script(folder, ask(DB), {"content": "ok"})
+    env = own_home_env(folder / "home")
+    with shared_agent("-m", model, env=env) as agent:
+        yield agent
 
 
 @run
@@ -58,10 +71,8 @@ async def test_a_batch_is_one_form_and_its_answer_the_tool_result(tmp_path):
         assert client.text() == "done"
 
 
-@run
-async def test_other_text_answers_through_the_companion_field(tmp_path):
-    model = script(tmp_path, ask(DB), {"content": "ok"})
-    async with started("-m", model) as (conn, client, _):
+def test_other_text_answers_through_the_companion_field(tmp_path, asker):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.forms.get(), WAIT)
@@ -70,6 +81,8 @@ async def test_other_text_answers_through_the_companion_field(tmp_path):
         text = _tool_results(client)[-1]["content"][0]["content"]["text"]
         assert '"custom":"DuckDB"' in text
 
+    asker.run(body)
+
 
 @pytest.mark.parametrize(("content", "why"), [
     ({"db": "MySQL"}, "MySQL"),  # a value outside the options
@@ -77,10 +90,9 @@ async def test_other_text_answers_through_the_companion_field(tmp_path):
     ({"db": ["SQLite"]}, "expected a string"),
     ({"bogus": "x"}, "not a field"),
 ])
-@run
-async def test_an_invalid_form_answer_is_invalid_answer_never_a_guess(tmp_path, content, why):
-    model = script(tmp_path, ask(DB), {"content": "ok"})
-    async with started("-m", model) as (conn, client, _):
+def test_an_invalid_form_answer_is_invalid_answer_never_a_guess(tmp_path, asker, content,
+                                                                why):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.forms.get(), WAIT)
@@ -91,19 +103,21 @@ async def test_an_invalid_form_answer_is_invalid_answer_never_a_guess(tmp_path, 
         assert result["rawOutput"]["code"] == "INVALID_ANSWER"
         assert why in result["rawOutput"]["message"]
 
+    asker.run(body)
+
 
 @pytest.mark.parametrize(("action", "code"), [("decline", "ASK_DECLINED"),
                                               ("cancel", "ASK_CANCELLED")])
-@run
-async def test_decline_and_cancel_are_the_seams_codes(tmp_path, action, code):
-    model = script(tmp_path, ask(DB), {"content": "ok"})
-    async with started("-m", model) as (conn, client, _):
+def test_decline_and_cancel_are_the_seams_codes(tmp_path, asker, action, code):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         _, reply = await asyncio.wait_for(client.forms.get(), WAIT)
         reply.set_result({"action": action})
         assert (await asyncio.wait_for(turn, WAIT)).stop_reason == "end_turn"
         assert _tool_results(client)[-1]["rawOutput"]["code"] == code
+
+    asker.run(body)
 
 
 @run
@@ -119,10 +133,8 @@ async def test_a_client_without_forms_gets_no_provider_at_once(tmp_path):
         assert client.text() == "I will ask in prose then"
 
 
-@run
-async def test_session_cancel_aborts_the_pending_form_and_ends_cancelled(tmp_path):
-    model = script(tmp_path, ask(DB), {"content": "never"})
-    async with started("-m", model) as (conn, client, _):
+def test_session_cancel_aborts_the_pending_form_and_ends_cancelled(tmp_path, asker):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         await asyncio.wait_for(client.forms.get(), WAIT)
@@ -131,7 +143,9 @@ async def test_session_cancel_aborts_the_pending_form_and_ends_cancelled(tmp_pat
         result = _tool_results(client)[-1]
         assert result["rawOutput"]["code"] == "ASK_ABORTED"
         assert "ACP-side cancellation" in result["rawOutput"]["message"]
-        assert client.text() == ""
+        assert client.text() == ""  # the turn's "ok" never said
+
+    asker.run(body)
 
 
 @run

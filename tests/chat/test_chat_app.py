@@ -17,6 +17,8 @@ from dsh_cli.sources import CHAT, AnswerOptions, choose
 
 OPTIONS = {"model": None, "base_url": None, "system": None, "question_timeout": None,
            "no_ask": False, "continue_": False, "resume": None, "plain": False}
+# the demo's notes server (an MCP child) where a test is about the sessions, not the note
+STORED_ONLY = {"no_mcp": True}
 DEMO_ANSWER = {"answers": [{"id": "stack", "selected": ["Go + chi"]},
                            {"id": "features", "selected": []},
                            {"id": "name", "selected": [], "custom": "acme"}]}
@@ -61,7 +63,7 @@ def test_a_named_model_without_a_key_is_an_error_not_the_demo(monkeypatch):
 
 def test_demo_always_uses_the_demo_model_and_says_nothing(monkeypatch):
     monkeypatch.setenv("DSH_MODEL", "deepseek-chat")
-    status, out, err, _ = chat("hi", demo=True, replies=[DEMO_ANSWER])
+    status, out, err, _ = chat("hi", demo=True, replies=[DEMO_ANSWER], **STORED_ONLY)
     assert status == 0 and err == "" and "model demo" in out
 
 
@@ -153,7 +155,7 @@ def stopped_mid_question() -> ScriptedProvider:
 
     async def stop():
         task = asyncio.ensure_future(chat_main(
-            OPTIONS, demo=True, stdin=io.StringIO(), stdout=io.StringIO(),
+            {**OPTIONS, **STORED_ONLY}, demo=True, stdin=io.StringIO(), stdout=io.StringIO(),
             stderr=io.StringIO(), prompt=Lines("plan a shop"), provider=first))
         while not first.requests:
             await asyncio.sleep(0.005)
@@ -166,7 +168,8 @@ def stopped_mid_question() -> ScriptedProvider:
 
 def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
     first = stopped_mid_question()
-    status, out, _, again = chat(demo=True, continue_=True, replies=[DEMO_ANSWER])
+    status, out, _, again = chat(demo=True, continue_=True, replies=[DEMO_ANSWER],
+                                 **STORED_ONLY)
     assert status == 0
     assert again.contexts[0].rpc_id == first.contexts[0].rpc_id
     assert "- Name: acme (your own answer)" in out
@@ -179,8 +182,8 @@ def test_continue_re_asks_the_batch_that_was_open_when_the_chat_was_stopped():
 
 
 def test_slash_sessions_lists_the_stored_sessions():
-    chat("first chat", demo=True, replies=[DEMO_ANSWER])
-    _, out, _, _ = chat("/sessions", demo=True)
+    chat("first chat", demo=True, replies=[DEMO_ANSWER], **STORED_ONLY)
+    _, out, _, _ = chat("/sessions", demo=True, **STORED_ONLY)
     assert out.count("first chat") == 1 and "* " in out and "/resume ID" in out
 
 
@@ -191,7 +194,7 @@ def test_slash_resume_switches_to_a_stored_session_and_re_asks_its_pending_batch
     with SessionStore.open() as store:
         stopped = store.list_sessions()[0].id
     status, out, _, again = chat("/resume nope", f"/resume {stopped[:6]}", demo=True,
-                                 replies=[DEMO_ANSWER])
+                                 replies=[DEMO_ANSWER], **STORED_ONLY)
     assert status == 0
     assert "dsh: SESSION_NOT_FOUND: session nope" in out
     assert f"dsh · resumed session {stopped}" in out
@@ -226,9 +229,9 @@ def test_the_demo_notice_comes_under_the_header_on_a_shared_terminal():
 def test_a_chat_left_without_a_word_leaves_no_session_and_new_keeps_only_conversations():
     from dsh_cli.store import SessionStore
 
-    status, _, _, _ = chat(demo=True)  # opened and left at once (ctrl-d)
+    status, _, _, _ = chat(demo=True, **STORED_ONLY)  # opened and left at once (ctrl-d)
     assert status == 0
-    chat("/new", "/new", "plan a shop", demo=True, replies=[DEMO_ANSWER])
+    chat("/new", "/new", "plan a shop", demo=True, replies=[DEMO_ANSWER], **STORED_ONLY)
     with SessionStore.open() as store:
         sessions = store.list_sessions()
     assert [session.title for session in sessions] == ["plan a shop"]

@@ -14,7 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["DSH", "ROOT", "compile_checkout", "prepare", "venv_seeing_this_environment"]
+__all__ = ["CLEARED", "DSH", "ROOT", "compile_checkout", "own_home_env", "prepare",
+           "venv_seeing_this_environment"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +33,28 @@ def _script() -> Path:
 
 
 DSH = str(_script())
+# what no test inherits from the runner (conftest's ``dsh_home`` clears it for each test)
+CLEARED = (
+    "DSH_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENAI_API_KEY",
+    "DSH_MODEL",
+    "DSH_BASE_URL",
+    "DSH_QUESTION_TIMEOUT",
+    "NO_COLOR",
+    # a child in a pseudo-terminal measures its own width: a COLUMNS from the runner (or a
+    # test before) would override it (shutil.get_terminal_size reads COLUMNS first)
+    "COLUMNS",
+    "LINES",
+)
+
+
+def own_home_env(home: Path) -> dict[str, str]:
+    """A child's environment with ``home`` as its DSH_HOME and ``CLEARED`` left out: for a
+    child a module-scoped fixture shares, started before any one test's ``dsh_home``."""
+    env = {name: value for name, value in os.environ.items() if name not in CLEARED}
+    env["DSH_HOME"] = str(home)
+    return env
 
 
 def prepare() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from fakes.mcp_forms_server import entry
 from harness.dsh_under_test import DSH
+from harness.stored_session import latest_tool_results
 
 CEILING = 60
 ANSWERS = {"deploy:target/env": ["production"], "deploy:target/replicas": "3",
@@ -32,13 +33,10 @@ def run(tmp_path: Path, *extra: str, input: str | None = None):
                           input=input, stdin=None if input is not None else subprocess.DEVNULL)
 
 
-def server_saw(tmp_path: Path) -> dict:
-    listed = json.loads(subprocess.run([DSH, "sessions", "list", "--json"], text=True,
-                                       capture_output=True, check=True).stdout)
-    shown = json.loads(subprocess.run([DSH, "sessions", "show", "--json", listed[0]["id"]],
-                                      text=True, capture_output=True, check=True).stdout)
-    tool = next(message for message in shown["messages"] if message["role"] == "tool")
-    return json.loads(tool["content"])
+def server_saw() -> dict:
+    """What the forms server says it received: its result, as the stored session has it."""
+    (tool,) = latest_tool_results()
+    return json.loads(str(tool["content"]))
 
 
 def test_an_empty_answers_file_names_every_field_the_server_asks(tmp_path):
@@ -48,7 +46,7 @@ def test_an_empty_answers_file_names_every_field_the_server_asks(tmp_path):
     assert result.returncode == 0, result.stderr
     assert ("answers.json has no answer for 'deploy:target/env' (\"Environment\"), "
             "'deploy:target/replicas'") in result.stderr
-    saw = server_saw(tmp_path)
+    saw = server_saw()
     assert saw["where"] == "cancel" and saw["go"] == "cancel"  # nothing answered: cancel
 
 
@@ -57,7 +55,7 @@ def test_the_server_receives_typed_values_from_the_answers_file(tmp_path):
     answers.write_text(json.dumps(ANSWERS))
     result = run(tmp_path, "--answers", str(answers))
     assert result.returncode == 0, result.stderr
-    assert server_saw(tmp_path) == {
+    assert server_saw() == {
         "service": "api", "where": {"accept": {"env": "production", "replicas": 3}},
         "go": {"accept": {"approve": True, "tags": ["fast"]}}}
 
@@ -101,7 +99,7 @@ def test_a_controller_gets_the_form_fixes_a_refused_value_or_declines(tmp_path):
             process.kill()
     assert acks[0]["reason"] == "bad-response" and "at most 9" in acks[0]["message"]
     assert acks[1]["accepted"] is True
-    assert server_saw(tmp_path)["where"] == "decline"
+    assert server_saw()["where"] == "decline"
 
 
 def _form_pending(tmp_path: Path) -> tuple[subprocess.Popen, dict]:
@@ -129,7 +127,7 @@ def test_a_controller_that_hangs_up_mid_form_cancels_it_at_the_server(tmp_path):
         if process.poll() is None:
             process.kill()
     assert process.stderr is not None and b"Traceback" not in process.stderr.read()
-    assert server_saw(tmp_path)["where"] == "cancel"
+    assert server_saw()["where"] == "cancel"
 
 
 def test_malformed_frames_mid_form_leave_it_pending_for_the_next_answer(tmp_path):
@@ -155,4 +153,4 @@ def test_malformed_frames_mid_form_leave_it_pending_for_the_next_answer(tmp_path
     finally:
         if process.poll() is None:
             process.kill()
-    assert server_saw(tmp_path)["where"] == "decline"
+    assert server_saw()["where"] == "decline"

@@ -1,7 +1,8 @@
 """``dsh run --mcp-config`` against real MCP servers: tools offered, permission asked or not.
 
 A scripted model calls the tools; what reached the model is read back from the stored
-session (``dsh sessions show --json``), so each test sees the very tool results it got.
+session (as ``dsh sessions show --json`` gives it), so each test sees the very tool results
+it got. Each run configures only the servers its model calls: every one is a child to start.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from harness.dsh_under_test import DSH
+from harness.stored_session import latest_tool_results
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 NOTES = str(FAKES / "mcp_notes_server.py")
@@ -32,12 +34,16 @@ def write(path: Path, data: object) -> str:
     return str(path)
 
 
-def servers(tmp_path: Path, *, variant: str | None = None, git: Path | None = None) -> str:
-    table: dict[str, object] = {
+def servers(tmp_path: Path, *names: str, variant: str | None = None,
+            git: Path | None = None) -> str:
+    """A config of the named servers (and git's, given a repository): each one configured is
+    a child that every run starts, so a test names only the ones its model calls."""
+    every: dict[str, object] = {
         "time": {"command": "mcp-server-time"},
         "notes": {"command": sys.executable,
                   "args": [NOTES, *(["--variant", variant] if variant else [])]},
     }
+    table = {name: every[name] for name in names}
     if git is not None:
         table["git"] = {"command": "mcp-server-git", "args": ["--repository", str(git)]}
     return write(tmp_path / "servers.json", {"mcpServers": table})
@@ -46,14 +52,6 @@ def servers(tmp_path: Path, *, variant: str | None = None, git: Path | None = No
 def script(tmp_path: Path, *calls: tuple[str, dict[str, object]]) -> str:
     turn = {"tool_calls": [{"name": name, "arguments": arguments} for name, arguments in calls]}
     return "script:" + write(tmp_path / "script.json", {"turns": [turn, {"content": "done"}]})
-
-
-def tool_results() -> list[dict[str, object]]:
-    """What the model received for each tool call of the latest stored session."""
-    listed = json.loads(dsh("sessions", "list", "--json").stdout)
-    latest = (listed if isinstance(listed, list) else listed["sessions"])[0]["id"]
-    shown = json.loads(dsh("sessions", "show", "--json", latest).stdout)
-    return [message for message in shown["messages"] if message["role"] == "tool"]
 
 
 def error_code(result: dict[str, object]) -> str | None:
@@ -84,11 +82,11 @@ def test_read_only_tools_run_with_no_prompt_and_their_results_reach_the_model(
         tmp_path, repo, answers):
     model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}),
                    ("mcp__git__git_status", {"repo_path": str(repo)}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, git=repo),
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "time", git=repo),
                  "--answers", answers, "what time is it")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "done\n" and result.stderr == ""
-    clock, status = tool_results()
+    clock, status = latest_tool_results()
     assert json.loads(str(clock["content"]))["timezone"] == "UTC"
     assert "On branch" in str(status["content"]) or "branch" in str(status["content"])
 
@@ -96,10 +94,10 @@ def test_read_only_tools_run_with_no_prompt_and_their_results_reach_the_model(
 def test_a_call_that_needs_a_human_fails_at_once_with_answers_only(tmp_path, repo, answers):
     model = script(tmp_path, ("mcp__git__git_reset", {"repo_path": str(repo)}),
                    ("mcp__notes__write_note", {"text": "hello"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, git=repo),
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", git=repo),
                  "--answers", answers, "reset it")
     assert result.returncode == 0, result.stderr
-    reset, note = tool_results()
+    reset, note = latest_tool_results()
     assert error_code(reset) == error_code(note) == "NO_PERMISSION_PROVIDER"
     assert "--allow mcp__notes__write_note" in str(note["content"])
     # a CI log says why, one line per refused call, as it does for an unanswered question
@@ -113,21 +111,22 @@ def test_a_call_that_needs_a_human_fails_at_once_with_answers_only(tmp_path, rep
                                    ["--yes"]])
 def test_allow_rules_and_yes_let_the_call_run(tmp_path, answers, flags):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
-                 *flags, "note it")
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+                 "--answers", answers, *flags, "note it")
     assert result.returncode == 0, result.stderr
     assert ("--yes" in result.stderr) == (flags == ["--yes"])
-    (note,) = tool_results()
+    (note,) = latest_tool_results()
     assert note["content"] == "saved note 1: hello"
 
 
 def test_a_deny_rule_wins_over_yes_and_the_model_gets_permission_denied(tmp_path, answers):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}),
                    ("mcp__time__get_current_time", {"timezone": "UTC"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", "time"),
+                 "--answers", answers,
                  "--yes", "--deny", "mcp__notes__*", "--deny", "mcp__time", "note it")
     assert result.returncode == 0, result.stderr
-    note, clock = tool_results()
+    note, clock = latest_tool_results()
     assert error_code(note) == error_code(clock) == "PERMISSION_DENIED"
     assert "deny 'mcp__notes__*'" in str(note["content"])
 
@@ -136,10 +135,10 @@ def test_config_toml_permissions_apply_and_bad_types_name_the_file(tmp_path, dsh
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
     config = dsh_home / "config.toml"
     config.write_text('[permissions]\nallow = ["mcp__notes__write_note"]\n')
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
-                 "note it")
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+                 "--answers", answers, "note it")
     assert result.returncode == 0, result.stderr
-    assert tool_results()[0]["content"] == "saved note 1: hello"
+    assert latest_tool_results()[0]["content"] == "saved note 1: hello"
     config.write_text('[permissions]\ndeny = "mcp__notes"\n')
     result = dsh("run", "-m", model, "--answers", answers, "note it")
     assert result.returncode == 2
@@ -149,12 +148,12 @@ def test_config_toml_permissions_apply_and_bad_types_name_the_file(tmp_path, dsh
 
 def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tmp_path):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--plain", "note it",
-                 input="4 not now\n")
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+                 "--plain", "note it", input="4 not now\n")
     assert result.returncode == 0, result.stderr
     assert "[Permission] notes wants to run mcp__notes__write_note" in result.stderr
     assert "warning: the server says: may change or delete things" in result.stderr
-    (note,) = tool_results()
+    (note,) = latest_tool_results()
     assert error_code(note) == "PERMISSION_DENIED"
     assert "not now" in str(note["content"])
 
@@ -162,21 +161,22 @@ def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tm
 def test_always_is_kept_per_tool_definition_and_a_changed_tool_is_asked_again(
         tmp_path, dsh_home, answers):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
-    first = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--plain", "note it",
-                input="3\n")
+    first = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+                "--plain", "note it", input="3\n")
     assert first.returncode == 0, first.stderr
-    assert tool_results()[0]["content"] == "saved note 1: hello"
+    assert latest_tool_results()[0]["content"] == "saved note 1: hello"
     saved = json.loads((dsh_home / "permissions.json").read_text())
     assert "mcp__notes__write_note" in saved["always"]
     assert os.stat(dsh_home / "permissions.json").st_mode & 0o777 == 0o600
-    again = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--answers", answers,
-                "note it")
+    again = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+                "--answers", answers, "note it")
     assert again.returncode == 0, again.stderr
-    assert tool_results()[0]["content"] == "saved note 1: hello"  # no human needed
-    changed = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, variant="changed"),
-                  "--answers", answers, "note it")
+    assert latest_tool_results()[0]["content"] == "saved note 1: hello"  # no human needed
+    changed = dsh("run", "-m", model, "--mcp-config",
+                  servers(tmp_path, "notes", variant="changed"), "--answers", answers,
+                  "note it")
     assert changed.returncode == 0, changed.stderr
-    assert error_code(tool_results()[0]) == "NO_PERMISSION_PROVIDER"
+    assert error_code(latest_tool_results()[0]) == "NO_PERMISSION_PROVIDER"
 
 
 def test_a_server_that_cannot_start_is_one_line_and_the_rest_go_on(tmp_path, answers):
@@ -189,7 +189,7 @@ def test_a_server_that_cannot_start_is_one_line_and_the_rest_go_on(tmp_path, ans
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("dsh: MCP_UNAVAILABLE: ")
     assert "broken" in lines[0]
-    assert json.loads(str(tool_results()[0]["content"]))["timezone"] == "UTC"
+    assert json.loads(str(latest_tool_results()[0]["content"]))["timezone"] == "UTC"
 
 
 def test_servers_stderr_goes_to_the_log_never_the_screen(tmp_path, dsh_home, answers):
@@ -207,10 +207,10 @@ def test_servers_stderr_goes_to_the_log_never_the_screen(tmp_path, dsh_home, ans
 
 def test_no_mcp_turns_every_server_off(tmp_path, answers):
     model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path), "--no-mcp",
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "time"), "--no-mcp",
                  "--answers", answers, "time")
     assert result.returncode == 0, result.stderr
-    assert error_code(tool_results()[0]) == "UNKNOWN_TOOL"
+    assert error_code(latest_tool_results()[0]) == "UNKNOWN_TOOL"
 
 
 def test_a_project_file_needs_trust_and_a_changed_one_needs_it_again(tmp_path, dsh_home,
@@ -223,20 +223,20 @@ def test_a_project_file_needs_trust_and_a_changed_one_needs_it_again(tmp_path, d
     untrusted = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
     assert untrusted.returncode == 0, untrusted.stderr
     assert untrusted.stderr.count("\n") == 1 and "--mcp-project" in untrusted.stderr
-    assert error_code(tool_results()[0]) == "UNKNOWN_TOOL"
+    assert error_code(latest_tool_results()[0]) == "UNKNOWN_TOOL"
     trusted = dsh("run", "-m", model, "--answers", answers, "--mcp-project", "time",
                   cwd=project)
     assert trusted.returncode == 0 and trusted.stderr == "", trusted.stderr
-    assert json.loads(str(tool_results()[0]["content"]))["timezone"] == "UTC"
+    assert json.loads(str(latest_tool_results()[0]["content"]))["timezone"] == "UTC"
     assert os.stat(dsh_home / "trusted-projects.json").st_mode & 0o777 == 0o600
     remembered = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
     assert remembered.stderr == "", remembered.stderr
-    assert json.loads(str(tool_results()[0]["content"]))["timezone"] == "UTC"
+    assert json.loads(str(latest_tool_results()[0]["content"]))["timezone"] == "UTC"
     table["mcpServers"]["other"] = {"command": "mcp-server-time"}
     write(project / ".mcp.json", table)
     changed = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
     assert "--mcp-project" in changed.stderr
-    assert error_code(tool_results()[0]) == "UNKNOWN_TOOL"
+    assert error_code(latest_tool_results()[0]) == "UNKNOWN_TOOL"
 
 
 PROBE = """
@@ -292,7 +292,8 @@ def test_a_jsonl_controller_decides_permission_requests_by_frames(tmp_path):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "from a controller"}),
                    ("mcp__notes__write_note", {"text": "refused"}))
     process = subprocess.Popen(
-        [DSH, "run", "--jsonl", "--model", model, "--mcp-config", servers(tmp_path), "go"],
+        [DSH, "run", "--jsonl", "--model", model, "--mcp-config", servers(tmp_path, "notes"),
+            "go"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdin is not None and process.stdout is not None
     seen: list[dict[str, object]] = []
