@@ -297,7 +297,10 @@ def test_a_forwarder_whose_hub_process_is_killed_reaches_the_other_one(postgres_
                 except MCPError as error:
                     seen["waiting"] = error
                 # the forwarder tries again while the balancer still sends to hub one
-                await asyncio.wait_for(proxy.refusals(proxy.refused + 3), CEILING)
+                try:
+                    await asyncio.wait_for(proxy.refusals(proxy.refused + 3), CEILING)
+                except TimeoutError:
+                    raise AssertionError(f"the forwarder stopped trying: {err.seen}") from None
                 # the balancer finds hub one dead: new connections go to hub two
                 proxy.switch(port_of(second))
                 proxy.drop()
