@@ -1,14 +1,18 @@
 """Kill -9 of one of two `dsh hub serve` processes on one PostgreSQL store (issue 47's
 first fault): the entry its waiting call held is withdrawn by the other process, and the
 agent's async question is fetched by its ticket, and its MCP task by its id, at the other
-process, answered once."""
+process, answered once; raw HTTP agents, and an agent of the official SDK through a
+`dsh mcp --hub` forwarder behind a proxy standing in for the load balancer."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
+import queue
+import re
 import subprocess
+import threading
 
 from harness.dsh_under_test import DSH
 from harness.hub_serve import (
@@ -22,6 +26,7 @@ from harness.hub_serve import (
     settled,
 )
 from harness.tasks_wire import Wire2025, post
+from harness.tcp_proxy import tcp_proxy
 
 from dsh_cli.hub import HubStore
 from dsh_cli.hub.records import NotPending
@@ -208,6 +213,143 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
     answers = [row for row in audit if row.action == "answer"]
     assert sorted((row.entry_id, row.actor) for row in answers) == sorted(
         [(later.id, "alice"), (task_entry.id, "alice")])
+
+
+CEILING = 60.0  # a forwarder that never says its line fails the test instead of hanging it
+
+
+class StderrLines:
+    """A child's stderr through a pipe a thread reads: each line, waited for."""
+
+    def __init__(self) -> None:
+        read_end, write_end = os.pipe()
+        self.errlog = os.fdopen(write_end, "w")  # the child's stderr
+        self.seen: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, args=(os.fdopen(read_end),), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        with stream:
+            for line in stream:
+                self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def until(self, words: str) -> str:
+        """The first line from now on that holds ``words``."""
+        while (line := self._lines.get(timeout=CEILING)) is not None:
+            self.seen.append(line)
+            if words in line:
+                return line
+        raise AssertionError(f"the child ended before saying {words!r}; said {self.seen}")
+
+
+@contextlib.asynccontextmanager
+async def forwarding_agent(url: str, token: str):
+    """The official SDK's client over stdio to a real `dsh mcp --hub URL`; yields the
+    client and the forwarder's stderr lines."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.types import Implementation
+
+    stderr = StderrLines()
+    params = StdioServerParameters(command=DSH, args=["mcp", "--hub", url],
+                                   env={**os.environ, "DSH_HUB_TOKEN": token})
+    try:
+        async with Client(stdio_client(params, errlog=stderr.errlog), mode="legacy",
+                          client_info=Implementation(name="fwd-agent", version="1")) as client:
+            yield client, stderr
+    finally:
+        stderr.errlog.close()
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
+
+
+def test_a_forwarder_whose_hub_process_is_killed_reaches_the_other_one(postgres_url):
+    """Behind a proxy (the balancer): hub one is killed -9 with a waiting call and an async
+    question in flight; the waiting call ends with the drop error, the forwarder says it
+    lost the hub and, once the proxy sends to hub two, that it is back; the ticket is
+    fetched there and answered at hub two's /desk, once; a second answer is refused."""
+    from mcp.shared.exceptions import MCPError
+
+    token = agent_token(postgres_url)
+    human = agent_token(postgres_url, "alice", "human")
+    seen: dict = {}
+
+    async def main():
+        with HubStore.open(postgres_url) as store:
+            async with hub(postgres_url, "one") as (first, one), \
+                    hub(postgres_url, "two") as (second, _), \
+                    tcp_proxy(port_of(first)) as proxy, \
+                    forwarding_agent(f"http://127.0.0.1:{proxy.port}", token) as (mcp, err):
+                asked = await mcp.call_tool("ask_user_question", {**BATCH, "delivery": "async"})
+                ticket = asked.structured_content["ticket"]
+                waiting = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                entries = await pending_entry(store, count=2)
+                [waited] = [e for e in entries if e.batch.get("delivery", "wait") == "wait"]
+                later = await asyncio.to_thread(store.by_key, "ci-bot", ticket)
+                one.kill()  # SIGKILL: its connections close, the proxy's with them
+                await one.wait()
+                seen["lost"] = await asyncio.to_thread(err.until, "lost the hub")
+                try:
+                    seen["waiting"] = await asyncio.wait_for(waiting, CEILING)
+                except MCPError as error:
+                    seen["waiting"] = error
+                # the forwarder tries again while the balancer still sends to hub one
+                try:
+                    await asyncio.wait_for(proxy.refusals(proxy.refused + 3), CEILING)
+                except TimeoutError:
+                    raise AssertionError(f"the forwarder stopped trying: {err.seen}") from None
+                # the balancer finds hub one dead: new connections go to hub two
+                proxy.switch(port_of(second))
+                proxy.drop()
+                seen["back"] = await asyncio.to_thread(err.until, "is back")
+                seen["withdrawn"] = await asyncio.wait_for(settled(store, waited.id), CEILING)
+                seen["before"] = await mcp.call_tool("get_user_answer", {"ticket": ticket})
+                fetched = asyncio.ensure_future(mcp.call_tool(
+                    "get_user_answer", {"ticket": ticket, "wait_seconds": 30}))
+                seen["desk"] = await asyncio.to_thread(desk_answer, second, human, later)
+                seen["after"] = await asyncio.wait_for(fetched, CEILING)
+                seen["desk again"] = await asyncio.to_thread(
+                    desk_answer, second, human, later,
+                    [{"id": "q1", "selected": ["Postgres"]}])
+                seen["again"] = await asyncio.to_thread(
+                    store.answer, later.id,
+                    answer_frame(later, [{"id": "q1", "selected": ["Postgres"]}]), "bob")
+                seen["twice"] = await mcp.call_tool("get_user_answer", {"ticket": ticket})
+                seen["audit"] = await asyncio.to_thread(store.audit)
+                seen["proxy"] = proxy.port
+            seen["said"] = err.seen
+        return waited, later
+
+    waited, later = bounded(main(), 150)
+    assert "reconnecting with back-off" in seen["lost"]
+    assert f"http://127.0.0.1:{seen['proxy']}/mcp" in seen["lost"]  # the balancer's
+    # the waiting call is told at once, not left hanging, and how to go on
+    assert isinstance(seen["waiting"], MCPError), seen["waiting"]
+    assert "dropped while this request was in flight" in str(seen["waiting"])
+    assert "fetch an async ticket" in str(seen["waiting"])
+    # back once the balancer sends to hub two, after attempts that found hub one gone
+    assert "a new MCP session" in seen["back"]
+    attempts = re.search(r"after (\d+) attempts", seen["back"])
+    assert attempts is not None and int(attempts[1]) >= 2, seen["back"]
+    # its entry: withdrawn by hub two, as its asker is dead
+    assert seen["withdrawn"].state == "cancelled" and seen["withdrawn"].answer is None
+    [cancel] = [row for row in seen["audit"]
+                if row.entry_id == waited.id and row.action == "cancel"]
+    assert (cancel.actor, cancel.replica) == ("hub", "two")
+    # the async question: still pending at hub two, answered there, delivered once
+    assert seen["before"].structured_content["status"] == "pending"
+    assert seen["desk"]["type"] == "response/ack" and seen["desk"]["accepted"] is True
+    assert seen["after"].structured_content == {"answers": ANSWER}
+    assert (seen["desk again"]["accepted"], seen["desk again"]["reason"]) == (
+        False, "not-pending")
+    assert isinstance(seen["again"], NotPending) and seen["again"].state == "answered"
+    assert seen["twice"].structured_content == {"answers": ANSWER}  # the first, again
+    [answer] = [row for row in seen["audit"] if row.action == "answer"]
+    assert (answer.entry_id, answer.actor, answer.replica) == (later.id, "alice", "two")
+    assert not any("Traceback" in line for line in seen["said"])
 
 
 def test_the_sweep_withdraws_only_the_waited_entries_of_a_silent_process(tmp_path):
