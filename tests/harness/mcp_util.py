@@ -36,23 +36,23 @@ class SharedClient:
     tests whose calls leave nothing the next one sees (an invalid call is an error result):
     one child for them all, not one each (each start is about a second of CPU)."""
 
-    def __init__(self, *args: str, env: dict[str, str]) -> None:
+    def __init__(self, *args: str, env: dict[str, str], mode: str = "auto") -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self._ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
         # the SDK's cancel scopes are entered and left in the one task that holds the session
-        self._held = asyncio.run_coroutine_threadsafe(self._hold(args, env), self._loop)
+        self._held = asyncio.run_coroutine_threadsafe(self._hold(args, env, mode), self._loop)
         try:
             self._session = self._ready.result(timeout=CEILING)
         except BaseException:
             self._stop()
             raise
 
-    async def _hold(self, args: tuple[str, ...], env: dict[str, str]) -> None:
+    async def _hold(self, args: tuple[str, ...], env: dict[str, str], mode: str) -> None:
         self._done = asyncio.Event()
         try:
-            async with client(*args, env=env) as mcp:
+            async with client(*args, env=env, mode=mode) as mcp:
                 self._ready.set_result(mcp)
                 await self._done.wait()
         except BaseException as error:
@@ -63,6 +63,14 @@ class SharedClient:
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         call = asyncio.wait_for(self._session.call_tool(name, arguments), CEILING)
         return asyncio.run_coroutine_threadsafe(call, self._loop).result()
+
+    def list_tools(self) -> Any:
+        listed = asyncio.wait_for(self._session.list_tools(), CEILING)
+        return asyncio.run_coroutine_threadsafe(listed, self._loop).result()
+
+    @property
+    def protocol_version(self) -> str:
+        return self._session.protocol_version
 
     def close(self) -> None:
         """End the session (the child exits as its stdin closes) and the loop."""

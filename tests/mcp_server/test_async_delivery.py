@@ -23,7 +23,8 @@ ERAS = ["legacy", "auto"]
 
 @pytest.fixture(scope="module")
 def refusing(tmp_path_factory):
-    """One ``dsh mcp`` (its own DSH_HOME, no desk) for the calls it refuses before asking."""
+    """One ``dsh mcp`` (its own DSH_HOME, no desk) for its tool list and the calls it refuses
+    before asking."""
     home = tmp_path_factory.mktemp("refusing-home")
     shared = SharedClient(env={**os.environ, "DSH_HOME": str(home)})
     yield shared
@@ -38,12 +39,8 @@ async def ask_async(mcp) -> str:
     return result.structured_content["ticket"]
 
 
-def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated():
-    async def main():
-        async with client() as mcp:
-            return {tool.name: tool for tool in (await mcp.list_tools()).tools}
-
-    tools = bounded(main())
+def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated(refusing):
+    tools = {tool.name: tool for tool in refusing.list_tools().tools}
     ask, fetch_tool = tools["ask_user_question"], tools["get_user_answer"]
     assert ask.input_schema["properties"]["delivery"]["enum"] == ["wait", "async"]
     assert "get_user_answer" in (ask.description or "")
@@ -144,13 +141,9 @@ def test_asked_with_no_desk_an_async_batch_waits_for_the_first_desk_a_waiting_on
     assert answered.structured_content == ANSWER
 
 
-def test_a_bad_batch_fails_at_once_with_no_ticket():
-    async def main():
-        async with jsonl_desk(), client("--wait", "20") as mcp:
-            return await mcp.call_tool("ask_user_question", {"questions": [],
-                                                             "delivery": "async"})
-
-    result = bounded(main())
+def test_a_bad_batch_fails_at_once_with_no_ticket(refusing):
+    # no desk: a good async batch would still get a ticket (it waits for the first desk)
+    result = refusing.call_tool("ask_user_question", {"questions": [], "delivery": "async"})
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == "EMPTY_QUESTIONS"
 
