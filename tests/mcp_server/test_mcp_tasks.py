@@ -46,6 +46,17 @@ def answered(tmp_path_factory):
         yield url
 
 
+@pytest.fixture(scope="module")
+def waiting(tmp_path_factory):
+    """The URL of one ``dsh mcp --http --wait 60`` with no desk (its own DSH_HOME), where
+    every question waits: for the tests whose waiting tasks are their own session's (a
+    session's tasks and its cap are its alone) and one refused before it is asked. One
+    process, not one per test."""
+    home = tmp_path_factory.mktemp("waiting-home")
+    with http_dsh("--wait", "60", env={**os.environ, "DSH_HOME": str(home)}) as url:
+        yield url
+
+
 def told(structured: dict) -> dict:
     """A task's outcome without the sentence and ticket that say whose answer it is."""
     assert structured["told"].startswith("This is the human's answer to your question (ticket "
@@ -216,32 +227,31 @@ def test_an_async_task_says_what_will_happen_and_whose_answer_it_is():
     assert refused["error"]["code"] == "ASK_CANCELLED" and cancelled["result"]["isError"]
 
 
-def test_an_async_question_refused_at_once_makes_no_task():
+def test_an_async_question_refused_at_once_makes_no_task(waiting):
     """Refused when it is asked (two questions with one id: the seam's check), the call's
     result says so plainly; no task is made. (With no desk an async batch is not refused: it
     waits for the first desk.)"""
     call = ask_call()
     question = call["arguments"]["questions"][0]
     call["arguments"] = {**call["arguments"], "questions": [question, question]}
-    with http_dsh() as url:
-        result = Wire2026(url).request("tools/call", call)["result"]
+    result = Wire2026(waiting).request("tools/call", call)["result"]
     assert result["resultType"] == "complete" and "taskId" not in result
     assert result["isError"], result
 
 
-def test_a_task_is_its_own_http_sessions_alone():
-    with http_dsh("--wait", "60") as url:  # no desk: the question waits
-        mine, theirs = Wire2025(url), Wire2025(url)
-        created = mine.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
-        task_id = {"taskId": created["taskId"]}
-        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
-            error = theirs.request(method, task_id)["error"]
-            assert error["code"] == NOT_FOUND, method
-        assert theirs.request("tasks/list", {})["result"]["tasks"] == []
-        assert mine.request("tasks/get", task_id)["result"]["status"] == "working"
-        cancelled = mine.request("tasks/cancel", task_id)["result"]
-        assert cancelled["status"] == "cancelled"
-        assert mine.request("tasks/get", task_id)["result"]["status"] == "cancelled"
+def test_a_task_is_its_own_http_sessions_alone(waiting):
+    url = waiting  # no desk: the question waits
+    mine, theirs = Wire2025(url), Wire2025(url)
+    created = mine.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+    task_id = {"taskId": created["taskId"]}
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        error = theirs.request(method, task_id)["error"]
+        assert error["code"] == NOT_FOUND, method
+    assert theirs.request("tasks/list", {})["result"]["tasks"] == []
+    assert mine.request("tasks/get", task_id)["result"]["status"] == "working"
+    cancelled = mine.request("tasks/cancel", task_id)["result"]
+    assert cancelled["status"] == "cancelled"
+    assert mine.request("tasks/get", task_id)["result"]["status"] == "cancelled"
 
 
 def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it():
@@ -262,18 +272,18 @@ def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it():
     assert resolved["rpc_id"] == requested["rpc_id"] and resolved["outcome"] == "aborted"
 
 
-def test_a_tasks_ttl_is_bounded_and_a_task_past_it_is_withdrawn_and_forgotten():
-    with http_dsh("--wait", "60") as url:
-        session = Wire2025(url)
-        huge = session.request("tools/call", ask_call({"ttl": 10 ** 12}))["result"]["task"]
-        assert huge["ttl"] == TASK_TTL_MAX_MS
-        brief = session.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
-        while "error" not in (got := session.request("tasks/get",
-                                                     {"taskId": brief["taskId"]})):
-            assert got["result"]["status"] in ("working", "cancelled")
-        assert got["error"]["code"] == NOT_FOUND
-        listed = session.request("tasks/list", {})["result"]["tasks"]
-        assert [task["taskId"] for task in listed] == [huge["taskId"]]
+def test_a_tasks_ttl_is_bounded_and_a_task_past_it_is_withdrawn_and_forgotten(waiting):
+    url = waiting
+    session = Wire2025(url)
+    huge = session.request("tools/call", ask_call({"ttl": 10 ** 12}))["result"]["task"]
+    assert huge["ttl"] == TASK_TTL_MAX_MS
+    brief = session.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
+    while "error" not in (got := session.request("tasks/get",
+                                                 {"taskId": brief["taskId"]})):
+        assert got["result"]["status"] in ("working", "cancelled")
+    assert got["error"]["code"] == NOT_FOUND
+    listed = session.request("tasks/list", {})["result"]["tasks"]
+    assert [task["taskId"] for task in listed] == [huge["taskId"]]
 
 
 def test_a_client_back_within_the_ttl_gets_its_result():
@@ -384,17 +394,17 @@ def test_a_session_holds_32_tasks_the_oldest_ended_one_forgotten_first(answered)
     assert session.request("tasks/get", {"taskId": ids[0]})["error"]["code"] == NOT_FOUND
 
 
-def test_with_32_tasks_waiting_a_33rd_is_refused():
+def test_with_32_tasks_waiting_a_33rd_is_refused(waiting):
     from dsh_cli.core.limits import TASKS_PER_SESSION
 
-    with http_dsh("--wait", "60") as url:
-        session = Wire2025(url)
-        for _ in range(TASKS_PER_SESSION):
-            assert "result" in session.request("tools/call", ask_call({}))
-        refused = session.request("tools/call", ask_call({}))["error"]
-        assert refused["code"] == -32600 and "too many tasks" in refused["message"]
-        other = Wire2025(url)  # the cap is a session's, not the process's
-        assert "result" in other.request("tools/call", ask_call({}))
+    url = waiting
+    session = Wire2025(url)
+    for _ in range(TASKS_PER_SESSION):
+        assert "result" in session.request("tools/call", ask_call({}))
+    refused = session.request("tools/call", ask_call({}))["error"]
+    assert refused["code"] == -32600 and "too many tasks" in refused["message"]
+    other = Wire2025(url)  # the cap is a session's, not the process's
+    assert "result" in other.request("tools/call", ask_call({}))
 
 
 BAD_TASK_IDS = [None, {}, {"taskId": 5}, {"taskId": None}, {"taskId": ["x"]},
