@@ -37,6 +37,7 @@ class SharedClient:
     one child for them all, not one each (each start is about a second of CPU)."""
 
     def __init__(self, *args: str, env: dict[str, str], mode: str = "auto") -> None:
+        self.env = env
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -63,6 +64,12 @@ class SharedClient:
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         call = asyncio.wait_for(self._session.call_tool(name, arguments), CEILING)
         return asyncio.run_coroutine_threadsafe(call, self._loop).result()
+
+    async def call(self, name: str, arguments: dict[str, Any], **options: Any) -> Any:
+        """``call_tool`` awaited on another event loop (a test's own); cancelling it cancels
+        the call in the session (the SDK sends notifications/cancelled)."""
+        call = self._session.call_tool(name, arguments, **options)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, self._loop))
 
     def list_tools(self) -> Any:
         listed = asyncio.wait_for(self._session.list_tools(), CEILING)
@@ -119,9 +126,10 @@ class JsonlDeskProcess:
 
 
 @asynccontextmanager
-async def jsonl_desk():
+async def jsonl_desk(env: dict[str, str] | None = None):
+    """``dsh attach --jsonl`` (in ``env``, else the test's)."""
     process = await asyncio.create_subprocess_exec(
-        DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     desk = JsonlDeskProcess(process)
     try:
         yield desk
