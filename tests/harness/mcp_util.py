@@ -10,6 +10,7 @@ import subprocess
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from harness.dsh_under_test import DSH
@@ -70,6 +71,11 @@ class SharedClient:
         the call in the session (the SDK sends notifications/cancelled)."""
         call = self._session.call_tool(name, arguments, **options)
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, self._loop))
+
+    @property
+    def here(self) -> Any:
+        """The session as a test's own loop uses it: ``await shared.here.call_tool(...)``."""
+        return SimpleNamespace(call_tool=self.call)
 
     def list_tools(self) -> Any:
         listed = asyncio.wait_for(self._session.list_tools(), CEILING)

@@ -22,11 +22,13 @@ ERAS = ["legacy", "auto"]
 
 
 @pytest.fixture(scope="module")
-def refusing(tmp_path_factory):
-    """One ``dsh mcp`` (its own DSH_HOME, no desk) for its tool list and the calls it refuses
-    before asking."""
-    home = tmp_path_factory.mktemp("refusing-home")
-    shared = SharedClient(env={**os.environ, "DSH_HOME": str(home)})
+def one_server(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` (its own DSH_HOME) for its tool list, the calls it refuses
+    before asking, and the tests whose tickets are settled at a desk of their own
+    (``jsonl_desk(env=one_server.env)``) before they end, so a desk that attaches later finds
+    nothing pending. One child, not one per test (each start is about a second of CPU)."""
+    home = tmp_path_factory.mktemp("one-server-home")
+    shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
     yield shared
     shared.close()
 
@@ -39,8 +41,8 @@ async def ask_async(mcp) -> str:
     return result.structured_content["ticket"]
 
 
-def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated(refusing):
-    tools = {tool.name: tool for tool in refusing.list_tools().tools}
+def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated(one_server):
+    tools = {tool.name: tool for tool in one_server.list_tools().tools}
     ask, fetch_tool = tools["ask_user_question"], tools["get_user_answer"]
     assert ask.input_schema["properties"]["delivery"]["enum"] == ["wait", "async"]
     assert "get_user_answer" in (ask.description or "")
@@ -76,9 +78,10 @@ def test_a_ticket_at_once_pending_at_the_desk_then_the_answer(mode):
     assert again.structured_content == ANSWER
 
 
-def test_cancelled_at_the_desk_is_ask_cancelled_through_get_user_answer():
+def test_cancelled_at_the_desk_is_ask_cancelled_through_get_user_answer(one_server):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+        mcp = one_server.here
+        async with jsonl_desk(env=one_server.env) as desk:
             ticket = await ask_async(mcp)
             requested = await desk.event("question/requested")
             await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
@@ -141,9 +144,9 @@ def test_asked_with_no_desk_an_async_batch_waits_for_the_first_desk_a_waiting_on
     assert answered.structured_content == ANSWER
 
 
-def test_a_bad_batch_fails_at_once_with_no_ticket(refusing):
+def test_a_bad_batch_fails_at_once_with_no_ticket(one_server):
     # no desk: a good async batch would still get a ticket (it waits for the first desk)
-    result = refusing.call_tool("ask_user_question", {"questions": [], "delivery": "async"})
+    result = one_server.call_tool("ask_user_question", {"questions": [], "delivery": "async"})
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == "EMPTY_QUESTIONS"
 
@@ -159,15 +162,16 @@ def test_a_bad_batch_fails_at_once_with_no_ticket(refusing):
     ({"ticket": "q_0000000000000000", "wait_seconds": True}, "INVALID_ARGS"),
 ], ids=["unknown", "number", "empty", "too-long", "missing", "negative-wait", "word-wait",
         "bool-wait"])
-def test_an_unknown_or_malformed_ticket_is_a_clear_error(refusing, arguments, code):
-    result = refusing.call_tool("get_user_answer", arguments)
+def test_an_unknown_or_malformed_ticket_is_a_clear_error(one_server, arguments, code):
+    result = one_server.call_tool("get_user_answer", arguments)
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == code
 
 
-def test_cancelling_the_wait_leaves_the_question_pending():
+def test_cancelling_the_wait_leaves_the_question_pending(one_server):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+        mcp = one_server.here
+        async with jsonl_desk(env=one_server.env) as desk:
             ticket = await ask_async(mcp)
             requested = await desk.event("question/requested")
             waiting = asyncio.ensure_future(fetch(mcp, ticket, wait=30))
