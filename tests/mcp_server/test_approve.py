@@ -25,6 +25,17 @@ def no_desk(tmp_path_factory):
     shared.close()
 
 
+@pytest.fixture(scope="module")
+def waiting(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` (its own DSH_HOME) for the tests whose requests are settled
+    once (denied, or withdrawn) at a desk of their own before they end: nothing is kept for
+    the session or the directory, and a desk that attaches later finds nothing pending."""
+    home = tmp_path_factory.mktemp("waiting-home")
+    shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
+    yield shared
+    shared.close()
+
+
 def _outcome(result) -> dict:
     assert result.is_error is not True
     return json.loads(result.content[0].text)
@@ -61,10 +72,10 @@ def test_allowed_once_at_the_jsonl_desk(mode, tmp_path):
                                 "updatedInput": {"command": "rm -rf build"}}
 
 
-def test_denied_with_a_reason_and_a_bad_decision_keeps_it_pending():
+def test_denied_with_a_reason_and_a_bad_decision_keeps_it_pending(waiting):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+        async with jsonl_desk(env=waiting.env) as desk:
+            call = asyncio.ensure_future(waiting.call("approve_tool_use", REQUEST))
             requested = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
                              "session_id": requested["session_id"], "decision": "maybe"})
@@ -208,10 +219,10 @@ def test_bad_arguments_are_a_deny_naming_what_is_missing(no_desk):
     assert "INVALID_ARGS" in outcome["message"] and "input (an object)" in outcome["message"]
 
 
-def test_the_agent_cancelling_withdraws_the_request_at_the_desk():
+def test_the_agent_cancelling_withdraws_the_request_at_the_desk(waiting):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+        async with jsonl_desk(env=waiting.env) as desk:
+            call = asyncio.ensure_future(waiting.call("approve_tool_use", REQUEST))
             requested = await desk.event("permission/requested")
             call.cancel()
             resolved = await desk.event("permission/resolved")
