@@ -17,7 +17,7 @@ def waiting(tmp_path_factory):
     settled at a desk of their own (``jsonl_desk(env=waiting.env)``) before they end: a desk
     that attaches later finds nothing pending. One child, not one per test (each start is
     about a second of CPU); the tests of the agent's name, its directory, a timeout, a client
-    or a desk going away, and two servers keep their own."""
+    going away, and two servers keep their own."""
     home = tmp_path_factory.mktemp("waiting-home")
     shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
     yield shared
@@ -129,18 +129,17 @@ def test_a_client_that_disconnects_mid_question_aborts_it():
     assert resolved["outcome"] == "aborted"
 
 
-def test_desk_closed_and_reopened_mid_batch_gets_the_same_rpc_id():
+def test_desk_closed_and_reopened_mid_batch_gets_the_same_rpc_id(waiting):
     async def main():
-        async with client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
-            async with jsonl_desk() as first:
-                requested = await first.event("question/requested")
-                assert await first.close() == 0
-            async with jsonl_desk() as second:
-                again = await second.event("question/requested")
-                await second.answer(again, [{"id": "db", "selected": ["SQLite"]}])
-                result = await call
-            return requested, again, result
+        call = asyncio.ensure_future(waiting.call("ask_user_question", BATCH))
+        async with jsonl_desk(env=waiting.env) as first:
+            requested = await first.event("question/requested")
+            assert await first.close() == 0
+        async with jsonl_desk(env=waiting.env) as second:
+            again = await second.event("question/requested")
+            await second.answer(again, [{"id": "db", "selected": ["SQLite"]}])
+            result = await call
+        return requested, again, result
 
     requested, again, result = bounded(main())
     assert again["rpc_id"] == requested["rpc_id"]
