@@ -13,8 +13,9 @@ import os
 from urllib.parse import urlsplit
 
 import pytest
-from harness.mcp_http import fetch, http_mcp
+from harness.mcp_http import fetch
 from harness.mcp_util import BATCH, SharedClient, bounded, client, jsonl_desk
+from harness.tasks_wire import http_dsh
 
 ASYNC = {**BATCH, "delivery": "async"}
 ANSWER = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
@@ -31,6 +32,16 @@ def one_server(tmp_path_factory):
     shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
     yield shared
     shared.close()
+
+
+@pytest.fixture(scope="module")
+def over_http(tmp_path_factory):
+    """One ``dsh mcp --http --wait 20`` (its own DSH_HOME): its URL and environment, for the
+    HTTP tests, each on sessions of its own whose tickets are all settled at a desk of its
+    own before it ends (a desk that attaches later finds nothing pending)."""
+    env = {**os.environ, "DSH_HOME": str(tmp_path_factory.mktemp("over-http-home"))}
+    with http_dsh("--wait", "20", env=env) as url:
+        yield url, env
 
 
 async def ask_async(mcp) -> str:
@@ -201,11 +212,12 @@ def test_a_client_that_goes_away_aborts_its_async_batch_at_the_desk():
     assert resolved["outcome"] == "aborted"
 
 
-def test_over_http_a_ticket_is_its_sessions_only():
+def test_over_http_a_ticket_is_its_sessions_only(over_http):
     from mcp import Client
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk:
             async with Client(url, mode="legacy") as asker, \
                     Client(url, mode="legacy") as other:
                 ticket = await ask_async(asker)
@@ -225,11 +237,12 @@ def test_over_http_a_ticket_is_its_sessions_only():
     assert still_refused.structured_content["error"]["code"] == "UNKNOWN_TICKET"
 
 
-def test_over_http_a_session_that_ends_aborts_its_open_batch():
+def test_over_http_a_session_that_ends_aborts_its_open_batch(over_http):
     from mcp import Client
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk:
             async with Client(url, mode="legacy") as asker:
                 ticket = await ask_async(asker)
                 await desk.event("question/requested")
@@ -241,11 +254,12 @@ def test_over_http_a_session_that_ends_aborts_its_open_batch():
     assert resolved["outcome"] == "aborted"
 
 
-def test_over_http_the_sessionless_era_answers_by_ticket():
+def test_over_http_the_sessionless_era_answers_by_ticket(over_http):
     from mcp import Client
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url, \
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk, \
                 Client(url, mode="auto") as asker:
             assert asker.protocol_version == "2026-07-28"
             ticket = await ask_async(asker)
@@ -282,7 +296,7 @@ def _call(name: str, arguments: dict, number: int) -> dict:
             "params": {"name": name, "arguments": arguments}}
 
 
-def test_over_http_the_outcome_outlives_the_connections_of_its_session():
+def test_over_http_the_outcome_outlives_the_connections_of_its_session(over_http):
     """Every request on a new TCP connection, as a client that reconnects sends them: the
     session id, not the connection, keeps the ticket."""
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -290,7 +304,8 @@ def test_over_http_the_outcome_outlives_the_connections_of_its_session():
                              "clientInfo": {"name": "reconnecting", "version": "1"}}}
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk:
             session, _ = await asyncio.to_thread(_post, url, initialize)
             await asyncio.to_thread(_post, url, {"jsonrpc": "2.0",
                                                  "method": "notifications/initialized"},
