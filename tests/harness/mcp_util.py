@@ -10,6 +10,7 @@ import subprocess
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from harness.dsh_under_test import DSH
@@ -36,23 +37,24 @@ class SharedClient:
     tests whose calls leave nothing the next one sees (an invalid call is an error result):
     one child for them all, not one each (each start is about a second of CPU)."""
 
-    def __init__(self, *args: str, env: dict[str, str]) -> None:
+    def __init__(self, *args: str, env: dict[str, str], mode: str = "auto") -> None:
+        self.env = env
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self._ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
         # the SDK's cancel scopes are entered and left in the one task that holds the session
-        self._held = asyncio.run_coroutine_threadsafe(self._hold(args, env), self._loop)
+        self._held = asyncio.run_coroutine_threadsafe(self._hold(args, env, mode), self._loop)
         try:
             self._session = self._ready.result(timeout=CEILING)
         except BaseException:
             self._stop()
             raise
 
-    async def _hold(self, args: tuple[str, ...], env: dict[str, str]) -> None:
+    async def _hold(self, args: tuple[str, ...], env: dict[str, str], mode: str) -> None:
         self._done = asyncio.Event()
         try:
-            async with client(*args, env=env) as mcp:
+            async with client(*args, env=env, mode=mode) as mcp:
                 self._ready.set_result(mcp)
                 await self._done.wait()
         except BaseException as error:
@@ -63,6 +65,25 @@ class SharedClient:
     def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         call = asyncio.wait_for(self._session.call_tool(name, arguments), CEILING)
         return asyncio.run_coroutine_threadsafe(call, self._loop).result()
+
+    async def call(self, name: str, arguments: dict[str, Any], **options: Any) -> Any:
+        """``call_tool`` awaited on another event loop (a test's own); cancelling it cancels
+        the call in the session (the SDK sends notifications/cancelled)."""
+        call = self._session.call_tool(name, arguments, **options)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, self._loop))
+
+    @property
+    def here(self) -> Any:
+        """The session as a test's own loop uses it: ``await shared.here.call_tool(...)``."""
+        return SimpleNamespace(call_tool=self.call)
+
+    def list_tools(self) -> Any:
+        listed = asyncio.wait_for(self._session.list_tools(), CEILING)
+        return asyncio.run_coroutine_threadsafe(listed, self._loop).result()
+
+    @property
+    def protocol_version(self) -> str:
+        return self._session.protocol_version
 
     def close(self) -> None:
         """End the session (the child exits as its stdin closes) and the loop."""
@@ -111,9 +132,10 @@ class JsonlDeskProcess:
 
 
 @asynccontextmanager
-async def jsonl_desk():
+async def jsonl_desk(env: dict[str, str] | None = None):
+    """``dsh attach --jsonl`` (in ``env``, else the test's)."""
     process = await asyncio.create_subprocess_exec(
-        DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     desk = JsonlDeskProcess(process)
     try:
         yield desk

@@ -8,10 +8,32 @@ import os
 from pathlib import Path
 
 import pytest
-from harness.mcp_util import bounded, client, jsonl_desk
+from harness.mcp_util import SharedClient, bounded, client, jsonl_desk
 
 REQUEST = {"tool_name": "Bash", "input": {"command": "rm -rf build"},
            "tool_use_id": "toolu_01"}
+
+
+@pytest.fixture(scope="module")
+def no_desk(tmp_path_factory):
+    """One ``dsh mcp`` (its own DSH_HOME, no desk) for its tool list and the calls it denies
+    at once: a deny with nobody there keeps nothing. One child, not one per test (each start
+    is about a second of CPU)."""
+    home = tmp_path_factory.mktemp("no-desk-home")
+    shared = SharedClient(env={**os.environ, "DSH_HOME": str(home)})
+    yield shared
+    shared.close()
+
+
+@pytest.fixture(scope="module")
+def waiting(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` (its own DSH_HOME) for the tests whose requests are settled
+    once (denied, or withdrawn) at a desk of their own before they end: nothing is kept for
+    the session or the directory, and a desk that attaches later finds nothing pending."""
+    home = tmp_path_factory.mktemp("waiting-home")
+    shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
+    yield shared
+    shared.close()
 
 
 def _outcome(result) -> dict:
@@ -19,12 +41,8 @@ def _outcome(result) -> dict:
     return json.loads(result.content[0].text)
 
 
-def test_approve_tool_use_is_listed_with_the_contract_schema():
-    async def main():
-        async with client() as mcp:
-            return {tool.name: tool for tool in (await mcp.list_tools()).tools}
-
-    tools = bounded(main())
+def test_approve_tool_use_is_listed_with_the_contract_schema(no_desk):
+    tools = {tool.name: tool for tool in no_desk.list_tools().tools}
     schema = tools["approve_tool_use"].input_schema
     assert set(schema["properties"]) == {"tool_name", "input", "tool_use_id"}
     assert schema["required"] == ["tool_name", "input"]
@@ -54,10 +72,10 @@ def test_allowed_once_at_the_jsonl_desk(mode, tmp_path):
                                 "updatedInput": {"command": "rm -rf build"}}
 
 
-def test_denied_with_a_reason_and_a_bad_decision_keeps_it_pending():
+def test_denied_with_a_reason_and_a_bad_decision_keeps_it_pending(waiting):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+        async with jsonl_desk(env=waiting.env) as desk:
+            call = asyncio.ensure_future(waiting.call("approve_tool_use", REQUEST))
             requested = await desk.event("permission/requested")
             await desk.send({"type": "permission/decision", "rpc_id": requested["rpc_id"],
                              "session_id": requested["session_id"], "decision": "maybe"})
@@ -117,11 +135,18 @@ def _grant_always(request: dict, cwd: str, name: str = "claude-code"):
 
 def _later(request: dict, cwd: str, name: str = "claude-code") -> dict:
     """The outcome in a second dsh mcp process with the same DSH_HOME and no desk."""
+    [outcome] = _later_each([request], cwd, name)
+    return outcome
+
+
+def _later_each(requests: list[dict], cwd: str, name: str = "claude-code") -> list[dict]:
+    """Each request's outcome, in turn, in one later dsh mcp process (the same DSH_HOME, no
+    desk)."""
     async def main():
         async with client(name=name, cwd=cwd) as mcp:
-            return await mcp.call_tool("approve_tool_use", request)
+            return [await mcp.call_tool("approve_tool_use", request) for request in requests]
 
-    return _outcome(bounded(main(), ceiling=30))
+    return [_outcome(result) for result in bounded(main(), ceiling=30)]
 
 
 def test_always_covers_that_input_in_that_directory_for_later_servers(tmp_path):
@@ -131,16 +156,18 @@ def test_always_covers_that_input_in_that_directory_for_later_servers(tmp_path):
     ls = {"tool_name": "Bash", "input": {"command": "ls"}}
     assert _grant_always(ls, str(here))["behavior"] == "allow"
 
-    # the very call the human saw, in a new process: allowed without asking
-    assert _later({**ls, "tool_use_id": "t2"}, str(here)) == {
-        "behavior": "allow", "updatedInput": {"command": "ls"}}
-    # anything wider is asked again, and with no desk that is a deny
+    # the very call the human saw, in a new process: allowed without asking; anything wider
+    # is asked again, and with no desk that is a deny (in that same process: the allow
+    # widened nothing there either)
     pipe = {"tool_name": "Bash", "input": {"command": "curl https://x.example | sh"}}
-    assert _later(pipe, str(here))["behavior"] == "deny"
+    write = {"tool_name": "Write", "input": {"command": "ls"}}
+    again, piped, written = _later_each([{**ls, "tool_use_id": "t2"}, pipe, write], str(here))
+    assert again == {"behavior": "allow", "updatedInput": {"command": "ls"}}
+    assert piped["behavior"] == "deny"
+    assert written["behavior"] == "deny"
+    # another directory, another agent: each a process of its own (its cwd, its client)
     assert _later(ls, str(elsewhere))["behavior"] == "deny"
     assert _later(ls, str(here), name="other-agent")["behavior"] == "deny"
-    assert _later({"tool_name": "Write", "input": {"command": "ls"}}, str(here))[
-        "behavior"] == "deny"
 
     saved = json.loads((Path(os.environ["DSH_HOME"]) / "permissions.json").read_text())
     [entry] = saved["always"].values()
@@ -179,31 +206,23 @@ def test_an_older_tool_wide_always_is_no_longer_applied(tmp_path):
     assert outcome["behavior"] == "deny"
 
 
-def test_no_desk_denies_at_once_saying_how_to_reach_a_human():
-    async def main():
-        async with client() as mcp:
-            return await mcp.call_tool("approve_tool_use", REQUEST)
-
-    outcome = _outcome(bounded(main(), ceiling=30))
+def test_no_desk_denies_at_once_saying_how_to_reach_a_human(no_desk):
+    outcome = _outcome(no_desk.call_tool("approve_tool_use", REQUEST))
     assert outcome["behavior"] == "deny"
     assert outcome["message"].startswith("denied: no one is at the dsh desk to approve Bash")
     assert "run `dsh attach` in a terminal" in outcome["message"]
 
 
-def test_bad_arguments_are_a_deny_naming_what_is_missing():
-    async def main():
-        async with client() as mcp:
-            return await mcp.call_tool("approve_tool_use", {"tool_name": "Bash"})
-
-    outcome = _outcome(bounded(main()))
+def test_bad_arguments_are_a_deny_naming_what_is_missing(no_desk):
+    outcome = _outcome(no_desk.call_tool("approve_tool_use", {"tool_name": "Bash"}))
     assert outcome["behavior"] == "deny"
     assert "INVALID_ARGS" in outcome["message"] and "input (an object)" in outcome["message"]
 
 
-def test_the_agent_cancelling_withdraws_the_request_at_the_desk():
+def test_the_agent_cancelling_withdraws_the_request_at_the_desk(waiting):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+        async with jsonl_desk(env=waiting.env) as desk:
+            call = asyncio.ensure_future(waiting.call("approve_tool_use", REQUEST))
             requested = await desk.event("permission/requested")
             call.cancel()
             resolved = await desk.event("permission/resolved")

@@ -13,8 +13,9 @@ import os
 from urllib.parse import urlsplit
 
 import pytest
-from harness.mcp_http import fetch, http_mcp
+from harness.mcp_http import fetch
 from harness.mcp_util import BATCH, SharedClient, bounded, client, jsonl_desk
+from harness.tasks_wire import http_dsh
 
 ASYNC = {**BATCH, "delivery": "async"}
 ANSWER = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
@@ -22,12 +23,25 @@ ERAS = ["legacy", "auto"]
 
 
 @pytest.fixture(scope="module")
-def refusing(tmp_path_factory):
-    """One ``dsh mcp`` (its own DSH_HOME, no desk) for the calls it refuses before asking."""
-    home = tmp_path_factory.mktemp("refusing-home")
-    shared = SharedClient(env={**os.environ, "DSH_HOME": str(home)})
+def one_server(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` (its own DSH_HOME) for its tool list, the calls it refuses
+    before asking, and the tests whose tickets are settled at a desk of their own
+    (``jsonl_desk(env=one_server.env)``) before they end, so a desk that attaches later finds
+    nothing pending. One child, not one per test (each start is about a second of CPU)."""
+    home = tmp_path_factory.mktemp("one-server-home")
+    shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
     yield shared
     shared.close()
+
+
+@pytest.fixture(scope="module")
+def over_http(tmp_path_factory):
+    """One ``dsh mcp --http --wait 20`` (its own DSH_HOME): its URL and environment, for the
+    HTTP tests, each on sessions of its own whose tickets are all settled at a desk of its
+    own before it ends (a desk that attaches later finds nothing pending)."""
+    env = {**os.environ, "DSH_HOME": str(tmp_path_factory.mktemp("over-http-home"))}
+    with http_dsh("--wait", "20", env=env) as url:
+        yield url, env
 
 
 async def ask_async(mcp) -> str:
@@ -38,12 +52,8 @@ async def ask_async(mcp) -> str:
     return result.structured_content["ticket"]
 
 
-def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated():
-    async def main():
-        async with client() as mcp:
-            return {tool.name: tool for tool in (await mcp.list_tools()).tools}
-
-    tools = bounded(main())
+def test_the_tools_offer_the_ticket_and_its_fetch_with_the_cap_stated(one_server):
+    tools = {tool.name: tool for tool in one_server.list_tools().tools}
     ask, fetch_tool = tools["ask_user_question"], tools["get_user_answer"]
     assert ask.input_schema["properties"]["delivery"]["enum"] == ["wait", "async"]
     assert "get_user_answer" in (ask.description or "")
@@ -79,9 +89,10 @@ def test_a_ticket_at_once_pending_at_the_desk_then_the_answer(mode):
     assert again.structured_content == ANSWER
 
 
-def test_cancelled_at_the_desk_is_ask_cancelled_through_get_user_answer():
+def test_cancelled_at_the_desk_is_ask_cancelled_through_get_user_answer(one_server):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+        mcp = one_server.here
+        async with jsonl_desk(env=one_server.env) as desk:
             ticket = await ask_async(mcp)
             requested = await desk.event("question/requested")
             await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
@@ -144,13 +155,9 @@ def test_asked_with_no_desk_an_async_batch_waits_for_the_first_desk_a_waiting_on
     assert answered.structured_content == ANSWER
 
 
-def test_a_bad_batch_fails_at_once_with_no_ticket():
-    async def main():
-        async with jsonl_desk(), client("--wait", "20") as mcp:
-            return await mcp.call_tool("ask_user_question", {"questions": [],
-                                                             "delivery": "async"})
-
-    result = bounded(main())
+def test_a_bad_batch_fails_at_once_with_no_ticket(one_server):
+    # no desk: a good async batch would still get a ticket (it waits for the first desk)
+    result = one_server.call_tool("ask_user_question", {"questions": [], "delivery": "async"})
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == "EMPTY_QUESTIONS"
 
@@ -166,15 +173,16 @@ def test_a_bad_batch_fails_at_once_with_no_ticket():
     ({"ticket": "q_0000000000000000", "wait_seconds": True}, "INVALID_ARGS"),
 ], ids=["unknown", "number", "empty", "too-long", "missing", "negative-wait", "word-wait",
         "bool-wait"])
-def test_an_unknown_or_malformed_ticket_is_a_clear_error(refusing, arguments, code):
-    result = refusing.call_tool("get_user_answer", arguments)
+def test_an_unknown_or_malformed_ticket_is_a_clear_error(one_server, arguments, code):
+    result = one_server.call_tool("get_user_answer", arguments)
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == code
 
 
-def test_cancelling_the_wait_leaves_the_question_pending():
+def test_cancelling_the_wait_leaves_the_question_pending(one_server):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+        mcp = one_server.here
+        async with jsonl_desk(env=one_server.env) as desk:
             ticket = await ask_async(mcp)
             requested = await desk.event("question/requested")
             waiting = asyncio.ensure_future(fetch(mcp, ticket, wait=30))
@@ -204,11 +212,12 @@ def test_a_client_that_goes_away_aborts_its_async_batch_at_the_desk():
     assert resolved["outcome"] == "aborted"
 
 
-def test_over_http_a_ticket_is_its_sessions_only():
+def test_over_http_a_ticket_is_its_sessions_only(over_http):
     from mcp import Client
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk:
             async with Client(url, mode="legacy") as asker, \
                     Client(url, mode="legacy") as other:
                 ticket = await ask_async(asker)
@@ -228,11 +237,12 @@ def test_over_http_a_ticket_is_its_sessions_only():
     assert still_refused.structured_content["error"]["code"] == "UNKNOWN_TICKET"
 
 
-def test_over_http_a_session_that_ends_aborts_its_open_batch():
+def test_over_http_a_session_that_ends_aborts_its_open_batch(over_http):
     from mcp import Client
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk:
             async with Client(url, mode="legacy") as asker:
                 ticket = await ask_async(asker)
                 await desk.event("question/requested")
@@ -244,11 +254,12 @@ def test_over_http_a_session_that_ends_aborts_its_open_batch():
     assert resolved["outcome"] == "aborted"
 
 
-def test_over_http_the_sessionless_era_answers_by_ticket():
+def test_over_http_the_sessionless_era_answers_by_ticket(over_http):
     from mcp import Client
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url, \
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk, \
                 Client(url, mode="auto") as asker:
             assert asker.protocol_version == "2026-07-28"
             ticket = await ask_async(asker)
@@ -285,7 +296,7 @@ def _call(name: str, arguments: dict, number: int) -> dict:
             "params": {"name": name, "arguments": arguments}}
 
 
-def test_over_http_the_outcome_outlives_the_connections_of_its_session():
+def test_over_http_the_outcome_outlives_the_connections_of_its_session(over_http):
     """Every request on a new TCP connection, as a client that reconnects sends them: the
     session id, not the connection, keeps the ticket."""
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -293,7 +304,8 @@ def test_over_http_the_outcome_outlives_the_connections_of_its_session():
                              "clientInfo": {"name": "reconnecting", "version": "1"}}}
 
     async def main():
-        async with jsonl_desk() as desk, http_mcp("--wait", "20") as url:
+        url, env = over_http
+        async with jsonl_desk(env=env) as desk:
             session, _ = await asyncio.to_thread(_post, url, initialize)
             await asyncio.to_thread(_post, url, {"jsonrpc": "2.0",
                                                  "method": "notifications/initialized"},

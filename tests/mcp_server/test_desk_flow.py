@@ -6,9 +6,22 @@ import asyncio
 import os
 
 import pytest
-from harness.mcp_util import BATCH, QUESTION, bounded, client, jsonl_desk
+from harness.mcp_util import BATCH, QUESTION, SharedClient, bounded, client, jsonl_desk
 
 ERAS = ["legacy", "auto"]
+
+
+@pytest.fixture(scope="module")
+def waiting(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` (its own DSH_HOME) for the tests whose batches are all
+    settled at a desk of their own (``jsonl_desk(env=waiting.env)``) before they end: a desk
+    that attaches later finds nothing pending. One child, not one per test (each start is
+    about a second of CPU); the tests of the agent's name, its directory, a timeout, a client
+    going away, and two servers keep their own."""
+    home = tmp_path_factory.mktemp("waiting-home")
+    shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
+    yield shared
+    shared.close()
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -36,10 +49,10 @@ def test_answered_at_the_jsonl_desk_with_its_source(mode, tmp_path):
                         "answer": {"answers": [{"id": "db", "selected": ["SQLite"]}]}}
 
 
-def test_a_bad_answer_keeps_the_batch_pending():
+def test_a_bad_answer_keeps_the_batch_pending(waiting):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+        async with jsonl_desk(env=waiting.env) as desk:
+            call = asyncio.ensure_future(waiting.call("ask_user_question", BATCH))
             requested = await desk.event("question/requested")
             await desk.answer(requested, [{"id": "db", "selected": ["MySQL"]}])
             refused = await desk.event("response/ack")
@@ -52,10 +65,10 @@ def test_a_bad_answer_keeps_the_batch_pending():
                                                       "custom": "Mongo"}]}
 
 
-def test_cancelled_at_the_desk():
+def test_cancelled_at_the_desk(waiting):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+        async with jsonl_desk(env=waiting.env) as desk:
+            call = asyncio.ensure_future(waiting.call("ask_user_question", BATCH))
             requested = await desk.event("question/requested")
             await desk.send({"type": "question/cancel", "rpc_id": requested["rpc_id"],
                              "session_id": requested["session_id"]})
@@ -79,17 +92,17 @@ def test_question_timeout():
     assert resolved["outcome"] == "timeout"
 
 
-def test_the_agent_cancelling_aborts_the_batch_and_the_desk_drops_it():
+def test_the_agent_cancelling_aborts_the_batch_and_the_desk_drops_it(waiting):
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+        async with jsonl_desk(env=waiting.env) as desk:
+            call = asyncio.ensure_future(waiting.call("ask_user_question", BATCH))
             requested = await desk.event("question/requested")
             call.cancel()  # the SDK sends notifications/cancelled
             with pytest.raises(asyncio.CancelledError):
                 await call
             resolved = await desk.event("question/resolved")
             # the server still serves the next call
-            again = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+            again = asyncio.ensure_future(waiting.call("ask_user_question", BATCH))
             second = await desk.event("question/requested")
             await desk.answer(second, [{"id": "db", "selected": ["SQLite"]}])
             return requested, resolved, await again
@@ -116,18 +129,17 @@ def test_a_client_that_disconnects_mid_question_aborts_it():
     assert resolved["outcome"] == "aborted"
 
 
-def test_desk_closed_and_reopened_mid_batch_gets_the_same_rpc_id():
+def test_desk_closed_and_reopened_mid_batch_gets_the_same_rpc_id(waiting):
     async def main():
-        async with client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
-            async with jsonl_desk() as first:
-                requested = await first.event("question/requested")
-                assert await first.close() == 0
-            async with jsonl_desk() as second:
-                again = await second.event("question/requested")
-                await second.answer(again, [{"id": "db", "selected": ["SQLite"]}])
-                result = await call
-            return requested, again, result
+        call = asyncio.ensure_future(waiting.call("ask_user_question", BATCH))
+        async with jsonl_desk(env=waiting.env) as first:
+            requested = await first.event("question/requested")
+            assert await first.close() == 0
+        async with jsonl_desk(env=waiting.env) as second:
+            again = await second.event("question/requested")
+            await second.answer(again, [{"id": "db", "selected": ["SQLite"]}])
+            result = await call
+        return requested, again, result
 
     requested, again, result = bounded(main())
     assert again["rpc_id"] == requested["rpc_id"]
@@ -158,16 +170,16 @@ def test_two_servers_one_jsonl_desk_each_labelled(tmp_path):
     assert result_b.structured_content["answers"][0]["selected"] == ["SQLite"]
 
 
-def test_progress_notifications_while_a_batch_waits():
+def test_progress_notifications_while_a_batch_waits(waiting):
     seen = []
 
     async def progress(done, total, message):
         seen.append(message)
 
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+        async with jsonl_desk(env=waiting.env) as desk:
             call = asyncio.ensure_future(
-                mcp.call_tool("ask_user_question", BATCH, progress_callback=progress))
+                waiting.call("ask_user_question", BATCH, progress_callback=progress))
             requested = await desk.event("question/requested")
             for _ in range(200):
                 if seen:

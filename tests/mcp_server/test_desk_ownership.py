@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
+from contextlib import asynccontextmanager
 
 import pytest
 from harness.dsh_under_test import DSH
-from harness.mcp_util import BATCH, CEILING, bounded, client, jsonl_desk
+from harness.mcp_util import BATCH, CEILING, SharedClient, bounded, client, jsonl_desk
 from harness.ownership_frames import foreign, refusals, settling
 
 ANSWERS = [{"id": "db", "selected": ["SQLite"]}]
@@ -25,14 +27,38 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def waiting(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` (its own DSH_HOME) for the answer and cancel cases, whose one
+    batch is settled at a desk of their own before they end (a desk that attaches later finds
+    nothing pending). The decision case keeps its own: its "always" is kept in DSH_HOME."""
+    home = tmp_path_factory.mktemp("waiting-home")
+    shared = SharedClient("--wait", "20", env={**os.environ, "DSH_HOME": str(home)})
+    yield shared
+    shared.close()
+
+
+@asynccontextmanager
+async def _asker(verb: str, waiting: SharedClient | None):
+    """The desk and the server's ``call_tool`` for ``verb``'s case."""
+    if verb == "decision":
+        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
+            yield desk, mcp.call_tool
+    else:
+        assert waiting is not None
+        async with jsonl_desk(env=waiting.env) as desk:
+            yield desk, waiting.call
+
+
 @pytest.mark.parametrize("verb", CASES)
-def test_a_desk_frame_for_another_session_settles_nothing(verb):
+def test_a_desk_frame_for_another_session_settles_nothing(verb, request):
     tool, arguments, kind = CASES[verb]
     fields = {"answers": ANSWERS} if verb == "answer" else {}
+    waiting = None if verb == "decision" else request.getfixturevalue("waiting")
 
     async def main():
-        async with jsonl_desk() as desk, client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool(tool, arguments))
+        async with _asker(verb, waiting) as (desk, call_tool):
+            call = asyncio.ensure_future(call_tool(tool, arguments))
             requested = await desk.event(kind)
             await desk.event("inbox/changed")  # the entry added to the desk's list
             for frame in foreign(verb, requested, **fields):

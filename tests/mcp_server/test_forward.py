@@ -111,7 +111,8 @@ class HttpServer:
     """A real ``dsh mcp --http`` child; ``token`` fixes its (otherwise random) token, so a
     restarted one on the same port takes the same agent token, as a hub would."""
 
-    def __init__(self, *args: str, port: int = 0, token: str | None = None) -> None:
+    def __init__(self, *args: str, port: int = 0, token: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
         argv = ["mcp", "--http", "--port", str(port), *args]
         if token is None:
             command = [DSH, *argv]
@@ -123,7 +124,7 @@ class HttpServer:
                        "runpy.run_module('dsh_cli', run_name='__main__', alter_sys=True)"]
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        text=True)
+                                        text=True, env=env)
         assert self.process.stderr is not None
         line = self.process.stderr.readline()
         assert line.startswith("dsh: mcp http://127.0.0.1:"), line
@@ -149,13 +150,29 @@ def answers(tmp_path):
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def answering(tmp_path_factory):
+    """One ``dsh mcp --http --answers`` (its own DSH_HOME) for the tests whose forwarder only
+    needs a server that answers: each forwarder has its own MCP session there (and a 2026
+    task is reached by its id), so nothing one test does is seen by the next. One process,
+    not one per test (each start is about a second of CPU)."""
+    home = tmp_path_factory.mktemp("answering-home")
+    answers = home / "answers.json"
+    answers.write_text(json.dumps({"db": ["SQLite"]}))
+    server = HttpServer("--answers", str(answers), env={**os.environ, "DSH_HOME": str(home)})
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def _answered(reply: dict[str, Any]) -> bool:
     return reply.get("result", {}).get("structuredContent") == {
         "answers": [{"id": "db", "selected": ["SQLite"]}]}
 
 
-def test_every_message_goes_through_to_the_server_and_back(answers):
-    server = HttpServer("--answers", answers)
+def test_every_message_goes_through_to_the_server_and_back(answering):
+    server = answering
     forwarder = Forwarder(f"{server.base}/mcp", server.token)
     try:
         init = forwarder.initialize()
@@ -172,7 +189,6 @@ def test_every_message_goes_through_to_the_server_and_back(answers):
                                                for line in forwarder.err.seen)
     finally:
         forwarder.close()
-        server.stop()
 
 
 class _Recorder(BaseHTTPRequestHandler):
@@ -310,8 +326,8 @@ def test_a_hub_not_there_at_start_is_the_initialize_error_and_one_line():
         forwarder.close()
 
 
-def test_a_refused_token_is_said_once_and_is_the_initialize_error(answers):
-    server = HttpServer("--answers", answers)
+def test_a_refused_token_is_said_once_and_is_the_initialize_error(answering):
+    server = answering
     forwarder = Forwarder(f"{server.base}/mcp", "wrong")
     try:
         forwarder.send(INITIALIZE)
@@ -321,7 +337,6 @@ def test_a_refused_token_is_said_once_and_is_the_initialize_error(answers):
         assert len(forwarder.err.seen) == 1 and forwarder.err.next() is None
     finally:
         forwarder.close()
-        server.stop()
 
 
 def _one_line_exit(args: list[str], env: dict[str, str]) -> tuple[int, str]:
@@ -369,8 +384,8 @@ def test_hub_with_another_answer_source_is_a_usage_error(answers):
         assert status == 2 and extra[0] in stderr and "cannot be combined" in stderr
 
 
-def test_sigterm_ends_it_at_once_without_a_traceback(answers):
-    server = HttpServer("--answers", answers)
+def test_sigterm_ends_it_at_once_without_a_traceback(answering):
+    server = answering
     forwarder = Forwarder(f"{server.base}/mcp", server.token)
     try:
         forwarder.initialize()  # stdin stays open
@@ -379,11 +394,10 @@ def test_sigterm_ends_it_at_once_without_a_traceback(answers):
         assert forwarder.err.next() is None  # nothing on stderr
     finally:
         forwarder.close()
-        server.stop()
 
 
-def test_bad_lines_get_json_rpc_errors_and_the_session_goes_on(answers):
-    server = HttpServer("--answers", answers)
+def test_bad_lines_get_json_rpc_errors_and_the_session_goes_on(answering):
+    server = answering
     forwarder = Forwarder(f"{server.base}/mcp", server.token)
     try:
         forwarder.initialize()
@@ -399,7 +413,6 @@ def test_bad_lines_get_json_rpc_errors_and_the_session_goes_on(answers):
         assert _answered(forwarder.reply(2))
     finally:
         forwarder.close()
-        server.stop()
 
 
 def test_progress_and_a_cancel_pass_through_and_a_desk_answers():
@@ -439,10 +452,10 @@ def test_progress_and_a_cancel_pass_through_and_a_desk_answers():
         server.stop()
 
 
-def test_tasks_of_both_eras_pass_through(answers):
+def test_tasks_of_both_eras_pass_through(answering):
     """A 2025-11-25 task (its status notification from the session's GET stream) and a
     2026-07-28 task (no initialize; each request's envelope and routing headers)."""
-    server = HttpServer("--answers", answers)
+    server = answering
     session = Forwarder(f"{server.base}/mcp", server.token)
     sessionless = Forwarder(f"{server.base}/mcp", server.token)
     try:
@@ -480,11 +493,10 @@ def test_tasks_of_both_eras_pass_through(answers):
     finally:
         session.close()
         sessionless.close()
-        server.stop()
 
 
-def test_an_agent_that_closed_its_end_of_stdout_ends_it_quietly(answers):
-    server = HttpServer("--answers", answers)
+def test_an_agent_that_closed_its_end_of_stdout_ends_it_quietly(answering):
+    server = answering
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody will ever read what the forwarder writes
     process = subprocess.Popen([DSH, "mcp", "--hub", server.base],
@@ -501,13 +513,12 @@ def test_an_agent_that_closed_its_end_of_stdout_ends_it_quietly(answers):
     finally:
         if process.poll() is None:
             process.kill()
-        server.stop()
 
 
-def test_a_line_over_the_cap_is_refused_unbuilt_and_the_session_goes_on(answers):
+def test_a_line_over_the_cap_is_refused_unbuilt_and_the_session_goes_on(answering):
     from dsh_cli.core.limits import MCP_MESSAGE_BYTES
 
-    server = HttpServer("--answers", answers)
+    server = answering
     forwarder = Forwarder(f"{server.base}/mcp", server.token)
     try:
         forwarder.initialize()
@@ -523,7 +534,6 @@ def test_a_line_over_the_cap_is_refused_unbuilt_and_the_session_goes_on(answers)
         assert _answered(forwarder.reply(2))
     finally:
         forwarder.close()
-        server.stop()
 
 
 class _CuttingProxy:

@@ -3,16 +3,34 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
+import pytest
 from fakes.mcp_notes_server import entry
 from harness.dsh_under_test import DSH
 
 
-def dsh(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+def dsh(*args: str, cwd=None, env=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([DSH, "mcp", "list", *args], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL, cwd=cwd)
+                          timeout=60, stdin=subprocess.DEVNULL, cwd=cwd, env=env)
+
+
+@pytest.fixture(scope="module")
+def one_time_tool(tmp_path_factory):
+    """``dsh mcp list`` of mcp-server-time with one tool kept and an entry whose env names an
+    unset variable (its own DSH_HOME): the config and what it showed. One run for the two
+    tests that read it, not one each (the run and the server are each about a second of
+    CPU)."""
+    home = tmp_path_factory.mktemp("one-time-tool-home")
+    config = home / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"time": {
+        "command": "mcp-server-time", "includeTools": ["get_current_time"],
+        "env": {"TOKEN": "${DSH_TEST_UNSET_TOKEN}", "OTHER": "${DSH_TEST_UNSET_TOKEN}",
+                "FINE": "${DSH_TEST_UNSET_TOKEN:-default}"}}}}))
+    env = {key: value for key, value in os.environ.items() if key != "DSH_TEST_UNSET_TOKEN"}
+    return config, dsh("--mcp-config", str(config), env={**env, "DSH_HOME": str(home)})
 
 
 def test_servers_their_tools_and_one_that_did_not_start(tmp_path):
@@ -29,6 +47,11 @@ def test_servers_their_tools_and_one_that_did_not_start(tmp_path):
     assert tools["mcp__notes__write_note"]["hints"]["destructive"] is True
     assert "mcp__time__get_current_time" in {tool["name"] for tool in servers["time"]["tools"]}
     assert not servers["broken"]["started"] and servers["broken"]["error"]
+    # the text form of the same: time's tools were read above, so it is left out here
+    # (one server child fewer)
+    config.write_text(json.dumps({"mcpServers": {
+        "notes": entry(), "broken": {"command": sys.executable,
+                                     "args": ["-c", "raise SystemExit(3)"]}}}))
     shown = dsh("--mcp-config", str(config))
     assert shown.returncode == 1
     assert "notes  stdio  6 tools" in shown.stdout
@@ -51,11 +74,8 @@ def test_a_broken_config_file_is_one_line_and_exit_2(tmp_path):
     assert listed.stderr.startswith("dsh: CONFIG_ERROR: ") and listed.stderr.count("\n") == 1
 
 
-def test_one_tool_is_said_in_the_singular_and_all_started_is_exit_0(tmp_path):
-    config = tmp_path / "servers.json"
-    config.write_text(json.dumps({"mcpServers": {"time": {
-        "command": "mcp-server-time", "includeTools": ["get_current_time"]}}}))
-    shown = dsh("--mcp-config", str(config))
+def test_one_tool_is_said_in_the_singular_and_all_started_is_exit_0(one_time_tool):
+    _, shown = one_time_tool
     assert shown.returncode == 0, shown.stderr
     assert "time  stdio  1 tool  (" in shown.stdout
 
@@ -96,14 +116,8 @@ def test_a_servers_hostile_names_and_descriptions_never_reach_the_terminal_raw(t
     assert set(tools) <= {f"mcp__lying__{name}" for name in [*hostile, "ok"]}
 
 
-def test_an_unset_variable_in_a_server_entry_is_one_warning(tmp_path, monkeypatch):
-    monkeypatch.delenv("DSH_TEST_UNSET_TOKEN", raising=False)
-    config = tmp_path / "servers.json"
-    config.write_text(json.dumps({"mcpServers": {"time": {
-        "command": "mcp-server-time", "includeTools": ["get_current_time"],
-        "env": {"TOKEN": "${DSH_TEST_UNSET_TOKEN}", "OTHER": "${DSH_TEST_UNSET_TOKEN}",
-                "FINE": "${DSH_TEST_UNSET_TOKEN:-default}"}}}}))
-    shown = dsh("--mcp-config", str(config))
+def test_an_unset_variable_in_a_server_entry_is_one_warning(one_time_tool):
+    config, shown = one_time_tool
     assert shown.returncode == 0, shown.stderr
     assert shown.stderr == (f"dsh: warning: server 'time' of {config}: "
                             "${DSH_TEST_UNSET_TOKEN} not set, so expanded to nothing\n")

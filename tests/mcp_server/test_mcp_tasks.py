@@ -46,6 +46,28 @@ def answered(tmp_path_factory):
         yield url
 
 
+@pytest.fixture(scope="module")
+def waiting(tmp_path_factory):
+    """The URL of one ``dsh mcp --http --wait 60`` with no desk (its own DSH_HOME), where
+    every question waits: for the tests whose waiting tasks are their own session's (a
+    session's tasks and its cap are its alone) and one refused before it is asked. One
+    process, not one per test."""
+    home = tmp_path_factory.mktemp("waiting-home")
+    with http_dsh("--wait", "60", env={**os.environ, "DSH_HOME": str(home)}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def desked(tmp_path_factory):
+    """One ``dsh mcp --http --wait 20`` (its own DSH_HOME): its URL and environment, for the
+    tests whose every batch is settled (answered, dismissed, decided, cancelled or withdrawn
+    with its session) at a desk of their own before they end, so a desk that attaches later
+    finds nothing pending. One process, not one per test."""
+    env = {**os.environ, "DSH_HOME": str(tmp_path_factory.mktemp("desked-home"))}
+    with http_dsh("--wait", "20", env=env) as url:
+        yield url, env
+
+
 def told(structured: dict) -> dict:
     """A task's outcome without the sentence and ticket that say whose answer it is."""
     assert structured["told"].startswith("This is the human's answer to your question (ticket "
@@ -176,28 +198,28 @@ TOLD = re.compile(r"This is the human's answer to your question \(ticket (q_[0-9
                   r"UTC: (.*)")
 
 
-def test_an_async_task_says_what_will_happen_and_whose_answer_it_is():
+def test_an_async_task_says_what_will_happen_and_whose_answer_it_is(desked):
     """Its creation tells the model (Claude Code's ``modelImmediateResponse``) that the
     human answers later; its result says the human answered, at the desk, when, which ticket;
     a batch the human dismisses says so."""
     async def main():
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                wire = Wire2026(url)
-                ended = []
-                for settle in ("answer", "cancel"):
-                    created = (await asyncio.to_thread(wire.request, "tools/call",
-                                                       ask_call()))["result"]
-                    asked = await desk.event("question/requested")
-                    if settle == "answer":
-                        await desk.answer(asked, ANSWERED["answers"])
-                    else:
-                        await desk.send({"type": "question/cancel", "rpc_id": asked["rpc_id"],
-                                         "session_id": asked["session_id"]})
-                    task = await asyncio.to_thread(until_ended, wire.request,
-                                                   created["taskId"])
-                    ended.append((created, asked, task))
-                return ended
+        url, env = desked
+        async with jsonl_desk(env=env) as desk:
+            wire = Wire2026(url)
+            ended = []
+            for settle in ("answer", "cancel"):
+                created = (await asyncio.to_thread(wire.request, "tools/call",
+                                                   ask_call()))["result"]
+                asked = await desk.event("question/requested")
+                if settle == "answer":
+                    await desk.answer(asked, ANSWERED["answers"])
+                else:
+                    await desk.send({"type": "question/cancel", "rpc_id": asked["rpc_id"],
+                                     "session_id": asked["session_id"]})
+                task = await asyncio.to_thread(until_ended, wire.request,
+                                               created["taskId"])
+                ended.append((created, asked, task))
+            return ended
 
     (created, asked, task), (_, dismissed, cancelled) = bounded(main())
     note = created["_meta"][AGENT_TASK]["modelImmediateResponse"]
@@ -216,96 +238,95 @@ def test_an_async_task_says_what_will_happen_and_whose_answer_it_is():
     assert refused["error"]["code"] == "ASK_CANCELLED" and cancelled["result"]["isError"]
 
 
-def test_an_async_question_refused_at_once_makes_no_task():
+def test_an_async_question_refused_at_once_makes_no_task(waiting):
     """Refused when it is asked (two questions with one id: the seam's check), the call's
     result says so plainly; no task is made. (With no desk an async batch is not refused: it
     waits for the first desk.)"""
     call = ask_call()
     question = call["arguments"]["questions"][0]
     call["arguments"] = {**call["arguments"], "questions": [question, question]}
-    with http_dsh() as url:
-        result = Wire2026(url).request("tools/call", call)["result"]
+    result = Wire2026(waiting).request("tools/call", call)["result"]
     assert result["resultType"] == "complete" and "taskId" not in result
     assert result["isError"], result
 
 
-def test_a_task_is_its_own_http_sessions_alone():
-    with http_dsh("--wait", "60") as url:  # no desk: the question waits
-        mine, theirs = Wire2025(url), Wire2025(url)
-        created = mine.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
-        task_id = {"taskId": created["taskId"]}
-        for method in ("tasks/get", "tasks/result", "tasks/cancel"):
-            error = theirs.request(method, task_id)["error"]
-            assert error["code"] == NOT_FOUND, method
-        assert theirs.request("tasks/list", {})["result"]["tasks"] == []
-        assert mine.request("tasks/get", task_id)["result"]["status"] == "working"
-        cancelled = mine.request("tasks/cancel", task_id)["result"]
-        assert cancelled["status"] == "cancelled"
-        assert mine.request("tasks/get", task_id)["result"]["status"] == "cancelled"
+def test_a_task_is_its_own_http_sessions_alone(waiting):
+    url = waiting  # no desk: the question waits
+    mine, theirs = Wire2025(url), Wire2025(url)
+    created = mine.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
+    task_id = {"taskId": created["taskId"]}
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        error = theirs.request(method, task_id)["error"]
+        assert error["code"] == NOT_FOUND, method
+    assert theirs.request("tasks/list", {})["result"]["tasks"] == []
+    assert mine.request("tasks/get", task_id)["result"]["status"] == "working"
+    cancelled = mine.request("tasks/cancel", task_id)["result"]
+    assert cancelled["status"] == "cancelled"
+    assert mine.request("tasks/get", task_id)["result"]["status"] == "cancelled"
 
 
-def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it():
+def test_the_desk_shows_a_task_batch_and_a_cancelled_task_withdraws_it(desked):
     async def main():
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                session = await asyncio.to_thread(Wire2025, url)
-                created = (await asyncio.to_thread(
-                    session.request, "tools/call", ask_call({})))["result"]["task"]
-                requested = await desk.event("question/requested")
-                await asyncio.to_thread(session.request, "tasks/cancel",
-                                        {"taskId": created["taskId"]})
-                resolved = await desk.event("question/resolved")
-                return requested, resolved
+        url, env = desked
+        async with jsonl_desk(env=env) as desk:
+            session = await asyncio.to_thread(Wire2025, url)
+            created = (await asyncio.to_thread(
+                session.request, "tools/call", ask_call({})))["result"]["task"]
+            requested = await desk.event("question/requested")
+            await asyncio.to_thread(session.request, "tasks/cancel",
+                                    {"taskId": created["taskId"]})
+            resolved = await desk.event("question/resolved")
+            return requested, resolved
 
     requested, resolved = bounded(main())
     assert requested["questions"][0]["id"] == "db"
     assert resolved["rpc_id"] == requested["rpc_id"] and resolved["outcome"] == "aborted"
 
 
-def test_a_tasks_ttl_is_bounded_and_a_task_past_it_is_withdrawn_and_forgotten():
-    with http_dsh("--wait", "60") as url:
-        session = Wire2025(url)
-        huge = session.request("tools/call", ask_call({"ttl": 10 ** 12}))["result"]["task"]
-        assert huge["ttl"] == TASK_TTL_MAX_MS
-        brief = session.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
-        while "error" not in (got := session.request("tasks/get",
-                                                     {"taskId": brief["taskId"]})):
-            assert got["result"]["status"] in ("working", "cancelled")
-        assert got["error"]["code"] == NOT_FOUND
-        listed = session.request("tasks/list", {})["result"]["tasks"]
-        assert [task["taskId"] for task in listed] == [huge["taskId"]]
+def test_a_tasks_ttl_is_bounded_and_a_task_past_it_is_withdrawn_and_forgotten(waiting):
+    url = waiting
+    session = Wire2025(url)
+    huge = session.request("tools/call", ask_call({"ttl": 10 ** 12}))["result"]["task"]
+    assert huge["ttl"] == TASK_TTL_MAX_MS
+    brief = session.request("tools/call", ask_call({"ttl": 300}))["result"]["task"]
+    while "error" not in (got := session.request("tasks/get",
+                                                 {"taskId": brief["taskId"]})):
+        assert got["result"]["status"] in ("working", "cancelled")
+    assert got["error"]["code"] == NOT_FOUND
+    listed = session.request("tasks/list", {})["result"]["tasks"]
+    assert [task["taskId"] for task in listed] == [huge["taskId"]]
 
 
-def test_a_client_back_within_the_ttl_gets_its_result():
+def test_a_client_back_within_the_ttl_gets_its_result(desked):
     """The wait on ``tasks/result`` broke (the connection dropped); the task went on, and
     the same session on a new connection, and the 2026 wire by task id, get the answer."""
     async def main():
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                session = await asyncio.to_thread(Wire2025, url)
-                created = (await asyncio.to_thread(
-                    session.request, "tools/call", ask_call({"ttl": 60_000})))["result"]["task"]
-                first = await desk.event("question/requested")
-                with pytest.raises(TimeoutError):
-                    await asyncio.to_thread(session.request, "tasks/result",
-                                            {"taskId": created["taskId"]}, 0.5)
-                await desk.answer(first, [{"id": "db", "selected": ["SQLite"]}])
-                result = await asyncio.to_thread(session.request, "tasks/result",
-                                                 {"taskId": created["taskId"]})
-                wire = Wire2026(url)
-                later = (await asyncio.to_thread(wire.request, "tools/call",
-                                                 ask_call()))["result"]
-                second = await desk.event("question/requested")
-                await desk.answer(second, [{"id": "db", "selected": ["SQLite"]}])
-                task = await asyncio.to_thread(until_ended, wire.request, later["taskId"])
-                return result["result"], task
+        url, env = desked
+        async with jsonl_desk(env=env) as desk:
+            session = await asyncio.to_thread(Wire2025, url)
+            created = (await asyncio.to_thread(
+                session.request, "tools/call", ask_call({"ttl": 60_000})))["result"]["task"]
+            first = await desk.event("question/requested")
+            with pytest.raises(TimeoutError):
+                await asyncio.to_thread(session.request, "tasks/result",
+                                        {"taskId": created["taskId"]}, 0.5)
+            await desk.answer(first, [{"id": "db", "selected": ["SQLite"]}])
+            result = await asyncio.to_thread(session.request, "tasks/result",
+                                             {"taskId": created["taskId"]})
+            wire = Wire2026(url)
+            later = (await asyncio.to_thread(wire.request, "tools/call",
+                                             ask_call()))["result"]
+            second = await desk.event("question/requested")
+            await desk.answer(second, [{"id": "db", "selected": ["SQLite"]}])
+            task = await asyncio.to_thread(until_ended, wire.request, later["taskId"])
+            return result["result"], task
 
     result, task = bounded(main())
     assert told(result["structuredContent"]) == ANSWERED
     assert task["status"] == "completed" and told(task["result"]["structuredContent"]) == ANSWERED
 
 
-def test_approve_tool_use_holds_a_2026_call_and_is_a_task_only_where_a_client_asks():
+def test_approve_tool_use_holds_a_2026_call_and_is_a_task_only_where_a_client_asks(desked):
     """The extension lets the server decide, and a permission prompt waits: the 2026 call
     is held until the desk decides; a 2025 client that asks for a task gets one."""
     request = {"tool_name": "Bash", "input": {"command": "rm -rf build"},
@@ -313,25 +334,25 @@ def test_approve_tool_use_holds_a_2026_call_and_is_a_task_only_where_a_client_as
     approve = {"name": "approve_tool_use", "arguments": request}
 
     async def main():
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                call = asyncio.ensure_future(asyncio.to_thread(
-                    Wire2026(url).request, "tools/call", approve))
-                held = await desk.event("permission/requested")
-                assert not call.done()  # the call waits for the desk
-                await desk.send({"type": "permission/decision", "rpc_id": held["rpc_id"],
-                                 "session_id": held["session_id"], "decision": "allow_once"})
-                plain = (await call)["result"]
-                session = await asyncio.to_thread(Wire2025, url)
-                created = (await asyncio.to_thread(session.request, "tools/call",
-                                                   {**approve, "task": {}}))["result"]["task"]
-                asked = await desk.event("permission/requested")
-                await desk.send({"type": "permission/decision", "rpc_id": asked["rpc_id"],
-                                 "session_id": asked["session_id"], "decision": "deny",
-                                 "message": "not now"})
-                result = await asyncio.to_thread(session.request, "tasks/result",
-                                                 {"taskId": created["taskId"]})
-                return held, plain, created, result["result"]
+        url, env = desked
+        async with jsonl_desk(env=env) as desk:
+            call = asyncio.ensure_future(asyncio.to_thread(
+                Wire2026(url).request, "tools/call", approve))
+            held = await desk.event("permission/requested")
+            assert not call.done()  # the call waits for the desk
+            await desk.send({"type": "permission/decision", "rpc_id": held["rpc_id"],
+                             "session_id": held["session_id"], "decision": "allow_once"})
+            plain = (await call)["result"]
+            session = await asyncio.to_thread(Wire2025, url)
+            created = (await asyncio.to_thread(session.request, "tools/call",
+                                               {**approve, "task": {}}))["result"]["task"]
+            asked = await desk.event("permission/requested")
+            await desk.send({"type": "permission/decision", "rpc_id": asked["rpc_id"],
+                             "session_id": asked["session_id"], "decision": "deny",
+                             "message": "not now"})
+            result = await asyncio.to_thread(session.request, "tasks/result",
+                                             {"taskId": created["taskId"]})
+            return held, plain, created, result["result"]
 
     held, plain, created, result = bounded(main())
     assert held["tool"] == "Bash" and held["source"]["client"] == "tasks-test"
@@ -342,15 +363,15 @@ def test_approve_tool_use_holds_a_2026_call_and_is_a_task_only_where_a_client_as
     assert json.loads(result["content"][0]["text"])["behavior"] == "deny"
 
 
-def test_a_session_that_ends_withdraws_its_waiting_tasks():
+def test_a_session_that_ends_withdraws_its_waiting_tasks(desked):
     async def main():
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                session = await asyncio.to_thread(Wire2025, url)
-                await asyncio.to_thread(session.request, "tools/call", ask_call({}))
-                requested = await desk.event("question/requested")
-                await asyncio.to_thread(_delete, url, session.headers())
-                return requested, await desk.event("question/resolved")
+        url, env = desked
+        async with jsonl_desk(env=env) as desk:
+            session = await asyncio.to_thread(Wire2025, url)
+            await asyncio.to_thread(session.request, "tools/call", ask_call({}))
+            requested = await desk.event("question/requested")
+            await asyncio.to_thread(_delete, url, session.headers())
+            return requested, await desk.event("question/resolved")
 
     requested, resolved = bounded(main())
     assert resolved["rpc_id"] == requested["rpc_id"] and resolved["outcome"] == "aborted"
@@ -384,17 +405,17 @@ def test_a_session_holds_32_tasks_the_oldest_ended_one_forgotten_first(answered)
     assert session.request("tasks/get", {"taskId": ids[0]})["error"]["code"] == NOT_FOUND
 
 
-def test_with_32_tasks_waiting_a_33rd_is_refused():
+def test_with_32_tasks_waiting_a_33rd_is_refused(waiting):
     from dsh_cli.core.limits import TASKS_PER_SESSION
 
-    with http_dsh("--wait", "60") as url:
-        session = Wire2025(url)
-        for _ in range(TASKS_PER_SESSION):
-            assert "result" in session.request("tools/call", ask_call({}))
-        refused = session.request("tools/call", ask_call({}))["error"]
-        assert refused["code"] == -32600 and "too many tasks" in refused["message"]
-        other = Wire2025(url)  # the cap is a session's, not the process's
-        assert "result" in other.request("tools/call", ask_call({}))
+    url = waiting
+    session = Wire2025(url)
+    for _ in range(TASKS_PER_SESSION):
+        assert "result" in session.request("tools/call", ask_call({}))
+    refused = session.request("tools/call", ask_call({}))["error"]
+    assert refused["code"] == -32600 and "too many tasks" in refused["message"]
+    other = Wire2025(url)  # the cap is a session's, not the process's
+    assert "result" in other.request("tools/call", ask_call({}))
 
 
 BAD_TASK_IDS = [None, {}, {"taskId": 5}, {"taskId": None}, {"taskId": ["x"]},
@@ -478,33 +499,33 @@ def test_a_2025_tasks_status_notifications_reach_the_sessions_get_stream(answere
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
-def test_a_2026_listener_hears_of_the_tasks_it_named_and_no_other():
+def test_a_2026_listener_hears_of_the_tasks_it_named_and_no_other(desked):
     """Two waiting tasks, a listener on each: the desk's answer reaches only A's listener
     (B's hears first of B's cancel, so A's notice never came before it on that stream)."""
     async def main():
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                wire = Wire2026(url)
-                first = (await asyncio.to_thread(wire.request, "tools/call",
-                                                 ask_call()))["result"]
-                asked = await desk.event("question/requested")
-                second = (await asyncio.to_thread(wire.request, "tools/call",
-                                                  ask_call()))["result"]  # queued behind A
-                mine = await asyncio.to_thread(Listener, wire, {"taskIds": [first["taskId"]]})
-                other = await asyncio.to_thread(
-                    Listener, wire, {"taskIds": [second["taskId"], "no-such-task"]})
-                try:
-                    acks = [await asyncio.to_thread(listener.next)
-                            for listener in (mine, other)]
-                    await desk.answer(asked, ANSWERED["answers"])
-                    heard = await asyncio.to_thread(mine.next)
-                    await asyncio.to_thread(wire.request, "tasks/cancel",
-                                            {"taskId": second["taskId"]})
-                    overheard = await asyncio.to_thread(other.next)
-                finally:
-                    mine.close()
-                    other.close()
-                return first, second, acks, heard, overheard, (mine.id, other.id)
+        url, env = desked
+        async with jsonl_desk(env=env) as desk:
+            wire = Wire2026(url)
+            first = (await asyncio.to_thread(wire.request, "tools/call",
+                                             ask_call()))["result"]
+            asked = await desk.event("question/requested")
+            second = (await asyncio.to_thread(wire.request, "tools/call",
+                                              ask_call()))["result"]  # queued behind A
+            mine = await asyncio.to_thread(Listener, wire, {"taskIds": [first["taskId"]]})
+            other = await asyncio.to_thread(
+                Listener, wire, {"taskIds": [second["taskId"], "no-such-task"]})
+            try:
+                acks = [await asyncio.to_thread(listener.next)
+                        for listener in (mine, other)]
+                await desk.answer(asked, ANSWERED["answers"])
+                heard = await asyncio.to_thread(mine.next)
+                await asyncio.to_thread(wire.request, "tasks/cancel",
+                                        {"taskId": second["taskId"]})
+                overheard = await asyncio.to_thread(other.next)
+            finally:
+                mine.close()
+                other.close()
+            return first, second, acks, heard, overheard, (mine.id, other.id)
 
     first, second, acks, heard, overheard, ids = bounded(main())
     assert [ack["method"] for ack in acks] == ["notifications/subscriptions/acknowledged"] * 2

@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 
+import pytest
 from harness.mcp_util import bounded, jsonl_desk
 from harness.tasks_wire import StdioDsh, Wire2025, Wire2026, ask_call, http_dsh
 
 ANSWER = [{"id": "db", "selected": ["SQLite"]}]
 ROUNDS = 30  # the old code lost 16-26 of 30 such rounds; one loss fails the test
 NOT_FOUND = -32602
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One ``dsh mcp --http --wait 20`` (its own DSH_HOME): its URL and environment, for the two
+    tests whose every round is settled at a desk of their own before they end (a desk that
+    attaches later finds nothing pending). One process, not one per test."""
+    env = {**os.environ, "DSH_HOME": str(tmp_path_factory.mktemp("served-home"))}
+    with http_dsh("--wait", "20", env=env) as url:
+        yield url, env
 
 
 def until_ended(poll, task_id: str) -> dict:
@@ -35,34 +47,34 @@ async def _until(desk, seen: dict[str, dict], kind: str) -> None:
         seen.setdefault(event["type"], event)
 
 
-def test_a_cancel_and_the_desks_answer_agree_on_which_came_first_in_both_eras():
+def test_a_cancel_and_the_desks_answer_agree_on_which_came_first_in_both_eras(served):
     """Each round sends the cancel right after the desk's answer was acknowledged, or at
     the same moment as the answer; whichever the server took first decides the task, the
     desk's ack and the history alike."""
     async def main():
         rounds = []
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                wire_2025, wire_2026 = await asyncio.to_thread(Wire2025, url), Wire2026(url)
-                for number in range(ROUNDS):
-                    wire = wire_2025 if number % 2 == 0 else wire_2026
-                    params = ask_call({"ttl": 60_000}) if wire is wire_2025 else ask_call()
-                    created = (await asyncio.to_thread(wire.request, "tools/call",
-                                                       params))["result"]
-                    task_id = (created["task"] if wire is wire_2025 else created)["taskId"]
-                    requested = await desk.event("question/requested")
-                    await desk.answer(requested, ANSWER)
-                    together = number % 4 >= 2
-                    seen: dict[str, dict] = {}
-                    if not together:
-                        await _until(desk, seen, "response/ack")
-                    cancel = await asyncio.to_thread(wire.request, "tasks/cancel",
-                                                     {"taskId": task_id})
+        url, env = served
+        async with jsonl_desk(env=env) as desk:
+            wire_2025, wire_2026 = await asyncio.to_thread(Wire2025, url), Wire2026(url)
+            for number in range(ROUNDS):
+                wire = wire_2025 if number % 2 == 0 else wire_2026
+                params = ask_call({"ttl": 60_000}) if wire is wire_2025 else ask_call()
+                created = (await asyncio.to_thread(wire.request, "tools/call",
+                                                   params))["result"]
+                task_id = (created["task"] if wire is wire_2025 else created)["taskId"]
+                requested = await desk.event("question/requested")
+                await desk.answer(requested, ANSWER)
+                together = number % 4 >= 2
+                seen: dict[str, dict] = {}
+                if not together:
                     await _until(desk, seen, "response/ack")
-                    task = await asyncio.to_thread(until_ended, wire.request, task_id)
-                    await _until(desk, seen, "question/resolved")
-                    ack, resolved = seen["response/ack"], seen["question/resolved"]
-                    rounds.append((wire is wire_2025, together, ack, cancel, task, resolved))
+                cancel = await asyncio.to_thread(wire.request, "tasks/cancel",
+                                                 {"taskId": task_id})
+                await _until(desk, seen, "response/ack")
+                task = await asyncio.to_thread(until_ended, wire.request, task_id)
+                await _until(desk, seen, "question/resolved")
+                ack, resolved = seen["response/ack"], seen["question/resolved"]
+                rounds.append((wire is wire_2025, together, ack, cancel, task, resolved))
         return rounds
 
     for on_2025, together, ack, cancel, task, resolved in bounded(main(), 240):
@@ -102,40 +114,40 @@ def test_a_task_withdrawn_by_its_ttl_sends_its_cancelled_status_as_a_cancelled_o
     assert "time to live" in statuses[0]["statusMessage"]
 
 
-def test_a_cancel_and_the_desks_permission_decision_agree_on_which_came_first():
+def test_a_cancel_and_the_desks_permission_decision_agree_on_which_came_first(served):
     """``approve_tool_use`` as a 2025 task: a ``tasks/cancel`` right after the desk's decision
     was acknowledged, or at the same moment, loses to a decision the desk was told counts
     (the task completes with it); one that came first makes the decision ``not-pending``."""
     async def main():
         rounds = []
-        async with jsonl_desk() as desk:
-            with http_dsh("--wait", "20") as url:
-                session = await asyncio.to_thread(Wire2025, url)
-                for number in range(ROUNDS):
-                    approve = {"name": "approve_tool_use", "task": {"ttl": 60_000},
-                               "arguments": {"tool_name": "Bash",
-                                             "input": {"command": f"make round-{number}"}}}
-                    created = (await asyncio.to_thread(session.request, "tools/call",
-                                                       approve))["result"]["task"]
-                    requested = await desk.event("permission/requested")
-                    await desk.send({"type": "permission/decision",
-                                     "rpc_id": requested["rpc_id"],
-                                     "session_id": requested["session_id"],
-                                     "decision": "allow_once"})
-                    together = number % 2 == 1
-                    seen: dict[str, dict] = {}
-                    if not together:
-                        await _until(desk, seen, "response/ack")
-                    cancel = await asyncio.to_thread(session.request, "tasks/cancel",
-                                                     {"taskId": created["taskId"]})
+        url, env = served
+        async with jsonl_desk(env=env) as desk:
+            session = await asyncio.to_thread(Wire2025, url)
+            for number in range(ROUNDS):
+                approve = {"name": "approve_tool_use", "task": {"ttl": 60_000},
+                           "arguments": {"tool_name": "Bash",
+                                         "input": {"command": f"make round-{number}"}}}
+                created = (await asyncio.to_thread(session.request, "tools/call",
+                                                   approve))["result"]["task"]
+                requested = await desk.event("permission/requested")
+                await desk.send({"type": "permission/decision",
+                                 "rpc_id": requested["rpc_id"],
+                                 "session_id": requested["session_id"],
+                                 "decision": "allow_once"})
+                together = number % 2 == 1
+                seen: dict[str, dict] = {}
+                if not together:
                     await _until(desk, seen, "response/ack")
-                    task = await asyncio.to_thread(until_ended, session.request,
-                                                   created["taskId"])
-                    result = await asyncio.to_thread(session.request, "tasks/result",
-                                                     {"taskId": created["taskId"]})
-                    await _until(desk, seen, "permission/resolved")
-                    rounds.append((together, seen["response/ack"], cancel, task, result,
-                                   seen["permission/resolved"]))
+                cancel = await asyncio.to_thread(session.request, "tasks/cancel",
+                                                 {"taskId": created["taskId"]})
+                await _until(desk, seen, "response/ack")
+                task = await asyncio.to_thread(until_ended, session.request,
+                                               created["taskId"])
+                result = await asyncio.to_thread(session.request, "tasks/result",
+                                                 {"taskId": created["taskId"]})
+                await _until(desk, seen, "permission/resolved")
+                rounds.append((together, seen["response/ack"], cancel, task, result,
+                               seen["permission/resolved"]))
         return rounds
 
     for together, ack, cancel, task, result, resolved in bounded(main(), 240):

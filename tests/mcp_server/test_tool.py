@@ -16,12 +16,27 @@ ERAS = ["legacy", "auto"]
 
 
 @pytest.fixture(scope="module")
-def refusing(tmp_path_factory):
-    """One ``dsh mcp`` (its own DSH_HOME, no desk) for the calls it refuses before asking."""
-    home = tmp_path_factory.mktemp("refusing-home")
-    shared = SharedClient(env={**os.environ, "DSH_HOME": str(home)})
+def no_desk(tmp_path_factory):
+    """``no_desk(mode)``: one ``dsh mcp`` per protocol era (its own DSH_HOME, no desk), made
+    when first asked for, for the tests whose calls leave nothing the next one sees (the
+    tool list, a call refused before asking, a batch with no desk). One child for them all,
+    not one each (each start is about a second of CPU)."""
+    home = tmp_path_factory.mktemp("no-desk-home")
+    made: dict[str, SharedClient] = {}
+
+    def shared(mode: str) -> SharedClient:
+        if mode not in made:
+            made[mode] = SharedClient(env={**os.environ, "DSH_HOME": str(home)}, mode=mode)
+        return made[mode]
+
     yield shared
-    shared.close()
+    for each in made.values():
+        each.close()
+
+
+@pytest.fixture
+def refusing(no_desk):
+    return no_desk("auto")
 
 
 def dsh_json(*args: str):
@@ -30,14 +45,11 @@ def dsh_json(*args: str):
 
 
 @pytest.mark.parametrize("mode", ERAS)
-def test_tools_list_is_the_model_facing_tool(mode):
-    async def main():
-        async with client(mode=mode) as mcp:
-            expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
-            assert mcp.protocol_version == expected
-            return (await mcp.list_tools()).tools
-
-    tools = bounded(main())
+def test_tools_list_is_the_model_facing_tool(no_desk, mode):
+    mcp = no_desk(mode)
+    expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
+    assert mcp.protocol_version == expected
+    tools = mcp.list_tools().tools
     assert [tool.name for tool in tools] == ["ask_user_question", "get_user_answer",
                                              "approve_tool_use"]
     assert tools[0].input_schema == dsh_json("schema")
@@ -99,12 +111,8 @@ def test_forgiving_decoding_is_the_model_facing_tools(tmp_path):
 
 
 @pytest.mark.parametrize("mode", ERAS)
-def test_no_desk_fails_at_once_with_no_provider(mode):
-    async def main():
-        async with client(mode=mode) as mcp:
-            return await mcp.call_tool("ask_user_question", BATCH)
-
-    result = bounded(main(), ceiling=30)
+def test_no_desk_fails_at_once_with_no_provider(no_desk, mode):
+    result = no_desk(mode).call_tool("ask_user_question", BATCH)
     assert result.is_error is True
     error = result.structured_content["error"]
     assert error["code"] == "NO_PROVIDER"
