@@ -34,15 +34,11 @@ from dsh_cli.core.errors import HUB_UNREACHABLE
 from dsh_cli.core.limits import DESK_HELD_BYTES, DESK_LINE_BYTES, FRAME_BYTES
 from dsh_cli.core.lines import notice
 from dsh_cli.core.sanitize import sanitize_line
-from dsh_cli.desk.link import DeskLinks, ServerLink
+from dsh_cli.desk.link import DeskLinks, QueuedLink, ServerLink
 from dsh_cli.desk.protocol import (
     BadFrame,
     DeskAck,
     DeskError,
-    DeskHello,
-    DeskReplay,
-    DeskTaken,
-    Encodable,
     Wire,
     encode,
     prepare,
@@ -60,7 +56,6 @@ FIRST_RETRY = 0.25  # seconds before the first attempt to reach a hub that went 
 LAST_RETRY = 10.0  # the back-off doubles up to this
 SILENT_SECONDS = 60.0  # a stream with no line this long is dead (the hub writes every 15 s)
 CONNECT_SECONDS = 10.0
-QUEUED_LINES = 4  # lines read ahead of the desk (each at most DESK_LINE_BYTES)
 QUEUED_FRAMES = 256  # frames waiting to be POSTed; past it the hub is not keeping up
 QUEUED_BYTES = 4 * FRAME_BYTES  # and their bytes, whatever their number
 CONNECTION_HEADER = "X-Dsh-Desk"
@@ -86,20 +81,16 @@ def desk_url(base: str) -> str:
     return trimmed if trimmed.endswith("/desk") else trimmed + "/desk"
 
 
-class HubLink(ServerLink):
+class HubLink(QueuedLink):
     """One ``GET /desk`` stream and the POSTs beside it, as a ``ServerLink``."""
 
     def __init__(self, address: HubAddress, client: httpx2.AsyncClient,
                  response: httpx2.Response, report: Callable[[str], None]) -> None:
-        # not ServerLink.__init__: no socket; the fields every desk reads are set here
-        self.path = Path(address.where)
-        self.hello = DeskHello()
-        self.line_bytes = 0
+        super().__init__(Path(address.where))
         self.address = address
         self._client = client
         self._response = response
         self._report = report
-        self._lines: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_LINES)
         self._frames: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_FRAMES)
         self._queued = 0  # bytes of the frames waiting
         self._closed = False  # closed by the desk
@@ -110,12 +101,6 @@ class HubLink(ServerLink):
     @property
     def closed(self) -> bool:
         return self._closed or self._ended
-
-    def send(self, frame: Encodable) -> None:
-        """One frame, POSTed in turn; ``desk/taken`` and ``questions/replay`` never are."""
-        if isinstance(frame, DeskTaken | DeskReplay):
-            return
-        self.send_line(encode(frame))
 
     def send_line(self, line: bytes) -> None:
         """One line made by ``protocol.encode``, POSTed in turn; a hub gone loses it."""
@@ -129,23 +114,6 @@ class HubLink(ServerLink):
         except asyncio.QueueFull:
             self._report(notice(f"the hub at {self.address.where} is not taking frames: "
                                 "one was dropped"))
-
-    async def read_event(self) -> Wire | None:
-        """The next event (the stream's, or a POST's reply); None once the stream ended."""
-        while True:
-            if self.closed and self._lines.empty():
-                return None  # what was read before the end has been taken
-            line = await self._lines.get()
-            if not line.strip():  # the end mark (then looked at above), or a heartbeat
-                continue
-            self.line_bytes = len(line)
-            try:
-                event = read_event(line)
-            except BadFrame:
-                continue
-            if isinstance(event, DeskHello):
-                self.hello = event
-            return event
 
     def close(self) -> None:
         if self._closed:

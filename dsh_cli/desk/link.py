@@ -49,12 +49,13 @@ from dsh_cli.desk.protocol import (
     read_event,
 )
 
-__all__ = ["SCAN_INTERVAL", "DeskLinks", "ServerLink", "hold"]
+__all__ = ["QUEUED_LINES", "SCAN_INTERVAL", "DeskLinks", "QueuedLink", "ServerLink", "hold"]
 
 TAKEN = (DeskQuestionRequested, DeskPermissionRequested)
 RESOLVED = (DeskQuestionResolved, DeskPermissionResolved)
 MIB = 1024 * 1024
 SCAN_INTERVAL = 0.25  # seconds between looks at the runtime directory for new servers
+QUEUED_LINES = 4  # a socketless link's lines read ahead of the desk: its reader waits past it
 
 
 class ServerLink:
@@ -112,6 +113,42 @@ class ServerLink:
     def close(self) -> None:
         with contextlib.suppress(OSError, RuntimeError):
             self._writer.close()
+
+
+class QueuedLink(ServerLink):
+    """A link with no socket (a hub's ``/desk`` stream, one read in this process): its
+    events are lines a reader of its own puts on a bounded queue, then an end mark."""
+
+    def __init__(self, path: Path) -> None:
+        # not ServerLink.__init__: no socket; the fields every desk reads are set here
+        self.path = path
+        self.hello = DeskHello()  # until the stream's own comes
+        self.line_bytes = 0
+        self._lines: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_LINES)
+
+    def send(self, frame: Encodable) -> None:
+        """One frame, in turn; ``desk/taken`` and ``questions/replay`` never are (the
+        stream alone says what is pending and who holds it)."""
+        if isinstance(frame, DeskTaken | DeskReplay):
+            return
+        self.send_line(encode(frame))
+
+    async def read_event(self) -> Wire | None:
+        """The next event (the stream's, or a frame's reply); None once closed and drained."""
+        while True:
+            if self.closed and self._lines.empty():
+                return None  # what was read before the end has been taken
+            line = await self._lines.get()
+            if not line.strip():  # the end mark (then looked at above), or a heartbeat
+                continue
+            self.line_bytes = len(line)
+            try:
+                event = read_event(line)
+            except BadFrame:
+                continue
+            if isinstance(event, DeskHello):
+                self.hello = event
+            return event
 
 
 def hold(link: ServerLink, rpc_id: str) -> asyncio.Task[None]:

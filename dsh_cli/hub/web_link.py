@@ -19,19 +19,15 @@ from pathlib import Path
 
 from dsh_cli.core.errors import HUB_UNREACHABLE
 from dsh_cli.core.limits import FRAME_BYTES
-from dsh_cli.desk.link import DeskLinks, ServerLink
+from dsh_cli.desk.link import DeskLinks, QueuedLink, ServerLink
 from dsh_cli.desk.protocol import (
     BadFrame,
     DeskError,
-    DeskHello,
-    DeskReplay,
-    DeskTaken,
     Encodable,
     Readable,
     Wire,
     encode,
     prepare,
-    read_event,
     read_frame,
 )
 from dsh_cli.hub.desks import DeskDoor, DeskStream
@@ -39,25 +35,20 @@ from dsh_cli.hub.records import HubStoreError, Token
 
 __all__ = ["SelfLink", "SelfLinks"]
 
-QUEUED_LINES = 4  # the stream's lines read ahead of the desk: the stream waits past it
 QUEUED_FRAMES = 64  # frames waiting their turn; past it one is refused at once
 _END = b""
 
 
-class SelfLink(ServerLink):
+class SelfLink(QueuedLink):
     """One human's ``DeskStream`` in this process, and ``DeskDoor.apply`` for what is sent."""
 
     def __init__(self, door: DeskDoor, human: Token) -> None:
-        # not ServerLink.__init__: no socket; the fields every desk reads are set here
-        self.path = Path(f"hub:{human.name}")
-        self.hello = DeskHello()
-        self.line_bytes = 0
+        super().__init__(Path(f"hub:{human.name}"))
         self.door = door
         self.human = human
         self.stream = DeskStream(door.hub, human)
         door.streams[self.stream.connection] = self.stream
         self._unsubscribe = door.hub.watch.subscribe(self.stream.heed)
-        self._lines: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_LINES)
         self._frames: asyncio.Queue[Readable] = asyncio.Queue(QUEUED_FRAMES)
         self._closed = False
         self._reading = asyncio.ensure_future(self._read())
@@ -66,13 +57,6 @@ class SelfLink(ServerLink):
     @property
     def closed(self) -> bool:
         return self._closed
-
-    def send(self, frame: Encodable) -> None:
-        """One frame, applied in turn; ``desk/taken`` and ``questions/replay`` never are
-        (the store keeps each entry for any human; the stream re-reads it itself)."""
-        if isinstance(frame, DeskTaken | DeskReplay):
-            return
-        self.send_line(encode(frame))
 
     def send_line(self, line: bytes) -> None:
         """One line made by ``protocol.encode``, applied in turn."""
@@ -95,23 +79,6 @@ class SelfLink(ServerLink):
         """A reply of our own, among the events (after what is queued)."""
         task = asyncio.ensure_future(self._lines.put(encode(reply)))
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
-
-    async def read_event(self) -> Wire | None:
-        """The next event (the stream's, or a frame's reply); None once closed."""
-        while True:
-            if self._closed and self._lines.empty():
-                return None
-            line = await self._lines.get()
-            if not line.strip():  # the end mark (then looked at above), or a heartbeat
-                continue
-            self.line_bytes = len(line)
-            try:
-                event = read_event(line)
-            except BadFrame:
-                continue
-            if isinstance(event, DeskHello):
-                self.hello = event
-            return event
 
     def close(self) -> None:
         """Stop the stream, let go of the claims made through it (as a desk hanging up)."""
