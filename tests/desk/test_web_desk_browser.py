@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from harness.dsh_under_test import DSH
 from harness.mcp_util import BATCH, CEILING, client
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 REQUEST = {"tool_name": "Bash", "input": {"command": "rm -rf build"}, "tool_use_id": "toolu_01"}
 
-pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                                reason=f"browser tests need Debian's chromium at {CHROMIUM}")
+pytestmark = needs_chromium
 
 
 class Agents:
@@ -84,7 +80,7 @@ def test_the_web_desk_lists_opens_and_answers_at_desktop_and_phone_width(tmp_pat
         question = agents.ask(a, "ask_user_question", BATCH)
         permission = agents.ask(b, "approve_tool_use", REQUEST)
         with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
             page.set_default_timeout(15000)
@@ -169,7 +165,7 @@ def test_the_web_desk_speaks_of_agents_and_shows_a_refusals_own_reason(tmp_path)
     try:
         url = _desk_url(desk)
         with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
             page.set_default_timeout(15000)
             page.goto(url)

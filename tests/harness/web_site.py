@@ -12,6 +12,7 @@ from typing import Any
 from dsh_cli.interaction import AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.web import WebHost
 from dsh_cli.providers.web.app import WebSecrets
+from harness.raw_http import raw_request
 
 BATCH = {
     "questions": [
@@ -63,20 +64,10 @@ class Site:
 
     def request_sync(self, method: str, path: str, headers: dict[str, str],
                      body: bytes | None = None) -> Reply:
-        connection = http.client.HTTPConnection("127.0.0.1", self.host.port, timeout=10)
-        try:
-            connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-            for key, value in headers.items():
-                connection.putheader(key, value)
-            if body is not None:
-                connection.putheader("Content-Length", str(len(body)))
-            connection.endheaders(body)
-            response = connection.getresponse()
-            cookies = [v for k, v in response.getheaders() if k.lower() == "set-cookie"]
-            return Reply(response.status, {k.lower(): v for k, v in response.getheaders()},
-                         cookies, response.read())
-        finally:
-            connection.close()
+        status, got, content = raw_request("127.0.0.1", self.host.port, method, path, headers,
+                                           body)
+        cookies = [v for k, v in got if k.lower() == "set-cookie"]
+        return Reply(status, {k.lower(): v for k, v in got}, cookies, content)
 
     async def request(self, method: str, path: str, headers: dict[str, str] | None = None,
                       body: Any = None) -> Reply:

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 import httpx2
 import pytest
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from harness.dsh_under_test import DSH
 from harness.hub_desk import wait_until
 from harness.hub_serve import DshChild, agent, agent_token, hub_process
@@ -276,14 +277,7 @@ class _same:
         return None
 
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-
-
-@pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                    reason=f"browser tests need Debian's chromium at {CHROMIUM}")
+@needs_chromium
 def test_the_browser_desk_at_phone_width_answers_an_entry_asked_at_the_other_hub_process(
         postgres_url, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")

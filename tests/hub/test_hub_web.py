@@ -18,9 +18,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from harness.dsh_under_test import DSH
 from harness.hub_desk import wait_until
 from harness.hub_serve import DshChild
+from harness.raw_http import raw_request
 
 from dsh_cli.core.limits import HUB_LOGIN_SECONDS
 from dsh_cli.hub import HubStore
@@ -45,18 +47,9 @@ def _request(url: str, method: str, path: str, headers: dict[str, str],
              body: bytes | None = None) -> Reply:
     """One raw HTTP request, every header as given (Host too)."""
     where = urlsplit(url)
-    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=CEILING)
-    try:
-        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
-        for key, value in headers.items():
-            connection.putheader(key, value)
-        if body is not None:
-            connection.putheader("Content-Length", str(len(body)))
-        connection.endheaders(body)
-        response = connection.getresponse()
-        return Reply(response.status, response.getheaders(), response.read())
-    finally:
-        connection.close()
+    assert where.hostname is not None and where.port is not None
+    return Reply(*raw_request(where.hostname, where.port, method, path, headers, body,
+                              timeout=CEILING))
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -293,14 +286,7 @@ def test_a_login_link_made_for_one_hub_process_signs_in_at_the_other(postgres_ur
             hub.stop()
 
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-
-
-@pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                    reason=f"browser tests need Debian's chromium at {CHROMIUM}")
+@needs_chromium
 def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
     sync_api = pytest.importorskip("playwright.sync_api")
     from playwright.sync_api import expect

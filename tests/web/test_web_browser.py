@@ -14,20 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 
 from dsh_cli.core.events import AssistantMessage, ToolStarted, UserMessage
 from dsh_cli.interaction import AbortSignal, AskUserQuestionRequest, UserInteraction
 from dsh_cli.providers.web import WebHost
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # The README's picture of the composer; refreshed only when asked (DSH_UPDATE_SCREENSHOT=1),
 # so a test run never writes into the checkout.
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "web-composer.png"
 
-pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                                reason=f"browser tests need Debian's chromium at {CHROMIUM}")
+pytestmark = needs_chromium
 
 THREE = {"questions": [
     {"id": "db", "header": "Database", "question": "Which database should the service use?",
@@ -85,7 +82,7 @@ class LiveHost:
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 
