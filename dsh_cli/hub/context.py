@@ -30,6 +30,14 @@ class HubContext:
     lease: float = LEASE_SECONDS
     routes: Routes = field(default_factory=Routes)  # which team each ask goes to
     report: Callable[[str], None] = field(default=lambda line: None)
+    # what each group of routes ends when the process stops (its endless streams), so the
+    # server's connections close at once rather than being cut at its grace's end
+    stopping: list[Callable[[], None]] = field(default_factory=list)
+
+    def stop_streams(self) -> None:
+        """The process is stopping: every group's endless streams end now."""
+        for end in self.stopping:
+            end()
 
 
 def bearer(headers: Mapping[str, str]) -> str | None:

@@ -175,6 +175,12 @@ class DeskStream:
         self._reading = False  # a read is under way: what it finds is not told yet
         self._woken = asyncio.Event()
         self._offset = 0.0  # store time - this host's time, as of the last read
+        self._ended = False  # the hub is stopping: the stream ends at its next turn
+
+    def end(self) -> None:
+        """The hub is stopping: the stream ends (its desk reconnects, elsewhere or later)."""
+        self._ended = True
+        self._woken.set()
 
     def heed(self, change: Change | None) -> None:
         """On the loop, from the watch: mark what to read again; the stream's loop reads it."""
@@ -197,13 +203,15 @@ class DeskStream:
         yield encode(DeskHello.model_validate({
             "type": kind(DeskHello), "hold_seconds": self.hub.lease,
             "connection": self.connection, "human": self.human.name}))
-        while True:
+        while not self._ended:
             due = self._due()
             if not (self._everything or self._wakes or due):
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self._wait()):
                         await self._woken.wait()
                 self._woken.clear()
+                if self._ended:
+                    return
                 due = self._due()
                 if not (self._everything or self._wakes or due):
                     yield b"\n"  # idle: the heartbeat
@@ -300,6 +308,11 @@ class DeskDoor:
         self.hub = hub
         self.streams: dict[str, DeskStream] = {}
         self._releasing: set[asyncio.Task[None]] = set()  # held until done
+
+    def stopping(self) -> None:
+        """The hub is stopping: every stream open here ends now."""
+        for stream in self.streams.values():
+            stream.end()
 
     async def human(self, request: Request) -> Token | Response:
         """The human whose token the request carries, or the 401 saying what is needed."""
@@ -517,5 +530,6 @@ def desk_routes(hub: HubContext) -> list[Route]:
     from starlette.routing import Route
 
     door = DeskDoor(hub)
+    hub.stopping.append(door.stopping)
     return [Route("/desk", door.stream, methods=["GET"]),
             Route("/desk", door.post, methods=["POST"])]

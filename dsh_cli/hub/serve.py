@@ -147,11 +147,12 @@ async def serve(options: HubOptions, *,
             return 2
         routes = [*history_routes(hub), *(extra_routes(hub) if extra_routes is not None else ())]
         desks = HumanDesks(hub)
+        hub.stopping.append(desks.stopping)
         stack.push_async_callback(desks.close)  # before the watch closes: claims let go
         if public is None:  # plain http only where check_host let it be served
             public = public_url(url_of(sock), "the bound URL", insecure_http=True)
         app = page_door(create_app(hub, agents, extra_routes=routes), hub, public, desks)
         await serve_asgi(agents.server, app, sock,
                          started=lambda: say(notice(f"hub {url_of(sock)}")),
-                         stopping=desks.stopping)
+                         stopping=hub.stop_streams)
     return 0

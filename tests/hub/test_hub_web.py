@@ -359,10 +359,11 @@ def test_the_login_links_start_with_the_configured_public_url(tmp_path):
     assert refused.returncode == 1 and refused.stderr.startswith("dsh: TOKEN_NOT_FOUND: ")
 
 
-def test_a_hub_stopped_with_a_page_open_ends_its_stream_and_exits_cleanly(tmp_path):
+def test_a_hub_stopped_with_a_page_and_a_desk_open_ends_their_streams_and_exits_cleanly(
+        tmp_path):
     location = str(tmp_path / "hub.db")
     with HubStore.open(location) as store:
-        store.add_token("alice", "human", "ops")
+        issued = store.add_token("alice", "human", "ops")
     hub = DshChild("hub", "serve", "--store", location, "--port", "0")
     try:
         url = hub.said("dsh: hub http://")
@@ -371,9 +372,17 @@ def test_a_hub_stopped_with_a_page_open_ends_its_stream_and_exits_cleanly(tmp_pa
         assert browser.login(link.stdout.strip()).status == 303
         events = browser.events()
         assert next(events)["type"] in ("inbox/list", "replay/done")  # following
+        where = urlsplit(url)
+        desk = http.client.HTTPConnection(where.hostname, where.port, timeout=CEILING)
+        desk.request("GET", "/desk", headers={"Authorization": f"Bearer {issued.secret}"})
+        stream = desk.getresponse()
+        assert json.loads(stream.readline())["type"] == "desk/hello"
         hub.process.terminate()
         # the page hears that its hub went, rather than being cut at uvicorn's grace
         assert "host/closed" in [event["type"] for event in events]
+        # and a `dsh attach --hub` desk's stream ends whole (its reader reconnects)
+        assert stream.read().strip() == b""
+        desk.close()
         assert hub.process.wait(CEILING) == 128 + 15  # SIGTERM, as dsh ends on it
     finally:
         hub.stop()
