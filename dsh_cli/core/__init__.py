@@ -19,6 +19,7 @@
     recommended.py   the ``(Recommended)`` label convention
     conversation.py  a conversation's messages read once: as events, tool calls, what is pending
     clock.py         timestamps: stored as UTC ISO 8601, shown in local time
+    tuning.py        durations an environment variable may change (the tests shorten them)
     ids.py           fresh request and session ids
     home.py          where dsh keeps its files: the one reader of ``DSH_HOME``
     hub_address.py   where a hub is and whose token reaches it: every `--hub` reads them here

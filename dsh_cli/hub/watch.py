@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable
 
+from dsh_cli.core.tuning import seconds_from_env
 from dsh_cli.hub.engine import Listener
 from dsh_cli.hub.records import Change, Entry, HubStoreError
 from dsh_cli.hub.store import HubStore
@@ -41,11 +41,7 @@ Heeded = Callable[[Change | None], None]  # a change, or None: re-read, some wer
 
 def orphan_seconds() -> float:
     """How long a silent heartbeat is trusted: ``ORPHAN_SECONDS``, or ``DSH_HUB_ORPHAN_SECONDS``."""
-    with contextlib.suppress(ValueError):
-        given = float(os.environ.get("DSH_HUB_ORPHAN_SECONDS", ""))
-        if 0 < given < float("inf"):
-            return given
-    return ORPHAN_SECONDS
+    return seconds_from_env("DSH_HUB_ORPHAN_SECONDS", ORPHAN_SECONDS)
 
 
 class HubWatch:

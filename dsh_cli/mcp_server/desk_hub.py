@@ -49,6 +49,7 @@ from dsh_cli.core.events import (
     QuestionRequested,
     QuestionResolved,
 )
+from dsh_cli.core.tuning import seconds_from_env
 from dsh_cli.desk.channel import (
     PeerRefused,
     check_peer,
@@ -448,11 +449,7 @@ class DeskHub:
 
 def hold_seconds() -> float:
     """How long a hold lasts unrenewed: ``HOLD_SECONDS``, or ``DSH_DESK_HOLD_SECONDS``."""
-    with contextlib.suppress(ValueError):
-        given = float(os.environ.get("DSH_DESK_HOLD_SECONDS", ""))
-        if 0 < given < float("inf"):
-            return given
-    return HOLD_SECONDS
+    return seconds_from_env("DSH_DESK_HOLD_SECONDS", HOLD_SECONDS)
 
 
 async def _until_closed(conn: socket.socket) -> None:
