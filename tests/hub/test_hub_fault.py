@@ -26,7 +26,7 @@ from harness.hub_serve import (
     pending_entry,
     settled,
 )
-from harness.tasks_wire import Wire2025, Wire2026, post
+from harness.tasks_wire import Listener, Wire2025, Wire2026, post
 from harness.tcp_proxy import tcp_proxy
 
 from dsh_cli.hub import HubStore
@@ -210,8 +210,17 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
                     "tasks/cancel", dropped_2026))["result"]
                 seen["2026 cancelled"] = (await sessionless.request(
                     "tasks/get", dropped_2026))["result"]
-                seen["2026 desk"] = await asyncio.to_thread(desk_answer, second, human,
-                                                            told_entry)
+                # a listen stream at hub two follows the task made at hub one to its end
+                listener = await asyncio.to_thread(Listener, sessionless.wire,
+                                                   {"taskIds": [told]}, sessionless.headers)
+                try:
+                    seen["ack"] = await asyncio.to_thread(listener.next)
+                    seen["2026 desk"] = await asyncio.to_thread(desk_answer, second, human,
+                                                                told_entry)
+                    seen["heard"] = await asyncio.to_thread(listener.next)
+                    seen["listen end"] = await asyncio.to_thread(listener.next)
+                finally:
+                    listener.close()
                 seen["2026 answered"] = (await sessionless.request("tasks/get", told))["result"]
                 result = asyncio.ensure_future(back.request("tasks/result", answered))
                 seen["desk"] = await asyncio.to_thread(desk_answer, second, human, task_entry)
@@ -291,6 +300,12 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
     assert seen["2026 update"]["resultType"] == seen["2026 cancel"]["resultType"] == "complete"
     assert seen["2026 cancelled"]["status"] == "cancelled"
     assert seen["2026 desk"]["accepted"] is True
+    assert seen["ack"]["params"]["notifications"]["taskIds"] == [seen["told"]]
+    assert seen["heard"]["method"] == "notifications/tasks"
+    assert (seen["heard"]["params"]["taskId"], seen["heard"]["params"]["status"]) == (
+        seen["told"], "completed")
+    assert seen["heard"]["params"]["result"]["structuredContent"]["answers"] == ANSWER
+    assert "result" in seen["listen end"]  # the stream ends once the task it named did
     assert seen["2026 answered"]["status"] == "completed"
     assert seen["2026 answered"]["result"]["structuredContent"]["answers"] == ANSWER
     answers = [row for row in audit if row.action == "answer"]

@@ -11,7 +11,10 @@ result as its last frame, once every task it named has ended and been told (a st
 names no task ends after its ack), or when the server stops; it is cut when its client goes
 or lets ``BACKLOG`` changes pile up unread. At most ``STREAMS`` are open at once: past it a
 new listen is refused, so a client holding streams it never reads holds that many
-descriptors, not one per request. Each notification is the task's
+descriptors, not one per request. A named task this process reads but does not hold (a
+serving hub's task made at another hub process, a view of its store: ``hub/tasks.py``) is
+followed by the stream itself, waiting for its end (``Tasks.ended``) for as long as the
+stream is open. Each notification is the task's
 ``DetailedTask`` (the ``tasks/get`` shape, result or error inlined), stamped with the
 subscription id. dsh publishes no list changes, so no other filter field is honoured.
 """
@@ -38,6 +41,14 @@ METHOD = "subscriptions/listen"
 NOTIFICATION = "notifications/tasks"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 INVALID_REQUEST = -32600
+
+
+async def _follow(tasks: Tasks, record: Later, queue: asyncio.Queue[Later | None]) -> None:
+    """Tell one stream the end of a task kept nowhere, once it comes (a full queue is a
+    stream already cut: its end is queued)."""
+    await tasks.ended(record)
+    if not queue.full():
+        queue.put_nowait(record)
 
 
 class _Frame:
@@ -94,14 +105,17 @@ class TaskListeners:
                                             f"are open already (at most {self.most}): "
                                             "poll tasks/get, or listen once one has ended")
         records = [record for task_id in dict.fromkeys(ids)
-                   if (record := tasks.get(owner, task_id)) is not None]
+                   if (record := await tasks.find(owner, task_id)) is not None]
         meta = {SUBSCRIPTION_ID: subscription}
         queue: asyncio.Queue[Later | None] = asyncio.Queue(BACKLOG + 1)
         token = object()
         self._streams[token] = (frozenset(record.id for record in records), queue)
+        following: list[asyncio.Future[None]] = []
         for record in records:
             if record.done:
                 queue.put_nowait(record)
+            elif tasks.get(owner, record.id) is not record:  # a view no change reaches
+                following.append(asyncio.ensure_future(_follow(tasks, record, queue)))
         try:
             await self._send(ctx, "notifications/subscriptions/acknowledged",
                              {"notifications": {"taskIds": [r.id for r in records]},
@@ -115,6 +129,8 @@ class TaskListeners:
                     unended.discard(record.id)
         finally:
             self._streams.pop(token, None)
+            for follower in following:
+                follower.cancel()
         return {"_meta": meta}
 
     @staticmethod
