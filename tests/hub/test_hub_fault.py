@@ -598,6 +598,11 @@ def test_an_agents_tasks_are_listed_from_the_store_a_page_at_a_time(tmp_path):
             return pages, refused, [record.id for record in other[0]]
 
         pages, refused, other = asyncio.run(main())
+        with store.engine.transaction() as tx:  # one range of the (token, ask_key) index
+            plan = str(tx.rows("EXPLAIN QUERY PLAN SELECT id FROM hub_entries WHERE token = ? "
+                               "AND ask_key > ? AND kind = 'question' AND waiter IS NULL "
+                               "ORDER BY ask_key LIMIT ?", ("ci-bot", "", 3)))
+    assert "USING INDEX hub_entries_by_key (token=? AND ask_key>?)" in plan, plan
     assert [[task["taskId"] for task in page] for page in pages] == [
         [task_id_of("q_0"), task_id_of("q_1")], [task_id_of("q_2"), task_id_of("q_3")],
         [task_id_of("q_4")]]
