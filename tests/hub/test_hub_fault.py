@@ -210,17 +210,24 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
                     "tasks/cancel", dropped_2026))["result"]
                 seen["2026 cancelled"] = (await sessionless.request(
                     "tasks/get", dropped_2026))["result"]
-                # a listen stream at hub two follows the task made at hub one to its end
+                # a listen stream at hub two follows to its end the task made at hub one,
+                # and hub two's own 2025-11-25 task (the same token's: either wire reads it)
+                own_entry = await asyncio.to_thread(store.by_key, "ci-bot",
+                                                    own.removeprefix("task-"))
                 listener = await asyncio.to_thread(Listener, sessionless.wire,
-                                                   {"taskIds": [told]}, sessionless.headers)
+                                                   {"taskIds": [told, own]},
+                                                   sessionless.headers)
                 try:
                     seen["ack"] = await asyncio.to_thread(listener.next)
                     seen["2026 desk"] = await asyncio.to_thread(desk_answer, second, human,
                                                                 told_entry)
-                    seen["heard"] = await asyncio.to_thread(listener.next)
+                    seen["own desk"] = await asyncio.to_thread(desk_answer, second, human,
+                                                               own_entry)
+                    seen["heard"] = [await asyncio.to_thread(listener.next) for _ in range(2)]
                     seen["listen end"] = await asyncio.to_thread(listener.next)
                 finally:
                     listener.close()
+                seen["own entry"] = own_entry
                 seen["2026 answered"] = (await sessionless.request("tasks/get", told))["result"]
                 result = asyncio.ensure_future(back.request("tasks/result", answered))
                 seen["desk"] = await asyncio.to_thread(desk_answer, second, human, task_entry)
@@ -300,17 +307,21 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
     assert seen["2026 update"]["resultType"] == seen["2026 cancel"]["resultType"] == "complete"
     assert seen["2026 cancelled"]["status"] == "cancelled"
     assert seen["2026 desk"]["accepted"] is True
-    assert seen["ack"]["params"]["notifications"]["taskIds"] == [seen["told"]]
-    assert seen["heard"]["method"] == "notifications/tasks"
-    assert (seen["heard"]["params"]["taskId"], seen["heard"]["params"]["status"]) == (
-        seen["told"], "completed")
-    assert seen["heard"]["params"]["result"]["structuredContent"]["answers"] == ANSWER
+    assert seen["own desk"]["accepted"] is True
+    assert seen["ack"]["params"]["notifications"]["taskIds"] == [seen["told"], seen["own"]]
+    assert {heard["method"] for heard in seen["heard"]} == {"notifications/tasks"}
+    assert sorted((heard["params"]["taskId"], heard["params"]["status"])
+                  for heard in seen["heard"]) == sorted([(seen["told"], "completed"),
+                                                         (seen["own"], "completed")])
+    assert [heard["params"]["result"]["structuredContent"]["answers"]
+            for heard in seen["heard"]] == [ANSWER, ANSWER]
     assert "result" in seen["listen end"]  # the stream ends once the task it named did
     assert seen["2026 answered"]["status"] == "completed"
     assert seen["2026 answered"]["result"]["structuredContent"]["answers"] == ANSWER
     answers = [row for row in audit if row.action == "answer"]
     assert sorted((row.entry_id, row.actor) for row in answers) == sorted(
-        [(later.id, "alice"), (task_entry.id, "alice"), (seen["told entry"].id, "alice")])
+        [(later.id, "alice"), (task_entry.id, "alice"), (seen["told entry"].id, "alice"),
+         (seen["own entry"].id, "alice")])
 
 
 CEILING = 60.0  # a forwarder that never says its line fails the test instead of hanging it

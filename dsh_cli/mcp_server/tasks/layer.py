@@ -15,7 +15,7 @@ neither era's tasks are reachable from the other. That shared owner has a cap of
 ``TASKS_SESSIONLESS``, past which a new task is refused: one client never makes another's
 kept task go. A server that knows who makes each request (a serving hub: the agent token)
 names the owner of that wire's tasks instead (``sessionless_owner``), with the caps of any
-one owner.
+one owner; its tasks of both eras are then that one owner's.
 """
 
 from __future__ import annotations
