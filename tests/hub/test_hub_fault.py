@@ -163,7 +163,12 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
                     seen["2026 alive"] = (await SessionlessAgent(second, token).request(
                         "tasks/get", told))["result"]["status"]
                     own = await tasks_two.task()  # hub two's own task, held in its memory
+                    approval = (await tasks_two.request(  # a task no ticket names
+                        "tools/call", name="approve_tool_use", task={"ttl": 600_000},
+                        arguments={"tool_name": "Bash", "input": {"command": "make"},
+                                   "tool_use_id": "toolu_1"}))["result"]["task"]["taskId"]
                     seen.update({"told": told, "dropped 2026": dropped_2026, "own": own,
+                                 "approval": approval,
                                  "told entry": told_entry, "ticket": ticket,
                                  "made": (answered, dropped, abandoned)})
                     # hub one lives: hub two reads its task, and cancels another of them
@@ -291,7 +296,8 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
     assert seen["listed"] == {
         answered: "working", dropped: "cancelled", abandoned: "working",
         "task-" + seen["ticket"]: "working", seen["told"]: "working",
-        seen["dropped 2026"]: "working", seen["own"]: "working"}
+        seen["dropped 2026"]: "working", seen["own"]: "working", seen["approval"]: "working"}
+    assert next(iter(seen["listed"])) == seen["approval"]  # this process's, first
     assert seen["listed ttl"][seen["own"]] == 600_000  # hub two holds it: its own timer
     assert seen["listed ttl"][answered] is None  # read from the store: kept as its entry
     assert seen["cursor"] is None
