@@ -31,6 +31,7 @@ __all__ = [
     "HistoryPage",
     "HubStoreError",
     "IssuedToken",
+    "KeptAsk",
     "NotPending",
     "Released",
     "Renewed",
@@ -122,6 +123,23 @@ class Entry:
         if self.state != "pending" or self.claimed_by is None or self.claim_expires is None:
             return None
         return self.claimed_by if self.claim_expires > now else None
+
+
+@dataclass(frozen=True)
+class KeptAsk:
+    """An async question as a list of its agent's reads it: its key (the ticket) and where it
+    stands, without its batch or answer."""
+
+    entry_id: str
+    key: str
+    state: EntryState
+    created_at: float
+    resolved_at: float | None
+
+    @property
+    def withdrawn(self) -> bool:
+        """As ``Entry.withdrawn``: cancelled before any answer."""
+        return self.state == "cancelled"
 
 
 @dataclass(frozen=True)

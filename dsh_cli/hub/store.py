@@ -43,6 +43,7 @@ from dsh_cli.hub.records import (
     HistoryPage,
     HubStoreError,
     IssuedToken,
+    KeptAsk,
     NotPending,
     Released,
     Renewed,
@@ -274,6 +275,16 @@ class HubStore:
             rows = tx.rows(f"SELECT {_ENTRY} FROM hub_entries WHERE token = ? AND ask_key = ?",
                            (token, key))
         return _entry(rows[0]) if rows else None
+
+    def kept_asks(self, token: str, after: str = "", limit: int = PAGE) -> list[KeptAsk]:
+        """``token``'s async questions (keyed, no waiter) with keys after ``after``, in key
+        order, at most ``limit``: one range of the unique ``(token, ask_key)`` index, so
+        other agents' entries cost nothing, and no batch or answer is read."""
+        with self.engine.transaction() as tx:
+            rows = tx.rows("SELECT id, ask_key, state, created_at, resolved_at FROM hub_entries "
+                           "WHERE token = ? AND ask_key > ? AND kind = 'question' AND "
+                           "waiter IS NULL ORDER BY ask_key LIMIT ?", (token, after, limit))
+        return [KeptAsk(*row) for row in rows]
 
     # -- hub processes -------------------------------------------------------------------
 

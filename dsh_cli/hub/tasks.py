@@ -14,18 +14,29 @@ read here costs this process nothing between requests; ``tasks/result`` waits fo
 entry through ``HubWatch``. A cancel is the store's conditional update, so of an answer and
 a cancel at two processes exactly one wins, once; the making process agrees (its own task,
 whose batch the hub withdrew on that cancel, ends ``cancelled``, not completed with
-``ASK_ABORTED``).
+``ASK_ABORTED``). On the 2026-07-28 wire (no sessions) the hub names the agent token the
+owner too (``TaskLayer``'s ``sessionless_owner``), so the same holds there.
+
+``tasks/list`` (2025-11-25) names the agent token's tasks at every hub process: this
+process's that no ticket names (``approve_tool_use``'s, first), then its async questions
+as the store keeps them, a page (``HUB_TASKS_PAGE``) of the ``(token, ask_key)`` index at a
+time in key order, with an opaque cursor (the last key read); a task this process holds is
+listed as it holds it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsh_cli.core.errors import ASK_ABORTED
-from dsh_cli.hub.records import Entry, HubStoreError, NotPending
+from dsh_cli.core.limits import HUB_TASKS_PAGE
+from dsh_cli.hub.records import Entry, HubStoreError, KeptAsk, NotPending
 from dsh_cli.hub.tokens import NAME_CHARACTERS as KEY_CHARACTERS  # an ask key's most
 from dsh_cli.mcp_server.owned.work import Later, LaterWork
 from dsh_cli.mcp_server.tasks.store import KIND, TaskEnd, Tasks
@@ -33,13 +44,16 @@ from dsh_cli.mcp_server.tasks.store import KIND, TaskEnd, Tasks
 if TYPE_CHECKING:
     from dsh_cli.hub.context import HubContext
 
-__all__ = ["TASK_PREFIX", "HubTasks", "StoredTask", "stored_end", "task_id_of", "ticket_of"]
+__all__ = ["TASK_PREFIX", "HubTasks", "StoredTask", "cursor_of", "kept_end", "key_after",
+           "stored_end", "task_id_of", "ticket_of"]
 
 TASK_PREFIX = "task-"
+CALL_PREFIX = "call-"  # an agent token's task that no ticket names (``approve_tool_use``)
 AGENT_OWNER = "agent:"  # a hub's owner of work: the agent token (``app.py``'s ``Asker``)
 WITHDRAWN = "the question was withdrawn at the hub"
 GONE = "the hub no longer keeps this task's question"
 INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
 
 Read = TypeVar("Read")
 
@@ -85,21 +99,79 @@ def stored_end(entry: Entry, ticket: str) -> TaskEnd:
                                                        ticket), at=at)
 
 
+def cursor_of(key: str) -> str:
+    """The opaque ``tasks/list`` cursor after ask key ``key``."""
+    return base64.urlsafe_b64encode(key.encode()).decode()
+
+
+def key_after(cursor: Any) -> str | None:
+    """The ask key a cursor of ``cursor_of`` names, or None: no cursor of this hub's."""
+    if not isinstance(cursor, str) or len(cursor) > 4 * KEY_CHARACTERS:
+        return None
+    try:
+        key = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True).decode()
+    except (ValueError, binascii.Error, UnicodeError):
+        return None
+    return key if ticket_of(task_id_of(key)) is not None else None
+
+
+def kept_end(ask: KeptAsk) -> TaskEnd | None:
+    """Where the task of kept ask ``ask`` stands, as ``stored_end`` says it (without the
+    result, which a list does not show); None: working."""
+    at = ask.resolved_at if ask.resolved_at is not None else ask.created_at
+    if ask.state == "pending":
+        return None
+    if ask.withdrawn:
+        return TaskEnd("cancelled", WITHDRAWN, at=at)
+    return TaskEnd("completed", None, at=at)
+
+
 class HubTasks(Tasks):
     """This process's tasks, and an agent's tasks made at another hub process (which may
     have died), read from the store by their ticket for the same agent token only."""
 
-    def __init__(self, hub: HubContext, store: LaterWork | None = None,
-                 **options: Any) -> None:
+    def __init__(self, hub: HubContext, store: LaterWork | None = None, *,
+                 page: int = HUB_TASKS_PAGE, **options: Any) -> None:
         super().__init__(store, **options)
         self.hub = hub
+        self.page = page
 
     def id_for(self, owner: str, ticket: str | None) -> str:
         """An agent token's task is found by its owner and its ticket (64 random bits, as
-        the ticket itself); a sessionless one's id stays its only key (256 bits)."""
-        if ticket is not None and owner.startswith(AGENT_OWNER):
-            return task_id_of(ticket)
+        the ticket itself), one no ticket names by its id (256 bits, ``call-``: never a
+        ticket's); a sessionless one's id stays its only key (256 bits)."""
+        if owner.startswith(AGENT_OWNER):
+            return task_id_of(ticket) if ticket is not None else \
+                CALL_PREFIX + secrets.token_urlsafe(32)
         return super().id_for(owner, ticket)
+
+    async def listed(self, owner: str, cursor: Any) -> tuple[list[Later], str | None]:
+        """An agent token's tasks: this process's that no ticket names (on the first page),
+        then a page of its async questions in the store, from ``cursor``."""
+        from mcp.shared.exceptions import MCPError
+
+        if not owner.startswith(AGENT_OWNER):
+            return await super().listed(owner, cursor)
+        after = "" if cursor is None else key_after(cursor)
+        if after is None:
+            raise MCPError(INVALID_PARAMS, "tasks/list: invalid cursor")
+        token = owner[len(AGENT_OWNER):]
+        kept = await self._read(self.hub.store.kept_asks, token, after, self.page + 1)
+        records = [record for record in self.owned(owner)
+                   if not record.id.startswith(TASK_PREFIX)] if cursor is None else []
+        loop = asyncio.get_running_loop()
+        for ask in kept[:self.page]:
+            held = self.get(owner, task_id_of(ask.key))
+            if held is None:
+                outcome: asyncio.Future[TaskEnd] = loop.create_future()
+                if (end := kept_end(ask)) is not None:
+                    outcome.set_result(end)
+                held = Later(task_id_of(ask.key), owner, KIND,
+                             StoredTask(ask.entry_id, token, ask.key), outcome,
+                             self.store.clock(), made=ask.created_at)
+            records.append(held)
+        following = cursor_of(kept[self.page - 1].key) if len(kept) > self.page else None
+        return records, following
 
     async def find(self, owner: str, task_id: Any) -> Later | None:
         record = await super().find(owner, task_id)

@@ -334,8 +334,15 @@ def build_server(service: AskService, approver: ApproveService | None = None, *,
     # a 2025-11-25 task belongs to the session a ticket would (one decision: session_owner),
     # kept in the tickets' store, so the session's end closes its tickets and tasks together
     later = service.tickets.store
+
+    def sessionless_owner(ctx: Any) -> str | None:
+        """A 2026-07-28 task's owner: a hub's caller (its agent token, so any hub process
+        finds the task); else None, the wire's one owner."""
+        known = caller_of(ctx, None) if caller_of is not None else None
+        return known.owner if known is not None else None
+
     install_tasks(server, task_work, owner_of=lambda ctx: caller(ctx)[1], later=later,
-                  view=tasks or TaskView)
+                  sessionless_owner=sessionless_owner, view=tasks or TaskView)
     return server
 
 

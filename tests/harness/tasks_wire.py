@@ -123,13 +123,15 @@ class Wire2026:
 class Listener:
     """A 2026 ``subscriptions/listen`` stream, read frame by frame as it comes."""
 
-    def __init__(self, wire: Wire2026, notifications: dict[str, Any]) -> None:
+    def __init__(self, wire: Wire2026, notifications: dict[str, Any],
+                 headers: dict[str, str] | None = None) -> None:
         message, routing = wire.message("subscriptions/listen",
                                         {"notifications": notifications})
         self.id = message["id"]
         parts = urlsplit(wire.url)
         self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-        self.connection.request("POST", parts.path, json.dumps(message), {**ACCEPT, **routing})
+        self.connection.request("POST", parts.path, json.dumps(message),
+                                {**ACCEPT, **routing, **(headers or {})})
         self.response = self.connection.getresponse()
         # a refused listen is a plain JSON error response, not a stream
         self.refused = None if self.response.status == 200 else json.loads(self.response.read())

@@ -1,8 +1,9 @@
 """Kill -9 of one of two `dsh hub serve` processes on one PostgreSQL store (issue 47's
 first fault): the entry its waiting call held is withdrawn by the other process, and the
-agent's async question is fetched by its ticket, and its MCP task by its id, at the other
-process, answered once; raw HTTP agents, and an agent of the official SDK through a
-`dsh mcp --hub` forwarder behind a proxy standing in for the load balancer."""
+agent's async question is fetched by its ticket, and its MCP tasks (of both protocol eras)
+by their ids and by `tasks/list`, at the other process, answered once; raw HTTP agents,
+and an agent of the official SDK through a `dsh mcp --hub` forwarder behind a proxy
+standing in for the load balancer."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from harness.hub_serve import (
     pending_entry,
     settled,
 )
-from harness.tasks_wire import Wire2025, post
+from harness.tasks_wire import Listener, Wire2025, Wire2026, post
 from harness.tcp_proxy import tcp_proxy
 
 from dsh_cli.hub import HubStore
@@ -94,6 +95,27 @@ class TaskAgent:
         return (await self.request("tasks/get", task))["result"]["status"]
 
 
+class SessionlessAgent:
+    """A raw HTTP agent of the 2026-07-28 wire (the tasks extension, no session) at one hub
+    process, its requests off the event loop."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.wire = Wire2026(f"{url}/mcp")
+        self.headers = {"Authorization": f"Bearer {token}"}
+
+    async def request(self, method: str, task_id: str | None = None, **params) -> dict:
+        if task_id is not None:
+            params["taskId"] = task_id
+        return await asyncio.to_thread(self.wire.request, method, params, self.headers)
+
+    async def task(self) -> str:
+        """A new async ask_user_question, which the server makes a task: its task id."""
+        made = (await self.request("tools/call", name="ask_user_question",
+                                   arguments={**BATCH, "delivery": "async"}))["result"]
+        assert made["resultType"] == "task", made
+        return made["taskId"]
+
+
 def desk_answer(url: str, human: str, entry, answers=ANSWER) -> dict:
     """A human's desk answers ``entry`` through hub ``url``'s /desk: the reply frame."""
     frame = {**answer_frame(entry, answers), "rpc_id": entry.id}
@@ -132,6 +154,23 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
                     [waited] = [e for e in entries if e.batch.get("delivery", "wait") == "wait"]
                     later = await asyncio.to_thread(store.by_key, "ci-bot", ticket)
                     task_entry, abandoned_entry = made[answered], made[abandoned]
+                    # a 2026-07-28 agent's tasks at hub one, read at hub two while it lives
+                    sessionless_one = SessionlessAgent(first, token)
+                    told, dropped_2026 = (await sessionless_one.task(),
+                                          await sessionless_one.task())
+                    told_entry = await asyncio.to_thread(store.by_key, "ci-bot",
+                                                         told.removeprefix("task-"))
+                    seen["2026 alive"] = (await SessionlessAgent(second, token).request(
+                        "tasks/get", told))["result"]["status"]
+                    own = await tasks_two.task()  # hub two's own task, held in its memory
+                    approval = (await tasks_two.request(  # a task no ticket names
+                        "tools/call", name="approve_tool_use", task={"ttl": 600_000},
+                        arguments={"tool_name": "Bash", "input": {"command": "make"},
+                                   "tool_use_id": "toolu_1"}))["result"]["task"]["taskId"]
+                    seen.update({"told": told, "dropped 2026": dropped_2026, "own": own,
+                                 "approval": approval,
+                                 "told entry": told_entry, "ticket": ticket,
+                                 "made": (answered, dropped, abandoned)})
                     # hub one lives: hub two reads its task, and cancels another of them
                     seen["read alive"] = await tasks_two.status(answered)
                     seen["cancelled alive"] = (await tasks_two.request(
@@ -154,6 +193,47 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
                 seen["foreign"] = [(await other.request(method, answered))["error"]
                                    for method in ("tasks/get", "tasks/result", "tasks/cancel")]
                 seen["unknown"] = (await back.request("tasks/get", "task-q_0000"))["error"]
+                # tasks/list at hub two: its own, and those made at hub one (now dead)
+                listed = (await back.request("tasks/list"))["result"]
+                seen["listed"] = {task["taskId"]: task["status"] for task in listed["tasks"]}
+                seen["listed ttl"] = {task["taskId"]: task["ttl"] for task in listed["tasks"]}
+                seen["cursor"] = listed.get("nextCursor")
+                seen["listed foreign"] = (await other.request("tasks/list"))["result"]
+                seen["bad cursor"] = (await back.request("tasks/list", cursor="x"))["error"]
+                # the 2026-07-28 agent is back at hub two
+                sessionless, stranger_2026 = (SessionlessAgent(second, token),
+                                              SessionlessAgent(second, stranger))
+                seen["2026 read after"] = (await sessionless.request("tasks/get", told))["result"]
+                seen["2026 unknown"] = (await sessionless.request(
+                    "tasks/get", "task-q_0000"))["error"]
+                seen["2026 foreign"] = [(await stranger_2026.request(method, told))["error"]
+                                        for method in ("tasks/get", "tasks/update",
+                                                       "tasks/cancel")]
+                seen["2026 update"] = (await sessionless.request("tasks/update", told,
+                                                                 inputResponses={}))["result"]
+                seen["2026 cancel"] = (await sessionless.request(
+                    "tasks/cancel", dropped_2026))["result"]
+                seen["2026 cancelled"] = (await sessionless.request(
+                    "tasks/get", dropped_2026))["result"]
+                # a listen stream at hub two follows to its end the task made at hub one,
+                # and hub two's own 2025-11-25 task (the same token's: either wire reads it)
+                own_entry = await asyncio.to_thread(store.by_key, "ci-bot",
+                                                    own.removeprefix("task-"))
+                listener = await asyncio.to_thread(Listener, sessionless.wire,
+                                                   {"taskIds": [told, own]},
+                                                   sessionless.headers)
+                try:
+                    seen["ack"] = await asyncio.to_thread(listener.next)
+                    seen["2026 desk"] = await asyncio.to_thread(desk_answer, second, human,
+                                                                told_entry)
+                    seen["own desk"] = await asyncio.to_thread(desk_answer, second, human,
+                                                               own_entry)
+                    seen["heard"] = [await asyncio.to_thread(listener.next) for _ in range(2)]
+                    seen["listen end"] = await asyncio.to_thread(listener.next)
+                finally:
+                    listener.close()
+                seen["own entry"] = own_entry
+                seen["2026 answered"] = (await sessionless.request("tasks/get", told))["result"]
                 result = asyncio.ensure_future(back.request("tasks/result", answered))
                 seen["desk"] = await asyncio.to_thread(desk_answer, second, human, task_entry)
                 seen["result"] = (await result)["result"]
@@ -210,9 +290,44 @@ def test_a_killed_hub_process_leaves_nothing_lost_or_answered_twice(postgres_url
     assert seen["result cancelled"]["code"] == -32602
     assert (seen["desk late"]["accepted"], seen["desk late"]["reason"]) == (False, "not-pending")
     assert isinstance(seen["task twice"], NotPending)
+    # tasks/list at hub two names the agent's tasks of both processes and eras, the async
+    # ticket's too (any async question is a task by its ticket at the hub), its own only
+    answered, dropped, abandoned = seen["made"]
+    assert seen["listed"] == {
+        answered: "working", dropped: "cancelled", abandoned: "working",
+        "task-" + seen["ticket"]: "working", seen["told"]: "working",
+        seen["dropped 2026"]: "working", seen["own"]: "working", seen["approval"]: "working"}
+    assert next(iter(seen["listed"])) == seen["approval"]  # this process's, first
+    assert seen["listed ttl"][seen["own"]] == 600_000  # hub two holds it: its own timer
+    assert seen["listed ttl"][answered] is None  # read from the store: kept as its entry
+    assert seen["cursor"] is None
+    assert seen["listed foreign"] == {"tasks": []}
+    assert seen["bad cursor"]["code"] == -32602
+    # the 2026-07-28 tasks: read at hub two while hub one lives and after it died, by
+    # their agent's token only, cancelled and answered there
+    assert seen["2026 alive"] == "working"
+    assert (seen["2026 read after"]["status"], seen["2026 read after"]["ttlMs"]) == (
+        "working", None)
+    assert seen["2026 foreign"] == [seen["2026 unknown"]] * 3
+    assert seen["2026 unknown"]["code"] == -32602
+    assert seen["2026 update"]["resultType"] == seen["2026 cancel"]["resultType"] == "complete"
+    assert seen["2026 cancelled"]["status"] == "cancelled"
+    assert seen["2026 desk"]["accepted"] is True
+    assert seen["own desk"]["accepted"] is True
+    assert seen["ack"]["params"]["notifications"]["taskIds"] == [seen["told"], seen["own"]]
+    assert {heard["method"] for heard in seen["heard"]} == {"notifications/tasks"}
+    assert sorted((heard["params"]["taskId"], heard["params"]["status"])
+                  for heard in seen["heard"]) == sorted([(seen["told"], "completed"),
+                                                         (seen["own"], "completed")])
+    assert [heard["params"]["result"]["structuredContent"]["answers"]
+            for heard in seen["heard"]] == [ANSWER, ANSWER]
+    assert "result" in seen["listen end"]  # the stream ends once the task it named did
+    assert seen["2026 answered"]["status"] == "completed"
+    assert seen["2026 answered"]["result"]["structuredContent"]["answers"] == ANSWER
     answers = [row for row in audit if row.action == "answer"]
     assert sorted((row.entry_id, row.actor) for row in answers) == sorted(
-        [(later.id, "alice"), (task_entry.id, "alice")])
+        [(later.id, "alice"), (task_entry.id, "alice"), (seen["told entry"].id, "alice"),
+         (seen["own entry"].id, "alice")])
 
 
 CEILING = 60.0  # a forwarder that never says its line fails the test instead of hanging it
@@ -459,3 +574,57 @@ def test_a_task_read_from_the_store_stands_as_its_entry(tmp_path):
     assert unseen == [None] * 5
     assert (cancelled, again) == (True, False)
     assert kept.state == "cancelled" and cancel.actor == "ci-bot"
+
+
+def test_an_agents_tasks_are_listed_from_the_store_a_page_at_a_time(tmp_path):
+    """``HubTasks``' ``tasks/list`` of an agent token: its async questions in the store, in
+    key order, a page at a time behind an opaque cursor; no other token's, no waited
+    question; a cursor that is none of the hub's is -32602."""
+    from mcp.shared.exceptions import MCPError
+
+    from dsh_cli.hub.context import HubContext
+    from dsh_cli.hub.tasks import HubTasks, task_id_of
+    from dsh_cli.hub.watch import HubWatch
+    from dsh_cli.mcp_server.tasks.wire_2025_11_25 import task_wire
+
+    with HubStore.open(str(tmp_path / "hub.db")) as store:
+        ask = {"token": "ci-bot", "batch": {**BATCH, "delivery": "async"}, "agent": "a",
+               "machine": "m", "cwd": "/"}
+        answered, withdrawn, *_ = (store.ask(**ask, key=f"q_{n}") for n in range(5))
+        store.answer(answered.id, answer_frame(answered), "alice")
+        store.cancel(withdrawn.id, "ci-bot")
+        store.ask(**{**ask, "batch": BATCH}, key="q_2w", waited=True)  # waited: no task
+        store.ask(**{**ask, "batch": BATCH}, waited=True)
+        store.ask(**{**ask, "token": "other-bot"}, key="q_1x")
+        tasks = HubTasks(HubContext(store, HubWatch(store)), page=2)
+
+        async def main():
+            pages, cursor = [], None
+            while True:
+                records, cursor = await tasks.listed("agent:ci-bot", cursor)
+                pages.append([task_wire(record) for record in records])
+                if cursor is None:
+                    break
+            refused = []
+            for bad in ("x", "cV8w*", 7, "Y2FmZQ==" * 40):
+                try:
+                    await tasks.listed("agent:ci-bot", bad)
+                except MCPError as error:
+                    refused.append(error.error.code)
+            other = await tasks.listed("agent:other-bot", None)
+            return pages, refused, [record.id for record in other[0]]
+
+        pages, refused, other = asyncio.run(main())
+        with store.engine.transaction() as tx:  # one range of the (token, ask_key) index
+            plan = str(tx.rows("EXPLAIN QUERY PLAN SELECT id FROM hub_entries WHERE token = ? "
+                               "AND ask_key > ? AND kind = 'question' AND waiter IS NULL "
+                               "ORDER BY ask_key LIMIT ?", ("ci-bot", "", 3)))
+    assert "USING INDEX hub_entries_by_key (token=? AND ask_key>?)" in plan, plan
+    assert [[task["taskId"] for task in page] for page in pages] == [
+        [task_id_of("q_0"), task_id_of("q_1")], [task_id_of("q_2"), task_id_of("q_3")],
+        [task_id_of("q_4")]]
+    assert [task["status"] for page in pages for task in page] == [
+        "completed", "cancelled", "working", "working", "working"]
+    assert {task["ttl"] for page in pages for task in page} == {None}
+    assert refused == [-32602] * 4
+    assert other == [task_id_of("q_1x")]

@@ -13,7 +13,9 @@ share one owner and the unguessable task id is what keeps them apart (that wire 
 ``tasks/list`` to enumerate them; its ``Mcp-Session-Id``, if any, decides nothing), and
 neither era's tasks are reachable from the other. That shared owner has a cap of its own,
 ``TASKS_SESSIONLESS``, past which a new task is refused: one client never makes another's
-kept task go.
+kept task go. A server that knows who makes each request (a serving hub: the agent token)
+names the owner of that wire's tasks instead (``sessionless_owner``), with the caps of any
+one owner; its tasks of both eras are then that one owner's.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class WorkFor(Protocol):
                  asked: bool) -> Work | Staged | None: ...
 
 # the owner of a 2025-11-25 request (``owned.request_owner``), or None when an HTTP request
-# names no session (``server.py``'s also closes the session's tasks when it ends)
+# names no session (``server.py``'s also closes the session's tasks when it ends); as
+# ``sessionless_owner``, of a 2026-07-28 request, None: the wire's one owner
 OwnerOf = Callable[["ServerRequestContext[Any, Any]"], str | None]
 
 EXTENSION_VERSIONS = ("2026-07-28",)  # the protocol versions whose tasks are the extension
@@ -78,10 +81,12 @@ class TaskLayer:
                  required: frozenset[str] = frozenset(),
                  stamp: Callable[[], dict[str, Any]] | None = None,
                  owner_of: OwnerOf | None = None,
+                 sessionless_owner: OwnerOf | None = None,
                  view: Callable[..., Tasks] = Tasks) -> None:
         self.work_for = work_for
         # a server without ``session_owner``'s (the conformance fixtures): no end hook
         self.owner_of = owner_of or request_owner
+        self.sessionless_owner = sessionless_owner or (lambda ctx: None)
         # the sessionless wire's tasks are many clients': none is forgotten for another's
         self.tasks = view(later, shared={SESSIONLESS_OWNER: TASKS_SESSIONLESS})
         self.required = required  # tools that run only as tasks (dsh's own: none)
@@ -127,7 +132,7 @@ class TaskLayer:
         if method == "tasks/result":
             return await wire_2025_11_25.result(self.tasks, owner, params)
         if method == "tasks/list":
-            return wire_2025_11_25.list_tasks(self.tasks, owner, params)
+            return await wire_2025_11_25.list_tasks(self.tasks, owner, params)
         if method == "tasks/cancel":
             return await wire_2025_11_25.cancel(self.tasks, owner, params)
         return await call_next(ctx)
@@ -136,8 +141,9 @@ class TaskLayer:
                                 call_next: CallNext, method: str,
                                 params: dict[str, Any]) -> HandlerResult:
         declared = wire_2026_07_28.declared(ctx.meta)
+        owner = self.sessionless_owner(ctx) or SESSIONLESS_OWNER
         if method == "tools/call" and declared:
-            made = await self._create(ctx, params, SESSIONLESS_OWNER, None,
+            made = await self._create(ctx, params, owner, None,
                                       self._tell_listeners, asked=False)
             if isinstance(made, tuple):
                 return self._stamped(wire_2026_07_28.create_result(*made))
@@ -150,13 +156,12 @@ class TaskLayer:
                 raise wire_2026_07_28.missing_capability()
             if method == "tasks/cancel":
                 return self._stamped(await wire_2026_07_28.cancel(
-                    self.tasks, SESSIONLESS_OWNER, params, _headers(ctx)))
+                    self.tasks, owner, params, _headers(ctx)))
             serve = {"tasks/get": wire_2026_07_28.get,
                      "tasks/update": wire_2026_07_28.update}[method]
-            return self._stamped(await serve(self.tasks, SESSIONLESS_OWNER, params,
-                                             _headers(ctx)))
+            return self._stamped(await serve(self.tasks, owner, params, _headers(ctx)))
         if method == LISTEN and declared:
-            return await self.listeners.serve(ctx, self.tasks, SESSIONLESS_OWNER, params)
+            return await self.listeners.serve(ctx, self.tasks, owner, params)
         return await call_next(ctx)  # tasks/result and tasks/list are gone: -32601
 
     async def _tell_listeners(self, record: Later) -> None:
@@ -234,11 +239,13 @@ def _status_notifier(ctx: ServerRequestContext[Any, Any],
 def install_tasks(server: Server[Any], work_for: WorkFor, *,
                   required: frozenset[str] = frozenset(),
                   owner_of: OwnerOf | None = None, later: LaterWork | None = None,
+                  sessionless_owner: OwnerOf | None = None,
                   view: Callable[..., Tasks] = Tasks) -> TaskLayer:
     """Serve tasks on ``server``: its middleware, and the extension in ``server/discover``;
     its tasks are kept in ``later`` (the server's one store; None: one of their own) and
-    read through ``view``."""
+    read through ``view``; ``sessionless_owner`` names a 2026-07-28 request's owner."""
     layer = TaskLayer(work_for, later, required=required, owner_of=owner_of,
+                      sessionless_owner=sessionless_owner,
                       stamp=lambda: server.server_info_stamp, view=view)
     server.middleware.append(layer)
     server.extensions[wire_2026_07_28.EXTENSION] = {}

@@ -11,7 +11,12 @@ result as its last frame, once every task it named has ended and been told (a st
 names no task ends after its ack), or when the server stops; it is cut when its client goes
 or lets ``BACKLOG`` changes pile up unread. At most ``STREAMS`` are open at once: past it a
 new listen is refused, so a client holding streams it never reads holds that many
-descriptors, not one per request. Each notification is the task's
+descriptors, not one per request. Each named task still running is also followed by the
+stream itself, waiting for its end (``Tasks.ended``) while the stream is open: a task this
+process reads but does not hold (a serving hub's task made at another hub process, a view
+of its store: ``hub/tasks.py``) has no watcher to tell the streams, nor has one made on
+the other era's wire (a hub's agent token owns both); an end heard twice is told once.
+Each notification is the task's
 ``DetailedTask`` (the ``tasks/get`` shape, result or error inlined), stamped with the
 subscription id. dsh publishes no list changes, so no other filter field is honoured.
 """
@@ -38,6 +43,14 @@ METHOD = "subscriptions/listen"
 NOTIFICATION = "notifications/tasks"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 INVALID_REQUEST = -32600
+
+
+async def _follow(tasks: Tasks, record: Later, queue: asyncio.Queue[Later | None]) -> None:
+    """Tell one stream the end of a named task, once it comes (a backlog that full is a
+    stream being cut: the room left is its end's)."""
+    await tasks.ended(record)
+    if queue.qsize() < BACKLOG:
+        queue.put_nowait(record)
 
 
 class _Frame:
@@ -94,11 +107,13 @@ class TaskListeners:
                                             f"are open already (at most {self.most}): "
                                             "poll tasks/get, or listen once one has ended")
         records = [record for task_id in dict.fromkeys(ids)
-                   if (record := tasks.get(owner, task_id)) is not None]
+                   if (record := await tasks.find(owner, task_id)) is not None]
         meta = {SUBSCRIPTION_ID: subscription}
         queue: asyncio.Queue[Later | None] = asyncio.Queue(BACKLOG + 1)
         token = object()
         self._streams[token] = (frozenset(record.id for record in records), queue)
+        following = [asyncio.ensure_future(_follow(tasks, record, queue))
+                     for record in records if not record.done]
         for record in records:
             if record.done:
                 queue.put_nowait(record)
@@ -108,6 +123,8 @@ class TaskListeners:
                               "_meta": meta})
             unended = {record.id for record in records}  # until each is told ended
             while unended and (record := await queue.get()) is not None:
+                if record.id not in unended:  # its end, heard twice, was told already
+                    continue
                 task = {key: value for key, value in detailed(record).items()
                         if key != "resultType"}
                 await self._send(ctx, NOTIFICATION, {**task, "_meta": meta})
@@ -115,6 +132,8 @@ class TaskListeners:
                     unended.discard(record.id)
         finally:
             self._streams.pop(token, None)
+            for follower in following:
+                follower.cancel()
         return {"_meta": meta}
 
     @staticmethod

@@ -152,9 +152,9 @@ class Tasks:
         record = self.store.get(task_id, owner)
         return record if record is not None and record.view is self else None
 
-    # What a ``tasks/*`` request reads, waits on and cancels: this process's tasks (``get``,
-    # ``ended``, ``cancel``); a serving hub's also reads what its store keeps of a task made
-    # at another hub process (``hub/tasks.py``).
+    # What a ``tasks/*`` request reads, lists, waits on and cancels: this process's tasks
+    # (``get``, ``owned``, ``ended``, ``cancel``); a serving hub's also reads what its
+    # store keeps of a task made at another hub process (``hub/tasks.py``).
 
     async def find(self, owner: str, task_id: Any) -> Later | None:
         """``owner``'s task ``task_id`` as a request reads it; None: not found."""
@@ -171,6 +171,11 @@ class Tasks:
     async def completed(self, record: Later, result: dict[str, Any]) -> TaskEnd:
         """Where a task whose work returned ``result`` ends: completed with it."""
         return TaskEnd("completed", None, result=result)
+
+    async def listed(self, owner: str, cursor: Any) -> tuple[list[Later], str | None]:
+        """``tasks/list``: a page of ``owner``'s tasks from ``cursor``, and the next page's
+        cursor (None: the last); one process's are few, all in one page."""
+        return self.owned(owner), None
 
     def owned(self, owner: str) -> list[Later]:
         """``owner``'s tasks, the oldest first."""

@@ -85,9 +85,13 @@ async def result(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
     raise MCPError(INVALID_PARAMS, f"the task was cancelled: {end.message}")
 
 
-def list_tasks(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
-    """``tasks/list``: the caller's own tasks, in one page (a session holds few)."""
-    return {"tasks": [task_wire(record) for record in tasks.owned(owner)]}
+async def list_tasks(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:
+    """``tasks/list``: the caller's own tasks, a page from ``params.cursor`` (a session's
+    fit in one; a hub's agent token's are paged through its store)."""
+    cursor = params.get("cursor") if isinstance(params, dict) else None
+    records, following = await tasks.listed(owner, cursor)
+    page: dict[str, Any] = {"tasks": [task_wire(record) for record in records]}
+    return {**page, "nextCursor": following} if following is not None else page
 
 
 async def cancel(tasks: Tasks, owner: str, params: Any) -> dict[str, Any]:

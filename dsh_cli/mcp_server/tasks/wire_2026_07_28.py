@@ -53,7 +53,9 @@ def task_wire(record: Later) -> dict[str, Any]:
     task: dict[str, Any] = {"taskId": record.id, "status": state.status,
                             "createdAt": iso_time(record.made),
                             "lastUpdatedAt": iso_time(state.at),
-                            "ttlMs": ttl_ms(record), "pollIntervalMs": POLL_INTERVAL_MS}
+                            # none: a hub's task read from its store, kept as its entry
+                            "ttlMs": ttl_ms(record) if record.ttl is not None else None,
+                            "pollIntervalMs": POLL_INTERVAL_MS}
     if state.message:
         task["statusMessage"] = state.message
     return task
