@@ -34,6 +34,7 @@ from typing import Any, Literal, NamedTuple
 from dsh_cli.desk.desk import IDLE, Pick
 from dsh_cli.desk.inbox import Entry, Inbox, InboxChange, age_until
 from dsh_cli.desk.notify import FOCUS_OFF, FOCUS_ON, Focus
+from dsh_cli.providers.terminal.text import fit  # here, not per key: an import costs 1.5 µs
 
 __all__ = ["KEY_HELP", "TerminalInbox", "TitleCount", "title_text"]
 
@@ -176,8 +177,6 @@ class TerminalInbox:
         frame holds while the list, the width and the first row shown stay and no row's
         age reads differently yet. Otherwise each shown row is looked up, and made again
         only when its age, its taken mark, the cursor on it or the width changed."""
-        from dsh_cli.providers.terminal.text import fit
-
         inbox = self._inbox
         assert inbox is not None
         width = max(20, columns - 1)
@@ -228,8 +227,6 @@ class TerminalInbox:
 
     def _row(self, entry: Entry, here: bool, width: int, now: float) -> _Row:
         """``entry``'s row, the one made for this or the last frame while it still holds."""
-        from dsh_cli.providers.terminal.text import fit
-
         row = self._made.get((entry, here)) or self._before.get((entry, here))
         if row is None or not row.shows(entry.taken, width, now):
             style = "class:cursor" if here else ("class:taken" if entry.taken else "")
@@ -240,8 +237,6 @@ class TerminalInbox:
 
     def _fitted(self, text: str, width: int) -> str:
         """``fit`` for the header and the key help, remembered while they stay the same."""
-        from dsh_cli.providers.terminal.text import fit
-
         key = (text, width)
         if key not in self._texts:
             if len(self._texts) > 8:  # the header and the help of the last frames only

@@ -28,11 +28,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import compress, count
-from operator import is_not
+from operator import is_not, methodcaller
 from typing import Any
 
 from prompt_toolkit.application.current import get_app
-from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import UIContent, UIControl, Window
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
@@ -47,6 +46,7 @@ Line = tuple[str, str]  # (style, text): one line, no newline in it
 _BEHIND = Char("", "")
 # a character prompt-toolkit shows otherwise (``^[`` for escape): shown the same way here
 _SHOWN = str.maketrans(Char.display_mappings)
+_FIRST = methodcaller("get", 0)  # a screen row's first cell, None when it has none
 
 
 _ROWS: list[Callable[[], defaultdict[int, Char]]] = []  # how a screen makes a row, once known
@@ -104,7 +104,9 @@ class LineControl(UIControl):
     def _cell(self, style: str, text: str, width: int, made: dict[tuple[str, str, int], Char]
               ) -> Char:
         key = (style, text, width)
-        char = self._made.get(key) or self._before.get(key)  # ↓ then ↑ draws a row again
+        # this frame's (a line made anew with the same text), the last's, the one before
+        # (↓ then ↑ draws a row again)
+        char = made.get(key) or self._made.get(key) or self._before.get(key)
         if char is None:
             shown = text.translate(_SHOWN)
             char = Char(shown, style)
@@ -130,14 +132,18 @@ class LineControl(UIControl):
 
     def _cells(self, lines: Sequence[Line], width: int) -> list[Char]:
         """A cell per line: the last frame's where the same line (the same object) is at
-        the same place, so a frame that changes two lines looks up two."""
+        the same place, so a frame that changes two lines looks up two; a line made again
+        with the same text (a list's help line, a row scrolled by) gets the cell it had,
+        so the renderer sees it unchanged."""
         made: dict[tuple[str, str, int], Char] = {}
         drawn = self._drawn
         if width == self._width and len(lines) == len(drawn):
             cells = list(self.cells)
-            for number in compress(count(), map(is_not, lines, drawn)):  # the changed ones
-                style, text = drawn[number]  # replaced: a cursor moving back draws it again
+            changed = list(compress(count(), map(is_not, lines, drawn)))
+            for number in changed:  # replaced: a cursor moving back draws it again
+                style, text = drawn[number]
                 made[style, text, width] = cells[number]
+            for number in changed:
                 style, text = lines[number]
                 cells[number] = self._cell(style, text, width, made)
         else:
@@ -238,8 +244,10 @@ class LineRenderer(Renderer):
         cells = window.lines.cells
         if len(cells) != rows:
             return False
-        screen = last.data_buffer
-        changed = [row for row, cell in enumerate(cells) if screen[y + row].get(0) is not cell]
+        # the rows whose first cell is not the line's (a line's cell is made once): compared
+        # in C, as ``LineControl`` finds its changed lines, not a row at a time in Python
+        shown = map(_FIRST, map(last.data_buffer.__getitem__, range(y, y + rows)))
+        changed = list(compress(count(), map(is_not, cells, shown)))
         if changed and (changed[-1] == rows - 1 or not all(cells[row].width for row in changed)):
             return False  # the last line's style fill, an empty line: drawn whole
         if changed:
@@ -253,40 +261,50 @@ class LineRenderer(Renderer):
         the bytes prompt-toolkit's diff (``_output_screen_diff``) writes for a row whose
         one cell changed: the cell, the rest of the row erased when it is shorter than the
         row was; then the cursor back where the diff leaves it. The last screen holds the
-        rows after, as it would after a whole frame."""
+        rows after, as it would after a whole frame. The cursor and the style are kept in
+        locals until the end: this is the whole of a key that moves a list's cursor."""
         assert self._last_screen is not None and self._last_size is not None
-        assert self._attrs_for_style is not None and self._style_string_has_style is not None
+        attrs = self._attrs_for_style
+        assert attrs is not None
         output, last = self.output, self._last_screen
-        columns = self._last_size.columns
+        screen, columns = last.data_buffer, self._last_size.columns
+        set_attributes, write = output.set_attributes, output.write
         if last.show_cursor:
             output.hide_cursor()  # as the diff does, against flicker
         if not self.full_screen:
             output.disable_autowrap()  # a cell as wide as the screen must not wrap
+        x, at, style = self._cursor_pos.x, self._cursor_pos.y, self._last_style
         for number in changed:
-            cell, at = cells[number], y + number
-            before = last.data_buffer[at]
+            cell, row_y = cells[number], y + number
+            before = screen[row_y]
             end = min(columns - 1, self._row_end(before))
-            row = last.data_buffer[at] = _row()
+            row = screen[row_y] = _row()
             row[0] = cell
-            if cell.width > 1:
-                row[cell.width - 1] = _BEHIND
+            width = cell.width
+            if width > 1:
+                row[width - 1] = _BEHIND
             was = before[0]
             if cell.char != was.char or cell.style != was.style:
-                self._move(0, at)
-                self._write(cell, depth)
-                self._cursor_pos = Point(x=cell.width, y=at)
+                at, style = self._move(x, at, 0, row_y, style)
+                if style != cell.style and (not style or attrs[cell.style] != attrs[style]):
+                    set_attributes(attrs[cell.style], depth)
+                write(cell.char)  # the output's write: an escape in it is shown, not run
+                x, style = width, cell.style
             # the row's last column as the diff reads it: under the cell's last character
             # (``_BEHIND`` is no blank; a drawn line is never a lone blank)
-            new_end = min(columns - 1, cell.width - 1)
+            new_end = min(columns - 1, width - 1)
             if new_end < end:  # the row was longer: the rest of it goes
-                self._move(new_end + 1, at)
-                self._reset()
+                at, style = self._move(x, at, new_end + 1, row_y, style)
+                x, style = new_end + 1, None
+                output.reset_attributes()
                 output.erase_end_of_line()
         cursor = last.get_cursor_position(app.layout.current_window)
-        self._move(cursor.x, cursor.y)
+        self._move(x, at, cursor.x, cursor.y, style)
+        self._cursor_pos = cursor
         if not self.full_screen:
             output.enable_autowrap()
-        self._reset()
+        output.reset_attributes()
+        self._last_style = None
         if last.show_cursor:
             output.show_cursor()
 
@@ -300,40 +318,30 @@ class LineRenderer(Renderer):
                 end = index
         return end
 
-    def _move(self, x: int, y: int) -> None:
-        """The cursor to column ``x`` of row ``y``, moved as the diff moves it (down by new
-        lines)."""
-        output, at = self.output, self._cursor_pos
+    def _move(self, x: int, y: int, to_x: int, to_y: int, style: str | None
+              ) -> tuple[int, str | None]:
+        """The cursor from column ``x`` of row ``y`` to column ``to_x`` of row ``to_y``,
+        moved as the diff moves it (down by new lines, the style reset first); the row
+        and the style after."""
+        output = self.output
+        if to_y > y:
+            output.reset_attributes()
+            output.write("\r\n" * (to_y - y))
+            if to_x:
+                output.cursor_forward(to_x)
+            return to_y, None
+        if to_y < y:
+            output.cursor_up(y - to_y)
         columns = self._last_size.columns if self._last_size is not None else 0
-        if y > at.y:
-            self._reset()
-            output.write("\r\n" * (y - at.y))
-            output.cursor_forward(x)
-        else:
-            if y < at.y:
-                output.cursor_up(at.y - y)
-            if at.x >= columns - 1:
-                output.write("\r")
-                output.cursor_forward(x)
-            elif x < at.x:
-                output.cursor_backward(at.x - x)
-            elif x > at.x:
-                output.cursor_forward(x - at.x)
-        self._cursor_pos = Point(x=x, y=y)
-
-    def _write(self, cell: Char, depth: Any) -> None:
-        """``cell`` in its style, which is set only when it differs from the last written."""
-        attrs = self._attrs_for_style
-        assert attrs is not None
-        if self._last_style != cell.style and (
-                not self._last_style or attrs[cell.style] != attrs[self._last_style]):
-            self.output.set_attributes(attrs[cell.style], depth)
-        self.output.write(cell.char)
-        self._last_style = cell.style
-
-    def _reset(self) -> None:
-        self.output.reset_attributes()
-        self._last_style = None
+        if x >= columns - 1:
+            output.write("\r")
+            if to_x:
+                output.cursor_forward(to_x)
+        elif to_x < x:
+            output.cursor_backward(x - to_x)
+        elif to_x > x:
+            output.cursor_forward(to_x - x)
+        return to_y, style
 
 
 def draw_changed_lines(app: Any) -> None:
