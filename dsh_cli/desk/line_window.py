@@ -36,6 +36,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import UIContent, UIControl, Window
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Char, Screen, WritePosition
+from prompt_toolkit.output.vt100 import Vt100_Output
 from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.utils import get_cwidth
 
@@ -47,6 +48,9 @@ _BEHIND = Char("", "")
 # a character prompt-toolkit shows otherwise (``^[`` for escape): shown the same way here
 _SHOWN = str.maketrans(Char.display_mappings)
 _FIRST = methodcaller("get", 0)  # a screen row's first cell, None when it has none
+# what prompt-toolkit's ``Vt100_Output`` writes for these (the partial frames are VT100's)
+_RESET, _ERASE_LINE = "\x1b[0m", "\x1b[K"
+_AUTOWRAP_OFF, _AUTOWRAP_ON = "\x1b[?7l", "\x1b[?7h"
 
 
 _ROWS: list[Callable[[], defaultdict[int, Char]]] = []  # how a screen makes a row, once known
@@ -218,7 +222,8 @@ class LineRenderer(Renderer):
     written as the diff writes it and put into the last screen, which stays the frame on
     the terminal, so the next whole frame is compared with what is there. Anything else
     (the size, the style, the number of lines, the last line, which carries the window's
-    ``last-line`` style, a done frame) is drawn whole, as before.
+    ``last-line`` style, a done frame) is drawn whole, as before, and so is every frame
+    on an output that is not a VT100 (``Vt100_Output``): the rows are written as its bytes.
     """
 
     def render(self, app: Any, layout: Any, is_done: bool = False) -> None:
@@ -229,7 +234,8 @@ class LineRenderer(Renderer):
         """Draw the frame by its changed rows; False when it must be drawn whole."""
         window = layout.container
         last = self._last_screen
-        if (not isinstance(window, LineWindow) or window.drawn is None or last is None
+        if (not isinstance(self.output, Vt100_Output) or not isinstance(window, LineWindow)
+                or window.drawn is None or last is None
                 or self._attrs_for_style is None or self._style_string_has_style is None
                 or app.exit_style or self.output.get_size() != self._last_size
                 or self.mouse_support() != self._mouse_support_enabled
@@ -261,50 +267,53 @@ class LineRenderer(Renderer):
         the bytes prompt-toolkit's diff (``_output_screen_diff``) writes for a row whose
         one cell changed: the cell, the rest of the row erased when it is shorter than the
         row was; then the cursor back where the diff leaves it. The last screen holds the
-        rows after, as it would after a whole frame. The cursor and the style are kept in
-        locals until the end: this is the whole of a key that moves a list's cursor."""
+        rows after, as it would after a whole frame. The moves are put together here as
+        the diff's output calls write them (``_motion``): this is the whole of a key that
+        moves a list's cursor, and a call an escape sequence cost as much as the rest."""
         assert self._last_screen is not None and self._last_size is not None
         attrs = self._attrs_for_style
         assert attrs is not None
         output, last = self.output, self._last_screen
         screen, columns = last.data_buffer, self._last_size.columns
-        set_attributes, write = output.set_attributes, output.write
         if last.show_cursor:
             output.hide_cursor()  # as the diff does, against flicker
-        if not self.full_screen:
-            output.disable_autowrap()  # a cell as wide as the screen must not wrap
+        # a cell as wide as the screen must not wrap
+        pending = "" if self.full_screen else _AUTOWRAP_OFF
         x, at, style = self._cursor_pos.x, self._cursor_pos.y, self._last_style
         for number in changed:
             cell, row_y = cells[number], y + number
             before = screen[row_y]
-            end = min(columns - 1, self._row_end(before))
+            was = before[0]
+            # a row this window drew holds its cell and, under its last column, the mark:
+            # it ends there (read without a call: a key writes two rows)
+            if len(before) == 2 and was.width > 1 and before.get(was.width - 1) is _BEHIND:
+                end = min(columns - 1, was.width - 1)
+            else:
+                end = min(columns - 1, self._row_end(before))
             row = screen[row_y] = _row()
             row[0] = cell
             width = cell.width
             if width > 1:
                 row[width - 1] = _BEHIND
-            was = before[0]
             if cell.char != was.char or cell.style != was.style:
-                at, style = self._move(x, at, 0, row_y, style)
+                if row_y > at:
+                    style = None  # the diff resets the style before new lines
+                output.write_raw(pending + _motion(x, at, 0, row_y, columns))
+                pending, at = "", row_y
                 if style != cell.style and (not style or attrs[cell.style] != attrs[style]):
-                    set_attributes(attrs[cell.style], depth)
-                write(cell.char)  # the output's write: an escape in it is shown, not run
+                    output.set_attributes(attrs[cell.style], depth)
+                output.write(cell.char)  # the output's write: an escape in it is shown, not run
                 x, style = width, cell.style
             # the row's last column as the diff reads it: under the cell's last character
             # (``_BEHIND`` is no blank; a drawn line is never a lone blank)
             new_end = min(columns - 1, width - 1)
             if new_end < end:  # the row was longer: the rest of it goes
-                at, style = self._move(x, at, new_end + 1, row_y, style)
-                x, style = new_end + 1, None
-                output.reset_attributes()
-                output.erase_end_of_line()
+                pending += _motion(x, at, new_end + 1, row_y, columns) + _RESET + _ERASE_LINE
+                x, at, style = new_end + 1, row_y, None
         cursor = last.get_cursor_position(app.layout.current_window)
-        self._move(x, at, cursor.x, cursor.y, style)
-        self._cursor_pos = cursor
-        if not self.full_screen:
-            output.enable_autowrap()
-        output.reset_attributes()
-        self._last_style = None
+        pending += _motion(x, at, cursor.x, cursor.y, columns)
+        output.write_raw(pending + ("" if self.full_screen else _AUTOWRAP_ON) + _RESET)
+        self._cursor_pos, self._last_style = cursor, None
         if last.show_cursor:
             output.show_cursor()
 
@@ -318,30 +327,24 @@ class LineRenderer(Renderer):
                 end = index
         return end
 
-    def _move(self, x: int, y: int, to_x: int, to_y: int, style: str | None
-              ) -> tuple[int, str | None]:
-        """The cursor from column ``x`` of row ``y`` to column ``to_x`` of row ``to_y``,
-        moved as the diff moves it (down by new lines, the style reset first); the row
-        and the style after."""
-        output = self.output
-        if to_y > y:
-            output.reset_attributes()
-            output.write("\r\n" * (to_y - y))
-            if to_x:
-                output.cursor_forward(to_x)
-            return to_y, None
-        if to_y < y:
-            output.cursor_up(y - to_y)
-        columns = self._last_size.columns if self._last_size is not None else 0
-        if x >= columns - 1:
-            output.write("\r")
-            if to_x:
-                output.cursor_forward(to_x)
-        elif to_x < x:
-            output.cursor_backward(x - to_x)
-        elif to_x > x:
-            output.cursor_forward(to_x - x)
-        return to_y, style
+
+
+def _motion(x: int, y: int, to_x: int, to_y: int, columns: int) -> str:
+    """The VT100 bytes prompt-toolkit's diff writes to move the cursor from column ``x`` of
+    row ``y`` to column ``to_x`` of row ``to_y`` (``move_cursor``: down by new lines, the
+    style reset first, so no background is drawn; up, then across)."""
+    if to_y > y:
+        return _RESET + "\r\n" * (to_y - y) + _forward(to_x)
+    up = "" if to_y == y else "\x1b[A" if y - to_y == 1 else f"\x1b[{y - to_y}A"
+    if x >= columns - 1:
+        return up + "\r" + _forward(to_x)
+    if to_x < x:
+        return up + ("\b" if x - to_x == 1 else f"\x1b[{x - to_x}D")
+    return up + _forward(to_x - x)
+
+
+def _forward(columns: int) -> str:
+    return "" if not columns else "\x1b[C" if columns == 1 else f"\x1b[{columns}C"
 
 
 def draw_changed_lines(app: Any) -> None:

@@ -17,14 +17,15 @@ def _event(rpc_id: str, text: str) -> dict:
             "source": {"client": "Codex", "cwd": "/w", "pid": 3}}
 
 
-async def _picked(inbox: Inbox, script) -> tuple:
+async def _picked(inbox: Inbox, script, output=None) -> tuple:
     from prompt_toolkit.application import create_app_session
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+    output = output or DummyOutput()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=output):
         focus = Focus()
-        picker = TerminalInbox(input=pipe, output=DummyOutput(), focus=focus)
+        picker = TerminalInbox(input=pipe, output=output, focus=focus)
         task = asyncio.ensure_future(picker.pick(inbox))
         while picker.app is None or not picker.app.is_running:
             await asyncio.sleep(0.01)
@@ -119,6 +120,10 @@ def test_a_row_is_made_again_when_its_age_or_taken_mark_or_the_cursor_changes():
 
 
 def test_a_key_over_1000_entries_remakes_two_rows_and_draws_no_whole_frame(monkeypatch):
+    import io
+
+    from prompt_toolkit.data_structures import Size
+    from prompt_toolkit.output.vt100 import Vt100_Output
     from prompt_toolkit.renderer import Renderer
 
     from dsh_cli.desk import inbox_terminal
@@ -157,7 +162,9 @@ def test_a_key_over_1000_entries_remakes_two_rows_and_draws_no_whole_frame(monke
         assert "❯ 1. [question]" in text and "985 more" in text
         pipe.send_text("\x04")
 
-    pick, _focus, _picker = asyncio.run(_picked(inbox, script))
+    terminal = Vt100_Output(io.StringIO(), lambda: Size(rows=24, columns=100),
+                            term="xterm-256color", enable_cpr=False)  # a VT100's rows only
+    pick, _focus, _picker = asyncio.run(_picked(inbox, script, terminal))
     assert pick.action == "close"
 
 
@@ -240,3 +247,38 @@ def test_keys_over_1000_entries_leave_the_terminal_as_the_list_reads(monkeypatch
     # drawn whole: the first frame, and the removal (the help line says one fewer); every
     # key wrote its changed rows, a page down too (its help line, made again, is unchanged)
     assert [number for number in whole if number >= 0] == [keys.index("remove")], whole
+
+
+def test_on_an_output_that_is_no_vt100_every_frame_is_drawn_whole(monkeypatch):
+    """``LineRenderer`` writes a frame's changed rows as VT100 bytes, so only to a VT100:
+    on any other output (here prompt-toolkit's ``DummyOutput``) a key's frame is whole."""
+    from prompt_toolkit.renderer import Renderer
+
+    inbox = Inbox()
+    link = object()
+    for n in range(20):
+        inbox.add(link, _event(f"q{n}", f"question {n}"))
+    whole: list[bool] = []
+    render = Renderer.render
+
+    def counted(renderer, app, layout, is_done=False):
+        whole.append(is_done)
+        render(renderer, app, layout, is_done)
+
+    monkeypatch.setattr(Renderer, "render", counted)
+
+    async def script(pipe, picker):
+        rendered = asyncio.Event()
+        picker.app.after_render += lambda _app: rendered.set()
+        while picker.app.render_counter == 0:
+            await asyncio.sleep(0.01)
+        whole.clear()
+        for _ in range(3):
+            rendered.clear()
+            pipe.send_text(DOWN)
+            await asyncio.wait_for(rendered.wait(), 5)
+        assert len(whole) >= 3 and not any(whole)  # each key's frame (and no done one)
+        pipe.send_text("\x04")
+
+    pick, _focus, _picker = asyncio.run(_picked(inbox, script))  # a DummyOutput
+    assert pick.action == "close"
