@@ -267,9 +267,10 @@ class LineRenderer(Renderer):
         the bytes prompt-toolkit's diff (``_output_screen_diff``) writes for a row whose
         one cell changed: the cell, the rest of the row erased when it is shorter than the
         row was; then the cursor back where the diff leaves it. The last screen holds the
-        rows after, as it would after a whole frame. The moves are put together here as
-        the diff's output calls write them (``_motion``): this is the whole of a key that
-        moves a list's cursor, and a call an escape sequence cost as much as the rest."""
+        rows after, as it would after a whole frame. The moves are put together as strings,
+        the bytes the diff's output calls write (``_motion``), and written with the row's
+        text: this is most of a key that moves a list's cursor, and an output call for
+        each escape sequence cost as much as the rest of it."""
         assert self._last_screen is not None and self._last_size is not None
         attrs = self._attrs_for_style
         assert attrs is not None
@@ -326,7 +327,6 @@ class LineRenderer(Renderer):
             if index > end and (cell.char != " " or styled[cell.style]):
                 end = index
         return end
-
 
 
 def _motion(x: int, y: int, to_x: int, to_y: int, columns: int) -> str:
