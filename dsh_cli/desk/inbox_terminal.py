@@ -80,13 +80,15 @@ class _Row(NamedTuple):
     """An entry's row as drawn, and what it was drawn for: valid while they hold."""
 
     taken: bool
+    taken_by: str | None  # a hub names the holder: "taken by alice", then "by bob"
     width: int
     since: float  # the inbox clock when it was made
     until: float  # when its age next reads differently
     line: tuple[str, str]
 
-    def shows(self, taken: bool, width: int, now: float) -> bool:
-        return taken == self.taken and width == self.width and self.since <= now < self.until
+    def shows(self, entry: Entry, width: int, now: float) -> bool:
+        return (entry.taken == self.taken and entry.taken_by == self.taken_by
+                and width == self.width and self.since <= now < self.until)
 
 
 @dataclass(slots=True)
@@ -228,9 +230,10 @@ class TerminalInbox:
     def _row(self, entry: Entry, here: bool, width: int, now: float) -> _Row:
         """``entry``'s row, the one made for this or the last frame while it still holds."""
         row = self._made.get((entry, here)) or self._before.get((entry, here))
-        if row is None or not row.shows(entry.taken, width, now):
+        if row is None or not row.shows(entry, width, now):
             style = "class:cursor" if here else ("class:taken" if entry.taken else "")
-            row = _Row(entry.taken, width, now, entry.arrived + age_until(entry.age(now)),
+            row = _Row(entry.taken, entry.taken_by, width, now,
+                       entry.arrived + age_until(entry.age(now)),
                        (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
         self._made[entry, here] = row
         return row

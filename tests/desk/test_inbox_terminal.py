@@ -91,7 +91,7 @@ def test_the_title_holds_the_count_and_the_old_title_comes_back():
                        "\x1b]2;dsh attach · 1 pending\x07", "\x1b[23;2t"]
 
 
-def test_a_row_is_made_again_when_its_age_or_taken_mark_or_the_cursor_changes():
+def test_a_row_is_made_again_when_its_age_or_taken_mark_or_holder_or_the_cursor_changes():
     now = [1000.0]
     inbox = Inbox(clock=lambda: now[0])
     link = object()
@@ -117,6 +117,10 @@ def test_a_row_is_made_again_when_its_age_or_taken_mark_or_the_cursor_changes():
     picker.move(-1)  # back: the rows of the frame before, still true, are drawn again
     assert rows() == ["❯ 1. [question] 1m · Codex · /w · pid 3 · one",
                       "  2. [question] 59s · taken at another desk · Codex · /w · pid 3 · two"]
+    inbox.mark(link, "q2", True, by="alice")  # a hub names who has it open
+    assert rows()[1] == "  2. [question] 59s · taken by alice · Codex · /w · pid 3 · two"
+    inbox.mark(link, "q2", True, by="bob")  # still taken, by another: the row says so
+    assert rows()[1] == "  2. [question] 59s · taken by bob · Codex · /w · pid 3 · two"
 
 
 def test_a_key_over_1000_entries_remakes_two_rows_and_draws_no_whole_frame(monkeypatch):
