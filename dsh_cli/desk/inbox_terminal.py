@@ -219,23 +219,26 @@ class TerminalInbox:
         if last.index == self._index:
             return last.lines
         out = list(last.lines)  # a new list: the window knows a frame changed by it
+        top, end = last.top, min(last.top + last.rows, len(entries))
         for position in (last.index, self._index):
-            if last.top <= position < min(last.top + last.rows, len(entries)):
+            if top <= position < end:
                 row = self._row(entries[position], position == self._index, width, now)
-                last.until = min(last.until, row.until)
-                out[1 + position - last.top] = row.line  # after the header
+                if row.until < last.until:
+                    last.until = row.until
+                out[1 + position - top] = row.line  # after the header
         last.index, last.lines = self._index, out
         return out
 
     def _row(self, entry: Entry, here: bool, width: int, now: float) -> _Row:
         """``entry``'s row, the one made for this or the last frame while it still holds."""
-        row = self._made.get((entry, here)) or self._before.get((entry, here))
+        key = (entry, here)
+        row = self._made.get(key) or self._before.get(key)
         if row is None or not row.shows(entry, width, now):
             style = "class:cursor" if here else ("class:taken" if entry.taken else "")
             row = _Row(entry.taken, entry.taken_by, width, now,
                        entry.arrived + age_until(entry.age(now)),
                        (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
-        self._made[entry, here] = row
+        self._made[key] = row
         return row
 
     def _fitted(self, text: str, width: int) -> str:
