@@ -344,6 +344,7 @@ def _motion(x: int, y: int, to_x: int, to_y: int, columns: int) -> str:
 
 
 def _forward(columns: int) -> str:
+    """The bytes ``Vt100_Output.cursor_forward`` writes to move ``columns`` right."""
     return "" if not columns else "\x1b[C" if columns == 1 else f"\x1b[{columns}C"
 
 
