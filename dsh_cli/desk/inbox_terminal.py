@@ -34,6 +34,7 @@ from typing import Any, Literal, NamedTuple
 from dsh_cli.desk.desk import IDLE, Pick
 from dsh_cli.desk.inbox import Entry, Inbox, InboxChange, age_until
 from dsh_cli.desk.notify import FOCUS_OFF, FOCUS_ON, Focus
+from dsh_cli.providers.terminal.text import fit  # here, not per key: an import costs 1.5 µs
 
 __all__ = ["KEY_HELP", "TerminalInbox", "TitleCount", "title_text"]
 
@@ -79,13 +80,15 @@ class _Row(NamedTuple):
     """An entry's row as drawn, and what it was drawn for: valid while they hold."""
 
     taken: bool
+    taken_by: str | None  # a hub names the holder: "taken by alice", then "by bob"
     width: int
     since: float  # the inbox clock when it was made
     until: float  # when its age next reads differently
     line: tuple[str, str]
 
-    def shows(self, taken: bool, width: int, now: float) -> bool:
-        return taken == self.taken and width == self.width and self.since <= now < self.until
+    def shows(self, entry: Entry, width: int, now: float) -> bool:
+        return (entry.taken == self.taken and entry.taken_by == self.taken_by
+                and width == self.width and self.since <= now < self.until)
 
 
 @dataclass(slots=True)
@@ -176,8 +179,6 @@ class TerminalInbox:
         frame holds while the list, the width and the first row shown stay and no row's
         age reads differently yet. Otherwise each shown row is looked up, and made again
         only when its age, its taken mark, the cursor on it or the width changed."""
-        from dsh_cli.providers.terminal.text import fit
-
         inbox = self._inbox
         assert inbox is not None
         width = max(20, columns - 1)
@@ -218,30 +219,30 @@ class TerminalInbox:
         if last.index == self._index:
             return last.lines
         out = list(last.lines)  # a new list: the window knows a frame changed by it
+        top, end = last.top, min(last.top + last.rows, len(entries))
         for position in (last.index, self._index):
-            if last.top <= position < min(last.top + last.rows, len(entries)):
+            if top <= position < end:
                 row = self._row(entries[position], position == self._index, width, now)
-                last.until = min(last.until, row.until)
-                out[1 + position - last.top] = row.line  # after the header
+                if row.until < last.until:
+                    last.until = row.until
+                out[1 + position - top] = row.line  # after the header
         last.index, last.lines = self._index, out
         return out
 
     def _row(self, entry: Entry, here: bool, width: int, now: float) -> _Row:
         """``entry``'s row, the one made for this or the last frame while it still holds."""
-        from dsh_cli.providers.terminal.text import fit
-
-        row = self._made.get((entry, here)) or self._before.get((entry, here))
-        if row is None or not row.shows(entry.taken, width, now):
+        key = (entry, here)
+        row = self._made.get(key) or self._before.get(key)
+        if row is None or not row.shows(entry, width, now):
             style = "class:cursor" if here else ("class:taken" if entry.taken else "")
-            row = _Row(entry.taken, width, now, entry.arrived + age_until(entry.age(now)),
+            row = _Row(entry.taken, entry.taken_by, width, now,
+                       entry.arrived + age_until(entry.age(now)),
                        (style, fit(("❯ " if here else "  ") + entry.line(now), width)))
-        self._made[entry, here] = row
+        self._made[key] = row
         return row
 
     def _fitted(self, text: str, width: int) -> str:
         """``fit`` for the header and the key help, remembered while they stay the same."""
-        from dsh_cli.providers.terminal.text import fit
-
         key = (text, width)
         if key not in self._texts:
             if len(self._texts) > 8:  # the header and the help of the last frames only

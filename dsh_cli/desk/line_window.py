@@ -28,15 +28,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from itertools import compress, count
-from operator import is_not
+from operator import is_not, methodcaller
 from typing import Any
 
 from prompt_toolkit.application.current import get_app
-from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import UIContent, UIControl, Window
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Char, Screen, WritePosition
+from prompt_toolkit.output.vt100 import Vt100_Output
 from prompt_toolkit.renderer import Renderer
 from prompt_toolkit.utils import get_cwidth
 
@@ -47,6 +47,10 @@ Line = tuple[str, str]  # (style, text): one line, no newline in it
 _BEHIND = Char("", "")
 # a character prompt-toolkit shows otherwise (``^[`` for escape): shown the same way here
 _SHOWN = str.maketrans(Char.display_mappings)
+_FIRST = methodcaller("get", 0)  # a screen row's first cell, None when it has none
+# what prompt-toolkit's ``Vt100_Output`` writes for these (the partial frames are VT100's)
+_RESET, _ERASE_LINE = "\x1b[0m", "\x1b[K"
+_AUTOWRAP_OFF, _AUTOWRAP_ON = "\x1b[?7l", "\x1b[?7h"
 
 
 _ROWS: list[Callable[[], defaultdict[int, Char]]] = []  # how a screen makes a row, once known
@@ -104,7 +108,9 @@ class LineControl(UIControl):
     def _cell(self, style: str, text: str, width: int, made: dict[tuple[str, str, int], Char]
               ) -> Char:
         key = (style, text, width)
-        char = self._made.get(key) or self._before.get(key)  # ↓ then ↑ draws a row again
+        # this frame's (a line made anew with the same text), the last's, the one before
+        # (↓ then ↑ draws a row again)
+        char = made.get(key) or self._made.get(key) or self._before.get(key)
         if char is None:
             shown = text.translate(_SHOWN)
             char = Char(shown, style)
@@ -130,14 +136,18 @@ class LineControl(UIControl):
 
     def _cells(self, lines: Sequence[Line], width: int) -> list[Char]:
         """A cell per line: the last frame's where the same line (the same object) is at
-        the same place, so a frame that changes two lines looks up two."""
+        the same place, so a frame that changes two lines looks up two; a line made again
+        with the same text (a list's help line, a row scrolled by) gets the cell it had,
+        so the renderer sees it unchanged."""
         made: dict[tuple[str, str, int], Char] = {}
         drawn = self._drawn
         if width == self._width and len(lines) == len(drawn):
             cells = list(self.cells)
-            for number in compress(count(), map(is_not, lines, drawn)):  # the changed ones
-                style, text = drawn[number]  # replaced: a cursor moving back draws it again
+            changed = list(compress(count(), map(is_not, lines, drawn)))
+            for number in changed:  # replaced: a cursor moving back draws it again
+                style, text = drawn[number]
                 made[style, text, width] = cells[number]
+            for number in changed:
                 style, text = lines[number]
                 cells[number] = self._cell(style, text, width, made)
         else:
@@ -212,7 +222,8 @@ class LineRenderer(Renderer):
     written as the diff writes it and put into the last screen, which stays the frame on
     the terminal, so the next whole frame is compared with what is there. Anything else
     (the size, the style, the number of lines, the last line, which carries the window's
-    ``last-line`` style, a done frame) is drawn whole, as before.
+    ``last-line`` style, a done frame) is drawn whole, as before, and so is every frame
+    on an output that is not a VT100 (``Vt100_Output``): the rows are written as its bytes.
     """
 
     def render(self, app: Any, layout: Any, is_done: bool = False) -> None:
@@ -223,7 +234,8 @@ class LineRenderer(Renderer):
         """Draw the frame by its changed rows; False when it must be drawn whole."""
         window = layout.container
         last = self._last_screen
-        if (not isinstance(window, LineWindow) or window.drawn is None or last is None
+        if (not isinstance(self.output, Vt100_Output) or not isinstance(window, LineWindow)
+                or window.drawn is None or last is None
                 or self._attrs_for_style is None or self._style_string_has_style is None
                 or app.exit_style or self.output.get_size() != self._last_size
                 or self.mouse_support() != self._mouse_support_enabled
@@ -238,8 +250,10 @@ class LineRenderer(Renderer):
         cells = window.lines.cells
         if len(cells) != rows:
             return False
-        screen = last.data_buffer
-        changed = [row for row, cell in enumerate(cells) if screen[y + row].get(0) is not cell]
+        # the rows whose first cell is not the line's (a line's cell is made once): compared
+        # in C, as ``LineControl`` finds its changed lines, not a row at a time in Python
+        shown = map(_FIRST, map(last.data_buffer.__getitem__, range(y, y + rows)))
+        changed = list(compress(count(), map(is_not, cells, shown)))
         if changed and (changed[-1] == rows - 1 or not all(cells[row].width for row in changed)):
             return False  # the last line's style fill, an empty line: drawn whole
         if changed:
@@ -253,40 +267,54 @@ class LineRenderer(Renderer):
         the bytes prompt-toolkit's diff (``_output_screen_diff``) writes for a row whose
         one cell changed: the cell, the rest of the row erased when it is shorter than the
         row was; then the cursor back where the diff leaves it. The last screen holds the
-        rows after, as it would after a whole frame."""
+        rows after, as it would after a whole frame. The moves are put together as strings,
+        the bytes the diff's output calls write (``_motion``), and written with the row's
+        text: this is most of a key that moves a list's cursor, and an output call for
+        each escape sequence cost as much as the rest of it."""
         assert self._last_screen is not None and self._last_size is not None
-        assert self._attrs_for_style is not None and self._style_string_has_style is not None
+        attrs = self._attrs_for_style
+        assert attrs is not None
         output, last = self.output, self._last_screen
-        columns = self._last_size.columns
+        screen, columns = last.data_buffer, self._last_size.columns
         if last.show_cursor:
             output.hide_cursor()  # as the diff does, against flicker
-        if not self.full_screen:
-            output.disable_autowrap()  # a cell as wide as the screen must not wrap
+        # a cell as wide as the screen must not wrap
+        pending = "" if self.full_screen else _AUTOWRAP_OFF
+        x, at, style = self._cursor_pos.x, self._cursor_pos.y, self._last_style
         for number in changed:
-            cell, at = cells[number], y + number
-            before = last.data_buffer[at]
-            end = min(columns - 1, self._row_end(before))
-            row = last.data_buffer[at] = _row()
-            row[0] = cell
-            if cell.width > 1:
-                row[cell.width - 1] = _BEHIND
+            cell, row_y = cells[number], y + number
+            before = screen[row_y]
             was = before[0]
+            # a row this window drew holds its cell and, under its last column, the mark:
+            # it ends there (read without a call: a key writes two rows)
+            if len(before) == 2 and was.width > 1 and before.get(was.width - 1) is _BEHIND:
+                end = min(columns - 1, was.width - 1)
+            else:
+                end = min(columns - 1, self._row_end(before))
+            row = screen[row_y] = _row()
+            row[0] = cell
+            width = cell.width
+            if width > 1:
+                row[width - 1] = _BEHIND
             if cell.char != was.char or cell.style != was.style:
-                self._move(0, at)
-                self._write(cell, depth)
-                self._cursor_pos = Point(x=cell.width, y=at)
+                if row_y > at:
+                    style = None  # the diff resets the style before new lines
+                output.write_raw(pending + _motion(x, at, 0, row_y, columns))
+                pending, at = "", row_y
+                if style != cell.style and (not style or attrs[cell.style] != attrs[style]):
+                    output.set_attributes(attrs[cell.style], depth)
+                output.write(cell.char)  # the output's write: an escape in it is shown, not run
+                x, style = width, cell.style
             # the row's last column as the diff reads it: under the cell's last character
             # (``_BEHIND`` is no blank; a drawn line is never a lone blank)
-            new_end = min(columns - 1, cell.width - 1)
+            new_end = min(columns - 1, width - 1)
             if new_end < end:  # the row was longer: the rest of it goes
-                self._move(new_end + 1, at)
-                self._reset()
-                output.erase_end_of_line()
+                pending += _motion(x, at, new_end + 1, row_y, columns) + _RESET + _ERASE_LINE
+                x, at, style = new_end + 1, row_y, None
         cursor = last.get_cursor_position(app.layout.current_window)
-        self._move(cursor.x, cursor.y)
-        if not self.full_screen:
-            output.enable_autowrap()
-        self._reset()
+        pending += _motion(x, at, cursor.x, cursor.y, columns)
+        output.write_raw(pending + ("" if self.full_screen else _AUTOWRAP_ON) + _RESET)
+        self._cursor_pos, self._last_style = cursor, None
         if last.show_cursor:
             output.show_cursor()
 
@@ -300,40 +328,24 @@ class LineRenderer(Renderer):
                 end = index
         return end
 
-    def _move(self, x: int, y: int) -> None:
-        """The cursor to column ``x`` of row ``y``, moved as the diff moves it (down by new
-        lines)."""
-        output, at = self.output, self._cursor_pos
-        columns = self._last_size.columns if self._last_size is not None else 0
-        if y > at.y:
-            self._reset()
-            output.write("\r\n" * (y - at.y))
-            output.cursor_forward(x)
-        else:
-            if y < at.y:
-                output.cursor_up(at.y - y)
-            if at.x >= columns - 1:
-                output.write("\r")
-                output.cursor_forward(x)
-            elif x < at.x:
-                output.cursor_backward(at.x - x)
-            elif x > at.x:
-                output.cursor_forward(x - at.x)
-        self._cursor_pos = Point(x=x, y=y)
 
-    def _write(self, cell: Char, depth: Any) -> None:
-        """``cell`` in its style, which is set only when it differs from the last written."""
-        attrs = self._attrs_for_style
-        assert attrs is not None
-        if self._last_style != cell.style and (
-                not self._last_style or attrs[cell.style] != attrs[self._last_style]):
-            self.output.set_attributes(attrs[cell.style], depth)
-        self.output.write(cell.char)
-        self._last_style = cell.style
+def _motion(x: int, y: int, to_x: int, to_y: int, columns: int) -> str:
+    """The VT100 bytes prompt-toolkit's diff writes to move the cursor from column ``x`` of
+    row ``y`` to column ``to_x`` of row ``to_y`` (``move_cursor``: down by new lines, the
+    style reset first, so no background is drawn; up, then across)."""
+    if to_y > y:
+        return _RESET + "\r\n" * (to_y - y) + _forward(to_x)
+    up = "" if to_y == y else "\x1b[A" if y - to_y == 1 else f"\x1b[{y - to_y}A"
+    if x >= columns - 1:
+        return up + "\r" + _forward(to_x)
+    if to_x < x:
+        return up + ("\b" if x - to_x == 1 else f"\x1b[{x - to_x}D")
+    return up + _forward(to_x - x)
 
-    def _reset(self) -> None:
-        self.output.reset_attributes()
-        self._last_style = None
+
+def _forward(columns: int) -> str:
+    """The bytes ``Vt100_Output.cursor_forward`` writes to move ``columns`` right."""
+    return "" if not columns else "\x1b[C" if columns == 1 else f"\x1b[{columns}C"
 
 
 def draw_changed_lines(app: Any) -> None:

@@ -36,6 +36,8 @@ MOVES = [  # a cursor moving in a list: the same lines (the same objects) where 
     [_HEAD, ("class:b", "❯ é combining é"), _TWO, _THREE, ("", "help, 2 more")],
     [_HEAD, ("", "escape \x1b[31m shown as a caret"), ("", "x"), _THREE],  # one line fewer
     [_HEAD, ("", "escape \x1b[31m shown as a caret"), ("class:b", "x"), _THREE],
+    # a row with an escape and a bell written by the changed rows' path: shown, not run
+    [_HEAD, ("class:b", "❯ escape \x1b[31m and a bell \x07"), ("", "x"), _THREE],
 ]
 WHOLE = {0, 6, 8}  # the frames MOVES draws whole: the first, the last line's, a line fewer
 
