@@ -13,11 +13,13 @@ from mcp_client.raw_form_server import entry
 CEILING = 60
 
 
-def run_raw_tool(tmp_path: Path, tool: str, arguments: dict[str, Any]
+def run_raw_tool(tmp_path: Path, tool: str, arguments: dict[str, Any],
+                 server: dict[str, Any] | None = None,
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
-    """The finished run (no controller: nothing answers a question) and its events."""
+    """The finished run (no controller: nothing answers a question) and its events; the
+    server is a stdio child of this run unless ``server`` is another's entry."""
     servers = tmp_path / "servers.json"
-    servers.write_text(json.dumps({"mcpServers": {"raw": entry()}}))
+    servers.write_text(json.dumps({"mcpServers": {"raw": server or entry()}}))
     script = tmp_path / "model.json"
     script.write_text(json.dumps({"turns": [
         {"tool_calls": [{"name": f"mcp__raw__{tool}", "arguments": arguments}]},

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 from harness.dsh_under_test import DSH
-from mcp_client.raw_form_server import entry
 from mcp_client.raw_runs import run_raw_tool
 
 CEILING = 60
 
 
-def consent_through_dsh(tmp_path: Path, url: str, label: str = "Open"
+def consent_through_dsh(tmp_path: Path, server: dict, url: str, label: str = "Open"
                         ) -> tuple[dict, list[dict], str]:
-    """The consent question ``dsh run --jsonl`` shows for ``url``, every event, and stderr,
-    after a controller answers ``label``."""
+    """The consent question ``dsh run --jsonl`` shows for ``url`` (asked by ``server``, the
+    entry of a raw form server), every event, and stderr, after a controller answers
+    ``label``."""
     servers = tmp_path / "servers.json"
-    servers.write_text(json.dumps({"mcpServers": {"raw": entry()}}))
+    servers.write_text(json.dumps({"mcpServers": {"raw": server}}))
     script = tmp_path / "model.json"
     script.write_text(json.dumps({"turns": [
         {"tool_calls": [{"name": "mcp__raw__open", "arguments": {"url": url}}]},
@@ -83,8 +83,8 @@ def server_got(events: list[dict]) -> dict:
      "accounts.google.com", []),
 ], ids=["backslash-at", "userinfo", "mixed-script", "whole-script", "hidden-characters"])
 def test_the_consent_shows_the_host_a_browser_opens_and_open_hands_over_that_url(
-        tmp_path, url, shown, host, flags):
-    question, events, stderr = consent_through_dsh(tmp_path, url)
+        tmp_path, raw_form_http, url, shown, host, flags):
+    question, events, stderr = consent_through_dsh(tmp_path, raw_form_http, url)
     assert question["question"] == f"Open {host} in your browser?"
     assert f"URL:  {shown}\nhost: >>> {host} <<<" in question["detail"]
     for flag in flags:
@@ -95,9 +95,10 @@ def test_the_consent_shows_the_host_a_browser_opens_and_open_hands_over_that_url
     assert server_got(events)["action"] == "accept"
 
 
-def test_a_url_no_browser_would_open_is_refused_before_anything_is_shown(tmp_path):
+def test_a_url_no_browser_would_open_is_refused_before_anything_is_shown(tmp_path,
+                                                                          raw_form_http):
     for url in ("javascript:alert(1)", "https://", "https://a.example/" + "x" * 3000):
-        result, events = run_raw_tool(tmp_path, "open", {"url": url})
+        result, events = run_raw_tool(tmp_path, "open", {"url": url}, raw_form_http)
         assert result.returncode == 0, result.stderr
         assert not [event for event in events if event["type"] == "question/requested"]
         [outcome] = [event for event in events if event["type"] == "tool/result"]

@@ -13,8 +13,8 @@ from mcp_client.raw_runs import run_raw_tool
 REDOS = {"type": "string", "pattern": "^(a|aa)+$", "default": "a" * 60 + "!"}
 
 
-def ask_through_dsh(tmp_path: Path, schema: str) -> list[dict]:
-    result, events = run_raw_tool(tmp_path, "ask", {"schema": schema})
+def ask_through_dsh(tmp_path: Path, schema: str, server: dict) -> list[dict]:
+    result, events = run_raw_tool(tmp_path, "ask", {"schema": schema}, server)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     return events
@@ -52,8 +52,9 @@ def form(**properties: object) -> str:
 ], ids=["bound-10e400", "min-over-max", "no-integer-in-range",
         "minlength-over-maxlength", "bad-regex", "pattern-over-500", "minitems-over-choices",
         "enum-10000", "30-properties", "look-alike-enum", "blank-key"])
-def test_a_form_dsh_cannot_ask_sanely_is_refused_with_the_reason(tmp_path, schema, reason):
-    events = ask_through_dsh(tmp_path, schema)
+def test_a_form_dsh_cannot_ask_sanely_is_refused_with_the_reason(tmp_path, schema, reason,
+                                                                 raw_form_http):
+    events = ask_through_dsh(tmp_path, schema, raw_form_http)
     assert not [event for event in events if event["type"] == "question/requested"]
     [result] = [event for event in events if event["type"] == "tool/result"]
     assert result["error"]["code"] == "MCP_TOOL_ERROR"
@@ -70,8 +71,8 @@ def test_a_form_dsh_cannot_ask_sanely_is_refused_with_the_reason(tmp_path, schem
     form(s=REDOS),  # its default cannot be checked in time: dropped, the form asked
 ], ids=["default-not-in-enum", "unknown-format", "plain-pattern", "slug-pattern",
         "backtracking-pattern"])
-def test_a_form_that_only_bends_the_rules_is_asked(tmp_path, schema):
-    events = ask_through_dsh(tmp_path, schema)
+def test_a_form_that_only_bends_the_rules_is_asked(tmp_path, schema, raw_form_http):
+    events = ask_through_dsh(tmp_path, schema, raw_form_http)
     [asked] = [event for event in events if event["type"] == "question/requested"]
     assert "default" not in asked["questions"][0]
     [result] = [event for event in events if event["type"] == "tool/result"]
