@@ -42,6 +42,14 @@ servers appends every request it receives to FILE as one JSON line (``server``: 
 server's metadata never answers (the request is held open).
 ``--record`` notes each proof taken (``dpop GRANT`` or ``dpop mcp``, ``+nonce`` with one)
 and each nonce challenge (``nonce token``, ``nonce mcp``).
+
+The line ``mode ["OPTION", ...]`` (a JSON list) on its stdin puts the server in the mode
+those options name from the next request on, as if it had started with them (every option
+but ``--auth-server-apart``'s two-port shape, which only its start sets; ``mode`` with that
+option names where its requests are recorded), answered ``mode set``: so one process
+serves test after test, each in its own mode with its own record file, and pays the SDK's
+start-up once. Clients, codes and tokens issued in one mode stay known in the next (each
+test registers a client of its own).
 """
 
 from __future__ import annotations
@@ -74,20 +82,16 @@ NOTED = "noted, with the write scope"
 class ApprovingProvider:
     """An in-memory authorization server whose user always says yes."""
 
-    one_shot = False  # each access token answers one request, then is unknown
-
-    def __init__(self, expires_in: int, refuse_refresh: bool, record: str | None) -> None:
-        self.expires_in = expires_in
-        self.refuse_refresh = refuse_refresh
-        self.record = record
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.options = options  # the mode, read at each request
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
 
     def _note(self, grant: str) -> None:
-        if self.record:
-            with open(self.record, "a", encoding="utf-8") as file:
+        if self.options.record:
+            with open(self.options.record, "a", encoding="utf-8") as file:
                 file.write(grant + "\n")
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
@@ -115,12 +119,12 @@ class ApprovingProvider:
     def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes,
-                                          expires_at=int(time.time()) + self.expires_in,
+                                          expires_at=int(time.time()) + self.options.expires_in,
                                           resource=resource)
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id,
                                              scopes=scopes, resource=resource)
         return OAuthToken(access_token=access, token_type="Bearer",
-                          expires_in=self.expires_in, refresh_token=refresh,
+                          expires_in=self.options.expires_in, refresh_token=refresh,
                           scope=" ".join(scopes))
 
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
@@ -133,7 +137,7 @@ class ApprovingProvider:
     async def load_refresh_token(self, client: OAuthClientInformationFull,
                                  refresh_token: str) -> RefreshToken | None:
         self._note("refresh_token")
-        if self.refuse_refresh:
+        if self.options.refuse_refresh:
             return None  # revoked: the token endpoint answers invalid_grant
         return self.refresh.get(refresh_token)
 
@@ -145,7 +149,8 @@ class ApprovingProvider:
                            refresh_token.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
-        found = self.access.pop(token, None) if self.one_shot else self.access.get(token)
+        one_shot = self.options.one_shot_tokens  # each access token answers one request
+        found = self.access.pop(token, None) if one_shot else self.access.get(token)
         if found is None or (found.expires_at is not None and found.expires_at < time.time()):
             return None
         return found
@@ -160,12 +165,17 @@ class ApprovingProvider:
                        for token, granted in self.access.items()}
 
 
-async def obey(provider: ApprovingProvider) -> None:
-    """The test's lines on stdin: ``expire`` ends every access token's life now."""
+async def obey(provider: ApprovingProvider, moved: Callable[[], None]) -> None:
+    """The test's lines on stdin: ``expire`` ends every access token's life now; ``mode``
+    puts the server in another mode (``moved`` follows it where the SDK holds state)."""
     while line := await asyncio.to_thread(sys.stdin.readline):
         if line.strip() == "expire":
             provider.expire()
             print("expired", flush=True)
+        elif line.startswith("mode "):
+            vars(provider.options).update(vars(parsed(json.loads(line[5:]))))
+            moved()
+            print("mode set", flush=True)
 
 
 def lying_metadata(base: str) -> object:
@@ -188,13 +198,14 @@ def lying_metadata(base: str) -> object:
 class NoteHost:
     """Records each request that reached this server as ``localhost``: a redirect followed."""
 
-    def __init__(self, app: object, record: str | None) -> None:
-        self.app, self.record = app, record
+    def __init__(self, app: object, options: argparse.Namespace) -> None:
+        self.app, self.options = app, options
 
     async def __call__(self, scope: dict, receive: object, send: object) -> None:
         host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
-        if scope["type"] == "http" and host.startswith("localhost") and self.record:
-            with open(self.record, "a", encoding="utf-8") as file:
+        record = self.options.record if self.options.redirect_metadata else None
+        if scope["type"] == "http" and host.startswith("localhost") and record:
+            with open(record, "a", encoding="utf-8") as file:
                 file.write(f"followed {host} {scope['path']}\n")
         await self.app(scope, receive, send)  # type: ignore[operator]
 
@@ -214,13 +225,14 @@ def redirected_metadata(base: str) -> object:
 Answer = Callable[[dict[bytes, bytes], dict[str, list[str]]], tuple[int, dict]]
 
 
-def granting(app: object, grant_type: str, answer: Answer) -> object:
+def granting(app: object, grant_type: str, answer: Answer,
+             active: Callable[[], bool]) -> object:
     """``app`` with its ``/token`` taking ``grant_type`` first (``answer``: the status and the
-    JSON body); any other grant goes on to ``app`` with its body replayed."""
+    JSON body) while ``active()``; any other grant goes on to ``app`` with its body replayed."""
     from urllib.parse import parse_qs
 
     async def wrapped(scope: dict, receive: object, send: object) -> None:
-        if scope["type"] != "http" or scope["path"] != "/token":
+        if scope["type"] != "http" or scope["path"] != "/token" or not active():
             return await app(scope, receive, send)  # type: ignore[operator]
         body, more = b"", True
         while more:
@@ -247,10 +259,10 @@ def granting(app: object, grant_type: str, answer: Answer) -> object:
     return wrapped
 
 
-def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
-                       secrets_by_client: dict[str, str], keys: dict[str, str]) -> object:
-    """``app`` with its ``/token`` taking the ``client_credentials`` grant first; any other
-    grant goes on to the SDK's handler with its body replayed."""
+def client_credentials(app: object, provider: ApprovingProvider, issuer: str) -> object:
+    """``app`` with its ``/token`` taking the ``client_credentials`` grant first while the
+    mode has clients for it; any other grant goes on to the SDK's handler, body replayed."""
+    options = provider.options
     from urllib.parse import unquote
 
     import jwt
@@ -261,15 +273,15 @@ def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
         if basic.lower().startswith("basic "):
             client, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
             client, secret = unquote(client), unquote(secret)
-            return client if secrets_by_client.get(client) == secret else None
+            return client if options.clients.get(client) == secret else None
         assertion = (form.get("client_assertion") or [""])[0]
         unverified = jwt.decode(assertion, options={"verify_signature": False}) if (
             assertion) else {}
         client = unverified.get("iss", "")
-        if client not in keys:
+        if client not in options.keys:
             return None
         try:
-            claims = jwt.decode(assertion, keys[client], algorithms=["ES256", "RS256"],
+            claims = jwt.decode(assertion, options.keys[client], algorithms=["ES256", "RS256"],
                                 audience=[issuer, issuer + "/"])
         except jwt.InvalidTokenError:
             return None
@@ -283,13 +295,15 @@ def client_credentials(app: object, provider: ApprovingProvider, issuer: str,
         token = provider._issue(client, ["read"], (form.get("resource") or [None])[0])
         return 200, token.model_dump(mode="json", exclude_none=True)
 
-    return granting(app, "client_credentials", answer)
+    return granting(app, "client_credentials", answer,
+                    lambda: bool(options.clients or options.keys))
 
 
-def jwt_bearer(app: object, provider: ApprovingProvider, issuer: str, key: str,
-               secrets_by_client: dict[str, str]) -> object:
-    """``app`` with its ``/token`` taking the jwt-bearer grant first (its answer, or the
-    refusal RFC 7523 3.1 names); any other grant goes on to ``app``, its body replayed."""
+def jwt_bearer(app: object, provider: ApprovingProvider, issuer: str) -> object:
+    """``app`` with its ``/token`` taking the jwt-bearer grant first while the mode has an
+    assertion key (its answer, or the refusal RFC 7523 3.1 names); any other grant goes on to
+    ``app``, its body replayed."""
+    options = provider.options
     from urllib.parse import unquote
 
     import jwt
@@ -298,10 +312,10 @@ def jwt_bearer(app: object, provider: ApprovingProvider, issuer: str, key: str,
         basic = headers.get(b"authorization", b"").decode()
         if basic.lower().startswith("basic "):
             client, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
-            if secrets_by_client.get(unquote(client)) != unquote(secret):
+            if options.clients.get(unquote(client)) != unquote(secret):
                 return 401, {"error": "invalid_client"}
         try:
-            claims = jwt.decode((form.get("assertion") or [""])[0], key,
+            claims = jwt.decode((form.get("assertion") or [""])[0], options.assertion_pem,
                                 algorithms=["ES256", "RS256"], audience=[issuer, issuer + "/"])
         except jwt.InvalidTokenError as error:
             return 400, {"error": "invalid_grant", "error_description": str(error)}
@@ -313,7 +327,8 @@ def jwt_bearer(app: object, provider: ApprovingProvider, issuer: str, key: str,
         provider._note("jwt-bearer")
         return answer(headers, form)
 
-    return granting(app, "urn:ietf:params:oauth:grant-type:jwt-bearer", noted)
+    return granting(app, "urn:ietf:params:oauth:grant-type:jwt-bearer", noted,
+                    lambda: bool(options.assertion_pem))
 
 
 class WriteScope:
@@ -330,7 +345,8 @@ class WriteScope:
         from starlette.requests import Request
         from starlette.responses import JSONResponse
 
-        if scope["type"] != "http" or scope["method"] != "POST":
+        if (scope["type"] != "http" or scope["method"] != "POST"
+                or not self.provider.options.write_scope):
             return await self.app(scope, receive, send)  # type: ignore[operator]
         request = Request(scope, receive)  # type: ignore[arg-type]
         body = await request.body()
@@ -366,14 +382,18 @@ class DpopGate:
 
     NONCE = "fake-server-nonce"
 
-    def __init__(self, app: object, base: str, need_nonce: bool, record: str | None) -> None:
-        self.app, self.base, self.need_nonce, self.record = app, base, need_nonce, record
+    def __init__(self, app: object, base: str, options: argparse.Namespace) -> None:
+        self.app, self.base, self.options = app, base, options
         self.bound: dict[str, str] = {}  # access or refresh token: its key's thumbprint
         self.jtis: set[str] = set()
 
+    @property
+    def need_nonce(self) -> bool:
+        return bool(self.options.dpop_nonce)
+
     def _note(self, line: str) -> None:
-        if self.record:
-            with open(self.record, "a", encoding="utf-8") as file:
+        if self.options.record:
+            with open(self.options.record, "a", encoding="utf-8") as file:
                 file.write(line + "\n")
 
     def _checked(self, proof: str, method: str, path: str, token: str | None) -> dict:
@@ -410,7 +430,7 @@ class DpopGate:
                     "body": json.dumps(body).encode()})
 
     async def __call__(self, scope: dict, receive: object, send: object) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not (self.options.dpop or self.options.dpop_nonce):
             return await self.app(scope, receive, send)  # type: ignore[operator]
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         path, proof = scope["path"], headers.get("dpop")
@@ -511,17 +531,17 @@ class DpopGate:
 class Recording:
     """ASGI middleware: every request ``app`` receives, one JSON line in ``path``."""
 
-    def __init__(self, app: object, name: str, path: str) -> None:
-        self.app, self.name, self.path = app, name, path
+    def __init__(self, app: object, name: str, options: argparse.Namespace) -> None:
+        self.app, self.name, self.options = app, name, options
 
     async def __call__(self, scope: dict, receive: object, send: object) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not self.options.auth_server_apart:
             return await self.app(scope, receive, send)  # type: ignore[operator]
         body, more = b"", True
         while more:
             message = await receive()  # type: ignore[operator]
             body, more = body + message.get("body", b""), message.get("more_body", False)
-        with open(self.path, "a", encoding="utf-8") as file:
+        with open(self.options.auth_server_apart, "a", encoding="utf-8") as file:
             file.write(json.dumps({
                 "server": self.name, "method": scope["method"], "path": scope["path"],
                 "query": scope["query_string"].decode("latin-1"),
@@ -554,12 +574,60 @@ def free_socket() -> tuple[socket.socket, str]:
     return listener, f"http://127.0.0.1:{listener.getsockname()[1]}"
 
 
+class MetadataModes:
+    """ASGI middleware: the authorization-server metadata the mode names (hanging, lying or
+    redirected) in front of the SDK's own."""
+
+    def __init__(self, app: object, options: argparse.Namespace, base: str) -> None:
+        self.app, self.options = app, options
+        self.routes = [("hang_metadata", hanging_metadata()),
+                       ("plain_http_endpoints", lying_metadata(base)),
+                       ("redirect_metadata", redirected_metadata(base))]
+
+    async def __call__(self, scope: dict, receive: object, send: object) -> None:
+        if scope["type"] == "http" and scope["path"] == "/.well-known/oauth-authorization-server":
+            for option, route in self.routes:
+                if getattr(self.options, option):
+                    return await route.app(scope, receive, send)  # type: ignore[attr-defined]
+        await self.app(scope, receive, send)  # type: ignore[operator]
+
+
+def mode_tools(server: MCPServer, provider: ApprovingProvider) -> Callable[[], None]:
+    """What keeps ``server``'s tools those of the mode: ``revoke`` with ``--revocable``,
+    ``write_note`` with ``--write-scope``."""
+
+    def revoke(refresh: bool = False) -> str:
+        """End every login early: its access tokens (and its refresh tokens)."""
+        provider.access.clear()
+        if refresh:
+            provider.refresh.clear()
+        return "revoked"
+
+    def write_note() -> str:
+        """Needs the write scope."""
+        return NOTED
+
+    offered: set[str] = set()
+
+    def follow() -> None:
+        for option, tool in (("revocable", revoke), ("write_scope", write_note)):
+            wanted = bool(getattr(provider.options, option))
+            if wanted and tool.__name__ not in offered:
+                server.add_tool(tool)
+                offered.add(tool.__name__)
+            elif not wanted and tool.__name__ in offered:
+                server.remove_tool(tool.__name__)
+                offered.discard(tool.__name__)
+
+    follow()
+    return follow
+
+
 async def serve(options: argparse.Namespace) -> None:
     import uvicorn
 
     listener, base = free_socket()
-    provider = ApprovingProvider(options.expires_in, options.refuse_refresh, options.record)
-    provider.one_shot = options.one_shot_tokens
+    provider = ApprovingProvider(options)
     registration = ClientRegistrationOptions(
         enabled=True, valid_scopes=["read", "write"], default_scopes=["read"])
     if options.auth_server_apart:
@@ -573,49 +641,18 @@ async def serve(options: argparse.Namespace) -> None:
         """Who answers."""
         return GREETING
 
-    if options.revocable:
-        @server.tool()
-        def revoke(refresh: bool = False) -> str:
-            """End every login early: its access tokens (and its refresh tokens)."""
-            provider.access.clear()
-            if refresh:
-                provider.refresh.clear()
-            return "revoked"
-
-    if options.write_scope:
-        @server.tool()
-        def write_note() -> str:
-            """Needs the write scope."""
-            return NOTED
-
+    moved = mode_tools(server, provider)
     app = server.streamable_http_app()
-    if options.hang_metadata:
-        app.router.routes.insert(0, hanging_metadata())
-    if options.plain_http_endpoints:
-        app.router.routes.insert(0, lying_metadata(base))
-    if options.redirect_metadata:
-        app.router.routes.insert(0, redirected_metadata(base))
-        app.add_middleware(NoteHost, record=options.record)
-    clients = dict(item.split(":", 1) for item in options.client)
-    keys = {}
-    for item in options.client_key:
-        client, path = item.split(":", 1)
-        with open(path, encoding="utf-8") as file:
-            keys[client] = file.read()
-    served: object = app
-    if options.write_scope:
-        served = WriteScope(app, provider,
-                            f"{base}/.well-known/oauth-protected-resource/mcp")
-    if clients or keys:
-        served = client_credentials(served, provider, base, clients, keys)
-    if options.assertion_key:
-        with open(options.assertion_key, encoding="utf-8") as file:
-            served = jwt_bearer(served, provider, base, file.read(), clients)
-    if options.dpop or options.dpop_nonce:
-        served = DpopGate(served, base, options.dpop_nonce, options.record)
+    app.add_middleware(NoteHost, options=options)
+    served: object = MetadataModes(app, options, base)
+    served = WriteScope(served, provider, f"{base}/.well-known/oauth-protected-resource/mcp")
+    served = client_credentials(served, provider, base)
+    served = jwt_bearer(served, provider, base)
+    served = DpopGate(served, base, options)
     config = uvicorn.Config(served, log_level="warning", lifespan="on")
     print(f"{base}/mcp", flush=True)
-    await asyncio.gather(uvicorn.Server(config).serve(sockets=[listener]), obey(provider))
+    await asyncio.gather(uvicorn.Server(config).serve(sockets=[listener]),
+                         obey(provider, moved))
 
 
 async def serve_apart(options: argparse.Namespace, provider: ApprovingProvider,
@@ -642,17 +679,17 @@ async def serve_apart(options: argparse.Namespace, provider: ApprovingProvider,
                                 client_registration_options=registration)
     if options.hang_metadata:
         routes.insert(0, hanging_metadata())  # type: ignore[arg-type]
-    record = options.auth_server_apart
-    apps = [(Recording(server.streamable_http_app(), "mcp", record), listener),
-            (Recording(Starlette(routes=routes), "auth", record), issuer_listener)]
+    apps = [(Recording(server.streamable_http_app(), "mcp", options), listener),
+            (Recording(Starlette(routes=routes), "auth", options), issuer_listener)]
     servers = [(uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")), sock)
                for app, sock in apps]
     print(f"{base}/mcp", flush=True)
     await asyncio.gather(*(each.serve(sockets=[sock]) for each, sock in servers),
-                         obey(provider))
+                         obey(provider, lambda: None))
 
 
-def main() -> None:
+def parsed(argv: list[str]) -> argparse.Namespace:
+    """The mode ``argv`` names, with the clients' secrets and the keys' PEM text read."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--expires-in", type=int, default=3600)
     parser.add_argument("--refuse-refresh", action="store_true")
@@ -669,7 +706,22 @@ def main() -> None:
     parser.add_argument("--dpop-nonce", action="store_true")
     parser.add_argument("--auth-server-apart")
     parser.add_argument("--hang-metadata", action="store_true")
-    asyncio.run(serve(parser.parse_args()))
+    options = parser.parse_args(argv)
+    options.clients = dict(item.split(":", 1) for item in options.client)
+    options.keys = {}
+    for item in options.client_key:
+        client, path = item.split(":", 1)
+        with open(path, encoding="utf-8") as file:
+            options.keys[client] = file.read()
+    options.assertion_pem = None
+    if options.assertion_key:
+        with open(options.assertion_key, encoding="utf-8") as file:
+            options.assertion_pem = file.read()
+    return options
+
+
+def main() -> None:
+    asyncio.run(serve(parsed(sys.argv[1:])))
 
 
 if __name__ == "__main__":

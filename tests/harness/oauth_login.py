@@ -43,6 +43,14 @@ class ProtectedServer:
         self.process.stdin.flush()
         assert self.process.stdout.readline() == "expired\n"
 
+    def mode(self, *options: str) -> None:
+        """From the next request on it serves as if started with ``options`` (its answer says
+        the mode is set)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(f"mode {json.dumps(list(options))}\n")
+        self.process.stdin.flush()
+        assert self.process.stdout.readline() == "mode set\n"
+
 
 @contextlib.contextmanager
 def running_protected_server(*options: str) -> Iterator[ProtectedServer]:
@@ -64,6 +72,17 @@ def protected_server(*options: str) -> Iterator[str]:
     """The OAuth-protected MCP server's URL while it runs."""
     with running_protected_server(*options) as server:
         yield server.url
+
+
+@contextlib.contextmanager
+def in_mode(server: ProtectedServer, *options: str) -> Iterator[ProtectedServer]:
+    """``server`` (one a module or the session shares) in the mode ``options`` name, and back
+    in its plain mode after: what a server started with ``options`` was to one test."""
+    server.mode(*options)
+    try:
+        yield server
+    finally:
+        server.mode()
 
 
 def age_login(server: ProtectedServer, home: Path) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
-from harness.oauth_login import entry_file, grants, mcp_list, pem, protected_server, public_pem_file
+from harness.oauth_login import entry_file, grants, mcp_list, pem, public_pem_file
 
 SECRET = "s3cret-of-the-enterprise-client"
 ID_TOKEN = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.the-users-id-token"
@@ -47,10 +47,12 @@ def no_trace(secret: str, dsh_home: Path, *said: str) -> None:
             assert secret.encode() not in path.read_bytes(), path
 
 
-def test_a_workloads_token_is_the_grant_and_is_kept_nowhere(tmp_path, dsh_home, key):
+def test_a_workloads_token_is_the_grant_and_is_kept_nowhere(tmp_path, dsh_home, key,
+                                                            protected_mode):
     private, public = key
     record = tmp_path / "grants.txt"
-    with protected_server("--assertion-key", public, "--record", str(record)) as url:
+    with protected_mode("--assertion-key", public, "--record", str(record)) as running:
+        url = running.url
         issuer = url.removesuffix("/mcp")
         token = signed(private, issuer)
         servers = entry_file(tmp_path, url, {"assertion_env": "DSH_TEST_JWT", "issuer": issuer})
@@ -63,10 +65,11 @@ def test_a_workloads_token_is_the_grant_and_is_kept_nowhere(tmp_path, dsh_home, 
 
 
 def test_a_refused_token_is_one_line_with_no_retry_and_no_other_grant(tmp_path, dsh_home,
-                                                                       key):
+                                                                       key, protected_mode):
     private, public = key
     record = tmp_path / "grants.txt"
-    with protected_server("--assertion-key", public, "--record", str(record)) as url:
+    with protected_mode("--assertion-key", public, "--record", str(record)) as running:
+        url = running.url
         issuer = url.removesuffix("/mcp")
         token = signed(private, "https://another.example")
         servers = entry_file(tmp_path, url, {"assertion_env": "DSH_TEST_JWT", "issuer": issuer})
@@ -79,10 +82,11 @@ def test_a_refused_token_is_one_line_with_no_retry_and_no_other_grant(tmp_path, 
     no_trace(token, dsh_home, stderr, json.dumps(server))
 
 
-def test_an_issuer_that_does_not_answer_is_no_login_to_run(tmp_path, dsh_home, key):
+def test_an_issuer_that_does_not_answer_is_no_login_to_run(tmp_path, dsh_home, key, protected_mode):
     private, public = key
     record = tmp_path / "grants.txt"
-    with protected_server("--assertion-key", public, "--record", str(record)) as url:
+    with protected_mode("--assertion-key", public, "--record", str(record)) as running:
+        url = running.url
         token = signed(private, url.removesuffix("/mcp"))
         servers = entry_file(tmp_path, url, {"assertion_env": "DSH_TEST_JWT",
                                              "issuer": "http://127.0.0.1:9"})
@@ -170,12 +174,14 @@ def enterprise_entry(tmp_path: Path, url: str, endpoint: str) -> str:
         "idp_token_endpoint": endpoint, "idp_client_id": "dsh-at-idp"})
 
 
-def test_an_id_token_is_exchanged_for_an_id_jag_which_is_the_grant(tmp_path, dsh_home, key):
+def test_an_id_token_is_exchanged_for_an_id_jag_which_is_the_grant(tmp_path, dsh_home, key,
+                                                                   protected_mode):
     private, public = key
     record = tmp_path / "grants.txt"
-    with identity_provider(private) as (endpoint, seen), protected_server(
+    with identity_provider(private) as (endpoint, seen), protected_mode(
             "--assertion-key", public, "--client", f"dsh-enterprise:{SECRET}",
-            "--record", str(record)) as url:
+            "--record", str(record)) as running:
+        url = running.url
         servers = enterprise_entry(tmp_path, url, endpoint)
         server, stderr = mcp_list(servers, DSH_TEST_SECRET=SECRET, DSH_TEST_ID_TOKEN=ID_TOKEN)
     assert server["started"], server
@@ -198,12 +204,13 @@ def test_an_id_token_is_exchanged_for_an_id_jag_which_is_the_grant(tmp_path, dsh
     ("huge", "the identity provider's answer is over 65536 bytes: refused"),
 ])
 def test_an_identity_provider_that_gives_no_id_jag_is_one_line(tmp_path, dsh_home, key,
-                                                               mode, said):
+                                                               mode, said, protected_mode):
     private, public = key
     record = tmp_path / "grants.txt"
-    with identity_provider(private, mode) as (endpoint, seen), protected_server(
+    with identity_provider(private, mode) as (endpoint, seen), protected_mode(
             "--assertion-key", public, "--client", f"dsh-enterprise:{SECRET}",
-            "--record", str(record)) as url:
+            "--record", str(record)) as running:
+        url = running.url
         servers = enterprise_entry(tmp_path, url, endpoint)
         server, stderr = mcp_list(servers, DSH_TEST_SECRET=SECRET, DSH_TEST_ID_TOKEN=ID_TOKEN)
     assert (server["started"], server["code"]) == (False, "MCP_AUTH_REQUIRED")

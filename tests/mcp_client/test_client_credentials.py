@@ -16,16 +16,16 @@ from harness.oauth_login import (
     log_in,
     mcp_list,
     pem,
-    protected_server,
     public_pem_file,
 )
 
 SECRET = "s3cret-of-the-ci-client"
 
 
-def test_a_client_secret_logs_in_with_no_warning_on_the_terminal(tmp_path):
+def test_a_client_secret_logs_in_with_no_warning_on_the_terminal(tmp_path, protected_mode):
     record = tmp_path / "grants.txt"
-    with protected_server("--client", f"ci:{SECRET}", "--record", str(record)) as url:
+    with protected_mode("--client", f"ci:{SECRET}", "--record", str(record)) as running:
+        url = running.url
         servers = entry_file(tmp_path, url, {"client_id": "ci",
                                              "client_secret_env": "DSH_TEST_SECRET"})
         server, stderr = mcp_list(servers, DSH_TEST_SECRET=SECRET)
@@ -38,12 +38,13 @@ def test_a_client_secret_logs_in_with_no_warning_on_the_terminal(tmp_path):
 
 @pytest.mark.parametrize("algorithm", ["ES256", "RS256"])
 def test_a_signed_jwt_logs_in_and_the_key_is_nowhere_but_its_variable(tmp_path, dsh_home,
-                                                                       algorithm):
+                                                                       algorithm, protected_mode):
     key = (ec.generate_private_key(ec.SECP256R1()) if algorithm == "ES256"
            else rsa.generate_private_key(public_exponent=65537, key_size=2048))
     record = tmp_path / "grants.txt"
     public = public_pem_file(key, tmp_path / "ci.pub")
-    with protected_server("--client-key", f"jwt-ci:{public}", "--record", str(record)) as url:
+    with protected_mode("--client-key", f"jwt-ci:{public}", "--record", str(record)) as running:
+        url = running.url
         oauth = {"client_id": "jwt-ci", "private_key_env": "DSH_TEST_KEY",
                  "issuer": url.removesuffix("/mcp")}
         if algorithm != "RS256":  # the default
@@ -64,9 +65,11 @@ def test_a_signed_jwt_logs_in_and_the_key_is_nowhere_but_its_variable(tmp_path, 
     pem(rsa.generate_private_key(public_exponent=65537, key_size=2048)),  # RS256's, not ES256's
 ], ids=["not-a-key", "an-rs256-key"])  # ids a fresh key leaves the same (two workers collect)
 def test_a_key_that_is_not_one_for_the_algorithm_is_one_line_naming_its_variable(tmp_path,
-                                                                                  value):
+                                                                                  value,
+                                                                                  protected_mode):
     record = tmp_path / "grants.txt"
-    with protected_server("--record", str(record)) as url:
+    with protected_mode("--record", str(record)) as running:
+        url = running.url
         servers = entry_file(tmp_path, url, {
             "client_id": "jwt-ci", "private_key_env": "DSH_TEST_KEY",
             "signing_algorithm": "ES256"})
@@ -79,9 +82,10 @@ def test_a_key_that_is_not_one_for_the_algorithm_is_one_line_naming_its_variable
     assert grants(record) == []  # said before any token request
 
 
-def test_an_issuer_other_than_the_servers_keeps_the_secret_from_it(tmp_path):
+def test_an_issuer_other_than_the_servers_keeps_the_secret_from_it(tmp_path, protected_mode):
     record = tmp_path / "grants.txt"
-    with protected_server("--client", f"ci:{SECRET}", "--record", str(record)) as url:
+    with protected_mode("--client", f"ci:{SECRET}", "--record", str(record)) as running:
+        url = running.url
         servers = entry_file(tmp_path, url, {
             "client_id": "ci", "client_secret_env": "DSH_TEST_SECRET",
             "issuer": "https://auth.example.com"})
@@ -94,8 +98,9 @@ def test_an_issuer_other_than_the_servers_keeps_the_secret_from_it(tmp_path):
     assert SECRET not in stderr + json.dumps(server)
 
 
-def test_a_refused_secret_is_the_servers_reason_not_a_login_to_run(tmp_path):
-    with protected_server("--client", f"ci:{SECRET}") as url:
+def test_a_refused_secret_is_the_servers_reason_not_a_login_to_run(tmp_path, protected_mode):
+    with protected_mode("--client", f"ci:{SECRET}") as running:
+        url = running.url
         servers = entry_file(tmp_path, url, {"client_id": "ci",
                                              "client_secret_env": "DSH_TEST_SECRET"})
         server, stderr = mcp_list(servers, DSH_TEST_SECRET="wrong-secret")

@@ -16,8 +16,6 @@ from harness.oauth_login import (
     age_login,
     listed,
     log_in,
-    protected_server,
-    running_protected_server,
     servers_file,
 )
 
@@ -28,13 +26,14 @@ def stored_entry(home) -> dict:
 
 
 def test_a_dpop_login_binds_its_token_to_a_stored_key_and_each_request_proves_it(
-        tmp_path, dsh_home):
+        tmp_path, dsh_home, protected_mode):
     record = tmp_path / "record.txt"
     script = tmp_path / "model.json"
     script.write_text(json.dumps({"turns": [
         {"tool_calls": [{"name": "mcp__prot__whoami", "arguments": {}}]},
         {"content": "done"}]}))
-    with protected_server("--dpop-nonce", "--record", str(record)) as url:
+    with protected_mode("--dpop-nonce", "--record", str(record)) as running:
+        url = running.url
         servers = servers_file(tmp_path, url)
         login = log_in(servers)
         assert login.returncode == 0, login.stderr
@@ -61,9 +60,10 @@ def test_a_dpop_login_binds_its_token_to_a_stored_key_and_each_request_proves_it
                 assert secret.encode() not in path.read_bytes(), path
 
 
-def test_a_new_process_refreshes_a_dpop_token_with_the_stored_key(tmp_path, dsh_home):
+def test_a_new_process_refreshes_a_dpop_token_with_the_stored_key(tmp_path, dsh_home,
+                                                                  protected_mode):
     record = tmp_path / "record.txt"
-    with running_protected_server("--dpop", "--record", str(record)) as running:
+    with protected_mode("--dpop", "--record", str(record)) as running:
         servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
         key = stored_entry(dsh_home)["dpop_key"]

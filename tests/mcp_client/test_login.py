@@ -24,9 +24,9 @@ from harness.oauth_login import (
     NOTED,
     age_login,
     dsh,
+    in_mode,
     listed,
     log_in,
-    protected_server,
     running_protected_server,
     servers_file,
 )
@@ -91,15 +91,16 @@ def test_logout_forgets_the_login(tmp_path, dsh_home, oauth_server):
 
 
 def test_an_expired_token_is_refreshed_and_a_revoked_refresh_asks_for_login(tmp_path,
-                                                                             dsh_home):
+                                                                             dsh_home,
+                                                                             protected_mode):
     record = tmp_path / "grants.txt"
-    with running_protected_server("--record", str(record)) as running:
+    with protected_mode("--record", str(record)) as running:
         servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
         age_login(running, dsh_home)  # the access token is expired; the refresh token is good
         assert listed(servers)["started"]
     assert record.read_text().split() == ["authorization_code", "refresh_token"]
-    with running_protected_server("--refuse-refresh") as running:
+    with protected_mode("--refuse-refresh") as running:
         servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
         age_login(running, dsh_home)
@@ -148,8 +149,10 @@ def test_login_to_a_server_that_logs_in_by_itself_says_so_and_opens_nothing(tmp_
                           "is nothing for dsh mcp login to do\n")
 
 
-def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_path, dsh_home):
-    with protected_server("--plain-http-endpoints") as url:
+def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_path, dsh_home,
+                                                                         protected_mode):
+    with protected_mode("--plain-http-endpoints") as running:
+        url = running.url
         servers = servers_file(tmp_path, url)
         login = log_in(servers, follow=False)
     assert login.returncode == 1
@@ -158,9 +161,10 @@ def test_metadata_sending_the_login_over_plain_http_elsewhere_is_refused(tmp_pat
         "http://10.9.9.9/register is not https (plain http is only for 127.0.0.1): refused\n")
 
 
-def test_metadata_redirected_to_another_host_is_not_followed(tmp_path, dsh_home):
+def test_metadata_redirected_to_another_host_is_not_followed(tmp_path, dsh_home, protected_mode):
     record = tmp_path / "requests.txt"
-    with protected_server("--redirect-metadata", "--record", str(record)) as url:
+    with protected_mode("--redirect-metadata", "--record", str(record)) as running:
+        url = running.url
         login = log_in(servers_file(tmp_path, url))
     # the redirect is a metadata document not found: the login goes on with the endpoints
     # of the server's own origin (MCP 2025-03-26's fallback), nothing reaches the other host
@@ -170,10 +174,11 @@ def test_metadata_redirected_to_another_host_is_not_followed(tmp_path, dsh_home)
 
 
 def test_a_token_refused_mid_login_is_a_second_authorization_with_its_own_redirect(
-        tmp_path, dsh_home):
+        tmp_path, dsh_home, protected_mode):
     record = tmp_path / "grants.txt"
-    with protected_server("--one-shot-tokens", "--refuse-refresh", "--record",
-                          str(record)) as url:
+    with protected_mode("--one-shot-tokens", "--refuse-refresh", "--record",
+                          str(record)) as running:
+        url = running.url
         process = subprocess.Popen([DSH, "mcp", "login", "prot", "--mcp-config",
                                     servers_file(tmp_path, url), "--no-open", "--timeout", "30"],
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -255,9 +260,11 @@ def run_tools(tmp_path: Path, servers: str, *calls: tuple[str, dict]) -> list[di
     return [event for event in events if event["type"] == "tool/result"]
 
 
-def test_a_token_revoked_before_its_expiry_is_refreshed_once_mid_session(tmp_path, dsh_home):
+def test_a_token_revoked_before_its_expiry_is_refreshed_once_mid_session(tmp_path, dsh_home,
+                                                                         protected_mode):
     record = tmp_path / "grants.txt"
-    with protected_server("--revocable", "--record", str(record)) as url:
+    with protected_mode("--revocable", "--record", str(record)) as running:
+        url = running.url
         servers = servers_file(tmp_path, url)
         assert log_in(servers).returncode == 0
         revoked, greeted = run_tools(tmp_path, servers, ("mcp__prot__revoke", {}),
@@ -270,9 +277,11 @@ def test_a_token_revoked_before_its_expiry_is_refreshed_once_mid_session(tmp_pat
     assert entry["tokens"]["access_token"] not in greeted["content"]
 
 
-def test_a_revoked_login_mid_session_is_the_login_line_and_the_session_goes_on(tmp_path):
+def test_a_revoked_login_mid_session_is_the_login_line_and_the_session_goes_on(
+        tmp_path, protected_mode):
     record = tmp_path / "grants.txt"
-    with protected_server("--revocable", "--record", str(record)) as url:
+    with protected_mode("--revocable", "--record", str(record)) as running:
+        url = running.url
         servers = servers_file(tmp_path, url)
         assert log_in(servers).returncode == 0
         revoked, refused, again = run_tools(
@@ -287,8 +296,10 @@ def test_a_revoked_login_mid_session_is_the_login_line_and_the_session_goes_on(t
 
 
 def test_a_tool_that_needs_more_scope_asks_for_a_broader_login_that_keeps_it(tmp_path,
-                                                                             dsh_home):
-    with protected_server("--write-scope") as url:
+                                                                             dsh_home,
+                                                                             protected_mode):
+    with protected_mode("--write-scope") as running:
+        url = running.url
         servers = servers_file(tmp_path, url)
         assert asked_scope(log_in(servers)) == "read"  # the server's metadata names read
         [refused] = run_tools(tmp_path, servers, ("mcp__prot__write_note", {}))
@@ -308,7 +319,7 @@ def test_a_tool_that_needs_more_scope_asks_for_a_broader_login_that_keeps_it(tmp
     assert (noted["content"], greeted["content"]) == (NOTED, GREETING)
 
 
-def test_a_session_takes_up_the_broader_login_made_beside_it(tmp_path, dsh_home):
+def test_a_session_takes_up_the_broader_login_made_beside_it(tmp_path, dsh_home, protected_mode):
     """The user runs ``dsh mcp login`` in another terminal; the open session's next call
     presents the login that process stored, without restarting."""
     import asyncio
@@ -335,12 +346,22 @@ def test_a_session_takes_up_the_broader_login_made_beside_it(tmp_path, dsh_home)
                 await toolset.close()
         return refused.error, noted.content
 
-    with protected_server("--write-scope") as url:
+    with protected_mode("--write-scope") as running:
+        url = running.url
         servers = servers_file(tmp_path, url)
         assert log_in(servers).returncode == 0
         refused, noted = asyncio.run(asyncio.wait_for(session(url, servers), CEILING))
     assert refused is not None and refused["code"] == "MCP_AUTH_REQUIRED"
     assert noted == NOTED
+
+
+@pytest.fixture(scope="module")
+def apart_server(tmp_path_factory):
+    """The server with ``--auth-server-apart`` (its authorization server on a port of its
+    own), shared by this module's tests, each recording to a file of its own."""
+    record = tmp_path_factory.mktemp("apart") / "requests.jsonl"
+    with running_protected_server("--auth-server-apart", str(record)) as server:
+        yield server
 
 
 def received(record: Path, server: str) -> list[dict]:
@@ -350,9 +371,9 @@ def received(record: Path, server: str) -> list[dict]:
 
 
 def test_a_refresh_goes_to_the_authorization_server_never_to_the_mcp_server(tmp_path,
-                                                                            dsh_home):
+                                                                            dsh_home, apart_server):
     record = tmp_path / "requests.jsonl"
-    with running_protected_server("--auth-server-apart", str(record)) as running:
+    with in_mode(apart_server, "--auth-server-apart", str(record)) as running:
         url = running.url
         servers = servers_file(tmp_path, url)
         login = log_in(servers)
@@ -377,9 +398,9 @@ def test_a_refresh_goes_to_the_authorization_server_never_to_the_mcp_server(tmp_
 
 
 def test_a_login_stored_without_its_token_endpoint_is_never_refreshed_blind(tmp_path,
-                                                                           dsh_home):
+                                                                           dsh_home, apart_server):
     record = tmp_path / "requests.jsonl"
-    with running_protected_server("--auth-server-apart", str(record)) as running:
+    with in_mode(apart_server, "--auth-server-apart", str(record)) as running:
         servers = servers_file(tmp_path, running.url)
         assert log_in(servers).returncode == 0
         age_login(running, dsh_home)  # a later process, with the access token expired
@@ -471,9 +492,10 @@ def test_idle_connections_to_the_callback_leave_no_traceback(tmp_path, dsh_home,
     assert err == "dsh: prot: logged in\n"
 
 
-def test_metadata_that_never_answers_is_one_line(tmp_path, dsh_home):
+def test_metadata_that_never_answers_is_one_line(tmp_path, dsh_home, protected_mode):
     servers = tmp_path / "servers.json"
-    with protected_server("--hang-metadata") as url:
+    with protected_mode("--hang-metadata") as running:
+        url = running.url
         servers.write_text(json.dumps({"mcpServers": {"prot": {
             "type": "http", "url": url, "startup_timeout": 2}}}))
         login = dsh("mcp", "login", "prot", "--mcp-config", str(servers), "--no-open",
