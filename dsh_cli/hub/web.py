@@ -22,14 +22,16 @@ browser in to another's session); past ``/login/``, a live session cookie is nee
 human's token still in the store), and a POST needs the public ``Origin`` and the page's
 CSRF value, an HMAC of the session secret (a page of another origin, which cannot read the
 cookie, cannot make it).
-Refusals are 403 with one line, and every response carries the page's CSP and no-store.
+Refusals are one line: 401 for a cookie that is no live session (none, expired, its token
+removed), on which the page stops and says the human is signed out; 403 for a broken rule;
+every response carries the page's CSP and no-store.
 
 Behind the page is ``PageDesk`` (``desk/web/desk.py``), the web desk of ``dsh attach --web``,
 one per human in this process (``HumanDesks``), reading the hub through a ``SelfLink``:
 the human's teams' entries only, a claim while an entry is open, answers through the
 store's one conditional update. A desk no browser has followed for ``IDLE_SECONDS`` is
 closed (its claims let go), and so is one whose human's token was removed: its pages' event
-streams end, and their next request is refused.
+streams end (without ``host/closed``: the hub goes on), and their reconnects are a 401.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from dsh_cli.hub.desks import DeskDoor
 from dsh_cli.hub.logins import LOGIN_PATH, redeem, session_holder
 from dsh_cli.hub.records import HubStoreError, Token
 from dsh_cli.hub.web_link import SelfLinks
-from dsh_cli.providers.web.app import PageGuard, cookie_named, headers_of
+from dsh_cli.providers.web.app import PageGuard, Refusal, cookie_named, forbidden, headers_of
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -67,8 +69,10 @@ SWEEP_SECONDS = 5.0  # how often the open desks are looked over (idle, token rem
 CODE_CHARACTERS = 128  # a code is 43; a longer one is refused before the store is asked
 PAGE_PATHS = ("/", "/api/events", "/api/respond")
 PAGE_PREFIXES = ("/static/", LOGIN_PATH)
-NO_SESSION = ("no session: open your login link again (`dsh hub login-link NAME` makes a "
-              "new one)")
+# a page whose cookie is no live session (none, expired, or its human's token removed):
+# 401, on which the page stops and shows this line
+SIGNED_OUT = Refusal("signed out: your session has expired or ended; ask for a new login "
+                     "link (`dsh hub login-link NAME`)", 401)
 # what a login link opens: one button, so that a link fetched by a chat's preview or a
 # mail scanner is not spent; its POST (same origin) trades the code. The page's referrer
 # policy is "same-origin", not the guard's "no-referrer", under which a browser sends a
@@ -94,18 +98,18 @@ class HubPageGuard(PageGuard):
         self.hub = hub
         self.public = public
 
-    async def check(self, scope: dict[str, Any]) -> str | None:
+    async def check(self, scope: dict[str, Any]) -> Refusal | None:
         headers = headers_of(scope)
         host = headers.get("host", "").lower()
         if host not in self.public.hosts:
-            return "unexpected Host header"
+            return forbidden("unexpected Host header")
         reads = scope["method"] in ("GET", "HEAD")
         if scope.get("path", "").startswith(LOGIN_PATH):
             # no session yet; a sign-in from another origin (logging this browser in to
             # someone else's session) is refused as any foreign POST is
             if reads or headers.get("origin") == f"{self.public.scheme}://{host}":
                 return None
-            return "missing or foreign Origin"
+            return forbidden("missing or foreign Origin")
         secret = cookie_named(headers.get("cookie"), self.public.cookie_name)
         human = None
         if secret is not None:
@@ -113,15 +117,15 @@ class HubPageGuard(PageGuard):
                 human = await asyncio.to_thread(session_holder, self.hub.store, secret)
             except HubStoreError as error:
                 self.hub.report(f"{error.code}: {error.message}")
-                return "the hub cannot read its store now: try again shortly"
+                return Refusal("the hub cannot read its store now: try again shortly", 503)
         if human is None or secret is None:
-            return NO_SESSION
+            return SIGNED_OUT  # 401, which the page acts on (it stops and says so)
         if not reads:
             if headers.get("origin") != f"{self.public.scheme}://{host}":
-                return "missing or foreign Origin"
+                return forbidden("missing or foreign Origin")
             if not hmac.compare_digest(headers.get("x-dsh-csrf", "").encode(),
                                        csrf_of(secret).encode()):
-                return "missing or wrong CSRF value"
+                return forbidden("missing or wrong CSRF value")
         scope[HUMAN] = (human, csrf_of(secret))
         return None
 
@@ -150,8 +154,8 @@ class HumanDesks:
         found = self.open.get(human.name)
         if found is not None and found.human == human:
             return found.desk
-        if found is not None:  # the token was made again: the old one's desk goes
-            self._close(human.name)
+        if found is not None:  # the token was made again: the old one's pages are signed out
+            self._sign_out(human.name)
         if len(self.open) >= HUB_WEB_DESKS:
             return None
         door = self.door
@@ -171,6 +175,14 @@ class HumanDesks:
                 del self.open[name]  # the next page request makes a new one
         if not task.cancelled() and task.exception() is not None:
             self.hub.report(f"a browser desk ended: {task.exception()!r}")
+
+    def _sign_out(self, name: str) -> None:
+        """``name``'s token is gone: the desk goes, its pages to hear they are signed out."""
+        found = self.open.get(name)
+        if found is not None:
+            # not host/closed (the hub goes on): each page reconnects, and the 401 says why
+            found.desk.feed.close(told=False)
+        self._close(name)
 
     def _close(self, name: str) -> None:
         found = self.open.pop(name, None)
@@ -196,7 +208,7 @@ class HumanDesks:
         now = time.monotonic()
         for name, found in list(self.open.items()):
             if tokens is not None and tokens.get(name) != found.human:
-                self._close(name)
+                self._sign_out(name)
             elif found.desk.feed.connections:
                 found.idle_since = None
             elif found.idle_since is None:

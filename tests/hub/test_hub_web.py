@@ -24,9 +24,9 @@ from harness.hub_desk import wait_until
 from harness.hub_serve import DshChild
 from harness.raw_http import raw_request
 
-from dsh_cli.core.limits import HUB_LOGIN_SECONDS
+from dsh_cli.core.limits import HUB_LOGIN_SECONDS, HUB_WEB_SESSION_SECONDS
 from dsh_cli.hub import HubStore
-from dsh_cli.hub.logins import login_code, login_link
+from dsh_cli.hub.logins import login_code, login_link, redeem
 
 CEILING = 60.0
 QUESTION = {"id": "q", "header": "Deploy", "question": "Deploy now?",
@@ -163,7 +163,7 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
     [link] = re.findall(r"(http://\S+/login/\S+)", made.stderr)
     assert made.stdout.strip().startswith("dshhub_")  # stdout: the token alone
     browser = Browser(url)
-    assert browser.get("/").status == 403  # no session yet
+    assert browser.get("/").status == 401  # no session yet: signed out, which the page says
 
     # a wrong Host (DNS rebinding) is refused, a sign-in posted from another origin (this
     # browser logged in to someone else's session) too: neither spends the code
@@ -181,7 +181,7 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
 
     again = Browser(url)
     assert again.login(link).status == 403  # single use
-    assert again.get("/").status == 403
+    assert again.get("/").status == 401
     assert browser.get("/", Host="evil.example").status == 403  # a session, a wrong Host
 
     # an expired code: made ten minutes and a second ago, by the store's clock
@@ -245,10 +245,40 @@ def test_a_human_sees_and_answers_only_their_teams_entries_until_their_token_goe
     assert steps == [("ask", "ci-bot"), ("answer", "alice")]  # never opened: no claim
 
     _cli("token", "rm", "alice", "--store", location)
-    assert browser.get("/").status == 403  # the removed token's cookie opens nothing
-    # and the page already open hears that its desk closed (the hub's next sweep)
-    assert "host/closed" in [event["type"] for event in events]
-    assert browser.post({"type": "question/cancel", "rpc_id": "n9-000000"}).status == 403
+    _assert_signed_out(browser.get("/"))  # the removed token's cookie opens nothing
+    # and the page already open has its stream ended (the hub's next sweep), not told that
+    # the hub stopped (host/closed, on which the page would say "dsh has stopped"): it
+    # reconnects, and that is the 401 on which the page says it is signed out
+    assert "host/closed" not in [event["type"] for event in events]
+    _assert_signed_out(browser.get("/api/events"))
+    _assert_signed_out(browser.post({"type": "question/cancel", "rpc_id": "n9-000000"}))
+
+
+def _assert_signed_out(reply: Reply) -> None:
+    """The hub's answer to a page whose session is gone: 401 and one line saying what to do
+    (the page stops on it and shows that line, rather than trying again)."""
+    assert reply.status == 401, (reply.status, reply.body)
+    assert reply.body.decode().count("\n") == 1, reply.body
+    assert reply.body.startswith(b"dsh: signed out: ") and b"dsh hub login-link NAME" in \
+        reply.body, reply.body
+
+
+def test_a_page_whose_session_expired_is_told_it_is_signed_out(sqlite_hub):
+    url, location = sqlite_hub
+    _cli("token", "add", "alice", "--human", "--store", location)
+    browser = Browser(url)
+    # a session made seven days and a second ago, by the store's clock: expired now
+    with HubStore.open(location, clock=lambda: time.time() - HUB_WEB_SESSION_SECONDS - 1) \
+            as old:
+        login = redeem(old, login_code(old, "alice"))
+    assert login is not None
+    browser.cookie = f"dsh_hub_{urlsplit(url).port}={login.secret}"
+    for reply in (browser.get("/"), browser.get("/api/events"),
+                  browser.post({"type": "question/cancel", "rpc_id": "n1-000000"})):
+        _assert_signed_out(reply)
+    # a cookie the hub never made is the same: no session, whatever the cause
+    browser.cookie = f"dsh_hub_{urlsplit(url).port}=forged"
+    _assert_signed_out(browser.get("/api/events"))
 
 
 def test_a_login_link_made_for_one_hub_process_signs_in_at_the_other(postgres_url):
@@ -314,6 +344,13 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
             page.locator("button.option[data-label='yes']").click()
             page.locator("#qc-primary", has_text="Submit").click()
             expect(page.locator("#idle")).to_be_visible()
+            # her token removed: the open page's stream ends, its reconnect is refused, and
+            # the page says, once, that she is signed out and what to do, and stops (no
+            # stream tried again against a 401)
+            _cli("token", "rm", "alice", "--store", location)
+            expect(page.locator("#status")).to_have_text("signed out",
+                                                          timeout=CEILING * 1000)
+            expect(page.locator("#idle")).to_contain_text("dsh hub login-link NAME")
             browser.close()
         wait_until(lambda: store.get(entry).state == "answered", "the answer in the store")
         answered = store.get(entry)

@@ -40,9 +40,10 @@ if TYPE_CHECKING:
 
     from dsh_cli.permissions.pending import RemotePermissions
 
-__all__ = ["CSP", "SECURITY_HEADERS", "Guard", "PageGuard", "WebSecrets", "cookie_named",
-           "create_app", "event_stream", "headers_of", "page_html", "page_routes",
-           "read_frame_body", "refused", "static_files", "static_route"]
+__all__ = ["CSP", "SECURITY_HEADERS", "Guard", "PageGuard", "Refusal", "WebSecrets",
+           "cookie_named", "create_app", "event_stream", "forbidden", "headers_of",
+           "page_html", "page_routes", "read_frame_body", "refused", "static_files",
+           "static_route"]
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -63,6 +64,19 @@ COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 RESPOND_FRAMES = ("question/answer", "question/cancel", "question/decline",
                   "question/discuss", "permission/decision")
 MESSAGE_FRAMES = ("user/message",)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request a guard refuses: its HTTP status and the one line its body says."""
+
+    line: str
+    status: int = 403
+
+
+def forbidden(reason: str) -> Refusal:
+    """The 403 of a request that breaks a rule (Host, Origin, CSRF, no session of ``dsh web``)."""
+    return Refusal(f"forbidden: {reason}")
 
 
 @dataclass(frozen=True)
@@ -96,8 +110,8 @@ class WebSecrets:
 
 
 class PageGuard:
-    """Pure ASGI middleware: refuse (403) what fails ``check``, stamp the security headers
-    on every response."""
+    """Pure ASGI middleware: refuse what fails ``check`` (403 unless it says otherwise),
+    stamp the security headers on every response."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -116,8 +130,8 @@ class PageGuard:
             await send(message)
 
         if refusal is not None:
-            body = notice(f"forbidden: {refusal}\n").encode()
-            await stamped({"type": "http.response.start", "status": 403, "headers": [
+            body = notice(f"{refusal.line}\n").encode()
+            await stamped({"type": "http.response.start", "status": refusal.status, "headers": [
                 (b"content-type", b"text/plain; charset=utf-8"),
                 (b"content-length", str(len(body)).encode()),
             ]})
@@ -125,7 +139,7 @@ class PageGuard:
             return
         await self.app(scope, receive, stamped)
 
-    async def check(self, scope: dict[str, Any]) -> str | None:
+    async def check(self, scope: dict[str, Any]) -> Refusal | None:
         """Why this request is refused, or None when it may pass."""
         raise NotImplementedError
 
@@ -137,8 +151,9 @@ class Guard(PageGuard):
         super().__init__(app)
         self.secrets = secrets
 
-    async def check(self, scope: dict[str, Any]) -> str | None:
-        return self.refusal(scope)
+    async def check(self, scope: dict[str, Any]) -> Refusal | None:
+        reason = self.refusal(scope)
+        return forbidden(reason) if reason is not None else None
 
     def refusal(self, scope: dict[str, Any]) -> str | None:
         """Why this request is refused, or None when it may pass."""
