@@ -48,7 +48,7 @@ from dsh_cli.core.limits import HUB_WEB_DESKS, HUB_WEB_SESSION_SECONDS
 from dsh_cli.core.lines import notice
 from dsh_cli.desk.web.desk import PageDesk
 from dsh_cli.hub.desks import DeskDoor
-from dsh_cli.hub.logins import LOGIN_PATH, redeem, session_holder
+from dsh_cli.hub.logins import LOGIN_PATH, redeem, session_of
 from dsh_cli.hub.records import HubStoreError, Token
 from dsh_cli.hub.web_link import SelfLinks
 from dsh_cli.providers.web.app import PageGuard, Refusal, cookie_named, forbidden, headers_of
@@ -62,7 +62,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CSRF_LABEL", "HubPageGuard", "HumanDesks", "csrf_of", "page_door"]
 
-HUMAN = "dsh.hub.human"  # the ASGI scope's key: the session's human and the page's CSRF value
+# the ASGI scope's key: the session's human, the page's CSRF value, and when (loop time,
+# ``time.monotonic``) the session ends
+HUMAN = "dsh.hub.human"
 CSRF_LABEL = b"dsh hub page csrf"
 IDLE_SECONDS = 60.0  # a human's desk nobody follows is closed after this long
 SWEEP_SECONDS = 5.0  # how often the open desks are looked over (idle, token removed)
@@ -111,14 +113,14 @@ class HubPageGuard(PageGuard):
                 return None
             return forbidden("missing or foreign Origin")
         secret = cookie_named(headers.get("cookie"), self.public.cookie_name)
-        human = None
+        session = None
         if secret is not None:
             try:
-                human = await asyncio.to_thread(session_holder, self.hub.store, secret)
+                session = await asyncio.to_thread(session_of, self.hub.store, secret)
             except HubStoreError as error:
                 self.hub.report(f"{error.code}: {error.message}")
                 return Refusal("the hub cannot read its store now: try again shortly", 503)
-        if human is None or secret is None:
+        if session is None or secret is None:
             return SIGNED_OUT  # 401, which the page acts on (it stops and says so)
         if not reads:
             if headers.get("origin") != f"{self.public.scheme}://{host}":
@@ -126,7 +128,7 @@ class HubPageGuard(PageGuard):
             if not hmac.compare_digest(headers.get("x-dsh-csrf", "").encode(),
                                        csrf_of(secret).encode()):
                 return forbidden("missing or wrong CSRF value")
-        scope[HUMAN] = (human, csrf_of(secret))
+        scope[HUMAN] = (session.human, csrf_of(secret), time.monotonic() + session.seconds_left)
         return None
 
 
@@ -267,19 +269,21 @@ def page_app(hub: HubContext, public: PublicUrl, desks: HumanDesks) -> Any:
                             secure=public.secure, httponly=True, samesite="strict")
         return response
 
-    def human_of(request: Request) -> tuple[Token, str]:
-        human, csrf = request.scope[HUMAN]
-        return human, csrf
+    def human_of(request: Request) -> tuple[Token, str, float]:
+        human, csrf, ends = request.scope[HUMAN]
+        return human, csrf, ends
 
     async def index(request: Request) -> Response:
         return HTMLResponse(page_html(human_of(request)[1], "desk"))
 
     async def events(request: Request) -> Response:
-        desk = desks.desk_of(human_of(request)[0])
+        human, _, ends = human_of(request)
+        desk = desks.desk_of(human)
         if desk is None:
             return refused(503, f"this hub process serves {HUB_WEB_DESKS} humans' pages "
                                 "already: try again later")
-        return event_stream(desk.feed)
+        # the stream ends with its session: the page reconnects, and the 401 says why
+        return event_stream(desk.feed, until=ends)
 
     async def respond(request: Request) -> Response:
         desk = desks.desk_of(human_of(request)[0])

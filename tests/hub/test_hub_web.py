@@ -281,6 +281,46 @@ def test_a_page_whose_session_expired_is_told_it_is_signed_out(sqlite_hub):
     _assert_signed_out(browser.get("/api/events"))
 
 
+def test_a_page_following_its_session_past_its_end_has_its_stream_ended(sqlite_hub):
+    url, location = sqlite_hub
+    _cli("token", "add", "alice", "--human", "--store", location)
+    browser = Browser(url)
+    # a session with two seconds left, by the store's clock
+    with HubStore.open(location, clock=lambda: time.time() - HUB_WEB_SESSION_SECONDS + 2) \
+            as old:
+        login = redeem(old, login_code(old, "alice"))
+    assert login is not None
+    browser.cookie = f"dsh_hub_{urlsplit(url).port}={login.secret}"
+    events = _read_until_it_ends(browser, within=CEILING / 2)
+    # it ended with the session, untold (not "the hub stopped"); its reconnect is the 401 on
+    # which the page says it is signed out
+    assert "host/closed" not in events and "replay/done" in events, events
+    _assert_signed_out(browser.get("/api/events"))
+
+
+def _read_until_it_ends(browser: Browser, within: float) -> list[str]:
+    """The event types of the page's stream until the hub ends it, which it must ``within``
+    seconds (its pings every 15 s keep the socket alive, so each line checks the time)."""
+    where = urlsplit(browser.url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=CEILING)
+    connection.putrequest("GET", "/api/events", skip_host=True)
+    for key, value in browser.headers().items():
+        connection.putheader(key, value)
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 200
+    deadline = time.monotonic() + within
+    kinds = []
+    try:
+        while line := response.fp.readline():
+            assert time.monotonic() < deadline, f"the stream went on past {within} s: {kinds}"
+            if line.startswith(b"event: "):
+                kinds.append(line[len(b"event: "):].decode().strip())
+    finally:
+        connection.close()
+    return kinds
+
+
 def test_a_login_link_made_for_one_hub_process_signs_in_at_the_other(postgres_url):
     with HubStore.open(postgres_url) as store:
         store.add_token("alice", "human", "ops")

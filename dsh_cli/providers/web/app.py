@@ -16,6 +16,7 @@ up to the cap. A browser that hangs up mid-request is normal: one debug line, no
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from importlib import resources
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -242,8 +244,9 @@ def static_route() -> Any:
     return Route("/static/{name:path}", static, methods=["GET"])
 
 
-def event_stream(feed: EventFeed) -> Response:
-    """``/api/events``: one browser's connection to ``feed``, as server-sent events."""
+def event_stream(feed: EventFeed, until: float | None = None) -> Response:
+    """``/api/events``: one browser's connection to ``feed``, as server-sent events, ended
+    (untold: the page reconnects) at ``until`` (``time.monotonic``) if given."""
     from sse_starlette import EventSourceResponse
 
     queue = feed.connect()
@@ -251,7 +254,11 @@ def event_stream(feed: EventFeed) -> Response:
     async def stream() -> Any:
         try:
             while True:
-                item = await queue.get()
+                try:
+                    item = await asyncio.wait_for(
+                        queue.get(), None if until is None else max(0.0, until - monotonic()))
+                except TimeoutError:
+                    return
                 if item is None:
                     return
                 yield {"event": item["type"], "data": json.dumps(item, ensure_ascii=False)}
