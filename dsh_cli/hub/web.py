@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.limits import HUB_WEB_DESKS, HUB_WEB_SESSION_SECONDS
+from dsh_cli.core.limits import HUB_DESK_STREAMS, HUB_WEB_DESKS, HUB_WEB_SESSION_SECONDS
 from dsh_cli.core.lines import notice
 from dsh_cli.desk.web.desk import PageDesk
 from dsh_cli.hub.desks import DeskDoor
@@ -282,6 +282,9 @@ def page_app(hub: HubContext, public: PublicUrl, desks: HumanDesks) -> Any:
         if desk is None:
             return refused(503, f"this hub process serves {HUB_WEB_DESKS} humans' pages "
                                 "already: try again later")
+        if desk.feed.connections >= HUB_DESK_STREAMS:  # as for /desk: one human's are few
+            return refused(429, f"{human.name} has {HUB_DESK_STREAMS} pages open at this hub "
+                                "already: close one")
         # the stream ends with its session: the page reconnects, and the 401 says why
         return event_stream(desk.feed, until=ends)
 

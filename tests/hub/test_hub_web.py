@@ -24,7 +24,7 @@ from harness.hub_desk import wait_until
 from harness.hub_serve import DshChild
 from harness.raw_http import raw_request
 
-from dsh_cli.core.limits import HUB_LOGIN_SECONDS, HUB_WEB_SESSION_SECONDS
+from dsh_cli.core.limits import HUB_DESK_STREAMS, HUB_LOGIN_SECONDS, HUB_WEB_SESSION_SECONDS
 from dsh_cli.hub import HubStore
 from dsh_cli.hub.logins import login_code, login_link, redeem
 
@@ -104,15 +104,19 @@ class Browser:
         return _request(self.url, "POST", "/api/respond", self.headers(**headers),
                         json.dumps(frame).encode())
 
-    def events(self):
-        """The page's event stream, one event at a time (server-sent events, parsed)."""
+    def stream(self) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """The page's event stream opened: its connection and response (not yet read)."""
         where = urlsplit(self.url)
         connection = http.client.HTTPConnection(where.hostname, where.port, timeout=CEILING)
         connection.putrequest("GET", "/api/events", skip_host=True)
         for key, value in self.headers().items():
             connection.putheader(key, value)
         connection.endheaders()
-        response = connection.getresponse()
+        return connection, connection.getresponse()
+
+    def events(self):
+        """The page's event stream, one event at a time (server-sent events, parsed)."""
+        connection, response = self.stream()
         assert response.status == 200
         try:
             kind = None
@@ -298,16 +302,42 @@ def test_a_page_following_its_session_past_its_end_has_its_stream_ended(sqlite_h
     _assert_signed_out(browser.get("/api/events"))
 
 
+def test_one_human_follows_at_most_sixteen_page_streams_at_one_hub_process(sqlite_hub):
+    url, location = sqlite_hub
+    _cli("token", "add", "alice", "--human", "--store", location)
+    browser = Browser(url)
+    assert browser.login(_cli("login-link", "alice", "--store", location, "--public-url",
+                              url).stdout.strip()).status == 303
+    streams = [browser.events() for _ in range(HUB_DESK_STREAMS)]
+    try:
+        for events in streams:  # each open, followed by the desk
+            assert next(events)["type"] in ("inbox/list", "replay/done")
+        # the next is refused before it is followed: a session cannot take the process's
+        # memory one stream (and its queue) at a time
+        connection, refused = browser.stream()
+        try:
+            assert refused.status == 429, refused.status
+            assert b"close one" in refused.read()
+        finally:
+            connection.close()
+    finally:
+        for events in streams:
+            events.close()
+    # a closed one makes room (the hub notices the disconnect)
+    wait_until(lambda: _stream_status(browser) == 200, "a stream allowed again")
+
+
+def _stream_status(browser: Browser) -> int:
+    """The status of a new event stream of ``browser``'s page (closed at once)."""
+    connection, response = browser.stream()
+    connection.close()
+    return response.status
+
+
 def _read_until_it_ends(browser: Browser, within: float) -> list[str]:
     """The event types of the page's stream until the hub ends it, which it must ``within``
     seconds (its pings every 15 s keep the socket alive, so each line checks the time)."""
-    where = urlsplit(browser.url)
-    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=CEILING)
-    connection.putrequest("GET", "/api/events", skip_host=True)
-    for key, value in browser.headers().items():
-        connection.putheader(key, value)
-    connection.endheaders()
-    response = connection.getresponse()
+    connection, response = browser.stream()
     assert response.status == 200
     deadline = time.monotonic() + within
     kinds = []
