@@ -122,7 +122,7 @@ def _page(client: Any, url: str, token: str, params: dict[str, Any]) -> dict[str
     except httpx2.HTTPError as error:
         raise _HubFailed(STORE_ERROR, f"{url}: cannot read the hub: "
                          f"{sanitize_line(str(error)) or type(error).__name__}") from None
-    said = sanitize_line(raw[:300].decode("utf-8", "replace"))
+    said = sanitize_line(raw[:300].decode("utf-8", "replace").strip())  # the body's line
     if status == 401:
         raise _HubFailed(CONFIG_ERROR, f"{url}: the hub refused the token ({said})")
     if status != 200:

@@ -206,7 +206,8 @@ HUB_IDENTITY_CHARACTERS = 1024
 # it re-reads the whole pending list instead (a desk that reads slowly holds no more)
 HUB_DESK_ENTRIES = 1_000
 HUB_DESK_WAKES = 100
-# desk streams one human holds open at once in one hub process: past it a new one is 429
+# desk streams one human holds open at once in one hub process, and as many event streams
+# of their browser pages: past it a new one is 429
 HUB_DESK_STREAMS = 16
 # the hub's browser desk: a login link's code works once within this many seconds; the
 # session cookie it becomes lasts this long; the humans whose pages one hub process serves

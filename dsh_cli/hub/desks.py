@@ -342,9 +342,14 @@ class DeskDoor:
         unsubscribe = self.hub.watch.subscribe(desk.heed)
 
         async def lines() -> AsyncIterator[bytes]:
+            checked = time.monotonic()
             try:
                 async for line in desk.lines():
                     yield line
+                    if time.monotonic() - checked >= HEARTBEAT_SECONDS:
+                        checked = time.monotonic()
+                        if not await self._still_held(human):
+                            return  # its desk reconnects, and hears the 401
             finally:  # the desk hung up (or the hub is stopping): its claims go
                 unsubscribe()
                 self.streams.pop(desk.connection, None)
@@ -353,6 +358,15 @@ class DeskDoor:
         return StreamingResponse(lines(), media_type=NDJSON,
                                  headers={"Cache-Control": "no-store",
                                           "X-Accel-Buffering": "no"})
+
+    async def _still_held(self, human: Token) -> bool:
+        """Whether ``human``'s token is still the one kept (not removed, nor made again); a
+        stream checks at least every heartbeat, so a removed token reads no more entries."""
+        try:
+            return await asyncio.to_thread(self.hub.store.token, human.name) == human
+        except HubStoreError as error:  # the store is away: the stream goes on meanwhile
+            self.hub.report(f"{error.code}: {error.message}")
+            return True
 
     def release_claims(self, desk: DeskStream) -> None:
         """Let go of what ``desk`` claimed, off the loop, in a task of its own (its stream's

@@ -19,7 +19,7 @@ from dsh_cli.hub import tokens
 from dsh_cli.hub.records import TOKEN_NOT_FOUND, HubStoreError, Token
 from dsh_cli.hub.store import HubStore
 
-__all__ = ["LOGIN_PATH", "Login", "login_code", "login_link", "redeem", "session_holder"]
+__all__ = ["LOGIN_PATH", "Login", "Session", "login_code", "login_link", "redeem", "session_of"]
 
 LOGIN_PATH = "/login/"
 _HUMAN = "t.name, t.kind, t.team, t.created_at"
@@ -76,11 +76,23 @@ def redeem(store: HubStore, code: str) -> Login | None:
     return Login(secret, Token(*human), expires_at)
 
 
-def session_holder(store: HubStore, secret: str) -> Token | None:
-    """The human whose live session ``secret`` is, or None (unknown, expired, token gone)."""
+@dataclass(frozen=True)
+class Session:
+    """A live session: whose it is, and the seconds it has left (by the store's clock)."""
+
+    human: Token
+    seconds_left: float
+
+
+def session_of(store: HubStore, secret: str) -> Session | None:
+    """The live session ``secret`` is, or None (unknown, expired, its token gone)."""
     with store.engine.transaction() as tx:
-        rows = tx.rows(f"SELECT {_HUMAN} FROM hub_web_sessions s "
+        now = store.clock(tx)
+        rows = tx.rows(f"SELECT {_HUMAN}, s.expires_at FROM hub_web_sessions s "
                        "JOIN hub_tokens t ON t.digest = s.token_digest "
                        "WHERE s.digest = ? AND s.expires_at > ? AND t.kind = 'human'",
-                       (tokens.digest(secret), store.clock(tx)))
-    return Token(*rows[0]) if rows else None
+                       (tokens.digest(secret), now))
+    if not rows:
+        return None
+    *human, expires_at = rows[0]
+    return Session(Token(*human), expires_at - now)

@@ -186,6 +186,13 @@ class HubStore:
                            "WHERE digest = ?", (tokens.digest(secret),))
         return Token(*rows[0]) if rows else None
 
+    def token(self, name: str) -> Token | None:
+        """``name``'s token as kept (kind, team, when it was made), or None if it has none."""
+        with self.engine.transaction() as tx:
+            rows = tx.rows("SELECT name, kind, team, created_at FROM hub_tokens "
+                           "WHERE name = ?", (name,))
+        return Token(*rows[0]) if rows else None
+
     def tokens(self) -> list[Token]:
         with self.engine.transaction() as tx:
             rows = tx.rows("SELECT name, kind, team, created_at FROM hub_tokens ORDER BY name")

@@ -22,14 +22,16 @@ browser in to another's session); past ``/login/``, a live session cookie is nee
 human's token still in the store), and a POST needs the public ``Origin`` and the page's
 CSRF value, an HMAC of the session secret (a page of another origin, which cannot read the
 cookie, cannot make it).
-Refusals are 403 with one line, and every response carries the page's CSP and no-store.
+Refusals are one line: 401 for a cookie that is no live session (none, expired, its token
+removed), on which the page stops and says the human is signed out; 403 for a broken rule;
+every response carries the page's CSP and no-store.
 
 Behind the page is ``PageDesk`` (``desk/web/desk.py``), the web desk of ``dsh attach --web``,
 one per human in this process (``HumanDesks``), reading the hub through a ``SelfLink``:
 the human's teams' entries only, a claim while an entry is open, answers through the
 store's one conditional update. A desk no browser has followed for ``IDLE_SECONDS`` is
 closed (its claims let go), and so is one whose human's token was removed: its pages' event
-streams end, and their next request is refused.
+streams end (without ``host/closed``: the hub goes on), and their reconnects are a 401.
 """
 
 from __future__ import annotations
@@ -42,14 +44,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dsh_cli.core.limits import HUB_WEB_DESKS, HUB_WEB_SESSION_SECONDS
+from dsh_cli.core.limits import HUB_DESK_STREAMS, HUB_WEB_DESKS, HUB_WEB_SESSION_SECONDS
 from dsh_cli.core.lines import notice
 from dsh_cli.desk.web.desk import PageDesk
 from dsh_cli.hub.desks import DeskDoor
-from dsh_cli.hub.logins import LOGIN_PATH, redeem, session_holder
+from dsh_cli.hub.logins import LOGIN_PATH, redeem, session_of
 from dsh_cli.hub.records import HubStoreError, Token
 from dsh_cli.hub.web_link import SelfLinks
-from dsh_cli.providers.web.app import PageGuard, cookie_named, headers_of
+from dsh_cli.providers.web.app import PageGuard, Refusal, cookie_named, forbidden, headers_of
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -60,15 +62,19 @@ if TYPE_CHECKING:
 
 __all__ = ["CSRF_LABEL", "HubPageGuard", "HumanDesks", "csrf_of", "page_door"]
 
-HUMAN = "dsh.hub.human"  # the ASGI scope's key: the session's human and the page's CSRF value
+# the ASGI scope's key: the session's human, the page's CSRF value, and when (loop time,
+# ``time.monotonic``) the session ends
+HUMAN = "dsh.hub.human"
 CSRF_LABEL = b"dsh hub page csrf"
 IDLE_SECONDS = 60.0  # a human's desk nobody follows is closed after this long
 SWEEP_SECONDS = 5.0  # how often the open desks are looked over (idle, token removed)
 CODE_CHARACTERS = 128  # a code is 43; a longer one is refused before the store is asked
 PAGE_PATHS = ("/", "/api/events", "/api/respond")
 PAGE_PREFIXES = ("/static/", LOGIN_PATH)
-NO_SESSION = ("no session: open your login link again (`dsh hub login-link NAME` makes a "
-              "new one)")
+# a page whose cookie is no live session (none, expired, or its human's token removed):
+# 401, on which the page stops and shows this line
+SIGNED_OUT = Refusal("signed out: your session has expired or ended; ask for a new login "
+                     "link (`dsh hub login-link NAME`)", 401)
 # what a login link opens: one button, so that a link fetched by a chat's preview or a
 # mail scanner is not spent; its POST (same origin) trades the code. The page's referrer
 # policy is "same-origin", not the guard's "no-referrer", under which a browser sends a
@@ -94,35 +100,35 @@ class HubPageGuard(PageGuard):
         self.hub = hub
         self.public = public
 
-    async def check(self, scope: dict[str, Any]) -> str | None:
+    async def check(self, scope: dict[str, Any]) -> Refusal | None:
         headers = headers_of(scope)
         host = headers.get("host", "").lower()
         if host not in self.public.hosts:
-            return "unexpected Host header"
+            return forbidden("unexpected Host header")
         reads = scope["method"] in ("GET", "HEAD")
         if scope.get("path", "").startswith(LOGIN_PATH):
             # no session yet; a sign-in from another origin (logging this browser in to
             # someone else's session) is refused as any foreign POST is
             if reads or headers.get("origin") == f"{self.public.scheme}://{host}":
                 return None
-            return "missing or foreign Origin"
+            return forbidden("missing or foreign Origin")
         secret = cookie_named(headers.get("cookie"), self.public.cookie_name)
-        human = None
+        session = None
         if secret is not None:
             try:
-                human = await asyncio.to_thread(session_holder, self.hub.store, secret)
+                session = await asyncio.to_thread(session_of, self.hub.store, secret)
             except HubStoreError as error:
                 self.hub.report(f"{error.code}: {error.message}")
-                return "the hub cannot read its store now: try again shortly"
-        if human is None or secret is None:
-            return NO_SESSION
+                return Refusal("the hub cannot read its store now: try again shortly", 503)
+        if session is None or secret is None:
+            return SIGNED_OUT  # 401, which the page acts on (it stops and says so)
         if not reads:
             if headers.get("origin") != f"{self.public.scheme}://{host}":
-                return "missing or foreign Origin"
+                return forbidden("missing or foreign Origin")
             if not hmac.compare_digest(headers.get("x-dsh-csrf", "").encode(),
                                        csrf_of(secret).encode()):
-                return "missing or wrong CSRF value"
-        scope[HUMAN] = (human, csrf_of(secret))
+                return forbidden("missing or wrong CSRF value")
+        scope[HUMAN] = (session.human, csrf_of(secret), time.monotonic() + session.seconds_left)
         return None
 
 
@@ -150,8 +156,8 @@ class HumanDesks:
         found = self.open.get(human.name)
         if found is not None and found.human == human:
             return found.desk
-        if found is not None:  # the token was made again: the old one's desk goes
-            self._close(human.name)
+        if found is not None:  # the token was made again: the old one's pages are signed out
+            self._sign_out(human.name)
         if len(self.open) >= HUB_WEB_DESKS:
             return None
         door = self.door
@@ -171,6 +177,14 @@ class HumanDesks:
                 del self.open[name]  # the next page request makes a new one
         if not task.cancelled() and task.exception() is not None:
             self.hub.report(f"a browser desk ended: {task.exception()!r}")
+
+    def _sign_out(self, name: str) -> None:
+        """``name``'s token is gone: the desk goes, its pages to hear they are signed out."""
+        found = self.open.get(name)
+        if found is not None:
+            # not host/closed (the hub goes on): each page reconnects, and the 401 says why
+            found.desk.feed.close(told=False)
+        self._close(name)
 
     def _close(self, name: str) -> None:
         found = self.open.pop(name, None)
@@ -196,7 +210,7 @@ class HumanDesks:
         now = time.monotonic()
         for name, found in list(self.open.items()):
             if tokens is not None and tokens.get(name) != found.human:
-                self._close(name)
+                self._sign_out(name)
             elif found.desk.feed.connections:
                 found.idle_since = None
             elif found.idle_since is None:
@@ -255,19 +269,24 @@ def page_app(hub: HubContext, public: PublicUrl, desks: HumanDesks) -> Any:
                             secure=public.secure, httponly=True, samesite="strict")
         return response
 
-    def human_of(request: Request) -> tuple[Token, str]:
-        human, csrf = request.scope[HUMAN]
-        return human, csrf
+    def human_of(request: Request) -> tuple[Token, str, float]:
+        human, csrf, ends = request.scope[HUMAN]
+        return human, csrf, ends
 
     async def index(request: Request) -> Response:
         return HTMLResponse(page_html(human_of(request)[1], "desk"))
 
     async def events(request: Request) -> Response:
-        desk = desks.desk_of(human_of(request)[0])
+        human, _, ends = human_of(request)
+        desk = desks.desk_of(human)
         if desk is None:
             return refused(503, f"this hub process serves {HUB_WEB_DESKS} humans' pages "
                                 "already: try again later")
-        return event_stream(desk.feed)
+        if desk.feed.connections >= HUB_DESK_STREAMS:  # as for /desk: one human's are few
+            return refused(429, f"{human.name} has {HUB_DESK_STREAMS} pages open at this hub "
+                                "already: close one")
+        # the stream ends with its session: the page reconnects, and the 401 says why
+        return event_stream(desk.feed, until=ends)
 
     async def respond(request: Request) -> Response:
         desk = desks.desk_of(human_of(request)[0])

@@ -484,6 +484,34 @@ def test_one_human_holds_a_bounded_number_of_desk_streams(hub):
     asyncio.run(asyncio.wait_for(main(), 60))
 
 
+def test_a_desk_stream_ends_within_a_heartbeat_once_its_humans_token_is_removed(
+        hub, monkeypatch):
+    import dsh_cli.hub.desks
+
+    monkeypatch.setattr(dsh_cli.hub.desks, "HEARTBEAT_SECONDS", 0.2)  # checked this often
+    url = f"{hub.server.url}/desk"
+
+    async def main() -> list[str]:
+        async with httpx2.AsyncClient(timeout=30) as client:
+            request = client.build_request(
+                "GET", url, headers={"Authorization": f"Bearer {hub.secrets['alice']}"})
+            response = await client.send(request, stream=True)
+            assert response.status_code == 200
+            lines = response.aiter_lines()
+            assert json.loads(await anext(lines))["type"] == "desk/hello"
+            hub.store.remove_token("alice")
+            # the stream ends at its next heartbeat's check (it went on for ever, announcing
+            # every entry asked since to a human who is no longer one of the hub's)
+            said = [line async for line in lines if line]
+            await response.aclose()
+            again = await client.get(url, headers={
+                "Authorization": f"Bearer {hub.secrets['alice']}"})
+            assert again.status_code == 401  # its desk's reconnect: refused, said once
+            return said
+
+    assert asyncio.run(asyncio.wait_for(main(), 30)) == []
+
+
 def test_the_terminal_desk_claims_while_open_and_answers_through_the_hub(hub, monkeypatch,
                                                                           tmp_path):
     """The terminal desk in a pty: the hub's entry in its list, held (claimed) while it is

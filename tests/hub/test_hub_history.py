@@ -219,6 +219,7 @@ def test_dsh_history_hub_failures_are_one_line(hub):
         failed = dsh_history(hub, token=token)
         assert failed.returncode == 1 and failed.stdout == ""
         assert failed.stderr.count("\n") == 1 and says in failed.stderr, failed.stderr
+        assert " )" not in failed.stderr  # the hub's line quoted whole, not its newline
         assert hub.secrets["ci-bot"] not in failed.stderr
     usage = dsh_history(hub, "--grep", "x")
     assert usage.returncode == 2 and "--grep reads this machine's sessions" in usage.stderr

@@ -24,9 +24,9 @@ from harness.hub_desk import wait_until
 from harness.hub_serve import DshChild
 from harness.raw_http import raw_request
 
-from dsh_cli.core.limits import HUB_LOGIN_SECONDS
+from dsh_cli.core.limits import HUB_DESK_STREAMS, HUB_LOGIN_SECONDS, HUB_WEB_SESSION_SECONDS
 from dsh_cli.hub import HubStore
-from dsh_cli.hub.logins import login_code, login_link
+from dsh_cli.hub.logins import login_code, login_link, redeem
 
 CEILING = 60.0
 QUESTION = {"id": "q", "header": "Deploy", "question": "Deploy now?",
@@ -104,15 +104,19 @@ class Browser:
         return _request(self.url, "POST", "/api/respond", self.headers(**headers),
                         json.dumps(frame).encode())
 
-    def events(self):
-        """The page's event stream, one event at a time (server-sent events, parsed)."""
+    def stream(self) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """The page's event stream opened: its connection and response (not yet read)."""
         where = urlsplit(self.url)
         connection = http.client.HTTPConnection(where.hostname, where.port, timeout=CEILING)
         connection.putrequest("GET", "/api/events", skip_host=True)
         for key, value in self.headers().items():
             connection.putheader(key, value)
         connection.endheaders()
-        response = connection.getresponse()
+        return connection, connection.getresponse()
+
+    def events(self):
+        """The page's event stream, one event at a time (server-sent events, parsed)."""
+        connection, response = self.stream()
         assert response.status == 200
         try:
             kind = None
@@ -163,7 +167,7 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
     [link] = re.findall(r"(http://\S+/login/\S+)", made.stderr)
     assert made.stdout.strip().startswith("dshhub_")  # stdout: the token alone
     browser = Browser(url)
-    assert browser.get("/").status == 403  # no session yet
+    assert browser.get("/").status == 401  # no session yet: signed out, which the page says
 
     # a wrong Host (DNS rebinding) is refused, a sign-in posted from another origin (this
     # browser logged in to someone else's session) too: neither spends the code
@@ -181,7 +185,7 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
 
     again = Browser(url)
     assert again.login(link).status == 403  # single use
-    assert again.get("/").status == 403
+    assert again.get("/").status == 401
     assert browser.get("/", Host="evil.example").status == 403  # a session, a wrong Host
 
     # an expired code: made ten minutes and a second ago, by the store's clock
@@ -245,10 +249,106 @@ def test_a_human_sees_and_answers_only_their_teams_entries_until_their_token_goe
     assert steps == [("ask", "ci-bot"), ("answer", "alice")]  # never opened: no claim
 
     _cli("token", "rm", "alice", "--store", location)
-    assert browser.get("/").status == 403  # the removed token's cookie opens nothing
-    # and the page already open hears that its desk closed (the hub's next sweep)
-    assert "host/closed" in [event["type"] for event in events]
-    assert browser.post({"type": "question/cancel", "rpc_id": "n9-000000"}).status == 403
+    _assert_signed_out(browser.get("/"))  # the removed token's cookie opens nothing
+    # and the page already open has its stream ended (the hub's next sweep), not told that
+    # the hub stopped (host/closed, on which the page would say "dsh has stopped"): it
+    # reconnects, and that is the 401 on which the page says it is signed out
+    assert "host/closed" not in [event["type"] for event in events]
+    _assert_signed_out(browser.get("/api/events"))
+    _assert_signed_out(browser.post({"type": "question/cancel", "rpc_id": "n9-000000"}))
+
+
+def _assert_signed_out(reply: Reply) -> None:
+    """The hub's answer to a page whose session is gone: 401 and one line saying what to do
+    (the page stops on it and shows that line, rather than trying again)."""
+    assert reply.status == 401, (reply.status, reply.body)
+    assert reply.body.decode().count("\n") == 1, reply.body
+    assert reply.body.startswith(b"dsh: signed out: ") and b"dsh hub login-link NAME" in \
+        reply.body, reply.body
+
+
+def test_a_page_whose_session_expired_is_told_it_is_signed_out(sqlite_hub):
+    url, location = sqlite_hub
+    _cli("token", "add", "alice", "--human", "--store", location)
+    browser = Browser(url)
+    # a session made seven days and a second ago, by the store's clock: expired now
+    with HubStore.open(location, clock=lambda: time.time() - HUB_WEB_SESSION_SECONDS - 1) \
+            as old:
+        login = redeem(old, login_code(old, "alice"))
+    assert login is not None
+    browser.cookie = f"dsh_hub_{urlsplit(url).port}={login.secret}"
+    for reply in (browser.get("/"), browser.get("/api/events"),
+                  browser.post({"type": "question/cancel", "rpc_id": "n1-000000"})):
+        _assert_signed_out(reply)
+    # a cookie the hub never made is the same: no session, whatever the cause
+    browser.cookie = f"dsh_hub_{urlsplit(url).port}=forged"
+    _assert_signed_out(browser.get("/api/events"))
+
+
+def test_a_page_following_its_session_past_its_end_has_its_stream_ended(sqlite_hub):
+    url, location = sqlite_hub
+    _cli("token", "add", "alice", "--human", "--store", location)
+    browser = Browser(url)
+    # a session with two seconds left, by the store's clock
+    with HubStore.open(location, clock=lambda: time.time() - HUB_WEB_SESSION_SECONDS + 2) \
+            as old:
+        login = redeem(old, login_code(old, "alice"))
+    assert login is not None
+    browser.cookie = f"dsh_hub_{urlsplit(url).port}={login.secret}"
+    events = _read_until_it_ends(browser, within=CEILING / 2)
+    # it ended with the session, untold (not "the hub stopped"); its reconnect is the 401 on
+    # which the page says it is signed out
+    assert "host/closed" not in events and "replay/done" in events, events
+    _assert_signed_out(browser.get("/api/events"))
+
+
+def test_one_human_follows_at_most_sixteen_page_streams_at_one_hub_process(sqlite_hub):
+    url, location = sqlite_hub
+    _cli("token", "add", "alice", "--human", "--store", location)
+    browser = Browser(url)
+    assert browser.login(_cli("login-link", "alice", "--store", location, "--public-url",
+                              url).stdout.strip()).status == 303
+    streams = [browser.events() for _ in range(HUB_DESK_STREAMS)]
+    try:
+        for events in streams:  # each open, followed by the desk
+            assert next(events)["type"] in ("inbox/list", "replay/done")
+        # the next is refused before it is followed: a session cannot take the process's
+        # memory one stream (and its queue) at a time
+        connection, refused = browser.stream()
+        try:
+            assert refused.status == 429, refused.status
+            assert b"close one" in refused.read()
+        finally:
+            connection.close()
+    finally:
+        for events in streams:
+            events.close()
+    # a closed one makes room (the hub notices the disconnect)
+    wait_until(lambda: _stream_status(browser) == 200, "a stream allowed again")
+
+
+def _stream_status(browser: Browser) -> int:
+    """The status of a new event stream of ``browser``'s page (closed at once)."""
+    connection, response = browser.stream()
+    connection.close()
+    return response.status
+
+
+def _read_until_it_ends(browser: Browser, within: float) -> list[str]:
+    """The event types of the page's stream until the hub ends it, which it must ``within``
+    seconds (its pings every 15 s keep the socket alive, so each line checks the time)."""
+    connection, response = browser.stream()
+    assert response.status == 200
+    deadline = time.monotonic() + within
+    kinds = []
+    try:
+        while line := response.fp.readline():
+            assert time.monotonic() < deadline, f"the stream went on past {within} s: {kinds}"
+            if line.startswith(b"event: "):
+                kinds.append(line[len(b"event: "):].decode().strip())
+    finally:
+        connection.close()
+    return kinds
 
 
 def test_a_login_link_made_for_one_hub_process_signs_in_at_the_other(postgres_url):
@@ -314,6 +414,13 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
             page.locator("button.option[data-label='yes']").click()
             page.locator("#qc-primary", has_text="Submit").click()
             expect(page.locator("#idle")).to_be_visible()
+            # her token removed: the open page's stream ends, its reconnect is refused, and
+            # the page says, once, that she is signed out and what to do, and stops (no
+            # stream tried again against a 401)
+            _cli("token", "rm", "alice", "--store", location)
+            expect(page.locator("#status")).to_have_text("signed out",
+                                                          timeout=CEILING * 1000)
+            expect(page.locator("#idle")).to_contain_text("dsh hub login-link NAME")
             browser.close()
         wait_until(lambda: store.get(entry).state == "answered", "the answer in the store")
         answered = store.get(entry)

@@ -16,6 +16,7 @@ up to the cap. A browser that hangs up mid-request is normal: one debug line, no
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from importlib import resources
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -40,9 +42,10 @@ if TYPE_CHECKING:
 
     from dsh_cli.permissions.pending import RemotePermissions
 
-__all__ = ["CSP", "SECURITY_HEADERS", "Guard", "PageGuard", "WebSecrets", "cookie_named",
-           "create_app", "event_stream", "headers_of", "page_html", "page_routes",
-           "read_frame_body", "refused", "static_files", "static_route"]
+__all__ = ["CSP", "SECURITY_HEADERS", "Guard", "PageGuard", "Refusal", "WebSecrets",
+           "cookie_named", "create_app", "event_stream", "forbidden", "headers_of",
+           "page_html", "page_routes", "read_frame_body", "refused", "static_files",
+           "static_route"]
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -63,6 +66,19 @@ COOKIE_LABEL = b"dsh web session cookie"  # the message the cookie's HMAC signs
 RESPOND_FRAMES = ("question/answer", "question/cancel", "question/decline",
                   "question/discuss", "permission/decision")
 MESSAGE_FRAMES = ("user/message",)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request a guard refuses: its HTTP status and the one line its body says."""
+
+    line: str
+    status: int = 403
+
+
+def forbidden(reason: str) -> Refusal:
+    """The 403 of a request that breaks a rule (Host, Origin, CSRF, no session of ``dsh web``)."""
+    return Refusal(f"forbidden: {reason}")
 
 
 @dataclass(frozen=True)
@@ -96,8 +112,8 @@ class WebSecrets:
 
 
 class PageGuard:
-    """Pure ASGI middleware: refuse (403) what fails ``check``, stamp the security headers
-    on every response."""
+    """Pure ASGI middleware: refuse what fails ``check`` (403 unless it says otherwise),
+    stamp the security headers on every response."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -116,8 +132,8 @@ class PageGuard:
             await send(message)
 
         if refusal is not None:
-            body = notice(f"forbidden: {refusal}\n").encode()
-            await stamped({"type": "http.response.start", "status": 403, "headers": [
+            body = notice(f"{refusal.line}\n").encode()
+            await stamped({"type": "http.response.start", "status": refusal.status, "headers": [
                 (b"content-type", b"text/plain; charset=utf-8"),
                 (b"content-length", str(len(body)).encode()),
             ]})
@@ -125,7 +141,7 @@ class PageGuard:
             return
         await self.app(scope, receive, stamped)
 
-    async def check(self, scope: dict[str, Any]) -> str | None:
+    async def check(self, scope: dict[str, Any]) -> Refusal | None:
         """Why this request is refused, or None when it may pass."""
         raise NotImplementedError
 
@@ -137,8 +153,9 @@ class Guard(PageGuard):
         super().__init__(app)
         self.secrets = secrets
 
-    async def check(self, scope: dict[str, Any]) -> str | None:
-        return self.refusal(scope)
+    async def check(self, scope: dict[str, Any]) -> Refusal | None:
+        reason = self.refusal(scope)
+        return forbidden(reason) if reason is not None else None
 
     def refusal(self, scope: dict[str, Any]) -> str | None:
         """Why this request is refused, or None when it may pass."""
@@ -227,8 +244,9 @@ def static_route() -> Any:
     return Route("/static/{name:path}", static, methods=["GET"])
 
 
-def event_stream(feed: EventFeed) -> Response:
-    """``/api/events``: one browser's connection to ``feed``, as server-sent events."""
+def event_stream(feed: EventFeed, until: float | None = None) -> Response:
+    """``/api/events``: one browser's connection to ``feed``, as server-sent events, ended
+    (untold: the page reconnects) at ``until`` (``time.monotonic``) if given."""
     from sse_starlette import EventSourceResponse
 
     queue = feed.connect()
@@ -236,7 +254,11 @@ def event_stream(feed: EventFeed) -> Response:
     async def stream() -> Any:
         try:
             while True:
-                item = await queue.get()
+                try:
+                    item = await asyncio.wait_for(
+                        queue.get(), None if until is None else max(0.0, until - monotonic()))
+                except TimeoutError:
+                    return
                 if item is None:
                     return
                 yield {"event": item["type"], "data": json.dumps(item, ensure_ascii=False)}

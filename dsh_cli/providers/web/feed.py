@@ -128,11 +128,13 @@ class EventFeed:
     def connections(self) -> int:
         return len(self._clients)
 
-    def close(self) -> None:
-        """End every open stream with ``host/closed`` (the server can then shut down at once)."""
+    def close(self, told: bool = True) -> None:
+        """End every open stream, with ``host/closed`` when ``told`` (the server can then shut
+        down at once); untold, a page reconnects and hears why from the answer."""
         self._closed = True
         for queue in self._clients:
-            queue.put_nowait({"type": HOST_CLOSED})
+            if told:
+                queue.put_nowait({"type": HOST_CLOSED})
             queue.put_nowait(None)
         self._clients.clear()
 

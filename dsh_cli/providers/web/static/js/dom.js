@@ -11,6 +11,8 @@ export function meta(name) {
 
 export const CSRF = meta("dsh-csrf");
 export const MODE = meta("dsh-mode");
+// the document event a 401 raises: its detail is the server's line
+export const SIGNED_OUT = "dsh-signed-out";
 
 export function el(tag, props, children) {
   const node = document.createElement(tag);
@@ -33,9 +35,15 @@ export async function post(path, body) {
     body: JSON.stringify(body),
     credentials: "same-origin",
   });
+  const text = await response.text().catch(() => "");
+  if (response.status === 401) {
+    // the session is gone: the page says so (main.js) rather than "could not reach dsh"
+    document.dispatchEvent(new CustomEvent(SIGNED_OUT, { detail: text.trim() }));
+    throw new Error(text.trim().replace(/^dsh: /, ""));
+  }
   let data = null;
   try {
-    data = await response.json();
+    data = JSON.parse(text);
   } catch (_) {
     data = null;
   }

@@ -1,7 +1,7 @@
 // The event feed: one EventSource; a (re)connect replays what is pending, then live events.
 
 import { state } from "./state.js";
-import { closeView, holdAgain, hostClosed, refreshGreeting, refreshStatus, showNext } from "./screen.js";
+import { closeView, holdAgain, hostClosed, refreshGreeting, refreshStatus, showNext, signedOut } from "./screen.js";
 import { clearTranscript, transcriptEvent } from "./transcript.js";
 import { batchRequested, batchResolved } from "./question.js";
 import { permissionRequested, permissionResolved } from "./permission.js";
@@ -13,6 +13,9 @@ const TYPES = [
   "question/requested", "question/resolved", "response/ack", "error", "replay/done",
   "host/closed", "permission/requested", "permission/resolved", "inbox/list",
 ];
+// after a refused stream, the waits before the next try (the last repeats)
+const RETRY_MS = [1000, 2000, 5000, 10000, 30000];
+let refusals = 0;
 
 function replayDone(event) {
   state.connection = event.connection || null;
@@ -40,12 +43,29 @@ function handle(event) {
   }
 }
 
+async function refused() {
+  // the stream's answer is not readable here: ask for the page itself, whose refusal says
+  // why; a 401 (the session is gone) ends the page, anything else is tried again later
+  let response = null;
+  try {
+    response = await fetch("/", { credentials: "same-origin", cache: "no-store" });
+  } catch (_) {
+    response = null;
+  }
+  if (response && response.status === 401) {
+    signedOut((await response.text().catch(() => "")).trim());
+    return;
+  }
+  setTimeout(() => { if (!state.finished) connect(); }, RETRY_MS[Math.min(refusals++, RETRY_MS.length - 1)]);
+}
+
 export function connect() {
   const source = new EventSource("/api/events");
   state.source = source;
   source.addEventListener("open", () => {
     // a (re)connect replays pending batches and the transcript from the start
     clearTranscript();
+    refusals = 0;
     state.offline = false;
     refreshStatus();
     refreshGreeting();
@@ -54,6 +74,8 @@ export function connect() {
     if (state.finished) return;
     state.offline = true;
     refreshStatus();
+    // a dropped stream the browser tries again itself; a refused one (not 200) it never does
+    if (source.readyState === EventSource.CLOSED) refused();
   });
   for (const type of TYPES) {
     source.addEventListener(type, (message) => {

@@ -1,11 +1,11 @@
 // dsh web: the transcript, the message composer, the question composer and permission cards.
 // The page only renders: every text it shows comes worded and sanitised from the server.
 
-import { $, follow } from "./dom.js";
+import { $, SIGNED_OUT, follow } from "./dom.js";
 import { state } from "./state.js";
 import { connect } from "./feed.js";
 import { startMessages } from "./message.js";
-import { openScreens, showNext } from "./screen.js";
+import { openScreens, showNext, signedOut } from "./screen.js";
 import { openBatch } from "./question.js";
 import { openPermission } from "./permission.js";
 import { DESK } from "./inbox.js";
@@ -29,6 +29,7 @@ if (DESK) $("idle").textContent = "Nothing pending. Questions and permission req
 openScreens({ batch: openBatch, permission: openPermission });
 startMessages();
 document.addEventListener("keydown", numberKeys);
+document.addEventListener(SIGNED_OUT, (event) => signedOut(event.detail));
 // the composer grows (a question, a narrow window): keep the newest messages in view
 if (window.ResizeObserver) new ResizeObserver(() => follow()).observe($("dock"));
 showNext();

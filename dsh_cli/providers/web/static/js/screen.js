@@ -100,7 +100,7 @@ function setStatus(text, kind) {
 export function refreshStatus() {
   // one place decides the header: closed, offline, a question, working, idle
   const { view, asking } = state;
-  if (state.finished) setStatus("done", "done");
+  if (state.finished) setStatus(state.signedOut ? "signed out" : "done", "done");
   else if (state.offline) setStatus("reconnecting…", "offline");
   else if (view) setStatus(view.busy && view.waiting ? view.waiting : "question waiting", "asking");
   else if (asking) setStatus(asking.busy ? "Sent. Waiting for dsh…" : "permission waiting", "asking");
@@ -135,7 +135,19 @@ export function hostClosed() {
     answered: "The answer was sent to dsh. You can close this tab.",
     cancelled: "The questions were dismissed. You can close this tab.",
   };
-  state.finished = (MODE === "questions" && texts[state.lastOutcome]) || "dsh has stopped. You can close this tab.";
+  finish((MODE === "questions" && texts[state.lastOutcome]) || "dsh has stopped. You can close this tab.");
+}
+
+export function signedOut(line) {
+  // the hub no longer knows this page's session (expired, or the token removed): nothing
+  // it sends is taken until the human signs in again, so say so once and stop
+  if (state.signedOut) return;
+  state.signedOut = true;
+  finish(line.replace(/^dsh: /, "") || "Signed out: ask for a new login link.");
+}
+
+function finish(text) {
+  state.finished = text;
   if (state.source) state.source.close();
   closeView();
   composer().hidden = true;

@@ -7,7 +7,8 @@ export const state = {
   asking: null, // the permission card on screen: {request, busy, error, reason, seen}
   working: false,
   offline: false,
-  finished: null, // what the page says once the host has closed
+  finished: null, // what the page says once the host has closed (or signed it out)
+  signedOut: false, // the server refused the page's session (401): nothing retries
   lastOutcome: null,
   source: null, // the EventSource
   entries: [], // the web desk's list (inbox/list), in arrival order
