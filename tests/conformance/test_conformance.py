@@ -7,6 +7,11 @@ into ``checks.json`` of its ``-o`` directory. Two versions: 0.1.11 (``tests/npm`
 for the 2025 scenarios it has, and 0.2.0-alpha.12 (``tests/npm22``, which needs Node 22 and
 brings its own from npm) for every ``auth/*`` scenario and the 2026-07-28 era's.
 
+One suite process runs a batch of the selected tests' scenarios (``client --suite``, with
+``batch_client.py`` as its command: the scenarios no test of the batch asked about end at
+once, the asked ones' clients run two at a time), and each test judges its own scenario's
+result: every scenario still has its own server and its own dsh client process.
+
 The ``auth/*`` scenarios log in first through ``dsh mcp login``'s flow
 (``dsh_cli.mcp_client.login``; the suite's authorization server approves at once, and
 ``dsh_client.py`` follows its redirect as the browser would), or with ``client_credentials``

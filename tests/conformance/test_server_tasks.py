@@ -4,6 +4,8 @@ Against ``dsh mcp --http --answers FILE`` itself, the checks that need no fixtur
 against ``dsh_task_server.py`` (dsh's task layer and HTTP door in front of the suite's
 fixture tools), every check that applies to a server whose tools never ask the client for
 input. Each pinned by id and judged SUCCESS, so a run that judged nothing cannot pass.
+The suite runs once per server (its ``pending`` suite, which holds every
+``tasks-*`` scenario, one scenario after another); each test reads its own scenario's checks.
 Which checks cannot apply, and why: ``docs/async-questions.md`` ("Conformance").
 """
 
