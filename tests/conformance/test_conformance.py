@@ -7,6 +7,11 @@ into ``checks.json`` of its ``-o`` directory. Two versions: 0.1.11 (``tests/npm`
 for the 2025 scenarios it has, and 0.2.0-alpha.12 (``tests/npm22``, which needs Node 22 and
 brings its own from npm) for every ``auth/*`` scenario and the 2026-07-28 era's.
 
+One suite process runs a batch of the selected tests' scenarios (``client --suite``, with
+``batch_client.py`` as its command: the scenarios no test of the batch asked about end at
+once, the asked ones' clients run two at a time), and each test judges its own scenario's
+result: every scenario still has its own server and its own dsh client process.
+
 The ``auth/*`` scenarios log in first through ``dsh mcp login``'s flow
 (``dsh_cli.mcp_client.login``; the suite's authorization server approves at once, and
 ``dsh_client.py`` follows its redirect as the browser would), or with ``client_credentials``
@@ -27,14 +32,24 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from batch_client import BATCH, EXITED, SLOTS
 from fakes.npm_programs import INSTALL, node22_script, npm_program
 from harness.dsh_under_test import ROOT
 
 CLIENT = Path(__file__).resolve().with_name("dsh_client.py")
+BATCH_CLIENT = CLIENT.with_name("batch_client.py")
+BATCH_SIZE = 11  # scenarios per suite run: a batch's clients take well under BATCH_TIMEOUT
+CLIENTS_AT_ONCE = 2  # the machine's cores
+BATCH_TIMEOUT = 240  # seconds for a whole batch (the suite's 30 s each counts the wait)
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # read by dsh_client.py
+# a result folder's name after its scenario's: when it ran (auth/iss-supported-missing-...
+# is not a run of auth/iss-supported)
+STAMP = "[0-9][0-9][0-9][0-9]-*"
 
 # The checks each scenario must judge SUCCESS, by name, so that a run which judged nothing
 # cannot pass: a client that never reaches the judged request leaves its check out (or,
@@ -187,22 +202,108 @@ def run_scenario(scenario: str, out: Path, protocol: str = "auto", newest: bool 
                  ) -> tuple[list[dict], str, str]:
     """The suite's checks (its log of requests too), the client's stderr, all it said;
     ``newest``: the 0.2.0-alpha.12 suite of ``tests/npm22`` rather than 0.1.11."""
-    suite = (node22_script("@modelcontextprotocol/conformance", "dist/index.js") if newest
-             else [npm_program("conformance")])
     result = subprocess.run(
-        [*suite, "client", "--command", f"{sys.executable} {CLIENT}",
+        [*suite_of(newest), "client", "--command", f"{sys.executable} {CLIENT}",
          "--scenario", scenario, "-o", str(out)],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         env={**os.environ, "PYTHONPATH": str(ROOT), PROTOCOL: protocol})
     said = result.stdout + result.stderr  # the suite reports on either stream
-    hint = ""
-    if "Already connected to a transport" in said:
-        hint = f"\n(tests/npm predates its package-lock.json's SDK override: `{INSTALL}`)"
-    runs = sorted(out.glob(f"{scenario}-*/checks.json"))
+    hint = transport_hint(said)
+    runs = sorted(out.glob(f"{scenario}-{STAMP}/checks.json"))
     assert len(runs) == 1, said[-3000:] + hint
     checks = json.loads(runs[0].read_text(encoding="utf-8"))
     client_stderr = runs[0].with_name("stderr.txt").read_text(encoding="utf-8")
     return checks, client_stderr, said + hint
+
+
+def suite_of(newest: bool) -> list[str]:
+    """The command of the 0.2.0-alpha.12 suite (``newest``) or of 0.1.11."""
+    return (node22_script("@modelcontextprotocol/conformance", "dist/index.js") if newest
+            else [npm_program("conformance")])
+
+
+def transport_hint(said: str) -> str:
+    """What to do when the 0.1.11 suite's server says its SDK is too new."""
+    if "Already connected to a transport" in said:
+        return f"\n(tests/npm predates its package-lock.json's SDK override: `{INSTALL}`)"
+    return ""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scenario of a suite run: its checks and what its client said."""
+
+    checks: list[dict]
+    client_stdout: str
+    client_stderr: str
+
+    def said(self) -> str:
+        """The checks not judged SUCCESS, then the client's output: a failure's evidence."""
+        unmet = [f"{check['id']}: {check['status']} {check.get('errorMessage') or ''}"
+                 for check in self.checks if check.get("status") in ("FAILURE", "WARNING")]
+        return "\n".join([*unmet, self.client_stdout[-1000:], self.client_stderr[-2000:]])
+
+    def exit_code(self) -> int | None:
+        """The client's exit code as ``batch_client.py`` said it; None when it never ended."""
+        lines = self.client_stdout.splitlines()
+        if not lines or not lines[-1].startswith(EXITED):
+            return None
+        return int(lines[-1].removeprefix(EXITED))
+
+
+class SuiteRuns:
+    """The selected tests' scenarios, run a batch at a time by one ``client --suite all``.
+
+    Each batch is one suite process, in which the scenarios no test of the batch asks about
+    end at once (``batch_client.py``) and the asked ones' clients run two at a time; each
+    test then reads its own scenario's result. A scenario is run by the batch holding it,
+    the first time a test asks, so a test run alone runs its own scenario alone.
+    """
+
+    def __init__(self, scenarios: dict[bool, list[str]], work: Path) -> None:
+        self.batches = {newest: [names[start:start + BATCH_SIZE]
+                                 for start in range(0, len(names), BATCH_SIZE)]
+                        for newest, names in scenarios.items()}
+        self.work = work
+        self.runs: dict[tuple[bool, str], Run | str] = {}  # a run, or what the suite said
+
+    def run(self, scenario: str, newest: bool) -> Run:
+        """``scenario``'s run in the suite (``newest``: 0.2.0-alpha.12, else 0.1.11)."""
+        if (newest, scenario) not in self.runs:
+            batch = next(batch for batch in self.batches[newest] if scenario in batch)
+            self._run_batch(batch, newest)
+        run = self.runs[newest, scenario]
+        assert isinstance(run, Run), run
+        return run
+
+    def _run_batch(self, batch: list[str], newest: bool) -> None:
+        out = Path(tempfile.mkdtemp(prefix="suite-", dir=self.work))
+        slots = out / "slots"
+        slots.mkdir()
+        for slot in range(CLIENTS_AT_ONCE):
+            (slots / str(slot)).touch()
+        home = out / "dsh-home"
+        home.mkdir()
+        result = subprocess.run(
+            [*suite_of(newest), "client", "--command", f"{sys.executable} {BATCH_CLIENT}",
+             "--suite", "all" if newest else "core", "--timeout", str(BATCH_TIMEOUT * 1000),
+             "-o", str(out / "results")],
+            capture_output=True, text=True, timeout=BATCH_TIMEOUT + 30,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "DSH_HOME": str(home),
+                 BATCH: ",".join(batch), SLOTS: str(slots), PROTOCOL: "auto"})
+        said = result.stdout + result.stderr
+        hint = transport_hint(said)
+        for scenario in batch:
+            runs = sorted((out / "results").glob(f"{scenario}-{STAMP}/checks.json"))
+            if len(runs) != 1:
+                self.runs[newest, scenario] = f"{len(runs)} runs of {scenario}: " + (
+                    said[-3000:] + hint)
+                continue
+            self.runs[newest, scenario] = Run(
+                json.loads(runs[0].read_text(encoding="utf-8")),
+                runs[0].with_name("stdout.txt").read_text(encoding="utf-8"),
+                runs[0].with_name("stderr.txt").read_text(encoding="utf-8") + hint)
 
 
 def verdicts(checks: list[dict]) -> dict[str, str]:
@@ -224,13 +325,31 @@ def verdict(check: dict) -> str:
     return check["status"]
 
 
+# the tests whose scenarios run in batches: test name -> the suite (newest or 0.1.11)
+BATCHED = {"test_dsh_passes_the_client_scenario": False,
+           "test_dsh_passes_the_newest_suites_client_scenario": True,
+           "test_dsh_logs_in_for_the_auth_scenario": True,
+           "test_dsh_refuses_the_lying_server_of_the_auth_scenario_in_one_line": True}
+
+
+@pytest.fixture(scope="module")
+def suite_runs(request, tmp_path_factory) -> SuiteRuns:
+    """The batches of the scenarios this session selected, by suite, in test order."""
+    scenarios: dict[bool, list[str]] = {False: [], True: []}
+    for item in request.session.items:
+        newest = BATCHED.get(getattr(item, "originalname", ""))
+        if item.module is request.module and newest is not None:
+            scenarios[newest].append(item.callspec.params["scenario"])
+    return SuiteRuns(scenarios, tmp_path_factory.mktemp("conformance"))
+
+
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_dsh_passes_the_client_scenario(scenario, tmp_path):
-    checks, client_stderr, said = run_scenario(scenario, tmp_path)
-    assert verdicts(checks) == dict.fromkeys(SCENARIOS[scenario], "SUCCESS"), said[-3000:]
-    assert "CLIENT EXITED WITH ERROR" not in said, said[-3000:]
+def test_dsh_passes_the_client_scenario(scenario, suite_runs):
+    run = suite_runs.run(scenario, newest=False)
+    assert verdicts(run.checks) == dict.fromkeys(SCENARIOS[scenario], "SUCCESS"), run.said()
+    assert run.exit_code() == 0, run.said()
     if scenario in RETURNED:
-        assert RETURNED[scenario] in client_stderr, client_stderr[-2000:]
+        assert RETURNED[scenario] in run.client_stderr, run.client_stderr[-2000:]
 
 
 def test_a_legacy_server_entry_connects_without_the_era_probe(tmp_path):
@@ -243,28 +362,29 @@ def test_a_legacy_server_entry_connects_without_the_era_probe(tmp_path):
 
 
 @pytest.mark.parametrize("scenario", list(NEWEST))
-def test_dsh_passes_the_newest_suites_client_scenario(scenario, tmp_path):
-    checks, client_stderr, said = run_scenario(scenario, tmp_path, newest=True)
-    assert verdicts(checks) == dict.fromkeys(NEWEST[scenario], "SUCCESS"), said[-3000:]
-    assert "CLIENT EXITED WITH ERROR" not in said, said[-3000:]
+def test_dsh_passes_the_newest_suites_client_scenario(scenario, suite_runs):
+    run = suite_runs.run(scenario, newest=True)
+    assert verdicts(run.checks) == dict.fromkeys(NEWEST[scenario], "SUCCESS"), run.said()
+    assert run.exit_code() == 0, run.said()
     if scenario in RETURNED:
-        assert RETURNED[scenario] in client_stderr, client_stderr[-2000:]
+        assert RETURNED[scenario] in run.client_stderr, run.client_stderr[-2000:]
 
 
 @pytest.mark.parametrize("scenario", list(AUTH_SCENARIOS))
-def test_dsh_logs_in_for_the_auth_scenario(scenario, tmp_path):
-    checks, client_stderr, said = run_scenario(scenario, tmp_path, newest=True)
-    assert verdicts(checks) == dict.fromkeys(AUTH_SCENARIOS[scenario], "SUCCESS"), said[-3000:]
-    assert "CLIENT EXITED WITH ERROR" not in said, said[-3000:]
-    assert "Traceback" not in client_stderr, client_stderr[-2000:]
+def test_dsh_logs_in_for_the_auth_scenario(scenario, suite_runs):
+    run = suite_runs.run(scenario, newest=True)
+    assert verdicts(run.checks) == dict.fromkeys(AUTH_SCENARIOS[scenario], "SUCCESS"), \
+        run.said()
+    assert run.exit_code() == 0, run.said()
+    assert "Traceback" not in run.client_stderr, run.client_stderr[-2000:]
 
 
 @pytest.mark.parametrize("scenario", list(AUTH_REFUSED))
-def test_dsh_refuses_the_lying_server_of_the_auth_scenario_in_one_line(scenario, tmp_path):
+def test_dsh_refuses_the_lying_server_of_the_auth_scenario_in_one_line(scenario, suite_runs):
     expected, line = AUTH_REFUSED[scenario]
-    checks, client_stderr, said = run_scenario(scenario, tmp_path, newest=True)
-    judged = verdicts(checks)
+    run = suite_runs.run(scenario, newest=True)
+    judged = verdicts(run.checks)
     assert {check: judged.get(check) for check in expected} == dict.fromkeys(
-        expected, "SUCCESS"), said[-3000:]
-    assert line in client_stderr, client_stderr[-2000:]
-    assert "Traceback" not in client_stderr, client_stderr[-2000:]
+        expected, "SUCCESS"), run.said()
+    assert line in run.client_stderr, run.client_stderr[-2000:]
+    assert "Traceback" not in run.client_stderr, run.client_stderr[-2000:]

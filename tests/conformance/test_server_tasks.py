@@ -4,6 +4,8 @@ Against ``dsh mcp --http --answers FILE`` itself, the checks that need no fixtur
 against ``dsh_task_server.py`` (dsh's task layer and HTTP door in front of the suite's
 fixture tools), every check that applies to a server whose tools never ask the client for
 input. Each pinned by id and judged SUCCESS, so a run that judged nothing cannot pass.
+The suite runs once per server (its ``pending`` suite, which holds every
+``tasks-*`` scenario, one scenario after another); each test reads its own scenario's checks.
 Which checks cannot apply, and why: ``docs/async-questions.md`` ("Conformance").
 """
 
@@ -80,17 +82,37 @@ def serving(command: list[str]):
         process.wait(timeout=30)
 
 
-def judged(url: str, scenario: str, out: Path) -> dict[str, str]:
-    """Each check the suite judged in ``scenario`` against ``url``, by id."""
+# the suite of the scenarios not yet required of the reference server, which holds every
+# tasks-* scenario: one suite process runs them all, one after another, against a server
+SUITE = "pending"
+
+
+def judged_all(url: str, out: Path) -> dict[str, dict[str, str] | str]:
+    """Each scenario of ``SUITE`` against ``url``: the checks it judged by id (or what the
+    suite said, when it left no single result for the scenario)."""
     suite = node22_script("@modelcontextprotocol/conformance", "dist/index.js")
-    result = subprocess.run([*suite, "server", "--url", url, "--scenario", scenario,
-                             "-o", str(out)], capture_output=True, text=True, timeout=180,
+    result = subprocess.run([*suite, "server", "--url", url, "--suite", SUITE,
+                             "-o", str(out)], capture_output=True, text=True, timeout=240,
                             stdin=subprocess.DEVNULL)
-    runs = sorted(out.glob(f"server-{scenario}-*/checks.json"))
-    assert len(runs) == 1, (result.stdout + result.stderr)[-3000:]
-    checks = json.loads(runs[0].read_text(encoding="utf-8"))
-    return {check["id"]: check["status"] for check in checks
-            if check.get("status") in ("SUCCESS", "FAILURE", "WARNING")}
+    said = (result.stdout + result.stderr)[-3000:]
+    verdicts: dict[str, dict[str, str] | str] = {}
+    for scenario in {*ON_DSH_MCP, *ON_FIXTURES}:
+        # server-tasks-lifecycle-<when it ran>
+        runs = sorted(out.glob(f"server-{scenario}-[0-9][0-9][0-9][0-9]-*/checks.json"))
+        if len(runs) != 1:
+            verdicts[scenario] = f"{len(runs)} runs of {scenario} in the {SUITE} suite: {said}"
+            continue
+        checks = json.loads(runs[0].read_text(encoding="utf-8"))
+        verdicts[scenario] = {check["id"]: check["status"] for check in checks
+                              if check.get("status") in ("SUCCESS", "FAILURE", "WARNING")}
+    return verdicts
+
+
+def judged(verdicts: dict[str, dict[str, str] | str], scenario: str) -> dict[str, str]:
+    """The checks ``scenario`` judged, by id; fails saying why when it has no result."""
+    found = verdicts[scenario]
+    assert isinstance(found, dict), found
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -102,22 +124,33 @@ def dsh_mcp_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def on_dsh_mcp(dsh_mcp_url, tmp_path_factory):
+    """The suite's verdicts on ``dsh mcp --http``, every scenario run once."""
+    return judged_all(dsh_mcp_url, tmp_path_factory.mktemp("on-dsh-mcp"))
+
+
+@pytest.fixture(scope="module")
 def fixtures_url():
     with serving([sys.executable, str(FIXTURES)]) as url:
         yield url
 
 
+@pytest.fixture(scope="module")
+def on_fixtures(fixtures_url, tmp_path_factory):
+    """The suite's verdicts on ``dsh_task_server.py``, every scenario run once."""
+    return judged_all(fixtures_url, tmp_path_factory.mktemp("on-fixtures"))
+
+
 @pytest.mark.parametrize("scenario", list(ON_DSH_MCP))
-def test_dsh_mcp_passes_the_fixture_free_checks(scenario, dsh_mcp_url, tmp_path):
-    verdicts = judged(dsh_mcp_url, scenario, tmp_path)
+def test_dsh_mcp_passes_the_fixture_free_checks(scenario, on_dsh_mcp):
+    verdicts = judged(on_dsh_mcp, scenario)
     pinned = {check: verdicts.get(check) for check in ON_DSH_MCP[scenario]}
     assert pinned == dict.fromkeys(ON_DSH_MCP[scenario], "SUCCESS"), verdicts
 
 
 @pytest.mark.parametrize("scenario", list(ON_FIXTURES))
-def test_dshs_task_layer_passes_the_scenario_on_the_suites_fixtures(scenario, fixtures_url,
-                                                                     tmp_path):
-    verdicts = judged(fixtures_url, scenario, tmp_path)
+def test_dshs_task_layer_passes_the_scenario_on_the_suites_fixtures(scenario, on_fixtures):
+    verdicts = judged(on_fixtures, scenario)
     assert verdicts == dict.fromkeys(ON_FIXTURES[scenario], "SUCCESS")
 
 
