@@ -180,19 +180,20 @@ def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tm
 
 
 def test_always_is_kept_per_tool_definition_and_a_changed_tool_is_asked_again(
-        tmp_path, dsh_home, answers):
+        tmp_path, dsh_home, answers, notes):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
-    first = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+    first = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", notes=notes),
                 "--plain", "note it", input="3\n")
     assert first.returncode == 0, first.stderr
     assert latest_tool_results()[0]["content"] == "saved note 1: hello"
     saved = json.loads((dsh_home / "permissions.json").read_text())
     assert "mcp__notes__write_note" in saved["always"]
     assert os.stat(dsh_home / "permissions.json").st_mode & 0o777 == 0o600
-    again = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+    again = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", notes=notes),
                 "--answers", answers, "note it")
     assert again.returncode == 0, again.stderr
-    assert latest_tool_results()[0]["content"] == "saved note 1: hello"  # no human needed
+    assert latest_tool_results()[0]["content"] == "saved note 2: hello"  # no human needed
+    # the same server name and tool, whose description differs: another definition
     changed = dsh("run", "-m", model, "--mcp-config",
                   servers(tmp_path, "notes", variant="changed"), "--answers", answers,
                   "note it")
