@@ -139,16 +139,18 @@ def test_allow_rules_and_yes_let_the_call_run(tmp_path, answers, notes, flags):
 
 def test_a_deny_rule_wins_over_yes_and_the_model_gets_permission_denied(tmp_path, answers,
                                                                         notes):
+    # a second server name ("jot": the shared notes server again) for the server-wide rule
+    table = {"mcpServers": {"notes": notes, "jot": notes}}
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}),
-                   ("mcp__time__get_current_time", {"timezone": "UTC"}))
-    result = dsh("run", "-m", model, "--mcp-config",
-                 servers(tmp_path, "notes", "time", notes=notes),
+                   ("mcp__jot__read_notes", {}))
+    result = dsh("run", "-m", model, "--mcp-config", write(tmp_path / "s.json", table),
                  "--answers", answers,
-                 "--yes", "--deny", "mcp__notes__*", "--deny", "mcp__time", "note it")
+                 "--yes", "--deny", "mcp__notes__*", "--deny", "mcp__jot", "note it")
     assert result.returncode == 0, result.stderr
-    note, clock = latest_tool_results()
-    assert error_code(note) == error_code(clock) == "PERMISSION_DENIED"
+    note, read = latest_tool_results()
+    assert error_code(note) == error_code(read) == "PERMISSION_DENIED"
     assert "deny 'mcp__notes__*'" in str(note["content"])
+    assert "deny 'mcp__jot'" in str(read["content"])
 
 
 def test_config_toml_permissions_apply_and_bad_types_name_the_file(tmp_path, dsh_home, answers,
