@@ -27,6 +27,9 @@ CASES = {
 ARGUMENTS = {"ask_user_question": {"questions": [QUESTION]},
              "mcp__forms__deploy": {"service": "api"},
              "mcp__notes__write_note": {"text": "from a controller"}}
+# the one server each tool needs: every server configured is a child every run starts
+SERVERS = {"ask_user_question": {}, "mcp__forms__deploy": {"forms": mcp_forms_server.entry()},
+           "mcp__notes__write_note": {"notes": mcp_notes_server.entry()}}
 
 
 @pytest.fixture
@@ -43,13 +46,12 @@ def controller():
 
 
 def run_args(tmp_path: Path, tool: str) -> list[str]:
-    """`dsh run --jsonl` whose scripted model calls ``tool`` once, with its MCP server."""
+    """`dsh run --jsonl` whose scripted model calls ``tool`` once, with only its MCP server."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [
         {"tool_calls": [{"name": tool, "arguments": ARGUMENTS[tool]}]}, {"content": "done"}]}))
     servers = tmp_path / "servers.json"
-    servers.write_text(json.dumps({"mcpServers": {
-        "forms": mcp_forms_server.entry(), "notes": mcp_notes_server.entry()}}))
+    servers.write_text(json.dumps({"mcpServers": SERVERS[tool]}))
     # the form's tool may run unasked, so its form is the one thing pending
     return ["run", "--jsonl", "--model", f"script:{script}", "--mcp-config", str(servers),
             "--allow", "mcp__forms__deploy", "go"]

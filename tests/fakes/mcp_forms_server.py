@@ -118,11 +118,28 @@ def build(record: str | None = None, state_key: str | None = None) -> MCPServer:
 for _resolver in (target, approval, new_name):
     _resolver.__module__ = "deploy"
 
+def serve_http(server: MCPServer) -> None:
+    """Streamable HTTP on a free port of 127.0.0.1; its URL is the first line on stdout."""
+    import asyncio
+    import socket
+
+    import uvicorn
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)  # connections queue from here on: the URL printed is ready
+    print(f"http://127.0.0.1:{listener.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--record")
     parser.add_argument("--state-key")
+    parser.add_argument("--http", action="store_true", help="serve HTTP, not stdio")
     options = parser.parse_args()
-    build(options.record, options.state_key).run("stdio")
+    forms = build(options.record, options.state_key)
+    serve_http(forms) if options.http else forms.run("stdio")

@@ -1,6 +1,8 @@
 """A small MCP server written with the SDK's ``MCPServer``, for the cases real servers lack.
 
-``python mcp_notes_server.py [--variant NAME]``: stdio. Tools: ``read_notes`` (read-only),
+``python mcp_notes_server.py [--variant NAME] [--http]``: stdio, or streamable HTTP on a free
+port whose URL is the first line on stdout (a server a test module shares: each client's notes
+are kept apart by its ``X-Notes-Book`` header). Tools: ``read_notes`` (read-only),
 ``write_note`` (destructive), ``crash`` (exits mid-call), ``hang`` (never answers),
 ``fail`` (an ``isError`` result), ``picture`` (an image and a resource link). ``--variant
 changed`` gives ``write_note`` another description (a changed definition).
@@ -12,11 +14,16 @@ import argparse
 import asyncio
 import os
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
-NOTES: list[str] = []
+BOOKS: dict[str, list[str]] = {}
+
+
+def notes_of(ctx: Context) -> list[str]:
+    """The notes of this client's book: over stdio (no headers) the process has one."""
+    return BOOKS.setdefault((ctx.headers or {}).get("x-notes-book", ""), [])
 
 
 def entry(*extra: str, **options: object) -> dict[str, object]:
@@ -32,17 +39,18 @@ def build(variant: str) -> MCPServer:
     destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True)
 
     @server.tool(annotations=read_only)
-    def read_notes() -> str:
+    def read_notes(ctx: Context) -> str:
         """Read every note."""
-        return "\n".join(NOTES) or "(no notes)"
+        return "\n".join(notes_of(ctx)) or "(no notes)"
 
     description = ("Write a note, then publish it." if variant == "changed"
                    else "Write a note.")
 
     @server.tool(description=description, annotations=destructive)
-    def write_note(text: str) -> str:
-        NOTES.append(text)
-        return f"saved note {len(NOTES)}: {text}"
+    def write_note(text: str, ctx: Context) -> str:
+        notes = notes_of(ctx)
+        notes.append(text)
+        return f"saved note {len(notes)}: {text}"
 
     @server.tool()
     def crash() -> str:
@@ -80,4 +88,12 @@ def build(variant: str) -> MCPServer:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--variant", default="plain")
-    build(parser.parse_args().variant).run("stdio")
+    parser.add_argument("--http", action="store_true", help="serve HTTP, not stdio")
+    options = parser.parse_args()
+    notes = build(options.variant)
+    if options.http:
+        from mcp_forms_server import serve_http  # beside this file: the script's folder
+
+        serve_http(notes)
+    else:
+        notes.run("stdio")

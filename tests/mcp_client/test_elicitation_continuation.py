@@ -1,14 +1,17 @@
 """The round a call stores with its batch, and what a resumed call does with it, in process
 against the real forms server (``tests/fakes/mcp_forms_server.py``): each ``open_forms`` is
-a new server process, as after a crash."""
+a new server process, as after a crash. The keyed server's first round is data once stored
+(its process is gone), so the module computes it once and each test resumes a copy."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import sys
 import tempfile
 
+import pytest
 from fakes.mcp_forms_server import entry as forms_entry
 
 from dsh_cli.core.errors import ASK_CANCELLED, UserInteractionError
@@ -58,6 +61,19 @@ async def first_round(*args: str) -> dict:
     return request.continuation
 
 
+@pytest.fixture(scope="module")
+def keyed_round(tmp_path_factory) -> dict:
+    """What a keyed server's first process stored; each test gets its own copy."""
+    with pytest.MonkeyPatch.context() as patch:  # a home of its own, as each test has
+        patch.setenv("DSH_HOME", str(tmp_path_factory.mktemp("dsh-home")))
+        return asyncio.run(asyncio.wait_for(first_round("--state-key", KEY), 30))
+
+
+@pytest.fixture
+def keyed(keyed_round: dict) -> dict:
+    return copy.deepcopy(keyed_round)
+
+
 async def resume(continuation: dict, *args: str, replies=(ANSWERS,)):
     ui, provider = session_with(*replies)
     notices: list[str] = []
@@ -72,8 +88,8 @@ async def resume(continuation: dict, *args: str, replies=(ANSWERS,)):
     return result, provider, notices
 
 
-def test_each_round_stores_the_servers_result_with_its_batch(run):
-    continuation = run(first_round("--state-key", KEY), ceiling=30)
+def test_each_round_stores_the_servers_result_with_its_batch(keyed):
+    continuation = keyed
     assert continuation["kind"] == KIND
     assert (continuation["server"], continuation["tool"]) == ("forms", "deploy")
     endpoint = [sys.executable, *forms_entry("--state-key", KEY)["args"]]
@@ -92,12 +108,9 @@ def test_each_round_stores_the_servers_result_with_its_batch(run):
     assert Continuation.from_json(broken, "forms", endpoint, "deploy") is None
 
 
-def test_a_resumed_call_re_asks_the_stored_round_and_the_keyed_server_accepts_its_state(run):
-    async def go():
-        continuation = await first_round("--state-key", KEY)
-        return await resume(continuation, "--state-key", KEY)
-
-    result, provider, notices = run(go(), ceiling=60)
+def test_a_resumed_call_re_asks_the_stored_round_and_the_keyed_server_accepts_its_state(
+        run, keyed):
+    result, provider, notices = run(resume(keyed, "--state-key", KEY), ceiling=60)
     assert not result.is_error, result.content
     assert json.loads(result.content) == ANSWERED
     assert [context.rpc_id for context in provider.contexts] == ["q_stored"]
@@ -122,11 +135,11 @@ def test_a_refused_state_with_a_changed_form_asks_the_new_one_under_the_stored_r
     assert notice.startswith("dsh: MCP_STATE_REFUSED: forms refused the stored state of deploy")
 
 
-def test_without_an_answer_source_a_stored_round_is_not_retried(run, tmp_path):
+def test_without_an_answer_source_a_stored_round_is_not_retried(run, tmp_path, keyed):
     log = tmp_path / "rounds.jsonl"
 
     async def go():
-        continuation = await first_round("--state-key", KEY)
+        continuation = keyed
         ui = UserInteraction()  # nothing registered: no capability, nothing to re-ask
         toolset, registry = await open_forms(ui, "--state-key", KEY, "--record", str(log))
         try:

@@ -1,7 +1,10 @@
 """A real server's elicitations through dsh's seam (``tests/fakes/mcp_forms_server.py``).
 
-The server runs over stdio and negotiates 2026-07-28, so ``deploy``'s two forms arrive as
-one input-required result and must be asked as one batch.
+The server negotiates 2026-07-28, so ``deploy``'s two forms arrive as one input-required
+result and must be asked as one batch. It answers from what each call brings and keeps
+nothing between calls, so one server process over HTTP serves the module (each test opens
+its own connection); over stdio, ``test_elicitation_continuation`` and
+``test_elicitation_resume`` start a server process each, as a restart needs.
 """
 
 from __future__ import annotations
@@ -9,7 +12,8 @@ from __future__ import annotations
 import json
 import tempfile
 
-from fakes.mcp_forms_server import entry as forms_entry
+import pytest
+from harness.http_fake import served
 
 from dsh_cli.core.errors import ASK_CANCELLED, ASK_DECLINED, MCP_TOOL_ERROR, UserInteractionError
 from dsh_cli.interaction import ScriptedProvider, UserInteraction
@@ -20,8 +24,14 @@ from dsh_cli.tools.registry import ToolContext
 TARGET, GO = "deploy:target", "deploy:approval"
 
 
-async def open_forms(ui: UserInteraction, **options):
-    configs = parse_servers({"mcpServers": {"forms": forms_entry(**options)}}, "t.json", {})
+@pytest.fixture(scope="module")
+def forms_url():
+    with served("mcp_forms_server.py") as url:
+        yield url
+
+
+async def open_forms(url: str, ui: UserInteraction, **options):
+    configs = parse_servers({"mcpServers": {"forms": {"url": url, **options}}}, "t.json", {})
     errlog = tempfile.TemporaryFile("w+")  # noqa: SIM115 (open for the session)
     toolset = await McpToolset.start(configs, errlog=errlog, elicitation=ui)
     registry = ToolRegistry()
@@ -51,10 +61,10 @@ def deploy_answers(env="production", replicas=None, approve="Yes", tags=()):
         {"id": f"{GO}/tags", "selected": list(tags)}]}
 
 
-def test_two_forms_at_once_are_one_batch_and_the_server_gets_typed_values(run):
+def test_two_forms_at_once_are_one_batch_and_the_server_gets_typed_values(run, forms_url):
     async def go():
         ui, provider = session_with(deploy_answers(replicas="4", tags=["fast", "loud"]))
-        toolset, registry = await open_forms(ui)
+        toolset, registry = await open_forms(forms_url, ui)
         try:
             result = await call(registry, ui, "mcp__forms__deploy", {"service": "api"})
         finally:
@@ -76,10 +86,10 @@ def test_two_forms_at_once_are_one_batch_and_the_server_gets_typed_values(run):
     assert request.questions[2].labels == ["Yes", "No"]
 
 
-def test_a_skipped_optional_number_takes_the_schema_default(run):
+def test_a_skipped_optional_number_takes_the_schema_default(run, forms_url):
     async def go():
         ui, _ = session_with(deploy_answers(env="staging", approve="No"))
-        toolset, registry = await open_forms(ui)
+        toolset, registry = await open_forms(forms_url, ui)
         try:
             return await call(registry, ui, "mcp__forms__deploy", {"service": "web"})
         finally:
@@ -90,10 +100,10 @@ def test_a_skipped_optional_number_takes_the_schema_default(run):
     assert json.loads(result.content)["go"] == {"accept": {"approve": False, "tags": []}}
 
 
-def test_decline_and_cancel_reach_the_server_as_such(run):
+def test_decline_and_cancel_reach_the_server_as_such(run, forms_url):
     async def go(error):
         ui, _ = session_with(error)
-        toolset, registry = await open_forms(ui)
+        toolset, registry = await open_forms(forms_url, ui)
         try:
             return await call(registry, ui, "mcp__forms__deploy", {"service": "api"})
         finally:
@@ -106,10 +116,10 @@ def test_decline_and_cancel_reach_the_server_as_such(run):
     assert json.loads(cancelled.content)["where"] == "cancel"
 
 
-def test_a_value_that_breaks_the_rule_is_never_sent(run):
+def test_a_value_that_breaks_the_rule_is_never_sent(run, forms_url):
     async def go():
         ui, _ = session_with({"answers": [{"id": "name", "custom": "X!"}, {"id": "api_token"}]})
-        toolset, registry = await open_forms(ui)
+        toolset, registry = await open_forms(forms_url, ui)
         try:
             return await call(registry, ui, "mcp__forms__rename", {})
         finally:
@@ -119,11 +129,11 @@ def test_a_value_that_breaks_the_rule_is_never_sent(run):
     assert json.loads(result.content) == {"rename": "cancel"}
 
 
-def test_one_form_uses_plain_ids_and_warns_about_the_token(run):
+def test_one_form_uses_plain_ids_and_warns_about_the_token(run, forms_url):
     async def go():
         ui, provider = session_with({"answers": [{"id": "name", "custom": "billing-2"},
                                                  {"id": "api_token"}]})
-        toolset, registry = await open_forms(ui)
+        toolset, registry = await open_forms(forms_url, ui)
         try:
             return await call(registry, ui, "mcp__forms__rename", {}), provider
         finally:
@@ -136,10 +146,10 @@ def test_one_form_uses_plain_ids_and_warns_about_the_token(run):
     assert [q["id"] for q in dumped] == ["name", "api_token"]
 
 
-def test_a_resumed_call_re_asks_under_the_stored_rpc_id(run):
+def test_a_resumed_call_re_asks_under_the_stored_rpc_id(run, forms_url):
     async def go():
         ui, provider = session_with(deploy_answers())
-        toolset, registry = await open_forms(ui)
+        toolset, registry = await open_forms(forms_url, ui)
         try:
             await call(registry, ui, "mcp__forms__deploy", {"service": "api"},
                        rpc_id="rpc-stored-7")
@@ -151,10 +161,10 @@ def test_a_resumed_call_re_asks_under_the_stored_rpc_id(run):
     assert [context.rpc_id for context in provider.contexts] == ["rpc-stored-7"]
 
 
-def test_the_humans_time_does_not_count_against_the_tool_timeout(run):
+def test_the_humans_time_does_not_count_against_the_tool_timeout(run, forms_url):
     async def go():
         ui, _ = session_with(deploy_answers(), delay=2.5)
-        toolset, registry = await open_forms(ui, tool_timeout=2)
+        toolset, registry = await open_forms(forms_url, ui, tool_timeout=2)
         try:
             return await call(registry, ui, "mcp__forms__deploy", {"service": "api"})
         finally:
@@ -164,10 +174,11 @@ def test_the_humans_time_does_not_count_against_the_tool_timeout(run):
     assert not result.is_error, result.content
 
 
-def test_without_a_provider_no_capability_is_declared_and_the_call_does_not_hang(run):
+def test_without_a_provider_no_capability_is_declared_and_the_call_does_not_hang(
+        run, forms_url):
     async def go():
         ui = UserInteraction()  # nothing registered: nobody can answer
-        toolset, registry = await open_forms(ui)
+        toolset, registry = await open_forms(forms_url, ui)
         try:
             return (await call(registry, ui, "mcp__forms__deploy", {"service": "api"}),
                     toolset.connections[0]._elicits)

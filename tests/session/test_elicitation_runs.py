@@ -1,5 +1,9 @@
 """``dsh run --mcp-config`` with a server that asks (elicitation): the form is a question
-batch answered wherever this run's questions are: an answers file, or a controller."""
+batch answered wherever this run's questions are: an answers file, or a controller.
+
+The forms server keeps nothing between calls (each result says what that call received),
+so one server process over HTTP serves every run of the module; restarts across a run's
+death are ``tests/mcp_client/test_elicitation_resume.py``'s."""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from fakes.mcp_forms_server import entry
+import pytest
 from harness.dsh_under_test import DSH
+from harness.http_fake import served
 from harness.stored_session import latest_tool_results
 
 CEILING = 60
@@ -16,9 +21,15 @@ ANSWERS = {"deploy:target/env": ["production"], "deploy:target/replicas": "3",
            "deploy:approval/approve": ["Yes"], "deploy:approval/tags": ["fast"]}
 
 
-def files(tmp_path: Path) -> tuple[str, str]:
+@pytest.fixture(scope="module")
+def forms_url():
+    with served("mcp_forms_server.py") as url:
+        yield url
+
+
+def files(tmp_path: Path, url: str) -> tuple[str, str]:
     servers = tmp_path / "servers.json"
-    servers.write_text(json.dumps({"mcpServers": {"forms": entry()}}))
+    servers.write_text(json.dumps({"mcpServers": {"forms": {"url": url}}}))
     script = tmp_path / "deploy.json"
     script.write_text(json.dumps({"turns": [
         {"tool_calls": [{"name": "mcp__forms__deploy", "arguments": {"service": "api"}}]},
@@ -26,8 +37,8 @@ def files(tmp_path: Path) -> tuple[str, str]:
     return str(servers), f"script:{script}"
 
 
-def run(tmp_path: Path, *extra: str, input: str | None = None):
-    servers, model = files(tmp_path)
+def run(tmp_path: Path, url: str, *extra: str, input: str | None = None):
+    servers, model = files(tmp_path, url)
     return subprocess.run([DSH, "run", "--model", model, "--mcp-config", servers, "--yes",
                            *extra, "go"], capture_output=True, text=True, timeout=CEILING,
                           input=input, stdin=None if input is not None else subprocess.DEVNULL)
@@ -39,10 +50,10 @@ def server_saw() -> dict:
     return json.loads(str(tool["content"]))
 
 
-def test_an_empty_answers_file_names_every_field_the_server_asks(tmp_path):
+def test_an_empty_answers_file_names_every_field_the_server_asks(tmp_path, forms_url):
     empty = tmp_path / "answers.json"
     empty.write_text("{}")
-    result = run(tmp_path, "--answers", str(empty))
+    result = run(tmp_path, forms_url, "--answers", str(empty))
     assert result.returncode == 0, result.stderr
     assert ("answers.json has no answer for 'deploy:target/env' (\"Environment\"), "
             "'deploy:target/replicas'") in result.stderr
@@ -50,18 +61,18 @@ def test_an_empty_answers_file_names_every_field_the_server_asks(tmp_path):
     assert saw["where"] == "cancel" and saw["go"] == "cancel"  # nothing answered: cancel
 
 
-def test_the_server_receives_typed_values_from_the_answers_file(tmp_path):
+def test_the_server_receives_typed_values_from_the_answers_file(tmp_path, forms_url):
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(ANSWERS))
-    result = run(tmp_path, "--answers", str(answers))
+    result = run(tmp_path, forms_url, "--answers", str(answers))
     assert result.returncode == 0, result.stderr
     assert server_saw() == {
         "service": "api", "where": {"accept": {"env": "production", "replicas": 3}},
         "go": {"accept": {"approve": True, "tags": ["fast"]}}}
 
 
-def test_a_controller_gets_the_form_fixes_a_refused_value_or_declines(tmp_path):
-    servers, model = files(tmp_path)
+def test_a_controller_gets_the_form_fixes_a_refused_value_or_declines(tmp_path, forms_url):
+    servers, model = files(tmp_path, forms_url)
     process = subprocess.Popen([DSH, "run", "--jsonl", "--model", model, "--mcp-config",
                                 servers, "--yes", "go"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -102,8 +113,8 @@ def test_a_controller_gets_the_form_fixes_a_refused_value_or_declines(tmp_path):
     assert server_saw()["where"] == "decline"
 
 
-def _form_pending(tmp_path: Path) -> tuple[subprocess.Popen, dict]:
-    servers, model = files(tmp_path)
+def _form_pending(tmp_path: Path, url: str) -> tuple[subprocess.Popen, dict]:
+    servers, model = files(tmp_path, url)
     process = subprocess.Popen([DSH, "run", "--jsonl", "--model", model, "--mcp-config",
                                 servers, "--yes", "go"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -115,9 +126,9 @@ def _form_pending(tmp_path: Path) -> tuple[subprocess.Popen, dict]:
     raise AssertionError("no question/requested")
 
 
-def test_a_controller_that_hangs_up_mid_form_cancels_it_at_the_server(tmp_path):
+def test_a_controller_that_hangs_up_mid_form_cancels_it_at_the_server(tmp_path, forms_url):
     """Both ends closed (the controller died: EOF on stdin, SIGPIPE on stdout)."""
-    process, _requested = _form_pending(tmp_path)
+    process, _requested = _form_pending(tmp_path, forms_url)
     assert process.stdin is not None and process.stdout is not None
     try:
         process.stdout.close()
@@ -130,8 +141,8 @@ def test_a_controller_that_hangs_up_mid_form_cancels_it_at_the_server(tmp_path):
     assert server_saw()["where"] == "cancel"
 
 
-def test_malformed_frames_mid_form_leave_it_pending_for_the_next_answer(tmp_path):
-    process, requested = _form_pending(tmp_path)
+def test_malformed_frames_mid_form_leave_it_pending_for_the_next_answer(tmp_path, forms_url):
+    process, requested = _form_pending(tmp_path, forms_url)
     assert process.stdin is not None and process.stdout is not None
     rpc_id = requested["rpc_id"].encode()
     try:

@@ -3,6 +3,8 @@
 A scripted model calls the tools; what reached the model is read back from the stored
 session (as ``dsh sessions show --json`` gives it), so each test sees the very tool results
 it got. Each run configures only the servers its model calls: every one is a child to start.
+A test about permissions reaches the notes server the module shares over HTTP (its own book
+of notes, by header); a server's start-up, stderr or changed definition is a stdio child's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from harness.dsh_under_test import DSH
+from harness.http_fake import served
 from harness.stored_session import latest_tool_results
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
@@ -35,13 +38,14 @@ def write(path: Path, data: object) -> str:
 
 
 def servers(tmp_path: Path, *names: str, variant: str | None = None,
-            git: Path | None = None) -> str:
+            git: Path | None = None, notes: dict[str, object] | None = None) -> str:
     """A config of the named servers (and git's, given a repository): each one configured is
-    a child that every run starts, so a test names only the ones its model calls."""
+    a child that every run starts, so a test names only the ones its model calls. ``notes``
+    is the shared server's entry; without it, notes is a stdio child of the run."""
     every: dict[str, object] = {
         "time": {"command": "mcp-server-time"},
-        "notes": {"command": sys.executable,
-                  "args": [NOTES, *(["--variant", variant] if variant else [])]},
+        "notes": notes or {"command": sys.executable,
+                           "args": [NOTES, *(["--variant", variant] if variant else [])]},
     }
     table = {name: every[name] for name in names}
     if git is not None:
@@ -78,6 +82,18 @@ def answers(tmp_path: Path) -> str:
     return write(tmp_path / "answers.json", {})
 
 
+@pytest.fixture(scope="module")
+def notes_url():
+    with served("mcp_notes_server.py") as url:
+        yield url
+
+
+@pytest.fixture
+def notes(notes_url: str, tmp_path: Path) -> dict[str, object]:
+    """The shared notes server's entry, with this test's own (empty) book of notes."""
+    return {"url": notes_url, "headers": {"X-Notes-Book": str(tmp_path)}}
+
+
 def test_read_only_tools_run_with_no_prompt_and_their_results_reach_the_model(
         tmp_path, repo, answers):
     model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}),
@@ -91,10 +107,12 @@ def test_read_only_tools_run_with_no_prompt_and_their_results_reach_the_model(
     assert "On branch" in str(status["content"]) or "branch" in str(status["content"])
 
 
-def test_a_call_that_needs_a_human_fails_at_once_with_answers_only(tmp_path, repo, answers):
+def test_a_call_that_needs_a_human_fails_at_once_with_answers_only(tmp_path, repo, answers,
+                                                                   notes):
     model = script(tmp_path, ("mcp__git__git_reset", {"repo_path": str(repo)}),
                    ("mcp__notes__write_note", {"text": "hello"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", git=repo),
+    result = dsh("run", "-m", model, "--mcp-config",
+                 servers(tmp_path, "notes", git=repo, notes=notes),
                  "--answers", answers, "reset it")
     assert result.returncode == 0, result.stderr
     reset, note = latest_tool_results()
@@ -109,9 +127,9 @@ def test_a_call_that_needs_a_human_fails_at_once_with_answers_only(tmp_path, rep
 
 @pytest.mark.parametrize("flags", [["--allow", "mcp__notes__write_note"], ["--allow", "mcp__notes"],
                                    ["--yes"]])
-def test_allow_rules_and_yes_let_the_call_run(tmp_path, answers, flags):
+def test_allow_rules_and_yes_let_the_call_run(tmp_path, answers, notes, flags):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", notes=notes),
                  "--answers", answers, *flags, "note it")
     assert result.returncode == 0, result.stderr
     assert ("--yes" in result.stderr) == (flags == ["--yes"])
@@ -119,23 +137,28 @@ def test_allow_rules_and_yes_let_the_call_run(tmp_path, answers, flags):
     assert note["content"] == "saved note 1: hello"
 
 
-def test_a_deny_rule_wins_over_yes_and_the_model_gets_permission_denied(tmp_path, answers):
+def test_a_deny_rule_wins_over_yes_and_the_model_gets_permission_denied(tmp_path, answers,
+                                                                        notes):
+    # a second server name ("jot": the shared notes server again) for the server-wide rule
+    table = {"mcpServers": {"notes": notes, "jot": notes}}
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}),
-                   ("mcp__time__get_current_time", {"timezone": "UTC"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", "time"),
+                   ("mcp__jot__read_notes", {}))
+    result = dsh("run", "-m", model, "--mcp-config", write(tmp_path / "s.json", table),
                  "--answers", answers,
-                 "--yes", "--deny", "mcp__notes__*", "--deny", "mcp__time", "note it")
+                 "--yes", "--deny", "mcp__notes__*", "--deny", "mcp__jot", "note it")
     assert result.returncode == 0, result.stderr
-    note, clock = latest_tool_results()
-    assert error_code(note) == error_code(clock) == "PERMISSION_DENIED"
+    note, read = latest_tool_results()
+    assert error_code(note) == error_code(read) == "PERMISSION_DENIED"
     assert "deny 'mcp__notes__*'" in str(note["content"])
+    assert "deny 'mcp__jot'" in str(read["content"])
 
 
-def test_config_toml_permissions_apply_and_bad_types_name_the_file(tmp_path, dsh_home, answers):
+def test_config_toml_permissions_apply_and_bad_types_name_the_file(tmp_path, dsh_home, answers,
+                                                                   notes):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
     config = dsh_home / "config.toml"
     config.write_text('[permissions]\nallow = ["mcp__notes__write_note"]\n')
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", notes=notes),
                  "--answers", answers, "note it")
     assert result.returncode == 0, result.stderr
     assert latest_tool_results()[0]["content"] == "saved note 1: hello"
@@ -146,9 +169,9 @@ def test_config_toml_permissions_apply_and_bad_types_name_the_file(tmp_path, dsh
     assert str(config) in result.stderr and "deny must be a list of strings" in result.stderr
 
 
-def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tmp_path):
+def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tmp_path, notes):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
-    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+    result = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", notes=notes),
                  "--plain", "note it", input="4 not now\n")
     assert result.returncode == 0, result.stderr
     assert "[Permission] notes wants to run mcp__notes__write_note" in result.stderr
@@ -159,19 +182,20 @@ def test_plain_piping_4_with_a_reason_denies_and_the_reason_reaches_the_model(tm
 
 
 def test_always_is_kept_per_tool_definition_and_a_changed_tool_is_asked_again(
-        tmp_path, dsh_home, answers):
+        tmp_path, dsh_home, answers, notes):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "hello"}))
-    first = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+    first = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", notes=notes),
                 "--plain", "note it", input="3\n")
     assert first.returncode == 0, first.stderr
     assert latest_tool_results()[0]["content"] == "saved note 1: hello"
     saved = json.loads((dsh_home / "permissions.json").read_text())
     assert "mcp__notes__write_note" in saved["always"]
     assert os.stat(dsh_home / "permissions.json").st_mode & 0o777 == 0o600
-    again = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes"),
+    again = dsh("run", "-m", model, "--mcp-config", servers(tmp_path, "notes", notes=notes),
                 "--answers", answers, "note it")
     assert again.returncode == 0, again.stderr
-    assert latest_tool_results()[0]["content"] == "saved note 1: hello"  # no human needed
+    assert latest_tool_results()[0]["content"] == "saved note 2: hello"  # no human needed
+    # the same server name and tool, whose description differs: another definition
     changed = dsh("run", "-m", model, "--mcp-config",
                   servers(tmp_path, "notes", variant="changed"), "--answers", answers,
                   "note it")
@@ -179,17 +203,17 @@ def test_always_is_kept_per_tool_definition_and_a_changed_tool_is_asked_again(
     assert error_code(latest_tool_results()[0]) == "NO_PERMISSION_PROVIDER"
 
 
-def test_a_server_that_cannot_start_is_one_line_and_the_rest_go_on(tmp_path, answers):
+def test_a_server_that_cannot_start_is_one_line_and_the_rest_go_on(tmp_path, answers, notes):
     table = {"mcpServers": {"broken": {"command": str(tmp_path / "no-such-server")},
-                            "time": {"command": "mcp-server-time"}}}
-    model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}))
+                            "notes": notes}}
+    model = script(tmp_path, ("mcp__notes__read_notes", {}))
     result = dsh("run", "-m", model, "--mcp-config", write(tmp_path / "s.json", table),
-                 "--answers", answers, "time")
+                 "--answers", answers, "read")
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("dsh: MCP_UNAVAILABLE: ")
     assert "broken" in lines[0]
-    assert json.loads(str(latest_tool_results()[0]["content"]))["timezone"] == "UTC"
+    assert latest_tool_results()[0]["content"] == "(no notes)"
 
 
 def test_servers_stderr_goes_to_the_log_never_the_screen(tmp_path, dsh_home, answers):
@@ -214,27 +238,27 @@ def test_no_mcp_turns_every_server_off(tmp_path, answers):
 
 
 def test_a_project_file_needs_trust_and_a_changed_one_needs_it_again(tmp_path, dsh_home,
-                                                                     answers):
+                                                                     answers, notes):
     project = tmp_path / "project"
     project.mkdir()
-    table = {"mcpServers": {"time": {"command": "mcp-server-time"}}}
+    table: dict[str, dict[str, object]] = {"mcpServers": {"notes": notes}}
     write(project / ".mcp.json", table)
-    model = script(tmp_path, ("mcp__time__get_current_time", {"timezone": "UTC"}))
-    untrusted = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
+    model = script(tmp_path, ("mcp__notes__read_notes", {}))
+    untrusted = dsh("run", "-m", model, "--answers", answers, "read", cwd=project)
     assert untrusted.returncode == 0, untrusted.stderr
     assert untrusted.stderr.count("\n") == 1 and "--mcp-project" in untrusted.stderr
     assert error_code(latest_tool_results()[0]) == "UNKNOWN_TOOL"
-    trusted = dsh("run", "-m", model, "--answers", answers, "--mcp-project", "time",
+    trusted = dsh("run", "-m", model, "--answers", answers, "--mcp-project", "read",
                   cwd=project)
     assert trusted.returncode == 0 and trusted.stderr == "", trusted.stderr
-    assert json.loads(str(latest_tool_results()[0]["content"]))["timezone"] == "UTC"
+    assert latest_tool_results()[0]["content"] == "(no notes)"
     assert os.stat(dsh_home / "trusted-projects.json").st_mode & 0o777 == 0o600
-    remembered = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
+    remembered = dsh("run", "-m", model, "--answers", answers, "read", cwd=project)
     assert remembered.stderr == "", remembered.stderr
-    assert json.loads(str(latest_tool_results()[0]["content"]))["timezone"] == "UTC"
+    assert latest_tool_results()[0]["content"] == "(no notes)"
     table["mcpServers"]["other"] = {"command": "mcp-server-time"}
     write(project / ".mcp.json", table)
-    changed = dsh("run", "-m", model, "--answers", answers, "time", cwd=project)
+    changed = dsh("run", "-m", model, "--answers", answers, "read", cwd=project)
     assert "--mcp-project" in changed.stderr
     assert error_code(latest_tool_results()[0]) == "UNKNOWN_TOOL"
 
@@ -288,12 +312,12 @@ def test_dsh_demo_runs_its_notes_scene_offline_in_plain_mode(dsh_home):
     assert "- Features: Auth, CI" in note and "- Name: shopfront" in note
 
 
-def test_a_jsonl_controller_decides_permission_requests_by_frames(tmp_path):
+def test_a_jsonl_controller_decides_permission_requests_by_frames(tmp_path, notes):
     model = script(tmp_path, ("mcp__notes__write_note", {"text": "from a controller"}),
                    ("mcp__notes__write_note", {"text": "refused"}))
     process = subprocess.Popen(
-        [DSH, "run", "--jsonl", "--model", model, "--mcp-config", servers(tmp_path, "notes"),
-            "go"],
+        [DSH, "run", "--jsonl", "--model", model, "--mcp-config",
+         servers(tmp_path, "notes", notes=notes), "go"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdin is not None and process.stdout is not None
     seen: list[dict[str, object]] = []
