@@ -17,6 +17,22 @@ def _event(rpc_id: str, text: str) -> dict:
             "source": {"client": "Codex", "cwd": "/w", "pid": 3}}
 
 
+def _whole_frames(monkeypatch, mark=lambda is_done: is_done) -> list:
+    """What ``mark`` makes of each frame prompt-toolkit's own renderer draws whole (the
+    frames ``LineRenderer`` writes in part never reach it), in order."""
+    from prompt_toolkit.renderer import Renderer
+
+    whole: list = []
+    render = Renderer.render
+
+    def counted(renderer, app, layout, is_done=False):
+        whole.append(mark(is_done))
+        render(renderer, app, layout, is_done)
+
+    monkeypatch.setattr(Renderer, "render", counted)
+    return whole
+
+
 async def _picked(inbox: Inbox, script, output=None) -> tuple:
     from prompt_toolkit.application import create_app_session
     from prompt_toolkit.input import create_pipe_input
@@ -128,7 +144,6 @@ def test_a_key_over_1000_entries_remakes_two_rows_and_draws_no_whole_frame(monke
 
     from prompt_toolkit.data_structures import Size
     from prompt_toolkit.output.vt100 import Vt100_Output
-    from prompt_toolkit.renderer import Renderer
 
     from dsh_cli.desk import inbox_terminal
 
@@ -140,14 +155,7 @@ def test_a_key_over_1000_entries_remakes_two_rows_and_draws_no_whole_frame(monke
     shows = inbox_terminal._Row.shows
     monkeypatch.setattr(inbox_terminal._Row, "shows",
                         lambda row, *args: looked_up.append(True) or shows(row, *args))
-    whole: list[bool] = []  # a frame prompt-toolkit's renderer drew whole
-    render = Renderer.render
-
-    def counted(renderer, app, layout, is_done=False):
-        whole.append(is_done)
-        render(renderer, app, layout, is_done)
-
-    monkeypatch.setattr(Renderer, "render", counted)
+    whole = _whole_frames(monkeypatch)  # a frame prompt-toolkit's renderer drew whole
 
     async def script(pipe, picker):
         rendered = asyncio.Event()
@@ -184,7 +192,6 @@ def test_keys_over_1000_entries_leave_the_terminal_as_the_list_reads(monkeypatch
     from prompt_toolkit.data_structures import Size
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output.vt100 import Vt100_Output
-    from prompt_toolkit.renderer import Renderer
 
     columns, rows = 100, 24
     now = [5000.0]
@@ -198,15 +205,9 @@ def test_keys_over_1000_entries_leave_the_terminal_as_the_list_reads(monkeypatch
     keys = [DOWN, DOWN, "\x1b[A", "\x1b[6~", DOWN, "\x1b[A", "\x1b[F", "\x1b[A", "\x1b[H",
             DOWN, "mark", DOWN, "\x1b[A", "remove", DOWN, "tick", "\x1b[A", DOWN]
 
-    whole: list[int] = []  # the keys whose frame prompt-toolkit's renderer drew whole
-    render = Renderer.render
     key_number = [-1]
-
-    def counted(renderer, app, layout, is_done=False):
-        whole.append(key_number[0])
-        render(renderer, app, layout, is_done)
-
-    monkeypatch.setattr(Renderer, "render", counted)
+    # the keys whose frame prompt-toolkit's renderer drew whole
+    whole = _whole_frames(monkeypatch, lambda _done: key_number[0])
 
     def shown() -> list[tuple[str, bool]]:
         return [("".join(terminal.buffer[y][x].data for x in range(columns)).rstrip(),
@@ -256,20 +257,11 @@ def test_keys_over_1000_entries_leave_the_terminal_as_the_list_reads(monkeypatch
 def test_on_an_output_that_is_no_vt100_every_frame_is_drawn_whole(monkeypatch):
     """``LineRenderer`` writes a frame's changed rows as VT100 bytes, so only to a VT100:
     on any other output (here prompt-toolkit's ``DummyOutput``) a key's frame is whole."""
-    from prompt_toolkit.renderer import Renderer
-
     inbox = Inbox()
     link = object()
     for n in range(20):
         inbox.add(link, _event(f"q{n}", f"question {n}"))
-    whole: list[bool] = []
-    render = Renderer.render
-
-    def counted(renderer, app, layout, is_done=False):
-        whole.append(is_done)
-        render(renderer, app, layout, is_done)
-
-    monkeypatch.setattr(Renderer, "render", counted)
+    whole = _whole_frames(monkeypatch)
 
     async def script(pipe, picker):
         rendered = asyncio.Event()
