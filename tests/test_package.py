@@ -57,6 +57,32 @@ def test_start_up_imports_nothing_heavy(flag):
     assert done.stdout.strip()
 
 
+def test_mcp_logout_forgets_a_login_without_importing_the_mcp_sdk(tmp_path, dsh_home):
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"prot": {"url": "http://Example.COM/mcp#x"}}}))
+    tokens = dsh_home / "mcp-tokens.json"
+    tokens.write_text(json.dumps({"http://example.com/mcp": {"tokens": {}}}))
+    tokens.chmod(0o600)
+    done = subprocess.run([sys.executable, "-c", START_UP, "mcp", "logout", "prot",
+                           "--mcp-config", str(servers)], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert "dsh: prot: logged out" in done.stderr, done.stderr[-300:]
+    line = next(ln for ln in done.stderr.splitlines() if ln.startswith("MODULES "))
+    modules = json.loads(line.removeprefix("MODULES "))
+    assert [m for m in modules if m.split(".")[0] in ("mcp", "mcp_types")] == []  # ~0.6 CPU-s
+    assert json.loads(tokens.read_text()) == {}  # the login under its canonical key is gone
+
+
+def test_a_login_is_keyed_as_the_sdk_names_its_resource():
+    from mcp.shared.auth_utils import resource_url_from_server_url
+
+    from dsh_cli.mcp_client.auth.tokens import resource_of
+
+    for url in ("HTTPS://Example.COM:8443/MCP?x=1#frag", "http://127.0.0.1:9/mcp",
+                "https://a.example/mcp/"):
+        assert resource_of(url) == resource_url_from_server_url(url)
+
+
 def test_python_dash_m_is_the_same_program():
     done = subprocess.run([sys.executable, "-m", "dsh_cli", "--version"], capture_output=True,
                           text=True, timeout=60)

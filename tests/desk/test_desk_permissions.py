@@ -6,8 +6,31 @@ import asyncio
 import json
 import subprocess
 
-from harness.dsh_under_test import DSH
-from harness.mcp_util import CEILING, bounded, client
+import pytest
+from harness.dsh_under_test import DSH, own_home_env
+from harness.mcp_util import CEILING, SharedClient, bounded, client
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` (its own DSH_HOME) for the plain desk's tests, whose every
+    request is decided before they end and grants nothing past itself (deny, allow once): a
+    desk that attaches later finds nothing pending. One child, not one per test (each start
+    is about a second of CPU). The terminal desk's tests keep their own: sharing it made
+    them miss the request now and then (not yet understood), and two allow for the session
+    or always."""
+    home = tmp_path_factory.mktemp("agent-home")
+    shared = SharedClient("--wait", "20", env=own_home_env(home), name="claude-code")
+    yield shared
+    shared.close()
+
+
+@pytest.fixture
+def at_agent(agent, monkeypatch):
+    """The shared agent's session, with this test's desks attaching where it serves."""
+    monkeypatch.setenv("DSH_HOME", agent.env["DSH_HOME"])
+    return agent.here
+
 
 REQUEST = {"tool_name": "Bash", "input": {"command": "git push --force"},
            "tool_use_id": "toolu_9"}
@@ -34,18 +57,18 @@ async def _open_next(desk, text: str) -> str:
     return seen + await _read_until(desk.stdout, text)
 
 
-def test_plain_desk_denies_with_a_reason(tmp_path):
+def test_plain_desk_denies_with_a_reason(tmp_path, at_agent):
     async def main():
         desk = await asyncio.create_subprocess_exec(
             DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         try:
             await _read_until(desk.stdout, "nothing pending")
-            async with client("--wait", "20", name="claude-code") as mcp:
-                call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
-                shown = await _open_next(desk, "permission (1-4")
-                desk.stdin.write(b"4 not on a shared branch\n")
-                result = await call
-                await _read_until(desk.stdout, "nothing pending")
+            mcp = at_agent
+            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+            shown = await _open_next(desk, "permission (1-4")
+            desk.stdin.write(b"4 not on a shared branch\n")
+            result = await call
+            await _read_until(desk.stdout, "nothing pending")
             desk.stdin.close()
             await asyncio.wait_for(desk.wait(), CEILING)
             return shown, result
@@ -63,19 +86,19 @@ def test_plain_desk_denies_with_a_reason(tmp_path):
                                                              "not on a shared branch"}
 
 
-def test_plain_desk_allows_once_and_the_next_call_is_asked_again(tmp_path):
+def test_plain_desk_allows_once_and_the_next_call_is_asked_again(tmp_path, at_agent):
     async def main():
         desk = await asyncio.create_subprocess_exec(
             DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         try:
             await _read_until(desk.stdout, "nothing pending")
-            async with client("--wait", "20") as mcp:
-                outcomes = []
-                for _ in range(2):
-                    call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
-                    await _open_next(desk, "permission (1-4")
-                    desk.stdin.write(b"1\n")
-                    outcomes.append(json.loads((await call).content[0].text))
+            mcp = at_agent
+            outcomes = []
+            for _ in range(2):
+                call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+                await _open_next(desk, "permission (1-4")
+                desk.stdin.write(b"1\n")
+                outcomes.append(json.loads((await call).content[0].text))
             desk.stdin.close()
             await asyncio.wait_for(desk.wait(), CEILING)
             return outcomes
@@ -116,18 +139,18 @@ def _asked(command: str) -> dict:
     return {"tool_name": "Bash", "input": {"command": command}, "tool_use_id": "toolu_7"}
 
 
-def test_the_plain_desk_shows_a_newline_in_a_command_as_an_escape(tmp_path):
+def test_the_plain_desk_shows_a_newline_in_a_command_as_an_escape(tmp_path, at_agent):
     async def main():
         desk = await asyncio.create_subprocess_exec(
             DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         try:
             await _read_until(desk.stdout, "nothing pending")
-            async with client("--wait", "20") as mcp:
-                call = asyncio.ensure_future(mcp.call_tool(
-                    "approve_tool_use", _asked("git status\nrm -rf ~/\u202e\U000e0041")))
-                shown = await _open_next(desk, "permission (1-4")
-                desk.stdin.write(b"4\n")
-                await call
+            mcp = at_agent
+            call = asyncio.ensure_future(mcp.call_tool(
+                "approve_tool_use", _asked("git status\nrm -rf ~/\u202e\U000e0041")))
+            shown = await _open_next(desk, "permission (1-4")
+            desk.stdin.write(b"4\n")
+            await call
             desk.stdin.close()
             await asyncio.wait_for(desk.wait(), CEILING)
             return shown

@@ -37,8 +37,10 @@ class SharedClient:
     tests whose calls leave nothing the next one sees (an invalid call is an error result):
     one child for them all, not one each (each start is about a second of CPU)."""
 
-    def __init__(self, *args: str, env: dict[str, str], mode: str = "auto") -> None:
+    def __init__(self, *args: str, env: dict[str, str], mode: str = "auto",
+                 name: str = "test-agent") -> None:
         self.env = env
+        self._name = name
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -54,7 +56,7 @@ class SharedClient:
     async def _hold(self, args: tuple[str, ...], env: dict[str, str], mode: str) -> None:
         self._done = asyncio.Event()
         try:
-            async with client(*args, env=env, mode=mode) as mcp:
+            async with client(*args, env=env, mode=mode, name=self._name) as mcp:
                 self._ready.set_result(mcp)
                 await self._done.wait()
         except BaseException as error:

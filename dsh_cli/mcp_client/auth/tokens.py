@@ -37,9 +37,13 @@ WANTED_SCOPE = "wanted_scope"  # a step-up's scope, kept until a login asks for 
 
 def resource_of(url: str) -> str:
     """The server's canonical resource URL: the key of its login."""
-    from mcp.shared.auth_utils import resource_url_from_server_url
+    from urllib.parse import urlsplit, urlunsplit
 
-    return resource_url_from_server_url(url)
+    # RFC 8707 as the SDK's OAuth provider forms it (no fragment, lower-case scheme and
+    # host), done here so ``dsh mcp logout`` does not import the whole MCP SDK for it
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower(),
+                                     fragment=""))
 
 
 class TokenFile:
