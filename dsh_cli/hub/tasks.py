@@ -40,6 +40,7 @@ from dsh_cli.hub.records import Entry, HubStoreError, KeptAsk, NotPending
 from dsh_cli.hub.tokens import NAME_CHARACTERS as KEY_CHARACTERS  # an ask key's most
 from dsh_cli.mcp_server.owned.work import Later, LaterWork
 from dsh_cli.mcp_server.tasks.store import KIND, TaskEnd, Tasks
+from dsh_cli.mcp_server.tasks.wire_2025_11_25 import INVALID_PARAMS  # the list's wire
 
 if TYPE_CHECKING:
     from dsh_cli.hub.context import HubContext
@@ -53,7 +54,6 @@ AGENT_OWNER = "agent:"  # a hub's owner of work: the agent token (``app.py``'s `
 WITHDRAWN = "the question was withdrawn at the hub"
 GONE = "the hub no longer keeps this task's question"
 INTERNAL_ERROR = -32603
-INVALID_PARAMS = -32602
 
 Read = TypeVar("Read")
 
