@@ -4,7 +4,9 @@ A daemon thread reads and hands each line to the event loop through a queue, so 
 never blocks on input, EOF and Ctrl-C behave the same for pipes, files and terminals, and
 a question that is settled elsewhere simply stops waiting (the line stays queued for the
 next one). Streams with a file descriptor are read with ``os.read`` so the thread never
-holds the buffered reader's lock, which would stall interpreter shutdown.
+holds the buffered reader's lock, which would stall interpreter shutdown; the thread reads
+its own duplicate of the descriptor, so a descriptor number its owner closes and the process
+reuses for another pipe is never read by a thread that outlived its reader.
 
 With ``max_line``, a line is never buffered past that many bytes: ``readline`` raises
 ``LineTooLong`` once for it, and the rest of it, up to its newline, is read and dropped.
@@ -59,6 +61,8 @@ class LineReader:
         self._max_line = max_line
         self._queue: asyncio.Queue[str | LineTooLong | None] | None = None
         self._thread: threading.Thread | None = None
+        self._fd: int | None = None  # the thread's own duplicate of the stream's descriptor
+        self._has_fd = False  # the stream has a descriptor (then only ``_fd`` is read)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.at_eof = False
         self._closed = False
@@ -69,6 +73,11 @@ class LineReader:
             return
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
+        fd = _file_descriptor(self._stream)
+        if fd is not None:
+            self._has_fd = True
+            with contextlib.suppress(OSError):  # a closed descriptor: the thread sees no input
+                self._fd = os.dup(fd)  # here, before the owner can close or reuse the number
         self._thread = threading.Thread(target=self._run, name="dsh-line-reader", daemon=True)
         self._thread.start()
 
@@ -102,21 +111,29 @@ class LineReader:
         return True
 
     def _run(self) -> None:
+        fd = self._fd
         try:
-            fd = _file_descriptor(self._stream)
-            lines = self._descriptor_lines(fd) if fd is not None else self._stream_lines()
+            if fd is not None:
+                lines: Iterator[str | LineTooLong] = self._descriptor_lines(fd)
+            elif self._has_fd:
+                lines = iter(())  # the descriptor was closed before the reader started
+            else:
+                lines = self._stream_lines()
             for line in lines:
                 if not self._deliver(line):
                     return
         except (OSError, ValueError):
             pass  # a read error (or a closed stream) ends the input the way EOF does
+        finally:
+            if fd is not None:
+                os.close(fd)
         self._deliver(None)
 
     def _descriptor_lines(self, fd: int) -> Iterator[str | LineTooLong]:
         partial: list[bytes] = []  # pieces of a line longer than one read: joined once
         size = 0  # bytes in ``partial``
         skipping = False  # inside a line that went past max_line: drop to its newline
-        while True:
+        while not self._closed:
             try:
                 chunk = os.read(fd, _CHUNK)
             except InterruptedError:
