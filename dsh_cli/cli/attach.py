@@ -236,8 +236,12 @@ async def _terminal_desk(settings: Settings, where: dict[str, Any]) -> int:
                     on_arrival=lambda entry: notifier.arrived(entry.event,
                                                               lambda: desk.waiting(entry)))
         title = TitleCount(desk.inbox, notifier.write)
+        # raw for the desk's whole life, not only while one of its screens runs: between a
+        # question or a decision and the list the terminal was cooked for a few milliseconds,
+        # where a ctrl-d typed is swallowed as end-of-file and a ctrl-c is a signal
         try:
-            return await _run(desk, notifier)
+            with provider.input.raw_mode():
+                return await _run(desk, notifier)
         finally:
             title.close()  # the terminal's own title back
             notifier.write(FOCUS_OFF)  # however the desk ends, the terminal reports no more

@@ -135,6 +135,33 @@ def test_terminal_desk_allows_by_a_key_in_a_pty(tmp_path):
     assert json.loads(again.content[0].text) == allowed
 
 
+def test_a_ctrl_d_typed_as_the_terminal_desk_goes_back_to_its_list_closes_it(tmp_path):
+    # between a decision's screen and the list the terminal was cooked for a few
+    # milliseconds: a ctrl-d typed then was swallowed as end-of-file; one sent as the list
+    # asks for focus reports, before it takes the terminal, lands in that gap (on the old
+    # code three runs in four lost it)
+    from harness.pty_util import idle_terminal_desk
+
+    from dsh_cli.desk.notify import FOCUS_ON
+
+    async def main():
+        async with idle_terminal_desk(DSH, str(tmp_path)) as child, \
+                client("--wait", "20", name="pty-agent") as mcp:
+            call = asyncio.ensure_future(mcp.call_tool("approve_tool_use", REQUEST))
+            await asyncio.to_thread(child.expect, "enter open")
+            child.send("\r")
+            await asyncio.to_thread(child.expect, "4 deny")
+            child.send("4")
+            await asyncio.to_thread(child.expect, "denied")
+            await asyncio.to_thread(child.expect_exact, FOCUS_ON)
+            child.sendcontrol("d")
+            await asyncio.to_thread(child.expect, "desk closed")
+            return await call
+
+    result = bounded(main())
+    assert json.loads(result.content[0].text)["behavior"] == "deny"
+
+
 def _asked(command: str) -> dict:
     return {"tool_name": "Bash", "input": {"command": command}, "tool_use_id": "toolu_7"}
 
