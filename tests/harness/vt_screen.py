@@ -29,17 +29,20 @@ class Screen:
         return "\n".join(row.rstrip() for row in self._screen.display).rstrip("\n")
 
 
-def wait_for_screen(child, screen: Screen, text: str, timeout: float = 30.0) -> str:
-    """Feed the child's output to ``screen`` until it shows ``text``; the screen's text.
+def wait_for_screen(child, screen: Screen, text: str, timeout: float = 30.0, *,
+                    gone: bool = False) -> str:
+    """Feed the child's output to ``screen`` until it shows ``text`` (with ``gone``: until
+    it no longer does); the screen's text.
 
     The timeout only bounds a hang (it fails the test with the screen as it was).
     """
     import pexpect
 
     deadline = time.monotonic() + timeout
-    while text not in screen.text():
+    while (text in screen.text()) is gone:
         if time.monotonic() > deadline:
-            raise AssertionError(f"the screen never showed {text!r}:\n{screen.text()}")
+            never = "never stopped showing" if gone else "never showed"
+            raise AssertionError(f"the screen {never} {text!r}:\n{screen.text()}")
         try:
             screen.feed(child.read_nonblocking(4096, timeout=0.2))
         except pexpect.TIMEOUT:
