@@ -1,6 +1,7 @@
-"""Every exit path of `dsh ask` and `dsh run` in a pseudo-terminal leaves it as it found it.
+"""Every exit path of `dsh ask`, `dsh run` and `dsh attach` in a pseudo-terminal leaves it as
+it found it.
 
-`stty -a` before and after must match: answer, esc, ctrl-c, SIGTERM, SIGHUP, timeout.
+`stty -a` before and after must match: answer, esc, ctrl-c, ctrl-d, SIGTERM, SIGHUP, timeout.
 `tests/e2e/test_ask_pty.py` already pins `dsh ask` on SIGTERM and timeout; these are the
 other paths, and all of them for `dsh run` with the terminal question UI.
 """
@@ -23,9 +24,11 @@ SCRIPT = {"turns": [
 ]}
 
 
-def _run_in_pty(tmp_path, command: str, keys: str | None, kill: int | None) -> str:
-    """Run ``command`` between two ``stty -a``; send ``keys`` or signal ``kill`` once the
-    question is drawn; everything printed, with ``rc=N`` from the shell."""
+def _run_in_pty(tmp_path, command: str, keys: str | None, kill: int | None,
+                shown: str = "Other") -> str:
+    """Run ``command`` between two ``stty -a``; send ``keys`` or signal ``kill`` once it
+    shows ``shown`` (a question's last option); everything printed, with ``rc=N`` from the
+    shell."""
     import pexpect
 
     line = (f'stty -a > before; (echo "PID:$BASHPID"; exec {command}); echo "rc=$?"; '
@@ -36,7 +39,7 @@ def _run_in_pty(tmp_path, command: str, keys: str | None, kill: int | None) -> s
     try:
         child.expect(r"PID:(\d+)")
         pid = int(child.match.group(1))
-        child.expect("Other")  # the question is on screen, the terminal in raw mode
+        child.expect(shown)  # the question (or the list) is on screen, the terminal raw
         if keys is not None:
             child.send(keys)
         if kill is not None:
@@ -78,3 +81,14 @@ def test_dsh_run_restores_the_terminal(tmp_path, keys, kill, extra, status, said
     assert f"rc={status}" in output, output
     if said is not None:
         assert said in output
+
+
+@pytest.mark.parametrize(("keys", "kill", "status"), [
+    ("\x04", None, 0),
+    (None, signal.SIGTERM, 143),
+    (None, signal.SIGHUP, 129),
+], ids=["ctrl-d", "sigterm", "sighup"])
+def test_dsh_attach_restores_the_terminal(tmp_path, keys, kill, status):
+    # the desk holds the terminal raw for its whole life, not only while a screen runs
+    output = _run_in_pty(tmp_path, "dsh attach", keys, kill, shown="waiting for questions")
+    assert f"rc={status}" in output, output
