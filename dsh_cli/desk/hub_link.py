@@ -241,6 +241,7 @@ class HubLinks(DeskLinks):
         super().__init__(on_event, on_closed, directory=directory or Path("/"),
                          report=report, held_limit=held_limit)
         self.hub = hub
+        self._refusal: int | None = None  # the status of the refusal last said (once each)
 
     async def run(self) -> None:
         import httpx2
@@ -277,8 +278,10 @@ class HubLinks(DeskLinks):
         """Nothing to scan: the one hub is linked by ``run``."""
 
     async def _connect_hub(self, client: httpx2.AsyncClient, *, quiet: bool) -> HubLink | None:
-        """The stream opened (its status 200), or None when the hub cannot be reached or
-        refused it (said in one line unless ``quiet``: the hub is known to be away)."""
+        """The stream opened (its status 200), or None when the hub cannot be reached (said
+        in one line unless ``quiet``: the hub is known to be away) or refused it (said once
+        for each status in a row: a hub that ended the stream of a human whose token was
+        removed then refuses the desk, which "trying again" alone would hide)."""
         import httpx2
 
         request = client.build_request("GET", self.hub.url, headers=self.hub.headers)
@@ -292,8 +295,10 @@ class HubLinks(DeskLinks):
         if response.status_code != 200:
             said = await _short_body(response)
             await response.aclose()
-            if not quiet:
+            if response.status_code != self._refusal:
+                self._refusal = response.status_code
                 self._report(notice(f"the hub at {self.hub.where} refused the desk (HTTP "
                                     f"{response.status_code}{': ' + said if said else ''})"))
             return None
+        self._refusal = None
         return HubLink(self.hub, client, response, self._report)

@@ -512,6 +512,31 @@ def test_a_desk_stream_ends_within_a_heartbeat_once_its_humans_token_is_removed(
     assert asyncio.run(asyncio.wait_for(main(), 30)) == []
 
 
+def test_a_desk_whose_humans_token_is_removed_says_the_hub_refuses_it(hub, monkeypatch):
+    import queue
+
+    import dsh_cli.hub.desks
+
+    monkeypatch.setattr(dsh_cli.hub.desks, "HEARTBEAT_SECONDS", 0.2)  # checked this often
+    desk = hub.desk(monkeypatch, "alice")
+    said: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [said.put(line) for line in desk.process.stderr],
+                     daemon=True).start()
+    try:
+        entry_id = hub.ask()
+        _listed(desk, entry_id)
+        hub.store.remove_token("alice")
+        _changed(desk, entry_id, "removed")  # the stream ended at its heartbeat
+        lines = [said.get(timeout=30)]
+        # it said only "the hub went away … trying again", then tried for ever in silence
+        while "refused the desk" not in lines[-1]:
+            lines.append(said.get(timeout=30))
+        assert any("the hub went away" in line for line in lines), lines
+        assert "(HTTP 401: " in lines[-1], lines
+    finally:
+        desk.kill()
+
+
 def test_the_terminal_desk_claims_while_open_and_answers_through_the_hub(hub, monkeypatch,
                                                                           tmp_path):
     """The terminal desk in a pty: the hub's entry in its list, held (claimed) while it is
