@@ -16,9 +16,10 @@ def agent(tmp_path_factory):
     """One ``dsh mcp --wait 20`` (its own DSH_HOME) for the plain desk's tests, whose every
     request is decided before they end and grants nothing past itself (deny, allow once): a
     desk that attaches later finds nothing pending. One child, not one per test (each start
-    is about a second of CPU). The terminal desk's tests keep their own: sharing it made
-    them miss the request now and then (not yet understood), and two allow for the session
-    or always."""
+    is about a second of CPU). The terminal desk's tests keep their own: two allow for the
+    session or always, which a shared session then allows unasked (sharing it made the
+    others miss the request when they ran after those; 35 desks attached in turn to one
+    long-lived ``dsh mcp``, each asked a new request, never missed one)."""
     home = tmp_path_factory.mktemp("agent-home")
     shared = SharedClient("--wait", "20", env=own_home_env(home), name="claude-code")
     yield shared
