@@ -12,6 +12,7 @@ import pytest
 from harness.acp_client import WAIT, prompt_turn, run, script, started
 from harness.acp_shared import shared_agent
 from harness.dsh_under_test import own_home_env
+from harness.http_fake import served
 
 NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
 
@@ -21,11 +22,14 @@ def _write(call_id: str, text: str) -> dict:
                             "arguments": {"text": text}}]}
 
 
-def _config(tmp_path: Path) -> str:
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "notes": {"command": sys.executable, "args": [NOTES]}}}))
-    return str(path)
+@pytest.fixture(scope="module")
+def notes_config(tmp_path_factory):
+    """An ``--mcp-config`` naming the notes server over HTTP, one per module: the sessions
+    that write notes call it rather than each starting a stdio server of its own."""
+    path = tmp_path_factory.mktemp("acp-notes") / "mcp.json"
+    with served("mcp_notes_server.py") as url:
+        path.write_text(json.dumps({"mcpServers": {"notes": {"type": "http", "url": url}}}))
+        yield str(path)
 
 
 def _results(client) -> dict[str, dict]:
@@ -37,12 +41,12 @@ def _two_writes_script(folder: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def writer(tmp_path_factory):
+def writer(tmp_path_factory, notes_config):
     """One ``dsh acp`` with the notes server whose every session writes two notes: the tests
     that vary only the client's answer each open a session on it (its own DSH_HOME)."""
     folder = tmp_path_factory.mktemp("acp-writer")
     env = own_home_env(folder / "home")
-    with shared_agent("-m", _two_writes_script(folder), "--mcp-config", _config(folder),
+    with shared_agent("-m", _two_writes_script(folder), "--mcp-config", notes_config,
                       env=env) as agent:
         yield agent
 
@@ -73,19 +77,21 @@ async def _answer_two_writes(conn, client, cwd: str, option: str):
     return (await turn).stop_reason, _results(client), asked_again
 
 
-async def _two_writes_alone(tmp_path, option: str):
+async def _two_writes_alone(tmp_path, option: str, config: str):
     """``_answer_two_writes`` on a ``dsh acp`` of its own, with the test's DSH_HOME."""
     model = _two_writes_script(tmp_path)
-    async with started("-m", model, "--mcp-config", _config(tmp_path)) as (conn, client, _):
+    async with started("-m", model, "--mcp-config", config) as (conn, client, _):
         return await _answer_two_writes(conn, client, str(tmp_path), option)
 
 
 @pytest.mark.parametrize(("option", "again"), [("allow_once", True),
                                                ("allow_session", False),
                                                ("allow_always", False)])
-def test_allow_once_asks_again_session_and_always_do_not(tmp_path, writer, option, again):
+def test_allow_once_asks_again_session_and_always_do_not(tmp_path, writer, notes_config,
+                                                        option, again):
     if option == "allow_always":  # kept in DSH_HOME: the shared agent's later sessions would
-        reason, results, asked_again = run(_two_writes_alone)(tmp_path, option)  # not ask
+        reason, results, asked_again = run(_two_writes_alone)(  # not ask
+            tmp_path, option, notes_config)
     else:
         reason, results, asked_again = writer.run(
             lambda conn, client: _answer_two_writes(conn, client, str(tmp_path), option))
@@ -187,15 +193,15 @@ def url_client_agent(tmp_path_factory):
     server: the cases that vary only the client's reply each open a session on it."""
     folder = tmp_path_factory.mktemp("acp-url")
     config = folder / "raw.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "raw": {"command": sys.executable, "args": [RAW]}}}))
     model = script(folder, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
                                             "arguments": {"url": "https://example.com/x"}}]},
                    {"content": "done"})
     env = own_home_env(folder / "home")
-    with shared_agent("-m", model, "--mcp-config", str(config), "--yes", url=True,
-                      env=env) as agent:
-        yield agent
+    with served(RAW) as url:  # over HTTP: one server for the module, not one per session
+        config.write_text(json.dumps({"mcpServers": {"raw": {"type": "http", "url": url}}}))
+        with shared_agent("-m", model, "--mcp-config", str(config), "--yes", url=True,
+                          env=env) as agent:
+            yield agent
 
 
 @pytest.mark.parametrize("action", ["accept", "decline"])
