@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
 from harness.acp_client import WAIT, prompt_turn, run, script, started
-from harness.acp_shared import shared_agent
+from harness.acp_shared import rescript, shared_agent
 from harness.dsh_under_test import own_home_env
+from harness.http_fake import served
 
 NOTES = str(Path(__file__).parents[1] / "fakes" / "mcp_notes_server.py")
 
@@ -21,11 +21,14 @@ def _write(call_id: str, text: str) -> dict:
                             "arguments": {"text": text}}]}
 
 
-def _config(tmp_path: Path) -> str:
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "notes": {"command": sys.executable, "args": [NOTES]}}}))
-    return str(path)
+@pytest.fixture(scope="module")
+def notes_config(tmp_path_factory):
+    """An ``--mcp-config`` naming the notes server over HTTP, one per module: the sessions
+    that write notes call it rather than each starting a stdio server of its own."""
+    path = tmp_path_factory.mktemp("acp-notes") / "mcp.json"
+    with served("mcp_notes_server.py") as url:
+        path.write_text(json.dumps({"mcpServers": {"notes": {"type": "http", "url": url}}}))
+        yield str(path)
 
 
 def _results(client) -> dict[str, dict]:
@@ -37,12 +40,12 @@ def _two_writes_script(folder: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def writer(tmp_path_factory):
+def writer(tmp_path_factory, notes_config):
     """One ``dsh acp`` with the notes server whose every session writes two notes: the tests
     that vary only the client's answer each open a session on it (its own DSH_HOME)."""
     folder = tmp_path_factory.mktemp("acp-writer")
     env = own_home_env(folder / "home")
-    with shared_agent("-m", _two_writes_script(folder), "--mcp-config", _config(folder),
+    with shared_agent("-m", _two_writes_script(folder), "--mcp-config", notes_config,
                       env=env) as agent:
         yield agent
 
@@ -73,19 +76,21 @@ async def _answer_two_writes(conn, client, cwd: str, option: str):
     return (await turn).stop_reason, _results(client), asked_again
 
 
-async def _two_writes_alone(tmp_path, option: str):
+async def _two_writes_alone(tmp_path, option: str, config: str):
     """``_answer_two_writes`` on a ``dsh acp`` of its own, with the test's DSH_HOME."""
     model = _two_writes_script(tmp_path)
-    async with started("-m", model, "--mcp-config", _config(tmp_path)) as (conn, client, _):
+    async with started("-m", model, "--mcp-config", config) as (conn, client, _):
         return await _answer_two_writes(conn, client, str(tmp_path), option)
 
 
 @pytest.mark.parametrize(("option", "again"), [("allow_once", True),
                                                ("allow_session", False),
                                                ("allow_always", False)])
-def test_allow_once_asks_again_session_and_always_do_not(tmp_path, writer, option, again):
+def test_allow_once_asks_again_session_and_always_do_not(tmp_path, writer, notes_config,
+                                                        option, again):
     if option == "allow_always":  # kept in DSH_HOME: the shared agent's later sessions would
-        reason, results, asked_again = run(_two_writes_alone)(tmp_path, option)  # not ask
+        reason, results, asked_again = run(_two_writes_alone)(  # not ask
+            tmp_path, option, notes_config)
     else:
         reason, results, asked_again = writer.run(
             lambda conn, client: _answer_two_writes(conn, client, str(tmp_path), option))
@@ -127,18 +132,38 @@ async def test_the_clients_own_mcp_servers_ask_the_same_way(tmp_path):
         assert "saved note 1: a" in _results(client)["one"]["content"][0]["content"]["text"]
 
 
-FORMS = str(Path(__file__).parents[1] / "fakes" / "mcp_forms_server.py")
+FORMS = "mcp_forms_server.py"
+RAW = str(Path(__file__).parents[1] / "mcp_client" / "raw_form_server.py")
+# no display: an agreed page is printed on stderr, never a browser launched by a test
+NO_DISPLAY = ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")
 
 
-@run
-async def test_an_mcp_servers_elicitation_reaches_the_client_as_a_form(tmp_path):
-    config = tmp_path / "forms.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "forms": {"command": sys.executable, "args": [FORMS]}}}))
-    model = script(tmp_path, {"tool_calls": [{"id": "rn", "name": "mcp__forms__rename",
-                                              "arguments": {}}]}, {"content": "renamed"})
-    async with started("-m", model, "--mcp-config", str(config), "--yes") as (
-            conn, client, _):
+@pytest.fixture(scope="module")
+def raw_url():
+    """The raw server over HTTP, one per module: its sessions call it, none starts its own."""
+    with served(RAW) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def form_client_agent(tmp_path_factory, raw_url):
+    """One ``dsh acp --yes`` for a client with forms only (no display), with the forms and
+    raw servers over HTTP: each test opens a session on it, its script given first."""
+    folder = tmp_path_factory.mktemp("acp-forms")
+    config = folder / "servers.json"
+    env = {key: value for key, value in own_home_env(folder / "home").items()
+           if key not in NO_DISPLAY}
+    with served(FORMS) as forms_url:
+        config.write_text(json.dumps({"mcpServers": {
+            "forms": {"type": "http", "url": forms_url},
+            "raw": {"type": "http", "url": raw_url}}}))
+        with shared_agent("-m", script(folder, {"content": "hi"}), "--mcp-config",
+                          str(config), "--yes", env=env) as agent:
+            yield agent
+
+
+def test_an_mcp_servers_elicitation_reaches_the_client_as_a_form(tmp_path, form_client_agent):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
@@ -150,23 +175,15 @@ async def test_an_mcp_servers_elicitation_reaches_the_client_as_a_form(tmp_path)
         text = _results(client)["rn"]["content"][0]["content"]["text"]
         assert json.loads(text)["rename"]["accept"]["name"] == "svc-two"
 
+    rescript(form_client_agent.model,
+             {"tool_calls": [{"id": "rn", "name": "mcp__forms__rename", "arguments": {}}]},
+             {"content": "renamed"})
+    form_client_agent.run(body)
 
-RAW = str(Path(__file__).parents[1] / "mcp_client" / "raw_form_server.py")
 
-
-@run
-async def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp_path):
-    config = tmp_path / "raw.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "raw": {"command": sys.executable, "args": [RAW]}}}))
-    model = script(tmp_path, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
-                                              "arguments": {"url": "https://example.com/x"}}]},
-                   {"content": "opened"})
-    # no display: an agreed page is printed on stderr, never a browser launched by a test
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
-    async with started("-m", model, "--mcp-config", str(config), "--yes", env=env) as (
-            conn, client, _):
+def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp_path,
+                                                                       form_client_agent):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
@@ -180,18 +197,23 @@ async def test_an_mcp_servers_url_request_is_dshs_consent_question_as_a_form(tmp
         text = _results(client)["op"]["content"][0]["content"]["text"]
         assert json.loads(text)["u"]["action"] == "accept"
 
+    rescript(form_client_agent.model,
+             {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
+                              "arguments": {"url": "https://example.com/x"}}]},
+             {"content": "opened"})
+    form_client_agent.run(body)
+
 
 @pytest.fixture(scope="module")
-def url_client_agent(tmp_path_factory):
+def url_client_agent(tmp_path_factory, raw_url):
     """One ``dsh acp`` for a client with URL mode, whose every session opens a URL at the raw
     server: the cases that vary only the client's reply each open a session on it."""
     folder = tmp_path_factory.mktemp("acp-url")
     config = folder / "raw.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "raw": {"command": sys.executable, "args": [RAW]}}}))
     model = script(folder, {"tool_calls": [{"id": "op", "name": "mcp__raw__open",
                                             "arguments": {"url": "https://example.com/x"}}]},
                    {"content": "done"})
+    config.write_text(json.dumps({"mcpServers": {"raw": {"type": "http", "url": raw_url}}}))
     env = own_home_env(folder / "home")
     with shared_agent("-m", model, "--mcp-config", str(config), "--yes", url=True,
                       env=env) as agent:

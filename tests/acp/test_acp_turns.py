@@ -7,25 +7,30 @@ import json
 
 import pytest
 from harness.acp_client import DB, FEATURES, WAIT, ask, prompt_turn, run, script, started
-from harness.acp_shared import shared_agent
+from harness.acp_shared import rescript, shared_agent
 from harness.dsh_under_test import own_home_env
 
 
 @pytest.fixture(scope="module")
-def asker(tmp_path_factory):
-    """One ``dsh acp`` whose every session asks DB, then says "ok": the tests that vary only
-    the client's reply to that form each open a session on it (its own DSH_HOME)."""
-    folder = tmp_path_factory.mktemp("acp-asker")
-    model = script(folder, ask(DB), {"content": "ok"})
+def agent(tmp_path_factory):
+    """One ``dsh acp`` for the tests whose agent's start and end are not their subject: each
+    opens its own session on it (its own DSH_HOME), its script given first (``rescript``)."""
+    folder = tmp_path_factory.mktemp("acp-turns")
     env = own_home_env(folder / "home")
-    with shared_agent("-m", model, env=env) as agent:
-        yield agent
+    with shared_agent("-m", script(folder, {"content": "hi"}), env=env) as shared:
+        yield shared
 
 
-@run
-async def test_a_text_turn_streams_chunks_and_ends_the_turn(tmp_path):
-    model = script(tmp_path, {"content": "hello from dsh"})
-    async with started("-m", model) as (conn, client, _):
+@pytest.fixture
+def asker(agent):
+    """The shared agent, its next session asking DB, then saying "ok": for the tests that
+    vary only the client's reply to that form."""
+    rescript(agent.model, ask(DB), {"content": "ok"})
+    return agent
+
+
+def test_a_text_turn_streams_chunks_and_ends_the_turn(tmp_path, agent):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         reply = await asyncio.wait_for(conn.prompt(
             session_id=session.session_id, prompt=[{"type": "text", "text": "hi"}]), WAIT)
@@ -33,15 +38,16 @@ async def test_a_text_turn_streams_chunks_and_ends_the_turn(tmp_path):
         assert client.text() == "hello from dsh"
         assert len(client.of("agent_message_chunk")) == 3  # streamed word by word
 
+    rescript(agent.model, {"content": "hello from dsh"})
+    agent.run(body)
+
 
 def _tool_results(client) -> list[dict]:
     return [u for u in client.of("tool_call_update") if "status" in u]
 
 
-@run
-async def test_a_batch_is_one_form_and_its_answer_the_tool_result(tmp_path):
-    model = script(tmp_path, ask(DB, FEATURES), {"content": "done"})
-    async with started("-m", model) as (conn, client, _):
+def test_a_batch_is_one_form_and_its_answer_the_tool_result(tmp_path, agent):
+    async def body(conn, client):
         session = await conn.new_session(cwd=str(tmp_path))
         turn = prompt_turn(conn, session.session_id)
         form, reply = await asyncio.wait_for(client.forms.get(), WAIT)
@@ -69,6 +75,9 @@ async def test_a_batch_is_one_form_and_its_answer_the_tool_result(tmp_path):
         answer = result["content"][0]["content"]["text"]
         assert '"selected":["SQLite"]' in answer and '"selected":["CI","Docs"]' in answer
         assert client.text() == "done"
+
+    rescript(agent.model, ask(DB, FEATURES), {"content": "done"})
+    agent.run(body)
 
 
 def test_other_text_answers_through_the_companion_field(tmp_path, asker):

@@ -9,8 +9,10 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
 from harness.acp_client import DB, WAIT, ask, script
-from harness.dsh_under_test import DSH
+from harness.acp_shared import rescript
+from harness.dsh_under_test import DSH, own_home_env
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": {"elicitation": {"form": {}}},
@@ -20,10 +22,10 @@ INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 class Raw:
     """``dsh acp`` on pipes: lines in, one JSON object per stdout line out."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen([DSH, "acp", *args], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=dict(os.environ))
+                                        env=dict(os.environ) if env is None else env)
         self.lines: queue.Queue[dict | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.seen: list[dict] = []
@@ -78,6 +80,20 @@ class Raw:
                         if line.startswith("VmHWM")))
 
 
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    """One ``dsh acp``, initialized, for the tests whose bad input comes after a good start
+    and leaves the agent as it was: each opens its own session, its script written first
+    (``rescript``); the agent's clean exit is checked once, after the module's last test."""
+    folder = tmp_path_factory.mktemp("acp-wire")
+    model = script(folder, {"content": "hi"})
+    dsh = Raw("-m", model, env=own_home_env(folder / "home"))
+    dsh.model = model
+    assert "result" in dsh.call(0, "initialize", INIT["params"])
+    yield dsh
+    assert dsh.end() == 0
+
+
 def test_malformed_lines_and_unknown_methods_are_errors_and_the_agent_goes_on(tmp_path):
     dsh = Raw("-m", script(tmp_path, {"content": "hi"}))
     dsh.send(b"{not json")
@@ -111,20 +127,19 @@ def test_a_line_over_the_limit_is_skipped_unheld_and_answered_under_its_id(tmp_p
     assert dsh.end() == 0
 
 
-def test_a_10_mb_prompt_is_a_turn(tmp_path):
-    dsh = Raw("-m", script(tmp_path, {"content": "read it"}))
-    dsh.call(0, "initialize", INIT["params"])
+def test_a_10_mb_prompt_is_a_turn(tmp_path, agent):
+    dsh = agent
+    rescript(dsh.model, {"content": "read it"})
     session = dsh.new_session(tmp_path)
     text = "x" * (10 * 1024 * 1024)
     reply = dsh.call(2, "session/prompt", {"sessionId": session,
                                            "prompt": [{"type": "text", "text": text}]})
     assert reply["result"] == {"stopReason": "end_turn"}
-    assert dsh.end() == 0
 
 
-def test_a_second_prompt_while_one_runs_is_refused_and_the_first_goes_on(tmp_path):
-    dsh = Raw("-m", script(tmp_path, ask(DB), {"content": "done"}))
-    dsh.call(0, "initialize", INIT["params"])
+def test_a_second_prompt_while_one_runs_is_refused_and_the_first_goes_on(tmp_path, agent):
+    dsh = agent
+    rescript(dsh.model, ask(DB), {"content": "done"})
     session = dsh.new_session(tmp_path)
     prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}
     dsh.send({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": prompt})
@@ -135,17 +150,14 @@ def test_a_second_prompt_while_one_runs_is_refused_and_the_first_goes_on(tmp_pat
     dsh.send({"jsonrpc": "2.0", "id": form["id"],
               "result": {"action": "accept", "content": {"db": "SQLite"}}})
     assert dsh.reply(1)["result"] == {"stopReason": "end_turn"}
-    assert dsh.end() == 0
 
 
-def test_loading_an_unknown_session_is_an_error(tmp_path):
-    dsh = Raw("-m", script(tmp_path, {"content": "hi"}))
-    dsh.call(0, "initialize", INIT["params"])
+def test_loading_an_unknown_session_is_an_error(tmp_path, agent):
+    dsh = agent
     error = dsh.call(1, "session/load", {"sessionId": "s_nope", "cwd": str(tmp_path),
                                          "mcpServers": []})["error"]
     assert error["code"] == -32602 and error["data"]["code"] == "SESSION_NOT_FOUND"
     assert "result" in dsh.call(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
-    assert dsh.end() == 0
 
 
 def test_the_client_dying_mid_question_aborts_it_stores_the_session_and_exits_0(tmp_path):
@@ -195,12 +207,10 @@ def test_sigterm_mid_question_leaves_it_resumable_and_a_load_asks_it_again(tmp_p
     assert again.end() == 0
 
 
-def test_a_bad_mcp_server_entry_in_session_new_is_invalid_params(tmp_path):
-    dsh = Raw("-m", script(tmp_path, {"content": "hi"}))
-    dsh.call(0, "initialize", INIT["params"])
+def test_a_bad_mcp_server_entry_in_session_new_is_invalid_params(tmp_path, agent):
+    dsh = agent
     error = dsh.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": [
         {"name": "two words", "command": "true", "args": [], "env": []}]})["error"]
     assert error["code"] == -32602 and error["data"]["code"] == "CONFIG_ERROR"
     assert "two words" in error["data"]["details"]
     assert "result" in dsh.call(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
-    assert dsh.end() == 0

@@ -4,6 +4,7 @@ Each test opens its own session on it (``session/new``: a fresh runtime, its scr
 afresh), so tests that vary only what the client answers need not each start the agent;
 ``SharedAgent.run`` runs a test's async body on the agent's loop with the records cleared.
 A test about the agent's start, its exit or what it keeps in ``DSH_HOME`` starts its own.
+``rescript`` gives a shared agent's next session a test's own script.
 """
 
 from __future__ import annotations
@@ -11,19 +12,32 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from harness.acp_client import WAIT, Recorder, started
 
-__all__ = ["SharedAgent", "shared_agent"]
+__all__ = ["SharedAgent", "rescript", "shared_agent"]
+
+
+def rescript(model: str, *turns: dict[str, Any]) -> None:
+    """The script file of ``model`` (``script:PATH``) holds ``turns``: a shared agent reads
+    it afresh at each ``session/new``, so the session a test opens next plays them."""
+    path = Path(model.removeprefix("script:"))
+    assert model.startswith("script:") and path.is_file(), model
+    path.write_text(json.dumps({"turns": list(turns)}))
 
 
 class SharedAgent:
     """``dsh acp ARGS`` held open; ``run(body)`` awaits ``body(conn, client)`` on its loop."""
 
     def __init__(self, *args: str, env: dict[str, str], **options: Any) -> None:
+        # the ``-m`` model, for ``rescript`` when it is a script
+        self.model = args[args.index("-m") + 1] if "-m" in args else ""
+        self.env = env  # for a test's own children that read the agent's DSH_HOME
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()

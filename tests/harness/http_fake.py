@@ -19,7 +19,8 @@ FAKES = Path(__file__).resolve().parents[1] / "fakes"
 
 @contextlib.contextmanager
 def served(fake: str, *options: str) -> Iterator[str]:
-    """``python tests/fakes/FAKE --http OPTIONS`` while it runs; yields its URL."""
+    """``python tests/fakes/FAKE --http OPTIONS`` while it runs (FAKE may be a path to a
+    server elsewhere in tests/); yields its URL."""
     process = subprocess.Popen([sys.executable, str(FAKES / fake), "--http", *options],
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
