@@ -14,6 +14,7 @@ import queue
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -23,8 +24,9 @@ import pytest
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from harness.dsh_under_test import DSH
 from harness.hub_desk import wait_until
-from harness.hub_serve import DshChild, agent, agent_token, hub_process
+from harness.hub_serve import DshChild, agent, agent_token
 from harness.jsonl_controller import Controller
+from harness.shared_hub import serving
 from harness.tasks_wire import Wire2025, ask_call
 
 from dsh_cli.hub import HubStore
@@ -135,20 +137,63 @@ def _history(url: str, token: str) -> list[dict]:
     return json.loads(done.stdout)
 
 
+@dataclass
+class Hubs:
+    """Where a test's parties go: the store, hub process one's URL and two's (the same on
+    SQLite), and the directory under which its agents work (which the routes name)."""
+
+    location: str
+    one: str
+    two: str
+    srv: Path
+
+
+def _routes(srv: Path, default: str | None, **teams: str) -> str:
+    """A hub config: each ``{dir: team}`` a route of the working directories under ``srv/dir``."""
+    text = "[hub]\n" + (f'default_team = "{default}"\n' if default else "")
+    for where, team in teams.items():
+        text += f'\n[[hub.routes]]\ncwd = "{srv / where}/**"\nteam = "{team}"\n'
+    return text
+
+
+@pytest.fixture(scope="module")
+def postgres_pair(postgres_cluster, tmp_path_factory):
+    """Two hub processes (replicas one and two) on one PostgreSQL store, shared by this
+    module's PostgreSQL tests: each test's agents work in directories, and its humans are of
+    teams, of its own, so nothing one test leaves is seen by another."""
+    srv = tmp_path_factory.mktemp("srv")
+    config = srv / "hub.toml"
+    config.write_text(_routes(srv, "ops", payments="payments", phone="phone-payments",
+                              phone_web="phone-ops", tasks="tasks"))
+    location = postgres_cluster.create_schema()
+    with serving(location, srv, "--config", str(config), "--replica", "one") as one, \
+            serving(location, srv, "--config", str(config), "--replica", "two") as two:
+        yield Hubs(location, one, two, srv)
+
+
+@pytest.fixture
+def sqlite_hub(tmp_path):
+    """One hub process on a SQLite store (a SQLite store is for one hub process), no default
+    team: what no route takes is unteamed, every human's."""
+    srv = tmp_path / "srv"
+    srv.mkdir()
+    config = tmp_path / "hub.toml"
+    config.write_text(_routes(srv, None, payments="payments"))
+    location = str(tmp_path / "hub.db")
+    with serving(location, tmp_path, "--config", str(config), "--replica", "one") as one:
+        yield Hubs(location, one, one, srv)
+
+
 @pytest.mark.parametrize("engine", ["postgresql", "sqlite"])
 def test_a_team_answers_across_hub_processes_each_human_seeing_their_teams_entries(
-        engine, tmp_path, monkeypatch, request):
-    location = request.getfixturevalue("postgres_url") if engine == "postgresql" \
-        else str(tmp_path / "hub.db")
-    payments = tmp_path / "srv" / "payments"
-    (payments / "api").mkdir(parents=True)
-    (tmp_path / "srv" / "web").mkdir()
-    config = tmp_path / "hub.toml"
+        engine, monkeypatch, request):
+    hubs = request.getfixturevalue("postgres_pair" if engine == "postgresql" else "sqlite_hub")
+    location, one, two = hubs.location, hubs.one, hubs.two
+    payments = hubs.srv / "payments"
+    (payments / "api").mkdir(parents=True, exist_ok=True)
+    web = hubs.srv / "web"  # routed by none: the default team (ops), or on SQLite none
+    web.mkdir(exist_ok=True)
     two_processes = engine == "postgresql"  # a SQLite store is for one hub process
-    # on SQLite no default team: what no route takes is unteamed, every human's
-    default = 'default_team = "ops"\n' if two_processes else ""
-    config.write_text(f'[hub]\n{default}\n[[hub.routes]]\n'
-                      f'cwd = "{payments}/**"\nteam = "payments"\n')
     tokens = {name: agent_token(location, name) for name in ("fwd-a", "fwd-b", "sdk-c")}
     tokens |= {name: agent_token(location, name, "human", team) for name, team in (
         ("alice", "payments"), ("carol", "payments"), ("bob", "ops"))}
@@ -158,37 +203,34 @@ def test_a_team_answers_across_hub_processes_each_human_seeing_their_teams_entri
         return Controller("attach", "--hub", url, "--jsonl")
 
     async def main() -> dict[str, Any]:
-        async with hub_process(location, "--config", str(config), "--replica", "one") as one, \
-                hub_process(location, "--config", str(config), "--replica", "two") \
-                if two_processes else _same(one) as two:
-            alice, bob, carol = desk(one, "alice"), desk(two, "bob"), desk(two, "carol")
-            forward_a = await asyncio.to_thread(StdioAgent, two, tokens["fwd-a"],
-                                                payments / "api", "claude-a")
-            forward_b = await asyncio.to_thread(StdioAgent, one, tokens["fwd-b"],
-                                                tmp_path / "srv" / "web", "claude-b")
-            try:
-                async with agent(one, tokens["sdk-c"], agent="sdk-c", machine="runner-9",
-                                 cwd=f"{payments}/cli") as sdk:
-                    forward_a.ask(1, _batch("A"))
-                    asked = await sdk.call_tool("ask_user_question",
-                                                {**_batch("C"), "delivery": "async"})
-                    ticket = asked.structured_content["ticket"]
-                    forward_b.ask(1, _batch("B"))
-                    seen = await asyncio.to_thread(_the_humans_answer, alice, bob, carol,
-                                                   forward_a, forward_b, two, tokens,
-                                                   unteamed_b=not two_processes)
-                    seen["c"] = await sdk.call_tool("get_user_answer",
-                                                    {"ticket": ticket, "wait_seconds": 30})
-                # each human's history read at the hub process their desk is not at
-                seen["history"] = {who: await asyncio.to_thread(_history, url, tokens[who])
-                                   for who, url in (("alice", two), ("bob", one))}
-                seen["finished"] = [await asyncio.to_thread(party.finish) for party in (
-                    alice, bob, carol)] + [await asyncio.to_thread(party.close) for party in (
-                        forward_a, forward_b)]
-                return seen
-            finally:
-                for party in (alice, bob, carol, forward_a, forward_b):
-                    party.kill()
+        alice, bob, carol = desk(one, "alice"), desk(two, "bob"), desk(two, "carol")
+        forward_a = await asyncio.to_thread(StdioAgent, two, tokens["fwd-a"],
+                                            payments / "api", "claude-a")
+        forward_b = await asyncio.to_thread(StdioAgent, one, tokens["fwd-b"], web,
+                                            "claude-b")
+        try:
+            async with agent(one, tokens["sdk-c"], agent="sdk-c", machine="runner-9",
+                             cwd=f"{payments}/cli") as sdk:
+                forward_a.ask(1, _batch("A"))
+                asked = await sdk.call_tool("ask_user_question",
+                                            {**_batch("C"), "delivery": "async"})
+                ticket = asked.structured_content["ticket"]
+                forward_b.ask(1, _batch("B"))
+                seen = await asyncio.to_thread(_the_humans_answer, alice, bob, carol,
+                                               forward_a, forward_b, two, tokens,
+                                               unteamed_b=not two_processes)
+                seen["c"] = await sdk.call_tool("get_user_answer",
+                                                {"ticket": ticket, "wait_seconds": 30})
+            # each human's history read at the hub process their desk is not at
+            seen["history"] = {who: await asyncio.to_thread(_history, url, tokens[who])
+                               for who, url in (("alice", two), ("bob", one))}
+            seen["finished"] = [await asyncio.to_thread(party.finish) for party in (
+                alice, bob, carol)] + [await asyncio.to_thread(party.close) for party in (
+                    forward_a, forward_b)]
+            return seen
+        finally:
+            for party in (alice, bob, carol, forward_a, forward_b):
+                party.kill()
 
     seen = asyncio.run(asyncio.wait_for(main(), 4 * CEILING))
     listed = seen["listed"]
@@ -197,7 +239,7 @@ def test_a_team_answers_across_hub_processes_each_human_seeing_their_teams_entri
                                      "cwd": str(payments / "api"), "token": "fwd-a"}
     assert listed["C"]["source"] == {"client": "sdk-c", "machine": "runner-9",
                                      "cwd": f"{payments}/cli", "token": "sdk-c"}
-    assert listed["B"]["source"]["cwd"] == str(tmp_path / "srv" / "web")
+    assert listed["B"]["source"]["cwd"] == str(web)
     # each human sees their own team's entries only, and alice's claim is hers at carol's desk
     payments_saw = {"A", "C"} if two_processes else {"A", "B", "C"}  # B: ops, or no team
     assert seen["alice_saw"] == seen["carol_saw"] == payments_saw
@@ -222,8 +264,8 @@ def test_a_team_answers_across_hub_processes_each_human_seeing_their_teams_entri
         {} if two_processes else {listed["B"]["rpc_id"]: None})
     assert {s["entry"]["id"] for s in seen["history"]["bob"]} == {listed["B"]["rpc_id"]}
     assert seen["finished"] == [0] * 5
-    with HubStore.open(location) as store:
-        assert store.pending() == []
+    with HubStore.open(location) as store:  # this test's: another's may share the store
+        assert [e for e in store.pending() if e.token in tokens] == []
 
 
 def _the_humans_answer(alice: Controller, bob: Controller, carol: Controller,
@@ -264,48 +306,35 @@ def _the_humans_answer(alice: Controller, bob: Controller, carol: Controller,
             "alice_saw": saw(alice), "bob_saw": saw(bob), "carol_saw": saw(carol)}
 
 
-class _same:
-    """The one hub process again, where a second cannot share the store."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    async def __aenter__(self) -> str:
-        return self.url
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
 @needs_chromium
 def test_the_browser_desk_at_phone_width_answers_an_entry_asked_at_the_other_hub_process(
-        postgres_url, tmp_path):
+        postgres_pair):
     sync_api = pytest.importorskip("playwright.sync_api")
     from playwright.sync_api import expect
 
-    payments = tmp_path / "srv" / "payments"
-    payments.mkdir(parents=True)
-    (tmp_path / "srv" / "web").mkdir()
-    config = tmp_path / "hub.toml"
-    config.write_text(f'[hub]\ndefault_team = "ops"\n\n[[hub.routes]]\n'
-                      f'cwd = "{payments}/**"\nteam = "payments"\n')
-    alice = agent_token(postgres_url, "alice", "human", "payments")
-    hubs = [DshChild("hub", "serve", "--store", postgres_url, "--port", "0", "--config",
-                   str(config), "--replica", name) for name in ("one", "two")]
-    parties: list[Any] = list(hubs)
+    location, one, two = postgres_pair.location, postgres_pair.one, postgres_pair.two
+    payments = postgres_pair.srv / "phone"  # routed to phone-payments
+    payments.mkdir()
+    elsewhere = postgres_pair.srv / "phone_web"  # routed to phone-ops
+    elsewhere.mkdir()
+    hana = agent_token(location, "hana", "human", "phone-payments")
+    tokens = ("phone-a", "phone-b")
+
+    def own_pending(store: HubStore) -> list:  # another test's may share the store
+        return [e for e in store.pending() if e.token in tokens]
+
+    parties: list[Any] = []
     try:
-        one, two = (hub.said("dsh: hub http://") for hub in hubs)
-        web = DshChild("attach", "--hub", one, "--web", env={"DSH_HUB_TOKEN": alice})
+        web = DshChild("attach", "--hub", one, "--web", env={"DSH_HUB_TOKEN": hana})
         parties.append(web)
         url = web.said("dsh: open http://127.0.0.1:")
-        asker = StdioAgent(two, agent_token(postgres_url, "fwd-a"), payments, "claude-a")
-        other = StdioAgent(two, agent_token(postgres_url, "fwd-b"), tmp_path / "srv" / "web",
-                           "claude-b")
+        asker = StdioAgent(two, agent_token(location, "phone-a"), payments, "claude-a")
+        other = StdioAgent(two, agent_token(location, "phone-b"), elsewhere, "claude-b")
         parties += [asker, other]
-        other.ask(1, _batch("Ops"))  # routed to ops: never on alice's page
+        other.ask(1, _batch("Ops"))  # routed to phone-ops: never on hana's page
         asker.ask(1, _batch("Payments"))
-        with HubStore.open(postgres_url) as store:  # both asked before the page looks
-            wait_until(lambda: len(store.pending()) == 2, "both entries pending")
+        with HubStore.open(location) as store:  # both asked before the page looks
+            wait_until(lambda: len(own_pending(store)) == 2, "both entries pending")
         with sync_api.sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM,
                                                  args=CHROMIUM_ARGS)
@@ -326,37 +355,36 @@ def test_the_browser_desk_at_phone_width_answers_an_entry_asked_at_the_other_hub
             browser.close()
         assert answered["result"]["structuredContent"] == {
             "answers": [{"id": "q", "selected": ["yes"]}]}
-        with HubStore.open(postgres_url) as store:
-            [left] = store.pending()
-            assert (left.agent, left.team) == ("claude-b", "ops")
+        with HubStore.open(location) as store:
+            [left] = own_pending(store)
+            assert (left.agent, left.team) == ("claude-b", "phone-ops")
             steps = [(item.step.action, item.step.actor, item.step.replica)
-                     for item in store.history(agent="claude-a").items]
+                     for item in store.history(agent="phone-a").items]
     finally:
         for party in reversed(parties):
             party.stop()
-    # opening the entry claimed it; the answer went through alice's hub process
-    assert steps == [("ask", "fwd-a", "two"), ("claim", "alice", "one"),
-                     ("answer", "alice", "one")]
+    # opening the entry claimed it; the answer went through hana's hub process
+    assert steps == [("ask", "phone-a", "two"), ("claim", "hana", "one"),
+                     ("answer", "hana", "one")]
 
 
 def test_a_task_asked_at_one_hub_process_is_answered_at_a_desk_of_the_other(
-        postgres_url, tmp_path, monkeypatch):
+        postgres_pair, monkeypatch):
     """The raw HTTP agent of the issue, using MCP tasks: its task lives in the process it
     asked at, the answer comes from a desk at the other."""
-    token = agent_token(postgres_url, "raw-agent")
-    monkeypatch.setenv("DSH_HUB_TOKEN", agent_token(postgres_url, "alice", "human"))
-    hubs = [DshChild("hub", "serve", "--store", postgres_url, "--port", "0", "--replica",
-                     name) for name in ("one", "two")]
+    location, one, two = postgres_pair.location, postgres_pair.one, postgres_pair.two
+    cwd = postgres_pair.srv / "tasks" / "wörk"  # routed to tasks: the desk's human's team
+    token = agent_token(location, "raw-agent")
+    monkeypatch.setenv("DSH_HUB_TOKEN", agent_token(location, "tasker", "human", "tasks"))
     desk = None
     try:
-        one, two = (hub.said("dsh: hub http://") for hub in hubs)
         desk = Controller("attach", "--hub", one, "--jsonl")
         session = Wire2025(f"{two}/mcp", {"Authorization": f"Bearer {token}",
-                                          "X-Dsh-Cwd": quote(str(tmp_path / "wörk"))})
+                                          "X-Dsh-Cwd": quote(str(cwd))})
         created = session.request("tools/call", ask_call({"ttl": 60_000}))["result"]["task"]
         assert created["status"] == "working"
         listed = _seen(desk, lambda e: e["type"] == "question/requested", "the task's entry")
-        assert listed["source"]["cwd"] == str(tmp_path / "wörk")
+        assert listed["source"]["cwd"] == str(cwd)
         desk.send({"type": "question/answer", "rpc_id": listed["rpc_id"],
                    "session_id": listed["session_id"],
                    "answers": [{"id": "db", "selected": ["SQLite"]}]})
@@ -367,8 +395,6 @@ def test_a_task_asked_at_one_hub_process_is_answered_at_a_desk_of_the_other(
     finally:
         if desk is not None:
             desk.kill()
-        for hub in hubs:
-            hub.stop()
     assert result["isError"] is False
     assert result["structuredContent"]["answers"] == [{"id": "db", "selected": ["SQLite"]}]
     assert task["status"] == "completed"

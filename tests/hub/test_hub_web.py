@@ -21,8 +21,9 @@ import pytest
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from harness.dsh_under_test import DSH
 from harness.hub_desk import wait_until
-from harness.hub_serve import DshChild
+from harness.hub_serve import DshChild, agent_token
 from harness.raw_http import raw_request
+from harness.shared_hub import serving
 
 from dsh_cli.core.limits import HUB_DESK_STREAMS, HUB_LOGIN_SECONDS, HUB_WEB_SESSION_SECONDS
 from dsh_cli.hub import HubStore
@@ -147,17 +148,14 @@ def _ask(store: HubStore, header: str, team: str) -> str:
                      cwd="/srv", team=team).id
 
 
-@pytest.fixture
-def sqlite_hub(tmp_path):
-    """A real `dsh hub serve` on a SQLite store; yields (its URL, the store's path)."""
-    location = str(tmp_path / "hub.db")
-    with HubStore.open(location):
-        pass  # migrated before the hub and the CLI open it
-    hub = DshChild("hub", "serve", "--store", location, "--port", "0")
-    try:
-        yield hub.said("dsh: hub http://"), location
-    finally:
-        hub.stop()
+@pytest.fixture(scope="module")
+def sqlite_hub(tmp_path_factory):
+    """One real `dsh hub serve` on a SQLite store for this module's tests, each with humans
+    and teams of its own; yields (its URL, the store's path)."""
+    where = tmp_path_factory.mktemp("hub")
+    location = str(where / "hub.db")
+    with serving(location, where) as url:
+        yield url, location
 
 
 def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules(sqlite_hub):
@@ -218,15 +216,16 @@ def test_a_login_link_becomes_a_session_cookie_once_and_the_page_keeps_its_rules
 
 def test_a_human_sees_and_answers_only_their_teams_entries_until_their_token_goes(sqlite_hub):
     url, location = sqlite_hub
-    _cli("token", "add", "alice", "--human", "--team", "ops", "--store", location)
-    link = _cli("login-link", "alice", "--store", location, "--public-url", url).stdout.strip()
+    with HubStore.open(location) as store:  # the CLI's way: the first test's
+        store.add_token("dana", "human", "deploys")
+        link = login_link(url, login_code(store, "dana"))
     browser = Browser(url)
     assert browser.login(link).status == 303
     with HubStore.open(location) as store:
         # the other team's first: were it shown, it would be announced first (oldest first)
-        payments = _ask(store, "Payments", "payments")
-        ops = _ask(store, "Ops", "ops")
-        loser = _ask(store, "Later", "ops")
+        payments = _ask(store, "Payments", "billing")
+        ops = _ask(store, "Ops", "deploys")
+        loser = _ask(store, "Later", "deploys")
         events = browser.events()
         shown = _requested(events, "Ops")
         later = _requested(events, "Later")
@@ -235,9 +234,9 @@ def test_a_human_sees_and_answers_only_their_teams_entries_until_their_token_goe
                             "answers": answers})
         assert ack.status == 200 and json.loads(ack.body)["accepted"] is True, ack.body
         answered = store.get(ops)
-        assert (answered.state, answered.answered_by) == ("answered", "alice")
+        assert (answered.state, answered.answered_by) == ("answered", "dana")
         assert answered.answer["answers"] == answers
-        # another desk wins the next one first: alice's answer loses the conditional update
+        # another desk wins the next one first: dana's answer loses the conditional update
         # (or finds it gone from her page already): NOT_PENDING either way, nothing changed
         store.answer(loser, {"type": "question/answer", "answers": answers}, "bob")
         lost = browser.post({"type": "question/answer", "rpc_id": later["rpc_id"],
@@ -246,9 +245,9 @@ def test_a_human_sees_and_answers_only_their_teams_entries_until_their_token_goe
         assert store.get(loser).answered_by == "bob"
         assert store.get(payments).state == "pending"
         steps = [(row.action, row.actor) for row in store.audit(ops)]
-    assert steps == [("ask", "ci-bot"), ("answer", "alice")]  # never opened: no claim
+    assert steps == [("ask", "ci-bot"), ("answer", "dana")]  # never opened: no claim
 
-    _cli("token", "rm", "alice", "--store", location)
+    _cli("token", "rm", "dana", "--store", location)
     _assert_signed_out(browser.get("/"))  # the removed token's cookie opens nothing
     # and the page already open has its stream ended (the hub's next sweep), not told that
     # the hub stopped (host/closed, on which the page would say "dsh has stopped"): it
@@ -269,12 +268,12 @@ def _assert_signed_out(reply: Reply) -> None:
 
 def test_a_page_whose_session_expired_is_told_it_is_signed_out(sqlite_hub):
     url, location = sqlite_hub
-    _cli("token", "add", "alice", "--human", "--store", location)
+    agent_token(location, "erin", "human")  # `dsh hub token add`: the first test's
     browser = Browser(url)
     # a session made seven days and a second ago, by the store's clock: expired now
     with HubStore.open(location, clock=lambda: time.time() - HUB_WEB_SESSION_SECONDS - 1) \
             as old:
-        login = redeem(old, login_code(old, "alice"))
+        login = redeem(old, login_code(old, "erin"))
     assert login is not None
     browser.cookie = f"dsh_hub_{urlsplit(url).port}={login.secret}"
     for reply in (browser.get("/"), browser.get("/api/events"),
@@ -287,12 +286,12 @@ def test_a_page_whose_session_expired_is_told_it_is_signed_out(sqlite_hub):
 
 def test_a_page_following_its_session_past_its_end_has_its_stream_ended(sqlite_hub):
     url, location = sqlite_hub
-    _cli("token", "add", "alice", "--human", "--store", location)
+    agent_token(location, "frank", "human")  # `dsh hub token add`: the first test's
     browser = Browser(url)
     # a session with two seconds left, by the store's clock
     with HubStore.open(location, clock=lambda: time.time() - HUB_WEB_SESSION_SECONDS + 2) \
             as old:
-        login = redeem(old, login_code(old, "alice"))
+        login = redeem(old, login_code(old, "frank"))
     assert login is not None
     browser.cookie = f"dsh_hub_{urlsplit(url).port}={login.secret}"
     events = _read_until_it_ends(browser, within=CEILING / 2)
@@ -304,10 +303,11 @@ def test_a_page_following_its_session_past_its_end_has_its_stream_ended(sqlite_h
 
 def test_one_human_follows_at_most_sixteen_page_streams_at_one_hub_process(sqlite_hub):
     url, location = sqlite_hub
-    _cli("token", "add", "alice", "--human", "--store", location)
+    with HubStore.open(location) as store:  # the CLI's way: the first test's
+        store.add_token("grace", "human")
+        link = login_link(url, login_code(store, "grace"))
     browser = Browser(url)
-    assert browser.login(_cli("login-link", "alice", "--store", location, "--public-url",
-                              url).stdout.strip()).status == 303
+    assert browser.login(link).status == 303
     streams = [browser.events() for _ in range(HUB_DESK_STREAMS)]
     try:
         for events in streams:  # each open, followed by the desk
@@ -392,12 +392,12 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
     from playwright.sync_api import expect
 
     url, location = sqlite_hub
-    made = _cli("token", "add", "alice", "--human", "--team", "ops", "--store", location,
+    made = _cli("token", "add", "hana", "--human", "--team", "mobile", "--store", location,
                 "--public-url", url)
     [link] = re.findall(r"(http://\S+/login/\S+)", made.stderr)
     with HubStore.open(location) as store:
         _ask(store, "Payments", "payments")
-        entry = _ask(store, "Ops", "ops")
+        entry = _ask(store, "Ops", "mobile")
         with sync_api.sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_context(viewport={"width": 390, "height": 760}).new_page()
@@ -407,7 +407,7 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
             page.wait_for_url(f"{url}/")  # the code left the address bar
             listed = page.locator("button.entry")
             expect(listed).to_have_count(1)
-            assert listed.locator(".who").text_content().startswith("agent-ops · ")
+            assert listed.locator(".who").text_content().startswith("agent-mobile · ")
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
             listed.click()
             page.locator("#composer").wait_for()
@@ -417,7 +417,7 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
             # her token removed: the open page's stream ends, its reconnect is refused, and
             # the page says, once, that she is signed out and what to do, and stops (no
             # stream tried again against a 401)
-            _cli("token", "rm", "alice", "--store", location)
+            _cli("token", "rm", "hana", "--store", location)
             expect(page.locator("#status")).to_have_text("signed out",
                                                           timeout=CEILING * 1000)
             expect(page.locator("#idle")).to_contain_text("dsh hub login-link NAME")
@@ -425,9 +425,9 @@ def test_a_human_with_only_a_browser_answers_at_phone_width(sqlite_hub):
         wait_until(lambda: store.get(entry).state == "answered", "the answer in the store")
         answered = store.get(entry)
         steps = [(row.action, row.actor) for row in store.audit(entry)]
-    # opening the entry on the page claimed it for alice; her answer then won
-    assert steps == [("ask", "ci-bot"), ("claim", "alice"), ("answer", "alice")]
-    assert answered.answered_by == "alice"
+    # opening the entry on the page claimed it for hana; her answer then won
+    assert steps == [("ask", "ci-bot"), ("claim", "hana"), ("answer", "hana")]
+    assert answered.answered_by == "hana"
     assert answered.answer["answers"] == [{"id": "q", "selected": ["yes"]}]
 
 
