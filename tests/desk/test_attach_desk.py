@@ -4,12 +4,39 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 
-from harness.dsh_under_test import DSH
-from harness.mcp_util import BATCH, CEILING, bounded, client
+import pytest
+from harness.dsh_under_test import DSH, own_home_env
+from harness.mcp_util import BATCH, CEILING, SharedClient, bounded, client
 
 OTHER = {"questions": [{"id": "name", "question": "Project name?"}]}
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    """One ``dsh mcp --wait 30`` named agent-a (its own DSH_HOME) for the plain desk's tests
+    whose every batch is answered before they end: a desk that attaches later finds nothing
+    pending. One child, not one per test (each start is about a second of CPU). Its batches'
+    numbers go on counting from test to test (one counter per DSH_HOME), so these tests read
+    the number the desk shows. The two servers' test and the terminal desk's keep their own."""
+    shared = SharedClient("--wait", "30", env=own_home_env(tmp_path_factory.mktemp("agent")),
+                          name="agent-a")
+    yield shared
+    shared.close()
+
+
+@pytest.fixture
+def at_agent(agent, monkeypatch):
+    """The shared agent's session, this test's desks attaching where it serves."""
+    monkeypatch.setenv("DSH_HOME", agent.env["DSH_HOME"])
+    return agent.here
+
+
+def _number(listed: str, then: str = "") -> str:
+    """The number the desk shows for the (last) listed entry whose line has ``then``."""
+    return re.findall(rf"\+ (\d+)\. \[question\] [^\n]*{re.escape(then)}", listed)[-1]
 
 
 async def _read_until(stream, text: str) -> str:
@@ -65,30 +92,29 @@ def test_plain_inbox_lists_two_servers_and_opens_either_first(tmp_path):
     assert status == 0
 
 
-def test_plain_desk_closed_mid_batch_leaves_it_pending(tmp_path):
+def test_plain_desk_closed_mid_batch_leaves_it_pending(at_agent):
     async def main():
-        async with client("--wait", "20") as mcp:
-            call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
-            desk = await asyncio.create_subprocess_exec(
-                DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            await _read_until(desk.stdout, "+ 1.")
-            desk.stdin.write(b"1\n")
-            await _read_until(desk.stdout, "answer (")
-            desk.stdin.close()  # ctrl-d: the desk closes, the batch stays with its server
-            closing = (await desk.stdout.read()).decode()
-            await desk.wait()
-            assert not call.done()
-            again = await asyncio.create_subprocess_exec(
-                DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            requested = json.loads(await asyncio.wait_for(again.stdout.readline(), CEILING))
-            frame = {"type": "question/answer", "rpc_id": requested["rpc_id"],
-                     "session_id": requested["session_id"],
-                     "answers": [{"id": "db", "selected": ["SQLite"]}]}
-            again.stdin.write((json.dumps(frame) + "\n").encode())
-            result = await call
-            again.stdin.close()
-            await again.wait()
-            return closing, result
+        call = asyncio.ensure_future(at_agent.call_tool("ask_user_question", BATCH))
+        desk = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        listed = await _read_until(desk.stdout, "Which database?")
+        desk.stdin.write(f"{_number(listed)}\n".encode())
+        await _read_until(desk.stdout, "answer (")
+        desk.stdin.close()  # ctrl-d: the desk closes, the batch stays with its server
+        closing = (await desk.stdout.read()).decode()
+        await desk.wait()
+        assert not call.done()
+        again = await asyncio.create_subprocess_exec(
+            DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        requested = json.loads(await asyncio.wait_for(again.stdout.readline(), CEILING))
+        frame = {"type": "question/answer", "rpc_id": requested["rpc_id"],
+                 "session_id": requested["session_id"],
+                 "answers": [{"id": "db", "selected": ["SQLite"]}]}
+        again.stdin.write((json.dumps(frame) + "\n").encode())
+        result = await call
+        again.stdin.close()
+        await again.wait()
+        return closing, result
 
     closing, result = bounded(main())
     assert "desk closed" in closing
@@ -221,46 +247,8 @@ def test_terminal_desk_says_answered_at_another_desk_when_another_desk_answers(t
     assert "aborted" not in shown and "withdrawn" not in shown
 
 
-def test_a_desk_that_restarts_shows_a_batchs_true_age(tmp_path):
-    import re
+def test_a_desk_that_restarts_shows_a_batchs_true_age(at_agent):
     import time
-
-    async def plain_desk():
-        return await asyncio.create_subprocess_exec(
-            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-    async def main():
-        first = await plain_desk()
-        try:
-            async with client("--wait", "30", name="agent-a") as mcp:
-                call = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
-                seen = await _read_until(first.stdout, "[question] 0s · agent-a")
-                asked = time.monotonic()
-                first.stdin.close()  # the desk closes; the batch stays pending
-                await asyncio.wait_for(first.wait(), CEILING)
-                while time.monotonic() - asked < 3:  # the age under test: let it grow
-                    await asyncio.sleep(0.1)
-                second = await plain_desk()
-                try:
-                    again = await _read_until(second.stdout, "· agent-a")
-                finally:
-                    second.kill()
-                    await second.wait()
-                call.cancel()
-                return seen, again
-        finally:
-            if first.returncode is None:
-                first.kill()
-                await first.wait()
-
-    seen, again = bounded(main())
-    assert "[question] 0s · agent-a" in seen  # the first desk saw it as it was asked
-    age = int(re.search(r"\+ 1\. \[question\] (\d+)s · agent-a", again).group(1))
-    assert age >= 3, again  # the batch's age, not the time since this desk attached
-
-
-def test_an_entry_keeps_its_number_at_a_desk_that_attaches_later(tmp_path):
-    import re
 
     async def plain_desk():
         return await asyncio.create_subprocess_exec(
@@ -270,31 +258,70 @@ def test_an_entry_keeps_its_number_at_a_desk_that_attaches_later(tmp_path):
         first = await plain_desk()
         second = None
         try:
-            async with client("--wait", "30", name="agent-a") as mcp:
-                call_x = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
-                await _read_until(first.stdout, "+ 1. [question]")
-                call_y = asyncio.ensure_future(mcp.call_tool("ask_user_question", OTHER))
-                listed = await _read_until(first.stdout, "+ 2. [question]")
-                first.stdin.write(b"1\n")  # entry 1 answered here: 2 is left
-                await _read_until(first.stdout, "answer (")
-                first.stdin.write(b"2\n")
-                await call_x
-                second = await plain_desk()  # a desk that never saw entry 1
-                later = await _read_until(second.stdout, "· agent-a")
-                second.stdin.write(b"2\n")  # the number the first desk showed
-                opened = await _read_until(second.stdout, "answer (")
-                call_y.cancel()
-                return listed, later, opened
+            await _read_until(first.stdout, "nothing pending")  # it follows the server
+            call = asyncio.ensure_future(at_agent.call_tool("ask_user_question", BATCH))
+            seen = await _read_until(first.stdout, "[question] 0s · agent-a")
+            asked = time.monotonic()
+            first.stdin.close()  # the desk closes; the batch stays pending
+            await asyncio.wait_for(first.wait(), CEILING)
+            while time.monotonic() - asked < 3:  # the age under test: let it grow
+                await asyncio.sleep(0.1)
+            second = await plain_desk()
+            again = await _read_until(second.stdout, "· agent-a")
+            second.stdin.write(f"{_number(again, 'agent-a')}\n".encode())
+            await _read_until(second.stdout, "answer (")
+            second.stdin.write(b"2\n")  # answered: nothing is left for the next test
+            await call
+            return seen, again
         finally:
             for desk in (first, second):
                 if desk is not None and desk.returncode is None:
                     desk.kill()
                     await desk.wait()
 
-    listed, later, opened = bounded(main())
-    what = re.search(r"\+ 2\. \[question\] \d+s · agent-a · .* · (.*)\n", listed).group(1)
-    assert re.search(rf"\+ 2\. \[question\] \d+s · agent-a · .* · {re.escape(what)}", later)
-    assert "no entry 2" not in opened
+    seen, again = bounded(main())
+    assert "[question] 0s · agent-a" in seen  # the first desk saw it as it was asked
+    age = int(re.search(r"\+ \d+\. \[question\] (\d+)s · agent-a", again).group(1))
+    assert age >= 3, again  # the batch's age, not the time since this desk attached
+
+
+def test_an_entry_keeps_its_number_at_a_desk_that_attaches_later(at_agent):
+    async def plain_desk():
+        return await asyncio.create_subprocess_exec(
+            DSH, "attach", "--plain", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    async def main():
+        first = await plain_desk()
+        second = None
+        try:
+            call_x = asyncio.ensure_future(at_agent.call_tool("ask_user_question", BATCH))
+            listed = await _read_until(first.stdout, "Which database?")
+            x = _number(listed)
+            call_y = asyncio.ensure_future(at_agent.call_tool("ask_user_question", OTHER))
+            listed += await _read_until(first.stdout, "Project name?\n")
+            y = _number(listed, "Project name?")
+            assert int(y) > int(x)
+            first.stdin.write(f"{x}\n".encode())  # entry x answered here: y is left
+            await _read_until(first.stdout, "answer (")
+            first.stdin.write(b"2\n")
+            await call_x
+            second = await plain_desk()  # a desk that never saw entry x
+            later = await _read_until(second.stdout, "· agent-a")
+            second.stdin.write(f"{y}\n".encode())  # the number the first desk showed
+            opened = await _read_until(second.stdout, "answer (")
+            second.stdin.write(b"acme\n")  # answered: nothing is left for the next test
+            await call_y
+            return listed, y, later, opened
+        finally:
+            for desk in (first, second):
+                if desk is not None and desk.returncode is None:
+                    desk.kill()
+                    await desk.wait()
+
+    listed, y, later, opened = bounded(main())
+    what = re.search(rf"\+ {y}\. \[question\] \d+s · agent-a · .* · (.*)\n", listed).group(1)
+    assert re.search(rf"\+ {y}\. \[question\] \d+s · agent-a · .* · {re.escape(what)}", later)
+    assert f"no entry {y}" not in opened
 
 
 def test_a_peer_servers_hello_and_refusal_reach_the_plain_desk_without_escapes(runtime_dir):

@@ -10,11 +10,35 @@ import io
 from pathlib import Path
 from typing import Any
 
-from harness.mcp_util import BATCH, bounded, client
+import pytest
+from harness.dsh_under_test import own_home_env
+from harness.mcp_util import BATCH, SharedClient, bounded, client
 from harness.web_site import Site
 
 from dsh_cli.desk.web import WebDesk
 from dsh_cli.providers.web.app import CSP
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    """One ``dsh mcp --wait 20`` named agent-a (its own DSH_HOME) for the tests whose every
+    batch and request is settled (answered, cancelled, denied) before they end: a desk that
+    attaches later finds nothing pending, and a deny grants nothing. One child, not one per
+    test (each start is about a second of CPU). The tests that stop or kill their server,
+    and the one of two servers, keep their own."""
+    shared = SharedClient("--wait", "20", env=own_home_env(tmp_path_factory.mktemp("agent")),
+                          name="agent-a")
+    yield shared
+    shared.close()
+
+
+@pytest.fixture
+def at_agent(agent, monkeypatch):
+    """The shared agent's session and where it listens, this test's desks attaching there."""
+    monkeypatch.setenv("DSH_HOME", agent.env["DSH_HOME"])
+    run = Path(agent.env["DSH_HOME"]) / "run"
+    assert len(str(run / "mcp-4194304.sock")) < 104, "Unix socket paths are limited"
+    return agent.here, run
 
 
 async def _with_desk(runtime_dir: Path, scenario: Any) -> Any:
@@ -159,13 +183,15 @@ def test_a_taken_port_is_one_line_and_exit_2(runtime_dir):
 
 
 def test_an_entry_held_at_another_desk_is_listed_taken_and_the_pages_hold_reaches_it(
-        runtime_dir):
+        at_agent):
     """A ``dsh attach --jsonl`` desk opens the entry: the web desk's list says taken; the
     page opens it in turn, and the other desk hears it (``desk/opened`` via the server)."""
     from harness.mcp_util import jsonl_desk
 
+    agent, sockets = at_agent
+
     async def scenario(desk, site):
-        async with jsonl_desk() as other, client("--wait", "20", name="agent-a") as agent:
+        async with jsonl_desk() as other:
             call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
             requested = await other.event("question/requested")
             while len(desk.inbox) < 1:
@@ -190,56 +216,57 @@ def test_an_entry_held_at_another_desk_is_listed_taken_and_the_pages_hold_reache
             await tab.close()
             return await call
 
-    result = bounded(_with_desk(runtime_dir, scenario))
+    result = bounded(_with_desk(sockets, scenario))
     assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
 
 
-def test_a_malformed_frame_is_400_at_once_and_the_next_answer_gets_its_own_reply(runtime_dir):
+def test_a_malformed_frame_is_400_at_once_and_the_next_answer_gets_its_own_reply(at_agent):
     """``answers`` not a list is ``BAD_FRAME`` at the desk (before: sent on, the server's
     ``error`` left its reply slot waiting, 504 after 10 s, and the next valid answer's ack was
     given to it); a decision with a field the server does not know is forwarded without it."""
     permission = {"tool_name": "Bash", "input": {"command": "git push --force"},
                   "tool_use_id": "toolu_9"}
 
-    async def scenario(desk, site):
-        async with client("--wait", "20", name="agent-a") as agent:
-            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
-            while len(desk.inbox) < 1:
-                await asyncio.sleep(0.05)
-            entry = desk.inbox.entries()[0]
-            page_id, session = desk.feed.page_id(entry), entry.event["session_id"]
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            bad = asyncio.ensure_future(site.post("/api/respond", {
-                "type": "question/answer", "rpc_id": page_id, "session_id": session,
-                "answers": "bogus"}))
-            await asyncio.sleep(0.5)
-            good = await site.post("/api/respond", {
-                "type": "question/answer", "rpc_id": page_id, "session_id": session,
-                "answers": [{"id": "db", "selected": ["SQLite"]}]})
-            bad = await bad
-            assert bad.status == 400 and bad.json()["code"] == "BAD_FRAME", bad.body
-            assert "answers" in bad.json()["shown"]["error"]
-            assert good.status == 200 and good.json()["accepted"] is True, good.body
-            assert loop.time() - started < 5
-            answered = await call
-            asking = asyncio.ensure_future(agent.call_tool("approve_tool_use", permission))
-            while len(desk.inbox) < 1:
-                await asyncio.sleep(0.05)
-            entry = desk.inbox.entries()[0]
-            decided = await site.post("/api/respond", {
-                "type": "permission/decision", "rpc_id": desk.feed.page_id(entry),
-                "session_id": entry.event["session_id"], "decision": "deny",
-                "message": "not now", "from_a_newer_page": True})
-            assert decided.status == 200 and decided.json()["accepted"] is True, decided.body
-            return answered, await asking
+    agent, sockets = at_agent
 
-    answered, decided = bounded(_with_desk(runtime_dir, scenario))
+    async def scenario(desk, site):
+        call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+        while len(desk.inbox) < 1:
+            await asyncio.sleep(0.05)
+        entry = desk.inbox.entries()[0]
+        page_id, session = desk.feed.page_id(entry), entry.event["session_id"]
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        bad = asyncio.ensure_future(site.post("/api/respond", {
+            "type": "question/answer", "rpc_id": page_id, "session_id": session,
+            "answers": "bogus"}))
+        await asyncio.sleep(0.5)
+        good = await site.post("/api/respond", {
+            "type": "question/answer", "rpc_id": page_id, "session_id": session,
+            "answers": [{"id": "db", "selected": ["SQLite"]}]})
+        bad = await bad
+        assert bad.status == 400 and bad.json()["code"] == "BAD_FRAME", bad.body
+        assert "answers" in bad.json()["shown"]["error"]
+        assert good.status == 200 and good.json()["accepted"] is True, good.body
+        assert loop.time() - started < 5
+        answered = await call
+        asking = asyncio.ensure_future(agent.call_tool("approve_tool_use", permission))
+        while len(desk.inbox) < 1:
+            await asyncio.sleep(0.05)
+        entry = desk.inbox.entries()[0]
+        decided = await site.post("/api/respond", {
+            "type": "permission/decision", "rpc_id": desk.feed.page_id(entry),
+            "session_id": entry.event["session_id"], "decision": "deny",
+            "message": "not now", "from_a_newer_page": True})
+        assert decided.status == 200 and decided.json()["accepted"] is True, decided.body
+        return answered, await asking
+
+    answered, decided = bounded(_with_desk(sockets, scenario))
     assert answered.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
     assert "deny" in decided.content[0].text
 
 
-def test_a_long_answer_of_emoji_reaches_its_server_whole(runtime_dir):
+def test_a_long_answer_of_emoji_reaches_its_server_whole(at_agent):
     """90,000 emoji (360 KB of UTF-8, within the answer's characters) reach ``dsh mcp``:
     before, the desk ASCII-escaped them into a line of more than a megabyte the server
     refused as ``BAD_FRAME`` (``FRAME_BYTES``)."""
@@ -247,49 +274,56 @@ def test_a_long_answer_of_emoji_reaches_its_server_whole(runtime_dir):
 
     custom = "\U0001f600" * 90_000
 
-    async def scenario(desk, site):
-        async with client("--wait", "20", name="agent-a") as agent:
-            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
-            while len(desk.inbox) < 1:
-                await asyncio.sleep(0.05)
-            entry = desk.inbox.entries()[0]
-            body = json.dumps({
-                "type": "question/answer", "rpc_id": desk.feed.page_id(entry),
-                "session_id": entry.event["session_id"],
-                "answers": [{"id": "db", "selected": [], "custom": custom}]},
-                ensure_ascii=False).encode()
-            reply = await site.post("/api/respond", body)
-            assert reply.status == 200 and reply.json()["accepted"] is True, reply.body[:300]
-            return await call
+    agent, sockets = at_agent
 
-    result = bounded(_with_desk(runtime_dir, scenario))
+    async def scenario(desk, site):
+        call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+        while len(desk.inbox) < 1:
+            await asyncio.sleep(0.05)
+        entry = desk.inbox.entries()[0]
+        body = json.dumps({
+            "type": "question/answer", "rpc_id": desk.feed.page_id(entry),
+            "session_id": entry.event["session_id"],
+            "answers": [{"id": "db", "selected": [], "custom": custom}]},
+            ensure_ascii=False).encode()
+        reply = await site.post("/api/respond", body)
+        assert reply.status == 200 and reply.json()["accepted"] is True, reply.body[:300]
+        return await call
+
+    result = bounded(_with_desk(sockets, scenario))
     assert result.structured_content["answers"] == [{"id": "db", "selected": [],
                                                      "custom": custom}]
 
 
-def test_a_page_id_of_other_digits_names_no_entry(runtime_dir):
+def test_a_page_id_of_other_digits_names_no_entry(at_agent):
     """``n²-RUN`` was a 500 (``"²".isdigit()``, ``int`` refuses it), ``n١-RUN`` (Arabic-Indic
-    one) cancelled entry 1, and 5000 digits were a 500 too: each is ``not-pending`` now."""
-    async def scenario(desk, site):
-        async with client("--wait", "20", name="agent-a") as agent:
-            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
-            while len(desk.inbox) < 1:
-                await asyncio.sleep(0.05)
-            entry = desk.inbox.entries()[0]
-            run, session = desk.feed.run, entry.event["session_id"]
-            for page_id in (f"n\u00b2-{run}", f"n\u0661-{run}", f"n{'1' * 5000}-{run}",
-                            f"N1-{run}", f"n1-{run}0", f"n+1-{run}", f" n1-{run}", f"n1-{run}\n"):
-                reply = await site.post("/api/respond", {
-                    "type": "question/cancel", "rpc_id": page_id, "session_id": session})
-                assert reply.status == 200, (page_id, reply.status, reply.body[:200])
-                assert reply.json().get("reason") == "not-pending", (page_id, reply.body)
-            assert not call.done() and len(desk.inbox) == 1
-            reply = await site.post("/api/respond", {
-                "type": "question/cancel", "rpc_id": f"n1-{run}", "session_id": session})
-            assert reply.json()["accepted"] is True
-            return await call
+    one) cancelled entry 1, and 5000 digits were a 500 too: each is ``not-pending`` now. The
+    entry's number is its server's (that server has asked before in this module): the ids
+    are built on it, in Arabic-Indic digits too."""
+    agent, sockets = at_agent
 
-    result = bounded(_with_desk(runtime_dir, scenario))
+    async def scenario(desk, site):
+        call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+        while len(desk.inbox) < 1:
+            await asyncio.sleep(0.05)
+        entry = desk.inbox.entries()[0]
+        run, session = desk.feed.run, entry.event["session_id"]
+        n = entry.number
+        arabic = "".join(chr(0x660 + int(digit)) for digit in str(n))  # ١ for 1
+        for page_id in (f"n\u00b2-{run}", f"n{arabic}-{run}", f"n{'1' * 5000}-{run}",
+                        f"N{n}-{run}", f"n{n}-{run}0", f"n+{n}-{run}", f" n{n}-{run}",
+                        f"n{n}-{run}\n"):
+            reply = await site.post("/api/respond", {
+                "type": "question/cancel", "rpc_id": page_id, "session_id": session})
+            assert reply.status == 200, (page_id, reply.status, reply.body[:200])
+            assert reply.json().get("reason") == "not-pending", (page_id, reply.body)
+        assert not call.done() and len(desk.inbox) == 1
+        reply = await site.post("/api/respond", {
+            "type": "question/cancel", "rpc_id": f"n{n}-{run}", "session_id": session})
+        assert reply.json()["accepted"] is True
+        return await call
+
+    result = bounded(_with_desk(sockets, scenario))
     assert result.structured_content["error"]["code"] == "ASK_CANCELLED"
 
 
@@ -334,7 +368,7 @@ class _Tab:
         assert reply.json()["accepted"] is True, reply.body
 
 
-def test_an_entry_is_held_while_any_tab_has_it_open_and_a_closed_tab_lets_it_go(runtime_dir):
+def test_an_entry_is_held_while_any_tab_has_it_open_and_a_closed_tab_lets_it_go(at_agent):
     """Two tabs open one entry; one goes back: still taken at the other desk (before: freed
     while the second tab had it open); the second tab is closed without going back: free
     (before: taken until the web desk ended)."""
@@ -343,8 +377,10 @@ def test_an_entry_is_held_while_any_tab_has_it_open_and_a_closed_tab_lets_it_go(
     async def next_change(other: Any) -> dict[str, Any]:
         return await other.event("inbox/changed")
 
+    agent, sockets = at_agent
+
     async def scenario(desk, site):
-        async with jsonl_desk() as other, client("--wait", "20", name="agent-a") as agent:
+        async with jsonl_desk() as other:
             first = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
             requested = await other.event("question/requested")
             assert (await next_change(other))["change"] == "added"
@@ -384,7 +420,7 @@ def test_an_entry_is_held_while_any_tab_has_it_open_and_a_closed_tab_lets_it_go(
                                                  "session_id": pending.event["session_id"]})
             return (await first).structured_content["error"]["code"], (await second).content
 
-    asked, decided = bounded(_with_desk(runtime_dir, scenario))
+    asked, decided = bounded(_with_desk(sockets, scenario))
     assert asked == "ASK_CANCELLED" and "deny" in decided[0].text
 
 
@@ -423,10 +459,12 @@ def test_a_server_killed_while_an_answer_waits_is_504_gone_at_once(runtime_dir):
     assert waited < 5
 
 
-def test_a_tab_that_stops_reading_holds_one_list_and_no_tab_builds_none(runtime_dir):
+def test_a_tab_that_stops_reading_holds_one_list_and_no_tab_builds_none(at_agent):
     """A list is built only for a connected browser (before: on every change and every 5 s
     with nobody there), and a tab that reads nothing (a phone asleep) holds the latest list
     only, however many changes it sleeps through (before: one list queued per change)."""
+    agent, sockets = at_agent
+
     async def scenario(desk, site):
         built = 0
         listing = desk.feed.listing
@@ -437,24 +475,23 @@ def test_a_tab_that_stops_reading_holds_one_list_and_no_tab_builds_none(runtime_
             return listing()
 
         desk.feed.listing = counted  # type: ignore[method-assign]
-        async with client("--wait", "20", name="agent-a") as agent:
-            call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
-            while len(desk.inbox) < 1:
-                await asyncio.sleep(0.05)
-            assert built == 0, built  # an entry came, nobody was connected
-            tab = await _Tab(site).open()  # it then reads nothing more
-            for _ in range(1000):
-                desk.feed.list_changed()
-            queued = [queue.qsize() for queue in desk.feed._clients]
-            entry = desk.inbox.entries()[0]
-            await site.post("/api/respond", {
-                "type": "question/cancel", "rpc_id": desk.feed.page_id(entry),
-                "session_id": entry.event["session_id"]})
-            await call
-            await tab.close()
-            return queued
+        call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
+        while len(desk.inbox) < 1:
+            await asyncio.sleep(0.05)
+        assert built == 0, built  # an entry came, nobody was connected
+        tab = await _Tab(site).open()  # it then reads nothing more
+        for _ in range(1000):
+            desk.feed.list_changed()
+        queued = [queue.qsize() for queue in desk.feed._clients]
+        entry = desk.inbox.entries()[0]
+        await site.post("/api/respond", {
+            "type": "question/cancel", "rpc_id": desk.feed.page_id(entry),
+            "session_id": entry.event["session_id"]})
+        await call
+        await tab.close()
+        return queued
 
-    queued = bounded(_with_desk(runtime_dir, scenario))
+    queued = bounded(_with_desk(sockets, scenario))
     assert queued and max(queued) <= 2, queued
 
 
@@ -494,15 +531,17 @@ def test_a_late_reply_is_never_given_to_the_next_frame(runtime_dir, monkeypatch)
     assert result.structured_content == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
 
 
-def test_a_tab_too_far_behind_is_ended_and_its_hold_let_go(runtime_dir):
+def test_a_tab_too_far_behind_is_ended_and_its_hold_let_go(at_agent):
     """A tab that reads nothing while more than ``DESK_QUEUED_EVENTS`` events come is ended
     (before: its queue grew without bound); what it held is free again at the server."""
     from harness.mcp_util import jsonl_desk
 
     from dsh_cli.core.limits import DESK_QUEUED_EVENTS
 
+    agent, sockets = at_agent
+
     async def scenario(desk, site):
-        async with jsonl_desk() as other, client("--wait", "20", name="agent-a") as agent:
+        async with jsonl_desk() as other:
             call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
             await other.event("question/requested")
             while len(desk.inbox) < 1:
@@ -524,6 +563,6 @@ def test_a_tab_too_far_behind_is_ended_and_its_hold_let_go(runtime_dir):
             await call
             return queued, freed
 
-    queued, freed = bounded(_with_desk(runtime_dir, scenario))
+    queued, freed = bounded(_with_desk(sockets, scenario))
     assert queued == [], queued  # the tab's stream was ended, not kept growing
     assert freed["change"] == "free"
