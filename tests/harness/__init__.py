@@ -12,6 +12,9 @@
   JSON-lines protocol (a child, an in-process relay) and the frames that settle something
 - ``terminal_session``: a real ``TerminalProvider`` on a terminal of a fixed size
 - ``postgres``: a throwaway PostgreSQL cluster (the hub's tests and ``bench/hub.py``)
+- ``hub_serve``, ``shared_hub``, ``hub_desk``: ``dsh hub serve`` children (one a module where
+  the process is incidental), and the hub's desk endpoint in process
+- ``http_fake``: one fake MCP server over HTTP a module, where a run's server is incidental
 - ``conversation``: what the model requires of a stored conversation
 - ``stored_session``: the latest stored session's messages, read without a ``dsh`` child
 - ``hostile_text``, ``model_faults``: text that tries to drive a terminal, and a model server
