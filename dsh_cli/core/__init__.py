@@ -25,6 +25,7 @@
     hub_address.py   where a hub is and whose token reaches it: every `--hub` reads them here
     http_body.py     a request body read with a cap, the declared length checked first
     files.py         files only their owner may read
+    sqlite_wal.py    SQLite's write-ahead log switched on, waiting for a lock like a write
     json_file.py     private JSON files, read refusing what is not ours, changed under a lock
     remembered.py    decisions remembered per name and digest
     defaults.py      the default model, its endpoint and the key variables

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_cli.core.files import create_private_file
+from dsh_cli.core.sqlite_wal import use_wal
 from dsh_cli.hub.records import Change, Heard, HubStoreError
 
 __all__ = ["BUSY_TIMEOUT", "SqliteEngine"]
@@ -115,7 +116,7 @@ class SqliteEngine:
                                          check_same_thread=False)
             try:
                 connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-                connection.execute("PRAGMA journal_mode = WAL")
+                use_wal(connection, busy_timeout)
                 connection.execute("PRAGMA synchronous = NORMAL")
             except BaseException:
                 connection.close()

@@ -18,6 +18,7 @@ from dsh_cli.core.errors import (
     StoreError,
 )
 from dsh_cli.core.files import create_private_file
+from dsh_cli.core.sqlite_wal import use_wal
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -100,8 +101,8 @@ def connect(path: Path, *, busy_timeout: float = BUSY_TIMEOUT) -> sqlite3.Connec
         )
         try:
             connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
+            mode = use_wal(connection, busy_timeout)
+            if mode.lower() != "wal":
                 connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
