@@ -6,10 +6,11 @@ import asyncio
 import json
 import re
 import subprocess
+from typing import Any
 
 import pytest
-from harness.dsh_under_test import DSH, own_home_env
-from harness.mcp_util import BATCH, CEILING, SharedClient, bounded, client
+from harness.dsh_under_test import DSH
+from harness.mcp_util import BATCH, CEILING, attach_here, bounded, client, held_agent
 
 OTHER = {"questions": [{"id": "name", "question": "Project name?"}]}
 
@@ -21,17 +22,29 @@ def agent(tmp_path_factory):
     pending. One child, not one per test (each start is about a second of CPU). Its batches'
     numbers go on counting from test to test (one counter per DSH_HOME), so these tests read
     the number the desk shows. The two servers' test and the terminal desk's keep their own."""
-    shared = SharedClient("--wait", "30", env=own_home_env(tmp_path_factory.mktemp("agent")),
-                          name="agent-a")
-    yield shared
-    shared.close()
+    yield from held_agent(tmp_path_factory, "--wait", "30", name="agent-a")
 
 
 @pytest.fixture
 def at_agent(agent, monkeypatch):
     """The shared agent's session, this test's desks attaching where it serves."""
-    monkeypatch.setenv("DSH_HOME", agent.env["DSH_HOME"])
+    attach_here(agent, monkeypatch)
     return agent.here
+
+
+async def _answered_at_a_jsonl_desk(call: Any) -> Any:
+    """The pending batch answered (SQLite) at a fresh ``dsh attach --jsonl``; ``call``'s result."""
+    again = await asyncio.create_subprocess_exec(
+        DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    requested = json.loads(await asyncio.wait_for(again.stdout.readline(), CEILING))
+    frame = {"type": "question/answer", "rpc_id": requested["rpc_id"],
+             "session_id": requested["session_id"],
+             "answers": [{"id": "db", "selected": ["SQLite"]}]}
+    again.stdin.write((json.dumps(frame) + "\n").encode())
+    result = await call
+    again.stdin.close()
+    await again.wait()
+    return result
 
 
 def _number(listed: str, then: str = "") -> str:
@@ -104,16 +117,7 @@ def test_plain_desk_closed_mid_batch_leaves_it_pending(at_agent):
         closing = (await desk.stdout.read()).decode()
         await desk.wait()
         assert not call.done()
-        again = await asyncio.create_subprocess_exec(
-            DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        requested = json.loads(await asyncio.wait_for(again.stdout.readline(), CEILING))
-        frame = {"type": "question/answer", "rpc_id": requested["rpc_id"],
-                 "session_id": requested["session_id"],
-                 "answers": [{"id": "db", "selected": ["SQLite"]}]}
-        again.stdin.write((json.dumps(frame) + "\n").encode())
-        result = await call
-        again.stdin.close()
-        await again.wait()
+        result = await _answered_at_a_jsonl_desk(call)
         return closing, result
 
     closing, result = bounded(main())
@@ -175,16 +179,7 @@ def test_terminal_desk_ctrl_d_and_sighup_hand_the_shown_batch_back(tmp_path):
             hung_up = second.before + second.after
             second.close(force=True)
             assert not call.done()  # neither closing sent a thing: still pending
-            again = await asyncio.create_subprocess_exec(
-                DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            requested = json.loads(await asyncio.wait_for(again.stdout.readline(), CEILING))
-            frame = {"type": "question/answer", "rpc_id": requested["rpc_id"],
-                     "session_id": requested["session_id"],
-                     "answers": [{"id": "db", "selected": ["SQLite"]}]}
-            again.stdin.write((json.dumps(frame) + "\n").encode())
-            result = await call
-            again.stdin.close()
-            await again.wait()
+            result = await _answered_at_a_jsonl_desk(call)
             return help_line, closed, hung_up, result
 
     help_line, closed, hung_up, result = bounded(main())

@@ -7,8 +7,8 @@ import json
 import subprocess
 
 import pytest
-from harness.dsh_under_test import DSH, own_home_env
-from harness.mcp_util import CEILING, SharedClient, bounded, client
+from harness.dsh_under_test import DSH
+from harness.mcp_util import CEILING, attach_here, bounded, client, held_agent
 
 
 @pytest.fixture(scope="module")
@@ -20,16 +20,13 @@ def agent(tmp_path_factory):
     session or always, which a shared session then allows unasked (sharing it made the
     others miss the request when they ran after those; 35 desks attached in turn to one
     long-lived ``dsh mcp``, each asked a new request, never missed one)."""
-    home = tmp_path_factory.mktemp("agent-home")
-    shared = SharedClient("--wait", "20", env=own_home_env(home), name="claude-code")
-    yield shared
-    shared.close()
+    yield from held_agent(tmp_path_factory, "--wait", "20", name="claude-code")
 
 
 @pytest.fixture
 def at_agent(agent, monkeypatch):
     """The shared agent's session, with this test's desks attaching where it serves."""
-    monkeypatch.setenv("DSH_HOME", agent.env["DSH_HOME"])
+    attach_here(agent, monkeypatch)
     return agent.here
 
 

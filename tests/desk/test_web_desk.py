@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness.dsh_under_test import own_home_env
-from harness.mcp_util import BATCH, SharedClient, bounded, client
+from harness.mcp_util import BATCH, attach_here, bounded, client, held_agent
 from harness.web_site import Site
 
 from dsh_cli.desk.web import WebDesk
@@ -26,19 +25,23 @@ def agent(tmp_path_factory):
     attaches later finds nothing pending, and a deny grants nothing. One child, not one per
     test (each start is about a second of CPU). The tests that stop or kill their server,
     and the one of two servers, keep their own."""
-    shared = SharedClient("--wait", "20", env=own_home_env(tmp_path_factory.mktemp("agent")),
-                          name="agent-a")
-    yield shared
-    shared.close()
+    yield from held_agent(tmp_path_factory, "--wait", "20", name="agent-a")
 
 
 @pytest.fixture
 def at_agent(agent, monkeypatch):
     """The shared agent's session and where it listens, this test's desks attaching there."""
-    monkeypatch.setenv("DSH_HOME", agent.env["DSH_HOME"])
+    attach_here(agent, monkeypatch)
     run = Path(agent.env["DSH_HOME"]) / "run"
     assert len(str(run / "mcp-4194304.sock")) < 104, "Unix socket paths are limited"
     return agent.here, run
+
+
+async def _first_entry(desk: WebDesk) -> Any:
+    """The desk's first inbox entry, once one is listed."""
+    while len(desk.inbox) < 1:
+        await asyncio.sleep(0.05)
+    return desk.inbox.entries()[0]
 
 
 async def _with_desk(runtime_dir: Path, scenario: Any) -> Any:
@@ -231,9 +234,7 @@ def test_a_malformed_frame_is_400_at_once_and_the_next_answer_gets_its_own_reply
 
     async def scenario(desk, site):
         call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
-        while len(desk.inbox) < 1:
-            await asyncio.sleep(0.05)
-        entry = desk.inbox.entries()[0]
+        entry = await _first_entry(desk)
         page_id, session = desk.feed.page_id(entry), entry.event["session_id"]
         loop = asyncio.get_running_loop()
         started = loop.time()
@@ -251,9 +252,7 @@ def test_a_malformed_frame_is_400_at_once_and_the_next_answer_gets_its_own_reply
         assert loop.time() - started < 5
         answered = await call
         asking = asyncio.ensure_future(agent.call_tool("approve_tool_use", permission))
-        while len(desk.inbox) < 1:
-            await asyncio.sleep(0.05)
-        entry = desk.inbox.entries()[0]
+        entry = await _first_entry(desk)
         decided = await site.post("/api/respond", {
             "type": "permission/decision", "rpc_id": desk.feed.page_id(entry),
             "session_id": entry.event["session_id"], "decision": "deny",
@@ -278,9 +277,7 @@ def test_a_long_answer_of_emoji_reaches_its_server_whole(at_agent):
 
     async def scenario(desk, site):
         call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
-        while len(desk.inbox) < 1:
-            await asyncio.sleep(0.05)
-        entry = desk.inbox.entries()[0]
+        entry = await _first_entry(desk)
         body = json.dumps({
             "type": "question/answer", "rpc_id": desk.feed.page_id(entry),
             "session_id": entry.event["session_id"],
@@ -304,9 +301,7 @@ def test_a_page_id_of_other_digits_names_no_entry(at_agent):
 
     async def scenario(desk, site):
         call = asyncio.ensure_future(agent.call_tool("ask_user_question", BATCH))
-        while len(desk.inbox) < 1:
-            await asyncio.sleep(0.05)
-        entry = desk.inbox.entries()[0]
+        entry = await _first_entry(desk)
         run, session = desk.feed.run, entry.event["session_id"]
         n = entry.number
         arabic = "".join(chr(0x660 + int(digit)) for digit in str(n))  # ١ for 1

@@ -8,12 +8,13 @@ import json
 import os
 import subprocess
 import threading
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import DSH, own_home_env
 
 QUESTION = {"id": "db", "question": "Which database?",
             "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
@@ -100,6 +101,21 @@ class SharedClient:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=CEILING)
         self._loop.close()
+
+
+def held_agent(tmp_path_factory: Any, *args: str, name: str) -> Iterator[SharedClient]:
+    """A module's one ``dsh mcp ARGS``, with a DSH_HOME of its own, for a module-scoped
+    fixture whose tests' desks attach to it (``attach_here``)."""
+    shared = SharedClient(*args, env=own_home_env(tmp_path_factory.mktemp("agent")), name=name)
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
+def attach_here(agent: SharedClient, monkeypatch: Any) -> None:
+    """This test's desks (its children) attach where ``agent`` serves: its DSH_HOME."""
+    monkeypatch.setenv("DSH_HOME", agent.env["DSH_HOME"])
 
 
 class JsonlDeskProcess:
