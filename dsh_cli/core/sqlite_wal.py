@@ -3,7 +3,7 @@
 Both stores (the sessions' and the hub's) open their file with ``PRAGMA journal_mode = WAL``.
 SQLite does not call the busy handler for that pragma: a process opening a new store while
 another one holds its lock (migrating it) was told "database is locked" at once, whatever
-the busy timeout (7 opens in 1,200, six threads at a time on fresh files). ``use_wal``
+the busy timeout (19 opens of 1,800, six threads at a time on fresh files). ``use_wal``
 tries again until the busy timeout has passed.
 """
 
