@@ -8,14 +8,29 @@ import socket
 import sys
 
 import pytest
-from harness.dsh_under_test import CLEARED, compile_checkout, prepare
+from harness.dsh_under_test import (
+    CLEARED,
+    compile_checkout,
+    prepare,
+    start_fork_server,
+    stop_fork_server,
+)
+
+_FORK_SERVER = pytest.StashKey["object"]()
 
 
 def pytest_configure(config):
-    """Every child process runs this checkout's dsh (``tests/dsh_under_test.py``)."""
+    """Every child process runs this checkout's dsh (``harness/dsh_under_test.py``), forked by
+    the fork server of the process running the test (``harness/forkserver.py``)."""
     prepare()
     if not hasattr(config, "workerinput"):  # once per run, not once per xdist worker
         compile_checkout()
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        config.stash[_FORK_SERVER] = start_fork_server()  # in the processes that run tests
+
+
+def pytest_unconfigure(config):
+    stop_fork_server(config.stash.get(_FORK_SERVER, None))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from harness.acp_client import DB, WAIT, ask, script
 from harness.acp_shared import rescript
-from harness.dsh_under_test import DSH, own_home_env
+from harness.dsh_under_test import DSH, REAL_DSH, own_home_env
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": {"elicitation": {"form": {}}},
@@ -23,7 +23,7 @@ class Raw:
     """``dsh acp`` on pipes: lines in, one JSON object per stdout line out."""
 
     def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
-        self.process = subprocess.Popen([DSH, "acp", *args], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([REAL_DSH, "acp", *args], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         env=dict(os.environ) if env is None else env)
         self.lines: queue.Queue[dict | None] = queue.Queue()

@@ -19,7 +19,7 @@ import time
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import REAL_DSH
 
 from dsh_cli.core.limits import WEB_CONNECTIONS_PER_CLIENT, WEB_REQUEST_SECONDS
 
@@ -31,7 +31,7 @@ class WebDeskProcess:
 
     def __init__(self) -> None:
         env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
-        self.process = subprocess.Popen([DSH, "attach", "--web"], stdin=subprocess.DEVNULL,
+        self.process = subprocess.Popen([REAL_DSH, "attach", "--web"], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                         env=env)
         self.lines: queue.Queue[str] = queue.Queue()

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import DSH, REAL_DSH
 
 WAIT = 30  # generous: a stuck child fails the test instead of hanging the suite
 
@@ -39,10 +39,12 @@ class Peer:
     """The other end of the child's pipes."""
 
     def __init__(self, *args: str, reading: bool = True, env: dict[str, str] | None = None,
-                 stderr: int | None = subprocess.PIPE) -> None:
+                 stderr: int | None = subprocess.PIPE,
+                 real_start: bool = False) -> None:
+        # real_start: the dsh process itself, for a test that reads its memory
         self.process = subprocess.Popen(
-            [DSH, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            env={**os.environ, **(env or {})})
+            [REAL_DSH if real_start else DSH, *args], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=stderr, env={**os.environ, **(env or {})})
         self.events: list[dict[str, Any]] = []
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         if reading:

@@ -13,7 +13,7 @@ import subprocess
 import time
 
 from fakes.openai_server import Reply
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import DSH, REAL_DSH
 from hostile_model import HostileModel, chunk, finish
 
 KEY = "sk-Hardening-0123456789abcdefXYZ"
@@ -150,7 +150,7 @@ def test_a_gigabyte_stream_is_cut_at_the_cap_with_bounded_memory_and_the_text_ke
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     with HostileModel(body) as server, open(out, "w") as stdout, open(err, "w") as stderr:
         child = subprocess.Popen(
-            [DSH, "run", "--base-url", server.base_url, "-m", "m", "--no-input", "hi"],
+            [REAL_DSH, "run", "--base-url", server.base_url, "-m", "m", "--no-input", "hi"],
             stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=_env())
         _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
         child.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import DSH, REAL_DSH
 
 CEILING = 120  # seconds; a process that hangs fails the test instead of blocking the suite
 WRITERS = 4
@@ -237,8 +237,8 @@ def test_a_200_mb_file_is_refused_without_growing_the_reader(file, dsh_home, tmp
             out.write(chunk)
         out.write('"}}')
     path.chmod(0o600)
-    command = ([DSH, "permissions", "list"] if file == "permissions.json"
-               else [DSH, "mcp", "logout", "prot", "--mcp-config", _servers(tmp_path)])
+    command = ([REAL_DSH, "permissions", "list"] if file == "permissions.json"
+               else [REAL_DSH, "mcp", "logout", "prot", "--mcp-config", _servers(tmp_path)])
     huge = _peak_kib(*command)
     path.write_text("{}")
     small = _peak_kib(*command)

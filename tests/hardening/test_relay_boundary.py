@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import DSH, REAL_DSH
 from relay_peer import Peer, asking, script, stored_tool_results
 
 from dsh_cli.interaction import LIMITS
@@ -83,7 +83,7 @@ def _peak_run(tmp_path, *args: str) -> tuple[int, bytes, bytes, int]:
     """Exit status, stdout, stderr and peak RSS (KiB) of one `dsh run`."""
     out, err = tmp_path / "out", tmp_path / "err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        subprocess.run([sys.executable, "-c", _MEASURE, DSH, "run", *args],
+        subprocess.run([sys.executable, "-c", _MEASURE, REAL_DSH, "run", *args],
                        stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, timeout=120,
                        check=True)
     *lines, measured = err.read_bytes().splitlines(keepends=True)
@@ -112,7 +112,7 @@ def test_a_50_mb_custom_answer_from_a_file_is_invalid_answer_and_never_stored(tm
 def test_a_200_mb_line_is_cut_at_the_frame_cap_with_bounded_memory_and_the_relay_goes_on(
         peers, tmp_path):
     model = script(tmp_path / "s.json", asking(), {"content": "Done."})
-    dsh = peers("run", "--jsonl", "--model", model, "hi")
+    dsh = peers("run", "--jsonl", "--model", model, "hi", real_start=True)
     requested = dsh.until("question/requested")
     piece = b"y" * 1_000_000
     for _ in range(200):  # 200 MB, no newline: a controller gone wrong

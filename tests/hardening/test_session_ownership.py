@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 
 from harness.conversation import assert_well_formed
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import DSH, REAL_DSH
 
 from dsh_cli.store import SessionStore
 
@@ -29,9 +29,10 @@ def _script(tmp_path, *turns: dict) -> str:
     return f"script:{path}"
 
 
-def _jsonl(model: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([DSH, "run", "--model", model, "--jsonl", *args],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+def _jsonl(model: str, *args: str, real_start: bool = False) -> subprocess.Popen:
+    """``real_start``: the dsh's own pid is the child's (a fork server's dsh has another)."""
+    return subprocess.Popen([REAL_DSH if real_start else DSH, "run", "--model", model,
+                             "--jsonl", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -68,7 +69,7 @@ def test_a_second_process_on_a_live_session_is_session_busy_and_a_killed_owner_i
         tmp_path, dsh_home):
     model = _script(tmp_path, {"content": "Asking.", "tool_calls": [_ask()]},
                     {"content": "Done."})
-    owner = _jsonl(model, "hi")
+    owner = _jsonl(model, "hi", real_start=True)
     try:
         event = _until_question(owner)
         second = subprocess.run([DSH, "run", "-c", "--model", model, "--answers",

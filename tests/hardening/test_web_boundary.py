@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import REAL_DSH
 
 WAIT = 30
 INTERRUPTED = "dsh: ASK_ABORTED: interrupted by SIGTERM\n"  # dsh ask's own last line
@@ -25,7 +25,7 @@ class WebChild:
     def __init__(self, tmp_path: Path, env: dict[str, str] | None = None,
                  drain: bool = True) -> None:
         self.process = subprocess.Popen(
-            [DSH, "ask", "--web", "--no-open", "-q", "Deploy?", "-o", "yes", "-o", "no"],
+            [REAL_DSH, "ask", "--web", "--no-open", "-q", "Deploy?", "-o", "yes", "-o", "no"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})})
         assert self.process.stderr is not None

@@ -14,25 +14,33 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["CLEARED", "DSH", "ROOT", "compile_checkout", "own_home_env", "prepare",
-           "venv_seeing_this_environment"]
+__all__ = ["CLEARED", "DSH", "REAL_DSH", "ROOT", "compile_checkout", "own_home_env", "prepare",
+           "start_fork_server", "stop_fork_server", "venv_seeing_this_environment"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _script() -> Path:
-    beside = Path(sys.executable).with_name("dsh")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return beside
-    shim_dir = Path(tempfile.mkdtemp(prefix="dsh-under-test-"))
-    shim = shim_dir / "dsh"
-    shim.write_text(f"#!{sys.executable}\nimport runpy\nrunpy.run_module('dsh_cli', "
-                    "run_name='__main__', alter_sys=True)\n", encoding="utf-8")
-    shim.chmod(0o755)
-    return shim
+_HERE = Path(__file__).resolve().parent
 
 
-DSH = str(_script())
+def _scripts() -> Path:
+    """``dsh`` (``harness/launcher.py``: a forked dsh, else the real start) beside ``dsh-real``."""
+    folder = Path(tempfile.mkdtemp(prefix="dsh-under-test-"))
+    launcher = folder / "dsh"
+    launcher.write_text(f"#!{sys.executable} -IS\n"
+                        + (_HERE / "launcher.py").read_text(encoding="utf-8"), encoding="utf-8")
+    real = folder / "dsh-real"
+    real.write_text(f"#!{sys.executable}\nimport sys\nsys.argv[0] = {str(launcher)!r}\n"
+                    "from dsh_cli.cli import main\nsys.exit(main())\n",
+                    encoding="utf-8")
+    for script in (launcher, real):
+        script.chmod(0o755)
+    return launcher
+
+
+DSH = str(_scripts())
+# the real start, for a test that reads the dsh process itself (its /proc entry, its threads)
+REAL_DSH = str(Path(DSH).with_name("dsh-real"))
 # what no test inherits from the runner (conftest's ``dsh_home`` clears it for each test)
 CLEARED = (
     "DSH_API_KEY",
@@ -70,6 +78,35 @@ def prepare() -> None:
     imported = Path(where.stdout.strip() or "?").resolve()
     if not imported.is_relative_to(ROOT):
         raise RuntimeError(f"a child imports {imported}, not this checkout ({ROOT})")
+
+
+def start_fork_server() -> subprocess.Popen[bytes] | None:
+    """This process's fork server (``harness/forkserver.py``), which its children's ``dsh`` use.
+
+    It imports in the background: a ``dsh`` started before its socket is there starts for real.
+    ``DSH_TEST_REAL_STARTS=1`` turns it off, so that every dsh of the suite starts for real.
+    """
+    if os.environ.get("DSH_TEST_REAL_STARTS") == "1":
+        os.environ.pop("DSH_TEST_FORKSERVER", None)
+        return None
+    socket_path = Path(DSH).with_name("forkserver.sock")
+    os.environ["DSH_TEST_FORKSERVER"] = str(socket_path)
+    return subprocess.Popen(
+        [sys.executable, "-P", str(_HERE / "forkserver.py"), str(socket_path)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+
+
+def stop_fork_server(server: subprocess.Popen[bytes] | None) -> None:
+    """End the fork server and any dsh of its still running."""
+    if server is None:
+        return
+    os.environ.pop("DSH_TEST_FORKSERVER", None)
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 def compile_checkout() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from harness.dsh_under_test import DSH, own_home_env
+from harness.dsh_under_test import DSH, REAL_DSH, own_home_env
 
 QUESTION = {"id": "db", "question": "Which database?",
             "options": [{"label": "PostgreSQL (Recommended)"}, {"label": "SQLite"}]}
@@ -150,10 +150,12 @@ class JsonlDeskProcess:
 
 
 @asynccontextmanager
-async def jsonl_desk(env: dict[str, str] | None = None):
-    """``dsh attach --jsonl`` (in ``env``, else the test's)."""
+async def jsonl_desk(env: dict[str, str] | None = None, real_start: bool = False):
+    """``dsh attach --jsonl`` (in ``env``, else the test's); ``real_start`` for a test that
+    signals the desk's process itself (SIGSTOP reaches no fork server's child)."""
     process = await asyncio.create_subprocess_exec(
-        DSH, "attach", "--jsonl", stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        REAL_DSH if real_start else DSH, "attach", "--jsonl", stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, env=env)
     desk = JsonlDeskProcess(process)
     try:
         yield desk

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import REAL_DSH
 from mcp_client import hostile_http_server
 from mcp_client.hostile_bytes_server import entry
 
@@ -54,7 +54,7 @@ def run(tmp_path: Path, *hows: str, at: dict[str, object] | None = None,
     out, err = tmp_path / "out.jsonl", tmp_path / "err.txt"
     started = time.monotonic()
     with out.open("w") as stdout, err.open("w") as stderr:
-        process = subprocess.Popen([DSH, "run", "--jsonl", "--model", f"script:{script}",
+        process = subprocess.Popen([REAL_DSH, "run", "--jsonl", "--model", f"script:{script}",
                                     "--mcp-config", str(config), "--allow", "mcp__h", "go"],
                                    stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
         guard = threading.Timer(CEILING, process.kill)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness.dsh_under_test import DSH
+from harness.dsh_under_test import REAL_DSH
 from mcp_client.hostile_tools_server import entry
 
 from dsh_cli.core.limits import MESSAGE_VALUES, RESULT_CHARACTERS, RESULT_ITEMS
@@ -43,7 +43,7 @@ def dsh_run(home: Path, servers: dict[str, Any], turns: list[dict[str, Any]],
     script.write_text(json.dumps({"turns": turns}))
     with open(home / "out", "w+") as out, open(home / "err", "w+") as err:
         process = subprocess.Popen(
-            [DSH, "run", "--jsonl", "--model", f"script:{script}", "--mcp-config",
+            [REAL_DSH, "run", "--jsonl", "--model", f"script:{script}", "--mcp-config",
              str(config), "--allow", "mcp__*", *flags, "go"],
             stdin=subprocess.DEVNULL, stdout=out, stderr=err,
             env={**os.environ, "DSH_HOME": str(home)})

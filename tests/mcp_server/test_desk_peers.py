@@ -60,7 +60,7 @@ def test_a_peer_that_connects_and_says_nothing_is_no_desk():
 
 def test_a_stopped_dsh_attach_is_no_desk_and_after_it_resumes_it_answers_again():
     async def main():
-        async with jsonl_desk() as desk, client() as mcp:
+        async with jsonl_desk(real_start=True) as desk, client() as mcp:
             await ask_once_linked(mcp, desk)
             os.kill(desk.process.pid, signal.SIGSTOP)
             try:
