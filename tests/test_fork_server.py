@@ -9,6 +9,7 @@ setting).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
@@ -16,6 +17,7 @@ import signal
 import socket
 import struct
 import subprocess
+import termios
 import time
 
 import pytest
@@ -121,8 +123,15 @@ def test_a_terminal_or_another_python_setting_gets_a_real_start(server_pid):
     process.wait(CEILING)
     leader, follower = pty.openpty()
     try:
-        process, pid = _serving(DSH, server_pid, stderr=follower)
-        assert pid == process.pid
+        for popen in ({"stderr": follower},  # a terminal on a standard descriptor
+                      {"start_new_session": True,  # or only as the controlling terminal
+                       "preexec_fn": lambda: fcntl.ioctl(follower, termios.TIOCSCTTY, 0)}):
+            process, pid = _serving(DSH, server_pid, **popen)
+            assert pid == process.pid, popen
+            process.kill()
+            process.wait(CEILING)
+        process, pid = _serving(DSH, server_pid, start_new_session=True)
+        assert pid != process.pid  # another session without a terminal changes nothing
         process.kill()
         process.wait(CEILING)
     finally:

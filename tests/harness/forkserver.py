@@ -85,13 +85,16 @@ def _receive(conn: socket.socket) -> _Request | None:
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
-    if not message:
+    try:
+        body = json.loads(message)
+        if len(body["targets"]) != len(fds):  # descriptors lost on the way: start for real
+            raise ValueError("descriptors missing")
+        return _Request(argv=body["argv"], env=body["env"], cwd=body["cwd"],
+                        umask=body["umask"], targets=body["targets"], fds=list(fds))
+    except (ValueError, KeyError, TypeError):  # nothing sent (the launcher went away), or not ours
         for fd in fds:
             os.close(fd)
         return None
-    body = json.loads(message)
-    return _Request(argv=body["argv"], env=body["env"], cwd=body["cwd"], umask=body["umask"],
-                    targets=body["targets"], fds=list(fds))
 
 
 class _Server:
@@ -156,7 +159,7 @@ class _Server:
             return None
         try:
             request = _receive(conn)
-        except (OSError, ValueError, KeyError):
+        except OSError:
             request = None
         if request is None:
             self._forget(conn)
@@ -246,14 +249,22 @@ def _peer(conn: socket.socket) -> tuple[int, int, int]:
                                                struct.calcsize("3i")))
 
 
+def _terminal(pid: int) -> int:
+    """The controlling terminal's device (``/proc/PID/stat``'s ``tty_nr``), 0 for none."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[4])
+
+
 def _alike(peer: tuple[int, int, int]) -> bool:
-    """Whether a child forked here is in the launcher's world: its user, its session (and so its
-    controlling terminal), its namespaces (a test's ``unshare -m`` mounts) and its root."""
+    """Whether a child forked here is in the launcher's world: its user, its controlling
+    terminal (none, in a run without one), its namespaces (a test's ``unshare -m`` mounts) and
+    its root. Another session alone is alike: with no terminal a session changes nothing the
+    dsh sees, and the launcher passes on the signals a test sends its process group."""
     pid, uid, gid = peer
     if (uid, gid) != (os.getuid(), os.getgid()):
         return False
     try:
-        if os.getsid(pid) != os.getsid(0):
+        if _terminal(pid) != _terminal(os.getpid()):
             return False
         own = [os.readlink(f"/proc/self/{name}") for name in _NAMESPACES]
         return own == [os.readlink(f"/proc/{pid}/{name}") for name in _NAMESPACES]
