@@ -19,9 +19,25 @@ _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, sign
               signal.SIGUSR2, signal.SIGWINCH, signal.SIGCONT, signal.SIGALRM)
 
 
+_PENDING: list[int] = []  # signals that came before there was a dsh to pass them to
+
+
 def _real() -> None:
+    """Become the real start; a signal that came meanwhile ends this process as it would end a
+    dsh that had not yet started."""
+    for number in _FORWARDED:
+        signal.signal(number, signal.SIG_DFL)
+    for number in _PENDING:
+        os.kill(os.getpid(), number)
     real = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dsh-real")
     os.execv(real, [real, *sys.argv[1:]])
+
+
+def _send_on(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:  # the dsh has ended; its end is on its way to this process
+        pass
 
 
 def _open_fds() -> list[int]:
@@ -50,14 +66,13 @@ def main() -> None:
     path = os.environ.get("DSH_TEST_FORKSERVER", "")
     if not path or any(os.isatty(fd) for fd in (0, 1, 2) if _is_open(fd)):
         _real()
-    pending: list[int] = []
     child = [0]
 
     def forward(number: int, _frame: object) -> None:
         if child[0]:
-            os.kill(child[0], number)
+            _send_on(child[0], number)
         else:
-            pending.append(number)
+            _PENDING.append(number)
 
     for number in _FORWARDED:
         signal.signal(number, forward)
@@ -90,8 +105,8 @@ def main() -> None:
             else:
                 os.close(fd)
     os.close(null)
-    for number in pending:
-        os.kill(child[0], number)
+    for number in _PENDING:
+        _send_on(child[0], number)
     ended = link.recv(64)
     if ended.startswith(b"X "):
         os._exit(int(ended[2:]) & 0xFF)
