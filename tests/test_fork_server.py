@@ -85,6 +85,17 @@ def test_a_dsh_the_tests_start_is_forked_and_says_and_exits_as_a_real_start_does
         real = subprocess.run([REAL_DSH, *args], capture_output=True, timeout=CEILING)
         assert (forked.returncode, forked.stdout, forked.stderr) == (
             real.returncode, real.stdout, real.stderr), args
+    ended = []
+    for command in (DSH, REAL_DSH):  # stdout a pipe nobody reads: the flush at exit fails
+        reader, writer = os.pipe()
+        os.close(reader)
+        try:
+            done = subprocess.run([command, "ask", "--help"], stdout=writer,
+                                  stderr=subprocess.PIPE, timeout=CEILING)
+        finally:
+            os.close(writer)
+        ended.append((done.returncode, done.stderr))
+    assert ended[0] == ended[1]
     process, pid = _serving(DSH, server_pid)
     assert pid != process.pid  # the launcher's pid is not the dsh's: this dsh was forked
     # the launcher holds no copy of the dsh's pipes: they end when the dsh does
