@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gc
 import importlib
 import json
 import os
@@ -172,5 +173,7 @@ def become(request: dict, fds: list[int], owned: list) -> None:
 
 if __name__ == "__main__":
     preload()
+    gc.collect()
+    gc.freeze()  # the children's collections then leave the shared pages unwritten
     serve(sys.argv[1])
     os._exit(0)  # nothing to finalize: skip tearing down the imported SDKs
