@@ -146,7 +146,8 @@ WEB_REMEMBERED = 1000
 WEB_CONNECTIONS = 256
 WEB_CONNECTIONS_PER_CLIENT = 128
 # seconds a connection has to send a whole request (head and body), from its opening or
-# the end of its previous response: past it the connection is closed
+# the end of its previous response: past it the connection is closed (DSH_WEB_REQUEST_SECONDS:
+# tests)
 WEB_REQUEST_SECONDS = 10.0
 # events queued for one browser of the web desk that does not read them (a phone asleep)
 # before its stream is ended; it reconnects and gets the replay (``desk/web/feed.py``)

@@ -10,7 +10,9 @@ brings its own from npm) for every ``auth/*`` scenario and the 2026-07-28 era's.
 One suite process runs a batch of the selected tests' scenarios (``client --suite``, with
 ``batch_client.py`` as its command: the scenarios no test of the batch asked about end at
 once, the asked ones' clients run two at a time), and each test judges its own scenario's
-result: every scenario still has its own server and its own dsh client process.
+result: every scenario still has its own server and its own dsh client process, forked by
+``client_runner.py`` (one for the module), which imported dsh's MCP client and the MCP SDK
+once: importing them was most of each client's time (~1.2 of its ~1.5 CPU-s).
 
 The ``auth/*`` scenarios log in first through ``dsh mcp login``'s flow
 (``dsh_cli.mcp_client.login``; the suite's authorization server approves at once, and
@@ -33,17 +35,23 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from batch_client import BATCH, EXITED, SLOTS
+from batch_client import BATCH, EXITED, RUNNER, SLOTS
 from fakes.npm_programs import INSTALL, node22_script, npm_program
 from harness.dsh_under_test import ROOT
 
 CLIENT = Path(__file__).resolve().with_name("dsh_client.py")
 BATCH_CLIENT = CLIENT.with_name("batch_client.py")
-BATCH_SIZE = 11  # scenarios per suite run: a batch's clients take well under BATCH_TIMEOUT
+CLIENT_RUNNER = CLIENT.with_name("client_runner.py")
+# scenarios per suite run: each run costs the suite's start and a server for every scenario
+# of the suite (asked or not), and the forked clients (~0.3 CPU-s each) of even the newest
+# suite's 43 take well under BATCH_TIMEOUT, so each suite's scenarios are one batch
+BATCH_SIZE = 64
 CLIENTS_AT_ONCE = 2  # the machine's cores
 BATCH_TIMEOUT = 240  # seconds for a whole batch (the suite's 30 s each counts the wait)
 PROTOCOL = "DSH_CONFORMANCE_PROTOCOL"  # read by dsh_client.py
@@ -260,7 +268,8 @@ class SuiteRuns:
     the first time a test asks, so a test run alone runs its own scenario alone.
     """
 
-    def __init__(self, scenarios: dict[bool, list[str]], work: Path) -> None:
+    def __init__(self, scenarios: dict[bool, list[str]], work: Path, runner: str) -> None:
+        self.runner = runner  # client_runner.py's socket
         self.batches = {newest: [names[start:start + BATCH_SIZE]
                                  for start in range(0, len(names), BATCH_SIZE)]
                         for newest, names in scenarios.items()}
@@ -291,7 +300,8 @@ class SuiteRuns:
             capture_output=True, text=True, timeout=BATCH_TIMEOUT + 30,
             stdin=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": str(ROOT), "DSH_HOME": str(home),
-                 BATCH: ",".join(batch), SLOTS: str(slots), PROTOCOL: "auto"})
+                 BATCH: ",".join(batch), SLOTS: str(slots), PROTOCOL: "auto",
+                 RUNNER: self.runner})
         said = result.stdout + result.stderr
         hint = transport_hint(said)
         for scenario in batch:
@@ -332,15 +342,34 @@ BATCHED = {"test_dsh_passes_the_client_scenario": False,
            "test_dsh_refuses_the_lying_server_of_the_auth_scenario_in_one_line": True}
 
 
+@contextmanager
+def client_runner(folder: Path) -> Iterator[str]:
+    """``client_runner.py`` listening; yields its socket's path."""
+    path = folder / "runner.sock"
+    process = subprocess.Popen([sys.executable, str(CLIENT_RUNNER), str(path)],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert process.stdout is not None
+        said = process.stdout.readline()  # once it listens
+        assert said == "ready\n", f"client_runner.py said {said!r}, exit {process.poll()}"
+        yield str(path)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 @pytest.fixture(scope="module")
-def suite_runs(request, tmp_path_factory) -> SuiteRuns:
+def suite_runs(request, tmp_path_factory) -> Iterator[SuiteRuns]:
     """The batches of the scenarios this session selected, by suite, in test order."""
     scenarios: dict[bool, list[str]] = {False: [], True: []}
     for item in request.session.items:
         newest = BATCHED.get(getattr(item, "originalname", ""))
         if item.module is request.module and newest is not None:
             scenarios[newest].append(item.callspec.params["scenario"])
-    return SuiteRuns(scenarios, tmp_path_factory.mktemp("conformance"))
+    work = tmp_path_factory.mktemp("conformance")
+    with client_runner(work) as runner:
+        yield SuiteRuns(scenarios, work, runner)
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

@@ -5,7 +5,9 @@ against ``dsh_task_server.py`` (dsh's task layer and HTTP door in front of the s
 fixture tools), every check that applies to a server whose tools never ask the client for
 input. Each pinned by id and judged SUCCESS, so a run that judged nothing cannot pass.
 The suite runs once per server (its ``pending`` suite, which holds every
-``tasks-*`` scenario, one scenario after another); each test reads its own scenario's checks.
+``tasks-*`` scenario, one scenario after another), against both servers at once (the runs
+wait mostly on the scenarios' own task timings, ``slow_compute`` of 1-2 s); each test reads
+its own scenario's checks.
 Which checks cannot apply, and why: ``docs/async-questions.md`` ("Conformance").
 """
 
@@ -87,14 +89,32 @@ def serving(command: list[str]):
 SUITE = "pending"
 
 
-def judged_all(url: str, out: Path) -> dict[str, dict[str, str] | str]:
-    """Each scenario of ``SUITE`` against ``url``: the checks it judged by id (or what the
-    suite said, when it left no single result for the scenario)."""
+def judged_all(urls: dict[str, str], work: Path) -> dict[str, dict[str, dict[str, str] | str]]:
+    """For each server of ``urls`` (by name), each scenario of ``SUITE`` against it: the checks
+    it judged by id (or what the suite said, when it left no single result for the
+    scenario). The suite runs against every server at once."""
     suite = node22_script("@modelcontextprotocol/conformance", "dist/index.js")
-    result = subprocess.run([*suite, "server", "--url", url, "--suite", SUITE,
-                             "-o", str(out)], capture_output=True, text=True, timeout=240,
-                            stdin=subprocess.DEVNULL)
-    said = (result.stdout + result.stderr)[-3000:]
+    runs: dict[str, subprocess.Popen] = {}
+    try:
+        for name, url in urls.items():
+            with (work / f"{name}.log").open("w") as log:  # a pipe unread could stall the run
+                runs[name] = subprocess.Popen(
+                    [*suite, "server", "--url", url, "--suite", SUITE, "-o", str(work / name)],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        for run in runs.values():
+            run.wait(timeout=240)
+    finally:
+        for run in runs.values():
+            if run.poll() is None:
+                run.kill()
+                run.wait(timeout=30)
+    said = {name: (work / f"{name}.log").read_text(encoding="utf-8", errors="replace")[-3000:]
+            for name in urls}
+    return {name: verdicts_in(work / name, said[name]) for name in urls}
+
+
+def verdicts_in(out: Path, said: str) -> dict[str, dict[str, str] | str]:
+    """The checks each scenario judged, from one suite run's ``-o`` folder."""
     verdicts: dict[str, dict[str, str] | str] = {}
     for scenario in {*ON_DSH_MCP, *ON_FIXTURES}:
         # server-tasks-lifecycle-<when it ran>
@@ -124,21 +144,28 @@ def dsh_mcp_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def on_dsh_mcp(dsh_mcp_url, tmp_path_factory):
-    """The suite's verdicts on ``dsh mcp --http``, every scenario run once."""
-    return judged_all(dsh_mcp_url, tmp_path_factory.mktemp("on-dsh-mcp"))
-
-
-@pytest.fixture(scope="module")
 def fixtures_url():
     with serving([sys.executable, str(FIXTURES)]) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
-def on_fixtures(fixtures_url, tmp_path_factory):
-    """The suite's verdicts on ``dsh_task_server.py``, every scenario run once."""
-    return judged_all(fixtures_url, tmp_path_factory.mktemp("on-fixtures"))
+def on_both(dsh_mcp_url, fixtures_url, tmp_path_factory):
+    """The suite's verdicts on both servers, every scenario run once against each."""
+    return judged_all({"on-dsh-mcp": dsh_mcp_url, "on-fixtures": fixtures_url},
+                      tmp_path_factory.mktemp("suite"))
+
+
+@pytest.fixture(scope="module")
+def on_dsh_mcp(on_both):
+    """The suite's verdicts on ``dsh mcp --http``."""
+    return on_both["on-dsh-mcp"]
+
+
+@pytest.fixture(scope="module")
+def on_fixtures(on_both):
+    """The suite's verdicts on ``dsh_task_server.py``."""
+    return on_both["on-fixtures"]
 
 
 @pytest.mark.parametrize("scenario", list(ON_DSH_MCP))

@@ -3,7 +3,10 @@ within ``WEB_REQUEST_SECONDS``, a flood of half-sent requests gives way to the h
 failing ``accept()`` calls are one rate-limited ``dsh:`` line, never a traceback each.
 
 The desk runs as a child; its descriptor limit is lowered from outside (``prlimit``) to
-what the flood is measured against, as a 1,024-file limit was in the attack.
+what the flood is measured against, as a 1,024-file limit was in the attack. A flood's
+connections are opened all at once, as an attacker's would be: one after another, each that
+found the listening queue full waited a second for its SYN to be sent again. The tests that
+wait for the request timeout shorten it (``DSH_WEB_REQUEST_SECONDS``) to ``SHORT``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import http.client
 import os
 import queue
 import resource
+import selectors
 import socket
 import subprocess
 import threading
@@ -22,15 +26,21 @@ from urllib.parse import urlsplit
 from harness.dsh_under_test import REAL_DSH
 
 from dsh_cli.core.limits import WEB_CONNECTIONS_PER_CLIENT, WEB_REQUEST_SECONDS
+from dsh_cli.providers.web.connections import request_seconds
 
 HALF = "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"  # the head, without its blank line
+REQUEST_SECONDS = "DSH_WEB_REQUEST_SECONDS"
+SHORT = 2.0  # the request timeout of the tests that wait for it
 
 
 class WebDeskProcess:
     """``dsh attach --web`` as a child: its URL, pid and stderr lines as they come."""
 
-    def __init__(self) -> None:
-        env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
+    def __init__(self, request_seconds: float | None = None) -> None:
+        env = {key: value for key, value in os.environ.items()
+               if key not in ("DISPLAY", REQUEST_SECONDS)}
+        if request_seconds is not None:
+            env[REQUEST_SECONDS] = str(request_seconds)
         self.process = subprocess.Popen([REAL_DSH, "attach", "--web"], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                         env=env)
@@ -78,8 +88,8 @@ class WebDeskProcess:
 
 
 @contextmanager
-def web_desk():
-    desk = WebDeskProcess()
+def web_desk(request_seconds: float | None = None):
+    desk = WebDeskProcess(request_seconds)
     try:
         yield desk
     finally:
@@ -94,6 +104,37 @@ def half_sent(port: int) -> socket.socket:
     return sock
 
 
+def flood_of_half_sent(port: int, count: int) -> list[socket.socket]:
+    """``count`` connections opened at once, each with a half-sent request once it is open."""
+    flood: list[socket.socket] = []
+    opening = selectors.DefaultSelector()
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            flood.append(sock)
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", port))  # in progress (or refused: SO_ERROR says)
+            opening.register(sock, selectors.EVENT_WRITE)
+        end = time.monotonic() + 30
+        while opening.get_map():
+            ready = opening.select(max(0.0, end - time.monotonic()))
+            assert ready, f"{len(opening.get_map())} connections not open in 30 s"
+            for key, _ in ready:
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                opening.unregister(sock)
+                assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+                sock.settimeout(30)
+                sock.sendall(HALF.format(port=port).encode())
+    except BaseException:
+        for sock in flood:
+            sock.close()
+        raise
+    finally:
+        opening.close()
+    return flood
+
+
 def closed_by_server(sock: socket.socket) -> bool:
     """Whether the server closes ``sock`` (a reset, when it had unread bytes) in time."""
     try:
@@ -102,13 +143,21 @@ def closed_by_server(sock: socket.socket) -> bool:
         return True
 
 
+def test_the_request_timeout_is_ten_seconds_unless_the_environment_shortens_it(monkeypatch):
+    monkeypatch.delenv(REQUEST_SECONDS, raising=False)
+    assert request_seconds() == WEB_REQUEST_SECONDS == 10.0
+    monkeypatch.setenv(REQUEST_SECONDS, str(SHORT))
+    assert request_seconds() == SHORT
+
+
 def test_a_request_that_never_comes_whole_is_closed_after_the_request_timeout():
-    with web_desk() as desk:
+    with web_desk(request_seconds=SHORT) as desk:
         silent = socket.create_connection(("127.0.0.1", desk.port), timeout=30)
         half = half_sent(desk.port)
         start = time.monotonic()
         try:
-            # the server closes each: recv() sees the end (old code: a timeout after 30 s)
+            # the server closes each: recv() sees the end (old code: a timeout after 30 s),
+            # at the shortened timeout, not the default
             closed = [closed_by_server(sock) for sock in (silent, half)]
             took = time.monotonic() - start
         finally:
@@ -116,14 +165,14 @@ def test_a_request_that_never_comes_whole_is_closed_after_the_request_timeout():
             half.close()
         lines = desk.stop()
     assert closed == [True, True]
-    assert WEB_REQUEST_SECONDS - 1 <= took < WEB_REQUEST_SECONDS + 15
+    assert SHORT - 1 <= took < WEB_REQUEST_SECONDS, took
     assert not [line for line in lines if "Traceback" in line], lines
 
 
 def test_a_flood_of_half_sent_requests_gives_way_to_the_humans_request():
     with web_desk() as desk:
         desk.limit_descriptors(desk.descriptors() + 150)
-        flood = [half_sent(desk.port) for _ in range(300)]
+        flood = flood_of_half_sent(desk.port, 300)
         try:
             human = http.client.HTTPConnection("127.0.0.1", desk.port, timeout=10)
             human.request("GET", f"/?token={desk.token}")
@@ -138,13 +187,15 @@ def test_a_flood_of_half_sent_requests_gives_way_to_the_humans_request():
 
 
 def test_accepts_that_fail_for_want_of_descriptors_are_one_dsh_line():
-    with web_desk() as desk:
+    with web_desk(request_seconds=SHORT) as desk:
         desk.limit_descriptors(desk.descriptors() + 6)  # fewer than the cap: accept() fails
+        # one after another: a second's accept takes five, and the listening queue holds 33
         flood = [half_sent(desk.port) for _ in range(50)]
         try:
             said = desk.line_with("cannot take a connection")
             # asyncio retries accept() every second; each connection is taken in time and
-            # closed (by the cap, or at its timeout): seconds of failing accepts
+            # closed (by the cap, or at its timeout: the last one's): seconds of failing
+            # accepts
             assert all(closed_by_server(sock) for sock in flood)
         finally:
             for sock in flood:
@@ -158,7 +209,7 @@ def test_accepts_that_fail_for_want_of_descriptors_are_one_dsh_line():
 def test_one_client_holds_at_most_its_share_of_connections():
     with web_desk() as desk:
         base = desk.descriptors()
-        flood = [half_sent(desk.port) for _ in range(WEB_CONNECTIONS_PER_CLIENT + 72)]
+        flood = flood_of_half_sent(desk.port, WEB_CONNECTIONS_PER_CLIENT + 72)
         try:
             human = http.client.HTTPConnection("127.0.0.1", desk.port, timeout=10)
             human.request("GET", f"/?token={desk.token}")

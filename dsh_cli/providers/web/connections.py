@@ -5,7 +5,7 @@ uvicorn's h11 protocol, with what uvicorn leaves open: its keep-alive timer runs
 between requests, and any byte restarts it, so a client that sends half a request and
 waits held its connection (and a descriptor) forever.
 
-- A request's head and body must be in within ``REQUEST_SECONDS`` of the moment the
+- A request's head and body must be in within ``request_seconds()`` of the moment the
   connection could start it (its opening, or the end of the previous response); past it the
   connection is closed. A response that takes long (an event stream, a long poll) is not
   cut: the clock stops once the request is read.
@@ -38,14 +38,22 @@ from dsh_cli.core.limits import (
     WEB_REQUEST_SECONDS,
 )
 from dsh_cli.core.lines import notice
+from dsh_cli.core.tuning import seconds_from_env
 
-__all__ = ["ACCEPT_REPORT_SECONDS", "BACKLOG", "AcceptErrors", "connection_cap", "guarded_h11"]
+__all__ = ["ACCEPT_REPORT_SECONDS", "BACKLOG", "AcceptErrors", "connection_cap", "guarded_h11",
+           "request_seconds"]
 
 ACCEPT_REPORT_SECONDS = 60.0  # at most one line about failing accepts in this long
 ACCEPT_FAILED = "socket.accept() out of system resource"
 # asyncio's retry of a failed accept, run after the server closed its socket
 RETRY_AFTER_STOP = "Exception in callback BaseSelectorEventLoop._start_serving"
 BACKLOG = 32  # connections the kernel queues, and asyncio accepts in one go
+
+
+def request_seconds() -> float:
+    """How long a request may take to come whole: ``WEB_REQUEST_SECONDS``, or
+    ``DSH_WEB_REQUEST_SECONDS``."""
+    return seconds_from_env("DSH_WEB_REQUEST_SECONDS", WEB_REQUEST_SECONDS)
 
 
 def connection_cap(limit: int = WEB_CONNECTIONS) -> int:
@@ -65,9 +73,10 @@ def guarded_h11() -> type[asyncio.Protocol]:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     waiting_states = (h11.IDLE, h11.SEND_BODY)  # the client still owes its request
+    allowed = request_seconds()
 
     class GuardedH11(H11Protocol):
-        request_seconds = WEB_REQUEST_SECONDS
+        request_seconds = allowed
         per_client = WEB_CONNECTIONS_PER_CLIENT
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
