@@ -18,11 +18,11 @@ fetched by id), and a ping asks whether the session is still there. A connection
 once a request went out on it, before any answer, may be a proxy's doing, not the hub's: a
 message a second copy of which changes nothing at the hub (a notification, an answer, a
 ping, a read, the SDK's GET and DELETE) is sent once more before the hub counts as gone;
-any other (a call the hub may have had) is not sent twice on one session. A lost session:
-the forwarder reconnects with back-off (bounded, with jitter; one stderr line each way),
-opens a new MCP session with the agent's own ``initialize`` params, and goes on; what the
-agent sent meanwhile waits, bounded in bytes. A hub that cannot be reached when the agent
-initializes is that ``initialize``'s error, and one stderr line.
+any other request of the session (a call the hub may have had) is the drop, never sent
+twice. A lost session: the forwarder reconnects with back-off (bounded, with jitter; one
+stderr line each way), opens a new MCP session with the agent's own ``initialize`` params,
+and goes on; what the agent sent meanwhile waits, bounded in bytes. A hub that cannot be
+reached when the agent initializes is that ``initialize``'s error, and one stderr line.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def repeatable(data: dict[str, Any]) -> bool:
 
 # What became of an exchange that did not deliver a response
 NOT_DELIVERED = "not-delivered"  # no hub took it: send it again on a new session
-DROPPED = "dropped"  # the connection broke while its response streamed
+DROPPED = "dropped"  # the connection broke after the request went out: the hub may have it
 REFUSED = "refused"  # the hub refused the token
 
 
@@ -203,9 +203,10 @@ def _hub_client(url: str, headers: dict[str, str],
         async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
             marked = request.headers.pop(_RPC_ID_HEADER, None)
             rpc_id = json.loads(marked) if marked is not None else None
-            again = (request.headers.pop(_REPEATABLE_HEADER, None) is not None
+            twice = (request.headers.pop(_REPEATABLE_HEADER, None) is not None
                      or request.method in ("GET", "DELETE"))
             has_session = "mcp-session-id" in request.headers
+            again = twice
             while True:
                 way = _Way()
                 request.extensions = {**request.extensions, "trace": way.trace}
@@ -213,13 +214,19 @@ def _hub_client(url: str, headers: dict[str, str],
                     response = await super().send(request, **kwargs)
                     break
                 except httpx2.TransportError as error:
+                    reason = _described(error)
                     # a connection that broke once the request went out (a proxy cutting,
                     # one it let go of) says little of the hub: a message safe to send
-                    # twice goes once more on another before the hub counts as gone
+                    # twice goes once more on another before the hub counts as gone; a
+                    # request of a session the hub may have had is the drop, never sent
+                    # twice (one without a session, an initialize, opens a new one anyway)
                     if again and way.went_out:
                         again = False
                         continue
-                    fate = Fate(NOT_DELIVERED, f"cannot reach the hub ({_described(error)})")
+                    if way.went_out and rpc_id is not None and has_session and not twice:
+                        fate = Fate(DROPPED, f"the connection broke before an answer ({reason})")
+                    else:
+                        fate = Fate(NOT_DELIVERED, f"cannot reach the hub ({reason})")
                     seen(rpc_id, fate)
                     return _stand_in(request, fate.reason)
             status = response.status_code

@@ -647,12 +647,12 @@ def test_one_stream_cut_on_the_way_is_that_calls_error_and_the_session_goes_on()
         server.stop()
 
 
-def test_a_ping_or_read_whose_connection_is_reset_goes_once_more_and_the_session_goes_on(
-        answering):
+def test_a_connection_reset_as_a_request_goes_out_is_no_lost_hub(answering):
     """A proxy resetting the connection a request goes out on (one it let go of, or still
-    cutting as it came; nothing of the request reaches the hub): a ping, a read and a
-    notification are sent once more on another connection and answered on the same session,
-    nothing said (before: "lost the hub", and a new session, each time)."""
+    cutting as it came): a ping, a read and a notification are sent once more on another
+    connection and answered on the same session; a call, which the hub may have had, gets
+    the drop error and is not sent twice; the next call is answered, and nothing is said
+    (before: "lost the hub" and a new session each time, the call sent again there)."""
     proxy = _CuttingProxy(answering.port)
     forwarder = Forwarder(f"http://127.0.0.1:{proxy.port}/mcp", answering.token)
     try:
@@ -666,9 +666,16 @@ def test_a_ping_or_read_whose_connection_is_reset_goes_once_more_and_the_session
         forwarder.send({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
         assert "tools" in forwarder.reply(4)["result"]
         proxy.reset_next()
-        forwarder.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
         forwarder.send(_call(5))
-        assert _answered(forwarder.reply(5))
+        dropped = forwarder.reply(5)
+        assert "dropped while this request was in flight (the connection broke before an " \
+            "answer" in dropped.get("error", {}).get("message", ""), dropped
+        forwarder.send(_call(6))
+        assert _answered(forwarder.reply(6))
+        proxy.reset_next()
+        forwarder.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+        forwarder.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})  # goes after it
+        assert forwarder.reply(7)["result"] == {}
         assert proxy.resets == 0  # each reset met a request
         assert forwarder.close() == 0
         assert forwarder.err.next() is None  # nothing said: the session never ended
