@@ -8,7 +8,6 @@ import os
 import queue
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -539,7 +538,7 @@ def test_a_line_over_the_cap_is_refused_unbuilt_and_the_session_goes_on(answerin
 
 class _CuttingProxy:
     """A TCP proxy on 127.0.0.1 to ``port`` that can cut every connection it carries, as a
-    load balancer cutting long streams does, while new connections still pass, or reset the
+    load balancer cutting long streams does, while new connections still pass, or drop the
     connection the next request goes out on. It names the server's port in ``Host`` (``dsh
     mcp --http`` refuses another; both are ephemeral ports, five digits, so the request keeps
     its length)."""
@@ -548,7 +547,7 @@ class _CuttingProxy:
         self.target = port
         self.open: list[socket.socket] = []
         self.lock = threading.Lock()
-        self.resets = 0  # requests still to be met with a reset
+        self.drops = 0  # requests still to be dropped with their connection
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
         threading.Thread(target=self._serve, daemon=True).start()
@@ -571,10 +570,7 @@ class _CuttingProxy:
               rename: tuple[bytes, bytes] | None) -> None:
         try:
             while data := source.recv(65536):
-                if rename is not None and self._reset_due():  # nothing of it reaches the server
-                    source.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                      struct.pack("ii", 1, 0))
-                    source.shutdown(socket.SHUT_RDWR)
+                if rename is not None and self._dropping():  # nothing of it reaches the server
                     break
                 sink.sendall(data.replace(*rename) if rename is not None else data)
         except OSError:
@@ -585,16 +581,17 @@ class _CuttingProxy:
             except OSError:
                 pass
 
-    def _reset_due(self) -> bool:
+    def _dropping(self) -> bool:
         with self.lock:
-            due, self.resets = self.resets > 0, max(0, self.resets - 1)
+            due, self.drops = self.drops > 0, max(0, self.drops - 1)
         return due
 
-    def reset_next(self) -> None:
-        """The next request from the client, on whichever connection, is met with a reset
-        (a balancer that let go of that connection, or was still cutting as it came)."""
+    def drop_next(self) -> None:
+        """The next request from the client, on whichever connection, is not passed on and
+        its connection is closed unanswered (a balancer that let go of that connection, or
+        was still cutting as it came)."""
         with self.lock:
-            self.resets += 1
+            self.drops += 1
 
     def cut(self) -> None:
         """Cut the connections carried now (not those that come while it cuts)."""
@@ -647,9 +644,9 @@ def test_one_stream_cut_on_the_way_is_that_calls_error_and_the_session_goes_on()
         server.stop()
 
 
-def test_a_connection_reset_as_a_request_goes_out_is_no_lost_hub(answering):
-    """A proxy resetting the connection a request goes out on (one it let go of, or still
-    cutting as it came): a ping, a read and a notification are sent once more on another
+def test_a_connection_closed_as_a_request_goes_out_is_no_lost_hub(answering):
+    """A proxy closing the connection a request goes out on, unanswered (one it let go of,
+    or still cutting as it came): a ping, a read and a notification are sent once more on another
     connection and answered on the same session; a call, which the hub may have had, gets
     the drop error and is not sent twice; the next call is answered, and nothing is said
     (before: "lost the hub" and a new session each time, the call sent again there)."""
@@ -659,24 +656,24 @@ def test_a_connection_reset_as_a_request_goes_out_is_no_lost_hub(answering):
         forwarder.initialize()
         forwarder.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert "tools" in forwarder.reply(2)["result"]
-        proxy.reset_next()
+        proxy.drop_next()
         forwarder.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
         assert forwarder.reply(3)["result"] == {}
-        proxy.reset_next()
+        proxy.drop_next()
         forwarder.send({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
         assert "tools" in forwarder.reply(4)["result"]
-        proxy.reset_next()
+        proxy.drop_next()
         forwarder.send(_call(5))
         dropped = forwarder.reply(5)
         assert "dropped while this request was in flight (the connection broke before an " \
             "answer" in dropped.get("error", {}).get("message", ""), dropped
         forwarder.send(_call(6))
         assert _answered(forwarder.reply(6))
-        proxy.reset_next()
+        proxy.drop_next()
         forwarder.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
         forwarder.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})  # goes after it
         assert forwarder.reply(7)["result"] == {}
-        assert proxy.resets == 0  # each reset met a request
+        assert proxy.drops == 0  # each drop met a request
         assert forwarder.close() == 0
         assert forwarder.err.next() is None  # nothing said: the session never ended
     finally:
