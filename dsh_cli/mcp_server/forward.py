@@ -11,13 +11,18 @@ request carries the agent token (``Authorization: Bearer``) and who asks: ``X-Ds
 
 What becomes of each HTTP exchange is seen in one place (``_HubClient.send``): the hub could
 not be reached, answered 502/503/504, or no longer knows the session (404): the message never
-reached a hub, so a request is kept and sent again; the connection broke while a response
-was streaming: the request was in flight, and the agent gets an error naming the drop (the
-hub may have acted on it; async tickets and tasks are fetched by id). Either way the session
-is gone: the forwarder reconnects with back-off (bounded, with jitter; one stderr line each
-way), opens a new MCP session with the agent's own ``initialize`` params, and goes on; what
-the agent sent meanwhile waits, bounded in bytes. A hub that cannot be reached when the
-agent initializes is that ``initialize``'s error, and one stderr line.
+reached a hub, so a request is kept and sent again, and the session counts as lost; the
+connection broke while a response was streaming: the request was in flight, and the agent
+gets an error naming the drop (the hub may have acted on it; async tickets and tasks are
+fetched by id), and a ping asks whether the session is still there. A connection that broke
+once a request went out on it, before any answer, may be a proxy's doing, not the hub's: a
+message a second copy of which changes nothing at the hub (a notification, an answer, a
+ping, a read, the SDK's GET and DELETE) is sent once more before the hub counts as gone;
+any other request of the session (a call the hub may have had) is the drop, never sent
+twice. A lost session: the forwarder reconnects with back-off (bounded, with jitter; one
+stderr line each way), opens a new MCP session with the agent's own ``initialize`` params,
+and goes on; what the agent sent meanwhile waits, bounded in bytes. A hub that cannot be
+reached when the agent initializes is that ``initialize``'s error, and one stderr line.
 """
 
 from __future__ import annotations
@@ -60,6 +65,12 @@ CLOSE_SECONDS = 2.0  # a closing session's DELETE
 # TCP keepalive: probes after a minute of silence, every 10 s, six unanswered end it
 KEEPALIVE = (60, 10, 6)
 _RPC_ID_HEADER = "x-dsh-forward-rpc-id"  # the SDK -> dsh's client only; removed before sending
+_REPEATABLE_HEADER = "x-dsh-forward-repeatable"  # likewise: the message may be sent twice
+# requests a second copy of which changes nothing at the hub: a ping, and reads
+REPEATABLE_METHODS = frozenset({
+    "ping", "tools/list", "prompts/list", "prompts/get", "resources/list",
+    "resources/templates/list", "resources/read", "completion/complete", "logging/setLevel",
+    "tasks/get", "tasks/list", "tasks/result"})
 
 
 @dataclass(frozen=True)
@@ -88,9 +99,15 @@ def header_value(text: str, limit: int) -> str:
     return quote(text[:limit], safe="", errors="replace")
 
 
+def repeatable(data: dict[str, Any]) -> bool:
+    """Whether ``data`` may reach the hub twice without a second effect there: a notification,
+    an answer to the hub's request (a second answer to one id is dropped), a ping or a read."""
+    return "id" not in data or "method" not in data or data["method"] in REPEATABLE_METHODS
+
+
 # What became of an exchange that did not deliver a response
 NOT_DELIVERED = "not-delivered"  # no hub took it: send it again on a new session
-DROPPED = "dropped"  # the connection broke while its response streamed
+DROPPED = "dropped"  # the connection broke after the request went out: the hub may have it
 REFUSED = "refused"  # the hub refused the token
 
 
@@ -186,13 +203,32 @@ def _hub_client(url: str, headers: dict[str, str],
         async def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
             marked = request.headers.pop(_RPC_ID_HEADER, None)
             rpc_id = json.loads(marked) if marked is not None else None
+            twice = (request.headers.pop(_REPEATABLE_HEADER, None) is not None
+                     or request.method in ("GET", "DELETE"))
             has_session = "mcp-session-id" in request.headers
-            try:
-                response = await super().send(request, **kwargs)
-            except httpx2.TransportError as error:
-                fate = Fate(NOT_DELIVERED, f"cannot reach the hub ({_described(error)})")
-                seen(rpc_id, fate)
-                return _stand_in(request, fate.reason)
+            again = twice
+            while True:
+                way = _Way()
+                request.extensions = {**request.extensions, "trace": way.trace}
+                try:
+                    response = await super().send(request, **kwargs)
+                    break
+                except httpx2.TransportError as error:
+                    reason = _described(error)
+                    # a connection that broke once the request went out (a proxy cutting,
+                    # one it let go of) says little of the hub: a message safe to send
+                    # twice goes once more on another before the hub counts as gone; a
+                    # request of a session the hub may have had is the drop, never sent
+                    # twice (one without a session, an initialize, opens a new one anyway)
+                    if again and way.went_out:
+                        again = False
+                        continue
+                    if way.went_out and rpc_id is not None and has_session and not twice:
+                        fate = Fate(DROPPED, f"the connection broke before an answer ({reason})")
+                    else:
+                        fate = Fate(NOT_DELIVERED, f"cannot reach the hub ({reason})")
+                    seen(rpc_id, fate)
+                    return _stand_in(request, fate.reason)
             status = response.status_code
             fate_now: Fate | None = None
             if status in (502, 503, 504):
@@ -211,6 +247,18 @@ def _hub_client(url: str, headers: dict[str, str],
     return HubClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None),
                      transport=httpx2.AsyncHTTPTransport(socket_options=options,
                                                          proxy=_proxy_for(url)))
+
+
+class _Way:
+    """How one attempt went, as httpcore's ``trace`` extension tells it: ``went_out`` once
+    the request was being written on an open connection (not one that could not be made)."""
+
+    def __init__(self) -> None:
+        self.went_out = False
+
+    async def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event.endswith(".send_request_headers.started"):
+            self.went_out = True
 
 
 def _described(error: Exception) -> str:
@@ -417,16 +465,16 @@ class Forwarder:
         params = _object(data.get("params"))
         meta = params.get("_meta")
         modern = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+        headers = {_REPEATABLE_HEADER: "1"} if repeatable(data) else {}
         if isinstance(modern, str) and isinstance(method, str):
-            headers = {MCP_PROTOCOL_VERSION_HEADER: modern, MCP_METHOD_HEADER: method}
+            headers |= {MCP_PROTOCOL_VERSION_HEADER: modern, MCP_METHOD_HEADER: method}
             name_key = NAME_BEARING_METHODS.get(method)
             name = params.get(name_key) if name_key is not None else None
             if isinstance(name, str):
                 headers[MCP_NAME_HEADER] = encode_header_value(name)
-            return headers
-        if self.version is not None and method != "initialize":
-            return {MCP_PROTOCOL_VERSION_HEADER: self.version}
-        return {}
+        elif self.version is not None and method != "initialize":
+            headers[MCP_PROTOCOL_VERSION_HEADER] = self.version
+        return headers
 
     # -- the session with the hub -----------------------------------------------------
 
@@ -648,9 +696,9 @@ class Forwarder:
         waiter: asyncio.Future[tuple[dict[str, Any], Fate | None]] = \
             asyncio.get_running_loop().create_future()
         link.waiters[rpc_id] = waiter
-        headers = {**self._headers({"method": method}), _RPC_ID_HEADER: json.dumps(rpc_id)}
-        await self._send_raw(link, {"jsonrpc": "2.0", "id": rpc_id, "method": method,
-                                    "params": params}, headers)
+        data = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}
+        await self._send_raw(link, data, {**self._headers(data),
+                                          _RPC_ID_HEADER: json.dumps(rpc_id)})
         try:
             async with asyncio.timeout(HANDSHAKE_SECONDS):
                 return await waiter

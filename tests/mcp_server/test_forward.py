@@ -538,13 +538,16 @@ def test_a_line_over_the_cap_is_refused_unbuilt_and_the_session_goes_on(answerin
 
 class _CuttingProxy:
     """A TCP proxy on 127.0.0.1 to ``port`` that can cut every connection it carries, as a
-    load balancer cutting long streams does, while new connections still pass. It names the
-    server's port in ``Host`` (``dsh mcp --http`` refuses another; both are ephemeral ports,
-    five digits, so the request keeps its length)."""
+    load balancer cutting long streams does, while new connections still pass, or drop the
+    connection the next request goes out on. It names the server's port in ``Host`` (``dsh
+    mcp --http`` refuses another; both are ephemeral ports, five digits, so the request keeps
+    its length)."""
 
     def __init__(self, port: int) -> None:
         self.target = port
         self.open: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.drops = 0  # requests still to be dropped with their connection
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
         threading.Thread(target=self._serve, daemon=True).start()
@@ -556,17 +559,19 @@ class _CuttingProxy:
             except OSError:
                 return
             far = socket.create_connection(("127.0.0.1", self.target))
-            self.open += [near, far]
+            with self.lock:
+                self.open += [near, far]
             host = (f"127.0.0.1:{self.port}".encode(), f"127.0.0.1:{self.target}".encode())
             for source, sink, rename in ((near, far, host), (far, near, None)):
                 threading.Thread(target=self._pipe, args=(source, sink, rename),
                                  daemon=True).start()
 
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket,
+    def _pipe(self, source: socket.socket, sink: socket.socket,
               rename: tuple[bytes, bytes] | None) -> None:
         try:
             while data := source.recv(65536):
+                if rename is not None and self._dropping():  # nothing of it reaches the server
+                    break
                 sink.sendall(data.replace(*rename) if rename is not None else data)
         except OSError:
             pass
@@ -576,13 +581,27 @@ class _CuttingProxy:
             except OSError:
                 pass
 
+    def _dropping(self) -> bool:
+        with self.lock:
+            due, self.drops = self.drops > 0, max(0, self.drops - 1)
+        return due
+
+    def drop_next(self) -> None:
+        """The next request from the client, on whichever connection, is not passed on and
+        its connection is closed unanswered (a balancer that let go of that connection, or
+        was still cutting as it came)."""
+        with self.lock:
+            self.drops += 1
+
     def cut(self) -> None:
-        for end in self.open:
+        """Cut the connections carried now (not those that come while it cuts)."""
+        with self.lock:
+            ends, self.open = self.open, []
+        for end in ends:
             try:
                 end.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        self.open = []
 
     def close(self) -> None:
         self.server.close()
@@ -623,3 +642,40 @@ def test_one_stream_cut_on_the_way_is_that_calls_error_and_the_session_goes_on()
         forwarder.close()
         proxy.close()
         server.stop()
+
+
+def test_a_connection_closed_as_a_request_goes_out_is_no_lost_hub(answering):
+    """A proxy closing the connection a request goes out on, unanswered (one it let go of,
+    or still cutting as it came): a ping, a read and a notification are sent once more on another
+    connection and answered on the same session; a call, which the hub may have had, gets
+    the drop error and is not sent twice; the next call is answered, and nothing is said
+    (before: "lost the hub" and a new session each time, the call sent again there)."""
+    proxy = _CuttingProxy(answering.port)
+    forwarder = Forwarder(f"http://127.0.0.1:{proxy.port}/mcp", answering.token)
+    try:
+        forwarder.initialize()
+        forwarder.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert "tools" in forwarder.reply(2)["result"]
+        proxy.drop_next()
+        forwarder.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert forwarder.reply(3)["result"] == {}
+        proxy.drop_next()
+        forwarder.send({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
+        assert "tools" in forwarder.reply(4)["result"]
+        proxy.drop_next()
+        forwarder.send(_call(5))
+        dropped = forwarder.reply(5)
+        assert "dropped while this request was in flight (the connection broke before an " \
+            "answer" in dropped.get("error", {}).get("message", ""), dropped
+        forwarder.send(_call(6))
+        assert _answered(forwarder.reply(6))
+        proxy.drop_next()
+        forwarder.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+        forwarder.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})  # goes after it
+        assert forwarder.reply(7)["result"] == {}
+        assert proxy.drops == 0  # each drop met a request
+        assert forwarder.close() == 0
+        assert forwarder.err.next() is None  # nothing said: the session never ended
+    finally:
+        forwarder.close()
+        proxy.close()
