@@ -124,13 +124,15 @@ def test_the_same_question_again_offers_its_last_answer_and_never_submits_it():
         try:
             async with jsonl_desk() as program, client("--wait", "20") as mcp:
                 first = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
+                # the program desk links as the plain one does: it has the first before the
+                # plain desk answers it, or it would never see it
+                await program.event("question/requested")
                 await _read_until(plain.stdout, r"\+ 1\. ")
                 plain.stdin.write(b"1\n")
                 await _read_until(plain.stdout, r"answer \(")
                 plain.stdin.write(b"2\n")  # SQLite
                 await asyncio.wait_for(first, CEILING)
                 again = asyncio.ensure_future(mcp.call_tool("ask_user_question", BATCH))
-                await program.event("question/requested")  # the first, answered
                 requested = await program.event("question/requested")
                 await _read_until(plain.stdout, r"\+ 2\. ")
                 plain.stdin.write(b"2\n")
