@@ -66,7 +66,7 @@ def test_the_readme_names_every_tool_the_test_command_installs_and_how_long_it_t
     for tool in tools:
         name = "Chromium" if tool == "chromium" else tool
         assert name in paragraph, f"the README's test command paragraph does not name {name}"
-    assert "about 7 minutes on an idle 2-core machine" in paragraph
+    assert "about 8 minutes on an idle 2-core machine" in paragraph
 
 
 def test_the_test_command_runs_pytest():
