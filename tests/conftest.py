@@ -25,8 +25,11 @@ def pytest_configure(config):
     prepare()
     if not hasattr(config, "workerinput"):  # once per run, not once per xdist worker
         compile_checkout()
+    # in the processes that run tests (each process's ``DSH`` folder goes at its end)
+    server = None
     if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
-        config.stash[_FORK_SERVER] = start_fork_server()  # in the processes that run tests
+        server = start_fork_server()
+    config.stash[_FORK_SERVER] = server
 
 
 def pytest_unconfigure(config):

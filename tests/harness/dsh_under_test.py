@@ -97,16 +97,18 @@ def start_fork_server() -> subprocess.Popen[bytes] | None:
 
 
 def stop_fork_server(server: subprocess.Popen[bytes] | None) -> None:
-    """End the fork server and any dsh of its still running."""
-    if server is None:
-        return
-    os.environ.pop("DSH_TEST_FORKSERVER", None)
-    server.terminate()
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
+    """End the fork server and any dsh of its still running; remove ``DSH``'s folder."""
+    if server is not None:
+        os.environ.pop("DSH_TEST_FORKSERVER", None)
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    import shutil
+
+    shutil.rmtree(Path(DSH).parent, ignore_errors=True)
 
 
 def compile_checkout() -> None:
